@@ -1,0 +1,360 @@
+package appsim
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Kind is one kind of seeded record.
+type Kind string
+
+const (
+	KindSucceeded       Kind = "succeeded"         // reserved, then completed
+	KindProcessing      Kind = "processing"        // reserved recently, within the processing timeout
+	KindStale           Kind = "stale"             // reserved long ago: the worker "crashed"
+	KindProcessingNoTTL Kind = "processing_no_ttl" // reserved with no TTL: blocked forever
+	KindConflict        Kind = "conflict"          // completed, then reused with another body (rejected)
+	KindLargeResponse   Kind = "large_response"    // completed with a replay body above the threshold
+)
+
+// Kinds lists every kind in output order.
+var Kinds = []Kind{KindSucceeded, KindProcessing, KindStale, KindProcessingNoTTL, KindConflict, KindLargeResponse}
+
+// DefaultMix is the share of each kind other than succeeded (which takes the rest).
+var DefaultMix = map[Kind]float64{
+	KindProcessing:      0.10,
+	KindStale:           0.08,
+	KindProcessingNoTTL: 0.02,
+	KindConflict:        0.05,
+	KindLargeResponse:   0.005,
+}
+
+// Plan says what to seed.
+type Plan struct {
+	Schema            string // atlasmart or setnx
+	Count             int
+	Mix               map[Kind]float64
+	ReserveTTL        time.Duration
+	ProcessingTimeout time.Duration
+	Retention         time.Duration
+	LargeResponse     int64
+	RandSeed          uint64
+	Batch             int
+}
+
+// Expected is what a correct scan of the seeded records must report, in the
+// shape of the stats JSON.
+type Expected struct {
+	Total   int64            `json:"total"`
+	ByState map[string]int64 `json:"by_state"`
+	Stale   int64            `json:"stale"`
+	Flags   map[string]int64 `json:"flags"`
+}
+
+// Result reports what was written.
+type Result struct {
+	Schema            string         `json:"schema"`
+	Match             string         `json:"match"`
+	Count             int            `json:"count"`
+	Kinds             map[Kind]int64 `json:"kinds"`
+	ConflictsRejected int64          `json:"conflicts_rejected"`
+	Expected          Expected       `json:"expected"`
+	Principals        int            `json:"principals"`
+	Endpoints         int            `json:"endpoints"`
+	ReserveTTLMs      int64          `json:"reserve_ttl_ms"`
+	TimeoutMs         int64          `json:"processing_timeout_ms"`
+	RetentionMs       int64          `json:"retention_ms"`
+	LargeResponse     int64          `json:"large_response_bytes"`
+	DurationMs        int64          `json:"duration_ms"`
+	RecordsPerSec     float64        `json:"records_per_sec"`
+}
+
+var atlasEndpoints = []string{"POST:/orders", "POST:/payments", "POST:/refunds", "PUT:/carts/items", "POST:/v2/checkout:confirm"}
+var setnxResources = []string{"order", "payment", "refund", "shipment"}
+
+// rec is one planned record.
+type rec struct {
+	kind   Kind
+	key    string
+	fp     string
+	ageMs  int64
+	status int
+	resp   string
+}
+
+// Seed writes plan.Count records the way an application does (atomic
+// reserve and complete scripts, or SET NX for bare markers), pipelined in
+// batches, and checks every script's answer.
+func Seed(ctx context.Context, c redis.UniversalClient, p Plan) (Result, error) {
+	if p.Count <= 0 {
+		return Result{}, fmt.Errorf("count must be positive")
+	}
+	if p.Schema != "atlasmart" && p.Schema != "setnx" {
+		return Result{}, fmt.Errorf("seed writes schema atlasmart or setnx, not %q", p.Schema)
+	}
+	if p.ReserveTTL < time.Second || p.ReserveTTL%time.Second != 0 {
+		return Result{}, fmt.Errorf("reserve TTL must be whole seconds (EXPIRE), got %v", p.ReserveTTL)
+	}
+	if p.Retention < time.Second {
+		return Result{}, fmt.Errorf("retention must be at least 1s, got %v", p.Retention)
+	}
+	if p.ReserveTTL <= p.ProcessingTimeout || p.ProcessingTimeout <= 0 {
+		return Result{}, fmt.Errorf("reserve TTL (%v) must exceed the processing timeout (%v) so stale records can exist", p.ReserveTTL, p.ProcessingTimeout)
+	}
+	if p.Batch <= 0 {
+		p.Batch = 1000
+	}
+	if p.Mix == nil {
+		p.Mix = DefaultMix
+	}
+	if p.Schema == "setnx" {
+		p.Mix = withoutConflict(p.Mix)
+	}
+	start := time.Now()
+	rng := rand.New(rand.NewPCG(p.RandSeed, 0x1de7c71))
+	runID := fmt.Sprintf("%06x", rng.Uint32()&0xffffff)
+	kinds := assignKinds(p, rng)
+	nPrincipals := max(8, p.Count/50)
+	zipf := rand.NewZipf(rng, 1.2, 4, uint64(nPrincipals-1))
+
+	res := Result{
+		Schema: p.Schema, Count: p.Count, Kinds: map[Kind]int64{},
+		Principals: nPrincipals, ReserveTTLMs: p.ReserveTTL.Milliseconds(),
+		TimeoutMs: p.ProcessingTimeout.Milliseconds(), RetentionMs: p.Retention.Milliseconds(),
+		LargeResponse: p.LargeResponse,
+	}
+	if p.Schema == "atlasmart" {
+		res.Match, res.Endpoints = "atlasmart:ch23:idem:*", len(atlasEndpoints)
+		for _, s := range []*redis.Script{Reserve, Complete} {
+			if err := s.Load(ctx, c).Err(); err != nil {
+				return res, fmt.Errorf("SCRIPT LOAD: %w", err)
+			}
+		}
+	} else {
+		res.Match, res.Endpoints = "idempotency:*", len(setnxResources)
+	}
+
+	batch := make([]rec, 0, p.Batch)
+	for i := 0; i < p.Count; i++ {
+		batch = append(batch, planRecord(p, rng, zipf, runID, i, kinds[i]))
+		if len(batch) == p.Batch || i == p.Count-1 {
+			var err error
+			if p.Schema == "atlasmart" {
+				err = writeAtlas(ctx, c, p, batch, &res)
+			} else {
+				err = writeSetnx(ctx, c, p, batch, &res)
+			}
+			if err != nil {
+				return res, err
+			}
+			batch = batch[:0]
+		}
+	}
+	res.Expected = expected(p, res.Kinds)
+	d := time.Since(start)
+	res.DurationMs = d.Milliseconds()
+	res.RecordsPerSec = float64(int64(float64(p.Count)/d.Seconds()*10)) / 10
+	return res, nil
+}
+
+func withoutConflict(mix map[Kind]float64) map[Kind]float64 {
+	out := make(map[Kind]float64, len(mix))
+	for k, v := range mix {
+		if k != KindConflict { // a bare marker has no fingerprint to conflict on
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// assignKinds gives exact counts per kind, shuffled so kinds interleave.
+func assignKinds(p Plan, rng *rand.Rand) []Kind {
+	out := make([]Kind, 0, p.Count)
+	for _, k := range Kinds {
+		if k == KindSucceeded {
+			continue
+		}
+		n := int(float64(p.Count)*p.Mix[k] + 0.5)
+		for range min(n, p.Count-len(out)) {
+			out = append(out, k)
+		}
+	}
+	for len(out) < p.Count {
+		out = append(out, KindSucceeded)
+	}
+	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
+
+func planRecord(p Plan, rng *rand.Rand, zipf *rand.Zipf, runID string, i int, k Kind) rec {
+	r := rec{kind: k, status: 201}
+	principal := fmt.Sprintf("customer-%d", zipf.Uint64()+1)
+	body := fmt.Sprintf(`{"qty":%d,"sku":"sku-%d"}`, 1+rng.IntN(5), rng.IntN(5000))
+	r.fp = Fingerprint(body)
+	if p.Schema == "atlasmart" {
+		ep := atlasEndpoints[rng.IntN(len(atlasEndpoints))]
+		r.key = fmt.Sprintf("atlasmart:ch23:idem:%s:%s:req-%s-%d", principal, ep, runID, i)
+	} else {
+		res := setnxResources[rng.IntN(len(setnxResources))]
+		r.key = fmt.Sprintf("idempotency:%s:%s-%d", res, runID, i)
+	}
+	timeout, reserve := p.ProcessingTimeout.Milliseconds(), p.ReserveTTL.Milliseconds()
+	switch k {
+	case KindProcessing: // well inside the timeout
+		r.ageMs = rng.Int64N(timeout*3/10 + 1)
+	case KindStale: // past the timeout, with TTL left to be seen
+		span := reserve - timeout
+		r.ageMs = timeout + span/10 + rng.Int64N(span*3/10+1)
+	}
+	r.resp = fmt.Sprintf(`{"order_id":"ord-%s-%d","total_cents":%d}`, runID, i, 100+rng.IntN(100000))
+	if k == KindLargeResponse {
+		size := p.LargeResponse + 1 + rng.Int64N(p.LargeResponse/4+1)
+		head := fmt.Sprintf(`{"order_id":"ord-%s-%d","receipt":"`, runID, i)
+		r.resp = head + strings.Repeat("x", int(max(size-int64(len(head))-2, 1))) + `"}`
+	}
+	return r
+}
+
+// Fingerprint is the lesson's request fingerprint: sha256 hex of the
+// canonical JSON body.
+func Fingerprint(canonicalBody string) string {
+	sum := sha256.Sum256([]byte(canonicalBody))
+	return hex.EncodeToString(sum[:])
+}
+
+func writeAtlas(ctx context.Context, c redis.UniversalClient, p Plan, batch []rec, res *Result) error {
+	ttl := int64(p.ReserveTTL / time.Second)
+	pipe := c.Pipeline()
+	reserves := make([]*redis.Cmd, len(batch))
+	for i, r := range batch {
+		reserves[i] = Reserve.EvalSha(ctx, pipe, []string{r.key}, r.fp, ttl)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("reserve: %w", err)
+	}
+	for i, r := range batch {
+		if got := firstString(reserves[i]); got != "STARTED" {
+			return fmt.Errorf("reserve %s: got %q, want STARTED (is the keyspace already seeded?)", r.key, got)
+		}
+	}
+	pipe = c.Pipeline()
+	completes := make([]*redis.Cmd, len(batch))
+	conflicts := make([]*redis.Cmd, len(batch))
+	retention := int64(p.Retention / time.Second)
+	for i, r := range batch {
+		switch r.kind {
+		case KindSucceeded, KindLargeResponse, KindConflict:
+			completes[i] = Complete.EvalSha(ctx, pipe, []string{r.key}, r.fp, r.status, r.resp, retention)
+			if r.kind == KindConflict {
+				other := Fingerprint(`{"qty":99,"sku":"sku-conflict"}`)
+				conflicts[i] = Reserve.EvalSha(ctx, pipe, []string{r.key}, other, ttl)
+			}
+		case KindProcessing, KindStale:
+			if r.ageMs > 0 { // time has passed since the reserve
+				pipe.PExpire(ctx, r.key, time.Duration(p.ReserveTTL.Milliseconds()-r.ageMs)*time.Millisecond)
+			}
+		case KindProcessingNoTTL: // the SETNX-forever bug: the TTL was never set
+			pipe.Persist(ctx, r.key)
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("complete: %w", err)
+	}
+	for i, r := range batch {
+		if completes[i] != nil {
+			if n, _ := completes[i].Int64(); n != 1 {
+				return fmt.Errorf("complete %s: script returned %d, want 1", r.key, n)
+			}
+		}
+		if conflicts[i] != nil {
+			if got := firstString(conflicts[i]); got != "CONFLICT" {
+				return fmt.Errorf("conflicting reuse of %s: got %q, want CONFLICT", r.key, got)
+			}
+			res.ConflictsRejected++
+		}
+		res.Kinds[r.kind]++
+	}
+	return nil
+}
+
+func writeSetnx(ctx context.Context, c redis.UniversalClient, p Plan, batch []rec, res *Result) error {
+	pipe := c.Pipeline()
+	sets := make([]*redis.BoolCmd, len(batch))
+	for i, r := range batch {
+		ttl := p.ReserveTTL
+		if r.kind == KindProcessingNoTTL {
+			ttl = 0 // SET NX without EX: the marker never expires
+		}
+		sets[i] = pipe.SetNX(ctx, r.key, "processing", ttl)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("SET NX: %w", err)
+	}
+	pipe = c.Pipeline()
+	for i, r := range batch {
+		if !sets[i].Val() {
+			return fmt.Errorf("SET NX %s: key exists (is the keyspace already seeded?)", r.key)
+		}
+		switch r.kind {
+		case KindSucceeded, KindLargeResponse:
+			pipe.SetXX(ctx, r.key, r.resp, p.Retention)
+		case KindProcessing, KindStale:
+			if r.ageMs > 0 {
+				pipe.PExpire(ctx, r.key, time.Duration(p.ReserveTTL.Milliseconds()-r.ageMs)*time.Millisecond)
+			}
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("complete: %w", err)
+	}
+	for _, r := range batch {
+		res.Kinds[r.kind]++
+	}
+	return nil
+}
+
+func firstString(c *redis.Cmd) string {
+	v, err := c.Slice()
+	if err != nil || len(v) == 0 {
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return ""
+	}
+	s, _ := v[0].(string)
+	return s
+}
+
+func expected(p Plan, kinds map[Kind]int64) Expected {
+	e := Expected{
+		ByState: map[string]int64{
+			"processing": kinds[KindProcessing] + kinds[KindStale] + kinds[KindProcessingNoTTL],
+			"succeeded":  kinds[KindSucceeded] + kinds[KindConflict] + kinds[KindLargeResponse],
+			"failed":     0, "reconciled": 0, "expired": 0, "unknown": 0,
+		},
+		Stale: kinds[KindStale],
+		Flags: map[string]int64{
+			"stale":               kinds[KindStale],
+			"no_ttl":              kinds[KindProcessingNoTTL],
+			"processing_no_ttl":   kinds[KindProcessingNoTTL],
+			"unknown_state":       0,
+			"missing_fingerprint": 0,
+			"wrong_type":          0,
+			"large_response":      kinds[KindLargeResponse],
+			"decode_error":        0,
+			"template_mismatch":   0,
+			"truncated":           0,
+		},
+	}
+	for _, n := range kinds {
+		e.Total += n
+	}
+	return e
+}

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+// recordFilter keeps records matching every given criterion.
+type recordFilter struct {
+	states map[inspect.State]bool // any of
+	stale  bool
+	flags  inspect.Flags // all of
+}
+
+func newRecordFilter(states, flags []string, stale bool) (recordFilter, error) {
+	f := recordFilter{stale: stale}
+	for _, s := range states {
+		st, ok := inspect.ParseState(strings.TrimSpace(s))
+		if !ok {
+			return f, usageErr("--state %q: want processing, succeeded, failed, reconciled, expired or unknown", s)
+		}
+		if f.states == nil {
+			f.states = map[inspect.State]bool{}
+		}
+		f.states[st] = true
+	}
+	for _, name := range flags {
+		fl, err := inspect.ParseFlag(strings.TrimSpace(name))
+		if err != nil {
+			return f, usageErr("--flag: %v", err)
+		}
+		f.flags |= fl
+	}
+	return f, nil
+}
+
+func (f recordFilter) keep(r *inspect.Record) bool {
+	if f.states != nil && !f.states[r.State] {
+		return false
+	}
+	if f.stale && !r.Stale() {
+		return false
+	}
+	return r.Flags.Has(f.flags)
+}
+
+func runScan(ctx context.Context, a *app, args []string) error {
+	fs := a.newFlagSet("scan", "[flags]",
+		"List idempotency records: state, fingerprint, TTL, memory, age and flags.\n"+
+			"Output streams as the scan goes; JSON strings are escaped for terminals, and\n"+
+			"keys that are not valid UTF-8 carry key_base64 with their exact bytes.")
+	var cf connFlags
+	var kf keyspaceFlags
+	var sf scanFlags
+	cf.register(fs)
+	kf.register(fs)
+	sf.register(fs)
+	output := fs.StringP("output", "o", "", "table, json or ndjson (default: table on a terminal, ndjson otherwise)")
+	states := fs.StringSlice("state", nil, "only records in these canonical states (comma-separated)")
+	stale := fs.Bool("stale", false, "only stale processing records")
+	flagNames := fs.StringSlice("flag", nil, "only records with all of these flags (comma-separated)")
+	limit := fs.Int64("limit", 0, "stop after printing this many records")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected argument %q (see 'idemctl scan --help')", fs.Arg(0))
+	}
+	format, err := outputFormat(*output, a.isTTY, "table", "json", "ndjson")
+	if err != nil {
+		return err
+	}
+	filter, err := newRecordFilter(*states, *flagNames, *stale)
+	if err != nil {
+		return err
+	}
+	s, err := a.openSession(ctx, fs, &cf, &kf, &sf, true)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+
+	scanCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan inspect.Batch, 4)
+	covCh := make(chan []inspect.Coverage, 1)
+	go func() { covCh <- inspect.ScanAll(scanCtx, s.client, s.keyspaces, s.scan, batches) }()
+
+	w := newRecordWriter(format, a.stdout)
+	var printed int64
+	limited := false
+	for b := range batches {
+		if limited {
+			continue // drain after --limit
+		}
+		for i := range b.Records {
+			r := &b.Records[i]
+			if !filter.keep(r) {
+				continue
+			}
+			w.write(r)
+			printed++
+			if *limit > 0 && printed >= *limit {
+				limited = true
+				cancel()
+				break
+			}
+		}
+		if err := w.flush(); err != nil {
+			cancel()
+			return fmt.Errorf("writing output: %w", err)
+		}
+	}
+	covs := <-covCh
+	if err := w.close(); err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	if limited {
+		return nil
+	}
+	return coverageResult(ctx, a, covs, s)
+}
+
+// coverageResult warns about empty patterns and turns an incomplete scan
+// into exit code 3 with what was covered.
+func coverageResult(ctx context.Context, a *app, covs []inspect.Coverage, s *session) error {
+	if ctx.Err() != nil {
+		return context.Canceled
+	}
+	for _, c := range covs {
+		if c.Err != nil {
+			return codeErr(exitIncomplete, "scan incomplete: keyspace %s (%s): %v — %d keys read before it stopped",
+				c.Keyspace, inspect.Sanitize(c.Match), c.Err, c.Keys)
+		}
+		if c.Complete && c.Keys == 0 {
+			fmt.Fprintf(a.stderr, "idemctl: no keys match %q in %s\n", inspect.Sanitize(c.Match), s.ep)
+		}
+		if c.MemoryOff && !s.scan.NoMemory {
+			fmt.Fprintln(a.stderr, "idemctl: note: the server refused MEMORY USAGE; memory is unknown (null) for these records")
+		}
+	}
+	return nil
+}
+
+func outputFormat(v string, tty bool, allowed ...string) (string, error) {
+	if v == "" {
+		if tty {
+			return allowed[0], nil
+		}
+		return allowed[len(allowed)-1], nil
+	}
+	for _, a := range allowed {
+		if v == a {
+			return v, nil
+		}
+	}
+	return "", usageErr("--output %q: want %s", v, strings.Join(allowed, ", "))
+}
+
+// recordWriter streams records as a table, a JSON array or NDJSON.
+type recordWriter struct {
+	format string
+	w      *bufio.Writer
+	buf    []byte
+	n      int
+}
+
+func newRecordWriter(format string, out io.Writer) *recordWriter {
+	rw := &recordWriter{format: format, w: bufio.NewWriterSize(out, 64<<10)}
+	switch format {
+	case "table":
+		fmt.Fprintf(rw.w, "%-11s %8s %8s %8s %6s %-12s %-24s %s\n",
+			"STATE", "AGE", "TTL", "MEMORY", "STATUS", "FINGERPRINT", "FLAGS", "KEY")
+	case "json":
+		rw.w.WriteString("[")
+	}
+	return rw
+}
+
+func (rw *recordWriter) write(r *inspect.Record) {
+	switch rw.format {
+	case "table":
+		fmt.Fprintf(rw.w, "%-11s %8s %8s %8s %6s %-12s %-24s %s\n",
+			r.State, units.FormatMs(r.AgeMs), ttlText(r.TTLms), units.FormatBytes(r.MemoryBytes),
+			statusText(r.Status), inspect.Sanitize(prefix(r.Fingerprint, 12)), flagText(r.Flags),
+			inspect.Sanitize(r.Key))
+	case "json":
+		if rw.n > 0 {
+			rw.w.WriteString(",")
+		}
+		rw.w.WriteString("\n")
+		rw.buf = inspect.AppendJSON(rw.buf[:0], r)
+		rw.w.Write(rw.buf)
+	default:
+		rw.buf = inspect.AppendJSON(rw.buf[:0], r)
+		rw.buf = append(rw.buf, '\n')
+		rw.w.Write(rw.buf)
+	}
+	rw.n++
+}
+
+func (rw *recordWriter) flush() error { return rw.w.Flush() }
+
+func (rw *recordWriter) close() error {
+	if rw.format == "json" {
+		if rw.n > 0 {
+			rw.w.WriteString("\n")
+		}
+		rw.w.WriteString("]\n")
+	}
+	return rw.w.Flush()
+}
+
+func ttlText(ms int64) string {
+	switch {
+	case ms == -1:
+		return "none"
+	case ms < 0:
+		return "?"
+	}
+	return units.FormatMs(ms)
+}
+
+func statusText(s int32) string {
+	if s == 0 {
+		return "-"
+	}
+	return strconv.Itoa(int(s))
+}
+
+func flagText(f inspect.Flags) string {
+	if f == 0 {
+		return "-"
+	}
+	return f.String()
+}
+
+func prefix(s string, n int) string {
+	if s == "" {
+		return "-"
+	}
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+func runStats(ctx context.Context, a *app, args []string) error {
+	fs := a.newFlagSet("stats", "[flags]",
+		"Cardinality audit of the keyspaces: totals by keyspace and state, flag counts,\n"+
+			"memory by state, a TTL histogram, processing-age percentiles, the top values\n"+
+			"of each key-template capture, and scan coverage. Memory stays bounded: the\n"+
+			"aggregate is built while the scan streams.")
+	var cf connFlags
+	var kf keyspaceFlags
+	var sf scanFlags
+	cf.register(fs)
+	kf.register(fs)
+	sf.register(fs)
+	output := fs.StringP("output", "o", "", "table or json (default: table on a terminal, json otherwise)")
+	top := fs.Int("top", 10, "top N values per template capture")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected argument %q (see 'idemctl stats --help')", fs.Arg(0))
+	}
+	format, err := outputFormat(*output, a.isTTY, "table", "json")
+	if err != nil {
+		return err
+	}
+	if *top < 1 {
+		return usageErr("--top must be at least 1")
+	}
+	s, err := a.openSession(ctx, fs, &cf, &kf, &sf, true)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+
+	st := inspect.NewStats(*top)
+	batches := make(chan inspect.Batch, 4)
+	covCh := make(chan []inspect.Coverage, 1)
+	go func() { covCh <- inspect.ScanAll(ctx, s.client, s.keyspaces, s.scan, batches) }()
+	for b := range batches {
+		st.Add(b)
+	}
+	covs := <-covCh
+	st.AddCoverage(covs...)
+	rep := st.Report()
+	if ctx.Err() != nil {
+		return context.Canceled
+	}
+	w := bufio.NewWriter(a.stdout)
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		writeStatsTable(w, rep)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	return coverageResult(ctx, a, covs, s)
+}
+
+func writeStatsTable(w io.Writer, r inspect.Report) {
+	fmt.Fprintf(w, "RECORDS %d   stale %d   memory %s", r.Total, r.Stale, units.FormatBytes(r.MemoryBytes.Total))
+	if r.MemoryBytes.KnownRecords < r.Total {
+		fmt.Fprintf(w, " (known for %d)", r.MemoryBytes.KnownRecords)
+	}
+	fmt.Fprintln(w)
+
+	fmt.Fprintln(w, "\nKEYSPACE             PROCESSING  SUCCEEDED  FAILED  RECONCILED  UNKNOWN  STALE      MEMORY  MATCH")
+	for _, k := range r.Keyspaces {
+		fmt.Fprintf(w, "%-20s %10d %10d %7d %11d %8d %6d %11s  %s\n", inspect.Sanitize(k.Name),
+			k.ByState["processing"], k.ByState["succeeded"], k.ByState["failed"], k.ByState["reconciled"],
+			k.ByState["unknown"]+k.ByState["expired"], k.Stale, units.FormatBytes(k.MemoryBytes), inspect.Sanitize(string(k.Match)))
+	}
+
+	fmt.Fprintln(w, "\nSTATE        RECORDS      MEMORY")
+	for _, s := range inspect.AllStates() {
+		n := r.ByState[s.String()]
+		if n == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%-12s %8d %11s\n", s, n, units.FormatBytes(r.MemoryBytes.ByState[s.String()]))
+	}
+
+	fmt.Fprintln(w, "\nFLAG                 RECORDS")
+	any := false
+	for _, fi := range inspect.AllFlags() {
+		if n := r.Flags[fi.Name]; n > 0 {
+			fmt.Fprintf(w, "%-20s %8d  %s\n", fi.Name, n, fi.Explain)
+			any = true
+		}
+	}
+	if !any {
+		fmt.Fprintln(w, "(none)")
+	}
+
+	fmt.Fprintln(w, "\nTTL LEFT   RECORDS")
+	var maxN int64
+	for _, b := range r.TTLHistogram {
+		maxN = max(maxN, b.Count)
+	}
+	for _, b := range r.TTLHistogram {
+		if b.Count == 0 && (b.Le == "unknown" || b.Le == "none") {
+			continue
+		}
+		label := "≤ " + b.Le
+		switch b.Le {
+		case "inf":
+			label = "> 7d"
+		case "none":
+			label = "no TTL"
+		case "unknown":
+			label = "unknown"
+		}
+		fmt.Fprintf(w, "%-10s %8d  %s\n", label, b.Count, bar(b.Count, maxN, 30))
+	}
+
+	a := r.ProcessingAge
+	fmt.Fprintf(w, "\nPROCESSING AGE   n=%d  p50 %s  p90 %s  p99 %s  max %s", a.Count,
+		units.FormatMs(a.P50), units.FormatMs(a.P90), units.FormatMs(a.P99), units.FormatMs(a.Max))
+	if a.Unknown > 0 {
+		fmt.Fprintf(w, "  (age unknown for %d)", a.Unknown)
+	}
+	fmt.Fprintln(w)
+
+	for _, name := range r.GroupOrder {
+		g := r.Groups[name]
+		exact := ""
+		if !g.DistinctExact {
+			exact = "≈"
+		}
+		fmt.Fprintf(w, "\nTOP %s (distinct %s%d)\n", strings.ToUpper(inspect.Sanitize(name)), exact, g.Distinct)
+		if len(g.Top) > 0 && g.Top[0].Count-g.Top[0].MaxError <= 1 {
+			fmt.Fprintln(w, "  (every value appears about once: no hot spot)")
+			continue
+		}
+		for _, t := range g.Top {
+			errs := ""
+			if t.MaxError > 0 {
+				errs = fmt.Sprintf(" (±%d)", t.MaxError)
+			}
+			fmt.Fprintf(w, "  %8d%s %10s  %s\n", t.Count, errs, units.FormatBytes(t.MemoryBytes), inspect.Sanitize(string(t.Value)))
+		}
+	}
+
+	fmt.Fprintln(w, "\nCOVERAGE")
+	for _, c := range r.Coverage {
+		state := "complete"
+		switch {
+		case c.Error != "":
+			state = "INCOMPLETE: " + c.Error
+		case c.Limited:
+			state = "stopped at --max-keys"
+		}
+		fmt.Fprintf(w, "  %-20s %d keys in %s (%.0f keys/s), %d vanished during the scan — %s\n",
+			inspect.Sanitize(c.Keyspace), c.Keys, units.FormatMs(c.DurationMs), c.KeysPerSec, c.Vanished, state)
+	}
+}
+
+func bar(n, maxN int64, width int) string {
+	if maxN <= 0 || n <= 0 {
+		return ""
+	}
+	w := int(n * int64(width) / maxN)
+	if w == 0 {
+		w = 1
+	}
+	return strings.Repeat("█", w)
+}

@@ -1,0 +1,297 @@
+// Package config reads idemctl's YAML configuration: named profiles
+// (connection, writes policy, scan throttle) and keyspaces (pattern, schema,
+// key template, timing policy). Errors name the line.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+// Config is the whole file.
+type Config struct {
+	DefaultProfile string                     `yaml:"default_profile"`
+	Profiles       map[string]*Profile        `yaml:"profiles"`
+	Keyspaces      []KeyspaceConfig           `yaml:"keyspaces"`
+	Schemas        map[string]*inspect.Schema `yaml:"schemas"`
+
+	Path  string `yaml:"-"`
+	lines lineIndex
+}
+
+// Profile is one Redis deployment and how idemctl may treat it.
+type Profile struct {
+	URL          string         `yaml:"url"`
+	User         string         `yaml:"user"`
+	PasswordEnv  string         `yaml:"password_env"`
+	PasswordFile string         `yaml:"password_file"`
+	TLSCA        string         `yaml:"tls_ca"`
+	TLSInsecure  bool           `yaml:"tls_insecure"`
+	DialTimeout  units.Duration `yaml:"dial_timeout"`
+	ReadTimeout  units.Duration `yaml:"read_timeout"`
+	Writes       bool           `yaml:"writes"`
+	Protected    bool           `yaml:"protected"`
+	AuditLog     string         `yaml:"audit_log"`
+	Keyspaces    []string       `yaml:"keyspaces"` // names; empty means all
+	Scan         ScanConfig     `yaml:"scan"`
+}
+
+// ScanConfig throttles scans against this profile.
+type ScanConfig struct {
+	Count      int            `yaml:"count"`
+	KeysPerSec int            `yaml:"keys_per_sec"`
+	Pause      units.Duration `yaml:"pause"`
+	MaxKeys    int64          `yaml:"max_keys"`
+	NoMemory   bool           `yaml:"no_memory"`
+}
+
+// KeyspaceConfig is one keyspace as written in the file.
+type KeyspaceConfig struct {
+	Name              string         `yaml:"name"`
+	Match             string         `yaml:"match"`
+	Preset            string         `yaml:"preset"`
+	Schema            string         `yaml:"schema"`
+	KeyTemplate       string         `yaml:"key_template"`
+	ProcessingTimeout units.Duration `yaml:"processing_timeout"`
+	ReserveTTL        units.Duration `yaml:"reserve_ttl"`
+	Retention         units.Duration `yaml:"retention"`
+	LargeResponse     units.ByteSize `yaml:"large_response"`
+	MaxValue          units.ByteSize `yaml:"max_value"`
+}
+
+// DefaultPath is $XDG_CONFIG_HOME/idemctl/config.yaml (or ~/.config/…).
+func DefaultPath() string {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "idemctl", "config.yaml")
+}
+
+// ErrNotFound is returned by Load for a missing file.
+var ErrNotFound = errors.New("config file not found")
+
+// Load reads and checks a config file.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	c.Path = path
+	return c, nil
+}
+
+// Parse decodes and checks a config document.
+func Parse(data []byte) (*Config, error) {
+	c := &Config{}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil {
+		if errors.Is(err, io.EOF) {
+			return &Config{}, nil // an empty file is an empty config
+		}
+		return nil, errors.New(inspect.CleanYAMLError(err))
+	}
+	var root yaml.Node
+	_ = yaml.Unmarshal(data, &root)
+	c.lines = indexLines(&root)
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Config) check() error {
+	for name, s := range c.Schemas {
+		if s == nil {
+			return fmt.Errorf("line %d: schema %s is empty", c.lines.at("schemas", name), name)
+		}
+		s.Name = name
+		if err := s.Compile(); err != nil {
+			return fmt.Errorf("line %d: %v", c.lines.at("schemas", name), err)
+		}
+	}
+	names := map[string]bool{}
+	for i := range c.Keyspaces {
+		k := &c.Keyspaces[i]
+		line := c.lines.at("keyspaces", fmt.Sprint(i))
+		if k.Name == "" {
+			return fmt.Errorf("line %d: keyspace needs a name", line)
+		}
+		if names[k.Name] {
+			return fmt.Errorf("line %d: keyspace %q defined twice", line, k.Name)
+		}
+		names[k.Name] = true
+		if _, err := c.Keyspace(k.Name); err != nil {
+			return fmt.Errorf("line %d: %v", line, err)
+		}
+	}
+	for name, p := range c.Profiles {
+		if p == nil {
+			c.Profiles[name] = &Profile{}
+			continue
+		}
+		line := c.lines.at("profiles", name)
+		for _, ks := range p.Keyspaces {
+			if !names[ks] {
+				return fmt.Errorf("line %d: profile %s: unknown keyspace %q", line, name, ks)
+			}
+		}
+		if p.PasswordEnv != "" && p.PasswordFile != "" {
+			return fmt.Errorf("line %d: profile %s: set password_env or password_file, not both", line, name)
+		}
+		if p.Scan.Count < 0 || p.Scan.KeysPerSec < 0 || p.Scan.MaxKeys < 0 {
+			return fmt.Errorf("line %d: profile %s: scan settings must not be negative", line, name)
+		}
+	}
+	if c.DefaultProfile != "" && c.Profiles[c.DefaultProfile] == nil {
+		return fmt.Errorf("default_profile %q is not a profile (have: %s)", c.DefaultProfile, strings.Join(c.ProfileNames(), ", "))
+	}
+	return nil
+}
+
+// SchemaByName resolves a config schema or, failing that, a preset.
+func (c *Config) SchemaByName(name string) (*inspect.Schema, error) {
+	if c != nil {
+		if s, ok := c.Schemas[name]; ok {
+			cp := *s
+			return &cp, nil
+		}
+	}
+	return inspect.Preset(name)
+}
+
+// Keyspace builds the named keyspace.
+func (c *Config) Keyspace(name string) (*inspect.Keyspace, error) {
+	for _, k := range c.Keyspaces {
+		if k.Name != name {
+			continue
+		}
+		var schema *inspect.Schema
+		var err error
+		switch {
+		case k.Preset != "" && k.Schema != "":
+			return nil, fmt.Errorf("keyspace %s: set preset or schema, not both", name)
+		case k.Preset != "":
+			schema, err = inspect.Preset(k.Preset)
+		case k.Schema != "":
+			s, ok := c.Schemas[k.Schema]
+			if !ok {
+				return nil, fmt.Errorf("keyspace %s: unknown schema %q", name, k.Schema)
+			}
+			cp := *s
+			schema = &cp
+		default:
+			return nil, fmt.Errorf("keyspace %s: needs a preset or a schema", name)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("keyspace %s: %v", name, err)
+		}
+		return inspect.NewKeyspace(inspect.KeyspaceSpec{
+			Name: k.Name, Match: k.Match, Schema: schema, KeyTemplate: k.KeyTemplate,
+			ProcessingTimeout: k.ProcessingTimeout.D(), ReserveTTL: k.ReserveTTL.D(),
+			Retention: k.Retention.D(), LargeResponse: int64(k.LargeResponse), MaxValue: int64(k.MaxValue),
+		})
+	}
+	return nil, fmt.Errorf("unknown keyspace %q", name)
+}
+
+// ProfileNames lists the profiles, sorted.
+func (c *Config) ProfileNames() []string {
+	var out []string
+	for n := range c.Profiles {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Profile returns the named profile; "" means the default profile (or none).
+func (c *Config) Profile(name string) (string, *Profile, error) {
+	if name == "" {
+		name = c.DefaultProfile
+	}
+	if name == "" {
+		return "", &Profile{}, nil
+	}
+	p, ok := c.Profiles[name]
+	if !ok {
+		have := strings.Join(c.ProfileNames(), ", ")
+		if have == "" {
+			have = "none"
+		}
+		return "", nil, fmt.Errorf("unknown profile %q (have: %s)", name, have)
+	}
+	return name, p, nil
+}
+
+// KeyspacesFor builds the keyspaces a profile scans.
+func (c *Config) KeyspacesFor(p *Profile) ([]*inspect.Keyspace, error) {
+	var names []string
+	if p != nil && len(p.Keyspaces) > 0 {
+		names = p.Keyspaces
+	} else {
+		for _, k := range c.Keyspaces {
+			names = append(names, k.Name)
+		}
+	}
+	out := make([]*inspect.Keyspace, 0, len(names))
+	for _, n := range names {
+		ks, err := c.Keyspace(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ks)
+	}
+	return out, nil
+}
+
+// lineIndex maps "section/name" to the line where that entry starts.
+type lineIndex map[string]int
+
+func indexLines(root *yaml.Node) lineIndex {
+	idx := lineIndex{}
+	if root == nil || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return idx
+	}
+	top := root.Content[0]
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		sec, val := top.Content[i].Value, top.Content[i+1]
+		switch val.Kind {
+		case yaml.MappingNode:
+			for j := 0; j+1 < len(val.Content); j += 2 {
+				idx[sec+"/"+val.Content[j].Value] = val.Content[j].Line
+			}
+		case yaml.SequenceNode:
+			for j, item := range val.Content {
+				idx[fmt.Sprintf("%s/%d", sec, j)] = item.Line
+			}
+		}
+	}
+	return idx
+}
+
+func (l lineIndex) at(section, name string) int { return l[section+"/"+name] }

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+	"github.com/spf13/pflag"
+)
+
+// connFlags are the connection flags every Redis-facing command takes.
+type connFlags struct {
+	url          string
+	user         string
+	passwordEnv  string
+	passwordFile string
+	tlsCA        string
+	tlsInsecure  bool
+	dialTimeout  time.Duration
+	readTimeout  time.Duration
+	configPath   string
+	profile      string
+}
+
+const defaultURL = "redis://127.0.0.1:6379/0"
+
+func (c *connFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&c.url, "url", "", "Redis URL: redis://[user@]host:port/db or rediss:// for TLS (default "+defaultURL+")")
+	fs.StringVar(&c.user, "user", "", "Redis ACL user (overrides the URL's)")
+	fs.StringVar(&c.passwordEnv, "password-env", "", "read the password from this environment variable")
+	fs.StringVar(&c.passwordFile, "password-file", "", "read the password from this file (first line)")
+	fs.StringVar(&c.tlsCA, "tls-ca", "", "PEM file of CA certificates to verify the server with")
+	fs.BoolVar(&c.tlsInsecure, "tls-insecure", false, "do not verify the server's TLS certificate (dangerous)")
+	c.dialTimeout, c.readTimeout = 5*time.Second, 5*time.Second
+	fs.Var(durationValue{&c.dialTimeout}, "dial-timeout", "connect timeout (default 5s)")
+	fs.Var(durationValue{&c.readTimeout}, "read-timeout", "read/write timeout per command or pipeline (default 5s)")
+	fs.StringVar(&c.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/idemctl/config.yaml)")
+	fs.StringVar(&c.profile, "profile", "", "profile from the config file")
+}
+
+// endpoint is a resolved connection target; String never shows a secret.
+type endpoint struct {
+	scheme   string
+	addr     string
+	db       int
+	user     string
+	password string
+	tls      bool
+}
+
+func (e endpoint) String() string {
+	u := e.scheme + "://"
+	if e.user != "" {
+		u += url.User(e.user).String() + "@"
+	}
+	return u + e.addr + "/" + strconv.Itoa(e.db)
+}
+
+// parseURL reads a redis:// or rediss:// URL. The error never repeats the
+// URL, which may hold a password.
+func parseURL(raw string) (endpoint, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return endpoint{}, fmt.Errorf("bad --url: %s", redactURLError(err))
+	}
+	e := endpoint{scheme: u.Scheme}
+	switch u.Scheme {
+	case "redis":
+	case "rediss":
+		e.tls = true
+	default:
+		return endpoint{}, fmt.Errorf("bad --url: scheme must be redis:// or rediss://, not %q", u.Scheme)
+	}
+	host, port := u.Hostname(), u.Port()
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if port == "" {
+		port = "6379"
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return endpoint{}, fmt.Errorf("bad --url: port %q is not a number", port)
+	}
+	e.addr = net.JoinHostPort(host, port)
+	if p := strings.Trim(u.Path, "/"); p != "" {
+		db, err := strconv.Atoi(p)
+		if err != nil || db < 0 {
+			return endpoint{}, fmt.Errorf("bad --url: database %q is not a number", p)
+		}
+		e.db = db
+	}
+	if u.User != nil {
+		e.user = u.User.Username()
+		e.password, _ = u.User.Password()
+	}
+	return e, nil
+}
+
+// redactURLError strips the URL out of a net/url error.
+func redactURLError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return "malformed URL"
+}
+
+// readPassword takes the password from a file or an environment variable.
+func readPassword(envName, file string, getenv func(string) string) (string, error) {
+	switch {
+	case envName != "" && file != "":
+		return "", usageErr("use --password-env or --password-file, not both")
+	case envName != "":
+		v := getenv(envName)
+		if v == "" {
+			return "", usageErr("--password-env %s: the variable is empty or unset", envName)
+		}
+		return v, nil
+	case file != "":
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return "", usageErr("--password-file: %v", err)
+		}
+		line, _, _ := strings.Cut(string(data), "\n")
+		return strings.TrimRight(line, "\r"), nil
+	}
+	return "", nil
+}
+
+type clientOpts struct {
+	ep          endpoint
+	tlsCA       string
+	tlsInsecure bool
+	dialTimeout time.Duration
+	readTimeout time.Duration
+	poolSize    int
+}
+
+// newClient builds the UniversalClient and checks it with PING.
+func newClient(ctx context.Context, o clientOpts, warn io.Writer) (redis.UniversalClient, error) {
+	opts := &redis.UniversalOptions{
+		Addrs:                    []string{o.ep.addr},
+		DB:                       o.ep.db,
+		Username:                 o.ep.user,
+		Password:                 o.ep.password,
+		DialTimeout:              o.dialTimeout,
+		ReadTimeout:              o.readTimeout,
+		WriteTimeout:             o.readTimeout,
+		PoolSize:                 max(o.poolSize, 4),
+		MaxRetries:               1,
+		DisableIdentity:          true, // no CLIENT SETINFO: one less command for least-privilege users
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	}
+	if o.ep.tls {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: hostOf(o.ep.addr)}
+		if o.tlsCA != "" {
+			pem, err := os.ReadFile(o.tlsCA)
+			if err != nil {
+				return nil, usageErr("--tls-ca: %v", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, usageErr("--tls-ca %s: no PEM certificates found", o.tlsCA)
+			}
+			tc.RootCAs = pool
+		}
+		if o.tlsInsecure {
+			tc.InsecureSkipVerify = true
+			fmt.Fprintln(warn, "idemctl: WARNING: --tls-insecure: the server's certificate is NOT verified; anyone on the path can read and change this session")
+		}
+		opts.TLSConfig = tc
+	} else if o.tlsCA != "" || o.tlsInsecure {
+		return nil, usageErr("--tls-ca/--tls-insecure need a rediss:// URL")
+	}
+	c := redis.NewUniversalClient(opts)
+	pctx, cancel := context.WithTimeout(ctx, o.dialTimeout+o.readTimeout)
+	defer cancel()
+	if err := c.Ping(pctx).Err(); err != nil {
+		c.Close()
+		return nil, connectError(o.ep, err)
+	}
+	return c, nil
+}
+
+func hostOf(addr string) string {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	return h
+}
+
+// connectError explains a failed connection in one line with a hint.
+func connectError(ep endpoint, err error) error {
+	msg := err.Error()
+	if ep.password != "" {
+		msg = strings.ReplaceAll(msg, ep.password, "***")
+	}
+	hint := ""
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		msg, hint = "connection refused", "is redis-server running there? check --url"
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+		msg, hint = "timed out", "check --url, firewalls, or raise --dial-timeout"
+	case strings.HasPrefix(msg, "WRONGPASS") || strings.Contains(msg, "invalid username-password"):
+		hint = "check --user and --password-env/--password-file"
+	case strings.HasPrefix(msg, "NOAUTH"):
+		hint = "the server needs a password: use --password-env or --password-file"
+	case strings.HasPrefix(msg, "NOPERM"):
+		hint = "the ACL user may not run PING; see the README's ACL roles"
+	case strings.Contains(msg, "certificate") || strings.Contains(msg, "tls:"):
+		hint = "check --tls-ca (or, for a lab only, --tls-insecure)"
+	case strings.Contains(msg, "no such host"):
+		hint = "check the host name in --url"
+	}
+	out := fmt.Sprintf("cannot connect to Redis at %s: %s", ep.addr, msg)
+	if ep.user != "" {
+		out += fmt.Sprintf(" (user %s)", ep.user)
+	}
+	if hint != "" {
+		out += " — " + hint
+	}
+	return &exitErr{code: exitError, msg: out}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// isLoopback reports whether an address resolves only to loopback IPs.
+func isLoopback(addr string) bool {
+	host := hostOf(addr)
+	if host == "localhost" {
+		return true
+	}
+	ips, err := net.LookupIP(host)
+	if err != nil || len(ips) == 0 {
+		return false
+	}
+	for _, ip := range ips {
+		if !ip.IsLoopback() {
+			return false
+		}
+	}
+	return true
+}

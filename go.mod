@@ -1,0 +1,15 @@
+module github.com/idemctl/idemctl
+
+go 1.26.8
+
+require (
+	github.com/redis/go-redis/v9 v9.23.0
+	github.com/spf13/pflag v1.1.0
+	gopkg.in/yaml.v3 v3.0.1
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+)

@@ -1,0 +1,157 @@
+package inspect
+
+import (
+	"strconv"
+	"strings"
+)
+
+// observed is what the pipeline learned about one key.
+type observed struct {
+	key       string
+	pttl      int64 // ms; -1 none; -2 vanished
+	mem       int64 // -1 unknown
+	typ       KeyType
+	wrongType bool
+	f         fields
+	value     string // string containers: the value, up to the read cap
+	valueLen  int64  // string containers: STRLEN
+}
+
+// classify turns one key's observations into a Record, using the Redis
+// server's clock (nowMs) for every age.
+func classify(ks *Keyspace, o *observed, nowMs int64) Record {
+	s := ks.Schema
+	r := Record{
+		Key:         o.key,
+		Keyspace:    ks,
+		TTLms:       o.pttl,
+		MemoryBytes: o.mem,
+		AgeMs:       -1,
+		ResponseLen: -1,
+		Type:        o.typ,
+	}
+	if g, ok := ks.Template.Match(o.key); ok {
+		r.Groups = g
+	} else {
+		r.Flags |= FlagTemplateMismatch
+	}
+	if r.TTLms == -1 {
+		r.Flags |= FlagNoTTL
+	}
+	if o.wrongType {
+		r.Flags |= FlagWrongType
+		r.State = StateUnknown
+		r.Flags |= FlagUnknownState
+		return r
+	}
+	f := &o.f
+	if s.Codec == CodecRaw {
+		decodeRaw(s, o, f)
+	}
+	if f.decodeErr {
+		r.Flags |= FlagDecodeError
+	}
+	if f.truncated {
+		r.Flags |= FlagTruncated
+	}
+	st, raw, known := s.mapState(f.val[slotState], f.has[slotState])
+	r.State, r.RawState = st, capString(raw, 128)
+	if !known {
+		r.Flags |= FlagUnknownState
+	}
+	if s.Fingerprint != "" {
+		if f.has[slotFingerprint] && f.val[slotFingerprint] != "" {
+			r.Fingerprint = capString(f.val[slotFingerprint], 512)
+		} else {
+			r.Flags |= FlagMissingFingerprint
+		}
+	}
+	if f.has[slotStatus] && f.val[slotStatus] != "" {
+		n, err := strconv.ParseInt(strings.TrimSpace(f.val[slotStatus]), 10, 32)
+		if err != nil || n < 0 {
+			r.Flags |= FlagDecodeError
+		} else {
+			r.Status = int32(n)
+		}
+	}
+	r.ResponseLen = f.respLen
+	if r.ResponseLen > ks.LargeResponse {
+		r.Flags |= FlagLargeResponse
+	}
+	ageAndStale(ks, &r, f, nowMs)
+	return r
+}
+
+// decodeRaw reads a bare marker: the value is the state; a value the schema
+// does not list is (by the schema's "otherwise") the stored response.
+func decodeRaw(s *Schema, o *observed, f *fields) {
+	f.respLen = -1
+	if o.valueLen > int64(len(o.value)) {
+		// Markers are short; a cut value is a response, never a sentinel.
+		f.val[slotState], f.has[slotState] = "", o.valueLen > 0
+		f.respLen = o.valueLen
+		return
+	}
+	f.val[slotState], f.has[slotState] = o.value, o.value != ""
+	if _, ok := s.exact[o.value]; ok {
+		return
+	}
+	if _, ok := s.folded[strings.ToLower(o.value)]; ok {
+		return
+	}
+	if o.value != "" {
+		f.respLen = int64(len(o.value))
+	}
+}
+
+// ageAndStale derives the age (a stored creation time, a stored deadline, or
+// the reserve TTL minus the remaining TTL) and the stale flag.
+func ageAndStale(ks *Keyspace, r *Record, f *fields, nowMs int64) {
+	s := ks.Schema
+	timeout := ks.ProcessingTimeout.Milliseconds()
+	if s.Deadline != nil && f.has[slotDeadline] && f.val[slotDeadline] != "" {
+		if ms, ok := parseTimeMs(f.val[slotDeadline], s.Deadline.Unit); ok {
+			r.DeadlineMs = ms
+		} else {
+			r.Flags |= FlagDecodeError
+		}
+	}
+	switch {
+	case s.Created != nil && f.has[slotCreated] && f.val[slotCreated] != "":
+		if ms, ok := parseTimeMs(f.val[slotCreated], s.Created.Unit); ok {
+			r.AgeMs, r.AgeSource = max(nowMs-ms, 0), AgeField
+		} else {
+			r.Flags |= FlagDecodeError
+		}
+	case r.DeadlineMs > 0 && timeout > 0:
+		r.AgeMs, r.AgeSource = max(timeout-(r.DeadlineMs-nowMs), 0), AgeDeadline
+	case s.AgeFromTTL && r.State == StateProcessing && ks.ReserveTTL > 0 && r.TTLms > 0:
+		// The reserve step set the TTL and nothing has touched it since.
+		if reserve := ks.ReserveTTL.Milliseconds(); r.TTLms <= reserve {
+			r.AgeMs, r.AgeSource = reserve-r.TTLms, AgeTTL
+		}
+	}
+	if r.State != StateProcessing {
+		return
+	}
+	if r.TTLms == -1 {
+		r.Flags |= FlagProcessingNoTTL
+	}
+	stale := false
+	if r.DeadlineMs > 0 {
+		stale = nowMs > r.DeadlineMs
+	} else if timeout > 0 && r.AgeMs >= 0 {
+		stale = r.AgeMs > timeout
+	}
+	if stale {
+		r.Flags |= FlagStale
+	}
+}
+
+// capString bounds a string taken from Redis for display and output.
+func capString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.Clone(s[:n]) // do not pin the whole reply in memory
+}

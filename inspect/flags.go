@@ -1,0 +1,86 @@
+package inspect
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Flags is a set of findings on one record.
+type Flags uint32
+
+const (
+	FlagStale              Flags = 1 << iota // processing past its timeout
+	FlagNoTTL                                // PTTL -1: the record never expires
+	FlagProcessingNoTTL                      // processing and never expires: retries blocked forever
+	FlagUnknownState                         // the state value maps to no canonical state
+	FlagMissingFingerprint                   // the schema has a fingerprint but the record does not
+	FlagWrongType                            // the key's Redis type is not the schema's container
+	FlagLargeResponse                        // replay body above the keyspace's large-response threshold
+	FlagDecodeError                          // a field could not be decoded (bad JSON, bad number, bad time)
+	FlagTemplateMismatch                     // the key does not fit the keyspace's key template
+	FlagTruncated                            // a value exceeded the read cap and was not fully fetched
+	numFlags               = iota
+)
+
+// FlagInfo names and explains one flag.
+type FlagInfo struct {
+	Flag    Flags
+	Name    string
+	Explain string
+}
+
+var flagInfos = [numFlags]FlagInfo{
+	{FlagStale, "stale", "processing for longer than the keyspace's processing timeout: the worker probably crashed"},
+	{FlagNoTTL, "no_ttl", "the key has no TTL (PTTL -1) and will never expire on its own"},
+	{FlagProcessingNoTTL, "processing_no_ttl", "processing with no TTL: every retry of this request is blocked until someone repairs it"},
+	{FlagUnknownState, "unknown_state", "the stored state is missing or maps to no known state"},
+	{FlagMissingFingerprint, "missing_fingerprint", "no request fingerprint: a retry with another body cannot be detected"},
+	{FlagWrongType, "wrong_type", "the key's Redis type does not match the schema's container"},
+	{FlagLargeResponse, "large_response", "the stored replay response is above the large-response threshold"},
+	{FlagDecodeError, "decode_error", "a field could not be decoded (bad JSON, number or timestamp)"},
+	{FlagTemplateMismatch, "template_mismatch", "the key does not fit the keyspace's key template"},
+	{FlagTruncated, "truncated", "a value was larger than the read cap and was not fetched whole"},
+}
+
+// AllFlags lists every flag with its name and explanation.
+func AllFlags() []FlagInfo { return flagInfos[:] }
+
+// Has reports whether all of f's bits are set.
+func (fs Flags) Has(f Flags) bool { return fs&f == f }
+
+// Names lists the set flags' names in a fixed order.
+func (fs Flags) Names() []string {
+	var out []string
+	for _, fi := range flagInfos {
+		if fs&fi.Flag != 0 {
+			out = append(out, fi.Name)
+		}
+	}
+	return out
+}
+
+func (fs Flags) String() string { return strings.Join(fs.Names(), ",") }
+
+// ParseFlag maps a flag name to its bit.
+func ParseFlag(name string) (Flags, error) {
+	for _, fi := range flagInfos {
+		if fi.Name == name {
+			return fi.Flag, nil
+		}
+	}
+	names := make([]string, len(flagInfos))
+	for i, fi := range flagInfos {
+		names[i] = fi.Name
+	}
+	return 0, fmt.Errorf("unknown flag %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// Explain returns the one-line explanation of a single flag.
+func (fs Flags) Explain() string {
+	for _, fi := range flagInfos {
+		if fi.Flag == fs {
+			return fi.Explain
+		}
+	}
+	return ""
+}

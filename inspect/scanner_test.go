@@ -1,0 +1,227 @@
+package inspect_test
+
+import (
+	"context"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/redistest"
+)
+
+func keyspace(t *testing.T, preset string) *inspect.Keyspace {
+	t.Helper()
+	s, err := inspect.Preset(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Schema: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ks
+}
+
+// scanAll collects every record of one keyspace.
+func scanAll(t *testing.T, c redis.UniversalClient, ks *inspect.Keyspace, opt inspect.Options) ([]inspect.Record, inspect.Coverage) {
+	t.Helper()
+	out := make(chan inspect.Batch, 4)
+	var recs []inspect.Record
+	done := make(chan struct{})
+	go func() {
+		for b := range out {
+			recs = append(recs, b.Records...)
+		}
+		close(done)
+	}()
+	covs := inspect.ScanAll(context.Background(), c, []*inspect.Keyspace{ks}, opt, out)
+	<-done
+	return recs, covs[0]
+}
+
+func byKey(recs []inspect.Record) map[string]inspect.Record {
+	m := make(map[string]inspect.Record, len(recs))
+	for _, r := range recs {
+		m[r.Key] = r
+	}
+	return m
+}
+
+func TestScanFindsEverySeededKeyOnce(t *testing.T) {
+	srv := redistest.Shared(t)
+	c := srv.Client(0)
+	defer c.Close()
+	ctx := context.Background()
+	res, err := appsim.Seed(ctx, c, appsim.Plan{Schema: "atlasmart", Count: 5000, ReserveTTL: time.Hour,
+		ProcessingTimeout: 10 * time.Minute, Retention: time.Hour, LargeResponse: 16 << 10, RandSeed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Set(ctx, "unrelated:key", "x", 0)
+	ks := keyspace(t, "atlasmart")
+	ks.ReserveTTL, ks.ProcessingTimeout = time.Hour, 10*time.Minute
+	recs, cov := scanAll(t, c, ks, inspect.Options{Count: 100})
+	if !cov.Complete || cov.Err != nil || cov.Keys != 5000 || len(recs) != 5000 {
+		t.Fatalf("coverage %+v, %d records", cov, len(recs))
+	}
+	want, _ := c.Keys(ctx, "atlasmart:*").Result()
+	got := make([]string, len(recs))
+	for i, r := range recs {
+		got[i] = r.Key
+	}
+	sort.Strings(want)
+	sort.Strings(got)
+	if strings.Join(want, "\n") != strings.Join(got, "\n") {
+		t.Fatal("scanned keys differ from the keys in Redis")
+	}
+	var stale, noTTL, large, proc int64
+	for _, r := range recs {
+		if r.MemoryBytes <= 0 || r.Type != inspect.TypeHash || r.Groups == nil {
+			t.Fatalf("record %s: memory %d type %v groups %v", r.Key, r.MemoryBytes, r.Type, r.Groups)
+		}
+		if r.Stale() {
+			stale++
+		}
+		if r.Flags.Has(inspect.FlagProcessingNoTTL) {
+			noTTL++
+		}
+		if r.Flags.Has(inspect.FlagLargeResponse) {
+			large++
+		}
+		if r.State == inspect.StateProcessing {
+			proc++
+		}
+	}
+	e := res.Expected
+	if stale != e.Stale || noTTL != e.Flags["processing_no_ttl"] || large != e.Flags["large_response"] || proc != e.ByState["processing"] {
+		t.Fatalf("stale %d noTTL %d large %d processing %d; seed expected %+v", stale, noTTL, large, proc, e)
+	}
+}
+
+func TestScanHostileRecords(t *testing.T) {
+	srv := redistest.Shared(t)
+	c := srv.Client(0)
+	defer c.Close()
+	ctx := context.Background()
+	p := "atlasmart:ch23:idem:"
+	fp := strings.Repeat("a", 64)
+	c.RPush(ctx, p+"c:POST:/l:list", "x")
+	c.Set(ctx, p+"c:POST:/s:string", "PROCESSING", 0)
+	c.HSet(ctx, p+"c:POST:/big:fp", "state", "PROCESSING", "fingerprint", strings.Repeat("f", 200<<10))
+	c.HSet(ctx, p+"c:POST:/big:resp", "state", "SUCCEEDED", "fingerprint", fp, "response", strings.Repeat("r", 2<<20))
+	many := make([]any, 0, 200_000)
+	for i := range 100_000 {
+		many = append(many, "f"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+itoa(i), "v")
+	}
+	c.HSet(ctx, p+"c:POST:/wide:fields", many...)
+	c.HSet(ctx, p+"c:POST:/wide:fields", "state", "PROCESSING", "fingerprint", fp)
+	evil := p + "c\x1b]52;c;ZXZpbA==\x07:POST:/e:\xff\xfe"
+	c.HSet(ctx, evil, "state", "\x1b[2JSUCCEEDED", "fingerprint", "\x9b31m")
+	c.HSet(ctx, p+"c:POST:/n:num", "state", "SUCCEEDED", "fingerprint", fp, "status", "NaN")
+
+	recs, cov := scanAll(t, c, keyspace(t, "atlasmart"), inspect.Options{})
+	if !cov.Complete || len(recs) != 7 {
+		t.Fatalf("coverage %+v records %d", cov, len(recs))
+	}
+	m := byKey(recs)
+	check := func(key string, want inspect.Flags, typ inspect.KeyType) inspect.Record {
+		t.Helper()
+		r, ok := m[key]
+		if !ok {
+			t.Fatalf("%q not scanned", key)
+		}
+		if !r.Flags.Has(want) || r.Type != typ {
+			t.Errorf("%q: flags %v type %v, want flags ⊇ %v type %v", inspect.Sanitize(key), r.Flags, r.Type, want, typ)
+		}
+		return r
+	}
+	check(p+"c:POST:/l:list", inspect.FlagWrongType, inspect.TypeList)
+	check(p+"c:POST:/s:string", inspect.FlagWrongType, inspect.TypeString)
+	r := check(p+"c:POST:/big:fp", inspect.FlagTruncated|inspect.FlagMissingFingerprint, inspect.TypeHash)
+	if r.State != inspect.StateProcessing {
+		t.Errorf("big fingerprint: state %v (small fields must still be read)", r.State)
+	}
+	r = check(p+"c:POST:/big:resp", inspect.FlagLargeResponse, inspect.TypeHash)
+	if r.ResponseLen != 2<<20 || r.Fingerprint != fp || r.State != inspect.StateSucceeded {
+		t.Errorf("big response: len %d fp %q state %v", r.ResponseLen, r.Fingerprint, r.State)
+	}
+	r = check(p+"c:POST:/wide:fields", 0, inspect.TypeHash)
+	if r.State != inspect.StateProcessing || r.Fingerprint != fp {
+		t.Errorf("wide hash: %v %q", r.State, r.Fingerprint)
+	}
+	r = check(evil, inspect.FlagUnknownState, inspect.TypeHash)
+	js := string(inspect.AppendJSON(nil, &r))
+	if !strings.Contains(js, `"key_base64":`) || strings.ContainsAny(js, "\x1b\x07\x9b") || strings.Contains(js, "\u009b") {
+		t.Errorf("hostile JSON not escaped: %s", js)
+	}
+	check(p+"c:POST:/n:num", inspect.FlagDecodeError, inspect.TypeHash)
+}
+
+func TestScanWithoutMemoryPermission(t *testing.T) {
+	srv := redistest.Shared(t)
+	admin := srv.Client(0)
+	defer admin.Close()
+	ctx := context.Background()
+	if _, err := appsim.Seed(ctx, admin, appsim.Plan{Schema: "atlasmart", Count: 300, ReserveTTL: time.Hour,
+		ProcessingTimeout: time.Minute, Retention: time.Hour, LargeResponse: 16 << 10}); err != nil {
+		t.Fatal(err)
+	}
+	err := admin.Do(ctx, "ACL", "SETUSER", "nomem", "on", ">nomem-pw", "~*", "-@all",
+		"+ping", "+scan", "+type", "+hmget", "+hstrlen", "+hlen", "+pttl", "+time", "+strlen", "+getrange").Err()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Do(ctx, "ACL", "DELUSER", "nomem")
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "nomem", Password: "nomem-pw", DisableIdentity: true})
+	defer c.Close()
+	recs, cov := scanAll(t, c, keyspace(t, "atlasmart"), inspect.Options{Count: 50})
+	if !cov.Complete || cov.Err != nil || len(recs) != 300 || !cov.MemoryOff {
+		t.Fatalf("coverage %+v, %d records", cov, len(recs))
+	}
+	for _, r := range recs {
+		if r.MemoryBytes != -1 || r.State == inspect.StateUnknown || r.Fingerprint == "" {
+			t.Fatalf("%s: memory %d state %v fp %q", r.Key, r.MemoryBytes, r.State, r.Fingerprint)
+		}
+	}
+}
+
+func TestScanCancelAndLimits(t *testing.T) {
+	srv := redistest.Shared(t)
+	c := srv.Client(0)
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := appsim.Seed(ctx, c, appsim.Plan{Schema: "setnx", Count: 3000, ReserveTTL: time.Hour,
+		ProcessingTimeout: time.Minute, Retention: time.Hour, LargeResponse: 16 << 10}); err != nil {
+		t.Fatal(err)
+	}
+	ks := keyspace(t, "setnx")
+	_, cov := scanAll(t, c, ks, inspect.Options{Count: 100, MaxKeys: 250})
+	if cov.Complete || !cov.Limited || cov.Keys != 250 || cov.Records != 250 {
+		t.Fatalf("max-keys coverage %+v", cov)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	out := make(chan inspect.Batch)
+	go func() {
+		<-out // first batch, then stop
+		cancel()
+		for range out {
+		}
+	}()
+	covs := inspect.ScanAll(cctx, c, []*inspect.Keyspace{ks}, inspect.Options{Count: 100}, out)
+	if covs[0].Complete || covs[0].Err == nil {
+		t.Fatalf("cancelled scan reported %+v", covs[0])
+	}
+	start := time.Now()
+	_, cov = scanAll(t, c, ks, inspect.Options{Count: 100, KeysPerSec: 6000})
+	if el := time.Since(start); el < 300*time.Millisecond || !cov.Complete {
+		t.Fatalf("3000 keys at 6000 keys/s took %v (want ≥ ~0.5s); complete %v", el, cov.Complete)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,0 +1,214 @@
+package inspect
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+// Container is how a record is stored in Redis.
+type Container string
+
+const (
+	ContainerHash   Container = "hash"   // one field per attribute
+	ContainerString Container = "string" // one value: JSON or a bare marker
+)
+
+// Codec is how a string container's value is encoded.
+type Codec string
+
+const (
+	CodecFields Codec = "fields" // hash fields (hash containers only)
+	CodecJSON   Codec = "json"   // a JSON object; field names are dot paths
+	CodecRaw    Codec = "raw"    // the value itself is the state (bare SETNX marker)
+)
+
+// TimeUnit is how a timestamp field is written.
+type TimeUnit string
+
+const (
+	UnitSeconds      TimeUnit = "s"
+	UnitMillis       TimeUnit = "ms"
+	UnitFloatSeconds TimeUnit = "float_s"
+	UnitRFC3339      TimeUnit = "rfc3339"
+)
+
+// TimeSpec names a timestamp field and its unit.
+type TimeSpec struct {
+	Field string   `yaml:"field"`
+	Unit  TimeUnit `yaml:"unit"`
+}
+
+// StateSpec maps stored state values onto canonical states.
+type StateSpec struct {
+	Field     string            `yaml:"field"`     // ignored by the raw codec: the value is the state
+	Map       map[string]string `yaml:"map"`       // stored value -> canonical state name
+	Otherwise string            `yaml:"otherwise"` // canonical state for values not in Map ("" = unknown)
+	Missing   string            `yaml:"missing"`   // canonical state when the field is absent ("" = unknown)
+}
+
+// Defaults are keyspace settings a schema suggests; keyspace config and flags
+// override them.
+type Defaults struct {
+	Match             string         `yaml:"match"`
+	KeyTemplate       string         `yaml:"key_template"`
+	ProcessingTimeout units.Duration `yaml:"processing_timeout"`
+	ReserveTTL        units.Duration `yaml:"reserve_ttl"`
+	Retention         units.Duration `yaml:"retention"`
+}
+
+// Schema describes one record format. Presets are schemas shipped as data.
+type Schema struct {
+	Name        string    `yaml:"-"`
+	Description string    `yaml:"description"`
+	Container   Container `yaml:"container"`
+	Codec       Codec     `yaml:"codec"`
+	State       StateSpec `yaml:"state"`
+	Fingerprint string    `yaml:"fingerprint"`
+	Status      string    `yaml:"status"`
+	Response    string    `yaml:"response"`
+	Created     *TimeSpec `yaml:"created"`  // creation / start time: age = now - created
+	Deadline    *TimeSpec `yaml:"deadline"` // processing deadline: stale once passed
+	// AgeFromTTL: the reserve step sets the TTL at creation and stores no
+	// timestamp, so a processing record's age is reserve TTL - remaining TTL.
+	AgeFromTTL bool     `yaml:"age_from_ttl"`
+	Defaults   Defaults `yaml:"defaults"`
+
+	exact  map[string]interned // compiled Map, exact match
+	folded map[string]State    // compiled Map, case-folded
+	other  State
+	miss   State
+	fields []string // hash fields fetched with HMGET, in slot order
+}
+
+// interned is a compiled state entry; raw is the schema's own string, shared
+// by every record that stores it.
+type interned struct {
+	st  State
+	raw string
+}
+
+// Hash field slots in Schema.fields.
+const (
+	slotState = iota
+	slotFingerprint
+	slotStatus
+	slotCreated
+	slotDeadline
+	numSlots
+)
+
+func parseCanonical(where, name string) (State, error) {
+	if name == "" {
+		return StateUnknown, nil
+	}
+	st, ok := ParseState(name)
+	if !ok || st == StateExpired {
+		return 0, fmt.Errorf("%s: unknown state %q (want processing, succeeded, failed, reconciled or unknown)", where, name)
+	}
+	return st, nil
+}
+
+// Compile checks the schema and builds its lookup tables.
+func (s *Schema) Compile() error {
+	where := "schema " + s.Name
+	switch s.Container {
+	case ContainerHash:
+		if s.Codec == "" {
+			s.Codec = CodecFields
+		}
+		if s.Codec != CodecFields {
+			return fmt.Errorf("%s: a hash container uses codec fields, not %q", where, s.Codec)
+		}
+	case ContainerString:
+		if s.Codec == "" {
+			s.Codec = CodecJSON
+		}
+		if s.Codec != CodecJSON && s.Codec != CodecRaw {
+			return fmt.Errorf("%s: a string container uses codec json or raw, not %q", where, s.Codec)
+		}
+	default:
+		return fmt.Errorf("%s: container must be hash or string, not %q", where, s.Container)
+	}
+	if s.Codec != CodecRaw && s.State.Field == "" {
+		return fmt.Errorf("%s: state.field is required", where)
+	}
+	if s.Codec == CodecRaw && (s.Fingerprint != "" || s.Status != "" || s.Created != nil || s.Deadline != nil) {
+		return fmt.Errorf("%s: a raw marker has no fields; drop fingerprint/status/created/deadline", where)
+	}
+	s.exact = make(map[string]interned, len(s.State.Map))
+	s.folded = make(map[string]State, len(s.State.Map))
+	for raw, canon := range s.State.Map {
+		st, err := parseCanonical(where+": state.map["+raw+"]", canon)
+		if err != nil {
+			return err
+		}
+		s.exact[raw] = interned{st, raw}
+		s.folded[strings.ToLower(raw)] = st
+	}
+	var err error
+	if s.other, err = parseCanonical(where+": state.otherwise", s.State.Otherwise); err != nil {
+		return err
+	}
+	if s.miss, err = parseCanonical(where+": state.missing", s.State.Missing); err != nil {
+		return err
+	}
+	for _, ts := range []*TimeSpec{s.Created, s.Deadline} {
+		if ts == nil {
+			continue
+		}
+		if ts.Field == "" {
+			return fmt.Errorf("%s: a timestamp needs a field", where)
+		}
+		switch ts.Unit {
+		case UnitSeconds, UnitMillis, UnitFloatSeconds, UnitRFC3339:
+		default:
+			return fmt.Errorf("%s: timestamp %s: unit must be s, ms, float_s or rfc3339, not %q", where, ts.Field, ts.Unit)
+		}
+	}
+	if s.Defaults.KeyTemplate != "" {
+		if _, err := ParseTemplate(s.Defaults.KeyTemplate); err != nil {
+			return fmt.Errorf("%s: %v", where, err)
+		}
+	}
+	s.fields = make([]string, numSlots)
+	s.fields[slotState] = s.State.Field
+	s.fields[slotFingerprint] = s.Fingerprint
+	s.fields[slotStatus] = s.Status
+	if s.Created != nil {
+		s.fields[slotCreated] = s.Created.Field
+	}
+	if s.Deadline != nil {
+		s.fields[slotDeadline] = s.Deadline.Field
+	}
+	return nil
+}
+
+// mapState maps a stored state value to a canonical state. The returned raw
+// string is the schema's own spelling when it matched, so records share it.
+func (s *Schema) mapState(raw string, present bool) (State, string, bool) {
+	if !present {
+		return s.miss, "", s.miss != StateUnknown
+	}
+	if e, ok := s.exact[raw]; ok {
+		return e.st, e.raw, true
+	}
+	if st, ok := s.folded[strings.ToLower(raw)]; ok {
+		return st, raw, true
+	}
+	return s.other, raw, s.other != StateUnknown
+}
+
+// StoredStates lists the stored values that map to a canonical state, sorted.
+func (s *Schema) StoredStates(st State) []string {
+	var out []string
+	for raw, canon := range s.State.Map {
+		if c, _ := ParseState(canon); c == st {
+			out = append(out, raw)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

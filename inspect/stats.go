@@ -1,0 +1,280 @@
+package inspect
+
+import (
+	"time"
+)
+
+// Stats aggregates records as they stream, in memory bounded by the number
+// of keyspaces and captures, not by the number of records.
+type Stats struct {
+	topN      int
+	total     int64
+	byState   [numStates]int64
+	memByS    [numStates]int64
+	memTotal  int64
+	memKnown  int64
+	flags     [numFlags]int64
+	ttl       [numTTLBuckets + 2]int64 // buckets, then no TTL, then unknown
+	age       *histogram
+	ageUnk    int64
+	keyspaces map[string]*ksStats
+	ksOrder   []string
+	groups    map[string]*topK
+	grpOrder  []string
+	coverage  []Coverage
+}
+
+type ksStats struct {
+	match   string
+	total   int64
+	byState [numStates]int64
+	stale   int64
+	memory  int64
+}
+
+const numTTLBuckets = 8
+
+// ttlBuckets are the upper bounds of the TTL histogram.
+var ttlBuckets = [numTTLBuckets]struct {
+	label string
+	ms    int64
+}{
+	{"1m", 60_000}, {"5m", 300_000}, {"15m", 900_000}, {"1h", 3_600_000},
+	{"6h", 21_600_000}, {"24h", 86_400_000}, {"7d", 604_800_000}, {"inf", 1<<62 - 1},
+}
+
+// NewStats returns an empty aggregate reporting the top n values per capture.
+func NewStats(topN int) *Stats {
+	if topN <= 0 {
+		topN = 10
+	}
+	return &Stats{topN: topN, age: newHistogram(), keyspaces: map[string]*ksStats{}, groups: map[string]*topK{}}
+}
+
+// Add folds a batch into the aggregate.
+func (s *Stats) Add(b Batch) {
+	for i := range b.Records {
+		s.AddRecord(&b.Records[i])
+	}
+}
+
+// AddRecord folds one record into the aggregate.
+func (s *Stats) AddRecord(r *Record) {
+	s.total++
+	s.byState[r.State]++
+	if r.MemoryBytes >= 0 {
+		s.memTotal += r.MemoryBytes
+		s.memKnown++
+		s.memByS[r.State] += r.MemoryBytes
+	}
+	for i, fi := range flagInfos {
+		if r.Flags&fi.Flag != 0 {
+			s.flags[i]++
+		}
+	}
+	switch {
+	case r.TTLms == -1:
+		s.ttl[len(ttlBuckets)]++
+	case r.TTLms < 0:
+		s.ttl[len(ttlBuckets)+1]++
+	default:
+		for i, b := range ttlBuckets {
+			if r.TTLms <= b.ms {
+				s.ttl[i]++
+				break
+			}
+		}
+	}
+	if r.State == StateProcessing {
+		if r.AgeMs >= 0 {
+			s.age.add(r.AgeMs)
+		} else {
+			s.ageUnk++
+		}
+	}
+	if r.Keyspace != nil {
+		ks := s.keyspaces[r.Keyspace.Name]
+		if ks == nil {
+			ks = &ksStats{match: r.Keyspace.Match}
+			s.keyspaces[r.Keyspace.Name] = ks
+			s.ksOrder = append(s.ksOrder, r.Keyspace.Name)
+		}
+		ks.total++
+		ks.byState[r.State]++
+		if r.Stale() {
+			ks.stale++
+		}
+		ks.memory += max(r.MemoryBytes, 0)
+		if r.Groups != nil {
+			for i, name := range r.Keyspace.Template.Names() {
+				t := s.groups[name]
+				if t == nil {
+					t = newTopK(max(1000, 20*s.topN))
+					s.groups[name] = t
+					s.grpOrder = append(s.grpOrder, name)
+				}
+				t.add(r.Groups[i], r.MemoryBytes)
+			}
+		}
+	}
+}
+
+// AddCoverage records how much of a keyspace the scan saw.
+func (s *Stats) AddCoverage(c ...Coverage) { s.coverage = append(s.coverage, c...) }
+
+// Total is the number of records aggregated so far.
+func (s *Stats) Total() int64 { return s.total }
+
+// Report is the cardinality audit, shaped for JSON output.
+type Report struct {
+	Total         int64                  `json:"total"`
+	ByState       map[string]int64       `json:"by_state"`
+	Stale         int64                  `json:"stale"`
+	Flags         map[string]int64       `json:"flags"`
+	MemoryBytes   MemoryReport           `json:"memory_bytes"`
+	TTLHistogram  []TTLBucket            `json:"ttl_histogram"`
+	ProcessingAge AgeReport              `json:"processing_age_ms"`
+	Groups        map[string]GroupReport `json:"groups"`
+	GroupOrder    []string               `json:"-"`
+	Keyspaces     []KeyspaceReport       `json:"keyspaces"`
+	Coverage      []CoverageReport       `json:"coverage"`
+	Complete      bool                   `json:"complete"`
+}
+
+// MemoryReport is memory in total and by state.
+type MemoryReport struct {
+	Total        int64            `json:"total"`
+	KnownRecords int64            `json:"known_records"` // records whose MEMORY USAGE was read
+	ByState      map[string]int64 `json:"by_state"`
+}
+
+// TTLBucket counts records whose remaining TTL is at most LeMs.
+type TTLBucket struct {
+	Le    string `json:"le"` // 1m … 7d, inf, none (no TTL), unknown
+	LeMs  int64  `json:"le_ms,omitempty"`
+	Count int64  `json:"count"`
+}
+
+// AgeReport is the age distribution of processing records.
+type AgeReport struct {
+	Count   int64 `json:"count"`
+	Unknown int64 `json:"unknown"` // processing records whose age cannot be derived
+	P50     int64 `json:"p50"`
+	P90     int64 `json:"p90"`
+	P99     int64 `json:"p99"`
+	Max     int64 `json:"max"`
+}
+
+// GroupReport is the top values of one template capture.
+type GroupReport struct {
+	Distinct      int64        `json:"distinct"`
+	DistinctExact bool         `json:"distinct_exact"`
+	Top           []GroupCount `json:"top"`
+}
+
+// KeyspaceReport is the per-keyspace breakdown.
+type KeyspaceReport struct {
+	Name        string           `json:"name"`
+	Match       Text             `json:"match"`
+	Total       int64            `json:"total"`
+	ByState     map[string]int64 `json:"by_state"`
+	Stale       int64            `json:"stale"`
+	MemoryBytes int64            `json:"memory_bytes"`
+}
+
+// CoverageReport is Coverage shaped for JSON.
+type CoverageReport struct {
+	Keyspace   string  `json:"keyspace"`
+	Match      Text    `json:"match"`
+	Keys       int64   `json:"keys"`
+	Records    int64   `json:"records"`
+	Vanished   int64   `json:"vanished"`
+	Duplicates int64   `json:"duplicates"`
+	DurationMs int64   `json:"duration_ms"`
+	KeysPerSec float64 `json:"keys_per_sec"`
+	Complete   bool    `json:"complete"`
+	Limited    bool    `json:"limited,omitempty"`
+	MemoryOff  bool    `json:"memory_unavailable,omitempty"`
+	Error      string  `json:"error,omitempty"`
+}
+
+func stateMap(v *[numStates]int64) map[string]int64 {
+	m := make(map[string]int64, numStates)
+	for i := range v {
+		m[State(i).String()] = v[i]
+	}
+	return m
+}
+
+// Report snapshots the aggregate.
+func (s *Stats) Report() Report {
+	r := Report{
+		Total:   s.total,
+		ByState: stateMap(&s.byState),
+		Stale:   s.flags[0],
+		Flags:   map[string]int64{},
+		MemoryBytes: MemoryReport{
+			Total: s.memTotal, KnownRecords: s.memKnown, ByState: stateMap(&s.memByS),
+		},
+		Groups:     map[string]GroupReport{},
+		GroupOrder: s.grpOrder,
+		Complete:   true,
+	}
+	for i, fi := range flagInfos {
+		r.Flags[fi.Name] = s.flags[i]
+	}
+	for i, b := range ttlBuckets {
+		ms := b.ms
+		if b.label == "inf" {
+			ms = 0
+		}
+		r.TTLHistogram = append(r.TTLHistogram, TTLBucket{Le: b.label, LeMs: ms, Count: s.ttl[i]})
+	}
+	r.TTLHistogram = append(r.TTLHistogram,
+		TTLBucket{Le: "none", Count: s.ttl[len(ttlBuckets)]},
+		TTLBucket{Le: "unknown", Count: s.ttl[len(ttlBuckets)+1]})
+	r.ProcessingAge = AgeReport{Count: s.age.n, Unknown: s.ageUnk}
+	if s.age.n > 0 {
+		r.ProcessingAge.P50 = s.age.quantile(0.50)
+		r.ProcessingAge.P90 = s.age.quantile(0.90)
+		r.ProcessingAge.P99 = s.age.quantile(0.99)
+		r.ProcessingAge.Max = s.age.max
+	}
+	for _, name := range s.grpOrder {
+		t := s.groups[name]
+		d, exact := t.distinct()
+		r.Groups[name] = GroupReport{Distinct: d, DistinctExact: exact, Top: t.top(s.topN)}
+	}
+	for _, name := range s.ksOrder {
+		k := s.keyspaces[name]
+		r.Keyspaces = append(r.Keyspaces, KeyspaceReport{
+			Name: name, Match: Text(k.match), Total: k.total, ByState: stateMap(&k.byState),
+			Stale: k.stale, MemoryBytes: k.memory,
+		})
+	}
+	for _, c := range s.coverage {
+		cr := CoverageReport{
+			Keyspace: c.Keyspace, Match: Text(c.Match), Keys: c.Keys, Records: c.Records,
+			Vanished: c.Vanished, Duplicates: c.Duplicates, DurationMs: c.Duration.Milliseconds(),
+			KeysPerSec: float64(int64(c.KeysPerSec()*10)) / 10, Complete: c.Complete,
+			Limited: c.Limited, MemoryOff: c.MemoryOff,
+		}
+		if c.Err != nil {
+			cr.Error = c.Err.Error()
+		}
+		if !c.Complete {
+			r.Complete = false
+		}
+		r.Coverage = append(r.Coverage, cr)
+	}
+	return r
+}
+
+// Elapsed sums the scan durations.
+func (r Report) Elapsed() time.Duration {
+	var d time.Duration
+	for _, c := range r.Coverage {
+		d += time.Duration(c.DurationMs) * time.Millisecond
+	}
+	return d
+}

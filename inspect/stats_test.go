@@ -1,0 +1,110 @@
+package inspect
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"testing"
+)
+
+func TestHistogramQuantiles(t *testing.T) {
+	h := newHistogram()
+	rng := rand.New(rand.NewPCG(1, 2))
+	vals := make([]int64, 100_000)
+	for i := range vals {
+		vals[i] = rng.Int64N(10_000_000)
+		h.add(vals[i])
+	}
+	sort.Slice(vals, func(i, j int) bool { return vals[i] < vals[j] })
+	for _, q := range []float64{0.5, 0.9, 0.99} {
+		exact := vals[int(q*float64(len(vals)))-1]
+		got := h.quantile(q)
+		if diff := float64(got-exact) / float64(exact); diff > 0.04 || diff < -0.04 {
+			t.Errorf("p%v: got %d, exact %d (%.1f%% off)", q*100, got, exact, diff*100)
+		}
+	}
+	h.add(1<<63 - 1) // the largest value has a bucket
+	if h.quantile(1) != 1<<63-1 {
+		t.Fatalf("max int64: %d", h.quantile(1))
+	}
+	if h.max != 1<<63-1 || vals[0] < 0 || h.quantile(1) != h.max {
+		t.Errorf("max %d, want %d", h.max, vals[len(vals)-1])
+	}
+	for i := 0; i < histBuckets; i++ { // every bucket's lower bound maps back to it
+		if histIndex(histLower(i)) != i {
+			t.Fatalf("bucket %d: lower %d maps to %d", i, histLower(i), histIndex(histLower(i)))
+		}
+	}
+}
+
+func TestTopKExactThenBounded(t *testing.T) {
+	tk := newTopK(50)
+	for i := range 40 {
+		for range i + 1 {
+			tk.add(fmt.Sprintf("v%d", i), 10)
+		}
+	}
+	top := tk.top(3)
+	if top[0].Value != "v39" || top[0].Count != 40 || top[0].MaxError != 0 || top[0].MemoryBytes != 400 {
+		t.Fatalf("exact top: %+v", top)
+	}
+	if d, exact := tk.distinct(); d != 40 || !exact {
+		t.Fatalf("distinct %d exact %v", d, exact)
+	}
+	// Past capacity: the heavy hitter survives with a count that is an upper bound.
+	tk = newTopK(20)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 50_000 {
+		if i%10 == 0 {
+			tk.add("hot", 1)
+		} else {
+			tk.add(fmt.Sprintf("cold-%d", rng.IntN(10_000)), 1)
+		}
+	}
+	top = tk.top(1)
+	if top[0].Value != "hot" || top[0].Count < 5000 || top[0].Count-top[0].MaxError > 5000 {
+		t.Fatalf("heavy hitter: %+v", top[0])
+	}
+	d, exact := tk.distinct()
+	if exact || d < 9000 || d > 11000 {
+		t.Fatalf("HLL distinct %d (exact %v), want ≈10001", d, exact)
+	}
+}
+
+func TestStatsReport(t *testing.T) {
+	ks := mustKeyspace(t, "atlasmart", nil)
+	s := NewStats(5)
+	recs := []Record{
+		{Keyspace: ks, State: StateProcessing, AgeMs: 40_000, Flags: FlagStale, TTLms: 20_000, MemoryBytes: 100, Groups: []string{"a", "POST:/x", "1"}},
+		{Keyspace: ks, State: StateProcessing, AgeMs: -1, Flags: FlagNoTTL | FlagProcessingNoTTL, TTLms: -1, MemoryBytes: 100, Groups: []string{"a", "POST:/x", "2"}},
+		{Keyspace: ks, State: StateSucceeded, AgeMs: -1, TTLms: 200_000, MemoryBytes: -1, Groups: []string{"b", "POST:/y", "3"}},
+	}
+	s.Add(Batch{Keyspace: ks, Records: recs})
+	r := s.Report()
+	if r.Total != 3 || r.ByState["processing"] != 2 || r.Stale != 1 || r.Flags["processing_no_ttl"] != 1 {
+		t.Fatalf("report %+v", r)
+	}
+	if r.MemoryBytes.Total != 200 || r.MemoryBytes.KnownRecords != 2 || r.MemoryBytes.ByState["processing"] != 200 {
+		t.Fatalf("memory %+v", r.MemoryBytes)
+	}
+	if r.ProcessingAge.Count != 1 || r.ProcessingAge.Unknown != 1 || r.ProcessingAge.Max != 40_000 {
+		t.Fatalf("age %+v", r.ProcessingAge)
+	}
+	if g := r.Groups["principal"]; g.Distinct != 2 || g.Top[0].Value != "a" || g.Top[0].Count != 2 {
+		t.Fatalf("groups %+v", g)
+	}
+	var none, le1m, le5m int64
+	for _, b := range r.TTLHistogram {
+		switch b.Le {
+		case "none":
+			none = b.Count
+		case "1m":
+			le1m = b.Count
+		case "5m":
+			le5m = b.Count
+		}
+	}
+	if none != 1 || le1m != 1 || le5m != 1 {
+		t.Fatalf("ttl histogram %+v", r.TTLHistogram)
+	}
+}

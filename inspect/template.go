@@ -1,0 +1,155 @@
+package inspect
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Template parses keys such as
+//
+//	atlasmart:ch23:idem:{principal}:{endpoint...}:{idem_key}
+//
+// {name} captures one segment (no delimiter inside it); {name...} captures
+// one or more characters and may span delimiters. Captures alias the key.
+type Template struct {
+	src   string
+	delim byte
+	parts []tplPart
+	names []string
+}
+
+type tplPart struct {
+	lit     string // literal text, when capture < 0
+	capture int    // index into names, or -1
+	span    bool   // {name...}
+}
+
+// ParseTemplate compiles a key template. An empty template matches every key
+// and captures nothing.
+func ParseTemplate(src string) (*Template, error) {
+	t := &Template{src: src, delim: ':'}
+	rest := src
+	seen := map[string]bool{}
+	for rest != "" {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			t.parts = append(t.parts, tplPart{lit: rest, capture: -1})
+			break
+		}
+		if i > 0 {
+			t.parts = append(t.parts, tplPart{lit: rest[:i], capture: -1})
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			return nil, fmt.Errorf("key template %q: unclosed '{'", src)
+		}
+		name := rest[i+1 : i+j]
+		span := strings.HasSuffix(name, "...")
+		name = strings.TrimSuffix(name, "...")
+		if !validName(name) {
+			return nil, fmt.Errorf("key template %q: bad capture name %q (letters, digits, _)", src, name)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("key template %q: capture %q appears twice", src, name)
+		}
+		if n := len(t.parts); n > 0 && t.parts[n-1].capture >= 0 {
+			return nil, fmt.Errorf("key template %q: captures must be separated by literal text", src)
+		}
+		if span && t.hasSpan() {
+			return nil, fmt.Errorf("key template %q: at most one {name...} capture", src)
+		}
+		seen[name] = true
+		t.parts = append(t.parts, tplPart{capture: len(t.names), span: span})
+		t.names = append(t.names, name)
+		rest = rest[i+j+1:]
+	}
+	return t, nil
+}
+
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *Template) hasSpan() bool {
+	for _, p := range t.parts {
+		if p.span {
+			return true
+		}
+	}
+	return false
+}
+
+// String returns the template source.
+func (t *Template) String() string { return t.src }
+
+// Names lists the capture names in order.
+func (t *Template) Names() []string {
+	if t == nil {
+		return nil
+	}
+	return t.names
+}
+
+// Empty reports whether the template has no parts.
+func (t *Template) Empty() bool { return t == nil || len(t.parts) == 0 }
+
+// Match returns the captures of key, or ok=false when the key does not fit.
+// The returned strings alias key.
+func (t *Template) Match(key string) (groups []string, ok bool) {
+	if t.Empty() {
+		return nil, true
+	}
+	groups = make([]string, len(t.names))
+	if !t.match(0, key, groups) {
+		return nil, false
+	}
+	return groups, true
+}
+
+// match is a small backtracking matcher: literals must match exactly, a
+// segment capture takes up to the next delimiter, a span capture tries the
+// longest candidate first (so later single-segment captures get one segment).
+func (t *Template) match(pi int, s string, groups []string) bool {
+	if pi == len(t.parts) {
+		return s == ""
+	}
+	p := t.parts[pi]
+	if p.capture < 0 {
+		if !strings.HasPrefix(s, p.lit) {
+			return false
+		}
+		return t.match(pi+1, s[len(p.lit):], groups)
+	}
+	limit := len(s)
+	if !p.span {
+		if i := strings.IndexByte(s, t.delim); i >= 0 {
+			limit = i
+		}
+	}
+	if pi+1 == len(t.parts) { // last part: must take the rest
+		if limit != len(s) || limit == 0 {
+			return false
+		}
+		groups[p.capture] = s
+		return true
+	}
+	next := t.parts[pi+1].lit
+	for end := limit; end >= 1; end-- {
+		if !strings.HasPrefix(s[end:], next) {
+			continue
+		}
+		groups[p.capture] = s[:end]
+		if t.match(pi+1, s[end:], groups) {
+			return true
+		}
+	}
+	return false
+}

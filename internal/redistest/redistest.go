@@ -1,0 +1,172 @@
+// Package redistest starts real redis-server processes on free loopback
+// ports for tests. No mocks: tests talk to the same server operators run.
+package redistest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// InstallHint tells how to get redis-server when it is missing.
+const InstallHint = "redis-server not found in PATH: the tests need a real Redis; install it with `apt-get install -y redis-server` (Debian/Ubuntu) or run `bash .ci/run`"
+
+// Server is one redis-server process.
+type Server struct {
+	Addr string
+	Port int
+	Dir  string
+	cmd  *exec.Cmd
+	once sync.Once
+}
+
+// Start launches redis-server with no persistence on a free loopback port;
+// extra arguments are appended to its command line (e.g. "--maxmemory", "1mb").
+func Start(extra ...string) (*Server, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, errors.New(InstallHint)
+	}
+	var last error
+	for range 5 { // a free port can be taken between probe and bind
+		s, err := start(bin, extra)
+		if err == nil {
+			return s, nil
+		}
+		last = err
+	}
+	return nil, last
+}
+
+func start(bin string, extra []string) (*Server, error) {
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "idemctl-redis-")
+	if err != nil {
+		return nil, err
+	}
+	args := []string{
+		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir,
+		"--logfile", filepath.Join(dir, "redis.log"), "--daemonize", "no",
+	}
+	args = append(args, extra...)
+	cmd := exec.Command(bin, args...)
+	setProcAttr(cmd)
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start redis-server: %w", err)
+	}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Port: port, Dir: dir, cmd: cmd}
+	if err := s.waitReady(10 * time.Second); err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
+		s.Stop()
+		return nil, fmt.Errorf("redis-server on %s did not start: %v\n%s", s.Addr, err, log)
+	}
+	return s, nil
+}
+
+func (s *Server) waitReady(limit time.Duration) error {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, DisableIdentity: true, MaxRetries: -1})
+	defer c.Close()
+	deadline := time.Now().Add(limit)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		err := c.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// FreePort asks the kernel for an unused loopback port.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// URL is the server's redis:// URL for database db.
+func (s *Server) URL(db int) string { return fmt.Sprintf("redis://%s/%d", s.Addr, db) }
+
+// Client returns a client for database db.
+func (s *Server) Client(db int) *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: s.Addr, DB: db, DisableIdentity: true})
+}
+
+// Stop kills the server and removes its directory.
+func (s *Server) Stop() {
+	s.once.Do(func() {
+		if s.cmd != nil && s.cmd.Process != nil {
+			_ = s.cmd.Process.Kill()
+			_ = s.cmd.Wait()
+		}
+		os.RemoveAll(s.Dir)
+	})
+}
+
+// Pid is the server's process id.
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
+
+var shared *Server
+
+// RunMain runs a package's tests against one shared server; call it from
+// TestMain: os.Exit(redistest.RunMain(m)). A missing redis-server fails the
+// run with the install hint, never skips.
+func RunMain(m *testing.M) int {
+	s, err := Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
+		return 1
+	}
+	shared = s
+	defer s.Stop()
+	return m.Run()
+}
+
+// Shared returns the package's server after flushing it, so each test
+// starts from an empty keyspace.
+func Shared(t testing.TB) *Server {
+	t.Helper()
+	if shared == nil {
+		t.Fatal("redistest.Shared: TestMain must call redistest.RunMain")
+	}
+	c := shared.Client(0)
+	defer c.Close()
+	if err := c.FlushAll(context.Background()).Err(); err != nil {
+		t.Fatalf("FLUSHALL: %v", err)
+	}
+	return shared
+}
+
+// Own starts a private server for one test (for tests that stop, pause or
+// reconfigure it) and stops it when the test ends.
+func Own(t testing.TB, extra ...string) *Server {
+	t.Helper()
+	s, err := Start(extra...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}

@@ -1,0 +1,142 @@
+// Package units parses the durations and byte sizes used in flags and config.
+package units
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Duration is a time.Duration that reads "30s", "5m", "1h30m", "2d" or a bare
+// number of seconds.
+type Duration time.Duration
+
+// ParseDuration accepts Go durations plus a "d" (day) suffix and bare seconds.
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, fmt.Errorf("empty duration")
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n < 0 {
+			return 0, fmt.Errorf("negative duration %q", s)
+		}
+		return time.Duration(n) * time.Second, nil
+	}
+	if strings.HasSuffix(s, "d") {
+		n, err := strconv.ParseFloat(strings.TrimSuffix(s, "d"), 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("bad duration %q (want e.g. 30s, 5m, 2h, 1d)", s)
+		}
+		return time.Duration(n * float64(24*time.Hour)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("bad duration %q (want e.g. 30s, 5m, 2h, 1d)", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("negative duration %q", s)
+	}
+	return d, nil
+}
+
+// UnmarshalYAML reads a duration scalar and names the line on error.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want a duration such as 30s or 5m", n.Line)
+	}
+	v, err := ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %v", n.Line, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// D returns the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// ByteSize is a size in bytes that reads "16384", "16KiB", "16KB", "1MiB".
+type ByteSize int64
+
+var sizeSuffixes = []struct {
+	s string
+	m int64
+}{
+	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30},
+	{"kb", 1000}, {"mb", 1000 * 1000}, {"gb", 1000 * 1000 * 1000},
+	{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1},
+}
+
+// ParseByteSize parses a byte size with an optional unit suffix.
+func ParseByteSize(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, suf := range sizeSuffixes {
+		if strings.HasSuffix(t, suf.s) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, suf.s)), suf.m
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(t, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("bad size %q (want e.g. 16384, 16KiB, 1MiB)", s)
+	}
+	return int64(n * float64(mult)), nil
+}
+
+// UnmarshalYAML reads a size scalar and names the line on error.
+func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want a size such as 16KiB", n.Line)
+	}
+	v, err := ParseByteSize(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %v", n.Line, err)
+	}
+	*b = ByteSize(v)
+	return nil
+}
+
+// FormatBytes renders a byte count compactly (1.5KiB, 300MiB).
+func FormatBytes(n int64) string {
+	if n < 0 {
+		return "?"
+	}
+	if n < 1024 {
+		return strconv.FormatInt(n, 10) + "B"
+	}
+	f := float64(n)
+	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
+		f /= 1024
+		if f < 1024 || u == "TiB" {
+			if f < 10 {
+				return strconv.FormatFloat(f, 'f', 1, 64) + u
+			}
+			return strconv.FormatFloat(f, 'f', 0, 64) + u
+		}
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}
+
+// FormatMs renders a millisecond span compactly: 850ms, 42s, 5m03s, 3h12m, 4d02h.
+func FormatMs(ms int64) string {
+	if ms < 0 {
+		return "-"
+	}
+	switch {
+	case ms < 1000:
+		return strconv.FormatInt(ms, 10) + "ms"
+	case ms < 60_000:
+		return fmt.Sprintf("%.1fs", float64(ms)/1000)
+	case ms < 3_600_000:
+		return fmt.Sprintf("%dm%02ds", ms/60_000, ms%60_000/1000)
+	case ms < 86_400_000:
+		return fmt.Sprintf("%dh%02dm", ms/3_600_000, ms%3_600_000/60_000)
+	default:
+		return fmt.Sprintf("%dd%02dh", ms/86_400_000, ms%86_400_000/3_600_000)
+	}
+}

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/pflag"
+
+	"github.com/idemctl/idemctl/config"
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// keyspaceFlags select and tune keyspaces without a config file.
+type keyspaceFlags struct {
+	match             string
+	preset            string
+	schema            string
+	keyspaces         []string
+	keyTemplate       string
+	processingTimeout time.Duration
+	reserveTTL        time.Duration
+	retention         time.Duration
+	largeResponse     int64
+	maxValue          int64
+}
+
+func (k *keyspaceFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&k.match, "match", "", "SCAN MATCH pattern (default: the preset's)")
+	fs.StringVar(&k.preset, "preset", "", "record format preset (see 'idemctl presets')")
+	fs.StringVar(&k.schema, "schema", "", "record schema defined in the config file")
+	fs.StringSliceVar(&k.keyspaces, "keyspace", nil, "keyspace(s) from the config file (default: the profile's)")
+	fs.StringVar(&k.keyTemplate, "key-template", "", "key template, e.g. 'app:{principal}:{endpoint...}:{idem_key}'")
+	fs.Var(durationValue{&k.processingTimeout}, "processing-timeout", "processing records older than this are stale")
+	fs.Var(durationValue{&k.reserveTTL}, "reserve-ttl", "TTL the reserve step sets (age = reserve TTL - remaining TTL)")
+	fs.Var(durationValue{&k.retention}, "retention", "TTL the complete step sets (retry horizon)")
+	fs.Var(sizeValue{&k.largeResponse}, "large-response", "flag replay responses above this size (default 16KiB)")
+	fs.Var(sizeValue{&k.maxValue}, "max-value", "read cap for any single value (default 64KiB)")
+}
+
+func (k *keyspaceFlags) adHoc() bool {
+	return k.match != "" || k.preset != "" || k.schema != ""
+}
+
+// scanFlags tune how hard a scan works the server.
+type scanFlags struct {
+	count      int
+	noMemory   bool
+	maxKeys    int64
+	keysPerSec int
+	pause      time.Duration
+	inFlight   int
+}
+
+func (s *scanFlags) register(fs *pflag.FlagSet) {
+	fs.IntVar(&s.count, "count", 1000, "SCAN COUNT and keys per pipeline")
+	fs.BoolVar(&s.noMemory, "no-memory", false, "skip MEMORY USAGE per key")
+	fs.Int64Var(&s.maxKeys, "max-keys", 0, "stop after this many keys (0: all)")
+	fs.IntVar(&s.keysPerSec, "keys-per-sec", 0, "throttle: at most this many keys per second (0: unthrottled)")
+	fs.Var(durationValue{&s.pause}, "pause", "throttle: sleep this long between SCAN calls")
+	fs.IntVar(&s.inFlight, "in-flight", 2, "pipelines in flight")
+}
+
+// session is everything a command needs to talk to one Redis.
+type session struct {
+	cfg         *config.Config
+	profileName string
+	profile     *config.Profile
+	ep          endpoint
+	client      redis.UniversalClient
+	keyspaces   []*inspect.Keyspace
+	scan        inspect.Options
+	opts        clientOpts
+}
+
+func (s *session) Close() {
+	if s.client != nil {
+		s.client.Close()
+	}
+}
+
+// loadConfig reads --config, $IDEMCTL_CONFIG or the default path (which may
+// be absent).
+func (a *app) loadConfig(path string) (*config.Config, error) {
+	explicit := path != ""
+	if path == "" {
+		path = a.getenv("IDEMCTL_CONFIG")
+		explicit = path != ""
+	}
+	if path == "" {
+		path = config.DefaultPath()
+	}
+	if path == "" {
+		return &config.Config{}, nil
+	}
+	cfg, err := config.Load(path)
+	if errors.Is(err, config.ErrNotFound) && !explicit {
+		return &config.Config{}, nil
+	}
+	if err != nil {
+		return nil, usageErr("config %v", err)
+	}
+	return cfg, nil
+}
+
+// resolveSession resolves config, profile and flags (flags win) and builds
+// the keyspaces, without connecting. needKeyspaces=false is for commands
+// that only write.
+func (a *app) resolveSession(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags, sf *scanFlags, needKeyspaces bool) (*session, error) {
+	cfg, err := a.loadConfig(cf.configPath)
+	if err != nil {
+		return nil, err
+	}
+	name, prof, err := cfg.Profile(cf.profile)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	s := &session{cfg: cfg, profileName: name, profile: prof}
+
+	rawURL, fromFlag := cf.url, cf.url != ""
+	if rawURL == "" {
+		rawURL = prof.URL
+	}
+	if rawURL == "" {
+		rawURL = a.getenv("IDEMCTL_URL")
+	}
+	if rawURL == "" {
+		rawURL = defaultURL
+	}
+	ep, err := parseURL(rawURL)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	if ep.password != "" && fromFlag {
+		fmt.Fprintln(a.stderr, "idemctl: warning: a password in --url is visible in the process list; use --password-env or --password-file")
+	}
+	if ep.password != "" && !fromFlag && cfg.Path != "" {
+		warnReadable(a, cfg.Path)
+	}
+	if u := pick(cf.user, prof.User); u != "" {
+		ep.user = u
+	}
+	pw, err := readPassword(pick(cf.passwordEnv, prof.PasswordEnv), pick(cf.passwordFile, prof.PasswordFile), a.getenv)
+	if err != nil {
+		return nil, err
+	}
+	if pw != "" {
+		ep.password = pw
+	}
+	s.ep = ep
+
+	if sf != nil {
+		s.scan = scanOptions(fs, sf, prof)
+	}
+	if needKeyspaces {
+		if s.keyspaces, err = resolveKeyspaces(fs, cfg, prof, kf); err != nil {
+			return nil, err
+		}
+	}
+	s.opts = clientOpts{
+		ep: ep, tlsCA: pick(cf.tlsCA, prof.TLSCA), tlsInsecure: cf.tlsInsecure || prof.TLSInsecure,
+		dialTimeout: cf.dialTimeout, readTimeout: cf.readTimeout, poolSize: s.scan.InFlight + 2,
+	}
+	if !fs.Changed("dial-timeout") && prof.DialTimeout > 0 {
+		s.opts.dialTimeout = prof.DialTimeout.D()
+	}
+	if !fs.Changed("read-timeout") && prof.ReadTimeout > 0 {
+		s.opts.readTimeout = prof.ReadTimeout.D()
+	}
+	return s, nil
+}
+
+// connect dials the resolved endpoint.
+func (s *session) connect(ctx context.Context, a *app) error {
+	c, err := newClient(ctx, s.opts, a.stderr)
+	if err != nil {
+		return err
+	}
+	s.client = c
+	return nil
+}
+
+// openSession resolves and connects.
+func (a *app) openSession(ctx context.Context, fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags, sf *scanFlags, needKeyspaces bool) (*session, error) {
+	s, err := a.resolveSession(fs, cf, kf, sf, needKeyspaces)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.connect(ctx, a); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func pick(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// warnReadable warns when a config file holding a secret is readable by
+// group or others.
+func warnReadable(a *app, path string) {
+	st, err := os.Stat(path)
+	if err == nil && st.Mode().Perm()&0o077 != 0 {
+		fmt.Fprintf(a.stderr, "idemctl: warning: %s holds a password and is readable by others (mode %04o); chmod 600 it\n", path, st.Mode().Perm())
+	}
+}
+
+func scanOptions(fs *pflag.FlagSet, sf *scanFlags, prof *config.Profile) inspect.Options {
+	o := inspect.Options{
+		Count: sf.count, NoMemory: sf.noMemory, MaxKeys: sf.maxKeys,
+		KeysPerSec: sf.keysPerSec, Pause: sf.pause, InFlight: sf.inFlight,
+	}
+	ps := prof.Scan
+	if !fs.Changed("count") && ps.Count > 0 {
+		o.Count = ps.Count
+	}
+	if !fs.Changed("no-memory") && ps.NoMemory {
+		o.NoMemory = true
+	}
+	if !fs.Changed("max-keys") && ps.MaxKeys > 0 {
+		o.MaxKeys = ps.MaxKeys
+	}
+	if !fs.Changed("keys-per-sec") && ps.KeysPerSec > 0 {
+		o.KeysPerSec = ps.KeysPerSec
+	}
+	if !fs.Changed("pause") && ps.Pause > 0 {
+		o.Pause = ps.Pause.D()
+	}
+	return o
+}
+
+// resolveKeyspaces builds the keyspaces to scan: an ad-hoc one from flags,
+// named ones from the config, or the profile's; per-keyspace flags override.
+func resolveKeyspaces(fs *pflag.FlagSet, cfg *config.Config, prof *config.Profile, kf *keyspaceFlags) ([]*inspect.Keyspace, error) {
+	var out []*inspect.Keyspace
+	switch {
+	case kf.adHoc():
+		if kf.preset != "" && kf.schema != "" {
+			return nil, usageErr("use --preset or --schema, not both")
+		}
+		if kf.preset == "" && kf.schema == "" {
+			return nil, usageErr("--match needs --preset NAME or --schema NAME to decode records (presets: %s)", strings.Join(inspect.PresetNames(), ", "))
+		}
+		var schema *inspect.Schema
+		var err error
+		if kf.preset != "" {
+			schema, err = inspect.Preset(kf.preset)
+		} else {
+			schema, err = cfg.SchemaByName(kf.schema)
+		}
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Name: schema.Name, Match: kf.match, Schema: schema, KeyTemplate: kf.keyTemplate})
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		out = []*inspect.Keyspace{ks}
+	case len(kf.keyspaces) > 0:
+		for _, n := range kf.keyspaces {
+			ks, err := cfg.Keyspace(n)
+			if err != nil {
+				return nil, usageErr("--keyspace: %v", err)
+			}
+			out = append(out, ks)
+		}
+	default:
+		kss, err := cfg.KeyspacesFor(prof)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		out = kss
+	}
+	if len(out) == 0 {
+		return nil, usageErr("no keyspace to inspect: pass --preset NAME (and --match PATTERN), or configure keyspaces (presets: %s)", strings.Join(inspect.PresetNames(), ", "))
+	}
+	for _, ks := range out {
+		if err := applyKeyspaceFlags(fs, ks, kf); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func applyKeyspaceFlags(fs *pflag.FlagSet, ks *inspect.Keyspace, kf *keyspaceFlags) error {
+	if fs.Changed("key-template") {
+		t, err := inspect.ParseTemplate(kf.keyTemplate)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		ks.Template = t
+	}
+	if fs.Changed("processing-timeout") {
+		ks.ProcessingTimeout = kf.processingTimeout
+	}
+	if fs.Changed("reserve-ttl") {
+		ks.ReserveTTL = kf.reserveTTL
+	}
+	if fs.Changed("retention") {
+		ks.Retention = kf.retention
+	}
+	if fs.Changed("large-response") {
+		ks.LargeResponse = kf.largeResponse
+	}
+	if fs.Changed("max-value") {
+		if kf.maxValue < 256 {
+			return usageErr("--max-value must be at least 256 bytes")
+		}
+		ks.MaxValue = kf.maxValue
+	}
+	return nil
+}
