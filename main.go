@@ -40,6 +40,8 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"demo", "try it: the TUI on an embedded Redis with a live simulated application", runDemo},
+		{"ui", "the terminal UI (the default when idemctl runs on a terminal)", runUI},
 		{"scan", "list idempotency records with state, fingerprint, TTL, memory and flags", runScan},
 		{"stats", "cardinality audit: counts by state, flags, memory, TTLs, ages, top groups", runStats},
 		{"seed", "fill a (test) Redis with realistic records, as an application writes them", runSeed},
@@ -81,9 +83,12 @@ func (a *app) run(ctx context.Context, args []string) (code int) {
 			code = exitError
 		}
 	}()
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 && !(a.isTTY && a.inTTY) || len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 		a.usage(a.stdout)
 		return exitOK
+	}
+	if len(args) == 0 || args[0] != "--version" && len(args[0]) > 1 && args[0][0] == '-' {
+		args = append([]string{"ui"}, args...) // idemctl [--profile NAME …] opens the TUI
 	}
 	name, rest := args[0], args[1:]
 	if name == "--version" {

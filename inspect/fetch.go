@@ -16,6 +16,9 @@ type fetcher struct {
 	c     redis.UniversalClient
 	ks    *Keyspace
 	memOn *atomic.Bool // cleared once the server refuses MEMORY USAGE
+	// noSamples is set once the server rejects MEMORY USAGE's SAMPLES
+	// argument (Redis-compatible servers such as miniredis).
+	noSamples atomic.Bool
 }
 
 type fetched struct {
@@ -42,7 +45,11 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 	for i, k := range keys {
 		obs[i] = observed{key: k, mem: -1}
 		pttl[i] = intCmd(ctx, pipe, "pttl", k)
-		if useMem {
+		if useMem && f.noSamples.Load() {
+			mem[i] = redis.NewIntCmd(ctx, "memory", "usage", k)
+			mem[i].SetFirstKeyPos(2)
+			_ = pipe.Process(ctx, mem[i])
+		} else if useMem {
 			mem[i] = redis.NewIntCmd(ctx, "memory", "usage", k, "samples", 0)
 			mem[i].SetFirstKeyPos(2)
 			_ = pipe.Process(ctx, mem[i])
@@ -73,6 +80,7 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 	// Phase B: types of misfits, and the fields of hashes known to be small.
 	pipe = f.c.Pipeline()
 	typ := make([]*redis.StatusCmd, len(keys))
+	memRetry := make([]*redis.IntCmd, len(keys))
 	hm := make([]*hmget, len(keys))
 	needB := false
 	for i := range keys {
@@ -89,6 +97,12 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 				o.mem = v
 			} else if refusedCommand(err) {
 				f.memOn.Store(false)
+			} else if strings.Contains(err.Error(), "syntax error") {
+				f.noSamples.Store(true)
+				memRetry[i] = redis.NewIntCmd(ctx, "memory", "usage", keys[i])
+				memRetry[i].SetFirstKeyPos(2)
+				_ = pipe.Process(ctx, memRetry[i])
+				needB = true
 			}
 		}
 		perr := probe[i].Err()
@@ -135,6 +149,9 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 	needC := false
 	for i := range keys {
 		o := &obs[i]
+		if memRetry[i] != nil && memRetry[i].Err() == nil {
+			o.mem = memRetry[i].Val()
+		}
 		if typ[i] != nil {
 			o.typ = parseKeyType(typ[i].Val())
 			if o.typ == TypeUnknown || typ[i].Val() == "none" {

@@ -29,6 +29,7 @@ type ksStats struct {
 	total   int64
 	byState [numStates]int64
 	stale   int64
+	noTTL   int64
 	memory  int64
 }
 
@@ -103,6 +104,9 @@ func (s *Stats) AddRecord(r *Record) {
 		ks.byState[r.State]++
 		if r.Stale() {
 			ks.stale++
+		}
+		if r.Flags&FlagNoTTL != 0 {
+			ks.noTTL++
 		}
 		ks.memory += max(r.MemoryBytes, 0)
 		if r.Groups != nil {
@@ -179,6 +183,7 @@ type KeyspaceReport struct {
 	Total       int64            `json:"total"`
 	ByState     map[string]int64 `json:"by_state"`
 	Stale       int64            `json:"stale"`
+	NoTTL       int64            `json:"no_ttl"`
 	MemoryBytes int64            `json:"memory_bytes"`
 }
 
@@ -249,7 +254,7 @@ func (s *Stats) Report() Report {
 		k := s.keyspaces[name]
 		r.Keyspaces = append(r.Keyspaces, KeyspaceReport{
 			Name: name, Match: Text(k.match), Total: k.total, ByState: stateMap(&k.byState),
-			Stale: k.stale, MemoryBytes: k.memory,
+			Stale: k.stale, NoTTL: k.noTTL, MemoryBytes: k.memory,
 		})
 	}
 	for _, c := range s.coverage {

@@ -87,6 +87,14 @@ func (t *Template) hasSpan() bool {
 	return false
 }
 
+// Prefix is the literal text every matching key starts with.
+func (t *Template) Prefix() string {
+	if t.Empty() || t.parts[0].capture >= 0 {
+		return ""
+	}
+	return t.parts[0].lit
+}
+
 // String returns the template source.
 func (t *Template) String() string { return t.src }
 

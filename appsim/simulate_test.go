@@ -1,0 +1,166 @@
+package appsim_test
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// start runs the simulator in the background; stop cancels it and returns
+// Run's result, failing the test if Run does not return.
+func start(t *testing.T, sim *appsim.Simulator) (stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sim.Run(ctx) }()
+	t.Cleanup(cancel)
+	return func() error {
+		t.Helper()
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			t.Fatal("Run did not return within 10s of cancel")
+			return nil
+		}
+	}
+}
+
+// waitFor polls cond until it holds or the deadline passes: no tight timing.
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", limit, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// checkKeyspace reads every record back from Redis, checks each is a
+// well-formed lesson record, and returns the counts by stored state.
+func checkKeyspace(t *testing.T, c *redis.Client) (processing, succeeded int64) {
+	t.Helper()
+	ctx := context.Background()
+	iter := c.Scan(ctx, 0, "*", 1000).Iterator()
+	for iter.Next(ctx) {
+		key := iter.Val()
+		if !strings.HasPrefix(key, "atlasmart:ch23:idem:customer-") || !strings.Contains(key, ":sim-") {
+			t.Errorf("unexpected key %q", key)
+		}
+		if typ := c.Type(ctx, key).Val(); typ != "hash" {
+			t.Errorf("%s: type %s, want hash", key, typ)
+			continue
+		}
+		h := c.HGetAll(ctx, key).Val()
+		if !hex64.MatchString(h["fingerprint"]) {
+			t.Errorf("%s: fingerprint %q is not 64 hex digits", key, h["fingerprint"])
+		}
+		ttl := c.TTL(ctx, key).Val()
+		switch h["state"] {
+		case "PROCESSING":
+			processing++
+			if ttl <= 0 || ttl > 60*time.Second {
+				t.Errorf("%s: processing TTL %v, want the reserve TTL (60s)", key, ttl)
+			}
+		case "SUCCEEDED":
+			succeeded++
+			if h["status"] != "201" || !json.Valid([]byte(h["response"])) {
+				t.Errorf("%s: status %q response %q", key, h["status"], h["response"])
+			}
+			if ttl <= 60*time.Second {
+				t.Errorf("%s: succeeded TTL %v, want the retention (300s)", key, ttl)
+			}
+		default:
+			t.Errorf("%s: state %q", key, h["state"])
+		}
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return processing, succeeded
+}
+
+func TestSimulatorKeyspaceMatchesStats(t *testing.T) {
+	c := redistest.Shared(t).Client(0)
+	defer c.Close()
+	sim := appsim.NewSimulator(c, appsim.SimConfig{Rate: 400, CrashRate: 0.3, WorkTime: 100 * time.Millisecond, RandSeed: 1})
+	stop := start(t, sim)
+	time.Sleep(1500 * time.Millisecond)
+	if err := stop(); err != nil {
+		t.Fatalf("Run returned %v on cancel, want nil", err)
+	}
+	st := sim.Stats()
+	t.Logf("stats %+v", st)
+	if st.Started < 20 || st.Completed == 0 || st.Crashed == 0 {
+		t.Fatalf("too little traffic to check anything: %+v", st)
+	}
+	if st.Errors != 0 {
+		t.Errorf("Errors = %d against a healthy server", st.Errors)
+	}
+	if st.Started < st.Completed+st.Crashed {
+		t.Errorf("Started %d < Completed %d + Crashed %d", st.Started, st.Completed, st.Crashed)
+	}
+	processing, succeeded := checkKeyspace(t, c)
+	if succeeded != st.Completed {
+		t.Errorf("SUCCEEDED records %d, Completed %d", succeeded, st.Completed)
+	}
+	if processing < st.Crashed {
+		t.Errorf("PROCESSING records %d < Crashed %d: a crashed request completed", processing, st.Crashed)
+	}
+	if processing+succeeded != st.Started {
+		t.Errorf("%d records, Started %d: retries must not create records", processing+succeeded, st.Started)
+	}
+}
+
+func TestSimulatorRetriesGetConflict(t *testing.T) {
+	c := redistest.Shared(t).Client(0)
+	defer c.Close()
+	sim := appsim.NewSimulator(c, appsim.SimConfig{Rate: 300, RetryRate: 0.6, CrashRate: 0.1, WorkTime: 50 * time.Millisecond, RandSeed: 3})
+	stop := start(t, sim)
+	waitFor(t, 20*time.Second, "a CONFLICT, a duplicate and some completions", func() bool {
+		st := sim.Stats()
+		return st.Conflicts > 0 && st.Duplicates > 0 && st.Completed >= 20
+	})
+	if err := stop(); err != nil {
+		t.Fatalf("Run returned %v on cancel, want nil", err)
+	}
+	st := sim.Stats()
+	t.Logf("stats %+v", st)
+	// A rejected retry changes nothing: the keyspace still holds exactly
+	// the started records, each with its own fingerprint.
+	processing, succeeded := checkKeyspace(t, c)
+	if processing+succeeded != st.Started || succeeded != st.Completed || st.Errors != 0 {
+		t.Errorf("records %d (succeeded %d) vs stats %+v", processing+succeeded, succeeded, st)
+	}
+}
+
+func TestSimulatorSurvivesServerLoss(t *testing.T) {
+	srv := redistest.Own(t)
+	c := srv.Client(0)
+	defer c.Close()
+	sim := appsim.NewSimulator(c, appsim.SimConfig{Rate: 200, WorkTime: 50 * time.Millisecond, RandSeed: 2})
+	stop := start(t, sim)
+	waitFor(t, 10*time.Second, "completions", func() bool { return sim.Stats().Completed > 0 })
+
+	srv.Stop()
+	waitFor(t, 15*time.Second, "errors after the server went away", func() bool { return sim.Stats().Errors > 0 })
+	before := sim.Stats().Errors
+	waitFor(t, 15*time.Second, "the loop to go on after its backoff", func() bool { return sim.Stats().Errors > before })
+
+	if err := stop(); err != nil {
+		t.Fatalf("Run returned %v on cancel, want nil", err)
+	}
+	t.Logf("stats %+v", sim.Stats())
+}

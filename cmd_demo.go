@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/ui"
+)
+
+// Demo timing: long enough reserve TTL that crashed requests stay visible
+// as stale for minutes, a short timeout so they turn stale while you watch.
+const (
+	demoReserveTTL = 2 * time.Minute
+	demoTimeout    = 30 * time.Second
+	demoRetention  = 10 * time.Minute
+)
+
+func runDemo(ctx context.Context, a *app, args []string) error {
+	fs := a.newFlagSet("demo", "[flags]",
+		"Try idemctl with nothing installed: starts an embedded in-process Redis-compatible\n"+
+			"server (miniredis), seeds it with realistic records, runs a simulated application\n"+
+			"that keeps reserving and completing requests — and now and then crashes, leaving\n"+
+			"PROCESSING records that go stale while you watch — and opens the TUI on it with\n"+
+			"writes enabled (a sandbox: nothing leaves this process).")
+	count := fs.Int("count", 3000, "records to seed")
+	rate := fs.Int("rate", 20, "simulated requests per second")
+	crash := fs.Float64("crash-rate", 0.05, "share of simulated requests whose worker crashes")
+	var refresh = 3 * time.Second
+	fs.Var(durationValue{&refresh}, "refresh", "rescan interval")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected argument %q", fs.Arg(0))
+	}
+	if *count < 1 || *rate < 0 || *crash < 0 || *crash > 1 {
+		return usageErr("--count must be positive, --rate ≥ 0, --crash-rate between 0 and 1")
+	}
+	if !a.isTTY || !a.inTTY {
+		return usageErr("the demo opens the terminal UI and needs a terminal")
+	}
+	d, err := startDemo(ctx, *count, *rate, *crash)
+	if err != nil {
+		return err
+	}
+	defer d.stop()
+	return ui.Run(ctx, ui.Options{
+		Client: d.client, Keyspaces: []*inspect.Keyspace{d.ks}, Profile: "demo",
+		Address: "redis://" + d.srv.Addr() + "/0", User: "default", Writes: true, Demo: true, Refresh: refresh,
+	})
+}
+
+// demo is the embedded server, its client, the simulated application and
+// the clock that makes TTLs run down (miniredis only moves time when told).
+type demo struct {
+	srv    *miniredis.Miniredis
+	client redis.UniversalClient
+	ks     *inspect.Keyspace
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func startDemo(ctx context.Context, count, rate int, crash float64) (*demo, error) {
+	srv := miniredis.NewMiniRedis()
+	if err := srv.StartAddr("127.0.0.1:0"); err != nil {
+		return nil, fmt.Errorf("start the embedded Redis: %w", err)
+	}
+	client := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{srv.Addr()}, DisableIdentity: true})
+	schema, err := inspect.Preset("atlasmart")
+	if err != nil {
+		return nil, err
+	}
+	ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Schema: schema, ProcessingTimeout: demoTimeout,
+		ReserveTTL: demoReserveTTL, Retention: demoRetention})
+	if err != nil {
+		return nil, err
+	}
+	plan := func(n int, seed uint64) appsim.Plan {
+		return appsim.Plan{Schema: "atlasmart", Count: n, ReserveTTL: demoReserveTTL, ProcessingTimeout: demoTimeout,
+			Retention: demoRetention, LargeResponse: inspect.DefaultLargeResponse, RandSeed: seed}
+	}
+	// miniredis runs Lua slowly (~1 ms a script): seed a first part now so
+	// the UI opens on data at once, and the rest in the background.
+	first := min(count, 400)
+	if _, err := appsim.Seed(ctx, client, plan(first, 42)); err != nil {
+		srv.Close()
+		return nil, fmt.Errorf("seed the demo: %w", err)
+	}
+	dctx, cancel := context.WithCancel(ctx)
+	d := &demo{srv: srv, client: client, ks: ks, cancel: cancel, done: make(chan struct{})}
+	sim := appsim.NewSimulator(client, appsim.SimConfig{Rate: rate, CrashRate: crash, ReserveTTL: demoReserveTTL, Retention: demoRetention})
+	go func() {
+		defer close(d.done)
+		go sim.Run(dctx)
+		if rest := count - first; rest > 0 {
+			go appsim.Seed(dctx, client, plan(rest, 43))
+		}
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		last := time.Now()
+		for {
+			select {
+			case <-dctx.Done():
+				return
+			case now := <-t.C:
+				srv.FastForward(now.Sub(last)) // let TTLs run down in real time
+				last = now
+			}
+		}
+	}()
+	return d, nil
+}
+
+func (d *demo) stop() {
+	d.cancel()
+	<-d.done
+	d.client.Close()
+	d.srv.Close()
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/idemctl/idemctl/ui"
+)
+
+func runUI(ctx context.Context, a *app, args []string) error {
+	fs := a.newFlagSet("ui", "[flags]",
+		"The terminal UI (also what plain 'idemctl' or 'idemctl --profile NAME' opens):\n"+
+			"live scan, records table with filters and sorting, record detail, stats.\n"+
+			"Press ? inside for every key.")
+	var cf connFlags
+	var kf keyspaceFlags
+	var sf scanFlags
+	cf.register(fs)
+	kf.register(fs)
+	sf.register(fs)
+	var refresh time.Duration
+	fs.Var(durationValue{&refresh}, "refresh", "rescan on its own at this interval (default: only on r)")
+	write := fs.Bool("write", false, "enable guarded writes for this session (or writes: true in the profile)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected argument %q (see 'idemctl ui --help')", fs.Arg(0))
+	}
+	if !a.isTTY || !a.inTTY {
+		return usageErr("the terminal UI needs a terminal; for scripts use 'idemctl scan' or 'idemctl stats'")
+	}
+	s, err := a.openSession(ctx, fs, &cf, &kf, &sf, true)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return ui.Run(ctx, ui.Options{
+		Client: s.client, Keyspaces: s.keyspaces, Scan: s.scan,
+		Profile: s.profileName, Address: s.ep.String(), User: s.ep.user,
+		Writes: *write || s.profile.Writes, Protected: s.profile.Protected, Refresh: refresh,
+	})
+}

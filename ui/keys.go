@@ -1,0 +1,68 @@
+package ui
+
+import "charm.land/bubbles/v2/key"
+
+// KeyMap holds every binding; one value per model, never a global.
+type KeyMap struct {
+	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
+	Open, Back, Quit, Help, NextScreen      key.Binding
+	PrevScreen, Filter, ClearFilter         key.Binding
+	Rescan, Cancel, Sort, SortReverse       key.Binding
+	Processing, Succeeded, Failed           key.Binding
+	Reconciled, Unknown, AllStates          key.Binding
+	StaleOnly, CycleFlag, Reveal            key.Binding
+}
+
+// DefaultKeyMap follows k9s/vim habits.
+func DefaultKeyMap() KeyMap {
+	b := func(keys []string, k, h string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, h))
+	}
+	return KeyMap{
+		Up:          b([]string{"k", "up"}, "↑/k", "up"),
+		Down:        b([]string{"j", "down"}, "↓/j", "down"),
+		PageUp:      b([]string{"pgup", "ctrl+b", "ctrl+u"}, "pgup", "page up"),
+		PageDown:    b([]string{"pgdown", "ctrl+f", "ctrl+d"}, "pgdn", "page down"),
+		Top:         b([]string{"g", "home"}, "g", "top"),
+		Bottom:      b([]string{"G", "end"}, "G", "bottom"),
+		Open:        b([]string{"enter"}, "enter", "open"),
+		Back:        b([]string{"esc"}, "esc", "back / cancel scan"),
+		Quit:        b([]string{"q", "ctrl+c"}, "q", "quit"),
+		Help:        b([]string{"?"}, "?", "help"),
+		NextScreen:  b([]string{"tab"}, "tab", "next screen"),
+		PrevScreen:  b([]string{"shift+tab"}, "shift+tab", "previous screen"),
+		Filter:      b([]string{"/"}, "/", "filter"),
+		ClearFilter: b([]string{"c"}, "c", "clear filters"),
+		Rescan:      b([]string{"r"}, "r", "rescan"),
+		Cancel:      b([]string{"esc"}, "esc", "cancel scan"),
+		Sort:        b([]string{"s"}, "s", "sort column"),
+		SortReverse: b([]string{"S"}, "S", "reverse sort"),
+		Processing:  b([]string{"1"}, "1", "processing"),
+		Succeeded:   b([]string{"2"}, "2", "succeeded"),
+		Failed:      b([]string{"3"}, "3", "failed"),
+		Reconciled:  b([]string{"4"}, "4", "reconciled"),
+		Unknown:     b([]string{"5"}, "5", "unknown"),
+		AllStates:   b([]string{"0"}, "0", "all states"),
+		StaleOnly:   b([]string{"x"}, "x", "stale only"),
+		CycleFlag:   b([]string{"f"}, "f", "cycle flag filter"),
+		Reveal:      b([]string{"v"}, "v", "reveal response"),
+	}
+}
+
+// ShortHelp is the always-visible help line.
+func (k KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Help, k.NextScreen, k.Open, k.Filter, k.StaleOnly, k.Processing, k.Rescan, k.Quit}
+}
+
+// FullHelp is the help overlay, in columns.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Open, k.Back, k.NextScreen, k.PrevScreen, k.Help, k.Quit},
+		{k.Filter, k.ClearFilter, k.StaleOnly, k.CycleFlag, k.Sort, k.SortReverse},
+		{k.Processing, k.Succeeded, k.Failed, k.Reconciled, k.Unknown, k.AllStates},
+		{k.Rescan, k.Reveal},
+	}
+}
+
+type keyBinding = key.Binding

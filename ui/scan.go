@@ -1,0 +1,193 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// batchMsg carries the batches that were waiting when the Cmd ran: the UI
+// renders once per group of batches, never once per key.
+type batchMsg struct {
+	gen     int
+	batches []inspect.Batch
+}
+
+// scanDoneMsg ends a scan.
+type scanDoneMsg struct {
+	gen  int
+	covs []inspect.Coverage
+}
+
+// reconnectMsg retries a failed scan after a backoff.
+type reconnectMsg struct{ gen int }
+
+// refreshMsg starts the periodic rescan.
+type refreshMsg struct{ gen int }
+
+// scanRun is one background scan. Cmds cannot be cancelled, so each run has
+// its own context and generation; messages from older generations are dropped.
+type scanRun struct {
+	gen      int
+	cancel   context.CancelFunc
+	started  time.Time
+	finished time.Time
+	records  int64
+	live     bool // streaming into the visible store (first scan); else into pending
+	pending  *store
+	stats    *inspect.Stats
+	perKS    map[string]int64
+	covs     []inspect.Coverage
+	next     tea.Cmd // re-armed after each batch
+}
+
+const maxCoalesce = 32
+
+// waitBatch blocks for the next batch, then takes whatever else is ready.
+func waitBatch(gen int, ch <-chan inspect.Batch, done <-chan []inspect.Coverage) tea.Cmd {
+	return func() tea.Msg {
+		b, ok := <-ch
+		if !ok {
+			return scanDoneMsg{gen: gen, covs: <-done}
+		}
+		msg := batchMsg{gen: gen, batches: []inspect.Batch{b}}
+		for len(msg.batches) < maxCoalesce {
+			select {
+			case b, ok := <-ch:
+				if !ok {
+					return msg // the next waitBatch sees the close
+				}
+				msg.batches = append(msg.batches, b)
+			default:
+				return msg
+			}
+		}
+		return msg
+	}
+}
+
+// startScan cancels any running scan and starts a new generation. The
+// goroutine gets copies of what it needs, never the model.
+func (m *Model) startScan() tea.Cmd {
+	ctx := m.beginRun()
+	ch := make(chan inspect.Batch, 8)
+	done := make(chan []inspect.Coverage, 1)
+	client, kss, opt := m.opts.Client, m.opts.Keyspaces, m.opts.Scan
+	go func() { done <- inspect.ScanAll(ctx, client, kss, opt, ch) }()
+	m.run.next = waitBatch(m.gen, ch, done)
+	return m.run.next
+}
+
+// beginRun retires the current scan and sets up the next generation: live
+// into the table when it is empty, else into a pending store swapped in at
+// the end so a refresh never blanks the screen.
+func (m *Model) beginRun() context.Context {
+	if m.run != nil && m.run.finished.IsZero() {
+		m.run.cancel()
+	}
+	m.gen++
+	ctx, cancel := context.WithCancel(m.ctx)
+	run := &scanRun{gen: m.gen, cancel: cancel, started: m.now(), stats: inspect.NewStats(10), perKS: map[string]int64{}}
+	run.live = len(m.store.recs) == 0
+	if !run.live {
+		run.pending = &store{f: m.store.f, sortCol: m.store.sortCol, sortDesc: m.store.sortDesc}
+	} else {
+		m.stats = run.stats
+	}
+	m.run = run
+	return ctx
+}
+
+// cancelScan stops the running scan; what it read stays, marked incomplete.
+func (m *Model) cancelScan() {
+	if m.run == nil || !m.run.finished.IsZero() {
+		return
+	}
+	m.run.cancel()
+	m.run.finished = m.now()
+	m.gen++ // drop whatever the cancelled scan still sends
+	m.status = "scan cancelled: showing what was read"
+}
+
+func (m *Model) onBatch(msg batchMsg) {
+	run := m.run
+	target := m.store
+	if !run.live {
+		target = run.pending
+	}
+	for _, b := range msg.batches {
+		target.add(b.Records)
+		run.stats.Add(b)
+		run.records += int64(len(b.Records))
+		run.perKS[b.Keyspace.Name] += int64(len(b.Records))
+		m.serverTimeMs = b.ServerTimeMs
+	}
+	if run.live && target.sortCol != colNone && target.unsorted > 0 && len(target.view) < 200_000 {
+		m.withCursorKept(target.sort)
+	}
+}
+
+// onScanDone swaps a refresh into view (keeping the cursor on its record)
+// and handles failures: keep the last data, mark it stale, retry with backoff.
+func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
+	run := m.run
+	run.finished = m.now()
+	run.covs = msg.covs
+	run.stats.AddCoverage(msg.covs...)
+	var failed error
+	for _, c := range msg.covs {
+		if c.Err != nil && !errors.Is(c.Err, context.Canceled) {
+			failed = c.Err
+		}
+	}
+	if failed != nil {
+		m.dataStale = true
+		m.banner = inspect.Sanitize(oneLine(failed.Error()))
+		m.backoff = nextBackoff(m.backoff)
+		m.status = ""
+		if run.live {
+			m.withCursorKept(m.store.sort)
+		}
+		gen := m.gen
+		return tea.Tick(m.backoff, func(time.Time) tea.Msg { return reconnectMsg{gen: gen} })
+	}
+	m.banner, m.dataStale, m.backoff = "", false, 0
+	if !run.live {
+		key := m.cursorKey()
+		run.pending.sort()
+		m.store = run.pending
+		m.stats = run.stats
+		m.restoreCursor(key)
+	} else {
+		m.withCursorKept(m.store.sort)
+	}
+	m.lastComplete = run.finished
+	m.status = ""
+	if m.opts.Refresh > 0 {
+		gen := m.gen
+		return tea.Tick(m.opts.Refresh, func(time.Time) tea.Msg { return refreshMsg{gen: gen} })
+	}
+	return nil
+}
+
+func nextBackoff(d time.Duration) time.Duration {
+	if d == 0 {
+		return time.Second
+	}
+	return min(d*2, 30*time.Second)
+}
+
+func oneLine(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+func (m *Model) scanning() bool { return m.run != nil && m.run.finished.IsZero() }

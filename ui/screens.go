@@ -1,0 +1,158 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+// overviewView is a row per keyspace: counts by state, stale, no-TTL, memory
+// and scan progress.
+func (m *Model) overviewView() string {
+	s := m.styles
+	rep := m.stats.Report()
+	var b strings.Builder
+	b.WriteString(s.ColHead.Render(fit(fmt.Sprintf("%-14s %8s %8s %8s %6s %6s %6s %8s %s",
+		"KEYSPACE", "RECORDS", "PROCESS", "SUCCEED", "OTHER", "STALE", "NO-TTL", "MEMORY", "SCAN"), m.width)))
+	byName := map[string]inspect.KeyspaceReport{}
+	for _, k := range rep.Keyspaces {
+		byName[k.Name] = k
+	}
+	for _, ks := range m.opts.Keyspaces {
+		k := byName[ks.Name]
+		other := k.Total - k.ByState["processing"] - k.ByState["succeeded"]
+		scan := "…"
+		if m.run != nil {
+			scan = count(m.run.perKS[ks.Name]) + " read"
+			for _, c := range m.run.covs {
+				if c.Keyspace == ks.Name {
+					scan = "complete"
+					if !c.Complete {
+						scan = "INCOMPLETE"
+					}
+				}
+			}
+		}
+		stale := fmt.Sprintf("%6d", k.Stale)
+		if k.Stale > 0 {
+			stale = s.Stale.Render(stale)
+		}
+		b.WriteString("\n")
+		b.WriteString(fmt.Sprintf("%s %8d %8d %8d %6d %s %6s %8s %s", fit(inspect.Sanitize(ks.Name), 14), k.Total,
+			k.ByState["processing"], k.ByState["succeeded"], other, stale, count(k.NoTTL), units.FormatBytes(k.MemoryBytes), scan))
+	}
+	b.WriteString("\n\n")
+	b.WriteString(fmt.Sprintf("all keyspaces: %s records · %s stale · %s processing without TTL · %s no TTL · %s",
+		count(rep.Total), count(rep.Stale), count(rep.Flags["processing_no_ttl"]), count(rep.Flags["no_ttl"]),
+		units.FormatBytes(rep.MemoryBytes.Total)))
+	b.WriteString("\n")
+	for _, ks := range m.opts.Keyspaces {
+		b.WriteString(s.Dim.Render(fmt.Sprintf("\n%s: match %s · schema %s · timeout %s · reserve TTL %s · template %s",
+			inspect.Sanitize(ks.Name), inspect.Sanitize(ks.Match), ks.Schema.Name, units.FormatMs(ks.ProcessingTimeout.Milliseconds()),
+			units.FormatMs(ks.ReserveTTL.Milliseconds()), inspect.Sanitize(ks.Template.String()))))
+	}
+	b.WriteString("\n\n" + s.Dim.Render("enter: records · tab: next screen"))
+	return ansi.Wrap(b.String(), m.width, " ·,")
+}
+
+// statsView is the cardinality audit: states, TTL histogram as bars,
+// processing-age percentiles and the top groups per capture.
+func (m *Model) statsView() string {
+	s := m.styles
+	rep := m.stats.Report()
+	var left, right []string
+	left = append(left, s.Title.Render("STATES"))
+	for _, st := range inspect.AllStates() {
+		n := rep.ByState[st.String()]
+		if n == 0 {
+			continue
+		}
+		left = append(left, fmt.Sprintf("%-11s %9s %9s", s.State[st].Render(fit(st.String(), 11)), count(n), units.FormatBytes(rep.MemoryBytes.ByState[st.String()])))
+	}
+	left = append(left, "", s.Title.Render("FLAGS"))
+	for _, fi := range inspect.AllFlags() {
+		if n := rep.Flags[fi.Name]; n > 0 {
+			left = append(left, fmt.Sprintf("%-19s %9s", fi.Name, count(n)))
+		}
+	}
+	a := rep.ProcessingAge
+	left = append(left, "", s.Title.Render("PROCESSING AGE"),
+		fmt.Sprintf("n %s  p50 %s  p90 %s", count(a.Count), units.FormatMs(a.P50), units.FormatMs(a.P90)),
+		fmt.Sprintf("p99 %s  max %s", units.FormatMs(a.P99), units.FormatMs(a.Max)))
+	if a.Unknown > 0 {
+		left = append(left, s.Dim.Render(fmt.Sprintf("age unknown for %s", count(a.Unknown))))
+	}
+
+	right = append(right, s.Title.Render("TTL LEFT"))
+	var maxN int64
+	for _, bk := range rep.TTLHistogram {
+		maxN = max(maxN, bk.Count)
+	}
+	for _, bk := range rep.TTLHistogram {
+		if bk.Count == 0 {
+			continue
+		}
+		label := "≤" + bk.Le
+		switch bk.Le {
+		case "inf":
+			label = ">7d"
+		case "none":
+			label = "no TTL"
+		}
+		right = append(right, fmt.Sprintf("%-7s %9s %s", label, count(bk.Count), s.Bar.Render(bar(bk.Count, maxN, 18))))
+	}
+	for _, name := range rep.GroupOrder {
+		g := rep.Groups[name]
+		approx := ""
+		if !g.DistinctExact {
+			approx = "≈"
+		}
+		right = append(right, "", s.Title.Render(fmt.Sprintf("TOP %s", strings.ToUpper(inspect.Sanitize(name))))+s.Dim.Render(fmt.Sprintf(" distinct %s%s", approx, count(g.Distinct))))
+		if len(g.Top) > 0 && g.Top[0].Count-g.Top[0].MaxError <= 1 {
+			right = append(right, s.Dim.Render("every value appears about once"))
+			continue
+		}
+		for i, t := range g.Top {
+			if i == 5 {
+				break
+			}
+			right = append(right, fmt.Sprintf("%9s %8s  %s", count(t.Count), units.FormatBytes(t.MemoryBytes), inspect.Sanitize(string(t.Value))))
+		}
+	}
+	return columns(left, right, m.width)
+}
+
+// columns lays two text columns side by side, or stacks them when narrow.
+func columns(left, right []string, width int) string {
+	if width < 90 {
+		return strings.Join(append(append(left, ""), right...), "\n")
+	}
+	lw := 44
+	n := max(len(left), len(right))
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		l, r := "", ""
+		if i < len(left) {
+			l = left[i]
+		}
+		if i < len(right) {
+			r = right[i]
+		}
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(fit(l, lw) + "  " + r)
+	}
+	return b.String()
+}
+
+func bar(n, maxN int64, width int) string {
+	if maxN <= 0 || n <= 0 {
+		return ""
+	}
+	return strings.Repeat("█", max(int(n*int64(width)/maxN), 1))
+}

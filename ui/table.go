@@ -1,0 +1,328 @@
+package ui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+// tableLayout holds column widths, computed on resize, not per frame.
+type tableLayout struct {
+	state, age, ttl, mem, fp, flags, key int
+}
+
+func computeLayout(width int) tableLayout {
+	l := tableLayout{state: 10, age: 7, ttl: 7, mem: 7, fp: 8}
+	if width < 100 {
+		l.fp = 6
+	}
+	fixed := l.state + l.age + l.ttl + l.mem + l.fp + 6 // six separating spaces
+	rest := max(width-fixed, 20)
+	l.flags = min(max(rest/4, 8), 28)
+	l.key = max(rest-l.flags, 8)
+	return l
+}
+
+// flagShort abbreviates flags for the table; the detail screen explains them.
+var flagShort = map[inspect.Flags]string{
+	inspect.FlagStale: "STALE", inspect.FlagProcessingNoTTL: "STUCK", inspect.FlagNoTTL: "nottl",
+	inspect.FlagUnknownState: "state?", inspect.FlagMissingFingerprint: "nofp", inspect.FlagWrongType: "type!",
+	inspect.FlagLargeResponse: "big", inspect.FlagDecodeError: "decode!", inspect.FlagTemplateMismatch: "tpl?",
+	inspect.FlagTruncated: "cut",
+}
+
+func shortFlags(f inspect.Flags) string {
+	if f == 0 {
+		return ""
+	}
+	var parts []string
+	for _, fi := range inspect.AllFlags() {
+		if f&fi.Flag != 0 {
+			parts = append(parts, flagShort[fi.Flag])
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// fit pads or cuts s to exactly w cells (cutting on the right).
+func fit(s string, w int) string {
+	sw := ansi.StringWidth(s)
+	if sw > w {
+		return ansi.Truncate(s, w, "…")
+	}
+	return s + strings.Repeat(" ", w-sw)
+}
+
+// fitLeft pads or cuts s to w cells, keeping its end: key tails tell records apart.
+func fitLeft(s string, w int) string {
+	sw := ansi.StringWidth(s)
+	if sw > w {
+		return ansi.TruncateLeft(s, sw-w+1, "…")
+	}
+	return s + strings.Repeat(" ", w-sw)
+}
+
+// fitMiddle pads or cuts s to w cells, keeping its head and its tail.
+func fitMiddle(s string, w int) string {
+	sw := ansi.StringWidth(s)
+	if sw <= w {
+		return s + strings.Repeat(" ", w-sw)
+	}
+	if w < 8 {
+		return fitLeft(s, w)
+	}
+	head := (w - 1) * 2 / 5
+	return ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, sw-(w-1-head), "")
+}
+
+func fitRight(s string, w int) string {
+	sw := ansi.StringWidth(s)
+	if sw >= w {
+		return ansi.Truncate(s, w, "")
+	}
+	return strings.Repeat(" ", w-sw) + s
+}
+
+func (m *Model) tableHeader() string {
+	l := m.layout
+	arrow := func(c column, name string) string {
+		if m.store.sortCol == c {
+			if m.store.sortDesc {
+				return name + "↓"
+			}
+			return name + "↑"
+		}
+		return name
+	}
+	h := fit(arrow(colState, "STATE"), l.state) + " " + fitRight(arrow(colAge, "AGE"), l.age) + " " +
+		fitRight(arrow(colTTL, "TTL"), l.ttl) + " " + fitRight(arrow(colMemory, "MEM"), l.mem) + " " +
+		fit("FP", l.fp) + " " + fit("FLAGS", l.flags) + " " + fit(arrow(colKey, m.keyTitle()), l.key)
+	return m.styles.ColHead.Render(fit(h, m.width))
+}
+
+// row renders one record; only visible rows are ever rendered.
+func (m *Model) row(r *inspect.Record, selected bool) string {
+	l := m.layout
+	st := fit(r.State.String(), l.state)
+	if !selected {
+		st = m.styles.State[r.State].Render(st)
+	}
+	flags := fit(shortFlags(r.Flags), l.flags)
+	if r.Stale() && !selected {
+		flags = m.styles.Stale.Render(flags)
+	}
+	fp := r.Fingerprint
+	if len(fp) > l.fp {
+		fp = fp[:l.fp]
+	}
+	line := st + " " + fitRight(units.FormatMs(r.AgeMs), l.age) + " " + fitRight(ttlText(r.TTLms), l.ttl) + " " +
+		fitRight(units.FormatBytes(r.MemoryBytes), l.mem) + " " + fit(inspect.Sanitize(fp), l.fp) + " " +
+		flags + " " + fitMiddle(inspect.Sanitize(displayKey(r)), l.key)
+	if selected {
+		return m.styles.Selected.Render(fit(line, m.width))
+	}
+	return line
+}
+
+// displayKey drops the keyspace's constant prefix: the header names it.
+func displayKey(r *inspect.Record) string {
+	if r.Keyspace != nil && r.Groups != nil {
+		return strings.TrimPrefix(r.Key, r.Keyspace.Template.Prefix())
+	}
+	return r.Key
+}
+
+func ttlText(ms int64) string {
+	switch {
+	case ms == -1:
+		return "none"
+	case ms < 0:
+		return "?"
+	}
+	return units.FormatMs(ms)
+}
+
+// keyTitle names the key column, with the prefix the rows leave out.
+func (m *Model) keyTitle() string {
+	if len(m.opts.Keyspaces) == 1 {
+		if p := m.opts.Keyspaces[0].Template.Prefix(); p != "" {
+			return "KEY (" + inspect.Sanitize(p) + "…)"
+		}
+	}
+	return "KEY"
+}
+
+// tableRows is how many records fit under the column header.
+func (m *Model) tableRows() int { return max(m.bodyHeight()-1, 1) }
+
+func (m *Model) recordsView() string {
+	var b strings.Builder
+	b.WriteString(m.tableHeader())
+	rows := m.tableRows()
+	s := m.store
+	if len(s.view) == 0 {
+		b.WriteString("\n")
+		switch {
+		case m.scanning():
+			b.WriteString(m.styles.Dim.Render("  scanning…"))
+		case len(s.recs) == 0:
+			b.WriteString(m.styles.Dim.Render("  no records in these keyspaces"))
+		default:
+			b.WriteString(m.styles.Dim.Render("  no record matches the filter (c clears it)"))
+		}
+		return b.String()
+	}
+	end := min(m.offset+rows, len(s.view))
+	for pos := m.offset; pos < end; pos++ {
+		b.WriteString("\n")
+		b.WriteString(m.row(s.at(pos), pos == m.cursor))
+	}
+	return b.String()
+}
+
+func (m *Model) moveCursor(delta int) {
+	m.cursor += delta
+	m.clampCursor()
+}
+
+// clampCursor keeps the cursor in the view and the window around it.
+func (m *Model) clampCursor() {
+	n := len(m.store.view)
+	m.cursor = min(max(m.cursor, 0), max(n-1, 0))
+	rows := m.tableRows()
+	if m.cursor < m.offset {
+		m.offset = m.cursor
+	}
+	if m.cursor >= m.offset+rows {
+		m.offset = m.cursor - rows + 1
+	}
+	m.offset = min(max(m.offset, 0), max(n-rows, 0))
+}
+
+func (m *Model) cursorKey() string {
+	if r := m.store.at(m.cursor); r != nil {
+		return r.Key
+	}
+	return ""
+}
+
+// restoreCursor puts the cursor back on key after the view changed.
+func (m *Model) restoreCursor(key string) {
+	if key != "" {
+		if pos := m.store.find(key); pos >= 0 {
+			m.cursor = pos
+		}
+	}
+	m.clampCursor()
+}
+
+// withCursorKept runs a view change and keeps the cursor on its record.
+func (m *Model) withCursorKept(change func()) {
+	key := m.cursorKey()
+	change()
+	m.restoreCursor(key)
+}
+
+func (m *Model) setStateFilter(st inspect.State) {
+	f := &m.store.f
+	only := f.states[st]
+	for i := range f.states {
+		f.states[i] = false
+	}
+	f.states[st] = !only // pressing the same state again clears it
+	m.withCursorKept(m.store.rebuild)
+}
+
+func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		m.moveCursor(-1)
+	case key.Matches(msg, k.Down):
+		m.moveCursor(1)
+	case key.Matches(msg, k.PageUp):
+		m.moveCursor(-m.tableRows())
+	case key.Matches(msg, k.PageDown):
+		m.moveCursor(m.tableRows())
+	case key.Matches(msg, k.Top):
+		m.cursor = 0
+		m.clampCursor()
+	case key.Matches(msg, k.Bottom):
+		m.cursor = len(m.store.view) - 1
+		m.clampCursor()
+	case key.Matches(msg, k.Open):
+		return m.openDetail()
+	case key.Matches(msg, k.Filter):
+		m.filtering = true
+		m.input.SetValue(m.store.f.text)
+		m.input.CursorEnd()
+		return m.input.Focus()
+	case key.Matches(msg, k.ClearFilter):
+		m.store.f = filter{}
+		m.input.SetValue("")
+		m.withCursorKept(m.store.rebuild)
+	case key.Matches(msg, k.StaleOnly):
+		m.store.f.stale = !m.store.f.stale
+		m.withCursorKept(m.store.rebuild)
+	case key.Matches(msg, k.CycleFlag):
+		flags := inspect.AllFlags()
+		m.flagCycle = (m.flagCycle + 1) % (len(flags) + 1)
+		m.store.f.flag = 0
+		if m.flagCycle > 0 {
+			m.store.f.flag = flags[m.flagCycle-1].Flag
+		}
+		m.withCursorKept(m.store.rebuild)
+	case key.Matches(msg, k.Sort):
+		m.store.sortCol = (m.store.sortCol + 1) % numSortCols
+		m.store.sortDesc = m.store.sortCol == colAge || m.store.sortCol == colMemory
+		m.withCursorKept(m.store.rebuild)
+	case key.Matches(msg, k.SortReverse):
+		m.store.sortDesc = !m.store.sortDesc
+		m.withCursorKept(m.store.rebuild)
+	case key.Matches(msg, k.Processing):
+		m.setStateFilter(inspect.StateProcessing)
+	case key.Matches(msg, k.Succeeded):
+		m.setStateFilter(inspect.StateSucceeded)
+	case key.Matches(msg, k.Failed):
+		m.setStateFilter(inspect.StateFailed)
+	case key.Matches(msg, k.Reconciled):
+		m.setStateFilter(inspect.StateReconciled)
+	case key.Matches(msg, k.Unknown):
+		m.setStateFilter(inspect.StateUnknown)
+	case key.Matches(msg, k.AllStates):
+		m.store.f.states = [6]bool{}
+		m.withCursorKept(m.store.rebuild)
+	}
+	return nil
+}
+
+// onFilterKey edits the `/` filter; enter applies, esc abandons.
+func (m *Model) onFilterKey(msg tea.KeyPressMsg) tea.Cmd {
+	switch msg.String() {
+	case "enter":
+		text := strings.TrimSpace(m.input.Value())
+		terms, err := parseFilter(text)
+		if err != nil {
+			m.status = "filter: " + inspect.Sanitize(err.Error())
+			return nil
+		}
+		m.filtering = false
+		m.input.Blur()
+		m.store.f.text, m.store.f.terms = text, terms
+		m.status = ""
+		m.withCursorKept(m.store.rebuild)
+		return nil
+	case "esc":
+		m.filtering = false
+		m.input.Blur()
+		return nil
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return cmd
+}

@@ -1,0 +1,296 @@
+// Package ui is idemctl's terminal UI (bubbletea v2): the only package that
+// imports charm.land. It renders what inspect/ streams and never talks to
+// Redis except through inspect/.
+package ui
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// Options is what the TUI needs from main: a connected client, the
+// keyspaces, and the context shown in the header.
+type Options struct {
+	Client    redis.UniversalClient
+	Keyspaces []*inspect.Keyspace
+	Scan      inspect.Options
+	Profile   string
+	Address   string // already redacted
+	User      string
+	Writes    bool
+	Protected bool
+	Demo      bool
+	Refresh   time.Duration // 0: rescan only on r
+	NoColor   bool
+	Now       func() time.Time // tests fix the clock
+}
+
+type screen int
+
+const (
+	screenOverview screen = iota
+	screenRecords
+	screenStats
+	numScreens
+	screenDetail // entered from records, not part of the tab cycle
+)
+
+var screenNames = [...]string{"Overview", "Records", "Stats"}
+
+// Model is the root bubbletea model. Update routes: dialog/input first,
+// then global keys, then the focused screen.
+type Model struct {
+	ctx    context.Context
+	opts   Options
+	keys   KeyMap
+	styles Styles
+	help   help.Model
+	dark   bool
+
+	width, height int
+	layout        tableLayout
+
+	screen   screen
+	showHelp bool
+
+	gen          int
+	run          *scanRun
+	store        *store
+	stats        *inspect.Stats
+	serverTimeMs int64
+	lastComplete time.Time
+
+	banner    string
+	dataStale bool
+	backoff   time.Duration
+	status    string
+
+	cursor, offset int
+	scroll         int // overview and stats screens
+	input          textinput.Model
+	filtering      bool
+	flagCycle      int
+
+	detail *detailState
+	vp     viewport.Model
+}
+
+// New builds the model; Init starts the first scan.
+func New(ctx context.Context, opts Options) *Model {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if os.Getenv("NO_COLOR") != "" {
+		opts.NoColor = true
+	}
+	in := textinput.New()
+	in.Prompt = "/ "
+	in.Placeholder = "key text, glob*, principal=customer-42, state=processing, flag=no_ttl, stale"
+	in.CharLimit = 256
+	m := &Model{
+		ctx: ctx, opts: opts, keys: DefaultKeyMap(), help: help.New(), dark: true,
+		store: &store{}, stats: inspect.NewStats(10), input: in, screen: screenRecords,
+		width: 80, height: 24,
+	}
+	if len(opts.Keyspaces) > 1 {
+		m.screen = screenOverview
+	}
+	m.styles = NewStyles(true, opts.NoColor)
+	m.help.Styles = help.DefaultStyles(true)
+	m.resize(80, 24)
+	return m
+}
+
+func (m *Model) now() time.Time { return m.opts.Now() }
+
+// tickMsg drives the elapsed-time and TTL countdown displays.
+type tickMsg time.Time
+
+func tick() tea.Cmd {
+	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// Init starts the first scan, the clock, and asks for the background colour.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(m.startScan(), tick(), tea.RequestBackgroundColor)
+}
+
+// Update handles one message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.resize(msg.Width, msg.Height)
+		return m, nil
+	case tea.BackgroundColorMsg:
+		m.dark = msg.IsDark()
+		m.styles = NewStyles(m.dark, m.opts.NoColor)
+		m.help.Styles = help.DefaultStyles(m.dark)
+		return m, nil
+	case batchMsg:
+		if msg.gen != m.gen {
+			return m, nil // a cancelled or superseded scan
+		}
+		m.onBatch(msg)
+		return m, m.rearm()
+	case scanDoneMsg:
+		if msg.gen != m.gen {
+			return m, nil
+		}
+		return m, m.onScanDone(msg)
+	case reconnectMsg, refreshMsg:
+		if g := genOf(msg); g == m.gen && !m.scanning() {
+			return m, m.startScan()
+		}
+		return m, nil
+	case detailMsg:
+		m.onDetail(msg)
+		return m, nil
+	case tickMsg:
+		if m.screen == screenDetail {
+			m.renderDetail()
+		}
+		return m, tick()
+	case tea.KeyPressMsg:
+		return m, m.onKey(msg)
+	case tea.MouseWheelMsg:
+		return m, m.onWheel(msg)
+	}
+	if m.filtering {
+		var cmd tea.Cmd
+		m.input, cmd = m.input.Update(msg)
+		return m, cmd
+	}
+	return m, nil
+}
+
+func genOf(msg tea.Msg) int {
+	switch v := msg.(type) {
+	case reconnectMsg:
+		return v.gen
+	case refreshMsg:
+		return v.gen
+	}
+	return -1
+}
+
+// rearm waits for the next batch of the running scan.
+func (m *Model) rearm() tea.Cmd { return m.run.next }
+
+func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
+	if msg.String() == "ctrl+c" {
+		m.shutdown()
+		return tea.Quit
+	}
+	if m.filtering {
+		return m.onFilterKey(msg)
+	}
+	if m.showHelp {
+		m.showHelp = false // any key closes the overlay
+		return nil
+	}
+	if m.screen == screenDetail {
+		return m.onDetailKey(msg)
+	}
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		m.shutdown()
+		return tea.Quit
+	case key.Matches(msg, k.Help):
+		m.showHelp = true
+		return nil
+	case key.Matches(msg, k.NextScreen):
+		m.screen, m.scroll = (m.screen+1)%numScreens, 0
+		return nil
+	case key.Matches(msg, k.PrevScreen):
+		m.screen, m.scroll = (m.screen+numScreens-1)%numScreens, 0
+		return nil
+	case key.Matches(msg, k.Rescan):
+		m.status = "rescanning…"
+		return m.startScan()
+	case key.Matches(msg, k.Cancel):
+		m.cancelScan()
+		return nil
+	}
+	switch m.screen {
+	case screenRecords:
+		return m.onRecordsKey(msg)
+	case screenOverview, screenStats:
+		switch {
+		case key.Matches(msg, k.Open) && m.screen == screenOverview:
+			m.screen = screenRecords
+		case key.Matches(msg, k.Up):
+			m.scroll--
+		case key.Matches(msg, k.Down):
+			m.scroll++
+		case key.Matches(msg, k.PageUp):
+			m.scroll -= m.bodyHeight()
+		case key.Matches(msg, k.PageDown):
+			m.scroll += m.bodyHeight()
+		case key.Matches(msg, k.Top):
+			m.scroll = 0
+		}
+	}
+	return nil
+}
+
+func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
+	delta := 3
+	if msg.Button == tea.MouseWheelUp {
+		delta = -3
+	}
+	switch m.screen {
+	case screenRecords:
+		m.moveCursor(delta)
+	case screenDetail:
+		if delta < 0 {
+			m.vp.ScrollUp(-delta)
+		} else {
+			m.vp.ScrollDown(delta)
+		}
+	}
+	return nil
+}
+
+// shutdown stops background work before quitting.
+func (m *Model) shutdown() {
+	if m.run != nil {
+		m.run.cancel()
+	}
+}
+
+func (m *Model) resize(w, h int) {
+	m.width, m.height = max(w, 20), max(h, 6)
+	m.layout = computeLayout(m.width)
+	m.help.SetWidth(m.width)
+	m.input.SetWidth(max(m.width-4, 10))
+	m.vp.SetWidth(m.width)
+	m.vp.SetHeight(max(m.bodyHeight(), 1))
+	m.clampCursor()
+	if m.screen == screenDetail {
+		m.renderDetail()
+	}
+}
+
+// Run starts the program and returns when the operator quits. bubbletea
+// restores the terminal on every exit path, a panic included.
+func Run(ctx context.Context, opts Options) error {
+	m := New(ctx, opts)
+	p := tea.NewProgram(m, tea.WithContext(ctx))
+	_, err := p.Run()
+	m.shutdown()
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}

@@ -1,0 +1,343 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/idemctl/idemctl/inspect"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+var clock = time.Date(2026, 12, 2, 3, 14, 15, 0, time.UTC)
+
+func testKeyspace(t testing.TB) *inspect.Keyspace {
+	t.Helper()
+	s, err := inspect.Preset("atlasmart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Schema: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ks
+}
+
+// fixture builds n deterministic records in the lesson's format.
+func fixture(ks *inspect.Keyspace, n int) []inspect.Record {
+	eps := []string{"POST:/orders", "POST:/payments", "PUT:/carts/items"}
+	out := make([]inspect.Record, n)
+	for i := range out {
+		key := fmt.Sprintf("atlasmart:ch23:idem:customer-%d:%s:req-%05d", i%7+1, eps[i%3], i)
+		g, _ := ks.Template.Match(key)
+		r := inspect.Record{Key: key, Keyspace: ks, Groups: g, Type: inspect.TypeHash, MemoryBytes: 232 + int64(i%5)*16,
+			Fingerprint: fmt.Sprintf("%064x", i*7919), AgeMs: -1, ResponseLen: -1}
+		switch i % 10 {
+		case 0, 1:
+			r.State, r.RawState, r.TTLms = inspect.StateProcessing, "PROCESSING", 20_000-int64(i%9)*100
+			r.AgeMs, r.AgeSource, r.Flags = 60_000-r.TTLms, inspect.AgeTTL, inspect.FlagStale
+		case 2:
+			r.State, r.RawState, r.TTLms = inspect.StateProcessing, "PROCESSING", -1
+			r.Flags = inspect.FlagNoTTL | inspect.FlagProcessingNoTTL
+		case 3:
+			r.State, r.RawState, r.TTLms = inspect.StateProcessing, "PROCESSING", 55_000
+			r.AgeMs, r.AgeSource = 5_000, inspect.AgeTTL
+		default:
+			r.State, r.RawState, r.TTLms, r.Status, r.ResponseLen = inspect.StateSucceeded, "SUCCEEDED", 250_000-int64(i), 201, 51
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// newTestModel is a model fed by hand: no Redis, a fixed clock, no colour.
+func newTestModel(t testing.TB, w, h int, recs []inspect.Record) *Model {
+	t.Helper()
+	ks := recs[0].Keyspace
+	m := New(context.Background(), Options{Keyspaces: []*inspect.Keyspace{ks}, Profile: "local",
+		Address: "redis://127.0.0.1:6379/0", User: "default", NoColor: true, Now: func() time.Time { return clock }})
+	m.resize(w, h)
+	m.beginRun()
+	for i := 0; i < len(recs); i += 1000 {
+		b := inspect.Batch{Keyspace: ks, Records: recs[i:min(i+1000, len(recs))], ServerTimeMs: clock.UnixMilli()}
+		m.Update(batchMsg{gen: m.gen, batches: []inspect.Batch{b}})
+	}
+	m.Update(scanDoneMsg{gen: m.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Keys: int64(len(recs)), Records: int64(len(recs)), Complete: true}}})
+	return m
+}
+
+func press(m *Model, keys ...string) {
+	for _, k := range keys {
+		var msg tea.KeyPressMsg
+		switch k {
+		case "enter":
+			msg = tea.KeyPressMsg{Code: tea.KeyEnter}
+		case "esc":
+			msg = tea.KeyPressMsg{Code: tea.KeyEscape}
+		case "tab":
+			msg = tea.KeyPressMsg{Code: tea.KeyTab}
+		case "pgdown":
+			msg = tea.KeyPressMsg{Code: tea.KeyPgDown}
+		default:
+			r := []rune(k)[0]
+			msg = tea.KeyPressMsg{Code: r, Text: k}
+		}
+		m.Update(msg)
+	}
+}
+
+func typeText(m *Model, s string) {
+	for _, r := range s {
+		m.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+}
+
+func screenText(m *Model) string { return ansi.Strip(m.View().Content) }
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./ui -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from golden:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func checkFrame(t *testing.T, m *Model) {
+	t.Helper()
+	lines := strings.Split(screenText(m), "\n")
+	if len(lines) != m.height {
+		t.Fatalf("frame has %d lines, terminal %d", len(lines), m.height)
+	}
+	for i, l := range lines {
+		if w := ansi.StringWidth(l); w > m.width {
+			t.Fatalf("line %d is %d cells wide (terminal %d): %q", i, w, m.width, l)
+		}
+	}
+}
+
+func TestRecordsScreenGolden(t *testing.T) {
+	m := newTestModel(t, 80, 24, fixture(testKeyspace(t), 60))
+	checkFrame(t, m)
+	golden(t, "records_80x24", screenText(m))
+	m.resize(160, 40)
+	checkFrame(t, m)
+	golden(t, "records_160x40", screenText(m))
+}
+
+// The issue's path: filter to stale records, open one, read why it is stale
+// and how its age was derived.
+func TestFilterStaleOpenDetail(t *testing.T) {
+	m := newTestModel(t, 80, 24, fixture(testKeyspace(t), 60))
+	press(m, "x", "s")
+	if got := len(m.store.view); got != 12 {
+		t.Fatalf("stale filter shows %d records, want 12", got)
+	}
+	checkFrame(t, m)
+	golden(t, "stale_sorted_80x24", screenText(m))
+	press(m, "j", "enter")
+	if m.screen != screenDetail || m.detail == nil {
+		t.Fatal("enter did not open the detail screen")
+	}
+	r := m.detail.scanned
+	d := inspect.Detail{Record: r, FieldCount: 2, Encoding: "listpack", Fields: []inspect.Field{
+		{Name: "fingerprint", Value: r.Fingerprint, Len: 64}, {Name: "state", Value: "PROCESSING", Len: 10}}}
+	m.Update(detailMsg{key: "someone else", d: d}) // stale reply: ignored
+	if m.detail.d != nil {
+		t.Fatal("applied a detail reply for another key")
+	}
+	m.Update(detailMsg{key: r.Key, d: d})
+	text := screenText(m)
+	for _, want := range []string{"STALE", "from the TTL: reserve TTL 1m00s", "longer than the processing timeout 30.0s",
+		"encoding listpack", "principal=customer-", "FIELDS (2 of 2)"} {
+		if !strings.Contains(strings.Join(strings.Fields(text), " "), want) {
+			t.Errorf("detail lacks %q:\n%s", want, text)
+		}
+	}
+	checkFrame(t, m)
+	golden(t, "detail_stale_80x24", text)
+	clock = clock.Add(3 * time.Second) // the TTL counts down live
+	m.Update(tickMsg(clock))
+	if !strings.Contains(screenText(m), "16.") && !strings.Contains(screenText(m), "17.") {
+		t.Errorf("TTL did not count down:\n%s", screenText(m))
+	}
+	clock = clock.Add(-3 * time.Second)
+	press(m, "esc")
+	if m.screen != screenRecords {
+		t.Fatal("esc did not go back")
+	}
+}
+
+func TestResponseRedactedUntilRevealed(t *testing.T) {
+	recs := fixture(testKeyspace(t), 10)
+	m := newTestModel(t, 100, 30, recs)
+	m.cursor = 4 // a succeeded record
+	press(m, "enter")
+	r := m.detail.scanned
+	resp := `{"order_id":"ord-SECRET-42"}`
+	m.Update(detailMsg{key: r.Key, d: inspect.Detail{Record: r, FieldCount: 3, Fields: []inspect.Field{
+		{Name: "response", Value: resp, Len: int64(len(resp))}, {Name: "state", Value: "SUCCEEDED", Len: 9}}}})
+	if text := screenText(m); strings.Contains(text, "SECRET") || !strings.Contains(text, "redacted") {
+		t.Fatalf("response not redacted:\n%s", text)
+	}
+	press(m, "v")
+	if text := screenText(m); !strings.Contains(text, `"order_id": "ord-SECRET-42"`) {
+		t.Fatalf("revealed response not pretty-printed:\n%s", text)
+	}
+}
+
+func TestFilterInputAndHotkeys(t *testing.T) {
+	m := newTestModel(t, 80, 24, fixture(testKeyspace(t), 70))
+	press(m, "/")
+	typeText(m, "principal=customer-2 endpoint=POST:/orders")
+	press(m, "enter")
+	for pos := range m.store.view {
+		r := m.store.at(pos)
+		if r.Group("principal") != "customer-2" || r.Group("endpoint") != "POST:/orders" {
+			t.Fatalf("filter let through %s", r.Key)
+		}
+	}
+	if len(m.store.view) == 0 {
+		t.Fatal("capture filter matched nothing")
+	}
+	press(m, "c", "1")
+	if n := len(m.store.view); n != 28 {
+		t.Fatalf("processing hotkey: %d, want 28", n)
+	}
+	press(m, "1")           // again: off
+	press(m, "f", "f", "f") // third flag: processing_no_ttl
+	if n := len(m.store.view); n != 7 {
+		t.Fatalf("flag cycle to processing_no_ttl: %d, want 7", n)
+	}
+	press(m, "c", "/")
+	typeText(m, "*req-0006?")
+	press(m, "enter")
+	if n := len(m.store.view); n != 10 {
+		t.Fatalf("glob: %d, want 10", n)
+	}
+	press(m, "c", "/")
+	typeText(m, "state=nonsense")
+	press(m, "enter")
+	if !m.filtering || !strings.Contains(m.status, "unknown state") {
+		t.Fatalf("a bad filter should stay open with an error: filtering=%v status=%q", m.filtering, m.status)
+	}
+	press(m, "esc")
+	press(m, "G")
+	if m.cursor != len(m.store.view)-1 {
+		t.Fatalf("G: cursor %d of %d", m.cursor, len(m.store.view))
+	}
+	press(m, "g", "pgdown")
+	if m.cursor != m.tableRows() {
+		t.Fatalf("pgdown: cursor %d", m.cursor)
+	}
+}
+
+func TestScreensHelpAndHostileText(t *testing.T) {
+	recs := fixture(testKeyspace(t), 30)
+	recs[0].Key = "atlasmart:ch23:idem:\x1b]52;c;ZXZpbA==\x07:POST:/x:\xff\x9b"
+	recs[0].Groups = nil
+	recs[0].Flags |= inspect.FlagTemplateMismatch
+	recs[0].Fingerprint = "\x1b[2J"
+	m := newTestModel(t, 80, 24, recs)
+	raw := m.View().Content
+	if strings.Contains(raw, "\x07") || strings.Contains(raw, "\x1b]52") || strings.Contains(raw, "\x1b[2J") {
+		t.Fatalf("raw control sequence from Redis reached the terminal: %q", raw)
+	}
+	m.resize(200, 24)
+	if !strings.Contains(screenText(m), `\x1b]52;c;ZXZpbA==\x07`) {
+		t.Fatalf("hostile key not shown escaped:\n%s", screenText(m))
+	}
+	m.resize(80, 24)
+	press(m, "?")
+	checkFrame(t, m)
+	golden(t, "help_80x24", screenText(m))
+	press(m, "q") // any key closes help, not quit
+	if m.showHelp {
+		t.Fatal("help still open")
+	}
+	press(m, "tab")
+	checkFrame(t, m)
+	golden(t, "stats_80x24", screenText(m))
+	press(m, "tab")
+	golden(t, "overview_80x24", screenText(m))
+}
+
+func TestStaleGenerationsAndFaults(t *testing.T) {
+	ks := testKeyspace(t)
+	m := newTestModel(t, 80, 24, fixture(ks, 20))
+	old := m.gen
+	m.beginRun() // a refresh: fills a pending store
+	m.Update(batchMsg{gen: old, batches: []inspect.Batch{{Keyspace: ks, Records: fixture(ks, 500)}}})
+	if len(m.store.recs) != 20 || m.run.pending == nil || len(m.run.pending.recs) != 0 {
+		t.Fatal("a result from an old generation was applied")
+	}
+	m.cursor = 5
+	key := m.cursorKey()
+	fresh := fixture(ks, 40)
+	m.Update(batchMsg{gen: m.gen, batches: []inspect.Batch{{Keyspace: ks, Records: fresh}}})
+	if len(m.store.recs) != 20 {
+		t.Fatal("a refresh must not replace the table until it completes")
+	}
+	m.Update(scanDoneMsg{gen: m.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Complete: true}}})
+	if len(m.store.recs) != 40 || m.cursorKey() != key {
+		t.Fatalf("after refresh: %d records, cursor on %q want %q", len(m.store.recs), m.cursorKey(), key)
+	}
+	// Connection lost mid-scan: banner, data kept and marked stale, retry scheduled.
+	m.beginRun()
+	_, cmd := m.Update(scanDoneMsg{gen: m.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Err: errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")}}})
+	if cmd == nil || !m.dataStale || len(m.store.recs) != 40 {
+		t.Fatalf("fault: cmd %v stale %v records %d", cmd != nil, m.dataStale, len(m.store.recs))
+	}
+	text := screenText(m)
+	if !strings.Contains(text, "connection problem") || !strings.Contains(text, "(stale)") {
+		t.Fatalf("no fault banner:\n%s", text)
+	}
+	checkFrame(t, m)
+	// Esc cancels a running scan; its late results are dropped.
+	m.beginRun()
+	gen := m.gen
+	press(m, "esc")
+	m.Update(batchMsg{gen: gen, batches: []inspect.Batch{{Keyspace: ks, Records: fixture(ks, 5)}}})
+	if m.scanning() || len(m.run.pending.recs) != 0 || !strings.Contains(m.status, "cancelled") {
+		t.Fatalf("cancel: scanning %v status %q", m.scanning(), m.status)
+	}
+}
+
+// Rendering cost must not depend on how many records are loaded.
+func BenchmarkRender1M(b *testing.B) {
+	ks := testKeyspace(b)
+	base := fixture(ks, 1000)
+	recs := make([]inspect.Record, 1_000_000)
+	for i := range recs {
+		recs[i] = base[i%1000]
+	}
+	m := newTestModel(b, 120, 40, recs)
+	m.cursor = 500_000
+	m.clampCursor()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		_ = m.View()
+	}
+}
