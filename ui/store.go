@@ -2,6 +2,7 @@ package ui
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 
 	"github.com/idemctl/idemctl/inspect"
@@ -16,11 +17,13 @@ const (
 	colAge
 	colTTL
 	colMemory
+	colFingerprint
+	colFlags
 	colKey
 	numSortCols
 )
 
-var columnNames = [...]string{"scan order", "state", "age", "ttl", "memory", "key"}
+var columnNames = [...]string{"scan order", "state", "age", "ttl", "memory", "fingerprint", "flags", "key"}
 
 // store holds the scanned records and the filtered, sorted view over them.
 // The view is a slice of indices, so filtering and sorting never copy records.
@@ -87,6 +90,10 @@ func compareBy(col column, a, b *inspect.Record) int {
 		return cmp.Compare(ttlOrder(a.TTLms), ttlOrder(b.TTLms))
 	case colMemory:
 		return cmp.Compare(a.MemoryBytes, b.MemoryBytes)
+	case colFingerprint:
+		return cmp.Compare(a.Fingerprint, b.Fingerprint)
+	case colFlags:
+		return cmp.Compare(bits.OnesCount32(uint32(a.Flags)), bits.OnesCount32(uint32(b.Flags)))
 	case colKey:
 		return cmp.Compare(a.Key, b.Key)
 	}

@@ -101,7 +101,7 @@ func (m *Model) tableHeader() string {
 	}
 	h := fit(arrow(colState, "STATE"), l.state) + " " + fitRight(arrow(colAge, "AGE"), l.age) + " " +
 		fitRight(arrow(colTTL, "TTL"), l.ttl) + " " + fitRight(arrow(colMemory, "MEM"), l.mem) + " " +
-		fit("FP", l.fp) + " " + fit("FLAGS", l.flags) + " " + fit(arrow(colKey, m.keyTitle()), l.key)
+		fit(arrow(colFingerprint, "FP"), l.fp) + " " + fit(arrow(colFlags, "FLAGS"), l.flags) + " " + fit(arrow(colKey, m.keyTitle()), l.key)
 	return m.styles.ColHead.Render(fit(h, m.width))
 }
 
@@ -279,7 +279,7 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.withCursorKept(m.store.rebuild)
 	case key.Matches(msg, k.Sort):
 		m.store.sortCol = (m.store.sortCol + 1) % numSortCols
-		m.store.sortDesc = m.store.sortCol == colAge || m.store.sortCol == colMemory
+		m.store.sortDesc = m.store.sortCol == colAge || m.store.sortCol == colMemory || m.store.sortCol == colFlags
 		m.withCursorKept(m.store.rebuild)
 	case key.Matches(msg, k.SortReverse):
 		m.store.sortDesc = !m.store.sortDesc
