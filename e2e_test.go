@@ -50,7 +50,9 @@ func (s *tmuxSession) tmux(args ...string) string {
 
 func (s *tmuxSession) screen() string { return s.tmux("capture-pane", "-p", "-t", s.name) }
 
-func (s *tmuxSession) send(keys ...string) { s.tmux(append([]string{"send-keys", "-t", s.name}, keys...)...) }
+func (s *tmuxSession) send(keys ...string) {
+	s.tmux(append([]string{"send-keys", "-t", s.name}, keys...)...)
+}
 
 // waitFor polls the screen until every want is on it.
 func (s *tmuxSession) waitFor(what string, want ...string) string {
