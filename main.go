@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 )
@@ -44,6 +45,9 @@ func commands() []command {
 		{"ui", "the terminal UI (the default when idemctl runs on a terminal)", runUI},
 		{"scan", "list idempotency records with state, fingerprint, TTL, memory and flags", runScan},
 		{"stats", "cardinality audit: counts by state, flags, memory, TTLs, ages, top groups", runStats},
+		{"expire", "guarded write: new TTL, or delete (--ttl 0)", runExpire},
+		{"fail", "guarded write: force-fail processing records", runFail},
+		{"reconcile", "guarded write: mark records reconciled with the source of truth", runReconcile},
 		{"seed", "fill a (test) Redis with realistic records, as an application writes them", runSeed},
 		{"presets", "list the built-in record formats", runPresets},
 		{"version", "print the version", runVersion},
@@ -69,10 +73,8 @@ type silentLogger struct{}
 
 func (silentLogger) Printf(context.Context, string, ...any) {}
 
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal asks the kernel (an ioctl), so /dev/null is not a terminal.
+func isTerminal(f *os.File) bool { return term.IsTerminal(f.Fd()) }
 
 // run dispatches a command line and turns any error into one line on stderr
 // and an exit code. It never panics out: a bug becomes exit 1 with a message.

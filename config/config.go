@@ -44,7 +44,8 @@ type Profile struct {
 	Writes       bool           `yaml:"writes"`
 	Protected    bool           `yaml:"protected"`
 	AuditLog     string         `yaml:"audit_log"`
-	Keyspaces    []string       `yaml:"keyspaces"` // names; empty means all
+	AuditStream  string         `yaml:"audit_stream"` // also XADD each audit entry here
+	Keyspaces    []string       `yaml:"keyspaces"`    // names; empty means all
 	Scan         ScanConfig     `yaml:"scan"`
 }
 

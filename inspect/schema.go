@@ -59,6 +59,25 @@ type Defaults struct {
 	Retention         units.Duration `yaml:"retention"`
 }
 
+// ActionSpec says what a repair action writes for this schema.
+type ActionSpec struct {
+	Mode     string `yaml:"mode"`     // update (default), delete, or refuse
+	Why      string `yaml:"why"`      // shown when refused, or why delete is the repair
+	State    string `yaml:"state"`    // stored state value to write (default: the schema's failed / succeeded value)
+	Status   int    `yaml:"status"`   // default replay status (0: leave unset)
+	Response string `yaml:"response"` // default replay response ("" leaves it unset)
+	At       string `yaml:"at"`       // field for the server time of the repair (epoch ms)
+	By       string `yaml:"by"`       // field for who did it
+	Reason   string `yaml:"reason"`   // field for the operator's reason
+	Ref      string `yaml:"ref"`      // field for the reconciliation reference (reconcile only)
+}
+
+// ActionSpecs are the schema's repair semantics; expire needs none.
+type ActionSpecs struct {
+	Fail      ActionSpec `yaml:"fail"`
+	Reconcile ActionSpec `yaml:"reconcile"`
+}
+
 // Schema describes one record format. Presets are schemas shipped as data.
 type Schema struct {
 	Name        string    `yaml:"-"`
@@ -73,8 +92,9 @@ type Schema struct {
 	Deadline    *TimeSpec `yaml:"deadline"` // processing deadline: stale once passed
 	// AgeFromTTL: the reserve step sets the TTL at creation and stores no
 	// timestamp, so a processing record's age is reserve TTL - remaining TTL.
-	AgeFromTTL bool     `yaml:"age_from_ttl"`
-	Defaults   Defaults `yaml:"defaults"`
+	AgeFromTTL bool        `yaml:"age_from_ttl"`
+	Defaults   Defaults    `yaml:"defaults"`
+	Actions    ActionSpecs `yaml:"actions"`
 
 	exact  map[string]interned // compiled Map, exact match
 	folded map[string]State    // compiled Map, case-folded
@@ -168,6 +188,16 @@ func (s *Schema) Compile() error {
 			return fmt.Errorf("%s: timestamp %s: unit must be s, ms, float_s or rfc3339, not %q", where, ts.Field, ts.Unit)
 		}
 	}
+	for name, a := range map[string]ActionSpec{"fail": s.Actions.Fail, "reconcile": s.Actions.Reconcile} {
+		switch a.Mode {
+		case "", "update", "delete", "refuse":
+		default:
+			return fmt.Errorf("%s: actions.%s.mode must be update, delete or refuse, not %q", where, name, a.Mode)
+		}
+		if a.Mode == "update" && s.Codec == CodecRaw && (a.At != "" || a.By != "" || a.Reason != "" || a.Ref != "") {
+			return fmt.Errorf("%s: actions.%s: a raw marker has no fields to record at/by/reason/ref in", where, name)
+		}
+	}
 	if s.Defaults.KeyTemplate != "" {
 		if _, err := ParseTemplate(s.Defaults.KeyTemplate); err != nil {
 			return fmt.Errorf("%s: %v", where, err)
@@ -211,4 +241,10 @@ func (s *Schema) StoredStates(st State) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// CanonicalOf maps a stored state value to its canonical state.
+func (s *Schema) CanonicalOf(raw string) (State, bool) {
+	st, _, ok := s.mapState(raw, raw != "")
+	return st, ok
 }

@@ -1,0 +1,91 @@
+// Package actions performs idemctl's guarded writes: expire, force-fail and
+// mark reconciled. Every write is a compare-and-set Lua script against what
+// the operator saw, refused unless writes are enabled, and audited before
+// and after. It holds no UI code: the CLI and the TUI share it.
+package actions
+
+import (
+	"fmt"
+	"time"
+)
+
+// Kind is a repair action.
+type Kind string
+
+const (
+	KindExpire    Kind = "expire"    // new TTL, or delete now (TTL 0)
+	KindFail      Kind = "fail"      // processing -> failed, with a replay status/response
+	KindReconcile Kind = "reconcile" // -> succeeded (or configured), after checking the source of truth
+)
+
+// ParseKind maps a name to a Kind.
+func ParseKind(s string) (Kind, error) {
+	switch Kind(s) {
+	case KindExpire, KindFail, KindReconcile:
+		return Kind(s), nil
+	}
+	return "", fmt.Errorf("unknown action %q (expire, fail, reconcile)", s)
+}
+
+// TTLMode says what a write does to the TTL.
+type TTLMode string
+
+const (
+	TTLKeep      TTLMode = "keep"      // leave it
+	TTLRetention TTLMode = "retention" // the keyspace's retention horizon
+	TTLSet       TTLMode = "set"       // TTL.D exactly
+)
+
+// TTL is the TTL choice of a request. For expire, D == 0 means delete.
+type TTL struct {
+	Mode TTLMode
+	D    time.Duration
+}
+
+// Seen is what the operator saw and expects to still be there.
+type Seen struct {
+	State       string // stored (raw) state value
+	Fingerprint string
+}
+
+// Outcome is how one write ended.
+type Outcome string
+
+const (
+	Applied    Outcome = "applied"
+	Conflict   Outcome = "conflict"    // the record changed since the operator saw it: nothing written
+	NotFound   Outcome = "not_found"   // the key is gone
+	Refused    Outcome = "refused"     // policy, schema or ACL said no: nothing written
+	Failed     Outcome = "error"       // the server answered with an error: nothing written
+	NotApplied Outcome = "not_applied" // the outcome was uncertain; a re-read shows it did not happen
+	Unknown    Outcome = "unknown"     // uncertain, and the re-read could not tell
+	Skipped    Outcome = "skipped"     // a bulk run was cancelled before this one
+)
+
+// Snapshot is a record's state as read (bounded) or as a write will leave it.
+type Snapshot struct {
+	Exists      bool              `json:"exists"`
+	Type        string            `json:"type,omitempty"`
+	State       string            `json:"state,omitempty"`     // stored value
+	Canonical   string            `json:"canonical,omitempty"` // processing, succeeded, …
+	Fingerprint string            `json:"fingerprint,omitempty"`
+	TTLms       int64             `json:"ttl_ms"` // -1 none, -2 gone
+	Fields      map[string]string `json:"fields,omitempty"`
+}
+
+// Change is one line of a before/after diff.
+type Change struct {
+	Field  string `json:"field"`
+	Before string `json:"before"`
+	After  string `json:"after"`
+}
+
+// Result is the outcome of one write.
+type Result struct {
+	Key      string   `json:"key"`
+	Action   Kind     `json:"action"`
+	Outcome  Outcome  `json:"outcome"`
+	Detail   string   `json:"detail,omitempty"`
+	ServerMs int64    `json:"server_ms,omitempty"`
+	Changes  []Change `json:"changes,omitempty"`
+}

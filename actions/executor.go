@@ -1,0 +1,220 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// Executor runs planned writes under a policy, with an audit trail.
+type Executor struct {
+	Client   redis.UniversalClient
+	Policy   *Policy
+	Audit    *Auditor
+	Identity Identity
+}
+
+// Plan reads the record and builds the guarded write for req.
+func (e *Executor) Plan(ctx context.Context, req Request) (*Plan, error) {
+	if req.By == "" {
+		req.By = e.Identity.OSUser
+	}
+	return BuildPlan(ctx, e.Client, req)
+}
+
+// Apply runs one plan: policy check, intent audited (fsynced), the CAS
+// script, outcome audited. An uncertain outcome (timeout, lost connection)
+// is settled by re-reading the record, never assumed.
+func (e *Executor) Apply(ctx context.Context, p *Plan) Result {
+	res := Result{Key: p.Key, Action: p.Kind, Changes: p.Changes}
+	if err := e.Policy.Check(); err != nil {
+		res.Outcome, res.Detail = Refused, err.Error()
+		return res
+	}
+	if p.Refused != "" {
+		res.Outcome, res.Detail = p.Outcome, p.Refused
+		if res.Outcome == "" {
+			res.Outcome = Refused
+		}
+		return res
+	}
+	if e.Audit == nil {
+		res.Outcome, res.Detail = Refused, "no audit log: writes are never made unaudited"
+		return res
+	}
+	id := newID()
+	base := AuditEntry{ID: id, Identity: e.Identity, Keyspace: p.Keyspace.Name, Key: p.Key,
+		Action: p.Kind, Reason: p.Reason, Before: &p.Before, Changes: p.Changes}
+	intent := base
+	intent.Phase, intent.After = "intent", &p.After
+	if err := e.Audit.Write(ctx, intent); err != nil {
+		res.Outcome, res.Detail = Refused, "not written: "+err.Error()
+		return res
+	}
+
+	reply, err := p.script.Run(ctx, e.Client, []string{p.Key}, p.args...).StringSlice()
+	switch {
+	case err == nil:
+		res.Outcome, res.Detail, res.ServerMs = parseReply(reply)
+	case isServerError(err):
+		res.Outcome, res.Detail = Failed, explain(err, e.Identity.RedisUser)
+		if strings.HasPrefix(err.Error(), "NOPERM") {
+			res.Outcome = Refused
+		}
+	default:
+		res.Outcome, res.Detail = e.settle(ctx, p, err)
+	}
+	out := base
+	out.Phase, out.Outcome, out.Detail, out.ServerMs = "outcome", res.Outcome, res.Detail, res.ServerMs
+	if err := e.Audit.Write(context.WithoutCancel(ctx), out); err != nil {
+		res.Detail += "; WARNING: the outcome could not be audited: " + err.Error()
+	}
+	return res
+}
+
+func parseReply(r []string) (Outcome, string, int64) {
+	if len(r) == 0 {
+		return Unknown, "empty reply from the script", 0
+	}
+	switch r[0] {
+	case "applied":
+		var ms int64
+		if len(r) > 1 {
+			ms, _ = strconv.ParseInt(r[1], 10, 64)
+		}
+		return Applied, "", ms
+	case "not_found":
+		return NotFound, "the key no longer exists", 0
+	case "conflict":
+		what, cur := "record", ""
+		if len(r) > 1 {
+			what = r[1]
+		}
+		if len(r) > 2 {
+			cur = r[2]
+		}
+		return Conflict, fmt.Sprintf("the record changed since it was read: %s is now %q; nothing was written", what, inspect.Sanitize(cur)), 0
+	}
+	return Unknown, "unexpected reply " + inspect.Sanitize(strings.Join(r, " ")), 0
+}
+
+// settle re-reads the record after an uncertain failure and says whether
+// the write happened, did not, or cannot be told.
+func (e *Executor) settle(ctx context.Context, p *Plan, cause error) (Outcome, string) {
+	why := "uncertain (" + oneLine(cause.Error()) + ")"
+	for attempt := range 5 {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 300 * time.Millisecond)
+		}
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+		now, _, err := readSnapshot(rctx, e.Client, p.Keyspace, p.Key)
+		cancel()
+		if err != nil {
+			continue
+		}
+		switch {
+		case sameOutcome(now, p.After, p.Delete):
+			return Applied, why + "; a re-read shows the write was applied"
+		case sameOutcome(now, p.Before, false):
+			return NotApplied, why + "; a re-read shows the record unchanged: the write did not happen"
+		default:
+			return Unknown, why + "; a re-read shows neither the old nor the planned record: check it by hand"
+		}
+	}
+	return Unknown, why + "; the record could not be re-read: check it by hand"
+}
+
+// sameOutcome compares a re-read with an expected snapshot: existence,
+// state, fingerprint and the written fields (TTLs drift, so only "set or not").
+func sameOutcome(now, want Snapshot, deleted bool) bool {
+	if deleted {
+		return !now.Exists
+	}
+	if now.Exists != want.Exists || now.State != want.State || now.Fingerprint != want.Fingerprint {
+		return false
+	}
+	for k, v := range want.Fields {
+		if strings.HasPrefix(v, "(server time") {
+			continue
+		}
+		if now.Fields[k] != v {
+			return false
+		}
+	}
+	return (now.TTLms == -1) == (want.TTLms == -1)
+}
+
+func isServerError(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re)
+}
+
+// explain turns a server refusal into what the operator can do about it.
+func explain(err error, user string) string {
+	msg := oneLine(err.Error())
+	switch {
+	case strings.HasPrefix(msg, "NOPERM"):
+		if user == "" {
+			user = "default"
+		}
+		return fmt.Sprintf("%s — the ACL user %q may not run the write scripts; the operator role needs "+
+			"+evalsha +eval +script|load (and write access to the keys); see the README's ACL roles", msg, user)
+	case strings.HasPrefix(msg, "OOM"):
+		return msg + " — Redis is at maxmemory and refuses writes; nothing was written"
+	case strings.HasPrefix(msg, "READONLY"):
+		return msg + " — this node is a replica; writes must go to the primary"
+	}
+	return msg
+}
+
+func oneLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// ApplyAll runs plans one after another at most ratePerSec a second,
+// reporting each result. Cancelling ctx stops before the next write; the
+// rest are reported as skipped, so the report says exactly what was done.
+func (e *Executor) ApplyAll(ctx context.Context, plans []*Plan, ratePerSec int, progress func(i int, r Result)) []Result {
+	out := make([]Result, len(plans))
+	var tick *time.Ticker
+	if ratePerSec > 0 {
+		tick = time.NewTicker(time.Second / time.Duration(ratePerSec))
+		defer tick.Stop()
+	}
+	for i, p := range plans {
+		if ctx.Err() == nil && tick != nil && i > 0 {
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+			}
+		}
+		if ctx.Err() != nil {
+			out[i] = Result{Key: p.Key, Action: p.Kind, Outcome: Skipped, Detail: "cancelled before this write"}
+		} else {
+			out[i] = e.Apply(ctx, p)
+		}
+		if progress != nil {
+			progress(i, out[i])
+		}
+	}
+	return out
+}
+
+// Summary counts outcomes.
+func Summary(rs []Result) map[Outcome]int {
+	m := map[Outcome]int{}
+	for _, r := range rs {
+		m[r.Outcome]++
+	}
+	return m
+}
