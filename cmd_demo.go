@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/ui"
@@ -31,6 +34,7 @@ func runDemo(ctx context.Context, a *app, args []string) error {
 	count := fs.Int("count", 3000, "records to seed")
 	rate := fs.Int("rate", 20, "simulated requests per second")
 	crash := fs.Float64("crash-rate", 0.05, "share of simulated requests whose worker crashes")
+	auditLog := fs.String("audit-log", filepath.Join(os.TempDir(), "idemctl-demo-audit.log"), "the demo's own audit log")
 	var refresh = 3 * time.Second
 	fs.Var(durationValue{&refresh}, "refresh", "rescan interval")
 	if err := parse(fs, args); err != nil {
@@ -50,9 +54,19 @@ func runDemo(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer d.stop()
+	// The demo's audit log is a file of its own: sandbox writes never mix
+	// with real ones.
+	aud, err := actions.OpenAudit(*auditLog)
+	if err != nil {
+		return err
+	}
+	defer aud.Close()
+	ex := &actions.Executor{Client: d.client, Audit: aud, Policy: &actions.Policy{Writes: true, Profile: "demo"},
+		Identity: actions.Identity{OSUser: osUser(), RedisUser: "default", Profile: "demo", Address: "redis://" + d.srv.Addr() + "/0"}}
 	return ui.Run(ctx, ui.Options{
 		Client: d.client, Keyspaces: []*inspect.Keyspace{d.ks}, Profile: "demo",
 		Address: "redis://" + d.srv.Addr() + "/0", User: "default", Writes: true, Demo: true, Refresh: refresh,
+		Executor: ex, AuditPath: aud.Path(),
 	})
 }
 

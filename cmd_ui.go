@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/idemctl/idemctl/actions"
+
 	"github.com/idemctl/idemctl/ui"
 )
 
@@ -21,6 +23,7 @@ func runUI(ctx context.Context, a *app, args []string) error {
 	var refresh time.Duration
 	fs.Var(durationValue{&refresh}, "refresh", "rescan on its own at this interval (default: only on r)")
 	write := fs.Bool("write", false, "enable guarded writes for this session (or writes: true in the profile)")
+	auditLog := fs.String("audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -35,9 +38,36 @@ func runUI(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer s.Close()
-	return ui.Run(ctx, ui.Options{
+	opts := ui.Options{
 		Client: s.client, Keyspaces: s.keyspaces, Scan: s.scan,
 		Profile: s.profileName, Address: s.ep.String(), User: s.ep.user,
 		Writes: *write || s.profile.Writes, Protected: s.profile.Protected, Refresh: refresh,
-	})
+	}
+	if opts.Writes {
+		ex, closeAudit, err := newExecutor(s, *auditLog, true)
+		if err != nil {
+			return err
+		}
+		defer closeAudit()
+		opts.Executor, opts.AuditPath = ex, ex.Audit.Path()
+	}
+	return ui.Run(ctx, opts)
+}
+
+// newExecutor builds the guarded-write executor with its audit log.
+func newExecutor(s *session, auditLog string, writes bool) (*actions.Executor, func(), error) {
+	path := pick(auditLog, s.profile.AuditLog)
+	if path == "" {
+		path = actions.DefaultAuditPath()
+	}
+	aud, err := actions.OpenAudit(path)
+	if err != nil {
+		return nil, nil, codeErr(exitRefused, "%v: writes need an audit log", err)
+	}
+	if s.profile.AuditStream != "" {
+		aud.WithStream(s.client, s.profile.AuditStream)
+	}
+	ex := &actions.Executor{Client: s.client, Audit: aud, Identity: identity(s),
+		Policy: &actions.Policy{Writes: writes, Protected: s.profile.Protected, Profile: s.profileName}}
+	return ex, func() { aud.Close() }, nil
 }

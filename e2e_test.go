@@ -107,3 +107,40 @@ func TestDemoEndToEndInTmux(t *testing.T) {
 		}
 	}
 }
+
+// The actions issue's "done when", end to end in the demo: filter stale
+// records, mark several, force-fail them through the confirmation, and see
+// the outcome in the writes screen and the audit log.
+func TestDemoForceFailInTmux(t *testing.T) {
+	bin := buildBinary(t)
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	s := newTmux(t, 100, 30, bin+" demo --audit-log "+audit+"; echo EXITED:$?; sleep 60")
+	s.waitFor("first screen", "WRITES ENABLED", "records in")
+	s.send("x")
+	s.waitFor("stale filter", "filter: stale", "STALE")
+	s.send("Space")
+	s.send("Space")
+	s.waitFor("marks", "2 marked")
+	s.send("F")
+	s.waitFor("dialog", "FAIL 2 record(s)", "Reason")
+	s.send("-l", "worker crashed; order not in the orders DB")
+	s.send("Enter")
+	s.send("Enter")
+	s.waitFor("confirmation", "PROCESSING → FAILED", "Type 2 and enter")
+	s.send("2")
+	s.send("Enter")
+	s.waitFor("outcome", "2 applied")
+	s.send("Enter")
+	s.send("Tab")
+	s.send("Tab")
+	s.waitFor("writes screen", "WRITES THIS SESSION", "fail", "applied")
+	s.send("q")
+	s.waitFor("quit", "EXITED:0")
+	data, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), `"phase":"outcome"`); n != 2 || strings.Count(string(data), `"outcome":"applied"`) != 2 {
+		t.Fatalf("audit log: %d outcomes\n%s", n, data)
+	}
+}

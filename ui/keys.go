@@ -11,6 +11,8 @@ type KeyMap struct {
 	Processing, Succeeded, Failed           key.Binding
 	Reconciled, Unknown, AllStates          key.Binding
 	StaleOnly, CycleFlag, Reveal            key.Binding
+	Mark, MarkAll, Unmark                   key.Binding
+	Expire, Fail, Reconcile                 key.Binding
 }
 
 // DefaultKeyMap follows k9s/vim habits.
@@ -46,6 +48,12 @@ func DefaultKeyMap() KeyMap {
 		StaleOnly:   b([]string{"x"}, "x", "stale only"),
 		CycleFlag:   b([]string{"f"}, "f", "cycle flag filter"),
 		Reveal:      b([]string{"v"}, "v", "reveal response"),
+		Mark:        b([]string{"space"}, "space", "mark record"),
+		MarkAll:     b([]string{"a"}, "a", "mark all in view"),
+		Unmark:      b([]string{"u"}, "u", "unmark all"),
+		Expire:      b([]string{"E"}, "E", "expire / delete"),
+		Fail:        b([]string{"F"}, "F", "force-fail"),
+		Reconcile:   b([]string{"R"}, "R", "mark reconciled"),
 	}
 }
 
@@ -61,6 +69,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Open, k.Back, k.NextScreen, k.PrevScreen, k.Help, k.Quit},
 		{k.Filter, k.ClearFilter, k.StaleOnly, k.CycleFlag, k.Sort, k.SortReverse},
 		{k.Processing, k.Succeeded, k.Failed, k.Reconciled, k.Unknown, k.AllStates},
+		{k.Mark, k.MarkAll, k.Unmark, k.Expire, k.Fail, k.Reconcile},
 		{k.Rescan, k.Reveal},
 	}
 }

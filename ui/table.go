@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
@@ -108,7 +109,11 @@ func (m *Model) tableHeader() string {
 // row renders one record; only visible rows are ever rendered.
 func (m *Model) row(r *inspect.Record, selected bool) string {
 	l := m.layout
-	st := fit(r.State.String(), l.state)
+	name := r.State.String()
+	if m.marks[r.Key] {
+		name = "*" + name
+	}
+	st := fit(name, l.state)
 	if !selected {
 		st = m.styles.State[r.State].Render(st)
 	}
@@ -228,6 +233,19 @@ func (m *Model) withCursorKept(change func()) {
 	m.restoreCursor(key)
 }
 
+// markAllInView marks every record matching the filter, or clears the
+// marks when they already are.
+func (m *Model) markAllInView() {
+	all := len(m.marks) > 0 && len(m.marks) == len(m.store.view)
+	m.marks = map[string]bool{}
+	if all {
+		return
+	}
+	for pos := range m.store.view {
+		m.marks[m.store.at(pos).Key] = true
+	}
+}
+
 func (m *Model) setStateFilter(st inspect.State) {
 	f := &m.store.f
 	only := f.states[st]
@@ -257,6 +275,28 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.clampCursor()
 	case key.Matches(msg, k.Open):
 		return m.openDetail()
+	case key.Matches(msg, k.Mark):
+		if r := m.store.at(m.cursor); r != nil {
+			if m.marks == nil {
+				m.marks = map[string]bool{}
+			}
+			if m.marks[r.Key] {
+				delete(m.marks, r.Key)
+			} else {
+				m.marks[r.Key] = true
+			}
+			m.moveCursor(1)
+		}
+	case key.Matches(msg, k.MarkAll):
+		m.markAllInView()
+	case key.Matches(msg, k.Unmark):
+		m.marks = nil
+	case key.Matches(msg, k.Expire):
+		return m.openDialog(actions.KindExpire)
+	case key.Matches(msg, k.Fail):
+		return m.openDialog(actions.KindFail)
+	case key.Matches(msg, k.Reconcile):
+		return m.openDialog(actions.KindReconcile)
 	case key.Matches(msg, k.Filter):
 		m.filtering = true
 		m.input.SetValue(m.store.f.text)

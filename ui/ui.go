@@ -15,6 +15,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -33,6 +34,10 @@ type Options struct {
 	Refresh   time.Duration // 0: rescan only on r
 	NoColor   bool
 	Now       func() time.Time // tests fix the clock
+	// Executor performs guarded writes; nil or Writes=false keeps the UI
+	// read-only (and actions/ refuses on its own anyway).
+	Executor  *actions.Executor
+	AuditPath string
 }
 
 type screen int
@@ -41,11 +46,12 @@ const (
 	screenOverview screen = iota
 	screenRecords
 	screenStats
+	screenWrites
 	numScreens
 	screenDetail // entered from records, not part of the tab cycle
 )
 
-var screenNames = [...]string{"Overview", "Records", "Stats"}
+var screenNames = [...]string{"Overview", "Records", "Stats", "Writes"}
 
 // Model is the root bubbletea model. Update routes: dialog/input first,
 // then global keys, then the focused screen.
@@ -83,6 +89,11 @@ type Model struct {
 
 	detail *detailState
 	vp     viewport.Model
+
+	marks   map[string]bool
+	dialog  *dialog
+	writes  []WriteRecord
+	writeCh <-chan writeMsg
 }
 
 // New builds the model; Init starts the first scan.
@@ -155,6 +166,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case detailMsg:
 		m.onDetail(msg)
 		return m, nil
+	case planMsg:
+		m.onPlans(msg)
+		return m, nil
+	case writeMsg:
+		return m, m.onWrite(msg)
+	case writesDoneMsg:
+		m.onWritesDone()
+		return m, nil
 	case tickMsg:
 		if m.screen == screenDetail {
 			m.renderDetail()
@@ -165,12 +184,28 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.MouseWheelMsg:
 		return m, m.onWheel(msg)
 	}
+	if m.dialog != nil {
+		return m, m.dialogPassthrough(msg)
+	}
 	if m.filtering {
 		var cmd tea.Cmd
 		m.input, cmd = m.input.Update(msg)
 		return m, cmd
 	}
 	return m, nil
+}
+
+// dialogPassthrough feeds non-key messages (cursor blink) to the focused input.
+func (m *Model) dialogPassthrough(msg tea.Msg) tea.Cmd {
+	d := m.dialog
+	var cmd tea.Cmd
+	switch d.step {
+	case stepForm:
+		d.inputs[d.focus], cmd = d.inputs[d.focus].Update(msg)
+	case stepProfile, stepConfirm:
+		d.confirm, cmd = d.confirm.Update(msg)
+	}
+	return cmd
 }
 
 func genOf(msg tea.Msg) int {
@@ -190,6 +225,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	if msg.String() == "ctrl+c" {
 		m.shutdown()
 		return tea.Quit
+	}
+	if m.dialog != nil {
+		return m.onDialogKey(msg)
 	}
 	if m.filtering {
 		return m.onFilterKey(msg)
@@ -262,10 +300,14 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	return nil
 }
 
-// shutdown stops background work before quitting.
+// shutdown stops background work before quitting; a bulk write stops
+// before its next record.
 func (m *Model) shutdown() {
 	if m.run != nil {
 		m.run.cancel()
+	}
+	if m.dialog != nil && m.dialog.cancel != nil {
+		m.dialog.cancel()
 	}
 }
 

@@ -37,6 +37,8 @@ func (m *Model) View() tea.View {
 	b.WriteString("\n")
 	body := ""
 	switch {
+	case m.dialog != nil:
+		body = ansi.Wrap(m.dialogView(), m.width, " ,")
 	case m.showHelp:
 		body = m.helpView()
 	case m.screen == screenRecords:
@@ -45,6 +47,8 @@ func (m *Model) View() tea.View {
 		body = m.scrolled(m.overviewView())
 	case m.screen == screenStats:
 		body = m.scrolled(m.statsView())
+	case m.screen == screenWrites:
+		body = m.scrolled(m.writesView())
 	case m.screen == screenDetail:
 		body = m.vp.View()
 	}
@@ -206,6 +210,9 @@ func (m *Model) statusView() string {
 		if d := m.store.f.describe(); d != "" {
 			parts = append(parts, "filter: "+d)
 		}
+		if len(m.marks) > 0 {
+			parts = append(parts, fmt.Sprintf("%d marked", len(m.marks)))
+		}
 		if m.store.sortCol != colNone {
 			dir := "↑"
 			if m.store.sortDesc {
@@ -223,10 +230,12 @@ func (m *Model) statusView() string {
 func (m *Model) contextHelp() []keyBinding {
 	k := m.keys
 	switch {
-	case m.filtering:
+	case m.filtering, m.dialog != nil:
 		return nil
 	case m.screen == screenDetail:
 		return []keyBinding{k.Back, k.Reveal, k.Rescan, k.Up, k.Down, k.Help, k.Quit}
+	case m.screen == screenRecords && m.opts.Writes:
+		return []keyBinding{k.Help, k.Filter, k.StaleOnly, k.Mark, k.Fail, k.Expire, k.Reconcile, k.Quit}
 	case m.screen == screenRecords:
 		return k.ShortHelp()
 	}

@@ -1,0 +1,515 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/progress"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+// The write dialog walks: profile name (protected profiles, once) → form →
+// planning (reads each record) → confirm (diff; type the count for several)
+// → running (rate-limited, cancellable) → done (per-key summary).
+type dialogStep int
+
+const (
+	stepProfile dialogStep = iota
+	stepForm
+	stepPlanning
+	stepConfirm
+	stepRunning
+	stepDone
+)
+
+type dialog struct {
+	kind    actions.Kind
+	targets []inspect.Record // copies: what the operator saw
+	step    dialogStep
+	inputs  []textinput.Model
+	labels  []string
+	focus   int
+	confirm textinput.Model
+	plans   []*actions.Plan
+	results []actions.Result
+	done    int
+	bar     progress.Model
+	cancel  context.CancelFunc
+	errText string
+}
+
+// planMsg carries the plans read for the dialog.
+type planMsg struct {
+	plans []*actions.Plan
+	err   error
+}
+
+// writeMsg reports one finished write of a running bulk action.
+type writeMsg struct {
+	i int
+	r actions.Result
+}
+
+// writesDoneMsg ends a bulk run.
+type writesDoneMsg struct{}
+
+// WriteRecord is one write of this session, for the writes screen.
+type WriteRecord struct {
+	At     time.Time
+	Result actions.Result
+}
+
+const uiWriteRate = 20 // writes per second in bulk runs
+
+func newInput(placeholder, value string, width int) textinput.Model {
+	in := textinput.New()
+	in.Prompt = ""
+	in.Placeholder = placeholder
+	in.SetValue(value)
+	in.CharLimit = 512
+	in.SetWidth(width)
+	return in
+}
+
+// openDialog starts a write on the marked records, or the one under the cursor.
+func (m *Model) openDialog(kind actions.Kind) tea.Cmd {
+	if m.opts.Executor == nil || !m.opts.Writes {
+		m.status = "read-only: writes are disabled for this session (start with --write, or writes: true in the profile)"
+		return nil
+	}
+	targets := m.markedRecords()
+	if len(targets) == 0 {
+		r := m.store.at(m.cursor)
+		if r == nil {
+			return nil
+		}
+		targets = []inspect.Record{*r}
+	}
+	w := max(m.width-20, 20)
+	d := &dialog{kind: kind, targets: targets, step: stepForm}
+	switch kind {
+	case actions.KindExpire:
+		d.labels = []string{"TTL", "Reason"}
+		d.inputs = []textinput.Model{newInput("e.g. 10m, or 0 to delete now", "0", w), newInput("why (required)", "", w)}
+	case actions.KindFail:
+		d.labels = []string{"Reason", "TTL"}
+		d.inputs = []textinput.Model{newInput("why (required)", "", w), newInput("retention, keep, or a duration", "retention", w)}
+	case actions.KindReconcile:
+		d.labels = []string{"Ref", "Reason", "TTL"}
+		d.inputs = []textinput.Model{newInput("reference in the source of truth (e.g. order id)", "", w),
+			newInput("why (required)", "", w), newInput("retention, keep, or a duration", "retention", w)}
+	}
+	d.confirm = newInput("", "", 12)
+	d.bar = progress.New(progress.WithWidth(max(m.width-10, 10)), progress.WithoutPercentage())
+	if m.opts.Executor.Policy.NeedsProfileName() {
+		d.step = stepProfile
+		d.confirm.Placeholder = m.opts.Profile
+	}
+	m.dialog = d
+	return m.focusDialog()
+}
+
+func (m *Model) focusDialog() tea.Cmd {
+	d := m.dialog
+	for i := range d.inputs {
+		d.inputs[i].Blur()
+	}
+	d.confirm.Blur()
+	switch d.step {
+	case stepForm:
+		return d.inputs[d.focus].Focus()
+	case stepProfile, stepConfirm:
+		return d.confirm.Focus()
+	}
+	return nil
+}
+
+func (d *dialog) value(label string) string {
+	for i, l := range d.labels {
+		if l == label {
+			return strings.TrimSpace(d.inputs[i].Value())
+		}
+	}
+	return ""
+}
+
+func (m *Model) onDialogKey(msg tea.KeyPressMsg) tea.Cmd {
+	d := m.dialog
+	key := msg.String()
+	if key == "esc" {
+		switch d.step {
+		case stepRunning:
+			d.cancel() // stops before the next write; the report says what was done
+			return nil
+		default:
+			m.dialog = nil
+			return nil
+		}
+	}
+	switch d.step {
+	case stepProfile:
+		if key == "enter" {
+			if err := m.opts.Executor.Policy.ConfirmProfile(strings.TrimSpace(d.confirm.Value())); err != nil {
+				d.errText = err.Error()
+				return nil
+			}
+			d.errText, d.step = "", stepForm
+			d.confirm.SetValue("")
+			return m.focusDialog()
+		}
+	case stepForm:
+		switch key {
+		case "tab", "down":
+			d.focus = (d.focus + 1) % len(d.inputs)
+			return m.focusDialog()
+		case "shift+tab", "up":
+			d.focus = (d.focus + len(d.inputs) - 1) % len(d.inputs)
+			return m.focusDialog()
+		case "enter":
+			if d.focus < len(d.inputs)-1 {
+				d.focus++
+				return m.focusDialog()
+			}
+			return m.submitForm()
+		}
+	case stepConfirm:
+		if key == "enter" {
+			return m.confirmDialog()
+		}
+	case stepDone:
+		if key == "enter" || key == "q" {
+			m.dialog = nil
+			m.marks = nil
+			return m.startScan() // show the outcome in the table
+		}
+		return nil
+	default:
+		return nil
+	}
+	var cmd tea.Cmd
+	if d.step == stepForm {
+		d.inputs[d.focus], cmd = d.inputs[d.focus].Update(msg)
+	} else {
+		d.confirm, cmd = d.confirm.Update(msg)
+	}
+	return cmd
+}
+
+// submitForm validates the form and plans every target in the background.
+func (m *Model) submitForm() tea.Cmd {
+	d := m.dialog
+	reason := d.value("Reason")
+	if reason == "" {
+		d.errText = "a reason is required for every write"
+		return nil
+	}
+	ttl, err := parseTTLInput(d.kind, d.value("TTL"))
+	if err != nil {
+		d.errText = err.Error()
+		return nil
+	}
+	ref := d.value("Ref")
+	if d.kind == actions.KindReconcile && ref == "" {
+		d.errText = "a reference from the authoritative system is required"
+		return nil
+	}
+	d.errText, d.step = "", stepPlanning
+	ex, ctx, targets, kind := m.opts.Executor, m.ctx, d.targets, d.kind
+	return func() tea.Msg {
+		plans := make([]*actions.Plan, 0, len(targets))
+		for _, r := range targets {
+			req := actions.Request{Kind: kind, Keyspace: r.Keyspace, Key: r.Key, Reason: reason, TTL: ttl, Ref: ref,
+				Saw: &actions.Seen{State: r.RawState, Fingerprint: r.Fingerprint}}
+			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			p, err := ex.Plan(pctx, req)
+			cancel()
+			if err != nil {
+				return planMsg{err: err}
+			}
+			plans = append(plans, p)
+		}
+		return planMsg{plans: plans}
+	}
+}
+
+func parseTTLInput(kind actions.Kind, v string) (actions.TTL, error) {
+	switch {
+	case v == "" && kind == actions.KindExpire:
+		return actions.TTL{}, fmt.Errorf("a TTL is required (0 deletes)")
+	case (v == "" || v == "retention") && kind != actions.KindExpire:
+		return actions.TTL{Mode: actions.TTLRetention}, nil
+	case v == "keep" && kind != actions.KindExpire:
+		return actions.TTL{Mode: actions.TTLKeep}, nil
+	}
+	d, err := units.ParseDuration(v)
+	if err != nil {
+		return actions.TTL{}, err
+	}
+	return actions.TTL{Mode: actions.TTLSet, D: d}, nil
+}
+
+func (m *Model) onPlans(msg planMsg) {
+	d := m.dialog
+	if d == nil || d.step != stepPlanning {
+		return
+	}
+	if msg.err != nil {
+		d.step, d.errText = stepForm, "could not read the records: "+inspect.Sanitize(msg.err.Error())
+		return
+	}
+	d.plans, d.step = msg.plans, stepConfirm
+	m.focusDialog()
+}
+
+func (d *dialog) runnable() int {
+	n := 0
+	for _, p := range d.plans {
+		if p.Refused == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// confirmDialog checks the typed confirmation and starts the run.
+func (m *Model) confirmDialog() tea.Cmd {
+	d := m.dialog
+	n := d.runnable()
+	want := "y"
+	if n > 1 {
+		want = strconv.Itoa(n)
+	}
+	if got := strings.TrimSpace(d.confirm.Value()); n == 0 || got != want && !(n == 1 && got == "yes") {
+		if n == 0 {
+			d.errText = "nothing can be written: see the reasons above (esc closes)"
+		} else {
+			d.errText = fmt.Sprintf("type %s to confirm", want)
+		}
+		return nil
+	}
+	d.step, d.errText = stepRunning, ""
+	d.results = make([]actions.Result, len(d.plans))
+	ctx, cancel := context.WithCancel(m.ctx)
+	d.cancel = cancel
+	ch := make(chan writeMsg, len(d.plans))
+	ex, plans := m.opts.Executor, d.plans
+	go func() {
+		defer close(ch)
+		ex.ApplyAll(ctx, plans, uiWriteRate, func(i int, r actions.Result) { ch <- writeMsg{i: i, r: r} })
+	}()
+	m.writeCh = ch
+	return waitWrite(ch)
+}
+
+func waitWrite(ch <-chan writeMsg) tea.Cmd {
+	return func() tea.Msg {
+		w, ok := <-ch
+		if !ok {
+			return writesDoneMsg{}
+		}
+		return w
+	}
+}
+
+func (m *Model) onWrite(msg writeMsg) tea.Cmd {
+	d := m.dialog
+	if d != nil && msg.i < len(d.results) {
+		d.results[msg.i] = msg.r
+		d.done = msg.i + 1
+	}
+	m.writes = append(m.writes, WriteRecord{At: m.now(), Result: msg.r})
+	return waitWrite(m.writeCh)
+}
+
+func (m *Model) onWritesDone() {
+	if m.dialog != nil {
+		m.dialog.step = stepDone
+		m.dialog.cancel()
+	}
+}
+
+// dialogView renders the dialog in place of the screen body.
+func (m *Model) dialogView() string {
+	d := m.dialog
+	s := m.styles
+	var b strings.Builder
+	title := fmt.Sprintf("%s %d record(s)", strings.ToUpper(string(d.kind)), len(d.targets))
+	b.WriteString(s.Title.Render(title) + s.Dim.Render("  (esc cancels)") + "\n\n")
+	switch d.step {
+	case stepProfile:
+		fmt.Fprintf(&b, "Profile %q is protected. Type its name to allow writes for this session:\n\n  %s\n", m.opts.Profile, d.confirm.View())
+	case stepForm:
+		for i, l := range d.labels {
+			marker := "  "
+			if i == d.focus {
+				marker = "> "
+			}
+			fmt.Fprintf(&b, "%s%-7s %s\n", marker, l, d.inputs[i].View())
+		}
+		b.WriteString("\n" + s.Dim.Render(m.sampleLine()) + "\n")
+		b.WriteString(s.Dim.Render("tab moves between fields · enter on the last field reads the records and shows the change") + "\n")
+	case stepPlanning:
+		b.WriteString("reading the records…\n")
+	case stepConfirm:
+		m.writeDiff(&b)
+		n := d.runnable()
+		switch {
+		case n == 0:
+			b.WriteString("\nnothing can be written.\n")
+		case n == 1:
+			fmt.Fprintf(&b, "\nEach write checks the record still has the state and fingerprint shown. Type y and enter to apply: %s\n", d.confirm.View())
+		default:
+			fmt.Fprintf(&b, "\n%d writes, at most %d per second, each compare-and-set. Type %d and enter to apply: %s\n", n, uiWriteRate, n, d.confirm.View())
+		}
+	case stepRunning, stepDone:
+		pct := 0.0
+		if len(d.plans) > 0 {
+			pct = float64(d.done) / float64(len(d.plans))
+		}
+		fmt.Fprintf(&b, "%s %d/%d\n\n", d.bar.ViewAs(pct), d.done, len(d.plans))
+		b.WriteString(m.resultSummary(d.results[:d.done]))
+		if d.step == stepDone {
+			if d.done < len(d.plans) {
+				b.WriteString(fmt.Sprintf("\ncancelled: %d of %d were not attempted.", len(d.plans)-d.done, len(d.plans)))
+			}
+			b.WriteString("\n" + s.Dim.Render("enter closes and rescans · the Writes screen (tab) lists this session's writes"))
+		} else {
+			b.WriteString("\n" + s.Dim.Render("esc stops before the next write"))
+		}
+	}
+	if d.errText != "" {
+		b.WriteString("\n" + s.Error.Render(d.errText))
+	}
+	return b.String()
+}
+
+func (m *Model) sampleLine() string {
+	d := m.dialog
+	var keys []string
+	for i, r := range d.targets {
+		if i == 3 {
+			keys = append(keys, fmt.Sprintf("… +%d", len(d.targets)-3))
+			break
+		}
+		keys = append(keys, inspect.Sanitize(displayKey(&r)))
+	}
+	return "records: " + strings.Join(keys, ", ")
+}
+
+// writeDiff shows the exact change: all of it for one record; for many,
+// the first record's change in full, a sample of the others, and refusals.
+func (m *Model) writeDiff(b *strings.Builder) {
+	d := m.dialog
+	var ok, refused []*actions.Plan
+	for _, p := range d.plans {
+		if p.Refused != "" {
+			refused = append(refused, p)
+		} else {
+			ok = append(ok, p)
+		}
+	}
+	if len(ok) > 0 {
+		p := ok[0]
+		if len(ok) > 1 {
+			fmt.Fprintf(b, "e.g. %s\n", inspect.Sanitize(p.Key))
+		} else {
+			fmt.Fprintf(b, "%s\n", inspect.Sanitize(p.Key))
+		}
+		for _, c := range p.Changes {
+			fmt.Fprintf(b, "  %-14s %s → %s\n", inspect.Sanitize(c.Field), clip(inspect.Sanitize(c.Before), 30), clip(inspect.Sanitize(c.After), 40))
+		}
+		if len(ok) > 1 {
+			var sample []string
+			for _, q := range ok[1:min(len(ok), 6)] {
+				sample = append(sample, inspect.Sanitize(displayKey(&inspect.Record{Key: q.Key, Keyspace: q.Keyspace, Groups: []string{}})))
+			}
+			more := ""
+			if len(ok) > 6 {
+				more = fmt.Sprintf(" … +%d", len(ok)-6)
+			}
+			fmt.Fprintf(b, "and the same change on %d more: %s%s\n", len(ok)-1, strings.Join(sample, ", "), more)
+		}
+	}
+	for i, p := range refused {
+		if i == 3 {
+			fmt.Fprintf(b, "… %d more not writable\n", len(refused)-3)
+			break
+		}
+		fmt.Fprintf(b, "%s %s: %s\n", m.styles.Error.Render(string(p.Outcome)), inspect.Sanitize(p.Key), inspect.Sanitize(p.Refused))
+	}
+}
+
+func clip(s string, n int) string {
+	if len([]rune(s)) > n {
+		return string([]rune(s)[:n-1]) + "…"
+	}
+	return s
+}
+
+func (m *Model) resultSummary(rs []actions.Result) string {
+	counts := map[actions.Outcome]int{}
+	var notes []string
+	for _, r := range rs {
+		counts[r.Outcome]++
+		if r.Outcome != actions.Applied && len(notes) < 5 {
+			notes = append(notes, fmt.Sprintf("  %s %s: %s", r.Outcome, inspect.Sanitize(r.Key), inspect.Sanitize(r.Detail)))
+		}
+	}
+	var parts []string
+	for _, o := range []actions.Outcome{actions.Applied, actions.Conflict, actions.NotFound, actions.Refused,
+		actions.Failed, actions.NotApplied, actions.Unknown, actions.Skipped} {
+		if counts[o] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[o], o))
+		}
+	}
+	out := strings.Join(parts, " · ")
+	if len(notes) > 0 {
+		out += "\n" + strings.Join(notes, "\n")
+	}
+	return out
+}
+
+// writesView lists this session's writes, newest first.
+func (m *Model) writesView() string {
+	s := m.styles
+	var b strings.Builder
+	b.WriteString(s.Title.Render("WRITES THIS SESSION"))
+	if m.opts.AuditPath != "" {
+		b.WriteString(s.Dim.Render("  audit log: " + m.opts.AuditPath))
+	}
+	if len(m.writes) == 0 {
+		b.WriteString("\n\n" + s.Dim.Render("none yet. Mark records with space (a: all in view), then E expire · F force-fail · R reconcile."))
+		return b.String()
+	}
+	for i := len(m.writes) - 1; i >= 0; i-- {
+		w := m.writes[i]
+		line := fmt.Sprintf("%s %-9s %-11s %s", w.At.Format("15:04:05"), w.Result.Action, w.Result.Outcome, inspect.Sanitize(w.Result.Key))
+		if w.Result.Detail != "" {
+			line += "  — " + inspect.Sanitize(w.Result.Detail)
+		}
+		b.WriteString("\n" + line)
+	}
+	return b.String()
+}
+
+// markedRecords returns the marked records still in the table.
+func (m *Model) markedRecords() []inspect.Record {
+	if len(m.marks) == 0 {
+		return nil
+	}
+	var out []inspect.Record
+	for i := range m.store.recs {
+		if m.marks[m.store.recs[i].Key] {
+			out = append(out, m.store.recs[i])
+		}
+	}
+	return out
+}

@@ -1,0 +1,238 @@
+package ui
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/redistest"
+)
+
+func TestMain(m *testing.M) { os.Exit(redistest.RunMain(m)) }
+
+// run executes a Cmd chain inline, as the bubbletea runtime would, until it
+// settles. Ticks are never started here (no Init), so nothing blocks.
+func run(m *Model, cmd tea.Cmd) {
+	for cmd != nil {
+		msg := cmd()
+		if batch, ok := msg.(tea.BatchMsg); ok {
+			for _, c := range batch {
+				run(m, c)
+			}
+			return
+		}
+		if msg == nil {
+			return
+		}
+		_, cmd = m.Update(msg)
+	}
+}
+
+type liveFixture struct {
+	m      *Model
+	client *redis.Client
+	audit  string
+	ks     *inspect.Keyspace
+}
+
+func newLive(t *testing.T, writes, protected bool) *liveFixture {
+	t.Helper()
+	srv := redistest.Shared(t)
+	c := srv.Client(0)
+	t.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	if _, err := appsim.Seed(ctx, c, appsim.Plan{Schema: "atlasmart", Count: 300, ReserveTTL: time.Hour,
+		ProcessingTimeout: 10 * time.Minute, Retention: time.Hour, LargeResponse: 16 << 10}); err != nil {
+		t.Fatal(err)
+	}
+	ks := testKeyspace(t)
+	ks.ReserveTTL, ks.ProcessingTimeout, ks.Retention = time.Hour, 10*time.Minute, time.Hour
+	auditPath := filepath.Join(t.TempDir(), "audit.log")
+	opts := Options{Client: c, Keyspaces: []*inspect.Keyspace{ks}, Profile: "prod", Address: srv.URL(0),
+		NoColor: true, Writes: writes, Protected: protected, AuditPath: auditPath}
+	if writes {
+		aud, err := actions.OpenAudit(auditPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { aud.Close() })
+		opts.Executor = &actions.Executor{Client: c, Audit: aud, Identity: actions.Identity{OSUser: "tester", Profile: "prod"},
+			Policy: &actions.Policy{Writes: true, Protected: protected, Profile: "prod"}}
+	}
+	m := New(ctx, opts)
+	m.resize(100, 30)
+	run(m, m.startScan())
+	if m.scanning() || len(m.store.recs) != 300 {
+		t.Fatalf("scan: %d records", len(m.store.recs))
+	}
+	return &liveFixture{m: m, client: c, audit: auditPath, ks: ks}
+}
+
+// The issue's path from the keyboard: filter stale records, mark several,
+// force-fail them with a reason through the confirmation, see the outcome
+// in the table and the writes screen.
+func TestForceFailStaleFromKeyboard(t *testing.T) {
+	f := newLive(t, true, false)
+	m := f.m
+	press(m, "x")
+	stale := len(m.store.view)
+	if stale != 24 {
+		t.Fatalf("%d stale records, want 24", stale)
+	}
+	var keys []string
+	for i := 0; i < 3; i++ {
+		keys = append(keys, m.store.at(i).Key)
+		m.Update(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
+	}
+	if len(m.marks) != 3 || !strings.Contains(screenText(m), "3 marked") {
+		t.Fatalf("marks: %v", m.marks)
+	}
+	press(m, "F")
+	if m.dialog == nil {
+		t.Fatal("F did not open the dialog")
+	}
+	press(m, "enter") // empty reason
+	press(m, "enter")
+	if !strings.Contains(screenText(m), "reason is required") {
+		t.Fatalf("empty reason accepted:\n%s", screenText(m))
+	}
+	m.dialog.focus = 0
+	m.focusDialog()
+	typeText(m, "worker crashed; order absent in DB")
+	press(m, "enter") // to the TTL field
+	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	run(m, cmd)
+	text := screenText(m)
+	for _, want := range []string{"PROCESSING → FAILED", "(none) → 503", "Type 3 and enter"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("confirmation lacks %q:\n%s", want, text)
+		}
+	}
+	typeText(m, "2") // the wrong count
+	press(m, "enter")
+	if m.dialog.step != stepConfirm || !strings.Contains(screenText(m), "type 3 to confirm") {
+		t.Fatalf("wrong count accepted: step %v", m.dialog.step)
+	}
+	m.dialog.confirm.SetValue("")
+	typeText(m, "3")
+	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	run(m, cmd)
+	if m.dialog.step != stepDone || !strings.Contains(screenText(m), "3 applied") {
+		t.Fatalf("run did not finish: step %v\n%s", m.dialog.step, screenText(m))
+	}
+	for _, k := range keys {
+		vals, _ := f.client.HMGet(context.Background(), k, "state", "status", "reason", "failed_by").Result()
+		if vals[0] != "FAILED" || vals[1] != "503" || vals[2] != "worker crashed; order absent in DB" || vals[3] != "tester" {
+			t.Fatalf("%s after force-fail: %v", k, vals)
+		}
+	}
+	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter}) // close: rescans
+	run(m, cmd)
+	if m.dialog != nil || len(m.marks) != 0 {
+		t.Fatal("dialog still open after enter")
+	}
+	press(m, "x", "/")
+	typeText(m, "state=failed")
+	press(m, "enter")
+	if len(m.store.view) != 3 {
+		t.Fatalf("table shows %d failed records after the rescan, want 3", len(m.store.view))
+	}
+	press(m, "tab", "tab")
+	if m.screen != screenWrites || strings.Count(screenText(m), "applied") != 3 {
+		t.Fatalf("writes screen:\n%s", screenText(m))
+	}
+	entries := readAudit(t, f.audit)
+	if len(entries) != 6 {
+		t.Fatalf("audit has %d lines, want an intent and an outcome per write (6)", len(entries))
+	}
+}
+
+func readAudit(t *testing.T, path string) []actions.AuditEntry {
+	t.Helper()
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	var out []actions.AuditEntry
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var e actions.AuditEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// The application completes a record after the operator saw it: the write
+// is a conflict and changes nothing.
+func TestWriteConflictsWithApplication(t *testing.T) {
+	f := newLive(t, true, false)
+	m := f.m
+	press(m, "x")
+	r := *m.store.at(0)
+	press(m, "R")
+	typeText(m, "ORD-1")
+	press(m, "enter")
+	typeText(m, "payment captured per PSP dashboard")
+	press(m, "enter")
+	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	run(m, cmd)
+	if n, err := appsim.Complete.Run(context.Background(), f.client, []string{r.Key}, r.Fingerprint, 201, `{"order_id":"ORD-1"}`, 300).Int(); err != nil || n != 1 {
+		t.Fatalf("application complete: %d %v", n, err)
+	}
+	typeText(m, "y")
+	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	run(m, cmd)
+	if got := m.dialog.results[0].Outcome; got != actions.Conflict {
+		t.Fatalf("outcome %s, want conflict", got)
+	}
+	vals, _ := f.client.HMGet(context.Background(), r.Key, "state", "status", "reconciled_ref").Result()
+	if vals[0] != "SUCCEEDED" || vals[1] != "201" || vals[2] != nil {
+		t.Fatalf("the application's write was not kept: %v", vals)
+	}
+}
+
+func TestReadOnlyAndProtected(t *testing.T) {
+	f := newLive(t, false, false)
+	press(f.m, "x", "F")
+	if f.m.dialog != nil || !strings.Contains(f.m.status, "read-only") {
+		t.Fatalf("read-only UI opened a write dialog; status %q", f.m.status)
+	}
+	p := newLive(t, true, true)
+	m := p.m
+	press(m, "x", "E")
+	if m.dialog == nil || m.dialog.step != stepProfile {
+		t.Fatal("a protected profile must ask for its name first")
+	}
+	typeText(m, "production")
+	press(m, "enter")
+	if m.dialog.step != stepProfile || !strings.Contains(screenText(m), "not the profile's name") {
+		t.Fatal("a wrong profile name was accepted")
+	}
+	m.dialog.confirm.SetValue("")
+	typeText(m, "prod")
+	press(m, "enter")
+	if m.dialog.step != stepForm {
+		t.Fatalf("step %v after the right name", m.dialog.step)
+	}
+	press(m, "esc")
+	press(m, "E") // once per session
+	if m.dialog.step != stepForm {
+		t.Fatal("asked for the profile name twice in one session")
+	}
+}
