@@ -296,12 +296,15 @@ func identity(s *session) actions.Identity {
 	if id.RedisUser == "" {
 		id.RedisUser = "default"
 	}
-	if u, err := user.Current(); err == nil {
-		id.OSUser = u.Username
-	} else {
-		id.OSUser = os.Getenv("USER")
-	}
+	id.OSUser = osUser()
 	return id
+}
+
+func osUser() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return os.Getenv("USER")
 }
 
 func printPlans(w io.Writer, kind actions.Kind, plans []*actions.Plan) {
