@@ -134,10 +134,18 @@ func coverageResult(ctx context.Context, a *app, covs []inspect.Coverage, s *ses
 	if ctx.Err() != nil {
 		return context.Canceled
 	}
+	var gaps []string
 	for _, c := range covs {
 		if c.Err != nil {
-			return codeErr(exitIncomplete, "scan incomplete: keyspace %s (%s): %v — %d keys read before it stopped",
-				c.Keyspace, inspect.Sanitize(c.Match), c.Err, c.Keys)
+			where := ""
+			if c.Node != "" && s.mode == "cluster" {
+				where = fmt.Sprintf(" on node %s (slots %s)", c.Node, c.Slots)
+			} else if c.Node != "" {
+				where = " on " + c.Node
+			}
+			gaps = append(gaps, fmt.Sprintf("keyspace %s (%s)%s: %v — %d keys read there",
+				c.Keyspace, inspect.Sanitize(c.Match), where, oneLine(c.Err.Error()), c.Keys))
+			continue
 		}
 		if c.Complete && c.Keys == 0 {
 			fmt.Fprintf(a.stderr, "idemctl: no keys match %q in %s\n", inspect.Sanitize(c.Match), s.ep)
@@ -145,6 +153,9 @@ func coverageResult(ctx context.Context, a *app, covs []inspect.Coverage, s *ses
 		if c.MemoryOff && !s.scan.NoMemory {
 			fmt.Fprintln(a.stderr, "idemctl: note: the server refused MEMORY USAGE; memory is unknown (null) for these records")
 		}
+	}
+	if gaps != nil {
+		return codeErr(exitIncomplete, "scan incomplete: %s", strings.Join(gaps, "; "))
 	}
 	return nil
 }

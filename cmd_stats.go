@@ -167,8 +167,18 @@ func writeStatsTable(w io.Writer, r inspect.Report) {
 		case c.Limited:
 			state = "stopped at --max-keys"
 		}
-		fmt.Fprintf(w, "  %-20s %d keys in %s (%.0f keys/s), %d vanished during the scan — %s\n",
-			inspect.Sanitize(c.Keyspace), c.Keys, units.FormatMs(c.DurationMs), c.KeysPerSec, c.Vanished, state)
+		where := ""
+		if c.Node != "" {
+			where = " on " + c.Node
+			if c.Role == "replica" {
+				where += " (replica, " + c.Lag + ")"
+			}
+			if c.Slots != "" {
+				where += " slots " + c.Slots
+			}
+		}
+		fmt.Fprintf(w, "  %-20s%s: %d keys in %s (%.0f keys/s), %d vanished during the scan — %s\n",
+			inspect.Sanitize(c.Keyspace), where, c.Keys, units.FormatMs(c.DurationMs), c.KeysPerSec, c.Vanished, state)
 	}
 }
 

@@ -40,7 +40,7 @@ func runUI(ctx context.Context, a *app, args []string) error {
 	defer s.Close()
 	opts := ui.Options{
 		Client: s.client, Keyspaces: s.keyspaces, Scan: s.scan,
-		Profile: s.profileName, Address: s.ep.String(), User: s.ep.user,
+		Profile: s.profileName, Address: s.displayAddress(), User: s.ep.user,
 		Writes: *write || s.profile.Writes, Protected: s.profile.Protected, Refresh: refresh,
 	}
 	if opts.Writes {

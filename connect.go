@@ -32,6 +32,11 @@ type connFlags struct {
 	readTimeout  time.Duration
 	configPath   string
 	profile      string
+	cluster      bool
+	addrs        []string
+	sentinel     string
+	sentinelPwEn string
+	replicas     bool
 }
 
 const defaultURL = "redis://127.0.0.1:6379/0"
@@ -46,6 +51,11 @@ func (c *connFlags) register(fs *pflag.FlagSet) {
 	c.dialTimeout, c.readTimeout = 5*time.Second, 5*time.Second
 	fs.Var(durationValue{&c.dialTimeout}, "dial-timeout", "connect timeout (default 5s)")
 	fs.Var(durationValue{&c.readTimeout}, "read-timeout", "read/write timeout per command or pipeline (default 5s)")
+	fs.BoolVar(&c.cluster, "cluster", false, "Redis Cluster: --url (and --addrs) are seed nodes; every primary is scanned")
+	fs.StringSliceVar(&c.addrs, "addrs", nil, "more seed nodes (cluster) or sentinel addresses, host:port")
+	fs.StringVar(&c.sentinel, "sentinel-master", "", "Sentinel: the master's name; --url (and --addrs) are sentinels")
+	fs.StringVar(&c.sentinelPwEn, "sentinel-password-env", "", "read the sentinels' password from this environment variable")
+	fs.BoolVar(&c.replicas, "read-from-replicas", false, "scan replicas (one per shard) to spare the primaries; writes still go to primaries")
 	fs.StringVar(&c.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/idemctl/config.yaml)")
 	fs.StringVar(&c.profile, "profile", "", "profile from the config file")
 }
@@ -141,6 +151,10 @@ func readPassword(envName, file string, getenv func(string) string) (string, err
 
 type clientOpts struct {
 	ep          endpoint
+	mode        string   // standalone, cluster or sentinel
+	seeds       []string // more cluster seeds or sentinel addresses
+	master      string   // sentinel master name
+	sentinelPw  string
 	tlsCA       string
 	tlsInsecure bool
 	dialTimeout time.Duration
@@ -151,7 +165,7 @@ type clientOpts struct {
 // newClient builds the UniversalClient and checks it with PING.
 func newClient(ctx context.Context, o clientOpts, warn io.Writer) (redis.UniversalClient, error) {
 	opts := &redis.UniversalOptions{
-		Addrs:                    []string{o.ep.addr},
+		Addrs:                    append([]string{o.ep.addr}, o.seeds...),
 		DB:                       o.ep.db,
 		Username:                 o.ep.user,
 		Password:                 o.ep.password,
@@ -162,6 +176,19 @@ func newClient(ctx context.Context, o clientOpts, warn io.Writer) (redis.Univers
 		MaxRetries:               1,
 		DisableIdentity:          true, // no CLIENT SETINFO: one less command for least-privilege users
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	}
+	switch o.mode {
+	case "cluster":
+		if o.ep.db != 0 {
+			return nil, usageErr("Redis Cluster has only database 0; drop /%d from --url", o.ep.db)
+		}
+		opts.IsClusterMode = true
+	case "sentinel":
+		if o.master == "" {
+			return nil, usageErr("sentinel mode needs the master's name (--sentinel-master)")
+		}
+		opts.MasterName, opts.SentinelPassword = o.master, o.sentinelPw
+		opts.SentinelUsername = ""
 	}
 	if o.ep.tls {
 		tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: hostOf(o.ep.addr)}
@@ -226,6 +253,9 @@ func connectError(ep endpoint, err error) error {
 		hint = "check the host name in --url"
 	}
 	out := fmt.Sprintf("cannot connect to Redis at %s: %s", ep.addr, msg)
+	if strings.Contains(msg, "CLUSTERDOWN") || strings.Contains(msg, "cluster support disabled") {
+		hint = "is this a cluster? --cluster expects cluster-enabled servers"
+	}
 	if ep.user != "" {
 		out += fmt.Sprintf(" (user %s)", ep.user)
 	}

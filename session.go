@@ -54,6 +54,7 @@ type scanFlags struct {
 	keysPerSec int
 	pause      time.Duration
 	inFlight   int
+	maxNodes   int
 }
 
 func (s *scanFlags) register(fs *pflag.FlagSet) {
@@ -63,6 +64,7 @@ func (s *scanFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&s.keysPerSec, "keys-per-sec", 0, "throttle: at most this many keys per second (0: unthrottled)")
 	fs.Var(durationValue{&s.pause}, "pause", "throttle: sleep this long between SCAN calls")
 	fs.IntVar(&s.inFlight, "in-flight", 2, "pipelines in flight")
+	fs.IntVar(&s.maxNodes, "max-nodes", 3, "cluster nodes scanned at a time")
 }
 
 // session is everything a command needs to talk to one Redis.
@@ -75,6 +77,7 @@ type session struct {
 	keyspaces   []*inspect.Keyspace
 	scan        inspect.Options
 	opts        clientOpts
+	mode        string // standalone, cluster or sentinel
 }
 
 func (s *session) Close() {
@@ -161,7 +164,37 @@ func (a *app) resolveSession(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags
 			return nil, err
 		}
 	}
+	mode := prof.Mode
+	switch {
+	case cf.cluster:
+		mode = "cluster"
+	case cf.sentinel != "":
+		mode = "sentinel"
+	case mode == "":
+		mode = "standalone"
+	}
+	switch mode {
+	case "standalone", "cluster", "sentinel":
+	default:
+		return nil, usageErr("profile mode %q: want standalone, cluster or sentinel", mode)
+	}
+	seeds := cf.addrs
+	if len(seeds) == 0 {
+		seeds = prof.Addrs
+	}
+	var sentinelPw string
+	if env := pick(cf.sentinelPwEn, prof.SentinelPasswordEnv); env != "" {
+		if sentinelPw = a.getenv(env); sentinelPw == "" {
+			return nil, usageErr("--sentinel-password-env %s: the variable is empty or unset", env)
+		}
+	}
+	s.mode = mode
+	s.scan.Replicas = cf.replicas || prof.ReadFromReplicas
+	if s.scan.Replicas && mode == "sentinel" {
+		return nil, usageErr("--read-from-replicas is not supported with Sentinel yet: scan the master, or point --url at a replica")
+	}
 	s.opts = clientOpts{
+		mode: mode, seeds: seeds, master: pick(cf.sentinel, prof.MasterName), sentinelPw: sentinelPw,
 		ep: ep, tlsCA: pick(cf.tlsCA, prof.TLSCA), tlsInsecure: cf.tlsInsecure || prof.TLSInsecure,
 		dialTimeout: cf.dialTimeout, readTimeout: cf.readTimeout, poolSize: s.scan.InFlight + 2,
 	}
@@ -213,11 +246,14 @@ func warnReadable(a *app, path string) {
 }
 
 func scanOptions(fs *pflag.FlagSet, sf *scanFlags, prof *config.Profile) inspect.Options {
+	ps := prof.Scan
 	o := inspect.Options{
 		Count: sf.count, NoMemory: sf.noMemory, MaxKeys: sf.maxKeys,
-		KeysPerSec: sf.keysPerSec, Pause: sf.pause, InFlight: sf.inFlight,
+		KeysPerSec: sf.keysPerSec, Pause: sf.pause, InFlight: sf.inFlight, MaxNodes: sf.maxNodes,
 	}
-	ps := prof.Scan
+	if !fs.Changed("max-nodes") && ps.MaxNodes > 0 {
+		o.MaxNodes = ps.MaxNodes
+	}
 	if !fs.Changed("count") && ps.Count > 0 {
 		o.Count = ps.Count
 	}
@@ -316,4 +352,15 @@ func applyKeyspaceFlags(fs *pflag.FlagSet, ks *inspect.Keyspace, kf *keyspaceFla
 		ks.MaxValue = kf.maxValue
 	}
 	return nil
+}
+
+// displayAddress is the redacted address with the mode, for headers.
+func (s *session) displayAddress() string {
+	switch s.mode {
+	case "cluster":
+		return s.ep.String() + " (cluster)"
+	case "sentinel":
+		return s.ep.String() + " (sentinel " + s.opts.master + ")"
+	}
+	return s.ep.String()
 }

@@ -33,20 +33,29 @@ type Config struct {
 
 // Profile is one Redis deployment and how idemctl may treat it.
 type Profile struct {
-	URL          string         `yaml:"url"`
-	User         string         `yaml:"user"`
-	PasswordEnv  string         `yaml:"password_env"`
-	PasswordFile string         `yaml:"password_file"`
-	TLSCA        string         `yaml:"tls_ca"`
-	TLSInsecure  bool           `yaml:"tls_insecure"`
-	DialTimeout  units.Duration `yaml:"dial_timeout"`
-	ReadTimeout  units.Duration `yaml:"read_timeout"`
-	Writes       bool           `yaml:"writes"`
-	Protected    bool           `yaml:"protected"`
-	AuditLog     string         `yaml:"audit_log"`
-	AuditStream  string         `yaml:"audit_stream"` // also XADD each audit entry here
-	Keyspaces    []string       `yaml:"keyspaces"`    // names; empty means all
-	Scan         ScanConfig     `yaml:"scan"`
+	Mode                string         `yaml:"mode"`  // standalone (default), cluster or sentinel
+	Addrs               []string       `yaml:"addrs"` // more cluster seeds, or the sentinels
+	MasterName          string         `yaml:"master_name"`
+	SentinelPasswordEnv string         `yaml:"sentinel_password_env"`
+	ReadFromReplicas    bool           `yaml:"read_from_replicas"`
+	URL                 string         `yaml:"url"`
+	User                string         `yaml:"user"`
+	PasswordEnv         string         `yaml:"password_env"`
+	PasswordFile        string         `yaml:"password_file"`
+	TLSCA               string         `yaml:"tls_ca"`
+	TLSInsecure         bool           `yaml:"tls_insecure"`
+	DialTimeout         units.Duration `yaml:"dial_timeout"`
+	ReadTimeout         units.Duration `yaml:"read_timeout"`
+	Writes              bool           `yaml:"writes"`
+	Protected           bool           `yaml:"protected"`
+	AuditLog            string         `yaml:"audit_log"`
+	AuditStream         string         `yaml:"audit_stream"` // also XADD each audit entry here
+	Keyspaces           []string       `yaml:"keyspaces"`    // names; empty means all
+	Scan                ScanConfig     `yaml:"scan"`
+	// Where `idemctl exporter` serves metrics (loopback unless --listen-any),
+	// and the time between its scans.
+	Listen           string         `yaml:"listen"`
+	ExporterInterval units.Duration `yaml:"exporter_interval"`
 }
 
 // ScanConfig throttles scans against this profile.
@@ -56,6 +65,7 @@ type ScanConfig struct {
 	Pause      units.Duration `yaml:"pause"`
 	MaxKeys    int64          `yaml:"max_keys"`
 	NoMemory   bool           `yaml:"no_memory"`
+	MaxNodes   int            `yaml:"max_nodes"`
 }
 
 // KeyspaceConfig is one keyspace as written in the file.

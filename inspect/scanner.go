@@ -2,8 +2,8 @@ package inspect
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +20,8 @@ type Options struct {
 	KeysPerSec int           // throttle (0: none)
 	Pause      time.Duration // sleep between SCAN calls
 	FlushAfter time.Duration // send a partial batch after this long (default 100ms)
+	Replicas   bool          // scan one replica per shard instead of the primaries
+	MaxNodes   int           // cluster nodes scanned at a time (default 3)
 }
 
 func (o Options) withDefaults() Options {
@@ -32,12 +34,16 @@ func (o Options) withDefaults() Options {
 	if o.FlushAfter <= 0 {
 		o.FlushAfter = 100 * time.Millisecond
 	}
+	if o.MaxNodes <= 0 {
+		o.MaxNodes = 3
+	}
 	return o
 }
 
 // Batch is a group of records from one keyspace, streamed as the scan goes.
 type Batch struct {
 	Keyspace     *Keyspace
+	Node         string // the server it was read from
 	Records      []Record
 	ServerTimeMs int64 // the Redis server's clock when the batch was read
 }
@@ -46,10 +52,15 @@ type Batch struct {
 type Coverage struct {
 	Keyspace   string
 	Match      string
-	Keys       int64 // distinct keys SCAN returned
-	Records    int64 // records emitted
-	Vanished   int64 // deleted or expired between SCAN and read
-	Duplicates int64 // keys SCAN returned more than once
+	Node       string // server address
+	Role       string // primary | replica
+	Slots      string // cluster slot ranges this node serves
+	Lag        string // replicas: how far behind the primary
+	Keys       int64  // distinct keys SCAN returned
+	Records    int64  // records emitted
+	Vanished   int64  // deleted or expired between SCAN and read
+	Duplicates int64  // keys SCAN returned more than once
+	Companions int64  // lock keys, counted with their records, not as records
 	Started    time.Time
 	Duration   time.Duration
 	Complete   bool  // the SCAN cursor went all the way round
@@ -66,14 +77,16 @@ func (c Coverage) KeysPerSec() float64 {
 	return float64(c.Keys) / c.Duration.Seconds()
 }
 
-// Scan walks one keyspace with SCAN MATCH COUNT, reads each batch in
-// pipelines (several in flight), and sends classified records to out. It
-// does not close out. Cancel ctx to stop; the coverage says what was seen.
-func Scan(ctx context.Context, c redis.UniversalClient, ks *Keyspace, opt Options, out chan<- Batch) Coverage {
-	opt = opt.withDefaults()
-	cov := Coverage{Keyspace: ks.Name, Match: ks.Match, Started: time.Now()}
+// scanNode walks one keyspace on one server with SCAN MATCH COUNT, reads
+// each batch in pipelines (several in flight), and sends classified records
+// to out. seen is shared by the nodes of a scan so a key met twice (a slot
+// migrating mid-scan) is reported once. Cancel ctx to stop.
+func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<- Batch, seen *dedup) Coverage {
+	c := n.client
+	cov := Coverage{Keyspace: ks.Name, Match: ks.Match, Node: n.addr, Role: n.role, Slots: n.slots, Started: time.Now()}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	startID := runID(ctx, c)
 
 	var (
 		errOnce  sync.Once
@@ -87,17 +100,22 @@ func Scan(ctx context.Context, c redis.UniversalClient, ks *Keyspace, opt Option
 		errOnce.Do(func() { firstErr = err; cancel() })
 	}
 	f := &fetcher{c: c, ks: ks, memOn: &memOn}
-	work := make(chan []string, opt.InFlight)
+	work := make(chan job, opt.InFlight)
 	var wg sync.WaitGroup
 	for range opt.InFlight {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for keys := range work {
+			for j := range work {
 				if ctx.Err() != nil {
 					continue // drain
 				}
-				res, err := f.fetch(ctx, keys)
+				keys := j.keys
+				fetch := f.fetch
+				if j.locks {
+					fetch = f.fetchOrphans
+				}
+				res, err := fetch(ctx, keys)
 				if err != nil {
 					fail(fmt.Errorf("reading %d keys: %w", len(keys), err))
 					continue
@@ -108,28 +126,31 @@ func Scan(ctx context.Context, c redis.UniversalClient, ks *Keyspace, opt Option
 					continue
 				}
 				select {
-				case out <- Batch{Keyspace: ks, Records: res.records, ServerTimeMs: res.nowMs}:
+				case out <- Batch{Keyspace: ks, Node: n.addr, Records: res.records, ServerTimeMs: res.nowMs}:
 				case <-ctx.Done():
 				}
 			}
 		}()
 	}
 
-	seen := newDedup()
 	pending := make([]string, 0, opt.Count)
+	var locks []string // companion lock keys, checked for orphans
 	pendingSince := time.Time{}
 	send := func() bool {
-		if len(pending) == 0 {
-			return true
+		for _, j := range []job{{keys: pending}, {keys: locks, locks: true}} {
+			if len(j.keys) == 0 {
+				continue
+			}
+			select {
+			case work <- j:
+			case <-ctx.Done():
+				return false
+			}
 		}
-		select {
-		case work <- pending:
-		case <-ctx.Done():
-			return false
-		}
-		pending = make([]string, 0, opt.Count)
+		pending, locks = make([]string, 0, opt.Count), nil
 		return true
 	}
+	lock := ks.Schema.Lock
 	var cursor uint64
 	limiter := newRateLimiter(opt.KeysPerSec)
 scan:
@@ -149,15 +170,27 @@ scan:
 				break scan
 			}
 			cov.Keys++
-			if len(pending) == 0 {
+			if len(pending) == 0 && len(locks) == 0 {
 				pendingSince = time.Now()
+			}
+			if lock != nil {
+				if _, isLock := lock.RecordKey(k); isLock {
+					cov.Companions++ // shown with its record, counted once
+					if lock.Orphans {
+						locks = append(locks, k)
+					}
+					if len(locks) >= opt.Count && !send() {
+						break scan
+					}
+					continue
+				}
 			}
 			pending = append(pending, k)
 			if len(pending) >= opt.Count && !send() {
 				break scan
 			}
 		}
-		if len(pending) > 0 && time.Since(pendingSince) >= opt.FlushAfter && !send() {
+		if len(pending)+len(locks) > 0 && time.Since(pendingSince) >= opt.FlushAfter && !send() {
 			break
 		}
 		cursor = next
@@ -182,6 +215,15 @@ scan:
 		cov.Err, cov.Complete = firstErr, false
 	case ctx.Err() != nil && !cov.Complete:
 		cov.Err = ctx.Err()
+	case startID != "":
+		// A SCAN cursor means nothing to another process: a restart or
+		// failover mid-scan can miss keys, so say so.
+		if end := runID(ctx, c); end != "" && end != startID {
+			cov.Err = fmt.Errorf("%s restarted or failed over during the scan: keys may be missing; rescan", n.addr)
+		}
+	}
+	if n.role == "replica" {
+		cov.Lag = replicaLag(ctx, c)
 	}
 	if cov.Err != nil || cov.Limited {
 		cov.Complete = false
@@ -189,18 +231,88 @@ scan:
 	return cov
 }
 
-// ScanAll scans each keyspace in turn into out, then closes out.
+// ScanAll scans each keyspace in turn on every node (every cluster primary,
+// or one replica per shard with opt.Replicas; a bounded number at a time)
+// into out, then closes out. It returns one coverage per keyspace and node;
+// a node lost or a topology change during the scan makes coverage
+// incomplete with the slots concerned, never silently short.
 func ScanAll(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt Options, out chan<- Batch) []Coverage {
 	defer close(out)
-	covs := make([]Coverage, 0, len(kss))
+	opt = opt.withDefaults()
+	nodes, topo, err := discover(ctx, c, opt.Replicas)
+	if err != nil {
+		covs := make([]Coverage, len(kss))
+		for i, ks := range kss {
+			covs[i] = Coverage{Keyspace: ks.Name, Match: ks.Match, Started: time.Now(), Err: err}
+		}
+		return covs
+	}
+	defer func() {
+		for _, n := range nodes {
+			if n.owned {
+				n.client.Close()
+			}
+		}
+	}()
+	var covs []Coverage
 	for _, ks := range kss {
-		cov := Scan(ctx, c, ks, opt, out)
-		covs = append(covs, cov)
-		if cov.Err != nil && errors.Is(cov.Err, context.Canceled) {
+		seen := newDedup()
+		kc := make([]Coverage, len(nodes))
+		sem := make(chan struct{}, opt.MaxNodes)
+		var wg sync.WaitGroup
+		for i, n := range nodes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				select {
+				case sem <- struct{}{}:
+				case <-ctx.Done():
+					kc[i] = Coverage{Keyspace: ks.Name, Match: ks.Match, Node: n.addr, Role: n.role, Slots: n.slots, Err: ctx.Err()}
+					return
+				}
+				defer func() { <-sem }()
+				kc[i] = scanNode(ctx, n, ks, opt, out, seen)
+			}()
+		}
+		wg.Wait()
+		covs = append(covs, kc...)
+		if ctx.Err() != nil {
 			break
 		}
 	}
+	if topo != nil {
+		markMoved(ctx, c, topo, covs)
+	}
 	return covs
+}
+
+// markMoved compares the slot map after the scan with the one before: any
+// slot that changed hands may have had keys the scan missed.
+func markMoved(ctx context.Context, c redis.UniversalClient, before topology, covs []Coverage) {
+	cc, ok := c.(*redis.ClusterClient)
+	if !ok || ctx.Err() != nil {
+		return
+	}
+	slots, err := cc.ClusterSlots(ctx).Result()
+	if err != nil {
+		return
+	}
+	moved, involved := before.moved(slotTopology(slots))
+	if len(moved) == 0 {
+		return
+	}
+	for i := range covs {
+		if covs[i].Err == nil && involved[covs[i].Node] {
+			covs[i].Complete = false
+			covs[i].Err = fmt.Errorf("slots moved during the scan (%s): keys may be missing; rescan", strings.Join(moved, ", "))
+		}
+	}
+}
+
+// job is a batch of keys for a fetch worker: records, or lock companions.
+type job struct {
+	keys  []string
+	locks bool
 }
 
 // rateLimiter spaces SCAN calls so the key rate stays under a limit.

@@ -191,6 +191,10 @@ type KeyspaceReport struct {
 type CoverageReport struct {
 	Keyspace   string  `json:"keyspace"`
 	Match      Text    `json:"match"`
+	Node       string  `json:"node,omitempty"`
+	Role       string  `json:"role,omitempty"`
+	Slots      string  `json:"slots,omitempty"`
+	Lag        string  `json:"replica_lag,omitempty"`
 	Keys       int64   `json:"keys"`
 	Records    int64   `json:"records"`
 	Vanished   int64   `json:"vanished"`
@@ -259,7 +263,8 @@ func (s *Stats) Report() Report {
 	}
 	for _, c := range s.coverage {
 		cr := CoverageReport{
-			Keyspace: c.Keyspace, Match: Text(c.Match), Keys: c.Keys, Records: c.Records,
+			Keyspace: c.Keyspace, Match: Text(c.Match), Node: c.Node, Role: c.Role, Slots: c.Slots, Lag: c.Lag,
+			Keys: c.Keys, Records: c.Records,
 			Vanished: c.Vanished, Duplicates: c.Duplicates, DurationMs: c.Duration.Milliseconds(),
 			KeysPerSec: float64(int64(c.KeysPerSec()*10)) / 10, Complete: c.Complete,
 			Limited: c.Limited, MemoryOff: c.MemoryOff,

@@ -41,6 +41,7 @@ type scanRun struct {
 	pending  *store
 	stats    *inspect.Stats
 	perKS    map[string]int64
+	perNode  map[string]int64
 	covs     []inspect.Coverage
 	next     tea.Cmd // re-armed after each batch
 }
@@ -91,7 +92,7 @@ func (m *Model) beginRun() context.Context {
 	}
 	m.gen++
 	ctx, cancel := context.WithCancel(m.ctx)
-	run := &scanRun{gen: m.gen, cancel: cancel, started: m.now(), stats: inspect.NewStats(10), perKS: map[string]int64{}}
+	run := &scanRun{gen: m.gen, cancel: cancel, started: m.now(), stats: inspect.NewStats(10), perKS: map[string]int64{}, perNode: map[string]int64{}}
 	run.live = len(m.store.recs) == 0
 	if !run.live {
 		run.pending = &store{f: m.store.f, sortCol: m.store.sortCol, sortDesc: m.store.sortDesc}
@@ -124,6 +125,7 @@ func (m *Model) onBatch(msg batchMsg) {
 		run.stats.Add(b)
 		run.records += int64(len(b.Records))
 		run.perKS[b.Keyspace.Name] += int64(len(b.Records))
+		run.perNode[b.Node] += int64(len(b.Records))
 		m.serverTimeMs = b.ServerTimeMs
 	}
 	if run.live && target.sortCol != colNone && target.unsorted > 0 && len(target.view) < 200_000 {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -178,17 +179,40 @@ func (m *Model) progressView() string {
 			}
 			line += " · " + strings.Join(per, " · ")
 		}
+		if len(run.perNode) > 1 {
+			nodes := make([]string, 0, len(run.perNode))
+			for n := range run.perNode {
+				nodes = append(nodes, n)
+			}
+			sort.Strings(nodes)
+			var per []string
+			for _, n := range nodes {
+				per = append(per, fmt.Sprintf("%s %s", n, count(run.perNode[n])))
+			}
+			line += " · nodes: " + strings.Join(per, " · ")
+		}
 	default:
 		line = fmt.Sprintf("✓ %s records in %s (%s/s) · read at %s", count(int64(len(m.store.recs))), fmtDur(el),
 			count(int64(rate)), run.finished.Format("15:04:05"))
 		if incomplete(run.covs) {
 			line = "✗ incomplete scan: " + line[len("✓ "):]
 		}
+		if nodes := nodeCount(run.covs); nodes > 1 {
+			line += fmt.Sprintf(" · %d nodes", nodes)
+		}
 		if m.opts.Refresh > 0 {
 			line += fmt.Sprintf(" · refresh every %s", m.opts.Refresh)
 		}
 	}
 	return m.styles.Dim.Render(fit(line, m.width))
+}
+
+func nodeCount(covs []inspect.Coverage) int {
+	seen := map[string]bool{}
+	for _, c := range covs {
+		seen[c.Node] = true
+	}
+	return len(seen)
 }
 
 func incomplete(covs []inspect.Coverage) bool {

@@ -37,9 +37,22 @@ func Start(extra ...string) (*Server, error) {
 	if err != nil {
 		return nil, errors.New(InstallHint)
 	}
+	return startWith(bin, func(port int, dir string) []string {
+		args := []string{
+			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--dir", dir,
+			"--logfile", filepath.Join(dir, "redis.log"), "--daemonize", "no",
+		}
+		return append(args, extra...)
+	})
+}
+
+// startWith starts redis-server with the arguments args builds for a free
+// port and a fresh directory, retrying when the port was taken meanwhile.
+func startWith(bin string, args func(port int, dir string) []string) (*Server, error) {
 	var last error
 	for range 5 { // a free port can be taken between probe and bind
-		s, err := start(bin, extra)
+		s, err := start(bin, args)
 		if err == nil {
 			return s, nil
 		}
@@ -48,7 +61,7 @@ func Start(extra ...string) (*Server, error) {
 	return nil, last
 }
 
-func start(bin string, extra []string) (*Server, error) {
+func start(bin string, argsFor func(port int, dir string) []string) (*Server, error) {
 	port, err := FreePort()
 	if err != nil {
 		return nil, err
@@ -57,13 +70,7 @@ func start(bin string, extra []string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []string{
-		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir,
-		"--logfile", filepath.Join(dir, "redis.log"), "--daemonize", "no",
-	}
-	args = append(args, extra...)
-	cmd := exec.Command(bin, args...)
+	cmd := exec.Command(bin, argsFor(port, dir)...)
 	setProcAttr(cmd)
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)

@@ -1,0 +1,236 @@
+package inspect
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// node is one server a scan visits: every primary of a cluster (or one
+// replica per shard with Options.Replicas), or the single server.
+type node struct {
+	addr    string
+	role    string // primary | replica
+	slots   string // cluster slot ranges served, e.g. "0-5460"
+	primary string // for a replica: its primary's address
+	client  redis.UniversalClient
+	owned   bool // we created it: close after the scan
+}
+
+// topology is the cluster's slot map at one moment: slot -> primary.
+type topology []string
+
+const clusterSlots = 16384
+
+// discover lists the nodes to scan.
+func discover(ctx context.Context, c redis.UniversalClient, replicas bool) ([]node, topology, error) {
+	switch cc := c.(type) {
+	case *redis.ClusterClient:
+		return discoverCluster(ctx, cc, replicas)
+	case *redis.Client:
+		n := node{addr: cc.Options().Addr, role: "primary", client: cc}
+		if !replicas {
+			return []node{n}, nil, nil
+		}
+		reps, err := standaloneReplicas(ctx, cc)
+		if err != nil || len(reps) == 0 {
+			return nil, nil, fmt.Errorf("--read-from-replicas: no replica found on %s (INFO replication: %v)", n.addr, errOrNone(err))
+		}
+		opts := *cc.Options()
+		opts.Addr = reps[0]
+		opts.OnConnect = nil
+		return []node{{addr: reps[0], role: "replica", primary: n.addr, client: redis.NewClient(&opts), owned: true}}, nil, nil
+	}
+	return []node{{addr: "server", role: "primary", client: c}}, nil, nil
+}
+
+func errOrNone(err error) string {
+	if err == nil {
+		return "no connected replicas"
+	}
+	return err.Error()
+}
+
+func discoverCluster(ctx context.Context, cc *redis.ClusterClient, replicas bool) ([]node, topology, error) {
+	slots, err := cc.ClusterSlots(ctx).Result()
+	if err != nil {
+		return nil, nil, fmt.Errorf("CLUSTER SLOTS: %w", err)
+	}
+	topo := slotTopology(slots)
+	masters := map[string]*redis.Client{}
+	var mu sync.Mutex
+	err = cc.ForEachMaster(ctx, func(ctx context.Context, cl *redis.Client) error {
+		mu.Lock()
+		masters[cl.Options().Addr] = cl
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	// One node per shard: group slot ranges by primary.
+	type shard struct {
+		ranges   []string
+		replicas []string
+	}
+	shards := map[string]*shard{}
+	for _, s := range slots {
+		if len(s.Nodes) == 0 {
+			continue
+		}
+		p := s.Nodes[0].Addr
+		sh := shards[p]
+		if sh == nil {
+			sh = &shard{}
+			shards[p] = sh
+		}
+		sh.ranges = append(sh.ranges, rangeText(s.Start, s.End))
+		for _, r := range s.Nodes[1:] {
+			sh.replicas = appendUnique(sh.replicas, r.Addr)
+		}
+	}
+	var out []node
+	for p, sh := range shards {
+		mc := masters[p]
+		if mc == nil {
+			return nil, nil, fmt.Errorf("cluster primary %s has no client (topology changing?)", p)
+		}
+		n := node{addr: p, role: "primary", slots: strings.Join(sh.ranges, ","), client: mc}
+		if replicas && len(sh.replicas) > 0 {
+			opts := *mc.Options()
+			opts.Addr = sh.replicas[0]
+			// Cluster replicas answer key commands only after READONLY.
+			opts.OnConnect = func(ctx context.Context, cn *redis.Conn) error { return cn.ReadOnly(ctx).Err() }
+			n = node{addr: sh.replicas[0], role: "replica", primary: p, slots: n.slots, client: redis.NewClient(&opts), owned: true}
+		}
+		out = append(out, n)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].slots < out[j].slots })
+	return out, topo, nil
+}
+
+func slotTopology(slots []redis.ClusterSlot) topology {
+	t := make(topology, clusterSlots)
+	for _, s := range slots {
+		if len(s.Nodes) == 0 {
+			continue
+		}
+		for i := max(s.Start, 0); i <= s.End && i < clusterSlots; i++ {
+			t[i] = s.Nodes[0].Addr
+		}
+	}
+	return t
+}
+
+func rangeText(a, b int) string {
+	if a == b {
+		return strconv.Itoa(a)
+	}
+	return strconv.Itoa(a) + "-" + strconv.Itoa(b)
+}
+
+func appendUnique(list []string, s string) []string {
+	for _, v := range list {
+		if v == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// moved describes the slot runs whose primary changed between two
+// snapshots ("0-199 127.0.0.1:7000 → 127.0.0.1:7001") and the nodes involved.
+func (t topology) moved(later topology) ([]string, map[string]bool) {
+	var out []string
+	nodes := map[string]bool{}
+	for i := 0; i < clusterSlots; {
+		if t[i] == later[i] {
+			i++
+			continue
+		}
+		j := i
+		for j+1 < clusterSlots && t[j+1] == t[i] && later[j+1] == later[i] && t[j+1] != later[j+1] {
+			j++
+		}
+		out = append(out, fmt.Sprintf("%s %s → %s", rangeText(i, j), orGone(t[i]), orGone(later[i])))
+		nodes[t[i]], nodes[later[i]] = true, true
+		i = j + 1
+	}
+	return out, nodes
+}
+
+func orGone(s string) string {
+	if s == "" {
+		return "(unassigned)"
+	}
+	return s
+}
+
+// standaloneReplicas reads a primary's connected replicas from INFO replication.
+func standaloneReplicas(ctx context.Context, c *redis.Client) ([]string, error) {
+	info, err := c.Info(ctx, "replication").Result()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, line := range strings.Split(info, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "slave") || !strings.Contains(line, "ip=") {
+			continue
+		}
+		_, kv, _ := strings.Cut(line, ":")
+		f := infoFields(kv)
+		if f["state"] == "online" {
+			out = append(out, f["ip"]+":"+f["port"])
+		}
+	}
+	return out, nil
+}
+
+func infoFields(s string) map[string]string {
+	m := map[string]string{}
+	for _, part := range strings.Split(s, ",") {
+		k, v, _ := strings.Cut(part, "=")
+		m[k] = v
+	}
+	return m
+}
+
+// infoValue reads one "key:value" line of an INFO section.
+func infoValue(info, key string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), key+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// runID identifies a server process, so a scan can tell that the server it
+// walked restarted or failed over under it. "" when INFO is refused.
+func runID(ctx context.Context, c redis.UniversalClient) string {
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return ""
+	}
+	return infoValue(info, "run_id")
+}
+
+// replicaLag reports how far a replica is behind, from its own INFO.
+func replicaLag(ctx context.Context, c redis.UniversalClient) string {
+	info, err := c.Info(ctx, "replication").Result()
+	if err != nil {
+		return "unknown"
+	}
+	status := infoValue(info, "master_link_status")
+	io := infoValue(info, "master_last_io_seconds_ago")
+	if status != "up" {
+		return "link " + status
+	}
+	return "last I/O " + io + "s ago"
+}

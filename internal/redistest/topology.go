@@ -1,0 +1,186 @@
+package redistest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Cluster is a local Redis Cluster of real redis-server processes.
+type Cluster struct {
+	Nodes []*Server
+}
+
+// Addrs lists every node's address.
+func (c *Cluster) Addrs() []string {
+	out := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		out[i] = n.Addr
+	}
+	return out
+}
+
+// Client returns a cluster client seeded with every node.
+func (c *Cluster) Client() *redis.ClusterClient {
+	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), DisableIdentity: true})
+}
+
+// Node returns the server listening on addr.
+func (c *Cluster) Node(addr string) *Server {
+	for _, n := range c.Nodes {
+		if n.Addr == addr {
+			return n
+		}
+	}
+	return nil
+}
+
+// StartCluster starts primaries×(1+replicas) nodes with cluster-enabled,
+// joins them with `redis-cli --cluster create`, and waits until every node
+// reports cluster_state:ok. The nodes stop when the test ends.
+func StartCluster(t testing.TB, primaries, replicas int) *Cluster {
+	t.Helper()
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		t.Fatal("redis-cli not found in PATH: cluster tests need it; install it with `apt-get install -y redis-tools` (it comes with redis-server)")
+	}
+	c := &Cluster{}
+	for range primaries * (1 + replicas) {
+		s := Own(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-node-timeout", "1500", "--cluster-require-full-coverage", "no")
+		c.Nodes = append(c.Nodes, s)
+	}
+	args := append([]string{"--cluster", "create"}, c.Addrs()...)
+	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
+	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, n := range c.Nodes {
+		cl := n.Client(0)
+		for {
+			info, err := cl.ClusterInfo(context.Background()).Result()
+			if err == nil && strings.Contains(info, "cluster_state:ok") && strings.Contains(info, "cluster_known_nodes:"+strconv.Itoa(len(c.Nodes))) {
+				break
+			}
+			if time.Now().After(deadline) {
+				cl.Close()
+				t.Fatalf("cluster node %s not ready: %v %s", n.Addr, err, info)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		cl.Close()
+	}
+	// Replicas must have synced before tests read from them.
+	WaitClusterReplicasSynced(t, c, 30*time.Second)
+	return c
+}
+
+// WaitClusterReplicasSynced waits until every replica's link to its primary is up.
+func WaitClusterReplicasSynced(t testing.TB, c *Cluster, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for _, n := range c.Nodes {
+		cl := n.Client(0)
+		for {
+			info, err := cl.Info(context.Background(), "replication").Result()
+			if err == nil && (strings.Contains(info, "role:master") || strings.Contains(info, "master_link_status:up")) {
+				break
+			}
+			if time.Now().After(deadline) {
+				cl.Close()
+				t.Fatalf("replica %s never synced: %v", n.Addr, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		cl.Close()
+	}
+}
+
+// Sentinel is a primary, a replica and three sentinels watching them.
+type Sentinel struct {
+	Master    string // sentinel master name
+	Primary   *Server
+	Replica   *Server
+	Sentinels []*Server
+}
+
+// SentinelAddrs lists the sentinels' addresses.
+func (s *Sentinel) SentinelAddrs() []string {
+	out := make([]string, len(s.Sentinels))
+	for i, n := range s.Sentinels {
+		out[i] = n.Addr
+	}
+	return out
+}
+
+// CurrentPrimary asks a sentinel which address is the primary now.
+func (s *Sentinel) CurrentPrimary(ctx context.Context) (string, error) {
+	for _, sn := range s.Sentinels {
+		c := redis.NewSentinelClient(&redis.Options{Addr: sn.Addr})
+		addr, err := c.GetMasterAddrByName(ctx, s.Master).Result()
+		c.Close()
+		if err == nil && len(addr) == 2 {
+			return addr[0] + ":" + addr[1], nil
+		}
+	}
+	return "", errors.New("no sentinel answered")
+}
+
+// StartSentinel starts the set and waits until the sentinels see the
+// primary and its replica. Everything stops when the test ends.
+func StartSentinel(t testing.TB) *Sentinel {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatal(InstallHint)
+	}
+	s := &Sentinel{Master: "idemctl-master"}
+	s.Primary = Own(t)
+	s.Replica = Own(t, "--replicaof", "127.0.0.1", strconv.Itoa(s.Primary.Port))
+	for range 3 {
+		sn, err := startWith(bin, func(port int, dir string) []string {
+			conf := filepath.Join(dir, "sentinel.conf")
+			body := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nlogfile %s\nsentinel monitor %s 127.0.0.1 %d 2\n"+
+				"sentinel down-after-milliseconds %s 1000\nsentinel failover-timeout %s 4000\nsentinel parallel-syncs %s 1\n",
+				port, dir, filepath.Join(dir, "redis.log"), s.Master, s.Primary.Port, s.Master, s.Master, s.Master)
+			_ = os.WriteFile(conf, []byte(body), 0o600)
+			return []string{conf, "--sentinel"}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(sn.Stop)
+		s.Sentinels = append(s.Sentinels, sn)
+	}
+	ctx := context.Background()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, sn := range s.Sentinels {
+		c := redis.NewSentinelClient(&redis.Options{Addr: sn.Addr})
+		for {
+			reps, err := c.Replicas(ctx, s.Master).Result()
+			if err == nil && len(reps) == 1 {
+				others, _ := c.Sentinels(ctx, s.Master).Result()
+				if len(others) == 2 {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				c.Close()
+				t.Fatalf("sentinel %s never saw the set: %v", sn.Addr, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		c.Close()
+	}
+	return s
+}
