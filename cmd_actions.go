@@ -167,7 +167,7 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, args []string) er
 		return resultCode(planResults(plans), len(plans))
 	}
 	if runnable > 0 {
-		if err := confirm(a, kind, &wf, policy, plans, runnable, s); err != nil {
+		if err := confirm(a, kind, fs, &wf, policy, plans, runnable, s); err != nil {
 			return err
 		}
 		auditPath := pick(wf.auditLog, s.profile.AuditLog)
@@ -333,7 +333,7 @@ func clip(s string) string {
 
 // confirm asks on a terminal; without one (and without --yes) it refuses
 // and prints the exact non-interactive command, pinned to what was shown.
-func confirm(a *app, kind actions.Kind, wf *writeFlags, policy *actions.Policy, plans []*actions.Plan, n int, s *session) error {
+func confirm(a *app, kind actions.Kind, fs *pflag.FlagSet, wf *writeFlags, policy *actions.Policy, plans []*actions.Plan, n int, s *session) error {
 	if policy.NeedsProfileName() && wf.confirmProfile != "" {
 		if err := policy.ConfirmProfile(wf.confirmProfile); err != nil {
 			return codeErr(exitRefused, "--confirm-profile: %v", err)
@@ -344,7 +344,7 @@ func confirm(a *app, kind actions.Kind, wf *writeFlags, policy *actions.Policy, 
 	}
 	if !a.inTTY {
 		fmt.Fprintln(a.stderr, "idemctl: refusing to write without confirmation (no terminal). To apply exactly what is shown above, run:")
-		fmt.Fprintln(a.stderr, exactCommand(kind, wf, plans, s))
+		fmt.Fprintln(a.stderr, exactCommand(kind, fs, plans, s))
 		return codeErr(exitRefused, "not confirmed: nothing was written")
 	}
 	in := bufio.NewReader(a.stdin)
@@ -374,35 +374,39 @@ func confirm(a *app, kind actions.Kind, wf *writeFlags, policy *actions.Policy, 
 
 // exactCommand rebuilds the command line with --yes and the state and
 // fingerprint each record was shown with, so the non-interactive run
-// compares-and-sets against the same thing.
-func exactCommand(kind actions.Kind, wf *writeFlags, plans []*actions.Plan, s *session) string {
+// compares-and-sets against the same thing. It keeps every flag the
+// operator gave (config, profile, where the password comes from, keyspace,
+// audit log, …): a --url is printed without its password, and the keys
+// move into the here-document.
+func exactCommand(kind actions.Kind, fs *pflag.FlagSet, plans []*actions.Plan, s *session) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "  idemctl %s --url %s", kind, shellQuote(s.ep.String()))
-	if s.profileName != "" {
-		fmt.Fprintf(&b, " --profile %s", shellQuote(s.profileName))
+	fmt.Fprintf(&b, "  idemctl %s", kind)
+	if fs.Changed("url") {
+		fmt.Fprintf(&b, " --url %s", shellQuote(s.ep.String()))
 	}
-	for _, ks := range s.keyspaces[:1] {
-		fmt.Fprintf(&b, " --preset %s --match %s", shellQuote(ks.Schema.Name), shellQuote(ks.Match))
-		if ks.Retention > 0 {
-			fmt.Fprintf(&b, " --retention %s", ks.Retention)
+	fs.Visit(func(f *pflag.Flag) {
+		switch f.Name {
+		case "url", "yes", "from-file", "expect-state", "expect-fingerprint", "confirm-profile", "dry-run", "help":
+			return
 		}
-	}
-	fmt.Fprintf(&b, " --reason %s", shellQuote(wf.reason))
-	if wf.ttl != "" {
-		fmt.Fprintf(&b, " --ttl %s", shellQuote(wf.ttl))
-	}
-	if wf.ref != "" {
-		fmt.Fprintf(&b, " --ref %s", shellQuote(wf.ref))
-	}
-	if wf.status != 0 {
-		fmt.Fprintf(&b, " --status %d", wf.status)
-	}
-	if wf.response != "" {
-		fmt.Fprintf(&b, " --response %s", shellQuote(wf.response))
-	}
-	if wf.write {
-		b.WriteString(" --write")
-	}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				fmt.Fprintf(&b, " --%s %s", f.Name, shellQuote(v))
+			}
+			return
+		}
+		v := f.Value.String()
+		switch {
+		case f.Value.Type() == "bool" && v == "true":
+			fmt.Fprintf(&b, " --%s", f.Name)
+		case f.Value.Type() == "bool":
+			fmt.Fprintf(&b, " --%s=%s", f.Name, v)
+		case v == "" && f.Value.Type() != "string":
+			fmt.Fprintf(&b, " --%s 0", f.Name) // durations and sizes print zero as ""
+		default:
+			fmt.Fprintf(&b, " --%s %s", f.Name, shellQuote(v))
+		}
+	})
 	if s.profile.Protected {
 		fmt.Fprintf(&b, " --confirm-profile %s", shellQuote(s.profileName))
 	}

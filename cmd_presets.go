@@ -14,8 +14,8 @@ func runPresets(ctx context.Context, a *app, args []string) error {
 	}
 	for _, n := range inspect.PresetNames() {
 		s, _ := inspect.Preset(n)
-		fmt.Fprintf(a.stdout, "%-12s %s\n", n, s.Description)
-		fmt.Fprintf(a.stdout, "%-12s match %q  template %q  timeout %v  reserve TTL %v\n", "",
+		fmt.Fprintf(a.stdout, "%-20s %s\n", n, s.Description)
+		fmt.Fprintf(a.stdout, "%-20s match %q  template %q  timeout %v  reserve TTL %v\n", "",
 			s.Defaults.Match, s.Defaults.KeyTemplate, s.Defaults.ProcessingTimeout.D(), s.Defaults.ReserveTTL.D())
 	}
 	return nil

@@ -59,14 +59,23 @@ func (e *Executor) Apply(ctx context.Context, p *Plan) Result {
 		return res
 	}
 
-	reply, err := p.script.Run(ctx, e.Client, []string{p.Key}, p.args...).StringSlice()
+	reply, err := p.script.run(ctx, e.Client, []string{p.Key}, p.args...).StringSlice()
 	switch {
 	case err == nil:
 		res.Outcome, res.Detail, res.ServerMs = parseReply(reply)
 	case isServerError(err):
 		res.Outcome, res.Detail = Failed, explain(err, e.Identity.RedisUser)
-		if strings.HasPrefix(err.Error(), "NOPERM") {
+		if strings.HasPrefix(err.Error(), "NOPERM") || strings.Contains(err.Error(), scriptACLError) {
 			res.Outcome = Refused
+		}
+		if strings.Contains(err.Error(), "@user_script") {
+			// The script stopped at a failing call, and Redis keeps what
+			// it wrote before that call: only a re-read can say.
+			o, d := e.reread(ctx, p)
+			res.Detail += "; " + d
+			if o != NotApplied {
+				res.Outcome = o
+			}
 		}
 	default:
 		res.Outcome, res.Detail = e.settle(ctx, p, err)
@@ -108,7 +117,12 @@ func parseReply(r []string) (Outcome, string, int64) {
 // settle re-reads the record after an uncertain failure and says whether
 // the write happened, did not, or cannot be told.
 func (e *Executor) settle(ctx context.Context, p *Plan, cause error) (Outcome, string) {
-	why := "uncertain (" + oneLine(cause.Error()) + ")"
+	o, d := e.reread(ctx, p)
+	return o, "uncertain (" + oneLine(cause.Error()) + "); " + d
+}
+
+// reread compares the record with the plan's before and after snapshots.
+func (e *Executor) reread(ctx context.Context, p *Plan) (Outcome, string) {
 	for attempt := range 5 {
 		if attempt > 0 {
 			time.Sleep(time.Duration(attempt) * 300 * time.Millisecond)
@@ -119,21 +133,26 @@ func (e *Executor) settle(ctx context.Context, p *Plan, cause error) (Outcome, s
 		if err != nil {
 			continue
 		}
+		elapsed := time.Since(p.planned)
+		applied := sameOutcome(now, p.After, p.Delete, elapsed)
+		unchanged := sameOutcome(now, p.Before, false, elapsed)
 		switch {
-		case sameOutcome(now, p.After, p.Delete):
-			return Applied, why + "; a re-read shows the write was applied"
-		case sameOutcome(now, p.Before, false):
-			return NotApplied, why + "; a re-read shows the record unchanged: the write did not happen"
+		case applied && unchanged:
+			return Unknown, "a re-read cannot tell the planned record from the old one: check it by hand"
+		case applied:
+			return Applied, "a re-read shows the write was applied"
+		case unchanged:
+			return NotApplied, "a re-read shows the record unchanged: the write did not happen"
 		default:
-			return Unknown, why + "; a re-read shows neither the old nor the planned record: check it by hand"
+			return Unknown, "a re-read shows neither the old nor the planned record: check it by hand"
 		}
 	}
-	return Unknown, why + "; the record could not be re-read: check it by hand"
+	return Unknown, "the record could not be re-read: check it by hand"
 }
 
 // sameOutcome compares a re-read with an expected snapshot: existence,
-// state, fingerprint and the written fields (TTLs drift, so only "set or not").
-func sameOutcome(now, want Snapshot, deleted bool) bool {
+// state, fingerprint, the fields, and the TTL (see ttlFits).
+func sameOutcome(now, want Snapshot, deleted bool, elapsed time.Duration) bool {
 	if deleted {
 		return !now.Exists
 	}
@@ -148,7 +167,18 @@ func sameOutcome(now, want Snapshot, deleted bool) bool {
 			return false
 		}
 	}
-	return (now.TTLms == -1) == (want.TTLms == -1)
+	return ttlFits(now.TTLms, want.TTLms, elapsed)
+}
+
+// ttlFits says whether a TTL read now can be the expected one counted down
+// for at most elapsed since the plan. "Set or not" is not enough: an expire
+// changes only the TTL, so the TTL alone tells it from the old record.
+func ttlFits(now, want int64, elapsed time.Duration) bool {
+	if now < 0 || want < 0 { // none, or unreadable
+		return now == want
+	}
+	const slack = 5 // ms of PTTL rounding
+	return now <= want+slack && now >= want-elapsed.Milliseconds()-slack
 }
 
 func isServerError(err error) bool {
@@ -156,16 +186,27 @@ func isServerError(err error) bool {
 	return errors.As(err, &re)
 }
 
+// scriptACLError is how Redis refuses a command a script calls on behalf of
+// a user the ACL does not allow it.
+const scriptACLError = "The user executing the script can't run this command"
+
+// operatorRights is what the write scripts need beyond the read commands:
+// Redis checks every command a script calls against the caller's ACL.
+const operatorRights = "+evalsha +eval +script|load and the commands the scripts call (+hset +set +del +pexpire +persist), with write access to the keys"
+
 // explain turns a server refusal into what the operator can do about it.
 func explain(err error, user string) string {
 	msg := oneLine(err.Error())
+	if user == "" {
+		user = "default"
+	}
 	switch {
 	case strings.HasPrefix(msg, "NOPERM"):
-		if user == "" {
-			user = "default"
-		}
 		return fmt.Sprintf("%s — the ACL user %q may not run the write scripts; the operator role needs "+
-			"+evalsha +eval +script|load (and write access to the keys); see the README's ACL roles", msg, user)
+			operatorRights+"; see the README's ACL roles", msg, user)
+	case strings.Contains(msg, scriptACLError):
+		return fmt.Sprintf("%s — the ACL user %q may run the write scripts but not every command they call; the operator role needs "+
+			operatorRights, msg, user)
 	case strings.HasPrefix(msg, "OOM"):
 		return msg + " — Redis is at maxmemory and refuses writes; nothing was written"
 	case strings.HasPrefix(msg, "READONLY"):

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -39,8 +40,9 @@ type Plan struct {
 	Refused string // non-empty: why this write cannot run (nothing is sent)
 	Outcome Outcome
 
-	script *redis.Script
-	args   []any
+	script  *casScript
+	args    []any
+	planned time.Time // when the record was read: bounds how far its TTL can have counted down
 }
 
 const nowMarker = "\x00now"
@@ -64,7 +66,82 @@ func readSnapshot(ctx context.Context, c redis.UniversalClient, ks *inspect.Keys
 		}
 		s.Fields[f.Name] = v
 	}
+	if flat, ok := jsonFields(ks.Schema, d.Fields); ok {
+		s.Fields = flat
+	}
 	return s, &d, nil
+}
+
+// jsonFields lists a JSON record's values by dot path, the way its schema
+// and the JSON script name fields, so diffs and re-reads compare the fields
+// a write changes rather than the whole re-encoded document. It declines
+// values cut by the read cap and values that are not a JSON object.
+func jsonFields(s *inspect.Schema, fs []inspect.Field) (map[string]string, bool) {
+	if s.Codec != inspect.CodecJSON || len(fs) != 1 || fs[0].Truncated {
+		return nil, false
+	}
+	dec := json.NewDecoder(strings.NewReader(fs[0].Value))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil || doc == nil {
+		return nil, false
+	}
+	out := map[string]string{}
+	flattenJSON(out, "", doc)
+	return out, true
+}
+
+// flattenJSON adds v's leaves under prefix: strings unquoted, other values
+// as JSON; objects are descended into, empty ones kept as {}.
+func flattenJSON(out map[string]string, prefix string, v any) {
+	if m, ok := v.(map[string]any); ok && (len(m) > 0 || prefix == "") {
+		for k, sub := range m {
+			if prefix != "" {
+				k = prefix + "." + k
+			}
+			flattenJSON(out, k, sub)
+		}
+		return
+	}
+	if str, ok := v.(string); ok {
+		out[prefix] = str
+		return
+	}
+	b, _ := json.Marshal(v)
+	out[prefix] = string(b)
+}
+
+// setJSONField predicts what the JSON script's set(path, literal) does to
+// flattened fields: the path's old value (and anything below it) is
+// replaced, and a non-object on the way becomes an object.
+func setJSONField(fields map[string]string, path, lit string) {
+	for k := range fields {
+		if k == path || strings.HasPrefix(k, path+".") {
+			delete(fields, k)
+		}
+	}
+	for i := strings.IndexByte(path, '.'); i >= 0; i = next(path, i) {
+		delete(fields, path[:i])
+	}
+	if lit == nowMarker {
+		fields[path] = "(server time, ms)"
+		return
+	}
+	dec := json.NewDecoder(strings.NewReader(lit))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		fields[path] = lit
+		return
+	}
+	flattenJSON(fields, path, v)
+}
+
+func next(s string, i int) int {
+	if j := strings.IndexByte(s[i+1:], '.'); j >= 0 {
+		return i + 1 + j
+	}
+	return -1
 }
 
 // BuildPlan reads the record and checks the request against the schema's
@@ -76,7 +153,12 @@ func BuildPlan(ctx context.Context, c redis.UniversalClient, req Request) (*Plan
 	if req.Keyspace == nil {
 		return nil, errors.New("no keyspace for key")
 	}
-	p := &Plan{Request: req}
+	if lk := req.Keyspace.Schema.Lock; lk != nil {
+		if _, isLock := lk.RecordKey(req.Key); isLock {
+			return buildLockPlan(ctx, c, req)
+		}
+	}
+	p := &Plan{Request: req, planned: time.Now()}
 	before, d, err := readSnapshot(ctx, c, req.Keyspace, req.Key)
 	if err != nil {
 		return nil, err
@@ -172,6 +254,11 @@ func (p *Plan) compile(d *inspect.Detail, saw Seen) error {
 	if err != nil {
 		return err
 	}
+	if s.Codec == inspect.CodecJSON && len(pairs) > 0 {
+		if err := cjsonKeeps(d.Fields, pairs); err != nil {
+			return err
+		}
+	}
 	container := "hash"
 	p.script = casHash
 	expState, expLen := saw.State, ""
@@ -194,7 +281,8 @@ func (p *Plan) compile(d *inspect.Detail, saw Seen) error {
 	for _, v := range pairs {
 		p.args = append(p.args, v)
 	}
-	p.predict(container, pairs, ttlMode, ttlMs)
+	_, flat := jsonFields(s, d.Fields)
+	p.predict(container, flat, pairs, ttlMode, ttlMs)
 	return nil
 }
 
@@ -276,7 +364,7 @@ func (p *Plan) pairs(s *inspect.Schema, spec inspect.ActionSpec, canon inspect.S
 }
 
 // predict computes the after-snapshot and the diff shown for confirmation.
-func (p *Plan) predict(container string, pairs []string, ttlMode string, ttlMs int64) {
+func (p *Plan) predict(container string, flat bool, pairs []string, ttlMode string, ttlMs int64) {
 	b := p.Before
 	a := Snapshot{Exists: !p.Delete, Type: b.Type, State: b.State, Canonical: b.Canonical,
 		Fingerprint: b.Fingerprint, TTLms: b.TTLms, Fields: map[string]string{}}
@@ -297,6 +385,9 @@ func (p *Plan) predict(container string, pairs []string, ttlMode string, ttlMs i
 	}
 	for i := 0; i+1 < len(pairs); i += 2 {
 		f, v := pairs[i], pairs[i+1]
+		if flat {
+			setJSONField(a.Fields, f, v)
+		}
 		if container == "json" && v != nowMarker {
 			var s string
 			if json.Unmarshal([]byte(v), &s) == nil {
@@ -306,7 +397,9 @@ func (p *Plan) predict(container string, pairs []string, ttlMode string, ttlMs i
 		if v == nowMarker {
 			v = "(server time, ms)"
 		}
-		a.Fields[f] = v
+		if !flat {
+			a.Fields[f] = v
+		}
 		if f == p.Keyspace.Schema.State.Field || container == "raw" {
 			a.State = v
 		}
@@ -354,4 +447,143 @@ func ttlText(ms int64) string {
 		return "gone"
 	}
 	return units.FormatMs(ms)
+}
+
+// cjsonKeeps refuses a JSON write that would damage the record. The JSON
+// script decodes and re-encodes the whole document with the server's cjson,
+// which prints numbers with 14 significant digits (a microsecond timestamp
+// or a 64-bit id would be silently rounded) and turns an empty array into
+// an object. A value cut by the read cap cannot be checked here.
+func cjsonKeeps(fs []inspect.Field, pairs []string) error {
+	var docs []string
+	if len(fs) == 1 && !fs[0].Truncated {
+		docs = append(docs, fs[0].Value)
+	}
+	for i := 1; i < len(pairs); i += 2 {
+		if pairs[i] != nowMarker {
+			docs = append(docs, pairs[i])
+		}
+	}
+	for _, doc := range docs {
+		dec := json.NewDecoder(strings.NewReader(doc))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) != nil {
+			continue // not JSON: the script refuses it itself
+		}
+		if where, ok := cjsonRewrites("", v); ok {
+			return fmt.Errorf("the server's JSON encoder would rewrite %s (cjson keeps 14 significant digits and turns [] into {}): "+
+				"writing this record would corrupt it; expire it instead, or repair it by hand", where)
+		}
+	}
+	return nil
+}
+
+// cjsonRewrites finds a value cjson would not write back as it was.
+func cjsonRewrites(path string, v any) (string, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		if significantDigits(string(x)) > 14 {
+			return orRoot(path) + " = " + string(x), true
+		}
+	case []any:
+		if len(x) == 0 {
+			return orRoot(path) + " = []", true
+		}
+		for i, e := range x {
+			if w, ok := cjsonRewrites(fmt.Sprintf("%s[%d]", path, i), e); ok {
+				return w, true
+			}
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			sub := k
+			if path != "" {
+				sub = path + "." + k
+			}
+			if w, ok := cjsonRewrites(sub, x[k]); ok {
+				return w, true
+			}
+		}
+	}
+	return "", false
+}
+
+func orRoot(path string) string {
+	if path == "" {
+		return "the value"
+	}
+	return inspect.Sanitize(path)
+}
+
+// significantDigits counts a JSON number's significant decimal digits.
+func significantDigits(num string) int {
+	if i := strings.IndexAny(num, "eE"); i >= 0 {
+		num = num[:i]
+	}
+	digits := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, num)
+	return len(strings.TrimRight(strings.TrimLeft(digits, "0"), "0"))
+}
+
+// buildLockPlan repairs a lock with no record (an in-flight or abandoned
+// request in marker+lock formats): it can only be given a TTL or deleted,
+// guarded by its value and length.
+func buildLockPlan(ctx context.Context, c redis.UniversalClient, req Request) (*Plan, error) {
+	p := &Plan{Request: req, planned: time.Now()}
+	pipe := c.Pipeline()
+	val := pipe.GetRange(ctx, req.Key, 0, 255)
+	n := pipe.StrLen(ctx, req.Key)
+	ttl := pipe.PTTL(ctx, req.Key)
+	typ := pipe.Type(ctx, req.Key)
+	if _, err := pipe.Exec(ctx); err != nil && !isServerError(err) {
+		return nil, err
+	}
+	if typ.Val() == "none" {
+		p.Before, p.Refused, p.Outcome = Snapshot{TTLms: -2}, "the key does not exist", NotFound
+		return p, nil
+	}
+	ms := ttl.Val().Milliseconds()
+	if ttl.Val() < 0 {
+		ms = int64(ttl.Val())
+	}
+	p.Before = Snapshot{Exists: true, Type: typ.Val(), State: "(lock only)", Canonical: "processing", TTLms: ms,
+		Fields: map[string]string{"value": val.Val()}}
+	if typ.Val() != "string" {
+		p.Refused, p.Outcome = "the lock is a "+typ.Val()+", not a string", Refused
+		return p, nil
+	}
+	if req.Saw != nil && req.Saw.State != "" && req.Saw.State != p.Before.State {
+		p.Refused, p.Outcome = "the record changed since you saw it", Conflict
+		return p, nil
+	}
+	if req.Kind == KindReconcile {
+		p.Refused, p.Outcome = "a lock has no record to reconcile: delete it (fail or expire --ttl 0) once the source of truth is checked", Refused
+		return p, nil
+	}
+	if req.Kind == KindExpire && req.TTL.Mode != TTLSet {
+		p.Refused, p.Outcome = "expire needs a TTL (0 deletes the lock)", Refused
+		return p, nil
+	}
+	p.Delete = req.Kind == KindFail || req.TTL.D == 0
+	mode, ttlMode, ttlMs := "update", "set", req.TTL.D.Milliseconds()
+	if p.Delete {
+		mode, ttlMode, ttlMs = "delete", "keep", 0
+	}
+	p.script = casRaw
+	p.args = []any{mode, ttlMode, ttlMs, "", val.Val(), "", strconv.FormatInt(n.Val(), 10), 0}
+	p.predict("raw", false, nil, ttlMode, ttlMs)
+	if p.Delete {
+		p.Changes = []Change{{Field: "(lock)", Before: "held", After: "deleted: the next retry runs"}}
+	}
+	return p, nil
 }

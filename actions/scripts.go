@@ -1,6 +1,10 @@
 package actions
 
-import "github.com/redis/go-redis/v9"
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
 
 // Every write is one of these compare-and-set scripts: it first checks that
 // the record still holds the state and fingerprint the operator saw, and
@@ -13,8 +17,49 @@ import "github.com/redis/go-redis/v9"
 // A value of "\0now" becomes the server time in epoch ms. With no pairs, an
 // update only sets the TTL: the value is never rewritten for an expire.
 
+// casScript is a CAS script with its source, sent at most once per write
+// (see run).
+type casScript struct {
+	*redis.Script
+	src string
+}
+
+func newCAS(src string) *casScript { return &casScript{Script: redis.NewScript(src), src: src} }
+
+// noRetry marks a command go-redis must never resend. The client resends a
+// command after a timeout or a dropped connection (MaxRetries); a resent
+// compare-and-set whose first copy ran would meet its own write and answer
+// "conflict" — a write that happened reported as one that did not.
+type noRetry struct{ *redis.Cmd }
+
+func (noRetry) NoRetry() bool { return true }
+
+// run sends the script once: EVALSHA, then EVAL only if the server answers
+// NOSCRIPT (in which case nothing ran). Uncertain failures are left to the
+// caller, which re-reads the record instead of resending.
+func (s *casScript) run(ctx context.Context, c redis.UniversalClient, keys []string, args ...any) *redis.Cmd {
+	cmd := s.send(ctx, c, "evalsha", s.Hash(), keys, args)
+	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		cmd = s.send(ctx, c, "eval", s.src, keys, args)
+	}
+	return cmd
+}
+
+func (s *casScript) send(ctx context.Context, c redis.UniversalClient, name, body string, keys []string, args []any) *redis.Cmd {
+	a := make([]any, 0, 3+len(keys)+len(args))
+	a = append(a, name, body, len(keys))
+	for _, k := range keys {
+		a = append(a, k)
+	}
+	a = append(a, args...)
+	cmd := redis.NewCmd(ctx, a...)
+	cmd.SetFirstKeyPos(3)
+	_ = c.Process(ctx, noRetry{cmd})
+	return cmd
+}
+
 // casHash guards hash records (the lesson's format).
-var casHash = redis.NewScript(`
+var casHash = newCAS(`
 local key = KEYS[1]
 if redis.call('EXISTS', key) == 0 then return {'not_found'} end
 local t = redis.call('TYPE', key)['ok']
@@ -48,7 +93,7 @@ return {'applied', ms}
 
 // casJSON guards JSON-string records; field names are dot paths. Values are
 // JSON literals so numbers stay numbers.
-var casJSON = redis.NewScript(`
+var casJSON = newCAS(`
 local key = KEYS[1]
 if redis.call('EXISTS', key) == 0 then return {'not_found'} end
 local t = redis.call('TYPE', key)['ok']
@@ -116,7 +161,7 @@ return {'applied', ms}
 // casRaw guards bare markers: the expected state is the value's first bytes
 // (ARGV[5]) and its length (ARGV[7]), since a replaced value may be long.
 // The single pair's value replaces the marker.
-var casRaw = redis.NewScript(`
+var casRaw = newCAS(`
 local key = KEYS[1]
 if redis.call('EXISTS', key) == 0 then return {'not_found'} end
 local t = redis.call('TYPE', key)['ok']

@@ -15,6 +15,7 @@ type observed struct {
 	f         fields
 	value     string // string containers: the value, up to the read cap
 	valueLen  int64  // string containers: STRLEN
+	lockPTTL  int64  // companion lock's PTTL, when the schema has one
 }
 
 // classify turns one key's observations into a Record, using the Redis
@@ -39,10 +40,12 @@ func classify(ks *Keyspace, o *observed, nowMs int64) Record {
 		r.Flags |= FlagNoTTL
 	}
 	if o.wrongType {
-		r.Flags |= FlagWrongType
+		r.Flags |= FlagWrongType | FlagUnknownState | FlagUndecoded
 		r.State = StateUnknown
-		r.Flags |= FlagUnknownState
 		return r
+	}
+	if s.Lock != nil {
+		r.LockTTLms = o.lockPTTL
 	}
 	f := &o.f
 	if s.Codec == CodecRaw {
@@ -62,9 +65,12 @@ func classify(ks *Keyspace, o *observed, nowMs int64) Record {
 	if s.Fingerprint != "" {
 		if f.has[slotFingerprint] && f.val[slotFingerprint] != "" {
 			r.Fingerprint = capString(f.val[slotFingerprint], 512)
-		} else {
+		} else if !s.FingerprintOptional {
 			r.Flags |= FlagMissingFingerprint
 		}
+	}
+	if f.decodeErr && !f.has[slotState] && !f.has[slotFingerprint] {
+		r.Flags |= FlagUndecoded // not this format at all
 	}
 	if f.has[slotStatus] && f.val[slotStatus] != "" {
 		n, err := strconv.ParseInt(strings.TrimSpace(f.val[slotStatus]), 10, 32)
@@ -77,6 +83,13 @@ func classify(ks *Keyspace, o *observed, nowMs int64) Record {
 	r.ResponseLen = f.respLen
 	if r.ResponseLen > ks.LargeResponse {
 		r.Flags |= FlagLargeResponse
+	}
+	if s.Expires != nil && f.has[slotExpires] && f.val[slotExpires] != "" {
+		if ms, ok := parseTimeMs(f.val[slotExpires], s.Expires.Unit); !ok {
+			r.Flags |= FlagDecodeError
+		} else if ms < nowMs {
+			r.State = StateExpired // derived: the library treats it as gone
+		}
 	}
 	ageAndStale(ks, &r, f, nowMs)
 	return r
@@ -116,6 +129,7 @@ func ageAndStale(ks *Keyspace, r *Record, f *fields, nowMs int64) {
 			r.Flags |= FlagDecodeError
 		}
 	}
+	ttlAge := s.AgeFromTTL && r.State == StateProcessing && ks.ReserveTTL > 0 && r.TTLms > 0 && r.TTLms <= ks.ReserveTTL.Milliseconds()
 	switch {
 	case s.Created != nil && f.has[slotCreated] && f.val[slotCreated] != "":
 		if ms, ok := parseTimeMs(f.val[slotCreated], s.Created.Unit); ok {
@@ -123,13 +137,11 @@ func ageAndStale(ks *Keyspace, r *Record, f *fields, nowMs int64) {
 		} else {
 			r.Flags |= FlagDecodeError
 		}
+	case ttlAge:
+		// The reserve step set the TTL and nothing has touched it since.
+		r.AgeMs, r.AgeSource = ks.ReserveTTL.Milliseconds()-r.TTLms, AgeTTL
 	case r.DeadlineMs > 0 && timeout > 0:
 		r.AgeMs, r.AgeSource = max(timeout-(r.DeadlineMs-nowMs), 0), AgeDeadline
-	case s.AgeFromTTL && r.State == StateProcessing && ks.ReserveTTL > 0 && r.TTLms > 0:
-		// The reserve step set the TTL and nothing has touched it since.
-		if reserve := ks.ReserveTTL.Milliseconds(); r.TTLms <= reserve {
-			r.AgeMs, r.AgeSource = reserve-r.TTLms, AgeTTL
-		}
 	}
 	if r.State != StateProcessing {
 		return
@@ -142,6 +154,10 @@ func ageAndStale(ks *Keyspace, r *Record, f *fields, nowMs int64) {
 		stale = nowMs > r.DeadlineMs
 	} else if timeout > 0 && r.AgeMs >= 0 {
 		stale = r.AgeMs > timeout
+	}
+	if s.Lock != nil && s.Lock.StaleIfMissing && r.LockTTLms == LockAbsent {
+		r.Flags |= FlagLockMissing
+		stale = true // the worker's lock expired or was never renewed
 	}
 	if stale {
 		r.Flags |= FlagStale

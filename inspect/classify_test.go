@@ -68,7 +68,7 @@ func TestClassifyAtlasmart(t *testing.T) {
 		{"template mismatch kept", hashObs("atlasmart:ch23:idem:oops", 50_000, map[int]string{slotState: "PROCESSING", slotFingerprint: fp64}),
 			StateProcessing, FlagTemplateMismatch, 10_000, AgeTTL},
 		{"wrong type", &observed{key: key, pttl: 1000, mem: 50, typ: TypeList, wrongType: true},
-			StateUnknown, FlagWrongType | FlagUnknownState, -1, AgeUnknown},
+			StateUnknown, FlagWrongType | FlagUnknownState | FlagUndecoded, -1, AgeUnknown},
 	}
 	for _, c := range cases {
 		r := classify(ks, c.o, now)

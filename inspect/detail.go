@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -40,9 +39,7 @@ type Detail struct {
 // FetchDetail reads one key whole when it is small, and only the schema's
 // fields (each capped) when it is not. The record is classified afresh.
 func FetchDetail(ctx context.Context, c redis.UniversalClient, ks *Keyspace, key string) (Detail, error) {
-	mem := new(atomic.Bool)
-	mem.Store(true)
-	f := &fetcher{c: c, ks: ks, memOn: mem}
+	f := &fetcher{c: c, ks: ks, memOn: newTrue()}
 	res, err := f.fetch(ctx, []string{key})
 	if err != nil {
 		return Detail{}, err

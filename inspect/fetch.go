@@ -42,9 +42,16 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 	probe := make([]*redis.IntCmd, len(keys))   // STRLEN, HSTRLEN(response) or HLEN
 	getr := make([]*redis.StringCmd, len(keys)) // strings: GETRANGE 0 cap-1
 	lens := make([][]*redis.IntCmd, len(keys))  // hashes without memory: HSTRLEN per field
+	var lockTTL []*redis.IntCmd
+	if s.Lock != nil {
+		lockTTL = make([]*redis.IntCmd, len(keys))
+	}
 	for i, k := range keys {
 		obs[i] = observed{key: k, mem: -1}
 		pttl[i] = intCmd(ctx, pipe, "pttl", k)
+		if lockTTL != nil {
+			lockTTL[i] = intCmd(ctx, pipe, "pttl", s.Lock.LockKey(k))
+		}
 		if useMem && f.noSamples.Load() {
 			mem[i] = redis.NewIntCmd(ctx, "memory", "usage", k)
 			mem[i].SetFirstKeyPos(2)
@@ -91,6 +98,12 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 		}
 		if o.pttl == -2 {
 			continue // deleted or expired since SCAN
+		}
+		if lockTTL != nil {
+			o.lockPTTL = lockTTL[i].Val()
+			if lockTTL[i].Err() != nil {
+				o.lockPTTL = TTLUnknown
+			}
 		}
 		if mem[i] != nil {
 			if v, err := mem[i].Result(); err == nil {
@@ -282,4 +295,66 @@ func refusedCommand(err error) bool {
 	m := err.Error()
 	return strings.HasPrefix(m, "NOPERM") || strings.Contains(m, "unknown command") ||
 		strings.Contains(m, "unknown subcommand") || strings.Contains(m, "not allowed")
+}
+
+// fetchOrphans reads lock keys and turns each lock whose record does not
+// exist into a record of its own: a request in flight (or a worker that died
+// holding the lock), for libraries that write the record only when done.
+func (f *fetcher) fetchOrphans(ctx context.Context, locks []string) (fetched, error) {
+	ks, lk := f.ks, f.ks.Schema.Lock
+	pipe := f.c.Pipeline()
+	timeCmd := pipe.Time(ctx)
+	exists := make([]*redis.IntCmd, len(locks))
+	pttl := make([]*redis.IntCmd, len(locks))
+	val := make([]*redis.StringCmd, len(locks))
+	typ := make([]*redis.StatusCmd, len(locks))
+	for i, k := range locks {
+		rec, _ := lk.RecordKey(k)
+		exists[i] = intCmd(ctx, pipe, "exists", rec)
+		pttl[i] = intCmd(ctx, pipe, "pttl", k)
+		typ[i] = pipe.Type(ctx, k)
+		val[i] = redis.NewStringCmd(ctx, "getrange", k, 0, 63) // a lock value is a time or a token
+		_ = pipe.Process(ctx, val[i])
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !isServerErr(err) {
+		return fetched{}, err
+	}
+	now, err := timeCmd.Result()
+	if err != nil {
+		return fetched{}, err
+	}
+	out := fetched{nowMs: now.UnixMilli()}
+	timeout := ks.ProcessingTimeout.Milliseconds()
+	for i, k := range locks {
+		if exists[i].Val() != 0 || pttl[i].Val() == -2 {
+			continue // its record exists (shown there), or the lock is gone
+		}
+		rec, _ := lk.RecordKey(k)
+		r := Record{Key: k, Keyspace: ks, State: StateProcessing, RawState: "(lock only)", TTLms: pttl[i].Val(),
+			MemoryBytes: -1, AgeMs: -1, ResponseLen: -1, Type: parseKeyType(typ[i].Val()), Flags: FlagLockOnly}
+		if g, ok := ks.Template.Match(rec); ok {
+			r.Groups = g
+		} else {
+			r.Flags |= FlagTemplateMismatch
+		}
+		if r.TTLms == -1 {
+			r.Flags |= FlagNoTTL | FlagProcessingNoTTL
+		}
+		if lk.Created != "" {
+			if ms, ok := parseTimeMs(val[i].Val(), lk.Created); ok {
+				r.AgeMs, r.AgeSource = max(out.nowMs-ms, 0), AgeField
+			}
+		}
+		if timeout > 0 && r.AgeMs > timeout {
+			r.Flags |= FlagStale
+		}
+		out.records = append(out.records, r)
+	}
+	return out, nil
+}
+
+func newTrue() *atomic.Bool {
+	b := new(atomic.Bool)
+	b.Store(true)
+	return b
 }

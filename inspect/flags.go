@@ -19,6 +19,9 @@ const (
 	FlagDecodeError                          // a field could not be decoded (bad JSON, bad number, bad time)
 	FlagTemplateMismatch                     // the key does not fit the keyspace's key template
 	FlagTruncated                            // a value exceeded the read cap and was not fully fetched
+	FlagUndecoded                            // matches no schema: shown with type and size only
+	FlagLockMissing                          // processing, and its companion lock is gone
+	FlagLockOnly                             // a lock whose record does not exist: an in-flight request
 	numFlags               = iota
 )
 
@@ -40,6 +43,9 @@ var flagInfos = [numFlags]FlagInfo{
 	{FlagDecodeError, "decode_error", "a field could not be decoded (bad JSON, number or timestamp)"},
 	{FlagTemplateMismatch, "template_mismatch", "the key does not fit the keyspace's key template"},
 	{FlagTruncated, "truncated", "a value was larger than the read cap and was not fetched whole"},
+	{FlagUndecoded, "undecoded", "the key matches the pattern but not the schema (other type or format): shown with type and size only"},
+	{FlagLockMissing, "lock_missing", "processing, but the lock its worker held is gone: the worker died"},
+	{FlagLockOnly, "lock_only", "a lock with no record: a request in flight (the library writes the record only when done)"},
 }
 
 // AllFlags lists every flag with its name and explanation.

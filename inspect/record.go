@@ -98,6 +98,7 @@ type Record struct {
 	AgeMs       int64 // -1: unknown
 	ResponseLen int64 // -1: no response
 	DeadlineMs  int64 // server-clock epoch ms of a stored deadline; 0: none
+	LockTTLms   int64 // companion lock: its PTTL (-1 none); LockAbsent; 0 when the schema has no lock
 	Flags       Flags
 	Status      int32 // replay HTTP status; 0: none
 	Type        KeyType
@@ -107,6 +108,9 @@ type Record struct {
 
 // TTLUnknown marks a TTL the scan could not read.
 const TTLUnknown = -3
+
+// LockAbsent marks a schema lock that does not exist (PTTL -2).
+const LockAbsent = -2
 
 // Stale reports whether the record is processing past its timeout.
 func (r *Record) Stale() bool { return r.Flags.Has(FlagStale) }

@@ -59,6 +59,39 @@ type Defaults struct {
 	Retention         units.Duration `yaml:"retention"`
 }
 
+// LockSpec describes a companion lock key kept beside each record.
+type LockSpec struct {
+	// Key derives the lock's key from the record's: "{key}:lock", "lock:{key}".
+	Key string `yaml:"key"`
+	// StaleIfMissing: a processing record whose lock is gone is stale (the
+	// worker that held it died), whatever its age.
+	StaleIfMissing bool `yaml:"stale_if_missing"`
+	// Orphans: a lock whose record does not exist is itself an in-flight
+	// request (libraries that write the record only on completion).
+	Orphans bool `yaml:"orphans"`
+	// Created reads the lock's value as its creation time (s, ms, float_s).
+	Created TimeUnit `yaml:"created"`
+	// Strip is removed from the front of the record key before {key} is
+	// filled: record "idempotency_keys:abc" with strip "idempotency_keys:"
+	// and key "idempotency_keys:lock:{key}" gives "idempotency_keys:lock:abc".
+	Strip string `yaml:"strip"`
+
+	prefix, suffix string
+}
+
+// LockKey is the lock companion's key for a record key.
+func (l *LockSpec) LockKey(recordKey string) string {
+	return l.prefix + strings.TrimPrefix(recordKey, l.Strip) + l.suffix
+}
+
+// RecordKey returns the record key a lock key belongs to, if it is one.
+func (l *LockSpec) RecordKey(key string) (string, bool) {
+	if len(key) <= len(l.prefix)+len(l.suffix) || !strings.HasPrefix(key, l.prefix) || !strings.HasSuffix(key, l.suffix) {
+		return "", false
+	}
+	return l.Strip + key[len(l.prefix):len(key)-len(l.suffix)], true
+}
+
 // ActionSpec says what a repair action writes for this schema.
 type ActionSpec struct {
 	Mode     string `yaml:"mode"`     // update (default), delete, or refuse
@@ -90,6 +123,12 @@ type Schema struct {
 	Response    string    `yaml:"response"`
 	Created     *TimeSpec `yaml:"created"`  // creation / start time: age = now - created
 	Deadline    *TimeSpec `yaml:"deadline"` // processing deadline: stale once passed
+	Expires     *TimeSpec `yaml:"expires"`  // record expiry: state "expired" once passed (derived, never stored)
+	// FingerprintOptional: the library stores a fingerprint only when
+	// configured to (the key itself is a payload hash), so its absence is
+	// not a finding.
+	FingerprintOptional bool      `yaml:"fingerprint_optional"`
+	Lock                *LockSpec `yaml:"lock"`
 	// AgeFromTTL: the reserve step sets the TTL at creation and stores no
 	// timestamp, so a processing record's age is reserve TTL - remaining TTL.
 	AgeFromTTL bool        `yaml:"age_from_ttl"`
@@ -117,6 +156,7 @@ const (
 	slotStatus
 	slotCreated
 	slotDeadline
+	slotExpires
 	numSlots
 )
 
@@ -155,7 +195,7 @@ func (s *Schema) Compile() error {
 	if s.Codec != CodecRaw && s.State.Field == "" {
 		return fmt.Errorf("%s: state.field is required", where)
 	}
-	if s.Codec == CodecRaw && (s.Fingerprint != "" || s.Status != "" || s.Created != nil || s.Deadline != nil) {
+	if s.Codec == CodecRaw && (s.Fingerprint != "" || s.Status != "" || s.Created != nil || s.Deadline != nil || s.Expires != nil) {
 		return fmt.Errorf("%s: a raw marker has no fields; drop fingerprint/status/created/deadline", where)
 	}
 	s.exact = make(map[string]interned, len(s.State.Map))
@@ -175,7 +215,19 @@ func (s *Schema) Compile() error {
 	if s.miss, err = parseCanonical(where+": state.missing", s.State.Missing); err != nil {
 		return err
 	}
-	for _, ts := range []*TimeSpec{s.Created, s.Deadline} {
+	if s.Lock != nil {
+		pre, suf, ok := strings.Cut(s.Lock.Key, "{key}")
+		if !ok || pre == "" && suf == "" || strings.Contains(suf, "{key}") {
+			return fmt.Errorf("%s: lock.key must contain {key} once with a prefix or suffix, e.g. \"{key}:lock\"", where)
+		}
+		s.Lock.prefix, s.Lock.suffix = pre, suf
+		switch s.Lock.Created {
+		case "", UnitSeconds, UnitMillis, UnitFloatSeconds:
+		default:
+			return fmt.Errorf("%s: lock.created must be s, ms or float_s", where)
+		}
+	}
+	for _, ts := range []*TimeSpec{s.Created, s.Deadline, s.Expires} {
 		if ts == nil {
 			continue
 		}
@@ -212,6 +264,9 @@ func (s *Schema) Compile() error {
 	}
 	if s.Deadline != nil {
 		s.fields[slotDeadline] = s.Deadline.Field
+	}
+	if s.Expires != nil {
+		s.fields[slotExpires] = s.Expires.Field
 	}
 	return nil
 }

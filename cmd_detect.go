@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/idemctl/idemctl/inspect"
+)
+
+func runDetect(ctx context.Context, a *app, args []string) error {
+	fs := a.newFlagSet("detect", "--match PATTERN [flags]",
+		"Sample keys matching PATTERN and propose the record format: the preset that decodes\n"+
+			"them, with the evidence (fields and values that matched, how many samples agreed),\n"+
+			"or a draft explicit mapping, as a ready-to-paste keyspace YAML block. A pattern\n"+
+			"that mixes formats is reported.")
+	var cf connFlags
+	cf.register(fs)
+	match := fs.String("match", "", "SCAN MATCH pattern to sample (required)")
+	sample := fs.Int("sample", 200, "keys to sample")
+	output := fs.StringP("output", "o", "text", "text or json")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *match == "" {
+		return usageErr("--match is required: the keys to look at")
+	}
+	if *sample < 1 || *sample > 10000 {
+		return usageErr("--sample must be between 1 and 10000")
+	}
+	if *output != "text" && *output != "json" {
+		return usageErr("--output %q: want text or json", *output)
+	}
+	s, err := a.openSession(ctx, fs, &cf, nil, nil, false)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	res, err := inspect.Detect(ctx, s.client, *match, *sample)
+	if err != nil {
+		return fmt.Errorf("detect: %w", err)
+	}
+	if *output == "json" {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	var types []string
+	for t, n := range res.Types {
+		types = append(types, fmt.Sprintf("%s×%d", t, n))
+	}
+	fmt.Fprintf(a.stdout, "sampled %d keys matching %q (%s)\n\n", res.Sampled, inspect.Sanitize(*match), strings.Join(types, ", "))
+	for _, c := range res.Candidates {
+		if c.Matched == 0 && c.Companions == 0 {
+			continue
+		}
+		mark := " "
+		if res.Best != nil && c.Preset == res.Best.Preset {
+			mark = "✓"
+		}
+		fmt.Fprintf(a.stdout, "%s %-20s %d records, %d companions\n", mark, c.Preset, c.Matched, c.Companions)
+		for _, e := range c.Evidence {
+			fmt.Fprintf(a.stdout, "      %s\n", inspect.Sanitize(e))
+		}
+	}
+	if res.Best == nil {
+		fmt.Fprintln(a.stdout, "\nno preset decodes most of these keys.")
+	}
+	for _, m := range res.Mixed {
+		fmt.Fprintf(a.stdout, "\nmixed formats: %s — narrow --match or configure one keyspace per format\n", m)
+	}
+	fmt.Fprintln(a.stdout)
+	for _, line := range strings.Split(strings.TrimRight(res.YAML, "\n"), "\n") {
+		fmt.Fprintln(a.stdout, inspect.Sanitize(line)) // values come from Redis
+	}
+	return nil
+}

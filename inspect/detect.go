@@ -1,0 +1,286 @@
+package inspect
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Candidate is how well one preset explains a sample of keys.
+type Candidate struct {
+	Preset     string         `json:"preset"`
+	Matched    int            `json:"matched"`    // records decoded with a known state
+	Companions int            `json:"companions"` // lock keys this preset recognises
+	Template   int            `json:"template"`   // keys fitting its key template
+	States     map[string]int `json:"states"`     // stored state values seen
+	Evidence   []string       `json:"evidence"`
+	keys       map[string]bool
+}
+
+// DetectResult is detect's proposal with its evidence.
+type DetectResult struct {
+	Match      string         `json:"match"`
+	Sampled    int            `json:"sampled"`
+	Types      map[string]int `json:"types"`
+	Best       *Candidate     `json:"best,omitempty"`
+	Candidates []Candidate    `json:"candidates"`
+	Mixed      []string       `json:"mixed,omitempty"` // other presets explaining keys the best does not
+	YAML       string         `json:"yaml"`
+}
+
+// Detect samples up to n keys matching pattern and scores every preset on
+// them: which decodes the most records with a known state, whose template
+// fits, which lock companions it recognises.
+func Detect(ctx context.Context, c redis.UniversalClient, pattern string, n int) (DetectResult, error) {
+	res := DetectResult{Match: pattern, Types: map[string]int{}}
+	keys, err := sampleKeys(ctx, c, pattern, n)
+	if err != nil {
+		return res, err
+	}
+	res.Sampled = len(keys)
+	if len(keys) == 0 {
+		return res, fmt.Errorf("no keys match %q", pattern)
+	}
+	types := make([]*redis.StatusCmd, len(keys))
+	pipe := c.Pipeline()
+	for i, k := range keys {
+		types[i] = pipe.Type(ctx, k)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !isServerErr(err) {
+		return res, err
+	}
+	for _, t := range types {
+		res.Types[t.Val()]++
+	}
+	for _, name := range PresetNames() {
+		cand, err := score(ctx, c, name, pattern, keys)
+		if err != nil {
+			return res, err
+		}
+		res.Candidates = append(res.Candidates, cand)
+	}
+	sort.SliceStable(res.Candidates, func(i, j int) bool {
+		a, b := res.Candidates[i], res.Candidates[j]
+		if a.Matched+a.Companions != b.Matched+b.Companions {
+			return a.Matched+a.Companions > b.Matched+b.Companions
+		}
+		return a.Template > b.Template
+	})
+	best := res.Candidates[0]
+	if best.Matched > 0 && (best.Matched+best.Companions)*2 >= len(keys) {
+		res.Best = &res.Candidates[0]
+		for _, other := range res.Candidates[1:] {
+			extra := 0
+			for k := range other.keys {
+				if !best.keys[k] {
+					extra++
+				}
+			}
+			if extra > 0 && extra*10 >= len(keys) {
+				res.Mixed = append(res.Mixed, fmt.Sprintf("%s explains %d keys %s does not", other.Preset, extra, best.Preset))
+			}
+		}
+		res.YAML = presetYAML(res.Best.Preset, pattern)
+	} else {
+		res.YAML = proposeMapping(ctx, c, pattern, keys, res.Types)
+	}
+	return res, nil
+}
+
+func sampleKeys(ctx context.Context, c redis.UniversalClient, pattern string, n int) ([]string, error) {
+	nodes, _, err := discover(ctx, c, false)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, nd := range nodes {
+		var cursor uint64
+		for len(out) < n {
+			keys, next, err := nd.client.Scan(ctx, cursor, pattern, 1000).Result()
+			if err != nil {
+				return nil, err
+			}
+			for _, k := range keys {
+				if len(out) < n {
+					out = append(out, k)
+				}
+			}
+			if cursor = next; cursor == 0 {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+func score(ctx context.Context, c redis.UniversalClient, name, pattern string, keys []string) (Candidate, error) {
+	cand := Candidate{Preset: name, States: map[string]int{}, keys: map[string]bool{}}
+	s, _ := Preset(name)
+	ks, err := NewKeyspace(KeyspaceSpec{Schema: s, Match: pattern})
+	if err != nil {
+		return cand, err
+	}
+	var records []string
+	for _, k := range keys {
+		if s.Lock != nil {
+			if _, ok := s.Lock.RecordKey(k); ok {
+				cand.Companions++
+				cand.keys[k] = true
+				continue
+			}
+		}
+		records = append(records, k)
+	}
+	mem := newTrue()
+	f := &fetcher{c: c, ks: ks, memOn: mem}
+	res, err := f.fetch(ctx, records)
+	if err != nil {
+		return cand, err
+	}
+	bad := FlagWrongType | FlagUndecoded | FlagDecodeError | FlagUnknownState
+	fps := 0
+	for i := range res.records {
+		r := &res.records[i]
+		if r.Groups != nil && !ks.Template.Empty() {
+			cand.Template++
+		}
+		if r.Flags&bad != 0 {
+			continue
+		}
+		cand.Matched++
+		cand.keys[r.Key] = true
+		cand.States[Sanitize(r.RawState)]++
+		if r.Fingerprint != "" {
+			fps++
+		}
+	}
+	if cand.Matched > 0 {
+		var st []string
+		for v, n := range cand.States {
+			st = append(st, fmt.Sprintf("%q×%d", v, n))
+		}
+		sort.Strings(st)
+		field := s.State.Field
+		if s.Codec == CodecRaw {
+			field = "(the value)"
+		}
+		cand.Evidence = append(cand.Evidence, fmt.Sprintf("%d of %d records decode as %s %s; state %s: %s",
+			cand.Matched, len(records), s.Container, s.Codec, field, strings.Join(st, ", ")))
+		if s.Fingerprint != "" {
+			cand.Evidence = append(cand.Evidence, fmt.Sprintf("fingerprint %s present on %d", s.Fingerprint, fps))
+		}
+	}
+	if !ks.Template.Empty() {
+		cand.Evidence = append(cand.Evidence, fmt.Sprintf("key template %s fits %d of %d keys", ks.Template, cand.Template, len(records)))
+	}
+	if cand.Companions > 0 {
+		cand.Evidence = append(cand.Evidence, fmt.Sprintf("%d lock companions (%s)", cand.Companions, s.Lock.Key))
+	}
+	return cand, nil
+}
+
+func presetYAML(preset, pattern string) string {
+	return fmt.Sprintf("keyspaces:\n  - name: %s\n    match: %q\n    preset: %s\n", preset, pattern, preset)
+}
+
+var hexish = regexp.MustCompile(`^[0-9a-fA-F]{32,128}$`)
+
+// proposeMapping drafts an explicit schema from field names and values
+// when no preset fits: the operator reviews it, nothing is guessed silently.
+func proposeMapping(ctx context.Context, c redis.UniversalClient, pattern string, keys []string, types map[string]int) string {
+	container := "string"
+	if types["hash"] > types["string"] {
+		container = "hash"
+	}
+	values := map[string][]string{} // field -> sample values
+	for i, k := range keys {
+		if i == 20 {
+			break
+		}
+		if container == "hash" {
+			if n, _ := c.HLen(ctx, k).Result(); n > 64 {
+				continue // not an idempotency record; never fetch it whole
+			}
+			if m, err := c.HGetAll(ctx, k).Result(); err == nil {
+				for f, v := range m {
+					values[f] = append(values[f], capString(v, 256))
+				}
+			}
+			continue
+		}
+		v, _ := c.GetRange(ctx, k, 0, 4095).Result()
+		var doc map[string]any
+		if json.Unmarshal([]byte(v), &doc) == nil {
+			for f, x := range doc {
+				b, _ := json.Marshal(x)
+				s := string(b)
+				if str, ok := x.(string); ok {
+					s = str
+				}
+				values[f] = append(values[f], capString(s, 256))
+			}
+		}
+	}
+	stateField, fpField := "", ""
+	var names []string
+	for f := range values {
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	for _, f := range names {
+		lf := strings.ToLower(f)
+		if stateField == "" && (lf == "state" || lf == "status") {
+			stateField = f
+		}
+		if fpField == "" && allMatch(values[f], hexish) {
+			fpField = f
+		}
+	}
+	var b strings.Builder
+	codec := "fields"
+	if container == "string" {
+		codec = "json"
+	}
+	fmt.Fprintf(&b, "# No preset fits: a draft from %d sampled records — review every line.\n", len(keys))
+	fmt.Fprintf(&b, "schemas:\n  detected:\n    container: %s\n    codec: %s\n", container, codec)
+	if stateField != "" {
+		distinct := map[string]bool{}
+		for _, v := range values[stateField] {
+			distinct[v] = true
+		}
+		fmt.Fprintf(&b, "    state:\n      field: %s\n      map:\n", stateField)
+		var vals []string
+		for v := range distinct {
+			vals = append(vals, v)
+		}
+		sort.Strings(vals)
+		for _, v := range vals {
+			fmt.Fprintf(&b, "        %q: unknown # processing, succeeded, failed or reconciled?\n", v)
+		}
+	} else {
+		fmt.Fprintf(&b, "    state:\n      field: \"\" # none of %v looks like a state\n", names)
+	}
+	if fpField != "" {
+		fmt.Fprintf(&b, "    fingerprint: %s\n", fpField)
+	}
+	fmt.Fprintf(&b, "    # fields seen: %s\n", strings.Join(names, ", "))
+	fmt.Fprintf(&b, "keyspaces:\n  - name: detected\n    match: %q\n    schema: detected\n", pattern)
+	return b.String()
+}
+
+func allMatch(vals []string, re *regexp.Regexp) bool {
+	if len(vals) == 0 {
+		return false
+	}
+	for _, v := range vals {
+		if !re.MatchString(v) {
+			return false
+		}
+	}
+	return true
+}
