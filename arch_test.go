@@ -9,7 +9,7 @@ import (
 
 // The engine never imports UI code: only ui/ (and main) may use charm.land.
 func TestEngineImportsNoUI(t *testing.T) {
-	pkgs := []string{"./inspect", "./appsim", "./config", "./internal/..."}
+	pkgs := []string{"./inspect", "./appsim", "./config", "./exporter", "./internal/..."}
 	if _, err := os.Stat("actions"); err == nil {
 		pkgs = append(pkgs, "./actions")
 	}

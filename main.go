@@ -45,11 +45,14 @@ func commands() []command {
 		{"ui", "the terminal UI (the default when idemctl runs on a terminal)", runUI},
 		{"scan", "list idempotency records with state, fingerprint, TTL, memory and flags", runScan},
 		{"stats", "cardinality audit: counts by state, flags, memory, TTLs, ages, top groups", runStats},
+		{"check", "one scan against thresholds (stale, no TTL, oldest processing…): exit 8 when crossed", runCheck},
+		{"exporter", "Prometheus metrics on /metrics from periodic throttled scans", runExporter},
 		{"expire", "guarded write: new TTL, or delete (--ttl 0)", runExpire},
 		{"fail", "guarded write: force-fail processing records", runFail},
 		{"reconcile", "guarded write: mark records reconciled with the source of truth", runReconcile},
 		{"seed", "fill a (test) Redis with realistic records, as an application writes them", runSeed},
 		{"presets", "list the built-in record formats", runPresets},
+		{"detect", "sample keys and propose the record format, with evidence", runDetect},
 		{"version", "print the version", runVersion},
 		{"help", "show help for a command", nil},
 	}
@@ -135,7 +138,8 @@ func (a *app) usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'idemctl COMMAND --help' for a command's flags. Exit codes: 0 ok, 1 error,")
-	fmt.Fprintln(w, "2 usage/config, 3 incomplete scan, 4 refused, 5 conflict, 6 not found, 7 partial, 130 interrupted.")
+	fmt.Fprintln(w, "2 usage/config, 3 incomplete scan, 4 refused, 5 conflict, 6 not found, 7 partial,")
+	fmt.Fprintln(w, "8 check threshold crossed, 130 interrupted.")
 }
 
 func (a *app) help(args []string) int {

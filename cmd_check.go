@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idemctl/idemctl/exporter"
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+// threshold is one --max-… flag: crossed when the observed value exceeds max.
+type threshold struct {
+	Name    string `json:"name"`
+	Unit    string `json:"unit"` // records, ms or bytes
+	Max     int64  `json:"max"`
+	Value   int64  `json:"value"`
+	Crossed bool   `json:"crossed"`
+	get     func(exporter.Totals) int64
+}
+
+func (t threshold) format(v int64) string {
+	switch t.Unit {
+	case "ms":
+		return units.FormatMs(v)
+	case "bytes":
+		return units.FormatBytes(v)
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+func (t threshold) String() string {
+	op := "<="
+	if t.Crossed {
+		op = ">"
+	}
+	return fmt.Sprintf("%s %s %s %s", t.Name, t.format(t.Value), op, t.format(t.Max))
+}
+
+type checkResult struct {
+	Verdict     string      `json:"verdict"` // ok, fail, incomplete
+	Message     string      `json:"message"`
+	Complete    bool        `json:"complete"`
+	Error       string      `json:"error,omitempty"`
+	Records     int64       `json:"records"`
+	Keyspaces   []string    `json:"keyspaces"`
+	DurationMs  int64       `json:"duration_ms"`
+	Thresholds  []threshold `json:"thresholds"`
+	crossedText []string
+}
+
+func runCheck(ctx context.Context, a *app, args []string) error {
+	fs := a.newFlagSet("check", "--max-… [flags]",
+		"One scan, judged against thresholds, for cron and CI: prints a one-line verdict\n"+
+			"and exits 0 when every threshold holds, 8 when one is crossed, 3 when the scan\n"+
+			"was incomplete (the data cannot clear the thresholds; a threshold crossed by\n"+
+			"what was read still exits 8, since more data only adds to it). Counts are summed\n"+
+			"over the keyspaces; a threshold is crossed when the value is above it.")
+	var cf connFlags
+	var kf keyspaceFlags
+	var sf scanFlags
+	cf.register(fs)
+	kf.register(fs)
+	sf.register(fs)
+	maxStale := fs.Int64("max-stale", 0, "most stale processing records allowed")
+	maxPNT := fs.Int64("max-processing-no-ttl", 0, "most processing records without TTL allowed")
+	maxNoTTL := fs.Int64("max-no-ttl", 0, "most records without TTL allowed")
+	maxUnknown := fs.Int64("max-unknown-state", 0, "most records with an unknown state allowed")
+	maxOldest := durationFlag(fs, "max-oldest-processing", "oldest processing record's age allowed, e.g. 5m")
+	var maxMem int64
+	fs.Var(sizeValue{&maxMem}, "max-memory", "most memory allowed for the records, e.g. 512MiB")
+	output := fs.StringP("output", "o", "text", "text (one line) or json")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected argument %q (see 'idemctl check --help')", fs.Arg(0))
+	}
+	if *output != "text" && *output != "json" {
+		return usageErr("--output %q: want text or json", *output)
+	}
+	all := []struct {
+		flag string
+		th   threshold
+		max  int64
+	}{
+		{"max-stale", threshold{Name: "stale", Unit: "records", get: func(t exporter.Totals) int64 { return t.Stale }}, *maxStale},
+		{"max-processing-no-ttl", threshold{Name: "processing_no_ttl", Unit: "records", get: func(t exporter.Totals) int64 { return t.ProcessingNoTTL }}, *maxPNT},
+		{"max-no-ttl", threshold{Name: "no_ttl", Unit: "records", get: func(t exporter.Totals) int64 { return t.NoTTL }}, *maxNoTTL},
+		{"max-unknown-state", threshold{Name: "unknown_state", Unit: "records", get: func(t exporter.Totals) int64 { return t.UnknownState }}, *maxUnknown},
+		{"max-oldest-processing", threshold{Name: "oldest_processing", Unit: "ms", get: func(t exporter.Totals) int64 { return t.OldestProcessingMs }}, maxOldest.Milliseconds()},
+		{"max-memory", threshold{Name: "memory", Unit: "bytes", get: func(t exporter.Totals) int64 { return t.MemoryBytes }}, maxMem},
+	}
+	var ths []threshold
+	for _, x := range all {
+		if !fs.Changed(x.flag) {
+			continue
+		}
+		if x.max < 0 {
+			return usageErr("--%s must not be negative", x.flag)
+		}
+		x.th.Max = x.max
+		ths = append(ths, x.th)
+	}
+	if len(ths) == 0 {
+		return usageErr("no threshold given: pass at least one of --max-stale, --max-processing-no-ttl, --max-no-ttl, --max-unknown-state, --max-oldest-processing, --max-memory")
+	}
+	s, err := a.openSession(ctx, fs, &cf, &kf, &sf, true)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+
+	snap := exporter.Collect(ctx, s.client, s.keyspaces, s.scan, 1)
+	if ctx.Err() != nil {
+		return context.Canceled
+	}
+	res := judge(&snap, ths)
+	if *output == "json" {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(res); err != nil {
+			return fmt.Errorf("writing output: %w", err)
+		}
+	} else if _, err := fmt.Fprintln(a.stdout, res.Message); err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	switch res.Verdict {
+	case "fail":
+		return codeErr(exitThreshold, "threshold crossed: %s", strings.Join(res.crossedText, ", "))
+	case "incomplete":
+		return codeErr(exitIncomplete, "scan incomplete: %s", oneLine(res.Error))
+	}
+	return nil
+}
+
+// judge compares a snapshot's totals with the thresholds. Every value only
+// grows as a scan reads more, so a threshold crossed by a partial scan is
+// crossed for certain, while one that holds proves nothing.
+func judge(snap *exporter.Snapshot, ths []threshold) checkResult {
+	tot := snap.Totals()
+	res := checkResult{Complete: snap.Complete, Records: tot.Records, DurationMs: snap.Duration.Milliseconds()}
+	for _, k := range snap.Keyspaces {
+		res.Keyspaces = append(res.Keyspaces, k.Name)
+	}
+	if !snap.Complete && snap.Err != nil {
+		res.Error = snap.Err.Error()
+	}
+	var crossed, held []string
+	for _, t := range ths {
+		t.Value = t.get(tot)
+		t.Crossed = t.Value > t.Max
+		res.Thresholds = append(res.Thresholds, t)
+		if t.Crossed {
+			crossed = append(crossed, t.String())
+		} else {
+			held = append(held, t.String())
+		}
+	}
+	res.crossedText = crossed
+	scope := fmt.Sprintf("%d records in %s (%s), scanned in %s", tot.Records, plural(len(res.Keyspaces), "keyspace"),
+		strings.Join(res.Keyspaces, ", "), units.FormatMs(max(snap.Duration, time.Millisecond).Milliseconds()))
+	switch {
+	case len(crossed) > 0:
+		res.Verdict = "fail"
+		res.Message = "FAIL: " + strings.Join(crossed, ", ")
+		if len(held) > 0 {
+			res.Message += "; ok: " + strings.Join(held, ", ")
+		}
+		if !snap.Complete {
+			scope += "; scan INCOMPLETE, so these are lower bounds: " + res.Error
+		}
+	case !snap.Complete:
+		res.Verdict = "incomplete"
+		res.Message = "INCOMPLETE: " + oneLine(res.Error) + "; thresholds not judged (so far: " + strings.Join(held, ", ") + ")"
+	default:
+		res.Verdict = "ok"
+		res.Message = "OK: " + strings.Join(held, ", ")
+	}
+	res.Message = oneLine(res.Message + " — " + scope)
+	return res
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}

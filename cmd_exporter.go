@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/exporter"
+)
+
+const defaultListen = "127.0.0.1:9481"
+
+func runExporter(ctx context.Context, a *app, args []string) error {
+	fs := a.newFlagSet("exporter", "[flags]",
+		"Scan the keyspaces every --interval and serve Prometheus metrics on /metrics\n"+
+			"(records by keyspace and state, stale, no-TTL, flags, memory, oldest processing\n"+
+			"age, scan duration, coverage and errors) and data freshness on /healthz.\n"+
+			"Never two scans at once; a failed or timed-out scan is a metric, and the record\n"+
+			"metrics keep the last complete scan's values. Listens on loopback unless\n"+
+			"--listen-any. Stops cleanly on SIGINT/SIGTERM.")
+	var cf connFlags
+	var kf keyspaceFlags
+	var sf scanFlags
+	cf.register(fs)
+	kf.register(fs)
+	sf.register(fs)
+	listen := fs.String("listen", "", "address to serve on (default: the profile's listen, else "+defaultListen+")")
+	listenAny := fs.Bool("listen-any", false, "allow a non-loopback --listen (metrics name keyspaces and counts)")
+	interval := durationFlag(fs, "interval", "time between scan starts (default: the profile's exporter_interval, else 60s)")
+	scanTimeout := durationFlag(fs, "scan-timeout", "cut a scan running longer than this and count it as failed (default 5m)")
+	groupLabel := fs.String("group-label", "", "also expose the top values of this key-template capture (e.g. principal)")
+	groupCap := fs.Int("group-cap", 20, fmt.Sprintf("values kept for --group-label, the rest summed as %s (at most %d)", exporter.OtherValue, exporter.MaxGroupCap))
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected argument %q (see 'idemctl exporter --help')", fs.Arg(0))
+	}
+	s, err := a.resolveSession(fs, &cf, &kf, &sf, true)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	addr := pick(*listen, pick(s.profile.Listen, defaultListen))
+	every := firstDur(*interval, firstDur(s.profile.ExporterInterval.D(), time.Minute))
+	limit := firstDur(*scanTimeout, 5*time.Minute)
+	switch {
+	case every < time.Second:
+		return usageErr("--interval must be at least 1s")
+	case s.scan.MaxKeys > 0:
+		return usageErr("--max-keys (or the profile's max_keys) would make every scan incomplete; pass --max-keys 0")
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return usageErr("--listen %q: %v", addr, err)
+	}
+	// Checked before binding: nothing is exposed by mistake.
+	if !*listenAny && !isLoopback(addr) {
+		return codeErr(exitRefused, "refusing to listen on %s: not a loopback address (the metrics name keyspaces and counts; pass --listen-any if you mean it)", addr)
+	}
+	// One connection attempt now so a bad TLS file is a usage error at
+	// start; an unreachable server is only a failed scan, retried later.
+	if err := s.connect(ctx, a); err != nil {
+		if exitCode(err) == exitUsage {
+			return err
+		}
+		fmt.Fprintf(a.stderr, "idemctl exporter: %s (retrying every scan)\n", oneLine(err.Error()))
+	}
+	e, err := exporter.New(exporter.Config{
+		Connect: func(ctx context.Context) (redis.UniversalClient, error) {
+			if s.client == nil { // only the scan loop calls this
+				if err := s.connect(ctx, a); err != nil {
+					return nil, err
+				}
+			}
+			return s.client, nil
+		},
+		Keyspaces: s.keyspaces, Scan: s.scan, Interval: every, ScanTimeout: limit,
+		GroupLabel: *groupLabel, GroupCap: *groupCap, Version: version, Log: a.stderr,
+	})
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", addr, err)
+	}
+	fmt.Fprintf(a.stderr, "idemctl exporter: serving http://%s/metrics for %s, scanning every %s\n", ln.Addr(), s.ep, every)
+	if err := e.Serve(ctx, ln); err != nil {
+		return err
+	}
+	fmt.Fprintln(a.stderr, "idemctl exporter: stopped")
+	return nil
+}

@@ -1,0 +1,191 @@
+package exporter
+
+import (
+	"slices"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// OtherValue is the bucket holding every capture value outside the top N.
+const OtherValue = "__other__"
+
+type metricDef struct {
+	name   string
+	help   string
+	kind   prometheus.ValueType
+	labels []string
+	desc   *prometheus.Desc
+}
+
+func def(name string, kind prometheus.ValueType, help string, labels ...string) *metricDef {
+	return &metricDef{name: "idemctl_" + name, help: help, kind: kind, labels: labels,
+		desc: prometheus.NewDesc("idemctl_"+name, help, labels, nil)}
+}
+
+const (
+	gauge   = prometheus.GaugeValue
+	counter = prometheus.CounterValue
+)
+
+// Record metrics come from the last complete scan: a failed or partial scan
+// leaves them as they were, so a half-read keyspace never looks like a drop.
+var (
+	mRecords         = def("records", gauge, "Records by keyspace and canonical state (last complete scan).", "keyspace", "state")
+	mStale           = def("stale_records", gauge, "Processing records older than the keyspace's processing timeout (last complete scan).", "keyspace")
+	mNoTTL           = def("no_ttl_records", gauge, "Records without a TTL: they never expire (last complete scan).", "keyspace")
+	mProcessingNoTTL = def("processing_no_ttl_records", gauge, "Processing records without a TTL: retries blocked until repaired (last complete scan).", "keyspace")
+	mFlag            = def("flag_records", gauge, "Records carrying each finding flag (last complete scan).", "keyspace", "flag")
+	mMemory          = def("memory_bytes", gauge, "MEMORY USAGE summed by keyspace and state (last complete scan).", "keyspace", "state")
+	mMemoryUnknown   = def("memory_unknown_records", gauge, "Records whose MEMORY USAGE could not be read (last complete scan).", "keyspace")
+	mOldest          = def("oldest_processing_age_seconds", gauge, "Age of the oldest processing record whose age is known; 0 when none (last complete scan).", "keyspace")
+	mAgeUnknown      = def("processing_age_unknown_records", gauge, "Processing records whose age cannot be derived (last complete scan).", "keyspace")
+	mGroup           = def("group_records", gauge, "Records per value of one key-template capture: the top N values and "+OtherValue+" (last complete scan).", "keyspace", "capture", "value")
+
+	mScanKeys     = def("scan_keys", gauge, "Keys the last scan read.", "keyspace")
+	mScanComplete = def("scan_complete", gauge, "1 when the last scan covered the keyspace end to end.", "keyspace")
+	mDuration     = def("scan_duration_seconds", gauge, "How long the last scan took.")
+	mSuccess      = def("scan_success", gauge, "1 when the last scan was complete, 0 when it failed, timed out or stopped early.")
+	mInProgress   = def("scan_in_progress", gauge, "1 while a scan runs.")
+	mLastSuccess  = def("last_success_timestamp_seconds", gauge, "Unix time the last complete scan finished; 0 before the first.")
+	mScans        = def("scans_total", counter, "Scans finished, complete or not.")
+	mErrors       = def("scan_errors_total", counter, "Scans that failed, timed out or stopped early.")
+	mKeysTotal    = def("scan_keys_total", counter, "Keys read by all scans.")
+	mInterval     = def("scan_interval_seconds", gauge, "Configured time between scan starts.")
+	mTimeout      = def("scan_timeout_seconds", gauge, "Configured limit on one scan.")
+	mInfo         = def("build_info", gauge, "Always 1; the idemctl version as a label.", "version")
+)
+
+var allMetrics = []*metricDef{
+	mRecords, mStale, mNoTTL, mProcessingNoTTL, mFlag, mMemory, mMemoryUnknown, mOldest, mAgeUnknown, mGroup,
+	mScanKeys, mScanComplete, mDuration, mSuccess, mInProgress, mLastSuccess, mScans, mErrors, mKeysTotal,
+	mInterval, mTimeout, mInfo,
+}
+
+// MetricNames lists every idemctl_* metric the exporter can expose.
+func MetricNames() []string {
+	out := make([]string, len(allMetrics))
+	for i, m := range allMetrics {
+		out[i] = m.name
+	}
+	return out
+}
+
+// LabelNames lists every label an idemctl_* metric can carry.
+func LabelNames() []string {
+	var out []string
+	for _, m := range allMetrics {
+		for _, l := range m.labels {
+			if !slices.Contains(out, l) {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+// collector renders the exporter's state at scrape time: every value of one
+// scrape comes from the same snapshot.
+type collector struct{ e *Exporter }
+
+func (c collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, m := range allMetrics {
+		ch <- m.desc
+	}
+}
+
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	st := c.e.state()
+	emit := func(m *metricDef, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(m.desc, m.kind, v, labels...)
+	}
+	cfg := c.e.cfg
+	emit(mInfo, 1, cfg.Version)
+	emit(mInterval, cfg.Interval.Seconds())
+	emit(mTimeout, cfg.ScanTimeout.Seconds())
+	emit(mInProgress, b2f(st.inProgress))
+	emit(mScans, float64(st.scans))
+	emit(mErrors, float64(st.errors))
+	emit(mKeysTotal, float64(st.keysTotal))
+	if !st.lastSuccess.IsZero() {
+		emit(mLastSuccess, float64(st.lastSuccess.UnixMilli())/1000)
+	} else {
+		emit(mLastSuccess, 0)
+	}
+	if st.last != nil {
+		emit(mDuration, st.last.Duration.Seconds())
+		emit(mSuccess, b2f(st.last.Complete))
+		for _, k := range st.last.Keyspaces {
+			emit(mScanKeys, float64(k.Coverage.Keys), k.Name)
+			emit(mScanComplete, b2f(k.Coverage.Complete), k.Name)
+		}
+	}
+	if st.good == nil {
+		return // no complete scan yet: absent, not a misleading zero
+	}
+	for _, k := range st.good.Keyspaces {
+		r := &k.Report
+		for _, s := range inspect.AllStates() {
+			emit(mRecords, float64(r.ByState[s.String()]), k.Name, s.String())
+			emit(mMemory, float64(r.MemoryBytes.ByState[s.String()]), k.Name, s.String())
+		}
+		emit(mStale, float64(r.Stale), k.Name)
+		emit(mNoTTL, float64(r.Flags["no_ttl"]), k.Name)
+		emit(mProcessingNoTTL, float64(r.Flags["processing_no_ttl"]), k.Name)
+		for _, f := range inspect.AllFlags() {
+			emit(mFlag, float64(r.Flags[f.Name]), k.Name, f.Name)
+		}
+		emit(mMemoryUnknown, float64(r.Total-r.MemoryBytes.KnownRecords), k.Name)
+		emit(mOldest, float64(r.ProcessingAge.Max)/1000, k.Name)
+		emit(mAgeUnknown, float64(r.ProcessingAge.Unknown), k.Name)
+		if cfg.GroupLabel != "" {
+			for _, g := range groupCounts(r, cfg.GroupLabel, cfg.GroupCap) {
+				emit(mGroup, float64(g.n), k.Name, cfg.GroupLabel, g.value)
+			}
+		}
+	}
+}
+
+type groupCount struct {
+	value string
+	n     int64
+}
+
+// groupCounts is the top cap values of one capture plus an OtherValue
+// bucket for the rest of the keyspace (including keys that did not fit the
+// template). Values are sanitized; values that sanitize alike are merged so
+// no two series collide. Nil when the keyspace has no such capture.
+func groupCounts(r *inspect.Report, capture string, cap int) []groupCount {
+	g, ok := r.Groups[capture]
+	if !ok {
+		return nil
+	}
+	var out []groupCount
+	idx := map[string]int{}
+	var sum int64
+	add := func(v string, n int64) {
+		if i, ok := idx[v]; ok {
+			out[i].n += n
+			return
+		}
+		idx[v] = len(out)
+		out = append(out, groupCount{v, n})
+	}
+	for i, t := range g.Top {
+		if i >= cap {
+			break
+		}
+		add(inspect.Sanitize(string(t.Value)), t.Count)
+		sum += t.Count
+	}
+	add(OtherValue, max(r.Total-sum, 0))
+	return out
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

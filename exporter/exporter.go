@@ -1,0 +1,172 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// Config is what the exporter scans and how often.
+type Config struct {
+	// Connect returns the client; it is called before each scan until it
+	// succeeds, so an exporter started before Redis recovers on its own.
+	Connect     func(context.Context) (redis.UniversalClient, error)
+	Keyspaces   []*inspect.Keyspace
+	Scan        inspect.Options
+	Interval    time.Duration // between scan starts
+	ScanTimeout time.Duration // a scan running longer is cut and counted as failed
+	GroupLabel  string        // optional: a template capture exposed as top-N values
+	GroupCap    int           // N for GroupLabel
+	Version     string
+	Log         io.Writer // one line per failed scan and per recovery
+}
+
+// MaxGroupCap bounds the series one capture may add per keyspace.
+const MaxGroupCap = 100
+
+// Exporter scans on a timer and serves the results.
+type Exporter struct {
+	cfg    Config
+	scanMu sync.Mutex // held for the whole of a scan: never two at once
+
+	inProgress atomic.Bool
+	mu         sync.RWMutex
+	good       *Snapshot // last complete scan
+	last       *Snapshot // last scan, complete or not
+	lastOK     time.Time
+	scans      uint64
+	errors     uint64
+	keysTotal  int64
+	failStreak int
+}
+
+// New checks the config.
+func New(cfg Config) (*Exporter, error) {
+	if cfg.Connect == nil || len(cfg.Keyspaces) == 0 {
+		return nil, errors.New("exporter: nothing to scan")
+	}
+	if cfg.Interval <= 0 || cfg.ScanTimeout <= 0 {
+		return nil, errors.New("exporter: interval and scan timeout must be positive")
+	}
+	if cfg.GroupLabel != "" {
+		if cfg.GroupCap < 1 || cfg.GroupCap > MaxGroupCap {
+			return nil, fmt.Errorf("group cap must be between 1 and %d", MaxGroupCap)
+		}
+		found := false
+		for _, ks := range cfg.Keyspaces {
+			found = found || slices.Contains(ks.Template.Names(), cfg.GroupLabel)
+		}
+		if !found {
+			return nil, fmt.Errorf("no keyspace's key template captures %q", cfg.GroupLabel)
+		}
+	}
+	cfg.Keyspaces = uniqueKeyspaces(cfg.Keyspaces)
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	return &Exporter{cfg: cfg}, nil
+}
+
+// Run scans now and then every Interval (start to start) until ctx ends. A
+// scan that overruns the interval delays the next one; none is skipped into
+// overlap.
+func (e *Exporter) Run(ctx context.Context) {
+	for ctx.Err() == nil {
+		start := time.Now()
+		e.ScanOnce(ctx)
+		t := time.NewTimer(e.cfg.Interval - time.Since(start))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+// ScanOnce runs one scan and publishes it. It returns false without
+// scanning when another scan is running, or when ctx ended.
+func (e *Exporter) ScanOnce(ctx context.Context) bool {
+	if !e.scanMu.TryLock() {
+		return false
+	}
+	defer e.scanMu.Unlock()
+	e.inProgress.Store(true)
+	defer e.inProgress.Store(false)
+
+	sctx, cancel := context.WithTimeout(ctx, e.cfg.ScanTimeout)
+	defer cancel()
+	var snap Snapshot
+	start := time.Now()
+	c, err := e.cfg.Connect(sctx)
+	if err != nil {
+		snap = Snapshot{Started: start, Duration: time.Since(start), Err: err}
+		for _, ks := range e.cfg.Keyspaces {
+			snap.Keyspaces = append(snap.Keyspaces, KeyspaceSnapshot{Name: ks.Name})
+		}
+	} else {
+		snap = Collect(sctx, c, e.cfg.Keyspaces, e.cfg.Scan, e.cfg.GroupCap)
+	}
+	if ctx.Err() != nil {
+		return false // shutting down: not a failed scan
+	}
+	e.publish(&snap)
+	return true
+}
+
+func (e *Exporter) publish(s *Snapshot) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.scans++
+	e.last = s
+	e.keysTotal += s.Totals().Keys
+	if s.Complete {
+		e.good, e.lastOK = s, s.Started.Add(s.Duration)
+		if e.failStreak > 0 {
+			fmt.Fprintf(e.cfg.Log, "idemctl exporter: scan complete again after %d failed scan(s)\n", e.failStreak)
+		}
+		e.failStreak = 0
+		return
+	}
+	e.errors++
+	e.failStreak++
+	since := "never"
+	if !e.lastOK.IsZero() {
+		since = time.Since(e.lastOK).Round(time.Second).String() + " ago"
+	}
+	fmt.Fprintf(e.cfg.Log, "idemctl exporter: scan failed: %s (last complete scan: %s)\n", inspect.Sanitize(errText(s.Err)), since)
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "scan incomplete"
+	}
+	return err.Error()
+}
+
+// exporterState is a consistent copy for one scrape.
+type exporterState struct {
+	good, last  *Snapshot
+	lastSuccess time.Time
+	scans       uint64
+	errors      uint64
+	keysTotal   int64
+	inProgress  bool
+}
+
+func (e *Exporter) state() exporterState {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return exporterState{
+		good: e.good, last: e.last, lastSuccess: e.lastOK, scans: e.scans, errors: e.errors,
+		keysTotal: e.keysTotal, inProgress: e.inProgress.Load(),
+	}
+}

@@ -1,0 +1,349 @@
+package exporter
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/redistest"
+)
+
+func TestMain(m *testing.M) { os.Exit(redistest.RunMain(m)) }
+
+// Long reserve TTL and timeout: no record changes class during a test.
+const reserveTTL, timeout = time.Hour, 10 * time.Minute
+
+func seed(t *testing.T, c redis.UniversalClient, n int) appsim.Result {
+	t.Helper()
+	res, err := appsim.Seed(context.Background(), c, appsim.Plan{
+		Schema: "atlasmart", Count: n, ReserveTTL: reserveTTL, ProcessingTimeout: timeout,
+		Retention: 5 * time.Minute, LargeResponse: inspect.DefaultLargeResponse, RandSeed: 7,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func keyspace(t *testing.T, name string) *inspect.Keyspace {
+	t.Helper()
+	p, err := inspect.Preset("atlasmart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Name: name, Schema: p, ReserveTTL: reserveTTL, ProcessingTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ks
+}
+
+func newExporter(t *testing.T, c redis.UniversalClient, mod func(*Config)) *Exporter {
+	t.Helper()
+	cfg := Config{
+		Connect:   func(context.Context) (redis.UniversalClient, error) { return c, nil },
+		Keyspaces: []*inspect.Keyspace{keyspace(t, "orders")}, Interval: time.Minute, ScanTimeout: time.Minute,
+		Version: "test",
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// scrape fetches /metrics and returns "name{l=v,…}" -> value.
+func scrape(t *testing.T, url string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	out := map[string]float64{}
+	for name, f := range fams {
+		if !strings.HasPrefix(name, "idemctl_") {
+			continue
+		}
+		for _, m := range f.Metric {
+			out[seriesKey(name, m)] = value(m)
+		}
+	}
+	return out
+}
+
+func seriesKey(name string, m *dto.Metric) string {
+	var ls []string
+	for _, l := range m.Label {
+		ls = append(ls, l.GetName()+"="+l.GetValue())
+	}
+	slices.Sort(ls)
+	return name + "{" + strings.Join(ls, ",") + "}"
+}
+
+func value(m *dto.Metric) float64 {
+	switch {
+	case m.Gauge != nil:
+		return m.Gauge.GetValue()
+	case m.Counter != nil:
+		return m.Counter.GetValue()
+	}
+	return m.Untyped.GetValue()
+}
+
+func TestCollectMatchesSeed(t *testing.T) {
+	srv := redistest.Shared(t)
+	c := srv.Client(0)
+	defer c.Close()
+	res := seed(t, c, 3000)
+	snap := Collect(context.Background(), c, []*inspect.Keyspace{keyspace(t, "orders"), keyspace(t, "orders")}, inspect.Options{}, 5)
+	if !snap.Complete || snap.Err != nil || len(snap.Keyspaces) != 1 {
+		t.Fatalf("snapshot: complete %v err %v keyspaces %d (a repeated keyspace counts once)", snap.Complete, snap.Err, len(snap.Keyspaces))
+	}
+	r := snap.Keyspaces[0].Report
+	for st, n := range res.Expected.ByState {
+		if r.ByState[st] != n {
+			t.Errorf("by_state[%s] = %d, seeded %d", st, r.ByState[st], n)
+		}
+	}
+	for f, n := range res.Expected.Flags {
+		if r.Flags[f] != n {
+			t.Errorf("flags[%s] = %d, seeded %d", f, r.Flags[f], n)
+		}
+	}
+	tot := snap.Totals()
+	if tot.Records != 3000 || tot.Stale != res.Expected.Stale || tot.ProcessingNoTTL != res.Kinds[appsim.KindProcessingNoTTL] ||
+		tot.Keys != 3000 || tot.OldestProcessingMs <= timeout.Milliseconds() {
+		t.Errorf("totals %+v, seed %+v", tot, res.Expected)
+	}
+}
+
+func TestExporterKeepsLastGoodValuesWhenScansFail(t *testing.T) {
+	own := redistest.Own(t)
+	c := redis.NewClient(&redis.Options{Addr: own.Addr, DisableIdentity: true, MaxRetries: -1,
+		DialTimeout: 300 * time.Millisecond, ReadTimeout: 300 * time.Millisecond})
+	defer c.Close()
+	res := seed(t, c, 500)
+	var logs strings.Builder
+	var logMu sync.Mutex
+	e := newExporter(t, c, func(cfg *Config) { cfg.Log = lockedWriter{&logs, &logMu} })
+	hs := httptest.NewServer(e.Handler())
+	defer hs.Close()
+
+	if code, h := health(t, hs.URL); code != 503 || h.Status != "starting" {
+		t.Fatalf("healthz before any scan: %d %+v", code, h)
+	}
+	m := scrape(t, hs.URL)
+	if _, ok := m[`idemctl_records{keyspace=orders,state=processing}`]; ok || m["idemctl_last_success_timestamp_seconds{}"] != 0 {
+		t.Fatalf("record metrics before the first scan must be absent: %v", m)
+	}
+	if !e.ScanOnce(context.Background()) {
+		t.Fatal("scan did not run")
+	}
+	if code, h := health(t, hs.URL); code != 200 || h.Status != "ok" || h.Scans != 1 {
+		t.Fatalf("healthz after a scan: %d %+v", code, h)
+	}
+	before := scrape(t, hs.URL)
+	processing := `idemctl_records{keyspace=orders,state=processing}`
+	if before[processing] != float64(res.Expected.ByState["processing"]) || before["idemctl_scan_success{}"] != 1 {
+		t.Fatalf("after one scan: %v", before)
+	}
+
+	own.Stop()
+	e.ScanOnce(context.Background())
+	after := scrape(t, hs.URL)
+	if after["idemctl_scan_success{}"] != 0 || after["idemctl_scan_errors_total{}"] != 1 || after["idemctl_scans_total{}"] != 2 ||
+		after["idemctl_scan_complete{keyspace=orders}"] != 0 {
+		t.Errorf("failed scan not reported: %v", after)
+	}
+	for k, v := range before {
+		if strings.HasPrefix(k, "idemctl_scan") || strings.HasPrefix(k, "idemctl_last_success") {
+			continue
+		}
+		if after[k] != v {
+			t.Errorf("%s changed from %v to %v after a failed scan", k, v, after[k])
+		}
+	}
+	if after["idemctl_last_success_timestamp_seconds{}"] != before["idemctl_last_success_timestamp_seconds{}"] {
+		t.Error("last success moved on a failed scan")
+	}
+	_, h := health(t, hs.URL)
+	logMu.Lock()
+	defer logMu.Unlock()
+	if h.LastError == "" || h.Errors != 1 || !strings.Contains(logs.String(), "scan failed") {
+		t.Errorf("health %+v, log %q", h, logs.String())
+	}
+}
+
+func TestNeverTwoScansAtOnce(t *testing.T) {
+	srv := redistest.Shared(t)
+	c := srv.Client(0)
+	defer c.Close()
+	seed(t, c, 200)
+	entered, release := make(chan struct{}), make(chan struct{})
+	e := newExporter(t, c, func(cfg *Config) {
+		cfg.Connect = func(context.Context) (redis.UniversalClient, error) {
+			entered <- struct{}{}
+			<-release
+			return c, nil
+		}
+	})
+	hs := httptest.NewServer(e.Handler())
+	defer hs.Close()
+	done := make(chan bool)
+	go func() { done <- e.ScanOnce(context.Background()) }()
+	<-entered
+	if e.ScanOnce(context.Background()) {
+		t.Error("a second scan started while one was running")
+	}
+	if m := scrape(t, hs.URL); m["idemctl_scan_in_progress{}"] != 1 {
+		t.Errorf("scan_in_progress = %v during a scan", m["idemctl_scan_in_progress{}"])
+	}
+	close(release)
+	if !<-done {
+		t.Fatal("first scan did not finish")
+	}
+	if m := scrape(t, hs.URL); m["idemctl_scan_in_progress{}"] != 0 || m["idemctl_scans_total{}"] != 1 {
+		t.Errorf("after the scan: %v", m)
+	}
+}
+
+func TestSlowScanTimesOutAsAMetric(t *testing.T) {
+	srv := redistest.Shared(t)
+	c := srv.Client(0)
+	defer c.Close()
+	seed(t, c, 2000)
+	e := newExporter(t, c, func(cfg *Config) {
+		cfg.Scan = inspect.Options{Count: 10, KeysPerSec: 200}
+		cfg.ScanTimeout = 200 * time.Millisecond
+	})
+	hs := httptest.NewServer(e.Handler())
+	defer hs.Close()
+	e.ScanOnce(context.Background())
+	m := scrape(t, hs.URL)
+	if m["idemctl_scan_success{}"] != 0 || m["idemctl_scan_errors_total{}"] != 1 || m["idemctl_scan_duration_seconds{}"] < 0.2 {
+		t.Fatalf("timed-out scan: %v", m)
+	}
+	if _, h := health(t, hs.URL); !strings.Contains(h.LastError, "timed out") {
+		t.Fatalf("health %+v", h)
+	}
+}
+
+func TestRunLoopAndShutdown(t *testing.T) {
+	srv := redistest.Shared(t)
+	c := srv.Client(0)
+	defer c.Close()
+	seed(t, c, 100)
+	e := newExporter(t, c, func(cfg *Config) { cfg.Interval = 50 * time.Millisecond })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.Run(ctx); close(done) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.state().scans < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	if st := e.state(); st.scans < 3 || st.errors != 0 {
+		t.Fatalf("scans %d errors %d", st.scans, st.errors)
+	}
+}
+
+// Labels stay bounded: keyspace, state, flag and, when asked for, one
+// capture's top N plus an other bucket, whatever the number of keys.
+func TestLabelCardinalityAndGroupCap(t *testing.T) {
+	srv := redistest.Shared(t)
+	c := srv.Client(0)
+	defer c.Close()
+	res := seed(t, c, 3000)
+	e := newExporter(t, c, func(cfg *Config) { cfg.GroupLabel, cfg.GroupCap = "principal", 3 })
+	hs := httptest.NewServer(e.Handler())
+	defer hs.Close()
+	e.ScanOnce(context.Background())
+	m := scrape(t, hs.URL)
+	var groups []string
+	var sum float64
+	for k, v := range m {
+		if strings.HasPrefix(k, "idemctl_group_records{") {
+			groups = append(groups, k)
+			sum += v
+		}
+	}
+	if len(groups) != 4 || sum != float64(res.Count) || m[`idemctl_group_records{capture=principal,keyspace=orders,value=`+OtherValue+`}`] == 0 {
+		t.Fatalf("group series %v sum %v", groups, sum)
+	}
+	if len(m) > 100 {
+		t.Errorf("%d idemctl series for one keyspace", len(m))
+	}
+	allowed := LabelNames()
+	for k := range m {
+		name := k[:strings.IndexByte(k, '{')]
+		if !slices.Contains(MetricNames(), name) {
+			t.Errorf("%s is not listed by MetricNames", name)
+		}
+		for _, l := range strings.Split(strings.Trim(k[len(name):], "{}"), ",") {
+			if l != "" && !slices.Contains(allowed, l[:strings.IndexByte(l, '=')]) {
+				t.Errorf("unexpected label in %s", k)
+			}
+		}
+	}
+	if _, err := New(Config{Connect: e.cfg.Connect, Keyspaces: e.cfg.Keyspaces, Interval: time.Second, ScanTimeout: time.Second,
+		GroupLabel: "tenant", GroupCap: 3}); err == nil {
+		t.Error("a capture no template has should be refused")
+	}
+	if _, err := New(Config{Connect: e.cfg.Connect, Keyspaces: e.cfg.Keyspaces, Interval: time.Second, ScanTimeout: time.Second,
+		GroupLabel: "principal", GroupCap: MaxGroupCap + 1}); err == nil {
+		t.Error("a cap above MaxGroupCap should be refused")
+	}
+}
+
+func health(t *testing.T, url string) (int, Health) {
+	t.Helper()
+	resp, err := http.Get(url + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var h Health
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, h
+}
+
+type lockedWriter struct {
+	b  *strings.Builder
+	mu *sync.Mutex
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}

@@ -1,0 +1,166 @@
+// Package exporter turns periodic scans into Prometheus metrics. One scan
+// (inspect.ScanAll over every keyspace) makes one Snapshot: an inspect.Stats
+// report per keyspace plus the scan's coverage. The exporter serves the last
+// complete snapshot; `idemctl check` judges a single one.
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// Snapshot is what one scan found.
+type Snapshot struct {
+	Started   time.Time
+	Duration  time.Duration
+	Keyspaces []KeyspaceSnapshot
+	Complete  bool  // every keyspace was covered end to end
+	Err       error // why not, when !Complete
+}
+
+// KeyspaceSnapshot is one keyspace's share of a scan.
+type KeyspaceSnapshot struct {
+	Name     string
+	Report   inspect.Report // this keyspace only
+	Coverage inspect.Coverage
+	Scanned  bool // false when the scan stopped before reaching it
+}
+
+// Totals are a snapshot's numbers summed over its keyspaces.
+type Totals struct {
+	Records            int64
+	Stale              int64
+	NoTTL              int64
+	ProcessingNoTTL    int64
+	UnknownState       int64
+	MemoryBytes        int64
+	OldestProcessingMs int64 // 0 when no processing record has a known age
+	Keys               int64 // keys the scan read
+}
+
+// Totals sums the keyspaces.
+func (s *Snapshot) Totals() Totals {
+	var t Totals
+	for _, k := range s.Keyspaces {
+		r := &k.Report
+		t.Records += r.Total
+		t.Stale += r.Stale
+		t.NoTTL += r.Flags["no_ttl"]
+		t.ProcessingNoTTL += r.Flags["processing_no_ttl"]
+		t.UnknownState += r.Flags["unknown_state"]
+		t.MemoryBytes += r.MemoryBytes.Total
+		t.OldestProcessingMs = max(t.OldestProcessingMs, r.ProcessingAge.Max)
+		t.Keys += k.Coverage.Keys
+	}
+	return t
+}
+
+// Collect runs one scan over kss (a single inspect.ScanAll) and aggregates
+// each keyspace separately, so per-keyspace flag counts need no second pass.
+// topN bounds the values kept per template capture. Cancel ctx (or give it a
+// deadline) to stop early: the snapshot is then incomplete and says why.
+func Collect(ctx context.Context, c redis.UniversalClient, kss []*inspect.Keyspace, opt inspect.Options, topN int) Snapshot {
+	kss = uniqueKeyspaces(kss)
+	snap := Snapshot{Started: time.Now()}
+	stats := make(map[*inspect.Keyspace]*inspect.Stats, len(kss))
+	for _, ks := range kss {
+		stats[ks] = inspect.NewStats(topN)
+	}
+	batches := make(chan inspect.Batch, 4)
+	covCh := make(chan []inspect.Coverage, 1)
+	go func() { covCh <- inspect.ScanAll(ctx, c, kss, opt, batches) }()
+	for b := range batches {
+		if st := stats[b.Keyspace]; st != nil {
+			st.Add(b)
+		}
+	}
+	covs := <-covCh
+	snap.Duration = time.Since(snap.Started)
+	byName := map[string][]inspect.Coverage{}
+	for _, c := range covs {
+		byName[c.Keyspace] = append(byName[c.Keyspace], c)
+	}
+	snap.Complete = true
+	for _, ks := range kss {
+		cs := byName[ks.Name]
+		st := stats[ks]
+		st.AddCoverage(cs...)
+		ksn := KeyspaceSnapshot{Name: ks.Name, Report: st.Report(), Coverage: mergeCoverage(ks, cs), Scanned: len(cs) > 0}
+		if err := coverageErr(ksn); err != nil && snap.Err == nil {
+			snap.Err = err
+		}
+		if !ksn.Coverage.Complete {
+			snap.Complete = false
+		}
+		snap.Keyspaces = append(snap.Keyspaces, ksn)
+	}
+	if !snap.Complete && snap.Err == nil {
+		snap.Err = errors.New("scan incomplete")
+	}
+	return snap
+}
+
+// mergeCoverage folds a keyspace's per-node coverages (one per cluster
+// primary; one in all for a single server) into one: complete only when
+// every node was.
+func mergeCoverage(ks *inspect.Keyspace, cs []inspect.Coverage) inspect.Coverage {
+	m := inspect.Coverage{Keyspace: ks.Name, Match: ks.Match, Complete: len(cs) > 0}
+	for _, c := range cs {
+		if m.Started.IsZero() || c.Started.Before(m.Started) {
+			m.Started = c.Started
+		}
+		m.Keys += c.Keys
+		m.Records += c.Records
+		m.Vanished += c.Vanished
+		m.Duplicates += c.Duplicates
+		m.Duration = max(m.Duration, c.Duration)
+		m.Complete = m.Complete && c.Complete
+		m.Limited = m.Limited || c.Limited
+		m.MemoryOff = m.MemoryOff || c.MemoryOff
+		if c.Err != nil && m.Err == nil {
+			m.Err = c.Err
+			if c.Node != "" {
+				m.Err = fmt.Errorf("on %s: %w", c.Node, c.Err)
+			}
+		}
+	}
+	return m
+}
+
+// coverageErr says, in one line, why a keyspace was not fully covered.
+func coverageErr(k KeyspaceSnapshot) error {
+	c := k.Coverage
+	switch {
+	case !k.Scanned:
+		return fmt.Errorf("keyspace %s was not scanned (the scan stopped before it)", k.Name)
+	case errors.Is(c.Err, context.DeadlineExceeded):
+		return fmt.Errorf("keyspace %s: scan timed out after %d keys", k.Name, c.Keys)
+	case c.Err != nil:
+		return fmt.Errorf("keyspace %s (%s): %v — %d keys read before it stopped", k.Name, inspect.Sanitize(c.Match), c.Err, c.Keys)
+	case c.Limited:
+		return fmt.Errorf("keyspace %s: stopped at --max-keys after %d keys", k.Name, c.Keys)
+	case !c.Complete:
+		return fmt.Errorf("keyspace %s: scan incomplete after %d keys", k.Name, c.Keys)
+	}
+	return nil
+}
+
+// uniqueKeyspaces drops repeated names (--keyspace a,a): one keyspace, one
+// set of series, counted once.
+func uniqueKeyspaces(kss []*inspect.Keyspace) []*inspect.Keyspace {
+	seen := make(map[string]bool, len(kss))
+	out := make([]*inspect.Keyspace, 0, len(kss))
+	for _, ks := range kss {
+		if !seen[ks.Name] {
+			seen[ks.Name] = true
+			out = append(out, ks)
+		}
+	}
+	return out
+}
