@@ -23,6 +23,7 @@ func runUI(ctx context.Context, a *app, args []string) error {
 	var refresh time.Duration
 	fs.Var(durationValue{&refresh}, "refresh", "rescan on its own at this interval (default: only on r)")
 	write := fs.Bool("write", false, "enable guarded writes for this session (or writes: true in the profile)")
+	reveal := fs.Bool("reveal", false, "show response payloads in the detail screen without pressing v")
 	auditLog := fs.String("audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -41,7 +42,7 @@ func runUI(ctx context.Context, a *app, args []string) error {
 	opts := ui.Options{
 		Client: s.client, Keyspaces: s.keyspaces, Scan: s.scan,
 		Profile: s.profileName, Address: s.displayAddress(), User: s.ep.user,
-		Writes: *write || s.profile.Writes, Protected: s.profile.Protected, Refresh: refresh,
+		Writes: *write || s.profile.Writes, Protected: s.profile.Protected, Refresh: refresh, Reveal: *reveal,
 	}
 	if opts.Writes {
 		ex, closeAudit, err := newExecutor(s, *auditLog, true)

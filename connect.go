@@ -22,21 +22,22 @@ import (
 
 // connFlags are the connection flags every Redis-facing command takes.
 type connFlags struct {
-	url          string
-	user         string
-	passwordEnv  string
-	passwordFile string
-	tlsCA        string
-	tlsInsecure  bool
-	dialTimeout  time.Duration
-	readTimeout  time.Duration
-	configPath   string
-	profile      string
-	cluster      bool
-	addrs        []string
-	sentinel     string
-	sentinelPwEn string
-	replicas     bool
+	url            string
+	user           string
+	passwordEnv    string
+	passwordFile   string
+	passwordPrompt bool
+	tlsCA          string
+	tlsInsecure    bool
+	dialTimeout    time.Duration
+	readTimeout    time.Duration
+	configPath     string
+	profile        string
+	cluster        bool
+	addrs          []string
+	sentinel       string
+	sentinelPwEn   string
+	replicas       bool
 }
 
 const defaultURL = "redis://127.0.0.1:6379/0"
@@ -46,6 +47,7 @@ func (c *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.user, "user", "", "Redis ACL user (overrides the URL's)")
 	fs.StringVar(&c.passwordEnv, "password-env", "", "read the password from this environment variable")
 	fs.StringVar(&c.passwordFile, "password-file", "", "read the password from this file (first line)")
+	fs.BoolVar(&c.passwordPrompt, "password-prompt", false, "ask for the password on the terminal (not echoed)")
 	fs.StringVar(&c.tlsCA, "tls-ca", "", "PEM file of CA certificates to verify the server with")
 	fs.BoolVar(&c.tlsInsecure, "tls-insecure", false, "do not verify the server's TLS certificate (dangerous)")
 	c.dialTimeout, c.readTimeout = 5*time.Second, 5*time.Second

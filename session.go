@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 
@@ -150,6 +151,11 @@ func (a *app) resolveSession(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags
 	pw, err := readPassword(pick(cf.passwordEnv, prof.PasswordEnv), pick(cf.passwordFile, prof.PasswordFile), a.getenv)
 	if err != nil {
 		return nil, err
+	}
+	if cf.passwordPrompt {
+		if pw, err = a.promptPassword(ep); err != nil {
+			return nil, err
+		}
 	}
 	if pw != "" {
 		ep.password = pw
@@ -363,4 +369,18 @@ func (s *session) displayAddress() string {
 		return s.ep.String() + " (sentinel " + s.opts.master + ")"
 	}
 	return s.ep.String()
+}
+
+// promptPassword reads a password from the terminal without echo.
+func (a *app) promptPassword(ep endpoint) (string, error) {
+	if !a.inTTY {
+		return "", usageErr("--password-prompt needs a terminal; use --password-env or --password-file")
+	}
+	fmt.Fprintf(a.stderr, "Password for %s: ", ep)
+	b, err := term.ReadPassword(os.Stdin.Fd())
+	fmt.Fprintln(a.stderr)
+	if err != nil {
+		return "", usageErr("--password-prompt: %v", err)
+	}
+	return strings.TrimRight(string(b), "\r\n"), nil
 }

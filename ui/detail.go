@@ -38,7 +38,7 @@ func (m *Model) openDetail() tea.Cmd {
 	if r == nil {
 		return nil
 	}
-	m.detail = &detailState{key: r.Key, ks: r.Keyspace, scanned: *r}
+	m.detail = &detailState{key: r.Key, ks: r.Keyspace, scanned: *r, reveal: m.opts.Reveal}
 	m.screen = screenDetail
 	m.vp.SetYOffset(0)
 	m.renderDetail()

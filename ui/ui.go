@@ -38,6 +38,9 @@ type Options struct {
 	// read-only (and actions/ refuses on its own anyway).
 	Executor  *actions.Executor
 	AuditPath string
+	// Reveal shows response payloads without pressing v (they can carry
+	// personal data, so they are hidden by default).
+	Reveal bool
 }
 
 type screen int
