@@ -1,0 +1,152 @@
+package actions
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemctl/idemctl/internal/redistest"
+)
+
+// readRights is the inspection role: every read idemctl issues, no scripts.
+var readRights = []string{"-@all", "+@read", "+ping", "+time", "+memory|usage", "+object|encoding"}
+
+// scriptRights are what running the CAS scripts takes.
+var scriptRights = []string{"+evalsha", "+eval", "+script|load"}
+
+// writeRights are the commands the CAS scripts call: Redis checks them
+// against the user running the script.
+var writeRights = []string{"+hset", "+set", "+del", "+pexpire", "+persist"}
+
+// aclUser creates a user with these rights on the server and returns an
+// executor logged in as that user.
+func aclUser(t *testing.T, r *rig, name string, rights ...[]string) *Executor {
+	t.Helper()
+	ctx := context.Background()
+	args := []any{"ACL", "SETUSER", name, "reset", "on", ">pw-" + name, "~*", "resetchannels"}
+	for _, rs := range rights {
+		for _, x := range rs {
+			args = append(args, x)
+		}
+	}
+	if err := r.c.Do(ctx, args...).Err(); err != nil {
+		t.Fatalf("ACL SETUSER %s: %v", name, err)
+	}
+	t.Cleanup(func() { r.c.Do(context.Background(), "ACL", "DELUSER", name) })
+	c := testClient(r.srv.Addr, name, "pw-"+name, 5*time.Second, -1)
+	t.Cleanup(func() { c.Close() })
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Fatalf("%s cannot connect: %v", name, err)
+	}
+	id := r.ex.Identity
+	id.RedisUser = name
+	return &Executor{Client: c, Policy: &Policy{Writes: true}, Audit: r.ex.Audit, Identity: id}
+}
+
+func TestACLReadOnlyUserIsRefused(t *testing.T) {
+	r := newRig(t, redistest.Shared(t))
+	ex := aclUser(t, r, "idem-reader", readRights)
+	ctx := context.Background()
+	r.reserveAtlas(atlasKey, fp("body-1"))
+	before, ttl := r.raw(atlasKey), r.pttl(atlasKey)
+	ks := presetKeyspace(t, "atlasmart")
+	for _, req := range []Request{
+		{Kind: KindFail, Reason: "stuck"},
+		{Kind: KindExpire, Reason: "stuck", TTL: TTL{Mode: TTLSet, D: time.Hour}},
+	} {
+		req.Keyspace, req.Key = ks, atlasKey
+		p, err := ex.Plan(ctx, req) // a reader can plan: it only reads
+		if err != nil || p.Refused != "" {
+			t.Fatalf("plan as reader: %v %q", err, p.Refused)
+		}
+		res := ex.Apply(ctx, p)
+		if res.Outcome != Refused || !strings.Contains(res.Detail, "NOPERM") || !strings.Contains(res.Detail, "+evalsha") ||
+			!strings.Contains(res.Detail, `"idem-reader"`) {
+			t.Fatalf("apply as reader: %+v", res)
+		}
+		r.lastWrite(atlasKey, Refused)
+	}
+	if !sameMap(before, r.raw(atlasKey)) || r.pttl(atlasKey) > ttl {
+		t.Fatal("the reader changed the record")
+	}
+}
+
+// Scripts run with the caller's ACL: scripting rights alone cannot write.
+// Redis stops the script at its first write, before anything changed, and
+// the operator is told which rights are missing.
+func TestACLScriptingWithoutWriteCommands(t *testing.T) {
+	r := newRig(t, redistest.Shared(t))
+	ex := aclUser(t, r, "idem-scripter", readRights, scriptRights)
+	ctx := context.Background()
+	r.reserveAtlas(atlasKey, fp("body-1"))
+	before := r.raw(atlasKey)
+	p, err := ex.Plan(ctx, Request{Kind: KindFail, Keyspace: presetKeyspace(t, "atlasmart"), Key: atlasKey, Reason: "stuck"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := ex.Apply(ctx, p)
+	if res.Outcome != Refused || !strings.Contains(res.Detail, "+hset") {
+		t.Fatalf("apply as scripter: %+v", res)
+	}
+	if !sameMap(before, r.raw(atlasKey)) {
+		t.Fatal("the record changed")
+	}
+	r.lastWrite(atlasKey, Refused)
+}
+
+// A user allowed some of the script's commands but not all: the script
+// fails half-way and Redis does not roll back. The result must say so, never
+// "nothing written".
+func TestACLScriptFailsHalfway(t *testing.T) {
+	r := newRig(t, redistest.Shared(t))
+	ex := aclUser(t, r, "idem-halfway", readRights, scriptRights, []string{"+hset"}) // no +pexpire
+	ctx := context.Background()
+	r.reserveAtlas(atlasKey, fp("body-1"))
+	p, err := ex.Plan(ctx, Request{Kind: KindFail, Keyspace: presetKeyspace(t, "atlasmart"), Key: atlasKey, Reason: "stuck"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := ex.Apply(ctx, p)
+	if got := r.raw(atlasKey)["state"]; got != "FAILED" {
+		t.Fatalf("expected Redis to keep the HSET of the failed script, state %q", got)
+	}
+	if res.Outcome == Failed || res.Outcome == Refused || res.Outcome == NotApplied || !strings.Contains(res.Detail, "re-read") {
+		t.Fatalf("a half-applied script reported as %+v", res)
+	}
+	_, out := r.lastWrite(atlasKey, res.Outcome)
+	if out.Detail != res.Detail {
+		t.Fatalf("audited detail %q, result %q", out.Detail, res.Detail)
+	}
+}
+
+// The operator role: the read rights, the scripting commands, and the
+// commands the scripts run. Every action applies on every format.
+func TestACLOperatorWrites(t *testing.T) {
+	r := newRig(t, redistest.Shared(t))
+	ex := aclUser(t, r, "idem-operator", readRights, scriptRights, writeRights)
+	ctx := context.Background()
+	// A fresh script cache: the operator's first EVALSHA meets NOSCRIPT and
+	// falls back to EVAL, which the role allows too.
+	r.c.ScriptFlush(ctx)
+	for _, sc := range schemaCases {
+		for _, req := range []Request{
+			{Kind: KindExpire, TTL: TTL{Mode: TTLSet, D: time.Hour}},
+			{Kind: KindFail},
+			{Kind: KindReconcile, Ref: "ord-1"},
+			{Kind: KindExpire, TTL: TTL{Mode: TTLSet}},
+		} {
+			r.c.Del(ctx, sc.key)
+			sc.processing(r)
+			req.Keyspace, req.Key, req.Reason = sc.ks(t), sc.key, "operator role"
+			p, err := ex.Plan(ctx, req)
+			if err != nil || p.Refused != "" {
+				t.Fatalf("%s %s: plan %v %q", sc.name, req.Kind, err, p.Refused)
+			}
+			if res := ex.Apply(ctx, p); res.Outcome != Applied {
+				t.Fatalf("%s %s as operator: %+v", sc.name, req.Kind, res)
+			}
+			r.lastWrite(sc.key, Applied)
+		}
+	}
+}

@@ -1,0 +1,299 @@
+package actions
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/redistest"
+)
+
+// go-redis must not log into the test output (pool dial failures are expected
+// in the fault tests).
+func init() { redis.SetLogger(quietLogger{}) }
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
+// jsonSchemaYAML is a custom format: one JSON document per request, so the
+// writes go through the cjson script.
+const jsonSchemaYAML = `
+description: "one JSON document per request"
+container: string
+codec: json
+state:
+  field: status
+  map:
+    IN_PROGRESS: processing
+    COMPLETE: succeeded
+    FAILED: failed
+fingerprint: fp
+status: response.status_code
+response: response.body
+defaults:
+  match: "jsonidem:*"
+  key_template: "jsonidem:{id}"
+  reserve_ttl: 120s
+  processing_timeout: 30s
+  retention: 600s
+actions:
+  fail:
+    state: FAILED
+    status: 503
+    response: '{"error":"interrupted","retryable":true}'
+    at: failed_at
+    by: failed_by
+    reason: reason
+  reconcile:
+    state: COMPLETE
+    ref: ref
+`
+
+const (
+	atlasKey = "atlasmart:ch23:idem:customer-1:POST:/orders:req-1"
+	setnxKey = "idempotency:order:12345"
+	jsonKey  = "jsonidem:req-1"
+	testUser = "oncall-tester"
+)
+
+func presetKeyspace(t testing.TB, name string) *inspect.Keyspace {
+	t.Helper()
+	s, err := inspect.Preset(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keyspaceOf(t, s)
+}
+
+func schemaKeyspace(t testing.TB, name, doc string) *inspect.Keyspace {
+	t.Helper()
+	s, err := inspect.ParseSchemaYAML(name, []byte(doc))
+	if err != nil {
+		t.Fatalf("schema %s: %v", name, err)
+	}
+	return keyspaceOf(t, s)
+}
+
+func keyspaceOf(t testing.TB, s *inspect.Schema) *inspect.Keyspace {
+	t.Helper()
+	ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Schema: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ks
+}
+
+// rig is one executor with writes enabled and its own audit log, plus a
+// direct client to seed and inspect records behind the tool's back.
+type rig struct {
+	t      *testing.T
+	srv    *redistest.Server
+	c      *redis.Client // direct: seeding and checking
+	ex     *Executor
+	policy *Policy
+	audit  string
+}
+
+func newRig(t *testing.T, srv *redistest.Server) *rig {
+	t.Helper()
+	c := srv.Client(0)
+	t.Cleanup(func() { c.Close() })
+	path := filepath.Join(t.TempDir(), "audit.log")
+	aud, err := OpenAudit(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { aud.Close() })
+	pol := &Policy{Writes: true}
+	return &rig{t: t, srv: srv, c: c, policy: pol, audit: path,
+		ex: &Executor{Client: c, Policy: pol, Audit: aud,
+			Identity: Identity{OSUser: testUser, RedisUser: "default", Profile: "test", Address: "redis://" + srv.Addr + "/0"}}}
+}
+
+// testClient is a client for the executor: no retries, short timeouts.
+func testClient(addr, user, password string, readTimeout time.Duration, retries int) *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: addr, Username: user, Password: password,
+		DisableIdentity: true, MaxRetries: retries, PoolSize: 4, DialerRetries: 1,
+		DialTimeout: time.Second, ReadTimeout: readTimeout, WriteTimeout: readTimeout,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}})
+}
+
+func (r *rig) plan(req Request) *Plan {
+	r.t.Helper()
+	if req.Reason == "" {
+		req.Reason = "test: " + string(req.Kind)
+	}
+	p, err := r.ex.Plan(context.Background(), req)
+	if err != nil {
+		r.t.Fatalf("plan %s %s: %v", req.Kind, req.Key, err)
+	}
+	return p
+}
+
+func (r *rig) apply(p *Plan) Result {
+	r.t.Helper()
+	return r.ex.Apply(context.Background(), p)
+}
+
+// readAudit parses an audit log.
+func readAudit(t testing.TB, path string) []AuditEntry {
+	t.Helper()
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []AuditEntry
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var e AuditEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("audit line is not JSON: %v\n%s", err, sc.Text())
+		}
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func (r *rig) entries() []AuditEntry { return readAudit(r.t, r.audit) }
+
+// lastWrite checks the audit log ends with the intent and the outcome of one
+// write to key (same id, before and planned after snapshots, the outcome)
+// and returns them.
+func (r *rig) lastWrite(key string, want Outcome) (intent, outcome AuditEntry) {
+	r.t.Helper()
+	es := r.entries()
+	if len(es) < 2 {
+		r.t.Fatalf("audit log has %d entries, want an intent and an outcome", len(es))
+	}
+	intent, outcome = es[len(es)-2], es[len(es)-1]
+	if intent.Phase != "intent" || outcome.Phase != "outcome" || intent.ID == "" || intent.ID != outcome.ID {
+		r.t.Fatalf("audit tail is not an intent/outcome pair with one id:\n%+v\n%+v", intent, outcome)
+	}
+	if intent.Key != key || outcome.Key != key || intent.Before == nil || intent.After == nil || outcome.Before == nil {
+		r.t.Fatalf("audit pair lacks key or snapshots: %+v / %+v", intent, outcome)
+	}
+	if outcome.Outcome != want {
+		r.t.Fatalf("audited outcome %q (%s), want %q", outcome.Outcome, outcome.Detail, want)
+	}
+	if intent.OSUser != testUser || intent.Reason == "" || intent.Time == "" || intent.Action == "" {
+		r.t.Fatalf("audit intent lacks who/why/when: %+v", intent)
+	}
+	return intent, outcome
+}
+
+// serverMs is the server's clock.
+func (r *rig) serverMs() int64 {
+	r.t.Helper()
+	now, err := r.c.Time(context.Background()).Result()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return now.UnixMilli()
+}
+
+func (r *rig) pttl(key string) time.Duration {
+	r.t.Helper()
+	d, err := r.c.PTTL(context.Background(), key).Result()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return d
+}
+
+// raw is the record's exact bytes: the value of a string, every field of a hash.
+func (r *rig) raw(key string) map[string]string {
+	r.t.Helper()
+	ctx := context.Background()
+	switch typ := r.c.Type(ctx, key).Val(); typ {
+	case "hash":
+		return r.c.HGetAll(ctx, key).Val()
+	case "string":
+		return map[string]string{"": r.c.Get(ctx, key).Val()}
+	case "none":
+		return nil
+	default:
+		return map[string]string{"(type)": typ}
+	}
+}
+
+func sameMap(a, b map[string]string) bool {
+	if len(a) != len(b) || (a == nil) != (b == nil) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonDoc decodes a JSON record, numbers kept as written.
+func (r *rig) jsonDoc(key string) map[string]any {
+	r.t.Helper()
+	v, err := r.c.Get(context.Background(), key).Result()
+	if err != nil {
+		r.t.Fatalf("GET %s: %v", key, err)
+	}
+	dec := json.NewDecoder(strings.NewReader(v))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		r.t.Fatalf("%s is not a JSON object: %v: %s", key, err, v)
+	}
+	return doc
+}
+
+// Seeding, the way applications write.
+
+const reserveTTL = 60 // seconds, as the lesson's RESERVE
+
+func (r *rig) reserveAtlas(key, fp string) {
+	r.t.Helper()
+	got, err := appsim.Reserve.Run(context.Background(), r.c, []string{key}, fp, reserveTTL).StringSlice()
+	if err != nil || len(got) == 0 || got[0] != "STARTED" {
+		r.t.Fatalf("RESERVE %s: %v %v", key, got, err)
+	}
+}
+
+func (r *rig) completeAtlas(key, fp string, status int, resp string) {
+	r.t.Helper()
+	n, err := appsim.Complete.Run(context.Background(), r.c, []string{key}, fp, status, resp, 300).Int64()
+	if err != nil || n != 1 {
+		r.t.Fatalf("COMPLETE %s: %d %v", key, n, err)
+	}
+}
+
+func (r *rig) setMarker(key, v string, ttl time.Duration) {
+	r.t.Helper()
+	if err := r.c.Set(context.Background(), key, v, ttl).Err(); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// A JSON record reserved by its application: other fields, including a
+// nested object and numbers, must survive every write.
+const jsonProcessing = `{"status":"IN_PROGRESS","fp":"fp-json-1","created_at":1700000000123,"response":{"status_code":null,"body":null},"meta":{"tenant":"t-9","tags":["a","b"]}}`
+
+const jsonComplete = `{"status":"COMPLETE","fp":"fp-json-1","created_at":1700000000123,"response":{"status_code":201,"body":{"order_id":"ord-7"}}}`
+
+func fp(s string) string { return appsim.Fingerprint(s) }

@@ -1,0 +1,128 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemctl/idemctl/internal/redistest"
+)
+
+// Read-only is enforced where the write happens, whoever calls Apply.
+func TestReadOnlyRefusesAtApply(t *testing.T) {
+	r := newRig(t, redistest.Shared(t))
+	r.reserveAtlas(atlasKey, fp("body-1"))
+	before := r.raw(atlasKey)
+	ks := presetKeyspace(t, "atlasmart")
+	for _, pol := range []*Policy{{Writes: false}, nil} {
+		r.ex.Policy = pol
+		for _, req := range []Request{
+			{Kind: KindFail},
+			{Kind: KindReconcile, Ref: "ord-1"},
+			{Kind: KindExpire, TTL: TTL{Mode: TTLSet}},
+		} {
+			req.Keyspace, req.Key = ks, atlasKey
+			p := r.plan(req) // planning reads only: allowed
+			if p.Refused != "" {
+				t.Fatalf("plan: %s", p.Refused)
+			}
+			res := r.apply(p)
+			if res.Outcome != Refused || res.Detail != ErrReadOnly.Error() {
+				t.Fatalf("%s with writes off: %+v", req.Kind, res)
+			}
+		}
+		rs := r.ex.ApplyAll(context.Background(), []*Plan{r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey})}, 0, nil)
+		if Summary(rs)[Refused] != 1 {
+			t.Fatalf("ApplyAll with writes off: %+v", rs)
+		}
+	}
+	if !sameMap(before, r.raw(atlasKey)) {
+		t.Fatal("a read-only session changed the record")
+	}
+	for _, e := range r.entries() {
+		if e.Outcome == Applied {
+			t.Fatalf("audited as applied while read-only: %+v", e)
+		}
+	}
+	if n := len(r.entries()); n != 0 {
+		t.Fatalf("%d audit entries for writes that were never attempted", n)
+	}
+}
+
+// A protected profile refuses until its exact name is typed; a wrong name
+// is an error and keeps it locked.
+func TestProtectedProfile(t *testing.T) {
+	r := newRig(t, redistest.Shared(t))
+	r.reserveAtlas(atlasKey, fp("body-1"))
+	pol := &Policy{Writes: true, Protected: true, Profile: "prod"}
+	r.ex.Policy = pol
+	ks := presetKeyspace(t, "atlasmart")
+	req := Request{Kind: KindExpire, Keyspace: ks, Key: atlasKey, TTL: TTL{Mode: TTLSet, D: 2 * time.Hour}}
+
+	if !pol.NeedsProfileName() {
+		t.Fatal("a protected profile must ask for its name")
+	}
+	if res := r.apply(r.plan(req)); res.Outcome != Refused || res.Detail != ErrNeedsProfileName.Error() {
+		t.Fatalf("before confirming: %+v", res)
+	}
+	for _, wrong := range []string{"", "production", "PROD", "prod "} {
+		if err := pol.ConfirmProfile(wrong); err == nil {
+			t.Fatalf("ConfirmProfile(%q) accepted", wrong)
+		}
+		if res := r.apply(r.plan(req)); res.Outcome != Refused {
+			t.Fatalf("after a wrong name %q: %+v", wrong, res)
+		}
+	}
+	if d := r.pttl(atlasKey); d > time.Minute {
+		t.Fatalf("refused writes changed the TTL: %v", d)
+	}
+	if len(r.entries()) != 0 {
+		t.Fatal("refused writes were audited")
+	}
+	if err := pol.ConfirmProfile("prod"); err != nil {
+		t.Fatal(err)
+	}
+	if pol.NeedsProfileName() || pol.Check() != nil {
+		t.Fatal("confirmed profile still locked")
+	}
+	if res := r.apply(r.plan(req)); res.Outcome != Applied {
+		t.Fatalf("after confirming: %+v", res)
+	}
+	r.lastWrite(atlasKey, Applied)
+
+	// A protected profile without a name can never be unlocked.
+	anon := &Policy{Writes: true, Protected: true}
+	if err := anon.ConfirmProfile(""); err == nil || !errors.Is(anon.Check(), ErrNeedsProfileName) {
+		t.Fatalf("nameless protected profile: %v / %v", err, anon.Check())
+	}
+}
+
+// Without an audit log nothing is written.
+func TestNoAuditNoWrite(t *testing.T) {
+	r := newRig(t, redistest.Shared(t))
+	r.reserveAtlas(atlasKey, fp("body-1"))
+	r.ex.Audit = nil
+	res := r.apply(r.plan(Request{Kind: KindFail, Keyspace: presetKeyspace(t, "atlasmart"), Key: atlasKey}))
+	if res.Outcome != Refused || !strings.Contains(res.Detail, "audit") {
+		t.Fatalf("apply without audit: %+v", res)
+	}
+	if got := r.raw(atlasKey)["state"]; got != "PROCESSING" {
+		t.Fatalf("state %q", got)
+	}
+	// An intent that cannot be recorded stops the write too.
+	aud, err := OpenAudit(r.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aud.Close()
+	r.ex.Audit = aud
+	res = r.apply(r.plan(Request{Kind: KindFail, Keyspace: presetKeyspace(t, "atlasmart"), Key: atlasKey}))
+	if res.Outcome != Refused || !strings.Contains(res.Detail, "not written") {
+		t.Fatalf("apply with a broken audit log: %+v", res)
+	}
+	if got := r.raw(atlasKey)["state"]; got != "PROCESSING" {
+		t.Fatalf("state %q", got)
+	}
+}
