@@ -223,6 +223,17 @@ func TestLibraryPresetActions(t *testing.T) {
 		t.Fatalf("node-idempotency after reconcile: %s", v)
 	}
 
+	act(2, "node-idempotency", "node-idempotency:*", "fail", "node-idempotency:POST:/v1/pay:ments:k2", "--reason", "worker died").mustCode(t, 0)
+	if n, _ := nd.Exists(ctx, "node-idempotency:POST:/v1/pay:ments:k2").Result(); n != 0 {
+		t.Fatal("node-idempotency force-fail must delete the record (it has no failed state)")
+	}
+	fa := srv.Client(3)
+	act(3, "fastapi-idempotency", "idem:*", "fail", "idem:b:2", "--reason", "worker died").mustCode(t, 0)
+	if n, _ := fa.Exists(ctx, "idem:b:2").Result(); n != 0 {
+		t.Fatal("fastapi-idempotency force-fail must delete the record")
+	}
+	act(3, "fastapi-idempotency", "idem:*", "reconcile", "idem:a1", "--reason", "x", "--ref", "y").mustCode(t, exitRefused)
+
 	ml := srv.Client(5)
 	act(5, "marker-lock", "idempotency_keys:*", "fail", "idempotency_keys:lock:ghi", "--reason", "request abandoned").mustCode(t, 0)
 	if n, _ := ml.Exists(ctx, "idempotency_keys:lock:ghi").Result(); n != 0 {

@@ -62,6 +62,7 @@ type Proxy struct {
 	wg     sync.WaitGroup
 
 	droppedReq, droppedRep atomic.Int64
+	sentReq, sentRep       atomic.Int64 // bytes forwarded each way
 	accepted               atomic.Int64
 	dropMu                 sync.Mutex
 	dropped                chan struct{} // closed (and replaced) whenever bytes are dropped
@@ -108,6 +109,10 @@ func (p *Proxy) Dropped() (requests, replies int64) {
 
 // Accepted is the number of client connections accepted so far.
 func (p *Proxy) Accepted() int64 { return p.accepted.Load() }
+
+// Forwarded returns the bytes passed each way: tests bound what a client
+// fetched from the server.
+func (p *Proxy) Forwarded() (requests, replies int64) { return p.sentReq.Load(), p.sentRep.Load() }
 
 // WaitDropped blocks until at least n bytes have been dropped in the given
 // direction (toServer: requests, else replies), or ctx ends.
@@ -222,6 +227,10 @@ func (p *Proxy) pipe(src, dst net.Conn, toServer bool) {
 				p.noteDrop(toServer, n)
 			} else if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
+			} else if toServer {
+				p.sentReq.Add(int64(n))
+			} else {
+				p.sentRep.Add(int64(n))
 			}
 		}
 		if err != nil {
