@@ -85,7 +85,13 @@ func (e endpoint) String() string {
 func parseURL(raw string) (endpoint, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return endpoint{}, fmt.Errorf("bad --url: %s", redactURLError(err))
+		msg := redactURLError(err)
+		if strings.Contains(raw, "@") {
+			// A password with an unencoded '/', '#', '?' or '%' ends up
+			// quoted as a port or an escape: invalid port ":s3cr" after host.
+			msg = redactQuoted(msg) + passwordHint(raw)
+		}
+		return endpoint{}, fmt.Errorf("bad --url: %s", msg)
 	}
 	e := endpoint{scheme: u.Scheme}
 	switch u.Scheme {
@@ -103,12 +109,18 @@ func parseURL(raw string) (endpoint, error) {
 		port = "6379"
 	}
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		if strings.Contains(raw, "@") { // the "port" may be the head of a password
+			return endpoint{}, fmt.Errorf("bad --url: the port is not a number%s", passwordHint(raw))
+		}
 		return endpoint{}, fmt.Errorf("bad --url: port %q is not a number", port)
 	}
 	e.addr = net.JoinHostPort(host, port)
 	if p := strings.Trim(u.Path, "/"); p != "" {
 		db, err := strconv.Atoi(p)
 		if err != nil || db < 0 {
+			if u.User != nil || strings.Contains(p, "@") { // the path may be the tail of a password
+				return endpoint{}, fmt.Errorf("bad --url: the database (the URL's path) is not a number%s", passwordHint(raw))
+			}
 			return endpoint{}, fmt.Errorf("bad --url: database %q is not a number", p)
 		}
 		e.db = db
@@ -127,6 +139,31 @@ func redactURLError(err error) string {
 		return ue.Err.Error()
 	}
 	return "malformed URL"
+}
+
+// redactQuoted replaces each Go-quoted string in msg with ‹redacted›.
+func redactQuoted(msg string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(msg, '"')
+		if i < 0 {
+			return b.String() + msg
+		}
+		b.WriteString(msg[:i] + "‹redacted›")
+		q, err := strconv.QuotedPrefix(msg[i:])
+		if err != nil {
+			return b.String()
+		}
+		msg = msg[i+len(q):]
+	}
+}
+
+// passwordHint explains a malformed URL that may hold a password.
+func passwordHint(raw string) string {
+	if !strings.Contains(raw, "@") {
+		return ""
+	}
+	return " (percent-encode special characters in a URL's password, or better, use --password-env or --password-file)"
 }
 
 // readPassword takes the password from a file or an environment variable.

@@ -1,0 +1,108 @@
+package redistest
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// RestartOn starts a fresh redis-server (empty: there is no persistence) on
+// a given loopback port — typically the port of a server the test has just
+// stopped, to play a restart under a connected client. It retries while the
+// port is still being released and stops the server when the test ends.
+func RestartOn(t testing.TB, port int, extra ...string) *Server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatal(InstallHint)
+	}
+	args := func(dir string) []string {
+		return append([]string{
+			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--dir", dir,
+			"--logfile", filepath.Join(dir, "redis.log"), "--daemonize", "no",
+		}, extra...)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s, err := launch(bin, port, args, plainReady, 5*time.Second)
+		if err == nil {
+			t.Cleanup(s.Stop)
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("redistest.RestartOn(%d): %v", port, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func plainReady(s *Server) error { return s.waitReady(200 * time.Millisecond) }
+
+// errExited means redis-server gave up (bad option, port taken, bad
+// certificate): its logs say why.
+var errExited = errors.New("redis-server exited")
+
+// launch starts redis-server with args(dir) in a fresh directory and polls
+// ready until it answers, the server reports a fatal error in its logs, or
+// limit passes. Its stdout and stderr go to dir/stderr.log, where Redis
+// prints command-line errors before it opens its log file.
+func launch(bin string, port int, args func(dir string) []string, ready func(*Server) error, limit time.Duration) (*Server, error) {
+	dir, err := os.MkdirTemp("", "idemctl-redis-")
+	if err != nil {
+		return nil, err
+	}
+	out, err := os.Create(filepath.Join(dir, "stderr.log"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	defer out.Close()
+	cmd := exec.Command(bin, args(dir)...)
+	cmd.Stdout, cmd.Stderr = out, out
+	setProcAttr(cmd)
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start redis-server: %w", err)
+	}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Port: port, Dir: dir, cmd: cmd}
+	deadline := time.Now().Add(limit)
+	for {
+		err := ready(s)
+		if err == nil {
+			return s, nil
+		}
+		logs := serverLogs(dir)
+		if fatal(logs) {
+			err = errExited
+		}
+		if errors.Is(err, errExited) || time.Now().After(deadline) {
+			s.Stop()
+			return nil, fmt.Errorf("redis-server on %s did not start: %v\n%s", s.Addr, err, logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// serverLogs is what redis-server wrote to stderr and to its log file.
+func serverLogs(dir string) string {
+	a, _ := os.ReadFile(filepath.Join(dir, "stderr.log"))
+	b, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
+	return strings.TrimSpace(string(a) + "\n" + string(b))
+}
+
+func fatal(logs string) bool {
+	for _, m := range []string{"FATAL", "aborting", "Failed listening", "Failed to configure TLS", "Bad directive", "Unrecognized"} {
+		if strings.Contains(logs, m) {
+			return true
+		}
+	}
+	return false
+}

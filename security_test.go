@@ -1,0 +1,612 @@
+package main
+
+// Issue 8's security guarantees, each against real redis-server processes:
+// TLS verified by default, secrets never printed, and the two least-privilege
+// ACL roles the README documents.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/redistest"
+)
+
+// secKey is a record key of the atlasmart preset.
+func secKey(n string) string { return "atlasmart:ch23:idem:customer-42:POST:/orders:" + n }
+
+// secReserve writes a PROCESSING record the way the application does (the
+// lesson's RESERVE script, 60 s TTL) and returns its fingerprint.
+func secReserve(t *testing.T, c redis.Scripter, key, body string) string {
+	t.Helper()
+	fp := appsim.Fingerprint(body)
+	got, err := appsim.Reserve.Run(context.Background(), c, []string{key}, fp, 60).StringSlice()
+	if err != nil || len(got) == 0 || got[0] != "STARTED" {
+		t.Fatalf("RESERVE %s: %v %v", key, got, err)
+	}
+	return fp
+}
+
+// secAudit reads an audit log: one JSON entry a line.
+func secAudit(t *testing.T, path string) []actions.AuditEntry {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("audit log: %v", err)
+	}
+	defer f.Close()
+	var out []actions.AuditEntry
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var e actions.AuditEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// secIntentAndOutcome checks the log ends with an intent and an outcome for
+// key sharing an id, and returns the outcome.
+func secIntentAndOutcome(t *testing.T, path, key string) actions.AuditEntry {
+	t.Helper()
+	es := secAudit(t, path)
+	if len(es) < 2 {
+		t.Fatalf("audit log has %d entries, want an intent and an outcome", len(es))
+	}
+	in, out := es[len(es)-2], es[len(es)-1]
+	if in.Phase != "intent" || out.Phase != "outcome" || in.ID != out.ID || in.Key != key || out.Key != key {
+		t.Fatalf("audit log does not end with intent+outcome for %s: %+v / %+v", key, in, out)
+	}
+	return out
+}
+
+// secUserClient is a go-redis client logged in as an ACL user.
+func secUserClient(addr, user, pw string) *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: addr, Username: user, Password: pw, DisableIdentity: true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}})
+}
+
+// ---------------------------------------------------------------- TLS
+
+// TLS is verified by default against --tls-ca; without it, or with the
+// wrong CA or name, the connection is refused in one line with a hint;
+// --tls-insecure works and warns loudly; TLS flags need rediss://.
+func TestTLSVerifiedByDefault(t *testing.T) {
+	srv, caPath := redistest.StartTLS(t)
+	c, err := redistest.TLSClient(srv.Addr, caPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	key := secKey("tls-1")
+	secReserve(t, c, key, `{"sku":"tls"}`)
+	url := "rediss://" + srv.Addr
+
+	// Verified against the CA: works.
+	r := runCLI(t, nil, "scan", "--url", url, "--tls-ca", caPath, "--preset", "atlasmart")
+	r.mustCode(t, exitOK)
+	if !strings.Contains(r.stdout, key) || strings.Contains(r.stderr, "WARNING") {
+		t.Fatalf("verified TLS scan: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+
+	// The CA from a profile works the same way.
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	os.WriteFile(cfg, []byte("profiles:\n  tls:\n    url: "+url+"/0\n    tls_ca: "+caPath+"\n"), 0o600)
+	runCLI(t, nil, "stats", "--config", cfg, "--profile", "tls", "--preset", "atlasmart", "-o", "json").mustCode(t, exitOK)
+
+	// Not verifiable: the system roots do not know the test CA, another CA
+	// did not sign it, or the name differs.
+	otherCA, err := redistest.NewCA(t.TempDir(), "other-ca.pem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, args := range map[string][]string{
+		"no --tls-ca":   {"--url", url},
+		"another CA":    {"--url", url, "--tls-ca", otherCA.PEMPath},
+		"name mismatch": {"--url", "rediss://localhost:" + itoa(srv.Port), "--tls-ca", caPath},
+	} {
+		r := runCLI(t, nil, append([]string{"scan", "--preset", "atlasmart"}, args...)...)
+		r.mustCode(t, exitError)
+		r.oneLineErr(t)
+		if !strings.Contains(r.stderr, "certificate") || !strings.Contains(r.stderr, "--tls-ca") ||
+			!strings.Contains(r.stderr, "cannot connect to Redis at") || r.stdout != "" {
+			t.Errorf("%s: want a one-line certificate error with a --tls-ca hint, got stderr %q stdout %q", name, r.stderr, r.stdout)
+		}
+	}
+
+	// --tls-insecure: works, and says loudly that nothing was verified.
+	r = runCLI(t, nil, "scan", "--url", url, "--tls-insecure", "--preset", "atlasmart")
+	r.mustCode(t, exitOK)
+	if !strings.Contains(r.stdout, key) || !strings.Contains(r.stderr, "WARNING") ||
+		!strings.Contains(r.stderr, "--tls-insecure") || !strings.Contains(r.stderr, "NOT verified") {
+		t.Fatalf("--tls-insecure: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+
+	// TLS flags with a plaintext URL are a usage error, before any dial.
+	for _, flag := range [][]string{{"--tls-ca", caPath}, {"--tls-insecure"}} {
+		r := runCLI(t, nil, append([]string{"scan", "--url", "redis://" + srv.Addr, "--preset", "atlasmart"}, flag...)...)
+		r.mustCode(t, exitUsage)
+		r.oneLineErr(t)
+		if !strings.Contains(r.stderr, "rediss://") {
+			t.Errorf("%v with redis://: %q", flag, r.stderr)
+		}
+	}
+}
+
+// ---------------------------------------------------------------- secrets
+
+const (
+	secPW    = "s3cr3t-PW-do-not-print-4f9a" // the right password
+	secWrong = "wr0ng-PW-do-not-print-77c1"  // a wrong one, just as secret
+)
+
+// secNoLeak fails when a password, or a telling piece of one, was printed.
+func secNoLeak(t *testing.T, what string, r cliResult, extra ...string) {
+	t.Helper()
+	for _, s := range []string{secPW, secWrong, "do-not-print"} {
+		if strings.Contains(r.stdout, s) || strings.Contains(r.stderr, s) {
+			t.Errorf("%s: a password appears in the output\nstdout: %.500s\nstderr: %s", what, r.stdout, r.stderr)
+			return
+		}
+	}
+	for _, path := range extra {
+		b, _ := os.ReadFile(path)
+		if strings.Contains(string(b), "do-not-print") {
+			t.Errorf("%s: a password appears in %s", what, path)
+		}
+	}
+}
+
+// Passwords from --password-env, --password-file and the URL are never
+// printed: not on success, a wrong password, an unreachable host, a TLS
+// failure, an interrupted scan, a refused or applied write (nor in the
+// audit log); a config holding one warns when others can read it.
+func TestSecretsNeverPrinted(t *testing.T) {
+	srv := redistest.Shared(t)
+	ctx := context.Background()
+	admin := srv.Client(0)
+	defer admin.Close()
+	if err := admin.Do(ctx, "ACL", "SETUSER", "sec-ops", "reset", "on", ">"+secPW, "~*", "&*", "+@all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Do(context.Background(), "ACL", "DELUSER", "sec-ops") })
+	key := secKey("secret-1")
+	secReserve(t, admin, key, `{"sku":"secret"}`)
+
+	dir := t.TempDir()
+	pwFile, wrongFile := filepath.Join(dir, "pw"), filepath.Join(dir, "wrong")
+	os.WriteFile(pwFile, []byte(secPW+"\n"), 0o600)
+	os.WriteFile(wrongFile, []byte(secWrong+"\n"), 0o600)
+	env := map[string]string{"IDEM_PW": secPW, "IDEM_WRONG": secWrong}
+
+	closedPort, _ := redistest.FreePort()
+	closed := "127.0.0.1:" + itoa(closedPort)
+	tlsSrv, _ := redistest.StartTLS(t)
+
+	// How each source supplies a password, for a host.
+	type source struct {
+		name string
+		args func(scheme, addr, pw string) []string
+	}
+	sources := []source{
+		{"--password-env", func(scheme, addr, pw string) []string {
+			v := "IDEM_PW"
+			if pw == secWrong {
+				v = "IDEM_WRONG"
+			}
+			return []string{"--url", scheme + "://sec-ops@" + addr + "/0", "--password-env", v}
+		}},
+		{"--password-file", func(scheme, addr, pw string) []string {
+			f := pwFile
+			if pw == secWrong {
+				f = wrongFile
+			}
+			return []string{"--url", scheme + "://" + addr + "/0", "--user", "sec-ops", "--password-file", f}
+		}},
+		{"URL", func(scheme, addr, pw string) []string {
+			return []string{"--url", scheme + "://sec-ops:" + pw + "@" + addr + "/0"}
+		}},
+	}
+	for _, src := range sources {
+		scan := func(scheme, addr, pw string, extra ...string) cliResult {
+			args := append([]string{"scan", "--preset", "atlasmart", "--dial-timeout", "500ms", "--read-timeout", "1s"}, src.args(scheme, addr, pw)...)
+			return runCLI(t, env, append(args, extra...)...)
+		}
+		r := scan("redis", srv.Addr, secPW)
+		r.mustCode(t, exitOK)
+		if !strings.Contains(r.stdout, key) {
+			t.Fatalf("%s: the scan did not list the record: %q", src.name, r.stdout)
+		}
+		secNoLeak(t, src.name+" success", r)
+		if src.name == "URL" && !strings.Contains(r.stderr, "visible in the process list") {
+			t.Errorf("a password in --url should warn: %q", r.stderr)
+		}
+
+		r = scan("redis", srv.Addr, secWrong)
+		r.mustCode(t, exitError)
+		r.oneLineErr(t)
+		if !strings.Contains(r.stderr, "WRONGPASS") || !strings.Contains(r.stderr, "sec-ops") {
+			t.Errorf("%s wrong password: %q", src.name, r.stderr)
+		}
+		secNoLeak(t, src.name+" wrong password", r)
+
+		r = scan("redis", closed, secPW)
+		r.mustCode(t, exitError)
+		r.oneLineErr(t)
+		if !strings.Contains(r.stderr, "connection refused") {
+			t.Errorf("%s unreachable: %q", src.name, r.stderr)
+		}
+		secNoLeak(t, src.name+" unreachable", r)
+
+		r = scan("rediss", tlsSrv.Addr, secPW, "--dial-timeout", "5s") // no --tls-ca: verification fails
+		r.mustCode(t, exitError)
+		r.oneLineErr(t)
+		if !strings.Contains(r.stderr, "certificate") {
+			t.Errorf("%s TLS failure: %q", src.name, r.stderr)
+		}
+		secNoLeak(t, src.name+" TLS verification failure", r)
+
+		r = scan("rediss", srv.Addr, secPW, "--read-timeout", "500ms") // TLS to a plaintext server
+		r.mustCode(t, exitError)
+		r.oneLineErr(t)
+		secNoLeak(t, src.name+" TLS handshake with a plaintext server", r)
+	}
+
+	// A write refused for want of confirmation prints the exact command to
+	// run: where the password comes from, never the password.
+	audit := filepath.Join(dir, "audit", "audit.log")
+	for _, src := range sources {
+		args := append([]string{"fail", key, "--reason", "stuck since the deploy", "--write", "--audit-log", audit,
+			"--preset", "atlasmart"}, src.args("redis", srv.Addr, secPW)...)
+		r := runCLI(t, env, args...)
+		r.mustCode(t, exitRefused)
+		if !strings.Contains(r.stderr, "--yes --from-file -") {
+			t.Fatalf("%s: no exact command printed: %q", src.name, r.stderr)
+		}
+		secNoLeak(t, src.name+" unconfirmed write", r)
+	}
+
+	// An applied write with the password in the URL: the audit log names
+	// the user and address, never the password.
+	r := runCLI(t, env, "fail", key, "--reason", "stuck since the deploy", "--write", "--yes", "--audit-log", audit,
+		"--preset", "atlasmart", "--url", "redis://sec-ops:"+secPW+"@"+srv.Addr+"/0")
+	r.mustCode(t, exitOK)
+	secNoLeak(t, "applied write", r, audit)
+	out := secIntentAndOutcome(t, audit, key)
+	if out.Outcome != actions.Applied || out.Address != "redis://sec-ops@"+srv.Addr+"/0" || out.RedisUser != "sec-ops" {
+		t.Fatalf("audit outcome: %+v", out)
+	}
+	if st, err := os.Stat(audit); err != nil {
+		t.Error(err)
+	} else if st.Mode().Perm()&0o077 != 0 {
+		t.Errorf("the audit log should be private (0600), it is %04o", st.Mode().Perm())
+	}
+
+	// An interrupted scan reports how far it got, without the URL's password.
+	own := redistest.Own(t)
+	oc := own.Client(0)
+	defer oc.Close()
+	oc.Do(ctx, "ACL", "SETUSER", "sec-ops", "reset", "on", ">"+secPW, "~*", "&*", "+@all")
+	runCLI(t, nil, "seed", "--url", own.URL(0), "--count", "5000").mustCode(t, exitOK)
+	r = fltRunCLI(t, nil, func() { own.Stop() }, "scan", "--url", "redis://sec-ops:"+secPW+"@"+own.Addr+"/0",
+		"--preset", "atlasmart", "--count", "100", "--keys-per-sec", "5000", "--dial-timeout", "500ms", "--read-timeout", "500ms")
+	r.mustCode(t, exitIncomplete)
+	if !strings.Contains(r.stderr, "scan incomplete") {
+		t.Errorf("interrupted scan: %q", r.stderr)
+	}
+	secNoLeak(t, "interrupted scan", r)
+
+	// A config file holding a password warns when others may read it.
+	for _, tc := range []struct {
+		mode os.FileMode
+		warn bool
+	}{{0o644, true}, {0o640, true}, {0o600, false}} {
+		cfg := filepath.Join(t.TempDir(), "config.yaml")
+		os.WriteFile(cfg, []byte("profiles:\n  p:\n    url: redis://sec-ops:"+secPW+"@"+srv.Addr+"/0\n"), 0o600)
+		if err := os.Chmod(cfg, tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		r := runCLI(t, nil, "scan", "--config", cfg, "--profile", "p", "--preset", "atlasmart")
+		r.mustCode(t, exitOK)
+		secNoLeak(t, "config "+tc.mode.String(), r)
+		if got := strings.Contains(r.stderr, "readable by others"); got != tc.warn {
+			t.Errorf("config mode %04o: warning %v, want %v: %q", tc.mode, got, tc.warn, r.stderr)
+		}
+	}
+	// Without a password in it, a world-readable config is fine.
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	os.WriteFile(cfg, []byte("profiles:\n  p:\n    url: redis://sec-ops@"+srv.Addr+"/0\n    password_env: IDEM_PW\n"), 0o644)
+	os.Chmod(cfg, 0o644)
+	r = runCLI(t, env, "scan", "--config", cfg, "--profile", "p", "--preset", "atlasmart")
+	r.mustCode(t, exitOK)
+	if strings.Contains(r.stderr, "readable by others") {
+		t.Errorf("a config without a password should not warn: %q", r.stderr)
+	}
+}
+
+// A password with characters a URL needs encoded ('/', '#', '?', '%', '@')
+// makes the URL malformed; the usage error must not quote any part of it.
+func TestSecretsNeverPrintedMalformedURL(t *testing.T) {
+	const head, tail = "Qx7Wv", "Jk3Zp"
+	for _, sep := range []string{"/", "#", "?", "%", "@x/"} {
+		pw := head + sep + tail
+		for _, u := range []string{
+			"redis://ops:" + pw + "@127.0.0.1:6379/0",
+			"redis://ops:" + pw + "@127.0.0.1:6379",
+			"rediss://:" + pw + "@127.0.0.1",
+		} {
+			r := runCLI(t, nil, "scan", "--url", u, "--preset", "atlasmart", "--dial-timeout", "300ms")
+			if r.code == exitOK {
+				t.Fatalf("%q: exit 0", u)
+			}
+			r.oneLineErr(t)
+			for i := 0; i+3 <= len(pw); i++ {
+				if w := pw[i : i+3]; strings.Contains(r.stderr+r.stdout, w) {
+					t.Errorf("--url %q: the output holds %q, a piece of the password: %q", u, w, r.stderr)
+					break
+				}
+			}
+		}
+	}
+}
+
+// ---------------------------------------------------------------- ACL roles
+
+// The roles' ACL SETUSER lines as this test proposes them, used only when
+// README.md ("ACL roles") has no line for a role: the README's lines are
+// the ones tested.
+const (
+	secProposedInspectorACL = "ACL SETUSER idemctl-inspector on >PASSWORD resetkeys ~atlasmart:* ~idempotency:* resetchannels -@all " +
+		"+ping +info +time +scan +type +exists +pttl +hmget +hget +hgetall +hlen +hstrlen +strlen +getrange +memory|usage +object|encoding +cluster|slots +readonly"
+	secProposedOperatorACL = "ACL SETUSER idemctl-operator on >PASSWORD resetkeys ~atlasmart:* ~idempotency:* ~idemctl:audit resetchannels -@all " +
+		"+ping +info +time +scan +type +exists +pttl +hmget +hgetall +hlen +hstrlen +strlen +getrange +memory|usage +object|encoding +cluster|slots +readonly " +
+		"+evalsha +eval +script|load +hget +get +hset +set +del +pexpire +persist +xadd"
+)
+
+// secReadmeACL returns the README's ACL SETUSER line for user, or proposed
+// (logged) when the README has none yet.
+func secReadmeACL(t *testing.T, user, proposed string) []string {
+	t.Helper()
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := ""
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "ACL SETUSER "+user+" ") {
+			if line != "" {
+				t.Fatalf("README.md has two ACL SETUSER lines for %s", user)
+			}
+			line = l
+		}
+	}
+	if line == "" {
+		t.Logf("README.md has no ACL SETUSER line for %s yet; testing the proposed one:\n%s", user, proposed)
+		line = proposed
+	}
+	f := strings.Fields(line)
+	if !strings.Contains(line, ">PASSWORD") {
+		t.Fatalf("README's line for %s sets no >PASSWORD: %s", user, line)
+	}
+	return f
+}
+
+// secSetUser runs an ACL SETUSER line with the password filled in.
+func secSetUser(t *testing.T, admin *redis.Client, fields []string, pw string) {
+	t.Helper()
+	args := make([]any, len(fields))
+	for i, f := range fields {
+		if f == ">PASSWORD" {
+			f = ">" + pw
+		}
+		args[i] = f
+	}
+	if err := admin.Do(context.Background(), args...).Err(); err != nil {
+		t.Fatalf("%v: %v", fields[:3], err)
+	}
+	t.Cleanup(func() { admin.Do(context.Background(), "ACL", "DELUSER", fields[2]) })
+}
+
+// secACLDenials lists what ACL LOG recorded as refused to user.
+func secACLDenials(t *testing.T, admin *redis.Client, user string) []string {
+	t.Helper()
+	entries, err := admin.ACLLog(context.Background(), 1000).Result()
+	if err != nil {
+		t.Fatalf("ACL LOG: %v", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Username == user {
+			out = append(out, e.Reason+" "+e.Object+" ("+e.Context+")")
+		}
+	}
+	return out
+}
+
+// The README's two roles, created exactly as documented: the inspector can
+// scan, stats, detect and open a record without a single refusal and is
+// refused writes with an explanation; the operator writes, audited to the
+// stream.
+func TestACLRolesLeastPrivilege(t *testing.T) {
+	srv := redistest.Shared(t)
+	ctx := context.Background()
+	admin := srv.Client(0)
+	defer admin.Close()
+	inspector := secReadmeACL(t, "idemctl-inspector", secProposedInspectorACL)
+	operator := secReadmeACL(t, "idemctl-operator", secProposedOperatorACL)
+	secSetUser(t, admin, inspector, "insp-"+secPW)
+	secSetUser(t, admin, operator, "oper-"+secPW)
+	env := map[string]string{"INSP_PW": "insp-" + secPW, "OPER_PW": "oper-" + secPW}
+	asInspector := []string{"--url", "redis://idemctl-inspector@" + srv.Addr + "/0", "--password-env", "INSP_PW"}
+	asOperator := []string{"--url", "redis://idemctl-operator@" + srv.Addr + "/0", "--password-env", "OPER_PW"}
+
+	// Records of two formats, one hash too large to read whole.
+	runCLI(t, nil, "seed", "--url", srv.URL(0), "--count", "300", "--reserve-ttl", "1h", "--processing-timeout", "10m").mustCode(t, exitOK)
+	runCLI(t, nil, "seed", "--url", srv.URL(0), "--count", "50", "--preset", "setnx").mustCode(t, exitOK)
+	big := secKey("big-1")
+	secReserve(t, admin, big, `{"sku":"big"}`)
+	admin.HSet(ctx, big, "response", strings.Repeat("x", 300<<10))
+	k1, k2 := secKey("acl-1"), secKey("acl-2")
+	fp1 := secReserve(t, admin, k1, `{"sku":"acl-1"}`)
+	secReserve(t, admin, k2, `{"sku":"acl-2"}`)
+	admin.Do(ctx, "ACL", "LOG", "RESET")
+
+	// The inspector reads everything it needs.
+	r := runCLI(t, env, append([]string{"scan", "--preset", "atlasmart", "-o", "ndjson"}, asInspector...)...)
+	r.mustCode(t, exitOK)
+	if n := strings.Count(r.stdout, "\n"); n != 303 || strings.Contains(r.stdout, `"memory_bytes":null`) || strings.Contains(r.stderr, "MEMORY") {
+		t.Fatalf("scan as inspector: %d records, stderr %q", n, r.stderr)
+	}
+	r = runCLI(t, env, append([]string{"scan", "--preset", "setnx", "-o", "ndjson"}, asInspector...)...)
+	r.mustCode(t, exitOK)
+	if n := strings.Count(r.stdout, "\n"); n != 50 {
+		t.Fatalf("setnx scan as inspector: %d records", n)
+	}
+	r = runCLI(t, env, append([]string{"stats", "--preset", "atlasmart", "-o", "json"}, asInspector...)...)
+	r.mustCode(t, exitOK)
+	var st statsOut
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Total != 303 || !st.Complete || st.Memory.KnownRecords != 303 {
+		t.Fatalf("stats as inspector: %v %+v", err, st)
+	}
+	r = runCLI(t, env, append([]string{"check", "--preset", "atlasmart", "--max-unknown-state", "1000000"}, asInspector...)...)
+	r.mustCode(t, exitOK)
+	ic := secUserClient(srv.Addr, "idemctl-inspector", "insp-"+secPW)
+	defer ic.Close()
+	ks := secKeyspace(t, "atlasmart")
+	var details []inspect.Detail
+	for _, k := range []string{k1, big} {
+		d, err := inspect.FetchDetail(ctx, ic, ks, k)
+		if err != nil {
+			t.Fatalf("detail of %s as inspector: %v", k, err)
+		}
+		details = append(details, d)
+	}
+	// Not one command refused: idemctl degrades quietly where a right is
+	// missing (memory, encoding, fields unknown), so the ACL LOG is the proof.
+	if denied := secACLDenials(t, admin, "idemctl-inspector"); len(denied) > 0 {
+		t.Fatalf("the README's inspector role lacks rights idemctl uses (ACL LOG): %v", denied)
+	}
+	for _, d := range details {
+		names := map[string]string{}
+		for _, f := range d.Fields {
+			names[f.Name] = f.Value
+		}
+		if names["state"] != "PROCESSING" || names["fingerprint"] == "" || d.Encoding == "" || d.Record.MemoryBytes <= 0 {
+			t.Fatalf("detail of %s as inspector: encoding %q, fields %v, partial %q", d.Record.Key, d.Encoding, names, d.Partial)
+		}
+	}
+
+	// detect too; it scores every preset on the sample, and a preset with
+	// lock companions (marker-lock) probes keys outside the role's patterns:
+	// refused per key by the ACL (and logged there), never a failed command.
+	admin.Do(ctx, "ACL", "LOG", "RESET")
+	r = runCLI(t, env, append([]string{"detect", "--match", "atlasmart:ch23:idem:*", "-o", "json"}, asInspector...)...)
+	r.mustCode(t, exitOK)
+	var det inspect.DetectResult
+	if err := json.Unmarshal([]byte(r.stdout), &det); err != nil || det.Best == nil || det.Best.Preset != "atlasmart" {
+		t.Fatalf("detect as inspector: %v %s", err, r.stdout)
+	}
+	keyDenials := 0
+	for _, d := range secACLDenials(t, admin, "idemctl-inspector") {
+		if !strings.HasPrefix(d, "key ") {
+			t.Fatalf("detect as inspector: a command was refused (ACL LOG): %s", d)
+		}
+		keyDenials++
+	}
+	if keyDenials > 0 {
+		t.Logf("detect as inspector: %d key probes outside the role's key patterns were refused by the ACL", keyDenials)
+	}
+
+	// The inspector may not write: refused, explained, nothing changed.
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	before := admin.HGetAll(ctx, k1).Val()
+	r = runCLI(t, env, append([]string{"fail", k1, "--reason", "stuck", "--write", "--yes", "--audit-log", audit,
+		"--preset", "atlasmart"}, asInspector...)...)
+	r.mustCode(t, exitRefused)
+	for _, want := range []string{"NOPERM", "idemctl-inspector", "+evalsha", "operator"} {
+		if !strings.Contains(r.stderr+r.stdout, want) {
+			t.Errorf("the refusal does not mention %q: stdout %q stderr %q", want, r.stdout, r.stderr)
+		}
+	}
+	if after := admin.HGetAll(ctx, k1).Val(); !secSameMap(before, after) {
+		t.Fatalf("the inspector changed the record: %v -> %v", before, after)
+	}
+	if out := secIntentAndOutcome(t, audit, k1); out.Outcome != actions.Refused {
+		t.Fatalf("audited outcome %q", out.Outcome)
+	}
+
+	// The operator writes (the script cache is empty: EVALSHA, then EVAL).
+	admin.ScriptFlush(ctx)
+	admin.Do(ctx, "ACL", "LOG", "RESET")
+	r = runCLI(t, env, append([]string{"fail", k1, "--reason", "stuck", "--write", "--yes", "--audit-log", audit,
+		"--preset", "atlasmart", "--expect-fingerprint", fp1}, asOperator...)...)
+	r.mustCode(t, exitOK)
+	if got := admin.HGet(ctx, k1, "state").Val(); got != "FAILED" {
+		t.Fatalf("operator fail: state %q", got)
+	}
+	if out := secIntentAndOutcome(t, audit, k1); out.Outcome != actions.Applied || out.RedisUser != "idemctl-operator" {
+		t.Fatalf("audited: %+v", out)
+	}
+
+	// With an audit stream configured, the operator's XADDs succeed too.
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	os.WriteFile(cfg, []byte("profiles:\n  ops:\n    url: redis://idemctl-operator@"+srv.Addr+"/0\n    password_env: OPER_PW\n"+
+		"    audit_log: "+audit+"\n    audit_stream: idemctl:audit\n"), 0o600)
+	r = runCLI(t, env, "fail", k2, "--reason", "stuck", "--write", "--yes", "--config", cfg, "--profile", "ops", "--preset", "atlasmart")
+	r.mustCode(t, exitOK)
+	if strings.Contains(r.stderr, "audit stream") {
+		t.Fatalf("audit stream refused: %q", r.stderr)
+	}
+	entries, err := admin.XRange(ctx, "idemctl:audit", "-", "+").Result()
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("audit stream: %v, %d entries, want intent and outcome", err, len(entries))
+	}
+	for i, phase := range []string{"intent", "outcome"} {
+		var e actions.AuditEntry
+		raw, _ := entries[i].Values["entry"].(string)
+		if err := json.Unmarshal([]byte(raw), &e); err != nil || e.Phase != phase || e.Key != k2 || strings.Contains(raw, "do-not-print") {
+			t.Fatalf("stream entry %d: %v %s", i, err, raw)
+		}
+	}
+	if denied := secACLDenials(t, admin, "idemctl-operator"); len(denied) > 0 {
+		t.Fatalf("the operator role lacks rights idemctl uses (ACL LOG): %v", denied)
+	}
+}
+
+func secKeyspace(t *testing.T, preset string) *inspect.Keyspace {
+	t.Helper()
+	s, err := inspect.Preset(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Name: preset, Schema: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ks
+}
+
+func secSameMap(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
