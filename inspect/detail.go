@@ -66,8 +66,8 @@ func FetchDetail(ctx context.Context, c redis.UniversalClient, ks *Keyspace, key
 		small := d.FieldCount <= DetailMaxFields && d.Record.MemoryBytes >= 0 && d.Record.MemoryBytes <= DetailMaxBytes
 		if small {
 			all, err := c.HGetAll(ctx, key).Result()
-			if err != nil && !isServerErr(err) {
-				return d, err
+			if err != nil {
+				return d, fmt.Errorf("HGETALL: %w", err) // e.g. NOPERM: say so, never show empty fields
 			}
 			for name, v := range all {
 				d.Fields = append(d.Fields, capField(name, v))
@@ -85,8 +85,8 @@ func FetchDetail(ctx context.Context, c redis.UniversalClient, ks *Keyspace, key
 		sort.Slice(d.Fields, func(i, j int) bool { return d.Fields[i].Name < d.Fields[j].Name })
 	case TypeString:
 		v, err := c.GetRange(ctx, key, 0, DetailMaxValue-1).Result()
-		if err != nil && !isServerErr(err) {
-			return d, err
+		if err != nil {
+			return d, fmt.Errorf("GETRANGE: %w", err)
 		}
 		n, _ := c.StrLen(ctx, key).Result()
 		d.Fields = []Field{{Name: "value", Value: v, Len: n, Truncated: n > int64(len(v))}}
@@ -130,8 +130,8 @@ func schemaFields(ctx context.Context, c redis.UniversalClient, s *Schema, key s
 			continue
 		}
 		v, err := c.HGet(ctx, key, n).Result()
-		if err != nil && err != redis.Nil && !isServerErr(err) {
-			return nil, err
+		if err != nil && err != redis.Nil {
+			return nil, fmt.Errorf("HGET %s: %w", n, err)
 		}
 		f.Value = v
 		out = append(out, f)
