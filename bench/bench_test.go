@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/redistest"
+)
+
+var recordsN = flag.Int("records-n", 20_000, "records for TestRecordMemory (the issue's figure: 1000000)")
+
+// requireTools fails, never skips, when the programs the harness drives are
+// missing: CI must run this.
+func requireTools(t testing.TB) {
+	t.Helper()
+	for _, bin := range []string{"redis-server", "redis-cli"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Fatalf("%s not found in PATH: %s", bin, InstallHint)
+		}
+	}
+}
+
+// The harness end to end in smoke mode: build, seed, verify, every variant,
+// RSS points, load phases, the TUI and held-record memory, small N.
+func TestSmoke(t *testing.T) {
+	requireTools(t)
+	cfg := DefaultConfig()
+	cfg.ApplySmoke(map[string]bool{})
+	cfg.ThrottledKeys = 5_000
+	if testing.Short() {
+		cfg.TUI = false
+	}
+	var log strings.Builder
+	cfg.Log = &log
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatalf("harness: %v\n%s", err, log.String())
+	}
+	t.Logf("smoke run in %v\n%s", time.Since(start).Round(time.Millisecond), res.Markdown())
+	if len(res.Variants) != 5 {
+		t.Fatalf("want 5 variants, got %d", len(res.Variants))
+	}
+	for _, v := range res.Variants {
+		if len(v.Samples) != cfg.Rounds || v.Median() <= 0 {
+			t.Errorf("%s: %d samples, median %v", v.Label, len(v.Samples), v.Median())
+		}
+	}
+	if v := res.variant("stats"); v == nil || v.medianRSS() <= 0 {
+		t.Error("no peak RSS for idemctl stats")
+	}
+	if len(res.RSS) != 4 {
+		t.Errorf("want RSS at two counts for stats and scan, got %+v", res.RSS)
+	}
+	if len(res.Load) != 3 {
+		t.Fatalf("want 3 load phases, got %d", len(res.Load))
+	}
+	for _, l := range res.Load {
+		if l.Samples == 0 || l.P99 < l.P50 {
+			t.Errorf("load %s: %d samples, p50 %v p99 %v", l.Name, l.Samples, l.P50, l.P99)
+		}
+	}
+	if m := res.RecordMemory; m == nil || m.Records != cfg.N || m.PerRecord() <= 0 {
+		t.Errorf("record memory: %+v", m)
+	}
+	if cfg.TUI && (res.TUI == nil || res.TUI.Skipped == "" && len(res.TUI.FirstRows) != cfg.Rounds) {
+		t.Errorf("tui: %+v", res.TUI)
+	}
+	md := res.Markdown()
+	for _, want := range []string{"(a) baseline client", "(b) idemctl scan", "(c) idemctl stats", "redis-cli --memkeys", "redis-cli --scan | wc -l", "× baseline", "p99"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+// The heap cost of held records, beyond their key and fingerprint bytes:
+//
+//	go test ./bench -run RecordMemory -records-n 1000000 -v
+func TestRecordMemory(t *testing.T) {
+	requireTools(t)
+	srv := redistest.Own(t)
+	c := srv.Client(0)
+	defer c.Close()
+	ctx := context.Background()
+	n := *recordsN
+	if _, _, err := SeedParallel(ctx, c, n, seedWorkers); err != nil {
+		t.Fatal(err)
+	}
+	ks, err := benchKeyspace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := MeasureRecordMemory(ctx, srv.Addr, ks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Records != n {
+		t.Fatalf("held %d records, want %d", m.Records, n)
+	}
+	t.Logf("%d records: %.0f B/record beyond key (%.1f) and fingerprint (%.1f): records slice %.1f (sizeof %d), Groups arrays %.1f, view %.1f, other %.1f; target ≤ 250",
+		m.Records, m.PerRecord(), m.per(m.KeyBytes), m.per(m.FingerprintBytes), m.per(m.SliceBytes), m.SizeofRecord, m.per(m.GroupsBytes), m.per(m.ViewBytes), m.Other())
+}
+
+// BaselineScan, per key, for comparison with the inspect benchmarks:
+//
+//	go test ./bench -run '^$' -bench Baseline
+func BenchmarkBaselineScan(b *testing.B) {
+	requireTools(b)
+	srv := redistest.Own(b)
+	c := srv.Client(0)
+	defer c.Close()
+	ctx := context.Background()
+	const n = 20_000
+	if _, _, err := SeedParallel(ctx, c, n, seedWorkers); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if got, err := BaselineScan(ctx, c, matchPattern, 1000); err != nil || got != n {
+			b.Fatalf("%d keys, %v", got, err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/key")
+}
+
+// inspect.ScanAll (fetch, decode, classify) per key, against the same data.
+func BenchmarkScanAll(b *testing.B) {
+	requireTools(b)
+	srv := redistest.Own(b)
+	c := srv.Client(0)
+	defer c.Close()
+	ctx := context.Background()
+	const n = 20_000
+	if _, _, err := SeedParallel(ctx, c, n, seedWorkers); err != nil {
+		b.Fatal(err)
+	}
+	ks, err := benchKeyspace()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		ch := make(chan inspect.Batch, 8)
+		done := make(chan []inspect.Coverage, 1)
+		go func() { done <- inspect.ScanAll(ctx, c, []*inspect.Keyspace{ks}, inspect.Options{}, ch) }()
+		got := 0
+		for batch := range ch {
+			got += len(batch.Records)
+		}
+		if covs := <-done; got != n || covs[0].Err != nil {
+			b.Fatalf("%d records, %v", got, covs[0].Err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/key")
+}

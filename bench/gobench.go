@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// GoBench is one line of `go test -bench` output.
+type GoBench struct {
+	Package     string  `json:"package"`
+	Name        string  `json:"name"`
+	NsPerOp     float64 `json:"ns_per_op"`
+	BytesPerOp  int64   `json:"bytes_per_op"`
+	AllocsPerOp int64   `json:"allocs_per_op"`
+	MBPerS      float64 `json:"mb_per_s,omitempty"`
+}
+
+// goBenchPackages hold the decoding/classification and rendering benchmarks.
+var goBenchPackages = []string{"./inspect", "./ui"}
+
+func (h *harness) goBench(ctx context.Context) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	args := append([]string{"test", "-run", "^$", "-bench", ".", "-benchmem", "-count", "1"}, goBenchPackages...)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = root
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, tail(string(out), 3000))
+	}
+	h.res.GoBench = parseGoBench(string(out))
+	h.cfg.logf("go benchmarks: %d results in %v", len(h.res.GoBench), time.Since(start).Round(time.Second))
+	return nil
+}
+
+// parseGoBench reads benchmark lines, attributing them to the package named
+// by the `pkg:` line before them.
+func parseGoBench(out string) []GoBench {
+	var (
+		res []GoBench
+		pkg string
+	)
+	for _, line := range strings.Split(out, "\n") {
+		if p, ok := strings.CutPrefix(line, "pkg: "); ok {
+			pkg = strings.TrimPrefix(strings.TrimSpace(p), "github.com/idemctl/idemctl/")
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
+			continue
+		}
+		b := GoBench{Package: pkg, Name: f[0]}
+		for i := 2; i+1 < len(f); i += 2 {
+			v, unit := f[i], f[i+1]
+			switch unit {
+			case "ns/op":
+				b.NsPerOp, _ = strconv.ParseFloat(v, 64)
+			case "B/op":
+				b.BytesPerOp, _ = strconv.ParseInt(v, 10, 64)
+			case "allocs/op":
+				b.AllocsPerOp, _ = strconv.ParseInt(v, 10, 64)
+			case "MB/s":
+				b.MBPerS, _ = strconv.ParseFloat(v, 64)
+			}
+		}
+		res = append(res, b)
+	}
+	return res
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// probeInterval paces the probe: one PING per interval, so the probe itself
+// adds next to nothing to the load it measures.
+const probeInterval = time.Millisecond
+
+// LoadPhase is the latency another client saw during one phase.
+type LoadPhase struct {
+	Name     string        `json:"name"`
+	Label    string        `json:"label"`
+	Samples  int           `json:"samples"`
+	P50      time.Duration `json:"p50_ns"`
+	P90      time.Duration `json:"p90_ns"`
+	P99      time.Duration `json:"p99_ns"`
+	P999     time.Duration `json:"p999_ns"`
+	Max      time.Duration `json:"max_ns"`
+	OtherCPU float64       `json:"other_cpus"` // CPUs other processes used meanwhile (noise)
+	ScanWall time.Duration `json:"scan_wall_ns,omitempty"`
+	ScanKeys int64         `json:"scan_keys,omitempty"`
+}
+
+// load measures PING latency from a separate connection while nothing,
+// an unthrottled idemctl scan, and a throttled one run.
+func (h *harness) load(ctx context.Context) error {
+	k := h.cfg.ThrottledKeys
+	throttled := append(append([]string{"--output", "ndjson"}, throttleArgs...), "--max-keys", strconv.Itoa(k))
+	phases := []struct {
+		name, label string
+		args        []string
+		keys        int64
+	}{
+		{"idle", "no scan running", nil, 0},
+		{"unthrottled", "idemctl scan --output ndjson (unthrottled)", []string{"--output", "ndjson"}, int64(h.cfg.N)},
+		{"throttled", "idemctl scan " + strings.Join(throttleArgs, " ") + " (production profile)", throttled, int64(k)},
+	}
+	for _, p := range phases {
+		h.waitQuiet(ctx)
+		var ru0, ru1 syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+		busy0, srv0, t0 := busyCPU(), procCPU(h.srv.Pid()), time.Now()
+		lat, sample, err := h.probeDuring(ctx, func() (Sample, error) {
+			if p.args == nil {
+				select {
+				case <-time.After(h.cfg.IdleProbe):
+				case <-ctx.Done():
+				}
+				return Sample{}, ctx.Err()
+			}
+			return h.runIdemctl(ctx, nil, h.idemctlArgs("scan", p.args...)...)
+		})
+		if err != nil {
+			return err
+		}
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+		self := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
+		other := busyCPU() - busy0 - (procCPU(h.srv.Pid()) - srv0) - self - sample.ClientCPU
+		lp := summarize(lat)
+		lp.Name, lp.Label = p.name, p.label
+		lp.OtherCPU = max(other.Seconds(), 0) / time.Since(t0).Seconds()
+		if p.args != nil {
+			lp.ScanWall, lp.ScanKeys = sample.Wall, p.keys
+		}
+		h.res.Load = append(h.res.Load, lp)
+		h.cfg.logf("load %-12s PING p50 %v p99 %v p99.9 %v max %v (%d samples; other processes %.2f CPUs)", p.name,
+			lp.P50.Round(time.Microsecond), lp.P99.Round(time.Microsecond), lp.P999.Round(time.Microsecond),
+			lp.Max.Round(time.Microsecond), lp.Samples, lp.OtherCPU)
+	}
+	return nil
+}
+
+// probeDuring PINGs the server every probeInterval from its own connection
+// while work runs, and returns each round trip's latency.
+func (h *harness) probeDuring(ctx context.Context, work func() (Sample, error)) ([]time.Duration, Sample, error) {
+	c := redis.NewClient(&redis.Options{Addr: h.srv.Addr, DisableIdentity: true, PoolSize: 1, ReadTimeout: 30 * time.Second})
+	defer c.Close()
+	if err := c.Ping(ctx).Err(); err != nil { // connected before timing starts
+		return nil, Sample{}, err
+	}
+	pctx, stop := context.WithCancel(ctx)
+	var (
+		wg  sync.WaitGroup
+		lat = make([]time.Duration, 0, 1<<16)
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(probeInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-pctx.Done():
+				return
+			case <-t.C:
+			}
+			start := time.Now()
+			if err := c.Ping(pctx).Err(); err != nil {
+				return
+			}
+			lat = append(lat, time.Since(start))
+		}
+	}()
+	s, err := work()
+	stop()
+	wg.Wait()
+	return lat, s, err
+}
+
+func summarize(lat []time.Duration) LoadPhase {
+	lp := LoadPhase{Samples: len(lat)}
+	if len(lat) == 0 {
+		return lp
+	}
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	q := func(p float64) time.Duration { return s[min(int(p*float64(len(s))), len(s)-1)] }
+	lp.P50, lp.P90, lp.P99, lp.P999, lp.Max = q(0.50), q(0.90), q(0.99), q(0.999), s[len(s)-1]
+	return lp
+}

@@ -1,0 +1,77 @@
+// Command bench measures idemctl side by side with a minimal baseline client
+// and redis-cli, on its own redis-server holding N seeded records:
+//
+//	go run ./bench                          # N = 1,000,000, 3 rounds (several minutes)
+//	go run ./bench -n 100000 -rounds 3
+//	go run ./bench -smoke                   # N = 20,000, 1 round: what CI runs
+//	go run ./bench -out bench/results/1m.md # also write the report (.json: JSON)
+//
+// It builds idemctl from this module, starts redis-server on a free loopback
+// port, seeds the lesson's hash records with appsim.Seed, then times in
+// alternation, round after round: (a) a baseline client (SCAN + one
+// pipeline of HMGET/PTTL/MEMORY USAGE per batch, no decoding, no output),
+// (b) idemctl scan --output ndjson >/dev/null, (c) idemctl stats --output
+// json, (d) redis-cli --memkeys, (e) redis-cli --scan | wc -l. It reports
+// medians, keys/s, idemctl's peak RSS, the ratios, the RSS of scan and stats
+// at N/10 beside N, the latency another client sees while idemctl scans
+// (unthrottled and throttled), the TUI's time to first rows, the heap cost
+// of held records, and the Go micro-benchmarks, each against its target.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	cfg := DefaultConfig()
+	flag.IntVar(&cfg.N, "n", cfg.N, "records to seed")
+	flag.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "timed rounds of the five variants (medians are reported)")
+	smoke := flag.Bool("smoke", false, "small and quick (N=20000, 1 round, short load phases, no Go benchmarks): checks the harness works")
+	flag.StringVar(&cfg.Out, "out", "", "also write the report to this file (.json: JSON, otherwise markdown)")
+	flag.StringVar(&cfg.Idemctl, "idemctl", "", "use this idemctl binary instead of building one")
+	flag.StringVar(&cfg.Commit, "commit", "", "label of what is measured (default: git describe --always --dirty)")
+	flag.IntVar(&cfg.RSSSmallN, "rss-n", 0, "the smaller record count for the RSS comparison (default N/10, via --max-keys)")
+	flag.IntVar(&cfg.ThrottledKeys, "throttled-keys", 0, "keys the throttled load run scans (default min(N, 200000))")
+	flag.Float64Var(&cfg.QuietCPU, "quiet-cpu", cfg.QuietCPU, "before each timed run, wait until other processes use at most this many CPUs")
+	flag.DurationVar(&cfg.QuietWait, "quiet-wait", cfg.QuietWait, "wait at most this long for quiet before each timed run (0: don't wait; smoke: 0)")
+	flag.BoolVar(&cfg.Load, "load", cfg.Load, "measure the latency another client sees while idemctl scans")
+	flag.BoolVar(&cfg.TUI, "tui", cfg.TUI, "measure the TUI's time to first rows (needs tmux)")
+	flag.BoolVar(&cfg.Records, "records", cfg.Records, "measure the heap cost of held records (in-process ScanAll)")
+	flag.BoolVar(&cfg.GoBench, "gobench", cfg.GoBench, "run the Go benchmarks of ./inspect and ./ui")
+	flag.BoolVar(&cfg.Strict, "strict", false, "exit 1 when a target is missed")
+	flag.Parse()
+	if *smoke {
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		cfg.ApplySmoke(set)
+	}
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "bench: unexpected argument %q\n", flag.Arg(0))
+		os.Exit(2)
+	}
+	cfg.Log = os.Stderr
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	fmt.Print(res.Markdown())
+	if cfg.Out != "" {
+		if err := res.WriteFile(cfg.Out); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintln(os.Stderr, "bench: wrote", cfg.Out)
+	}
+	if cfg.Strict && !res.AllMet() {
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+	"unsafe"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// RecordMemory is the live heap that records cost when held the way the
+// TUI's store holds them: one []inspect.Record grown by append, plus an
+// []int32 view index, filled from inspect.ScanAll.
+type RecordMemory struct {
+	Records          int           `json:"records"`
+	SizeofRecord     int           `json:"sizeof_record"`
+	HeapBytes        int64         `json:"heap_bytes"`        // live heap growth after GC
+	KeyBytes         int64         `json:"key_bytes"`         // sum of len(Key)
+	FingerprintBytes int64         `json:"fingerprint_bytes"` // sum of len(Fingerprint)
+	SliceBytes       int64         `json:"slice_bytes"`       // cap(records) × sizeof(Record)
+	ViewBytes        int64         `json:"view_bytes"`        // cap(view) × 4
+	GroupsBytes      int64         `json:"groups_bytes"`      // the Groups slices' backing arrays
+	FirstBatch       time.Duration `json:"first_batch_ns"`    // ScanAll start → first batch of records
+	ScanWall         time.Duration `json:"scan_wall_ns"`
+}
+
+// PerRecord is the heap per record beyond its key and fingerprint bytes.
+func (m RecordMemory) PerRecord() float64 {
+	if m.Records == 0 {
+		return 0
+	}
+	return float64(m.HeapBytes-m.KeyBytes-m.FingerprintBytes) / float64(m.Records)
+}
+
+// per divides by the record count.
+func (m RecordMemory) per(v int64) float64 {
+	if m.Records == 0 {
+		return 0
+	}
+	return float64(v) / float64(m.Records)
+}
+
+// Other is what remains per record beyond key, fingerprint, the records
+// slice, the view and the Groups arrays: mostly the size-class rounding of
+// the key allocations.
+func (m RecordMemory) Other() float64 {
+	return m.per(m.HeapBytes - m.KeyBytes - m.FingerprintBytes - m.SliceBytes - m.ViewBytes - m.GroupsBytes)
+}
+
+// MeasureRecordMemory scans the server at addr with inspect.ScanAll and
+// holds every record as the TUI does, then measures the live heap they pin
+// (after GC, with the client and its buffers closed).
+func MeasureRecordMemory(ctx context.Context, addr string, ks *inspect.Keyspace) (RecordMemory, error) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+
+	c := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true, PoolSize: 4, ReadTimeout: 30 * time.Second})
+	defer c.Close()
+
+	ch := make(chan inspect.Batch, 8)
+	done := make(chan []inspect.Coverage, 1)
+	start := time.Now()
+	go func() { done <- inspect.ScanAll(ctx, c, []*inspect.Keyspace{ks}, inspect.Options{}, ch) }()
+	var (
+		recs  []inspect.Record
+		view  []int32
+		first time.Duration
+	)
+	for b := range ch {
+		if first == 0 {
+			first = time.Since(start)
+		}
+		for i := range b.Records { // ui.store.add
+			recs = append(recs, b.Records[i])
+			view = append(view, int32(len(recs)-1))
+		}
+	}
+	covs := <-done
+	wall := time.Since(start)
+	c.Close()
+	for _, cv := range covs {
+		if cv.Err != nil {
+			return RecordMemory{}, fmt.Errorf("ScanAll: %w", cv.Err)
+		}
+	}
+
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	m := RecordMemory{
+		Records: len(recs), SizeofRecord: int(unsafe.Sizeof(inspect.Record{})),
+		HeapBytes:  int64(after.HeapAlloc) - int64(before.HeapAlloc),
+		SliceBytes: int64(cap(recs)) * int64(unsafe.Sizeof(inspect.Record{})),
+		ViewBytes:  int64(cap(view)) * 4,
+		FirstBatch: first, ScanWall: wall,
+	}
+	for i := range recs {
+		m.KeyBytes += int64(len(recs[i].Key))
+		m.FingerprintBytes += int64(len(recs[i].Fingerprint))
+		m.GroupsBytes += int64(cap(recs[i].Groups)) * int64(unsafe.Sizeof(""))
+	}
+	runtime.KeepAlive(recs)
+	runtime.KeepAlive(view)
+	return m, nil
+}
+
+// benchKeyspace is the keyspace the harness seeds, as idemctl is told it.
+func benchKeyspace() (*inspect.Keyspace, error) {
+	s, err := inspect.Preset("atlasmart")
+	if err != nil {
+		return nil, err
+	}
+	return inspect.NewKeyspace(inspect.KeyspaceSpec{Name: "atlasmart", Schema: s,
+		ReserveTTL: reserveTTL, ProcessingTimeout: processingTimeout, Retention: retention})
+}
+
+func (h *harness) records(ctx context.Context) error {
+	ks, err := benchKeyspace()
+	if err != nil {
+		return err
+	}
+	h.waitQuiet(ctx)
+	m, err := MeasureRecordMemory(ctx, h.srv.Addr, ks)
+	if err != nil {
+		return err
+	}
+	if m.Records != h.cfg.N {
+		return fmt.Errorf("held %d records, want %d", m.Records, h.cfg.N)
+	}
+	h.res.RecordMemory = &m
+	h.cfg.logf("records: %d held, %.0f B/record beyond key+fingerprint (sizeof Record %d); first batch after %v",
+		m.Records, m.PerRecord(), m.SizeofRecord, m.FirstBatch.Round(time.Millisecond))
+	return nil
+}
