@@ -173,8 +173,7 @@ func parse(fs *pflag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard) // we print one line ourselves
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fs.Usage()
-			return pflag.ErrHelp
+			return pflag.ErrHelp // pflag has printed the usage
 		}
 		return usageErr("%v (see 'idemctl %s --help')", err, fs.Name())
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -378,14 +379,19 @@ func TestUsageAndExitCodes(t *testing.T) {
 	srv := redistest.Shared(t)
 	r := runCLI(t, nil)
 	r.mustCode(t, 0)
-	for _, cmd := range []string{"scan", "stats", "seed", "presets", "version"} {
+	for _, cmd := range []string{"scan", "stats", "check", "exporter", "expire", "fail", "reconcile", "detect", "seed", "presets", "ui", "demo", "version"} {
 		if !strings.Contains(r.stdout, cmd) {
 			t.Errorf("usage lacks %s", cmd)
 		}
-		h := runCLI(t, nil, cmd, "--help")
-		h.mustCode(t, 0)
-		if !strings.Contains(h.stdout, "Usage: idemctl "+cmd) {
-			t.Errorf("%s --help: %q", cmd, h.stdout)
+		for _, help := range []string{"--help", "-h"} {
+			h := runCLI(t, nil, cmd, help)
+			h.mustCode(t, 0)
+			if strings.Count(h.stdout, "Usage: idemctl "+cmd) != 1 || h.stderr != "" {
+				t.Errorf("%s %s: want the usage once on stdout, got %q, stderr %q", cmd, help, h.stdout, h.stderr)
+			}
+			if m := regexp.MustCompile(`\(default [^)]*\) \(default`).FindString(h.stdout); m != "" {
+				t.Errorf("%s --help repeats a default: %q", cmd, m)
+			}
 		}
 	}
 	runCLI(t, nil, "help", "scan").mustCode(t, 0)

@@ -56,6 +56,7 @@ type scanFlags struct {
 	pause      time.Duration
 	inFlight   int
 	maxNodes   int
+	respSizes  bool
 }
 
 func (s *scanFlags) register(fs *pflag.FlagSet) {
@@ -64,7 +65,8 @@ func (s *scanFlags) register(fs *pflag.FlagSet) {
 	fs.Int64Var(&s.maxKeys, "max-keys", 0, "stop after this many keys (0: all)")
 	fs.IntVar(&s.keysPerSec, "keys-per-sec", 0, "throttle: at most this many keys per second (0: unthrottled)")
 	fs.Var(durationValue{&s.pause}, "pause", "throttle: sleep this long between SCAN calls")
-	fs.IntVar(&s.inFlight, "in-flight", 2, "pipelines in flight")
+	fs.IntVar(&s.inFlight, "in-flight", 4, "pipelines in flight")
+	fs.BoolVar(&s.respSizes, "response-sizes", false, "measure every record's response size (one more command per key; by default only records big enough to hold a large response)")
 	fs.IntVar(&s.maxNodes, "max-nodes", 3, "cluster nodes scanned at a time")
 }
 
@@ -256,6 +258,7 @@ func scanOptions(fs *pflag.FlagSet, sf *scanFlags, prof *config.Profile) inspect
 	o := inspect.Options{
 		Count: sf.count, NoMemory: sf.noMemory, MaxKeys: sf.maxKeys,
 		KeysPerSec: sf.keysPerSec, Pause: sf.pause, InFlight: sf.inFlight, MaxNodes: sf.maxNodes,
+		ResponseSizes: sf.respSizes,
 	}
 	if !fs.Changed("max-nodes") && ps.MaxNodes > 0 {
 		o.MaxNodes = ps.MaxNodes
@@ -274,6 +277,9 @@ func scanOptions(fs *pflag.FlagSet, sf *scanFlags, prof *config.Profile) inspect
 	}
 	if !fs.Changed("pause") && ps.Pause > 0 {
 		o.Pause = ps.Pause.D()
+	}
+	if !fs.Changed("response-sizes") && ps.ResponseSizes {
+		o.ResponseSizes = true
 	}
 	return o
 }

@@ -66,6 +66,9 @@ type ScanConfig struct {
 	MaxKeys    int64          `yaml:"max_keys"`
 	NoMemory   bool           `yaml:"no_memory"`
 	MaxNodes   int            `yaml:"max_nodes"`
+	// ResponseSizes measures every record's response size (one more
+	// command per key) instead of only records that could hold a large one.
+	ResponseSizes bool `yaml:"response_sizes"`
 }
 
 // KeyspaceConfig is one keyspace as written in the file.

@@ -39,7 +39,7 @@ type Detail struct {
 // FetchDetail reads one key whole when it is small, and only the schema's
 // fields (each capped) when it is not. The record is classified afresh.
 func FetchDetail(ctx context.Context, c redis.UniversalClient, ks *Keyspace, key string) (Detail, error) {
-	f := &fetcher{c: c, ks: ks, memOn: newTrue()}
+	f := &fetcher{c: c, ks: ks, memOn: newTrue(), respAll: true}
 	res, err := f.fetch(ctx, []string{key})
 	if err != nil {
 		return Detail{}, err

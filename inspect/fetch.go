@@ -19,6 +19,9 @@ type fetcher struct {
 	// noSamples is set once the server rejects MEMORY USAGE's SAMPLES
 	// argument (Redis-compatible servers such as miniredis).
 	noSamples atomic.Bool
+	// respAll measures every hash record's response length (one HSTRLEN
+	// per key), not only those whose size could exceed the threshold.
+	respAll bool
 }
 
 type fetched struct {
@@ -32,14 +35,19 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 	obs := make([]observed, len(keys))
 	useMem := f.memOn.Load()
 	isHash := s.Container == ContainerHash
+	boxed := make([]any, len(keys)) // each key boxed once for all its commands
+	fieldSet := newHmgetFields(s)
 
-	// Phase A: TTL, memory, and the cheap O(1) commands that reveal the type
-	// and bound the value sizes.
+	// Phase A: TTL and memory; for strings also the value up to the cap. A
+	// hash's response length is measured here only when the whole record's
+	// size is unknown or every response is asked for (--response-sizes):
+	// otherwise MEMORY USAGE bounds it and phase B measures the few that
+	// could be large, sparing the server a command per key.
 	pipe := f.c.Pipeline()
 	timeCmd := pipe.Time(ctx)
 	pttl := make([]*redis.IntCmd, len(keys))
 	mem := make([]*redis.IntCmd, len(keys))
-	probe := make([]*redis.IntCmd, len(keys))   // STRLEN, HSTRLEN(response) or HLEN
+	probe := make([]*redis.IntCmd, len(keys))   // STRLEN, or HSTRLEN(response) of a hash
 	getr := make([]*redis.StringCmd, len(keys)) // strings: GETRANGE 0 cap-1
 	lens := make([][]*redis.IntCmd, len(keys))  // hashes without memory: HSTRLEN per field
 	var lockTTL []*redis.IntCmd
@@ -47,32 +55,29 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 		lockTTL = make([]*redis.IntCmd, len(keys))
 	}
 	for i, k := range keys {
+		kb := any(k)
+		boxed[i] = kb
 		obs[i] = observed{key: k, mem: -1}
-		pttl[i] = intCmd(ctx, pipe, "pttl", k)
+		obs[i].f.respLen = -1
+		pttl[i] = intCmd(ctx, pipe, "pttl", kb)
 		if lockTTL != nil {
 			lockTTL[i] = intCmd(ctx, pipe, "pttl", s.Lock.LockKey(k))
 		}
 		if useMem && f.noSamples.Load() {
-			mem[i] = redis.NewIntCmd(ctx, "memory", "usage", k)
-			mem[i].SetFirstKeyPos(2)
-			_ = pipe.Process(ctx, mem[i])
+			mem[i] = keyIntCmd(ctx, pipe, "memory", "usage", kb)
 		} else if useMem {
-			mem[i] = redis.NewIntCmd(ctx, "memory", "usage", k, "samples", 0)
-			mem[i].SetFirstKeyPos(2)
-			_ = pipe.Process(ctx, mem[i])
+			mem[i] = keyIntCmd(ctx, pipe, "memory", "usage", kb, "samples", 0)
 		}
 		switch {
 		case !isHash:
-			probe[i] = intCmd(ctx, pipe, "strlen", k)
-			getr[i] = redis.NewStringCmd(ctx, "getrange", k, 0, ks.MaxValue-1)
+			probe[i] = intCmd(ctx, pipe, "strlen", kb)
+			getr[i] = redis.NewStringCmd(ctx, "getrange", kb, 0, ks.MaxValue-1)
 			_ = pipe.Process(ctx, getr[i])
-		case s.Response != "":
-			probe[i] = intCmd(ctx, pipe, "hstrlen", k, s.Response)
-		default:
-			probe[i] = intCmd(ctx, pipe, "hlen", k)
-		}
-		if isHash && !useMem {
-			lens[i] = fieldLens(ctx, pipe, k, s)
+		case !useMem:
+			lens[i] = fieldLens(ctx, pipe, kb, s)
+			probe[i] = respLen(ctx, pipe, kb, s)
+		case f.respAll:
+			probe[i] = respLen(ctx, pipe, kb, s)
 		}
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !isServerErr(err) {
@@ -84,9 +89,10 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 	}
 	out := fetched{nowMs: now.UnixMilli()}
 
-	// Phase B: types of misfits, and the fields of hashes known to be small.
+	// Phase B: the fields of hashes known to be small, the sizes of the
+	// others' fields, and the response length where the record could hold a
+	// large one.
 	pipe = f.c.Pipeline()
-	typ := make([]*redis.StatusCmd, len(keys))
 	memRetry := make([]*redis.IntCmd, len(keys))
 	hm := make([]*hmget, len(keys))
 	needB := false
@@ -112,43 +118,43 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 				f.memOn.Store(false)
 			} else if strings.Contains(err.Error(), "syntax error") {
 				f.noSamples.Store(true)
-				memRetry[i] = redis.NewIntCmd(ctx, "memory", "usage", keys[i])
-				memRetry[i].SetFirstKeyPos(2)
-				_ = pipe.Process(ctx, memRetry[i])
+				memRetry[i] = keyIntCmd(ctx, pipe, "memory", "usage", boxed[i])
 				needB = true
 			}
 		}
-		perr := probe[i].Err()
-		if isWrongType(perr) {
+		if !isHash {
+			o.wrongType = isWrongType(probe[i].Err())
+			if !o.wrongType {
+				o.typ = TypeString
+				o.valueLen = probe[i].Val()
+				o.value = getr[i].Val()
+				if s.Codec == CodecJSON {
+					cut := o.valueLen > int64(len(o.value))
+					decodeJSON(s, []byte(o.value), cut, &o.f)
+					o.f.truncated = o.f.truncated || cut
+					o.value = "" // the fields keep what they need
+				}
+			}
+			continue
+		}
+		o.typ = TypeHash // until a command says WRONGTYPE
+		if probe[i] != nil && probe[i].Err() == nil && probe[i].Val() > 0 {
+			o.f.respLen = probe[i].Val()
+		}
+		switch {
+		case probe[i] != nil && isWrongType(probe[i].Err()):
 			o.wrongType = true
-			typ[i] = redis.NewStatusCmd(ctx, "type", keys[i])
-			_ = pipe.Process(ctx, typ[i])
+			continue
+		case small(o.mem, lens[i], ks.MaxValue):
+			hm[i] = hmgetCmd(ctx, pipe, boxed[i], fieldSet, nil, ks.MaxValue)
+			needB = needB || hm[i] != nil
+		case lens[i] == nil:
+			lens[i] = fieldLens(ctx, pipe, boxed[i], s)
 			needB = true
-			continue
 		}
-		if isHash {
-			o.typ = TypeHash
-			o.f.respLen = -1
-			if s.Response != "" && perr == nil && probe[i].Val() > 0 {
-				o.f.respLen = probe[i].Val()
-			}
-			if small(o.mem, lens[i], ks.MaxValue) {
-				hm[i] = hmgetCmd(ctx, pipe, keys[i], s, nil, ks.MaxValue)
-				needB = needB || hm[i] != nil
-			} else if lens[i] == nil {
-				lens[i] = fieldLens(ctx, pipe, keys[i], s)
-				needB = true
-			}
-			continue
-		}
-		o.typ = TypeString
-		o.valueLen = probe[i].Val()
-		o.value = getr[i].Val()
-		if s.Codec == CodecJSON {
-			cut := o.valueLen > int64(len(o.value))
-			decodeJSON(s, []byte(o.value), cut, &o.f)
-			o.f.truncated = o.f.truncated || cut
-			o.value = "" // the fields keep what they need
+		if probe[i] == nil && (o.mem < 0 || o.mem > ks.LargeResponse) {
+			probe[i] = respLen(ctx, pipe, boxed[i], s)
+			needB = needB || probe[i] != nil
 		}
 	}
 	if needB {
@@ -157,24 +163,40 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 		}
 	}
 
-	// Phase C, rare: hashes too big to HMGET blindly get only their small fields.
+	// Phase C, rare: the types of keys that are not the schema's container,
+	// and the small fields of hashes too big to HMGET blindly.
 	pipe = f.c.Pipeline()
+	typ := make([]*redis.StatusCmd, len(keys))
 	needC := false
 	for i := range keys {
 		o := &obs[i]
+		if o.pttl == -2 {
+			continue
+		}
 		if memRetry[i] != nil && memRetry[i].Err() == nil {
 			o.mem = memRetry[i].Val()
 		}
-		if typ[i] != nil {
-			o.typ = parseKeyType(typ[i].Val())
-			if o.typ == TypeUnknown || typ[i].Val() == "none" {
-				o.pttl = -2
+		if isHash && !o.wrongType {
+			if probe[i] != nil && probe[i].Err() == nil && probe[i].Val() > 0 {
+				o.f.respLen = probe[i].Val()
+			}
+			if hm[i] != nil {
+				hm[i].read(&o.f, o)
+			}
+			o.wrongType = o.wrongType || (probe[i] != nil && isWrongType(probe[i].Err())) || anyWrongType(lens[i])
+			if hm[i] == nil && lens[i] != nil && !o.wrongType {
+				hm[i] = hmgetCmd(ctx, pipe, boxed[i], fieldSet, lens[i], ks.MaxValue)
+				o.f.truncated = anyOver(lens[i], ks.MaxValue)
+				if hm[i] != nil {
+					needC = true
+					hm[i].late = true
+				}
 			}
 		}
-		if hm[i] == nil && lens[i] != nil && !o.wrongType && o.pttl != -2 {
-			hm[i] = hmgetCmd(ctx, pipe, keys[i], s, lens[i], ks.MaxValue)
-			needC = needC || hm[i] != nil
-			o.f.truncated = anyOver(lens[i], ks.MaxValue)
+		if o.wrongType {
+			typ[i] = redis.NewStatusCmd(ctx, "type", boxed[i])
+			_ = pipe.Process(ctx, typ[i])
+			needC = true
 		}
 	}
 	if needC {
@@ -186,11 +208,17 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 	out.records = make([]Record, 0, len(keys))
 	for i := range keys {
 		o := &obs[i]
+		if typ[i] != nil {
+			o.typ = parseKeyType(typ[i].Val())
+			if o.typ == TypeUnknown || typ[i].Val() == "none" {
+				o.pttl = -2
+			}
+		}
 		if o.pttl == -2 {
 			out.vanished++
 			continue
 		}
-		if hm[i] != nil {
+		if hm[i] != nil && hm[i].late {
 			hm[i].read(&o.f, o)
 		}
 		out.records = append(out.records, classify(ks, o, out.nowMs))
@@ -204,8 +232,25 @@ func intCmd(ctx context.Context, p redis.Pipeliner, args ...any) *redis.IntCmd {
 	return c
 }
 
+// keyIntCmd queues a two-word command (MEMORY USAGE) whose key is its third
+// argument, so a cluster client routes it by that key.
+func keyIntCmd(ctx context.Context, p redis.Pipeliner, args ...any) *redis.IntCmd {
+	c := redis.NewIntCmd(ctx, args...)
+	c.SetFirstKeyPos(2)
+	_ = p.Process(ctx, c)
+	return c
+}
+
+// respLen queues HSTRLEN of the schema's response field, if it has one.
+func respLen(ctx context.Context, p redis.Pipeliner, key any, s *Schema) *redis.IntCmd {
+	if s.Response == "" {
+		return nil
+	}
+	return intCmd(ctx, p, "hstrlen", key, s.Response)
+}
+
 // fieldLens queues HSTRLEN for each mapped field, in slot order.
-func fieldLens(ctx context.Context, p redis.Pipeliner, key string, s *Schema) []*redis.IntCmd {
+func fieldLens(ctx context.Context, p redis.Pipeliner, key any, s *Schema) []*redis.IntCmd {
 	out := make([]*redis.IntCmd, numSlots)
 	for slot, name := range s.fields {
 		if name != "" {
@@ -213,6 +258,15 @@ func fieldLens(ctx context.Context, p redis.Pipeliner, key string, s *Schema) []
 		}
 	}
 	return out
+}
+
+func anyWrongType(cmds []*redis.IntCmd) bool {
+	for _, c := range cmds {
+		if c != nil && isWrongType(c.Err()) {
+			return true
+		}
+	}
+	return false
 }
 
 // small reports whether every field of the hash fits under the read cap:
@@ -236,20 +290,44 @@ func anyOver(lens []*redis.IntCmd, limit int64) bool {
 // hmget is a queued HMGET and the field slots its replies fill, in order.
 type hmget struct {
 	cmd   *redis.SliceCmd
+	slots []int // shared, read-only
+	late  bool  // sent in phase C
+}
+
+// hmgetFields lists the schema's mapped fields once per batch: their names,
+// boxed for go-redis, and their slots.
+type hmgetFields struct {
+	names []any
 	slots []int
 }
 
-// hmgetCmd queues HMGET of the mapped fields; with lens, only those under the cap.
-func hmgetCmd(ctx context.Context, p redis.Pipeliner, key string, s *Schema, lens []*redis.IntCmd, limit int64) *hmget {
-	args := make([]any, 0, 2+numSlots)
-	args = append(args, "hmget", key)
-	h := &hmget{slots: make([]int, 0, numSlots)}
+func newHmgetFields(s *Schema) hmgetFields {
+	var h hmgetFields
 	for slot, name := range s.fields {
-		if name == "" || lens != nil && lens[slot] != nil && lens[slot].Val() > limit {
-			continue
+		if name != "" {
+			h.names = append(h.names, name)
+			h.slots = append(h.slots, slot)
 		}
-		args = append(args, name)
-		h.slots = append(h.slots, slot)
+	}
+	return h
+}
+
+// hmgetCmd queues HMGET of the mapped fields; with lens, only those under the cap.
+func hmgetCmd(ctx context.Context, p redis.Pipeliner, key any, all hmgetFields, lens []*redis.IntCmd, limit int64) *hmget {
+	args := make([]any, 2, 2+len(all.names))
+	args[0], args[1] = "hmget", key
+	h := &hmget{slots: all.slots}
+	if lens == nil {
+		args = append(args, all.names...)
+	} else {
+		h.slots = nil
+		for j, slot := range all.slots {
+			if l := lens[slot]; l != nil && l.Val() > limit {
+				continue
+			}
+			args = append(args, all.names[j])
+			h.slots = append(h.slots, slot)
+		}
 	}
 	if len(h.slots) == 0 {
 		return nil

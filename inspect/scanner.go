@@ -15,13 +15,17 @@ import (
 type Options struct {
 	Count      int           // SCAN COUNT and batch size (default 1000)
 	NoMemory   bool          // skip MEMORY USAGE
-	InFlight   int           // pipelines in flight (default 2)
+	InFlight   int           // pipelines in flight (default 4)
 	MaxKeys    int64         // stop after this many keys (0: all)
 	KeysPerSec int           // throttle (0: none)
 	Pause      time.Duration // sleep between SCAN calls
 	FlushAfter time.Duration // send a partial batch after this long (default 100ms)
 	Replicas   bool          // scan one replica per shard instead of the primaries
 	MaxNodes   int           // cluster nodes scanned at a time (default 3)
+	// ResponseSizes measures every record's response length. Without it a
+	// hash record's is measured only when MEMORY USAGE says the record could
+	// hold a response above the large-response threshold.
+	ResponseSizes bool
 }
 
 func (o Options) withDefaults() Options {
@@ -29,7 +33,7 @@ func (o Options) withDefaults() Options {
 		o.Count = 1000
 	}
 	if o.InFlight <= 0 {
-		o.InFlight = 2
+		o.InFlight = 4
 	}
 	if o.FlushAfter <= 0 {
 		o.FlushAfter = 100 * time.Millisecond
@@ -99,7 +103,7 @@ func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<-
 	fail := func(err error) {
 		errOnce.Do(func() { firstErr = err; cancel() })
 	}
-	f := &fetcher{c: c, ks: ks, memOn: &memOn}
+	f := &fetcher{c: c, ks: ks, memOn: &memOn, respAll: opt.ResponseSizes}
 	work := make(chan job, opt.InFlight)
 	var wg sync.WaitGroup
 	for range opt.InFlight {

@@ -225,3 +225,118 @@ func TestScanCancelAndLimits(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestScanCommandsPerKey pins the read cost: PTTL, MEMORY USAGE and HMGET
+// per hash record, and HSTRLEN of the response only where MEMORY USAGE says
+// it could exceed the large-response threshold.
+func TestScanCommandsPerKey(t *testing.T) {
+	srv := redistest.Own(t)
+	c := srv.Client(0)
+	defer c.Close()
+	ctx := context.Background()
+	res, err := appsim.Seed(ctx, c, appsim.Plan{Schema: "atlasmart", Count: 2000, ReserveTTL: time.Hour,
+		ProcessingTimeout: time.Minute, Retention: time.Hour, LargeResponse: 16 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	large := res.Kinds[appsim.KindLargeResponse]
+	if large == 0 {
+		t.Fatal("seed wrote no large responses")
+	}
+	calls := func() map[string]int64 {
+		info, err := c.Info(ctx, "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]int64{}
+		for _, line := range strings.Split(info, "\r\n") {
+			name, rest, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":calls=")
+			if ok {
+				n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+				m[name] = n
+			}
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name    string
+		opt     inspect.Options
+		hstrlen int64
+	}{
+		{"default", inspect.Options{}, large},
+		{"response-sizes", inspect.Options{ResponseSizes: true}, 2000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := c.ConfigResetStat(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			recs, cov := scanAll(t, c, keyspace(t, "atlasmart"), tc.opt)
+			if !cov.Complete || len(recs) != 2000 {
+				t.Fatalf("coverage %+v, %d records", cov, len(recs))
+			}
+			m := calls()
+			if m["pttl"] != 2000 || m["memory|usage"] != 2000 || m["hmget"] != 2000 || m["hstrlen"] != tc.hstrlen || m["type"] != 0 {
+				t.Errorf("commands %v; want 2000 each of pttl, memory|usage, hmget and %d hstrlen", m, tc.hstrlen)
+			}
+			var flagged, measured int64
+			for _, r := range recs {
+				if r.Flags.Has(inspect.FlagLargeResponse) {
+					flagged++
+				}
+				if r.ResponseLen >= 0 {
+					measured++
+				}
+				if tc.opt.ResponseSizes && r.State == inspect.StateSucceeded && r.ResponseLen <= 0 {
+					t.Fatalf("%s: response not measured with ResponseSizes", r.Key)
+				}
+			}
+			if flagged != large || measured < large {
+				t.Errorf("large_response on %d records, %d measured; seed wrote %d large", flagged, measured, large)
+			}
+		})
+	}
+}
+
+// TestScanMisfitsWithoutProbe checks that keys of the wrong type are still
+// recognised when no per-key probe runs before HMGET: small ones through
+// HMGET's WRONGTYPE, big ones through HSTRLEN's.
+func TestScanMisfitsWithoutProbe(t *testing.T) {
+	srv := redistest.Own(t)
+	c := srv.Client(0)
+	defer c.Close()
+	ctx := context.Background()
+	p := "atlasmart:ch23:idem:"
+	fp := strings.Repeat("a", 64)
+	big := make([]any, 0, 3000)
+	for i := range 3000 {
+		big = append(big, "member-"+itoa(i)+strings.Repeat("m", 40))
+	}
+	c.SAdd(ctx, p+"c:POST:/set:big", big...)
+	c.ZAdd(ctx, p+"c:POST:/zset:small", redis.Z{Score: 1, Member: "x"})
+	c.Set(ctx, p+"c:POST:/str:big", strings.Repeat("s", 200<<10), 0)
+	c.HSet(ctx, p+"c:POST:/ok:mid", "state", "SUCCEEDED", "fingerprint", fp, "response", strings.Repeat("r", 20<<10))
+	c.HSet(ctx, p+"c:POST:/ok:small", "state", "SUCCEEDED", "fingerprint", fp, "response", `{"ok":true}`)
+	for _, opt := range []inspect.Options{{}, {NoMemory: true}} {
+		recs, cov := scanAll(t, c, keyspace(t, "atlasmart"), opt)
+		if !cov.Complete || len(recs) != 5 {
+			t.Fatalf("%+v: coverage %+v, %d records", opt, cov, len(recs))
+		}
+		m := byKey(recs)
+		for key, typ := range map[string]inspect.KeyType{"set:big": inspect.TypeSet, "zset:small": inspect.TypeZSet, "str:big": inspect.TypeString} {
+			r := m[p+"c:POST:/"+key]
+			if !r.Flags.Has(inspect.FlagWrongType) || r.Type != typ {
+				t.Errorf("%+v %s: flags %v type %v, want wrong_type %v", opt, key, r.Flags, r.Type, typ)
+			}
+		}
+		if r := m[p+"c:POST:/ok:mid"]; r.ResponseLen != 20<<10 || !r.Flags.Has(inspect.FlagLargeResponse) || r.State != inspect.StateSucceeded {
+			t.Errorf("%+v mid response: len %d flags %v state %v", opt, r.ResponseLen, r.Flags, r.State)
+		}
+		wantSmall := int64(-1) // under the threshold by MEMORY USAGE: not measured
+		if opt.NoMemory {
+			wantSmall = int64(len(`{"ok":true}`))
+		}
+		if r := m[p+"c:POST:/ok:small"]; r.ResponseLen != wantSmall || r.Fingerprint != fp {
+			t.Errorf("%+v small response: len %d (want %d) fp %q", opt, r.ResponseLen, wantSmall, r.Fingerprint)
+		}
+	}
+}
