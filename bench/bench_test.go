@@ -105,8 +105,11 @@ func TestRecordMemory(t *testing.T) {
 	if m.Records != n {
 		t.Fatalf("held %d records, want %d", m.Records, n)
 	}
-	t.Logf("%d records: %.0f B/record beyond key (%.1f) and fingerprint (%.1f): records slice %.1f (sizeof %d), Groups arrays %.1f, view %.1f, other %.1f; target ≤ 250",
+	t.Logf("%d records: %.0f B/record beyond key (%.1f) and fingerprint (%.1f): record chunks %.1f (sizeof %d), Groups arrays %.1f, view %.1f, other %.1f; target ≤ 250",
 		m.Records, m.PerRecord(), m.per(m.KeyBytes), m.per(m.FingerprintBytes), m.per(m.SliceBytes), m.SizeofRecord, m.per(m.GroupsBytes), m.per(m.ViewBytes), m.Other())
+	if m.PerRecord() > 250 {
+		t.Errorf("held records cost %.0f B each beyond key and fingerprint; the target is 250", m.PerRecord())
+	}
 }
 
 // BaselineScan, per key, for comparison with the inspect benchmarks:

@@ -13,15 +13,15 @@ import (
 )
 
 // RecordMemory is the live heap that records cost when held the way the
-// TUI's store holds them: one []inspect.Record grown by append, plus an
-// []int32 view index, filled from inspect.ScanAll.
+// TUI's store holds them: an inspect.RecordStore plus an []int32 view
+// index, filled from inspect.ScanAll.
 type RecordMemory struct {
 	Records          int           `json:"records"`
 	SizeofRecord     int           `json:"sizeof_record"`
 	HeapBytes        int64         `json:"heap_bytes"`        // live heap growth after GC
 	KeyBytes         int64         `json:"key_bytes"`         // sum of len(Key)
 	FingerprintBytes int64         `json:"fingerprint_bytes"` // sum of len(Fingerprint)
-	SliceBytes       int64         `json:"slice_bytes"`       // cap(records) × sizeof(Record)
+	SliceBytes       int64         `json:"slice_bytes"`       // the store's chunks: capacity × sizeof(Record)
 	ViewBytes        int64         `json:"view_bytes"`        // cap(view) × 4
 	GroupsBytes      int64         `json:"groups_bytes"`      // the Groups slices' backing arrays
 	FirstBatch       time.Duration `json:"first_batch_ns"`    // ScanAll start → first batch of records
@@ -44,9 +44,9 @@ func (m RecordMemory) per(v int64) float64 {
 	return float64(v) / float64(m.Records)
 }
 
-// Other is what remains per record beyond key, fingerprint, the records
-// slice, the view and the Groups arrays: mostly the size-class rounding of
-// the key allocations.
+// Other is what remains per record beyond key, fingerprint, the record
+// chunks, the view and the Groups arrays: raw states that were not
+// interned, allocator rounding, the store's bookkeeping.
 func (m RecordMemory) Other() float64 {
 	return m.per(m.HeapBytes - m.KeyBytes - m.FingerprintBytes - m.SliceBytes - m.ViewBytes - m.GroupsBytes)
 }
@@ -68,7 +68,7 @@ func MeasureRecordMemory(ctx context.Context, addr string, ks *inspect.Keyspace)
 	start := time.Now()
 	go func() { done <- inspect.ScanAll(ctx, c, []*inspect.Keyspace{ks}, inspect.Options{}, ch) }()
 	var (
-		recs  []inspect.Record
+		recs  inspect.RecordStore
 		view  []int32
 		first time.Duration
 	)
@@ -76,9 +76,10 @@ func MeasureRecordMemory(ctx context.Context, addr string, ks *inspect.Keyspace)
 		if first == 0 {
 			first = time.Since(start)
 		}
-		for i := range b.Records { // ui.store.add
-			recs = append(recs, b.Records[i])
-			view = append(view, int32(len(recs)-1))
+		n := recs.Len() // as ui.store.add does
+		recs.Append(b.Records)
+		for i := n; i < recs.Len(); i++ {
+			view = append(view, int32(i))
 		}
 	}
 	covs := <-done
@@ -94,18 +95,19 @@ func MeasureRecordMemory(ctx context.Context, addr string, ks *inspect.Keyspace)
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	m := RecordMemory{
-		Records: len(recs), SizeofRecord: int(unsafe.Sizeof(inspect.Record{})),
+		Records: recs.Len(), SizeofRecord: int(unsafe.Sizeof(inspect.Record{})),
 		HeapBytes:  int64(after.HeapAlloc) - int64(before.HeapAlloc),
-		SliceBytes: int64(cap(recs)) * int64(unsafe.Sizeof(inspect.Record{})),
+		SliceBytes: int64(recs.Capacity()) * int64(unsafe.Sizeof(inspect.Record{})),
 		ViewBytes:  int64(cap(view)) * 4,
 		FirstBatch: first, ScanWall: wall,
 	}
-	for i := range recs {
-		m.KeyBytes += int64(len(recs[i].Key))
-		m.FingerprintBytes += int64(len(recs[i].Fingerprint))
-		m.GroupsBytes += int64(cap(recs[i].Groups)) * int64(unsafe.Sizeof(""))
+	for i := range recs.Len() {
+		r := recs.At(i)
+		m.KeyBytes += int64(len(r.Key))
+		m.FingerprintBytes += int64(len(r.Fingerprint))
+		m.GroupsBytes += int64(cap(r.Groups)) * int64(unsafe.Sizeof(""))
 	}
-	runtime.KeepAlive(recs)
+	runtime.KeepAlive(&recs)
 	runtime.KeepAlive(view)
 	return m, nil
 }

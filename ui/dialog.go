@@ -506,9 +506,9 @@ func (m *Model) markedRecords() []inspect.Record {
 		return nil
 	}
 	var out []inspect.Record
-	for i := range m.store.recs {
-		if m.marks[m.store.recs[i].Key] {
-			out = append(out, m.store.recs[i])
+	for i := range m.store.recs.Len() {
+		if r := m.store.recs.At(i); m.marks[r.Key] {
+			out = append(out, *r)
 		}
 	}
 	return out

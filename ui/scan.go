@@ -93,7 +93,7 @@ func (m *Model) beginRun() context.Context {
 	m.gen++
 	ctx, cancel := context.WithCancel(m.ctx)
 	run := &scanRun{gen: m.gen, cancel: cancel, started: m.now(), stats: inspect.NewStats(10), perKS: map[string]int64{}, perNode: map[string]int64{}}
-	run.live = len(m.store.recs) == 0
+	run.live = m.store.recs.Len() == 0
 	if !run.live {
 		run.pending = &store{f: m.store.f, sortCol: m.store.sortCol, sortDesc: m.store.sortDesc}
 	} else {

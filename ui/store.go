@@ -28,7 +28,7 @@ var columnNames = [...]string{"scan order", "state", "age", "ttl", "memory", "fi
 // store holds the scanned records and the filtered, sorted view over them.
 // The view is a slice of indices, so filtering and sorting never copy records.
 type store struct {
-	recs     []inspect.Record
+	recs     inspect.RecordStore
 	view     []int32
 	f        filter
 	sortCol  column
@@ -37,11 +37,11 @@ type store struct {
 }
 
 func (s *store) add(b []inspect.Record) {
-	for i := range b {
-		s.recs = append(s.recs, b[i])
-		idx := int32(len(s.recs) - 1)
-		if s.f.keep(&s.recs[idx]) {
-			s.view = append(s.view, idx)
+	first := s.recs.Len()
+	s.recs.Append(b)
+	for i := first; i < s.recs.Len(); i++ {
+		if s.f.keep(s.recs.At(i)) {
+			s.view = append(s.view, int32(i))
 			s.unsorted++
 		}
 	}
@@ -50,8 +50,8 @@ func (s *store) add(b []inspect.Record) {
 // rebuild recomputes the view after a filter change.
 func (s *store) rebuild() {
 	s.view = s.view[:0]
-	for i := range s.recs {
-		if s.f.keep(&s.recs[i]) {
+	for i := range s.recs.Len() {
+		if s.f.keep(s.recs.At(i)) {
 			s.view = append(s.view, int32(i))
 		}
 	}
@@ -67,9 +67,9 @@ func (s *store) sort() {
 		}
 		return
 	}
-	recs, col, desc := s.recs, s.sortCol, s.sortDesc
+	recs, col, desc := &s.recs, s.sortCol, s.sortDesc
 	slices.SortStableFunc(s.view, func(a, b int32) int {
-		c := compareBy(col, &recs[a], &recs[b])
+		c := compareBy(col, recs.At(int(a)), recs.At(int(b)))
 		if desc {
 			return -c
 		}
@@ -129,7 +129,7 @@ func ttlOrder(ms int64) int64 {
 // find returns the view position of key, or -1.
 func (s *store) find(key string) int {
 	for pos, idx := range s.view {
-		if s.recs[idx].Key == key {
+		if s.recs.At(int(idx)).Key == key {
 			return pos
 		}
 	}
@@ -141,5 +141,5 @@ func (s *store) at(pos int) *inspect.Record {
 	if pos < 0 || pos >= len(s.view) {
 		return nil
 	}
-	return &s.recs[s.view[pos]]
+	return s.recs.At(int(s.view[pos]))
 }

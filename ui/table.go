@@ -175,7 +175,7 @@ func (m *Model) recordsView() string {
 		switch {
 		case m.scanning():
 			b.WriteString(m.styles.Dim.Render("  scanning…"))
-		case len(s.recs) == 0:
+		case s.recs.Len() == 0:
 			b.WriteString(m.styles.Dim.Render("  no records in these keyspaces"))
 		default:
 			b.WriteString(m.styles.Dim.Render("  no record matches the filter (c clears it)"))

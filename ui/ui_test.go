@@ -289,25 +289,25 @@ func TestStaleGenerationsAndFaults(t *testing.T) {
 	old := m.gen
 	m.beginRun() // a refresh: fills a pending store
 	m.Update(batchMsg{gen: old, batches: []inspect.Batch{{Keyspace: ks, Records: fixture(ks, 500)}}})
-	if len(m.store.recs) != 20 || m.run.pending == nil || len(m.run.pending.recs) != 0 {
+	if m.store.recs.Len() != 20 || m.run.pending == nil || m.run.pending.recs.Len() != 0 {
 		t.Fatal("a result from an old generation was applied")
 	}
 	m.cursor = 5
 	key := m.cursorKey()
 	fresh := fixture(ks, 40)
 	m.Update(batchMsg{gen: m.gen, batches: []inspect.Batch{{Keyspace: ks, Records: fresh}}})
-	if len(m.store.recs) != 20 {
+	if m.store.recs.Len() != 20 {
 		t.Fatal("a refresh must not replace the table until it completes")
 	}
 	m.Update(scanDoneMsg{gen: m.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Complete: true}}})
-	if len(m.store.recs) != 40 || m.cursorKey() != key {
-		t.Fatalf("after refresh: %d records, cursor on %q want %q", len(m.store.recs), m.cursorKey(), key)
+	if m.store.recs.Len() != 40 || m.cursorKey() != key {
+		t.Fatalf("after refresh: %d records, cursor on %q want %q", m.store.recs.Len(), m.cursorKey(), key)
 	}
 	// Connection lost mid-scan: banner, data kept and marked stale, retry scheduled.
 	m.beginRun()
 	_, cmd := m.Update(scanDoneMsg{gen: m.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Err: errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")}}})
-	if cmd == nil || !m.dataStale || len(m.store.recs) != 40 {
-		t.Fatalf("fault: cmd %v stale %v records %d", cmd != nil, m.dataStale, len(m.store.recs))
+	if cmd == nil || !m.dataStale || m.store.recs.Len() != 40 {
+		t.Fatalf("fault: cmd %v stale %v records %d", cmd != nil, m.dataStale, m.store.recs.Len())
 	}
 	text := screenText(m)
 	if !strings.Contains(text, "connection problem") || !strings.Contains(text, "(stale)") {
@@ -319,7 +319,7 @@ func TestStaleGenerationsAndFaults(t *testing.T) {
 	gen := m.gen
 	press(m, "esc")
 	m.Update(batchMsg{gen: gen, batches: []inspect.Batch{{Keyspace: ks, Records: fixture(ks, 5)}}})
-	if m.scanning() || len(m.run.pending.recs) != 0 || !strings.Contains(m.status, "cancelled") {
+	if m.scanning() || m.run.pending.recs.Len() != 0 || !strings.Contains(m.status, "cancelled") {
 		t.Fatalf("cancel: scanning %v status %q", m.scanning(), m.status)
 	}
 }

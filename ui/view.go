@@ -170,7 +170,7 @@ func (m *Model) progressView() string {
 	case m.scanning():
 		line = fmt.Sprintf("⟳ scanning: %s records · %s/s · %s", count(run.records), count(int64(rate)), fmtDur(el))
 		if !run.live {
-			line += fmt.Sprintf(" (refresh; showing %s records from %s)", count(int64(len(m.store.recs))), m.lastComplete.Format("15:04:05"))
+			line += fmt.Sprintf(" (refresh; showing %s records from %s)", count(int64(m.store.recs.Len())), m.lastComplete.Format("15:04:05"))
 		}
 		if len(m.opts.Keyspaces) > 1 {
 			var per []string
@@ -192,7 +192,7 @@ func (m *Model) progressView() string {
 			line += " · nodes: " + strings.Join(per, " · ")
 		}
 	default:
-		line = fmt.Sprintf("✓ %s records in %s (%s/s) · read at %s", count(int64(len(m.store.recs))), fmtDur(el),
+		line = fmt.Sprintf("✓ %s records in %s (%s/s) · read at %s", count(int64(m.store.recs.Len())), fmtDur(el),
 			count(int64(rate)), run.finished.Format("15:04:05"))
 		if incomplete(run.covs) {
 			line = "✗ incomplete scan: " + line[len("✓ "):]
@@ -230,7 +230,7 @@ func (m *Model) statusView() string {
 	}
 	var parts []string
 	if m.screen == screenRecords || m.screen == screenDetail {
-		parts = append(parts, fmt.Sprintf("%s of %s", count(int64(len(m.store.view))), count(int64(len(m.store.recs)))))
+		parts = append(parts, fmt.Sprintf("%s of %s", count(int64(len(m.store.view))), count(int64(m.store.recs.Len()))))
 		if d := m.store.f.describe(); d != "" {
 			parts = append(parts, "filter: "+d)
 		}

@@ -73,8 +73,8 @@ func newLive(t *testing.T, writes, protected bool) *liveFixture {
 	m := New(ctx, opts)
 	m.resize(100, 30)
 	run(m, m.startScan())
-	if m.scanning() || len(m.store.recs) != 300 {
-		t.Fatalf("scan: %d records", len(m.store.recs))
+	if m.scanning() || m.store.recs.Len() != 300 {
+		t.Fatalf("scan: %d records", m.store.recs.Len())
 	}
 	return &liveFixture{m: m, client: c, audit: auditPath, ks: ks}
 }
