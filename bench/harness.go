@@ -62,7 +62,7 @@ type Config struct {
 
 // DefaultConfig is the full run the issue asks for.
 func DefaultConfig() Config {
-	return Config{N: 1_000_000, Rounds: 3, IdleProbe: 3 * time.Second, QuietCPU: 0.5, QuietWait: 3 * time.Minute,
+	return Config{N: 1_000_000, Rounds: 3, IdleProbe: 3 * time.Second, QuietCPU: 0.15, QuietWait: 3 * time.Minute,
 		Load: true, TUI: true, Records: true, GoBench: true}
 }
 
@@ -473,7 +473,7 @@ func (h *harness) rssScaling(ctx context.Context) error {
 }
 
 // maxRetries is how often a sample disturbed by other processes is redone.
-const maxRetries = 2
+const maxRetries = 3
 
 // noisy reports whether other processes used more than QuietCPU×1.5 CPUs on
 // average during the sample (when waiting for quiet is on).

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func mustKeyspace(t *testing.T, preset string, mod func(*KeyspaceSpec)) *Keyspace {
+func mustKeyspace(t testing.TB, preset string, mod func(*KeyspaceSpec)) *Keyspace {
 	t.Helper()
 	s, err := Preset(preset)
 	if err != nil {

@@ -108,3 +108,57 @@ func TestStatsReport(t *testing.T) {
 		t.Fatalf("ttl histogram %+v", r.TTLHistogram)
 	}
 }
+
+// TestTopKGuarantees checks Space-Saving's bounds against exact counts over
+// a skewed stream with churn: every reported count is an upper bound within
+// its stated error, any value counted more than the smallest slot is
+// reported, and the heap stays a heap.
+func TestTopKGuarantees(t *testing.T) {
+	tk := newTopK(64)
+	exact := map[string]int64{}
+	rng := rand.New(rand.NewPCG(7, 9))
+	for range 200_000 {
+		v := fmt.Sprintf("v%d", int(rng.ExpFloat64()*40)) // skewed
+		if rng.IntN(3) == 0 {
+			v = fmt.Sprintf("u%d", rng.IntN(1<<30)) // unique churn
+		}
+		exact[v]++
+		tk.add(v, 1)
+	}
+	for i := 1; i < len(tk.h); i++ {
+		if tk.h[(i-1)/2].count > tk.h[i].count || tk.h[i].idx != i {
+			t.Fatalf("heap broken at %d", i)
+		}
+	}
+	minCount := tk.h[0].count
+	reported := map[string]bool{}
+	for _, g := range tk.top(len(tk.h)) {
+		v := string(g.Value)
+		reported[v] = true
+		if c := exact[v]; g.Count < c || g.Count-g.MaxError > c {
+			t.Errorf("%s: reported %d (error ≤ %d), exact %d", v, g.Count, g.MaxError, c)
+		}
+	}
+	for v, c := range exact {
+		if c > minCount && !reported[v] {
+			t.Errorf("%s counted %d > the smallest slot's %d but not reported", v, c, minCount)
+		}
+	}
+}
+
+// BenchmarkStatsAddRecord aggregates records of the lesson's key shape, whose
+// last capture (the idempotency key) is unique per record.
+func BenchmarkStatsAddRecord(b *testing.B) {
+	ks := mustKeyspace(b, "atlasmart", nil)
+	recs := make([]Record, 4096)
+	for i := range recs {
+		key := fmt.Sprintf("atlasmart:ch23:idem:customer-%d:POST:/orders:req-%08d", i%977, i)
+		g, _ := ks.Template.Match(key)
+		recs[i] = Record{Key: key, Keyspace: ks, Groups: g, State: StateSucceeded, TTLms: 60_000, MemoryBytes: 300}
+	}
+	s := NewStats(10)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		s.AddRecord(&recs[i%len(recs)])
+	}
+}

@@ -1,7 +1,6 @@
 package inspect
 
 import (
-	"container/heap"
 	"hash/maphash"
 	"math"
 	"math/bits"
@@ -29,18 +28,49 @@ type tkEntry struct {
 	idx    int
 }
 
+// tkHeap is a min-heap on count. Counts only grow, so an entry only ever
+// moves down; written out rather than through container/heap's interface
+// calls because a keyspace-wide capture (the idempotency key itself) makes
+// every record an eviction at the root.
 type tkHeap []*tkEntry
 
-func (h tkHeap) Len() int           { return len(h) }
-func (h tkHeap) Less(i, j int) bool { return h[i].count < h[j].count }
-func (h tkHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i]; h[i].idx = i; h[j].idx = j }
-func (h *tkHeap) Push(x any)        { e := x.(*tkEntry); e.idx = len(*h); *h = append(*h, e) }
-func (h *tkHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
+func (h *tkHeap) push(e *tkEntry) {
+	e.idx = len(*h)
+	*h = append(*h, e)
+	h.up(e.idx)
 }
+
+func (h tkHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p].count <= h[i].count {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+// down restores the heap after h[i]'s count grew.
+func (h tkHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r].count < h[l].count {
+			m = r
+		}
+		if h[i].count <= h[m].count {
+			return
+		}
+		h.swap(i, m)
+		i = m
+	}
+}
+
+func (h tkHeap) swap(i, j int) { h[i], h[j] = h[j], h[i]; h[i].idx = i; h[j].idx = j }
 
 func newTopK(capacity int) *topK {
 	return &topK{cap: capacity, entries: make(map[string]*tkEntry), hll: newHLL()}
@@ -51,14 +81,14 @@ func (t *topK) add(v string, mem int64) {
 	if e, ok := t.entries[v]; ok {
 		e.count++
 		e.memory += max(mem, 0)
-		heap.Fix(&t.h, e.idx)
+		t.h.down(e.idx)
 		return
 	}
 	v = strings.Clone(v) // do not pin the record's key
 	if len(t.entries) < t.cap {
 		e := &tkEntry{value: v, count: 1, memory: max(mem, 0)}
 		t.entries[v] = e
-		heap.Push(&t.h, e)
+		t.h.push(e)
 		return
 	}
 	t.evicted = true
@@ -66,7 +96,7 @@ func (t *topK) add(v string, mem int64) {
 	delete(t.entries, e.value)
 	e.value, e.err, e.count, e.memory = v, e.count, e.count+1, max(mem, 0)
 	t.entries[v] = e
-	heap.Fix(&t.h, 0)
+	t.h.down(0)
 }
 
 // GroupCount is one value of a capture with its count and memory.
