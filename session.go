@@ -65,7 +65,7 @@ func (s *scanFlags) register(fs *pflag.FlagSet) {
 	fs.Int64Var(&s.maxKeys, "max-keys", 0, "stop after this many keys (0: all)")
 	fs.IntVar(&s.keysPerSec, "keys-per-sec", 0, "throttle: at most this many keys per second (0: unthrottled)")
 	fs.Var(durationValue{&s.pause}, "pause", "throttle: sleep this long between SCAN calls")
-	fs.IntVar(&s.inFlight, "in-flight", 4, "pipelines in flight")
+	fs.IntVar(&s.inFlight, "in-flight", 0, "pipelines in flight (0: 4, or 1 when throttled by --keys-per-sec or --pause)")
 	fs.BoolVar(&s.respSizes, "response-sizes", false, "measure every record's response size (one more command per key; by default only records big enough to hold a large response)")
 	fs.IntVar(&s.maxNodes, "max-nodes", 3, "cluster nodes scanned at a time")
 }
@@ -281,7 +281,7 @@ func scanOptions(fs *pflag.FlagSet, sf *scanFlags, prof *config.Profile) inspect
 	if !fs.Changed("response-sizes") && ps.ResponseSizes {
 		o.ResponseSizes = true
 	}
-	return o
+	return o.WithDefaults() // the pool is sized from InFlight
 }
 
 // resolveKeyspaces builds the keyspaces to scan: an ad-hoc one from flags,

@@ -15,7 +15,7 @@ import (
 type Options struct {
 	Count      int           // SCAN COUNT and batch size (default 1000)
 	NoMemory   bool          // skip MEMORY USAGE
-	InFlight   int           // pipelines in flight (default 4)
+	InFlight   int           // pipelines in flight (default 4; 1 when throttled)
 	MaxKeys    int64         // stop after this many keys (0: all)
 	KeysPerSec int           // throttle (0: none)
 	Pause      time.Duration // sleep between SCAN calls
@@ -28,12 +28,18 @@ type Options struct {
 	ResponseSizes bool
 }
 
-func (o Options) withDefaults() Options {
+// WithDefaults fills the zero values with the defaults.
+func (o Options) WithDefaults() Options {
 	if o.Count <= 0 {
 		o.Count = 1000
 	}
 	if o.InFlight <= 0 {
 		o.InFlight = 4
+		if o.KeysPerSec > 0 || o.Pause > 0 {
+			// A throttled scan has time to spare: one pipeline at a time
+			// keeps the queue another client's command waits behind short.
+			o.InFlight = 1
+		}
 	}
 	if o.FlushAfter <= 0 {
 		o.FlushAfter = 100 * time.Millisecond
@@ -242,7 +248,7 @@ scan:
 // incomplete with the slots concerned, never silently short.
 func ScanAll(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt Options, out chan<- Batch) []Coverage {
 	defer close(out)
-	opt = opt.withDefaults()
+	opt = opt.WithDefaults()
 	nodes, topo, err := discover(ctx, c, opt.Replicas)
 	if err != nil {
 		covs := make([]Coverage, len(kss))

@@ -340,3 +340,19 @@ func TestScanMisfitsWithoutProbe(t *testing.T) {
 		}
 	}
 }
+
+func TestInFlightDefaults(t *testing.T) {
+	for _, c := range []struct {
+		opt  inspect.Options
+		want int
+	}{
+		{inspect.Options{}, 4},
+		{inspect.Options{KeysPerSec: 20000}, 1},
+		{inspect.Options{Pause: time.Millisecond}, 1},
+		{inspect.Options{KeysPerSec: 20000, InFlight: 3}, 3},
+	} {
+		if got := c.opt.WithDefaults().InFlight; got != c.want {
+			t.Errorf("%+v: %d pipelines in flight, want %d", c.opt, got, c.want)
+		}
+	}
+}
