@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -116,21 +115,12 @@ func shellWords(t *testing.T, s string) []string {
 	return out
 }
 
+// auditLines reads the audit log or fails the test.
 func auditLines(t *testing.T, path string) []actions.AuditEntry {
 	t.Helper()
-	f, err := os.Open(path)
+	out, err := actions.ReadAuditLog(path)
 	if err != nil {
 		t.Fatalf("audit log: %v", err)
-	}
-	defer f.Close()
-	var out []actions.AuditEntry
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var e actions.AuditEntry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
-		out = append(out, e)
 	}
 	return out
 }

@@ -5,7 +5,6 @@ package main
 // ACL roles the README documents.
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"os"
@@ -37,23 +36,12 @@ func secReserve(t *testing.T, c redis.Scripter, key, body string) string {
 	return fp
 }
 
-// secAudit reads an audit log: one JSON entry a line.
+// secAudit reads the audit log or fails the test.
 func secAudit(t *testing.T, path string) []actions.AuditEntry {
 	t.Helper()
-	f, err := os.Open(path)
+	out, err := actions.ReadAuditLog(path)
 	if err != nil {
 		t.Fatalf("audit log: %v", err)
-	}
-	defer f.Close()
-	var out []actions.AuditEntry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var e actions.AuditEntry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
-		out = append(out, e)
 	}
 	return out
 }

@@ -1,9 +1,7 @@
 package ui
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,22 +156,12 @@ func TestForceFailStaleFromKeyboard(t *testing.T) {
 	}
 }
 
+// readAudit reads the audit log or fails the test.
 func readAudit(t *testing.T, path string) []actions.AuditEntry {
 	t.Helper()
-	fh, err := os.Open(path)
+	out, err := actions.ReadAuditLog(path)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	var out []actions.AuditEntry
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var e actions.AuditEntry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
-		out = append(out, e)
+		t.Fatalf("audit log: %v", err)
 	}
 	return out
 }

@@ -1,0 +1,33 @@
+package actions
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestReadAuditLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	a, err := OpenAudit(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, phase := range []string{"intent", "outcome"} {
+		if err := a.Write(context.Background(), AuditEntry{Phase: phase, Key: "k", Reason: strings.Repeat("r", 100<<10)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Close()
+	got, err := ReadAuditLog(path)
+	if err != nil || len(got) != 2 || got[0].Phase != "intent" || got[1].Phase != "outcome" || got[1].Key != "k" {
+		t.Fatalf("read %+v, %v", got, err)
+	}
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("not json\n")
+	f.Close()
+	if got, err := ReadAuditLog(path); err == nil || !strings.Contains(err.Error(), "line 3") || len(got) != 2 {
+		t.Fatalf("bad line: %d entries, %v", len(got), err)
+	}
+}
