@@ -21,14 +21,14 @@ const (
 	chunkShift = 12 // 4,096 records (576 KiB) per chunk
 	chunkSize  = 1 << chunkShift
 	maxStates  = 256 // raw states interned; beyond that they join the batch's string
-	bigString  = 4 << 10
+	bigString  = 4 << 10 // longer strings keep their own allocation
 )
 
 // Len is the number of records held.
 func (s *RecordStore) Len() int { return s.n }
 
-// At returns the i-th record in append order. The pointer stays valid
-// until Reset.
+// At returns the i-th record in append order. Use the pointer before the
+// next Append: the first chunk still grows by reallocation.
 func (s *RecordStore) At(i int) *Record { return &s.chunks[i>>chunkShift][i&(chunkSize-1)] }
 
 // Reset drops every record.
