@@ -20,7 +20,7 @@ type RecordStore struct {
 const (
 	chunkShift = 12 // 4,096 records (576 KiB) per chunk
 	chunkSize  = 1 << chunkShift
-	maxStates  = 256 // raw states interned; beyond that they join the batch's string
+	maxStates  = 256     // raw states interned; beyond that they join the batch's string
 	bigString  = 4 << 10 // longer strings keep their own allocation
 )
 
