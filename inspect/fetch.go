@@ -138,9 +138,6 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 			continue
 		}
 		o.typ = TypeHash // until a command says WRONGTYPE
-		if probe[i] != nil && probe[i].Err() == nil && probe[i].Val() > 0 {
-			o.f.respLen = probe[i].Val()
-		}
 		switch {
 		case probe[i] != nil && isWrongType(probe[i].Err()):
 			o.wrongType = true
@@ -183,6 +180,7 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 			if hm[i] != nil {
 				hm[i].read(&o.f, o)
 			}
+			// hm's read may already have said WRONGTYPE
 			o.wrongType = o.wrongType || (probe[i] != nil && isWrongType(probe[i].Err())) || anyWrongType(lens[i])
 			if hm[i] == nil && lens[i] != nil && !o.wrongType {
 				hm[i] = hmgetCmd(ctx, pipe, boxed[i], fieldSet, lens[i], ks.MaxValue)

@@ -89,7 +89,7 @@ func (s *RecordStore) Append(b []Record) {
 }
 
 func (s *RecordStore) push(r Record) {
-	if s.n&(chunkSize-1) == 0 && s.n>>chunkShift == len(s.chunks) {
+	if s.n&(chunkSize-1) == 0 { // the last chunk is full, or there is none
 		// The first chunk grows with append (small scans stay small); the
 		// others are made whole.
 		c := 0
