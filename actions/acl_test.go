@@ -56,16 +56,16 @@ func TestACLReadOnlyUserIsRefused(t *testing.T) {
 		{Kind: KindExpire, Reason: "stuck", TTL: TTL{Mode: TTLSet, D: time.Hour}},
 	} {
 		req.Keyspace, req.Key = ks, atlasKey
-		p, err := ex.Plan(ctx, req) // a reader can plan: it only reads
-		if err != nil || p.Refused != "" {
-			t.Fatalf("plan as reader: %v %q", err, p.Refused)
+		p, err := ex.Plan(ctx, req) // a reader can plan (a dry run): it only reads
+		if err != nil || p.Refused != "" || len(p.Changes) == 0 {
+			t.Fatalf("plan as reader: %v %q %v", err, p.Refused, p.Changes)
 		}
 		res := ex.Apply(ctx, p)
 		if res.Outcome != Refused || !strings.Contains(res.Detail, "NOPERM") || !strings.Contains(res.Detail, "+evalsha") ||
 			!strings.Contains(res.Detail, `"idem-reader"`) {
 			t.Fatalf("apply as reader: %+v", res)
 		}
-		r.lastWrite(atlasKey, Refused)
+		r.lastRefusal(atlasKey, Refused)
 	}
 	if !sameMap(before, r.raw(atlasKey)) || r.pttl(atlasKey) > ttl {
 		t.Fatal("the reader changed the record")

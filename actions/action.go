@@ -46,6 +46,7 @@ type TTL struct {
 type Seen struct {
 	State       string // stored (raw) state value
 	Fingerprint string
+	Version     string // the record's printed version (Snapshot.Version); "" when not pinned
 }
 
 // Outcome is how one write ended.
@@ -69,7 +70,8 @@ type Snapshot struct {
 	State       string            `json:"state,omitempty"`     // stored value
 	Canonical   string            `json:"canonical,omitempty"` // processing, succeeded, …
 	Fingerprint string            `json:"fingerprint,omitempty"`
-	TTLms       int64             `json:"ttl_ms"` // -1 none, -2 gone
+	Version     string            `json:"version,omitempty"` // the whole record's digest, as printed for --from-file
+	TTLms       int64             `json:"ttl_ms"`            // -1 none, -2 gone
 	Fields      map[string]string `json:"fields,omitempty"`
 }
 

@@ -108,7 +108,7 @@ func TestCASAgainstTheApplication(t *testing.T) {
 }
 
 // What the operator saw is checked when the plan is built: a difference is a
-// conflict before anything is sent or audited.
+// conflict before anything is sent, audited like one the script finds.
 func TestSeenDiffersAtPlan(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -130,8 +130,11 @@ func TestSeenDiffersAtPlan(t *testing.T) {
 			if res := r.apply(p); res.Outcome != Conflict {
 				t.Fatalf("apply: %+v", res)
 			}
-			if !sameMap(before, r.raw(atlasKey)) || len(r.entries()) != 0 {
-				t.Fatal("a conflict at plan time wrote or audited something")
+			if !sameMap(before, r.raw(atlasKey)) {
+				t.Fatal("a conflict at plan time wrote something")
+			}
+			if e := r.lastRefusal(atlasKey, Conflict); !strings.Contains(e.Detail, tc.what) || len(r.entries()) != 1 {
+				t.Fatalf("audited plan-time conflict: %+v (%d lines)", e, len(r.entries()))
 			}
 		})
 	}

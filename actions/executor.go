@@ -43,6 +43,16 @@ func (e *Executor) Apply(ctx context.Context, p *Plan) Result {
 		if res.Outcome == "" {
 			res.Outcome = Refused
 		}
+		if res.Outcome == Conflict {
+			// A conflict found while planning is a write attempted and
+			// refused, like one the script finds: audited the same way.
+			res.Detail += e.auditUnsent(ctx, p, res)
+		}
+		return res
+	}
+	if p.unpinned != nil {
+		res.Outcome, res.Detail = Refused, "the record's version could not be read, so the write cannot be guarded: "+explain(p.unpinned, e.Identity.RedisUser)
+		res.Detail += e.auditUnsent(ctx, p, res)
 		return res
 	}
 	if e.Audit == nil {
@@ -59,10 +69,10 @@ func (e *Executor) Apply(ctx context.Context, p *Plan) Result {
 		return res
 	}
 
-	reply, err := p.script.run(ctx, e.Client, []string{p.Key}, p.args...).StringSlice()
+	reply, err := e.runScript(ctx, p)
 	switch {
 	case err == nil:
-		res.Outcome, res.Detail, res.ServerMs = parseReply(reply)
+		res.Outcome, res.Detail, res.ServerMs = p.parseReply(reply)
 	case isServerError(err):
 		res.Outcome, res.Detail = Failed, explain(err, e.Identity.RedisUser)
 		if strings.HasPrefix(err.Error(), "NOPERM") || strings.Contains(err.Error(), scriptACLError) {
@@ -88,7 +98,48 @@ func (e *Executor) Apply(ctx context.Context, p *Plan) Result {
 	return res
 }
 
-func parseReply(r []string) (Outcome, string, int64) {
+// auditUnsent records a write refused before anything was sent (one
+// outcome line, no intent: nothing was about to change). It returns a
+// warning to append to the detail if the line could not be written.
+func (e *Executor) auditUnsent(ctx context.Context, p *Plan, res Result) string {
+	if e.Audit == nil {
+		return ""
+	}
+	ks := ""
+	if p.Keyspace != nil {
+		ks = p.Keyspace.Name
+	}
+	before := p.Before
+	out := AuditEntry{ID: newID(), Phase: "outcome", Identity: e.Identity, Keyspace: ks, Key: p.Key,
+		Action: p.Kind, Reason: p.Reason, Before: &before, Outcome: res.Outcome, Detail: res.Detail}
+	if err := e.Audit.Write(context.WithoutCancel(ctx), out); err != nil {
+		return "; WARNING: this refusal could not be audited: " + err.Error()
+	}
+	return ""
+}
+
+// runScript sends the plan's script over the record and its companion. A
+// cluster refuses keys in two slots (CROSSSLOT, before anything runs): the
+// companion is then checked apart just before, and the script guards the
+// record alone.
+func (e *Executor) runScript(ctx context.Context, p *Plan) ([]string, error) {
+	reply, err := p.script.run(ctx, e.Client, scriptKeys(p.Key, p.comp), p.args...).StringSlice()
+	if p.comp == "" || !crossSlot(err) {
+		return reply, err
+	}
+	cv, err := fetchVersion(ctx, e.Client, p.comp, "")
+	if err != nil {
+		return nil, err
+	}
+	if got := companionDigest(cv); got != p.version.Companion {
+		return []string{"conflict", "companion", got}, nil
+	}
+	args := append([]any{}, p.args...)
+	args[10] = "" // ARGV[11]: no companion in KEYS
+	return p.script.run(ctx, e.Client, []string{p.Key}, args...).StringSlice()
+}
+
+func (p *Plan) parseReply(r []string) (Outcome, string, int64) {
 	if len(r) == 0 {
 		return Unknown, "empty reply from the script", 0
 	}
@@ -109,7 +160,14 @@ func parseReply(r []string) (Outcome, string, int64) {
 		if len(r) > 2 {
 			cur = r[2]
 		}
-		return Conflict, fmt.Sprintf("the record changed since it was read: %s is now %q; nothing was written", what, inspect.Sanitize(cur)), 0
+		var why string
+		switch what {
+		case "state", "fingerprint", "decode":
+			why = fmt.Sprintf("%s is now %q", what, inspect.Sanitize(cur))
+		default:
+			why = p.versionConflict(what, cur)
+		}
+		return Conflict, "the record changed since it was read: " + why + "; nothing was written", 0
 	}
 	return Unknown, "unexpected reply " + inspect.Sanitize(strings.Join(r, " ")), 0
 }
@@ -192,7 +250,7 @@ const scriptACLError = "The user executing the script can't run this command"
 
 // operatorRights is what the write scripts need beyond the read commands:
 // Redis checks every command a script calls against the caller's ACL.
-const operatorRights = "+evalsha +eval +script|load and the commands the scripts call (+hset +set +del +pexpire +persist), with write access to the keys"
+const operatorRights = "+evalsha +eval +script|load and the commands the scripts call (+hset +set +del +pexpire +persist, and the reads +type +exists +get +getrange +strlen +hget +hgetall +hlen +pttl +pexpiretime +time), with write access to the keys"
 
 // explain turns a server refusal into what the operator can do about it.
 func explain(err error, user string) string {

@@ -200,6 +200,29 @@ func (r *rig) lastWrite(key string, want Outcome) (intent, outcome AuditEntry) {
 	return intent, outcome
 }
 
+// lastRefusal checks the audit log ends with one outcome line for a write
+// refused before anything was sent (a conflict found while planning, an
+// ACL that cannot read the version): no intent, the snapshot read, who
+// and why.
+func (r *rig) lastRefusal(key string, want Outcome) AuditEntry {
+	r.t.Helper()
+	es := r.entries()
+	if len(es) == 0 {
+		r.t.Fatalf("audit log is empty, want the refusal of %s", key)
+	}
+	e := es[len(es)-1]
+	if e.Phase != "outcome" || e.ID == "" || e.Key != key || e.Before == nil || e.Outcome != want {
+		r.t.Fatalf("audit tail is not a %s refusal of %s: %+v", want, key, e)
+	}
+	if len(es) > 1 && es[len(es)-2].ID == e.ID {
+		r.t.Fatalf("a refusal before sending has an intent line: %+v", es[len(es)-2])
+	}
+	if e.OSUser != testUser || e.Reason == "" || e.Time == "" || e.Action == "" || e.Detail == "" {
+		r.t.Fatalf("audited refusal lacks who/why/when/what: %+v", e)
+	}
+	return e
+}
+
 // serverMs is the server's clock.
 func (r *rig) serverMs() int64 {
 	r.t.Helper()

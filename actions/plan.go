@@ -19,18 +19,22 @@ import (
 // Request is one write an operator asked for.
 type Request struct {
 	Kind     Kind
-	Keyspace *inspect.Keyspace
+	Keyspace *inspect.Keyspace // nil: no keyspace matched the key (the plan is refused)
 	Key      string
 	Reason   string
-	TTL      TTL
+	TTL      TTL     // Mode "": the action's default (retention for fail and reconcile)
 	Ref      string  // reconcile: the authoritative system's reference (e.g. the order id)
 	Status   int     // replay status (0: the schema's default)
 	Response *string // replay response (nil: the schema's default)
 	Saw      *Seen   // what the operator saw; nil: what Plan reads now
 	By       string  // who is acting (OS user), recorded in the record where the schema allows
+	// ExpectState and ExpectFingerprint refuse the write unless the record
+	// has them (a state may be stored or canonical).
+	ExpectState, ExpectFingerprint string
 }
 
 // Plan is a checked request with its before/after diff and its script.
+// Only this package fills it: callers read it and hand it to Executor.Apply.
 type Plan struct {
 	Request
 	Before  Snapshot
@@ -40,14 +44,27 @@ type Plan struct {
 	Refused string // non-empty: why this write cannot run (nothing is sent)
 	Outcome Outcome
 
-	script  *casScript
-	args    []any
-	planned time.Time // when the record was read: bounds how far its TTL can have counted down
+	version  Version // the whole record as read, pinned for the script
+	unpinned error   // why the version could not be read (ACL): Apply refuses
+	comp     string  // the companion key in the version ("" none)
+	script   *casScript
+	args     []any
+	planned  time.Time // when the record was read: bounds how far its TTL can have counted down
+	nowMs    int64     // the server's clock when it was read
 }
 
 const nowMarker = "\x00now"
 
-// Snapshot reads a record (bounded) for a plan or a re-read.
+// atMarker is a pair value the script replaces with the server time plus
+// offset, in a stored timestamp's unit.
+func atMarker(unit inspect.TimeUnit, offset time.Duration) string {
+	return fmt.Sprintf("\x00at:%s:%d", unit, offset.Milliseconds())
+}
+
+// isMarker reports whether a planned value is one the script fills in.
+func isMarker(v string) bool { return strings.HasPrefix(v, "\x00") }
+
+// readSnapshot reads a record (bounded) for a plan or a re-read.
 func readSnapshot(ctx context.Context, c redis.UniversalClient, ks *inspect.Keyspace, key string) (Snapshot, *inspect.Detail, error) {
 	d, err := inspect.FetchDetail(ctx, c, ks, key)
 	if errors.Is(err, inspect.ErrNotFound) {
@@ -70,6 +87,48 @@ func readSnapshot(ctx context.Context, c redis.UniversalClient, ks *inspect.Keys
 		s.Fields = flat
 	}
 	return s, &d, nil
+}
+
+// readPinned reads the record and its version so that the two agree: the
+// version is read before and after the snapshot, and a record that changed
+// in between is read again. What the operator is shown is then exactly
+// what the script will insist on. A user the ACL does not let run scripts
+// can still plan (a dry run only reads): the version is then left unread
+// and Apply refuses the plan with the reason.
+func readPinned(ctx context.Context, c redis.UniversalClient, ks *inspect.Keyspace, key, comp string) (s Snapshot, d *inspect.Detail, v Version, unread, err error) {
+	for range 3 {
+		v1, err := fetchVersion(ctx, c, key, comp)
+		if refusedScript(err) {
+			s, d, serr := readSnapshot(ctx, c, ks, key)
+			return s, d, Version{}, err, serr
+		}
+		if err != nil {
+			return s, nil, v, nil, err
+		}
+		s, d, err = readSnapshot(ctx, c, ks, key)
+		if err != nil {
+			return s, nil, v, nil, err
+		}
+		v2, err := fetchVersion(ctx, c, key, comp)
+		if err != nil {
+			return s, nil, v, nil, err
+		}
+		if v1 == v2 && (v2.Type == "none") == !s.Exists {
+			if s.Exists {
+				s.Version = v2.Short()
+			}
+			return s, d, v2, nil, nil
+		}
+	}
+	return s, nil, v, nil, errChanging
+}
+
+// errChanging: the record changed between every two reads of its version.
+var errChanging = errors.New("the record changed while it was being read, three times over: the application is writing it right now; nothing written")
+
+// refusedScript reports an ACL refusal to run the version script.
+func refusedScript(err error) bool {
+	return err != nil && isServerError(err) && (strings.HasPrefix(err.Error(), "NOPERM") || strings.Contains(err.Error(), scriptACLError))
 }
 
 // jsonFields lists a JSON record's values by dot path, the way its schema
@@ -114,7 +173,7 @@ func flattenJSON(out map[string]string, prefix string, v any) {
 // setJSONField predicts what the JSON script's set(path, literal) does to
 // flattened fields: the path's old value (and anything below it) is
 // replaced, and a non-object on the way becomes an object.
-func setJSONField(fields map[string]string, path, lit string) {
+func setJSONField(fields map[string]string, path, lit string, nowMs int64) {
 	for k := range fields {
 		if k == path || strings.HasPrefix(k, path+".") {
 			delete(fields, k)
@@ -123,8 +182,8 @@ func setJSONField(fields map[string]string, path, lit string) {
 	for i := strings.IndexByte(path, '.'); i >= 0; i = next(path, i) {
 		delete(fields, path[:i])
 	}
-	if lit == nowMarker {
-		fields[path] = "(server time, ms)"
+	if isMarker(lit) {
+		fields[path] = markerText(lit, nowMs)
 		return
 	}
 	dec := json.NewDecoder(strings.NewReader(lit))
@@ -144,53 +203,113 @@ func next(s string, i int) int {
 	return -1
 }
 
+// markerText shows a value the script fills in, estimated from the
+// server's clock when the record was read. Re-reads skip values shown
+// this way (see sameOutcome): their exact value is the script's.
+func markerText(v string, nowMs int64) string {
+	if v == nowMarker {
+		return "(server time, ms)"
+	}
+	var unit string
+	var off int64
+	if _, err := fmt.Sscanf(strings.ReplaceAll(strings.TrimPrefix(v, "\x00at:"), ":", " "), "%s %d", &unit, &off); err != nil {
+		return "(server time)"
+	}
+	at := nowMs + off
+	var est string
+	switch inspect.TimeUnit(unit) {
+	case inspect.UnitSeconds:
+		est = strconv.FormatInt(at/1000, 10)
+	case inspect.UnitMillis:
+		est = strconv.FormatInt(at, 10)
+	case inspect.UnitFloatSeconds:
+		est = strconv.FormatFloat(float64(at)/1000, 'f', 3, 64)
+	default:
+		est = time.UnixMilli(at).UTC().Format("2006-01-02T15:04:05.000Z")
+	}
+	return fmt.Sprintf("(server time + %s ≈ %s)", units.FormatMs(off), est)
+}
+
 // BuildPlan reads the record and checks the request against the schema's
 // repair semantics and what the operator saw.
 func BuildPlan(ctx context.Context, c redis.UniversalClient, req Request) (*Plan, error) {
 	if strings.TrimSpace(req.Reason) == "" {
 		return nil, errors.New("a reason is required for every write")
 	}
+	p := &Plan{Request: req, planned: time.Now()}
 	if req.Keyspace == nil {
-		return nil, errors.New("no keyspace for key")
+		p.Refused, p.Outcome = "no keyspace matches this key (check --match/--preset or the config)", Refused
+		return p, nil
 	}
 	if lk := req.Keyspace.Schema.Lock; lk != nil {
 		if _, isLock := lk.RecordKey(req.Key); isLock {
 			return buildLockPlan(ctx, c, req)
 		}
 	}
-	p := &Plan{Request: req, planned: time.Now()}
-	before, d, err := readSnapshot(ctx, c, req.Keyspace, req.Key)
+	p.comp = companionKey(req.Keyspace, req.Key, false)
+	before, d, ver, unread, err := readPinned(ctx, c, req.Keyspace, req.Key, p.comp)
+	if errors.Is(err, errChanging) {
+		p.Refused, p.Outcome = err.Error(), Conflict
+		return p, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	p.Before = before
+	p.Before, p.version, p.unpinned = before, ver, unread
 	if !before.Exists {
 		p.Refused, p.Outcome = "the key does not exist", NotFound
 		return p, nil
 	}
+	p.nowMs = d.ServerTimeMs
 	saw := Seen{State: before.State, Fingerprint: before.Fingerprint}
 	if req.Saw != nil {
 		saw = *req.Saw
-		var changed []string
-		if saw.State != before.State {
-			changed = append(changed, fmt.Sprintf("state %q → %q", inspect.Sanitize(saw.State), inspect.Sanitize(before.State)))
-		}
-		if saw.Fingerprint != before.Fingerprint {
-			changed = append(changed, fmt.Sprintf("fingerprint %q → %q", short(saw.Fingerprint), short(before.Fingerprint)))
-		}
-		if changed != nil {
-			p.Refused, p.Outcome = "the record changed since you saw it: "+strings.Join(changed, ", ")+"; nothing written", Conflict
-			return p, nil
-		}
+	}
+	if why := p.changedSince(saw); why != "" {
+		p.Refused, p.Outcome = "the record changed since you saw it: "+why+"; nothing written", Conflict
+		return p, nil
+	}
+	if why := p.unexpected(); why != "" {
+		p.Refused, p.Outcome = why+": nothing written", Conflict
+		return p, nil
 	}
 	if d.Record.Flags.Has(inspect.FlagWrongType) {
 		p.Refused, p.Outcome = "the key's type ("+before.Type+") does not match the schema", Refused
 		return p, nil
 	}
-	if err := p.compile(d, saw); err != nil {
+	if err := p.compile(d); err != nil {
 		p.Refused, p.Outcome = err.Error(), Refused
 	}
 	return p, nil
+}
+
+// changedSince compares the record read now with what the operator saw.
+func (p *Plan) changedSince(saw Seen) string {
+	var changed []string
+	if saw.State != p.Before.State {
+		changed = append(changed, fmt.Sprintf("state %q → %q", inspect.Sanitize(saw.State), inspect.Sanitize(p.Before.State)))
+	}
+	if saw.Fingerprint != p.Before.Fingerprint {
+		changed = append(changed, fmt.Sprintf("fingerprint %q → %q", short(saw.Fingerprint), short(p.Before.Fingerprint)))
+	}
+	if saw.Version != "" {
+		if why := diffShort(saw.Version, p.Before.Version); why != "" {
+			changed = append(changed, fmt.Sprintf("version %s → %s: %s", inspect.Sanitize(saw.Version), p.Before.Version, why))
+		}
+	}
+	return strings.Join(changed, ", ")
+}
+
+// unexpected checks ExpectState and ExpectFingerprint.
+func (p *Plan) unexpected() string {
+	b := p.Before
+	if st := p.ExpectState; st != "" && st != b.State && !strings.EqualFold(st, b.Canonical) {
+		return fmt.Sprintf("expected state %q, the record is %q", inspect.Sanitize(st), inspect.Sanitize(b.State))
+	}
+	if fp := p.ExpectFingerprint; fp != "" && fp != b.Fingerprint {
+		return fmt.Sprintf("expected fingerprint %q, the record has %q", short(fp), short(b.Fingerprint))
+	}
+	return ""
 }
 
 func short(s string) string {
@@ -201,7 +320,7 @@ func short(s string) string {
 }
 
 // compile fills the script arguments and the predicted after-state.
-func (p *Plan) compile(d *inspect.Detail, saw Seen) error {
+func (p *Plan) compile(d *inspect.Detail) error {
 	ks := p.Keyspace
 	s := ks.Schema
 	canon := d.Record.State
@@ -231,6 +350,9 @@ func (p *Plan) compile(d *inspect.Detail, saw Seen) error {
 		return fmt.Errorf("schema %s cannot express %s: %s", s.Name, p.Kind, spec.Why)
 	}
 	p.Delete = p.Kind == KindExpire && p.TTL.D == 0 || spec.Mode == "delete"
+	if err := p.unusedOptions(s, spec); err != nil {
+		return err
+	}
 
 	mode, ttlMode, ttlMs := "update", "keep", int64(0)
 	if p.Delete {
@@ -250,9 +372,12 @@ func (p *Plan) compile(d *inspect.Detail, saw Seen) error {
 		ttlMode = "keep"
 	}
 
-	pairs, err := p.pairs(s, spec, canon)
+	pairs, err := p.pairs(s, spec)
 	if err != nil {
 		return err
+	}
+	if !p.Delete && ttlMode == "set" {
+		pairs = append(pairs, p.storedExpiry(s, d, time.Duration(ttlMs)*time.Millisecond)...)
 	}
 	if s.Codec == inspect.CodecJSON && len(pairs) > 0 {
 		if err := cjsonKeeps(d.Fields, pairs); err != nil {
@@ -261,33 +386,119 @@ func (p *Plan) compile(d *inspect.Detail, saw Seen) error {
 	}
 	container := "hash"
 	p.script = casHash
-	expState, expLen := saw.State, ""
+	expState, expFP := p.Before.State, p.Before.Fingerprint
 	switch {
 	case s.Codec == inspect.CodecJSON:
 		container, p.script = "json", casJSON
 	case s.Codec == inspect.CodecRaw:
 		container, p.script = "raw", casRaw
 		v := d.Fields[0]
-		expState, expLen = v.Value, strconv.FormatInt(v.Len, 10)
+		expState, expFP = v.Value, strconv.FormatInt(v.Len, 10)
 		if len(expState) > 256 {
 			expState = expState[:256]
 		}
 	}
-	p.args = []any{mode, ttlMode, ttlMs, s.State.Field, expState, s.Fingerprint, saw.Fingerprint}
+	fpField := s.Fingerprint
 	if container == "raw" {
-		p.args[6] = expLen
+		fpField = ""
 	}
-	p.args = append(p.args, len(pairs)/2)
-	for _, v := range pairs {
-		p.args = append(p.args, v)
-	}
+	p.args = p.scriptArgs(mode, ttlMode, ttlMs, s.State.Field, expState, fpField, expFP, pairs)
 	_, flat := jsonFields(s, d.Fields)
 	p.predict(container, flat, pairs, ttlMode, ttlMs)
 	return nil
 }
 
+// scriptArgs lays out ARGV for the CAS scripts (see scripts.go).
+func (p *Plan) scriptArgs(mode, ttlMode string, ttlMs int64, stateField, expState, fpField, expFP string, pairs []string) []any {
+	v := p.version
+	args := []any{mode, ttlMode, ttlMs, stateField, expState, fpField, expFP, v.Type, v.Content, v.Expiry, v.Companion, len(pairs) / 2}
+	for _, x := range pairs {
+		args = append(args, x)
+	}
+	return args
+}
+
+// unusedOptions refuses a write that would accept an option and drop it:
+// every option lands where the library reads it, or the write is refused.
+func (p *Plan) unusedOptions(s *inspect.Schema, spec inspect.ActionSpec) error {
+	if p.Kind == KindExpire {
+		return nil
+	}
+	var opts []string
+	if p.Status != 0 {
+		opts = append(opts, "a replay status (--status)")
+	}
+	if p.Response != nil {
+		opts = append(opts, "a replay response (--response)")
+	}
+	if p.Delete {
+		if p.TTL.Mode != "" {
+			opts = append(opts, "a TTL (--ttl)")
+		}
+		if len(opts) > 0 {
+			return fmt.Errorf("for schema %s, %s deletes the record (%s): %s would not be stored; drop %s",
+				s.Name, p.Kind, spec.Why, strings.Join(opts, " and "), plural(len(opts), "it", "them"))
+		}
+		return nil
+	}
+	if p.Status != 0 && (s.Status == "" || s.Codec == inspect.CodecRaw) {
+		return fmt.Errorf("schema %s stores no replay status: a status (--status) would be dropped and never replayed; drop it", s.Name)
+	}
+	if p.Response != nil && s.Response == "" && s.Codec != inspect.CodecRaw {
+		return fmt.Errorf("schema %s stores no replay response: a response (--response) would be dropped and never replayed; drop it", s.Name)
+	}
+	for _, v := range []string{p.Ref, p.Reason, p.By, deref(p.Response)} {
+		if isMarker(v) {
+			return errors.New("a value may not start with a NUL byte")
+		}
+	}
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// storedExpiry keeps a schema's own expiry in step with a TTL the write
+// sets: a library that reads its stored expiry (Powertools expiration,
+// gopotency ExpiresAt) would otherwise treat the record as gone at the old
+// time whatever its Redis TTL says. A stored processing deadline later than
+// the new expiry is brought down to it: a record cannot stay in progress
+// past its own end. An earlier deadline is left alone, so extending the
+// life of a stuck in-progress record does not block its retries longer.
+func (p *Plan) storedExpiry(s *inspect.Schema, d *inspect.Detail, ttl time.Duration) []string {
+	var out []string
+	if s.Expires != nil && p.hasField(s.Expires.Field) {
+		out = append(out, s.Expires.Field, atMarker(s.Expires.Unit, ttl))
+	}
+	if s.Deadline != nil && d.Record.DeadlineMs > 0 && d.Record.DeadlineMs > p.nowMs+ttl.Milliseconds() {
+		out = append(out, s.Deadline.Field, atMarker(s.Deadline.Unit, ttl))
+	}
+	return out
+}
+
+// hasField reports whether the record as read holds a field (or dot path);
+// a value too large to read whole may hold it.
+func (p *Plan) hasField(name string) bool {
+	if _, ok := p.Before.Fields[name]; ok {
+		return true
+	}
+	v, ok := p.Before.Fields["value"]
+	return ok && strings.HasPrefix(v, "‹")
+}
+
 // pairs lists the field/value pairs the action writes.
-func (p *Plan) pairs(s *inspect.Schema, spec inspect.ActionSpec, canon inspect.State) ([]string, error) {
+func (p *Plan) pairs(s *inspect.Schema, spec inspect.ActionSpec) ([]string, error) {
 	if p.Kind == KindExpire || p.Delete {
 		return nil, nil
 	}
@@ -333,25 +544,28 @@ func (p *Plan) pairs(s *inspect.Schema, spec inspect.ActionSpec, canon inspect.S
 		b, _ := json.Marshal(v)
 		return string(b)
 	}
-	out := []string{s.State.Field, lit(state)}
-	if s.Status != "" && status != 0 {
-		v := strconv.Itoa(status)
-		if !jsonVal {
-			out = append(out, s.Status, v)
-		} else {
-			out = append(out, s.Status, v) // a JSON number
+	var out []string
+	add := func(field, v string) {
+		if field == "" {
+			return
 		}
+		for i := 0; i < len(out); i += 2 {
+			if out[i] == field { // two roles share one field: the later wins
+				out[i+1] = v
+				return
+			}
+		}
+		out = append(out, field, v)
+	}
+	add(s.State.Field, lit(state))
+	if s.Status != "" && status != 0 {
+		add(s.Status, strconv.Itoa(status)) // a number in JSON too
 	}
 	if s.Response != "" && response != nil {
 		if jsonVal && json.Valid([]byte(*response)) {
-			out = append(out, s.Response, *response) // keep structured responses structured
+			add(s.Response, *response) // keep structured responses structured
 		} else {
-			out = append(out, s.Response, lit(*response))
-		}
-	}
-	add := func(field, v string) {
-		if field != "" {
-			out = append(out, field, v)
+			add(s.Response, lit(*response))
 		}
 	}
 	add(spec.At, nowMarker)
@@ -386,16 +600,15 @@ func (p *Plan) predict(container string, flat bool, pairs []string, ttlMode stri
 	for i := 0; i+1 < len(pairs); i += 2 {
 		f, v := pairs[i], pairs[i+1]
 		if flat {
-			setJSONField(a.Fields, f, v)
+			setJSONField(a.Fields, f, v, p.nowMs)
 		}
-		if container == "json" && v != nowMarker {
+		if isMarker(v) {
+			v = markerText(v, p.nowMs)
+		} else if container == "json" {
 			var s string
 			if json.Unmarshal([]byte(v), &s) == nil {
 				v = s
 			}
-		}
-		if v == nowMarker {
-			v = "(server time, ms)"
 		}
 		if !flat {
 			a.Fields[f] = v
@@ -460,7 +673,7 @@ func cjsonKeeps(fs []inspect.Field, pairs []string) error {
 		docs = append(docs, fs[0].Value)
 	}
 	for i := 1; i < len(pairs); i += 2 {
-		if pairs[i] != nowMarker {
+		if !isMarker(pairs[i]) {
 			docs = append(docs, pairs[i])
 		}
 	}
@@ -473,7 +686,7 @@ func cjsonKeeps(fs []inspect.Field, pairs []string) error {
 		}
 		if where, ok := cjsonRewrites("", v); ok {
 			return fmt.Errorf("the server's JSON encoder would rewrite %s (cjson keeps 14 significant digits and turns [] into {}): "+
-				"writing this record would corrupt it; expire it instead, or repair it by hand", where)
+				"writing this record would corrupt it; delete it (expire --ttl 0) instead, or repair it by hand", where)
 		}
 	}
 	return nil
@@ -537,33 +750,76 @@ func significantDigits(num string) int {
 
 // buildLockPlan repairs a lock with no record (an in-flight or abandoned
 // request in marker+lock formats): it can only be given a TTL or deleted,
-// guarded by its value and length.
+// guarded by its value and length, its version, and the record still not
+// existing (the record is the lock's companion).
 func buildLockPlan(ctx context.Context, c redis.UniversalClient, req Request) (*Plan, error) {
 	p := &Plan{Request: req, planned: time.Now()}
-	pipe := c.Pipeline()
-	val := pipe.GetRange(ctx, req.Key, 0, 255)
-	n := pipe.StrLen(ctx, req.Key)
-	ttl := pipe.PTTL(ctx, req.Key)
-	typ := pipe.Type(ctx, req.Key)
-	if _, err := pipe.Exec(ctx); err != nil && !isServerError(err) {
-		return nil, err
+	p.comp = companionKey(req.Keyspace, req.Key, true)
+	var val, n string
+	for range 3 {
+		v1, err := fetchVersion(ctx, c, req.Key, p.comp)
+		if err != nil {
+			return nil, err
+		}
+		pipe := c.Pipeline()
+		valCmd := pipe.GetRange(ctx, req.Key, 0, 255)
+		nCmd := pipe.StrLen(ctx, req.Key)
+		ttl := pipe.PTTL(ctx, req.Key)
+		typ := pipe.Type(ctx, req.Key)
+		now := pipe.Time(ctx)
+		if _, err := pipe.Exec(ctx); err != nil && !isServerError(err) {
+			return nil, err
+		}
+		v2, err := fetchVersion(ctx, c, req.Key, p.comp)
+		if err != nil {
+			return nil, err
+		}
+		if v1 != v2 {
+			continue
+		}
+		p.version, p.nowMs = v2, now.Val().UnixMilli()
+		if typ.Val() == "none" {
+			p.Before, p.Refused, p.Outcome = Snapshot{TTLms: -2}, "the key does not exist", NotFound
+			return p, nil
+		}
+		ms := ttl.Val().Milliseconds()
+		if ttl.Val() < 0 {
+			ms = int64(ttl.Val())
+		}
+		val, n = valCmd.Val(), strconv.FormatInt(nCmd.Val(), 10)
+		p.Before = Snapshot{Exists: true, Type: typ.Val(), State: "(lock only)", Canonical: "processing", TTLms: ms,
+			Version: v2.Short(), Fields: map[string]string{"value": val}}
+		break
 	}
-	if typ.Val() == "none" {
-		p.Before, p.Refused, p.Outcome = Snapshot{TTLms: -2}, "the key does not exist", NotFound
+	if !p.Before.Exists {
+		p.Refused, p.Outcome = errChanging.Error(), Conflict
 		return p, nil
 	}
-	ms := ttl.Val().Milliseconds()
-	if ttl.Val() < 0 {
-		ms = int64(ttl.Val())
-	}
-	p.Before = Snapshot{Exists: true, Type: typ.Val(), State: "(lock only)", Canonical: "processing", TTLms: ms,
-		Fields: map[string]string{"value": val.Val()}}
-	if typ.Val() != "string" {
-		p.Refused, p.Outcome = "the lock is a "+typ.Val()+", not a string", Refused
+	if p.Before.Type != "string" {
+		p.Refused, p.Outcome = "the lock is a "+p.Before.Type+", not a string", Refused
 		return p, nil
 	}
-	if req.Saw != nil && req.Saw.State != "" && req.Saw.State != p.Before.State {
-		p.Refused, p.Outcome = "the record changed since you saw it", Conflict
+	if p.version.Companion != "none" {
+		p.Refused, p.Outcome = "the record beside this lock exists now: the request completed; nothing written", Conflict
+		return p, nil
+	}
+	if req.Saw != nil {
+		var why []string
+		if req.Saw.State != "" && req.Saw.State != p.Before.State {
+			why = append(why, "state "+strconv.Quote(inspect.Sanitize(req.Saw.State))+" → "+strconv.Quote(p.Before.State))
+		}
+		if req.Saw.Version != "" {
+			if d := diffShort(req.Saw.Version, p.Before.Version); d != "" {
+				why = append(why, "version "+inspect.Sanitize(req.Saw.Version)+" → "+p.Before.Version+": "+d)
+			}
+		}
+		if len(why) > 0 {
+			p.Refused, p.Outcome = "the record changed since you saw it: "+strings.Join(why, ", ")+"; nothing written", Conflict
+			return p, nil
+		}
+	}
+	if why := p.unexpected(); why != "" {
+		p.Refused, p.Outcome = why+": nothing written", Conflict
 		return p, nil
 	}
 	if req.Kind == KindReconcile {
@@ -575,12 +831,18 @@ func buildLockPlan(ctx context.Context, c redis.UniversalClient, req Request) (*
 		return p, nil
 	}
 	p.Delete = req.Kind == KindFail || req.TTL.D == 0
+	if req.Kind == KindFail {
+		if err := p.unusedOptions(req.Keyspace.Schema, inspect.ActionSpec{Why: "a lone lock is deleted"}); err != nil {
+			p.Refused, p.Outcome = err.Error(), Refused
+			return p, nil
+		}
+	}
 	mode, ttlMode, ttlMs := "update", "set", req.TTL.D.Milliseconds()
 	if p.Delete {
 		mode, ttlMode, ttlMs = "delete", "keep", 0
 	}
 	p.script = casRaw
-	p.args = []any{mode, ttlMode, ttlMs, "", val.Val(), "", strconv.FormatInt(n.Val(), 10), 0}
+	p.args = p.scriptArgs(mode, ttlMode, ttlMs, "", val, "", n, nil)
 	p.predict("raw", false, nil, ttlMode, ttlMs)
 	if p.Delete {
 		p.Changes = []Change{{Field: "(lock)", Before: "held", After: "deleted: the next retry runs"}}

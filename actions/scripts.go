@@ -7,15 +7,19 @@ import (
 )
 
 // Every write is one of these compare-and-set scripts: it first checks that
-// the record still holds the state and fingerprint the operator saw, and
-// only then changes it. They answer {'applied', server_ms},
-// {'conflict', what, current}, or {'not_found'}. A conflict changes nothing.
+// the record is still the one the plan read — state, fingerprint, and its
+// whole version (every field, the expiry time, the lock companion; see
+// versionLua) — and only then changes it. They answer {'applied',
+// server_ms}, {'conflict', what, current}, or {'not_found'}. A conflict
+// changes nothing.
 //
+// KEYS: 1 the record, 2 its companion (optional).
 // Common ARGV: 1 mode (update|delete), 2 ttl (keep|set), 3 ttl ms,
 // 4 state field, 5 expected state, 6 fingerprint field ("" skips),
-// 7 expected fingerprint, 8 number of field/value pairs, then the pairs.
-// A value of "\0now" becomes the server time in epoch ms. With no pairs, an
-// update only sets the TTL: the value is never rewritten for an expire.
+// 7 expected fingerprint, 8 expected type, 9 content, 10 expiry,
+// 11 companion, 12 number of field/value pairs, then the pairs.
+// Values starting with "\0" are server times (see timeLua). With no pairs,
+// an update only sets the TTL: the value is never rewritten for an expire.
 
 // casScript is a CAS script with its source, sent at most once per write
 // (see run).
@@ -58,8 +62,75 @@ func (s *casScript) send(ctx context.Context, c redis.UniversalClient, name, bod
 	return cmd
 }
 
+// timeLua turns the pair markers into server times: "\0now" is the server
+// time in epoch ms (a number); "\0at:UNIT:OFFSET_MS" is the server time
+// plus OFFSET_MS in a stored expiry's unit (s, ms, float_s numbers; rfc3339
+// text, UTC). Computed inside the script, the stored expiry and the Redis
+// TTL are set from the same clock at the same moment.
+const timeLua = `
+local now = redis.call('TIME')
+local msn = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local ms = string.format('%.0f', msn)
+local function rfc3339(t)
+  local secs = math.floor(t / 1000)
+  local days = math.floor(secs / 86400)
+  local rem = secs - days * 86400
+  local z = days + 719468
+  local era = math.floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
+  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+  local mp = math.floor((5 * doy + 2) / 153)
+  local d = doy - math.floor((153 * mp + 2) / 5) + 1
+  local m = mp + 3
+  if mp >= 10 then m = mp - 9 end
+  local y = yoe + era * 400
+  if m <= 2 then y = y + 1 end
+  return string.format('%04d-%02d-%02dT%02d:%02d:%02d.%03dZ', y, m, d,
+    math.floor(rem / 3600), math.floor((rem % 3600) / 60), rem % 60, t % 1000)
+end
+-- marker returns the value for v, as a number where the unit is one, and
+-- whether v was a marker at all.
+local function marker(v)
+  if v == '\0now' then return msn, true end
+  if string.sub(v, 1, 4) ~= '\0at:' then return v, false end
+  local unit, off = string.match(v, '^%zat:([%w_]+):(%-?%d+)$')
+  local t = msn + tonumber(off)
+  if unit == 's' then return math.floor(t / 1000), true end
+  if unit == 'ms' then return t, true end
+  if unit == 'float_s' then return t / 1000, true end
+  return rfc3339(t), true
+end
+local function text(v)
+  if type(v) == 'number' then
+    if v == math.floor(v) then return string.format('%.0f', v) end
+    return string.format('%.3f', v)
+  end
+  return v
+end
+`
+
+// guardLua checks the version the plan read (ARGV 8-11); it runs after the
+// state and fingerprint checks, whose answers say more.
+const guardLua = `
+local function guard()
+  local v, n = version(KEYS[1], KEYS[2])
+  if v == nil then return {'conflict', 'fields', 'more than 4096 fields'} end
+  if v[1] ~= ARGV[8] then return {'conflict', 'type', v[1]} end
+  if v[2] ~= ARGV[9] then return {'conflict', 'fields', ''} end
+  if v[3] ~= ARGV[10] then return {'conflict', 'ttl', v[3]} end
+  if v[4] ~= ARGV[11] then return {'conflict', 'companion', v[4]} end
+  return nil
+end
+local function set_ttl(key)
+  if ARGV[2] == 'set' then
+    if tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', key, ARGV[3]) else redis.call('PERSIST', key) end
+  end
+end
+`
+
 // casHash guards hash records (the lesson's format).
-var casHash = newCAS(`
+var casHash = newCAS(versionLua + timeLua + guardLua + `
 local key = KEYS[1]
 if redis.call('EXISTS', key) == 0 then return {'not_found'} end
 local t = redis.call('TYPE', key)['ok']
@@ -70,30 +141,26 @@ if ARGV[6] ~= '' then
   local fp = redis.call('HGET', key, ARGV[6]) or ''
   if fp ~= ARGV[7] then return {'conflict', 'fingerprint', string.sub(fp, 1, 256)} end
 end
-local now = redis.call('TIME')
-local ms = string.format('%.0f', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000))
+local c = guard()
+if c then return c end
 if ARGV[1] == 'delete' then
   redis.call('DEL', key)
   return {'applied', ms}
 end
-local n = tonumber(ARGV[8])
+local n = tonumber(ARGV[12])
 local args = {}
 for i = 0, n - 1 do
-  local v = ARGV[10 + 2 * i]
-  if v == '\0now' then v = ms end
-  args[#args + 1] = ARGV[9 + 2 * i]
-  args[#args + 1] = v
+  args[#args + 1] = ARGV[13 + 2 * i]
+  args[#args + 1] = text(marker(ARGV[14 + 2 * i]))
 end
 if #args > 0 then redis.call('HSET', key, unpack(args)) end
-if ARGV[2] == 'set' then
-  if tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', key, ARGV[3]) else redis.call('PERSIST', key) end
-end
+set_ttl(key)
 return {'applied', ms}
 `)
 
 // casJSON guards JSON-string records; field names are dot paths. Values are
 // JSON literals so numbers stay numbers.
-var casJSON = newCAS(`
+var casJSON = newCAS(versionLua + timeLua + guardLua + `
 local key = KEYS[1]
 if redis.call('EXISTS', key) == 0 then return {'not_found'} end
 local t = redis.call('TYPE', key)['ok']
@@ -120,34 +187,31 @@ local function set(path, v)
   end
   cur[last] = v
 end
-local function text(v)
+local function show(v)
   if v == nil or v == cjson.null then return '' end
   if type(v) == 'table' then return cjson.encode(v) end
   return tostring(v)
 end
-local st = text(get(ARGV[4]))
+local st = show(get(ARGV[4]))
 if st ~= ARGV[5] then return {'conflict', 'state', string.sub(st, 1, 256)} end
 if ARGV[6] ~= '' then
-  local fp = text(get(ARGV[6]))
+  local fp = show(get(ARGV[6]))
   if fp ~= ARGV[7] then return {'conflict', 'fingerprint', string.sub(fp, 1, 256)} end
 end
-local now = redis.call('TIME')
-local msn = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-local ms = string.format('%.0f', msn)
+local c = guard()
+if c then return c end
 if ARGV[1] == 'delete' then
   redis.call('DEL', key)
   return {'applied', ms}
 end
-if tonumber(ARGV[8]) == 0 then
-  if ARGV[2] == 'set' then
-    if tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', key, ARGV[3]) else redis.call('PERSIST', key) end
-  end
+local n = tonumber(ARGV[12])
+if n == 0 then
+  set_ttl(key)
   return {'applied', ms}
 end
-local n = tonumber(ARGV[8])
 for i = 0, n - 1 do
-  local v = ARGV[10 + 2 * i]
-  if v == '\0now' then set(ARGV[9 + 2 * i], msn) else set(ARGV[9 + 2 * i], cjson.decode(v)) end
+  local v, isTime = marker(ARGV[14 + 2 * i])
+  if isTime then set(ARGV[13 + 2 * i], v) else set(ARGV[13 + 2 * i], cjson.decode(v)) end
 end
 local out = cjson.encode(doc)
 if ARGV[2] == 'set' then
@@ -158,10 +222,10 @@ end
 return {'applied', ms}
 `)
 
-// casRaw guards bare markers: the expected state is the value's first bytes
-// (ARGV[5]) and its length (ARGV[7]), since a replaced value may be long.
-// The single pair's value replaces the marker.
-var casRaw = newCAS(`
+// casRaw guards bare markers and lone locks: the expected state is the
+// value's first bytes (ARGV[5]) and its length (ARGV[7]), since a replaced
+// value may be long. The single pair's value replaces the marker.
+var casRaw = newCAS(versionLua + timeLua + guardLua + `
 local key = KEYS[1]
 if redis.call('EXISTS', key) == 0 then return {'not_found'} end
 local t = redis.call('TYPE', key)['ok']
@@ -171,19 +235,17 @@ local n = redis.call('STRLEN', key)
 if v ~= ARGV[5] or tostring(n) ~= ARGV[7] then
   return {'conflict', 'state', string.sub(redis.call('GETRANGE', key, 0, 255), 1, 256)}
 end
-local now = redis.call('TIME')
-local ms = string.format('%.0f', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000))
+local c = guard()
+if c then return c end
 if ARGV[1] == 'delete' then
   redis.call('DEL', key)
   return {'applied', ms}
 end
-if tonumber(ARGV[8]) == 0 then
-  if ARGV[2] == 'set' then
-    if tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', key, ARGV[3]) else redis.call('PERSIST', key) end
-  end
+if tonumber(ARGV[12]) == 0 then
+  set_ttl(key)
   return {'applied', ms}
 end
-local nv = ARGV[10]
+local nv = ARGV[14]
 if ARGV[2] == 'set' then
   if tonumber(ARGV[3]) > 0 then redis.call('SET', key, nv, 'PX', ARGV[3]) else redis.call('SET', key, nv) end
 else

@@ -40,7 +40,8 @@ func classify(ks *Keyspace, o *observed, nowMs int64) Record {
 		r.Flags |= FlagNoTTL
 	}
 	if o.wrongType {
-		r.Flags |= FlagWrongType | FlagUnknownState | FlagUndecoded
+		// not a record of this schema: its state is not "unknown", it has none
+		r.Flags |= FlagWrongType | FlagUndecoded
 		r.State = StateUnknown
 		return r
 	}
@@ -59,8 +60,12 @@ func classify(ks *Keyspace, o *observed, nowMs int64) Record {
 	}
 	st, raw, known := s.mapState(f.val[slotState], f.has[slotState])
 	r.State, r.RawState = st, capString(raw, 128)
-	if !known {
-		r.Flags |= FlagUnknownState
+	switch {
+	case known:
+	case f.has[slotState] && f.val[slotState] != "" || s.Codec == CodecRaw && !f.decodeErr:
+		r.Flags |= FlagUnknownState // a stored state the schema does not map (a marker's value is its state)
+	default:
+		r.Flags |= FlagUndecoded // no state at all, and the schema gives none for that
 	}
 	if s.Fingerprint != "" {
 		if f.has[slotFingerprint] && f.val[slotFingerprint] != "" {

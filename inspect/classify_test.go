@@ -59,8 +59,10 @@ func TestClassifyAtlasmart(t *testing.T) {
 			StateSucceeded, 0, -1, AgeUnknown},
 		{"unknown state", hashObs(key, 250_000, map[int]string{slotState: "WEIRD", slotFingerprint: fp64}),
 			StateUnknown, FlagUnknownState, -1, AgeUnknown},
+		// No state at all is not an unknown state: the hash is not a record
+		// of this schema (unknown_state counts only stored, unmapped states).
 		{"missing state and fingerprint", hashObs(key, 250_000, nil),
-			StateUnknown, FlagUnknownState | FlagMissingFingerprint, -1, AgeUnknown},
+			StateUnknown, FlagUndecoded | FlagMissingFingerprint, -1, AgeUnknown},
 		{"garbage status", hashObs(key, 250_000, map[int]string{slotState: "SUCCEEDED", slotFingerprint: fp64, slotStatus: "two hundred"}),
 			StateSucceeded, FlagDecodeError, -1, AgeUnknown},
 		{"TTL above reserve: age unknown", hashObs(key, 90_000, map[int]string{slotState: "PROCESSING", slotFingerprint: fp64}),
@@ -68,7 +70,7 @@ func TestClassifyAtlasmart(t *testing.T) {
 		{"template mismatch kept", hashObs("atlasmart:ch23:idem:oops", 50_000, map[int]string{slotState: "PROCESSING", slotFingerprint: fp64}),
 			StateProcessing, FlagTemplateMismatch, 10_000, AgeTTL},
 		{"wrong type", &observed{key: key, pttl: 1000, mem: 50, typ: TypeList, wrongType: true},
-			StateUnknown, FlagWrongType | FlagUnknownState | FlagUndecoded, -1, AgeUnknown},
+			StateUnknown, FlagWrongType | FlagUndecoded, -1, AgeUnknown},
 	}
 	for _, c := range cases {
 		r := classify(ks, c.o, now)
@@ -225,3 +227,17 @@ func TestSchemaErrors(t *testing.T) {
 func itoa(n int64) string         { return strconv.FormatInt(n, 10) }
 func len64(s string) int64        { return int64(len(s)) }
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// Two roles may share one field: marker-lock reads the replay's HTTP status
+// as both its state (any value: completed) and its status. Before the
+// decoder filled every role a path serves, the state was never read.
+func TestClassifySharedStateAndStatusPath(t *testing.T) {
+	ks := mustKeyspace(t, "marker-lock", nil)
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC).UnixMilli()
+	o := &observed{key: "idempotency_keys:abc", pttl: 1000, mem: 100, typ: TypeString}
+	decodeJSON(ks.Schema, []byte(`{"status":201,"headers":{},"response":"{\"id\":1}"}`), false, &o.f)
+	r := classify(ks, o, now)
+	if r.RawState != "201" || r.Status != 201 || r.State != StateSucceeded || r.Flags&(FlagUnknownState|FlagUndecoded|FlagDecodeError) != 0 {
+		t.Fatalf("shared path: raw %q status %d state %v flags %v", r.RawState, r.Status, r.State, r.Flags)
+	}
+}

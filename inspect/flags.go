@@ -12,7 +12,7 @@ const (
 	FlagStale              Flags = 1 << iota // processing past its timeout
 	FlagNoTTL                                // PTTL -1: the record never expires
 	FlagProcessingNoTTL                      // processing and never expires: retries blocked forever
-	FlagUnknownState                         // the state value maps to no canonical state
+	FlagUnknownState                         // a stored state value the schema maps to no canonical state
 	FlagMissingFingerprint                   // the schema has a fingerprint but the record does not
 	FlagWrongType                            // the key's Redis type is not the schema's container
 	FlagLargeResponse                        // replay body above the keyspace's large-response threshold
@@ -36,7 +36,7 @@ var flagInfos = [numFlags]FlagInfo{
 	{FlagStale, "stale", "processing for longer than the keyspace's processing timeout: the worker probably crashed"},
 	{FlagNoTTL, "no_ttl", "the key has no TTL (PTTL -1) and will never expire on its own"},
 	{FlagProcessingNoTTL, "processing_no_ttl", "processing with no TTL: every retry of this request is blocked until someone repairs it"},
-	{FlagUnknownState, "unknown_state", "the stored state is missing or maps to no known state"},
+	{FlagUnknownState, "unknown_state", "the stored state is a value the schema does not map to any known state"},
 	{FlagMissingFingerprint, "missing_fingerprint", "no request fingerprint: a retry with another body cannot be detected"},
 	{FlagWrongType, "wrong_type", "the key's Redis type does not match the schema's container"},
 	{FlagLargeResponse, "large_response", "the stored replay response is above the large-response threshold"},

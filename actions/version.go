@@ -1,0 +1,244 @@
+package actions
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// A record's version pins everything a write must not overwrite unseen: its
+// type, every field and value (hashed on the server, so a large value is
+// never fetched), its expiry time, and its companion key (the lock beside a
+// record, or the record beside a lone lock). State and fingerprint alone
+// are not enough: a Powertools record has no fingerprint unless payload
+// validation is on, so a new invocation taking over an expired in-progress
+// record would look the same. The expiry is absolute (PEXPIRETIME), so a
+// re-reservation with the same body still differs: it starts a new TTL.
+//
+// versionLua is the one definition, shared by the read script and every
+// compare-and-set script, so the two can never drift apart.
+const versionLua = `
+local MAX_FIELDS = 4096
+local function content_of(key, t)
+  if t == 'string' then
+    return 'string:' .. redis.sha1hex(redis.call('GET', key))
+  end
+  if t == 'hash' then
+    local n = redis.call('HLEN', key)
+    if n > MAX_FIELDS then return nil, n end
+    local all = redis.call('HGETALL', key)
+    local idx = {}
+    for i = 1, #all, 2 do idx[#idx + 1] = i end
+    table.sort(idx, function(a, b) return all[a] < all[b] end)
+    local parts = {}
+    for _, i in ipairs(idx) do
+      parts[#parts + 1] = #all[i] .. ':' .. all[i] .. '=' .. redis.sha1hex(all[i + 1])
+    end
+    return 'hash:' .. redis.sha1hex(table.concat(parts, '\n'))
+  end
+  return t
+end
+local function expiry_of(key)
+  local ok, e = pcall(redis.call, 'PEXPIRETIME', key)
+  if ok and type(e) == 'number' then return tostring(e) end
+  -- servers before 7.0: only whether it expires
+  if redis.call('PTTL', key) >= 0 then return 'volatile' end
+  return '-1'
+end
+local function companion_of(key)
+  if key == nil then return '' end
+  local t = redis.call('TYPE', key)['ok']
+  if t == 'none' then return 'none' end
+  if t ~= 'string' then return t end
+  local n = redis.call('STRLEN', key)
+  return redis.sha1hex(n .. ':' .. redis.call('GETRANGE', key, 0, 1023) .. ':' .. expiry_of(key))
+end
+-- version returns {type, content, expiry, companion}, or nil and the field
+-- count of a hash too large to pin.
+local function version(key, comp)
+  local t = redis.call('TYPE', key)['ok']
+  if t == 'none' then return {'none', '', '', companion_of(comp)} end
+  local c, n = content_of(key, t)
+  if c == nil then return nil, n end
+  return {t, c, expiry_of(key), companion_of(comp)}
+end
+`
+
+// readVersionBody runs the version definition alone: KEYS[1] the key,
+// KEYS[2] its companion if any.
+const readVersionBody = versionLua + `
+local v, n = version(KEYS[1], KEYS[2])
+if v == nil then return {'too_large', tostring(n)} end
+return v
+`
+
+// readVersion declares itself read-only (Redis 7's script flags), so it
+// runs during CLIENT PAUSE WRITE, under maxmemory and on replicas like the
+// other reads. Servers that cannot parse the flags line (before 7.0, and
+// the demo's embedded server) run readVersionPlain instead.
+var (
+	readVersion      = newCAS("#!lua flags=no-writes\n" + readVersionBody)
+	readVersionPlain = newCAS(readVersionBody)
+	noScriptFlags    atomic.Bool
+)
+
+// Version is a record's pinned version, in parts so a conflict can say
+// what changed.
+type Version struct {
+	Type, Content, Expiry, Companion string
+}
+
+// versionPartLens are the lengths of Version.Short's parts: content,
+// expiry, companion.
+var versionPartLens = [3]int{10, 6, 4}
+
+// Short is the printed form: 20 hex characters, fixed positions (content
+// with type, expiry, companion), short enough for a --from-file column.
+func (v Version) Short() string {
+	if v.Type == "" {
+		return ""
+	}
+	parts := []string{v.Type + "\n" + v.Content, v.Expiry, v.Companion}
+	var b strings.Builder
+	for i, p := range parts {
+		sum := sha1.Sum([]byte(p))
+		b.WriteString(hex.EncodeToString(sum[:])[:versionPartLens[i]])
+	}
+	return b.String()
+}
+
+// diffShort names what differs between a pinned short version and the
+// current one ("" when they agree).
+func diffShort(pinned, now string) string {
+	if pinned == now {
+		return ""
+	}
+	if len(pinned) != len(now) {
+		return "its version " + inspect.Sanitize(pinned) + " is not one idemctl prints (want 20 hex characters)"
+	}
+	names := []string{"its fields changed", "its TTL was re-set", "its lock companion changed"}
+	var out []string
+	at := 0
+	for i, n := range versionPartLens {
+		if pinned[at:at+n] != now[at:at+n] {
+			out = append(out, names[i])
+		}
+		at += n
+	}
+	return strings.Join(out, ", ")
+}
+
+// ValidVersion reports whether s has the printed form of a version.
+func ValidVersion(s string) bool {
+	if len(s) != 20 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
+}
+
+// companionKey is the key whose presence and value belong to the record:
+// the schema's lock beside a record, or the record beside a lone lock.
+func companionKey(ks *inspect.Keyspace, key string, isLock bool) string {
+	lk := ks.Schema.Lock
+	if lk == nil {
+		return ""
+	}
+	if isLock {
+		rec, _ := lk.RecordKey(key)
+		return rec
+	}
+	return lk.LockKey(key)
+}
+
+// scriptKeys lists KEYS for a script over key and its companion.
+func scriptKeys(key, comp string) []string {
+	if comp == "" {
+		return []string{key}
+	}
+	return []string{key, comp}
+}
+
+// fetchVersion reads a record's version. A cluster answers CROSSSLOT when
+// the companion lives in another slot; it is then read apart, which a
+// write re-checks just before its script (see Executor.Apply).
+func fetchVersion(ctx context.Context, c redis.UniversalClient, key, comp string) (Version, error) {
+	reply, err := runReadVersion(ctx, c, scriptKeys(key, comp))
+	if comp != "" && crossSlot(err) {
+		if reply, err = runReadVersion(ctx, c, []string{key}); err == nil && len(reply) == 4 {
+			var cv Version
+			if cv, err = fetchVersion(ctx, c, comp, ""); err == nil {
+				reply[3] = companionDigest(cv)
+			}
+		}
+	}
+	if err != nil {
+		return Version{}, err
+	}
+	if len(reply) == 2 && reply[0] == "too_large" {
+		return Version{}, fmt.Errorf("the record has %s fields, more than idemctl pins (4,096): it is not an idempotency record; repair it by hand", reply[1])
+	}
+	if len(reply) != 4 {
+		return Version{}, fmt.Errorf("unexpected reply from the version script: %q", reply)
+	}
+	return Version{Type: reply[0], Content: reply[1], Expiry: reply[2], Companion: reply[3]}, nil
+}
+
+func runReadVersion(ctx context.Context, c redis.UniversalClient, keys []string) ([]string, error) {
+	if !noScriptFlags.Load() {
+		// EVAL, not EVALSHA: a paused server holds an EVALSHA it has no
+		// script for, since it cannot know that script's flags.
+		reply, err := readVersion.send(ctx, c, "eval", readVersion.src, keys, nil).StringSlice()
+		if err == nil || !isServerError(err) || !strings.Contains(err.Error(), "compiling script") {
+			return reply, err
+		}
+		noScriptFlags.Store(true)
+	}
+	return readVersionPlain.send(ctx, c, "eval", readVersionPlain.src, keys, nil).StringSlice()
+}
+
+// companionDigest is the companion part of a version read apart (cluster,
+// another slot). It differs in form from the script's, but a write in that
+// case compares it in Go, with a version read the same way.
+func companionDigest(v Version) string {
+	if v.Type == "none" {
+		return "none"
+	}
+	return "apart:" + v.Type + ":" + v.Content + ":" + v.Expiry
+}
+
+func crossSlot(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "CROSSSLOT")
+}
+
+// versionConflict says what a script's version conflict means.
+func (p *Plan) versionConflict(what, cur string) string {
+	switch what {
+	case "type":
+		return "its type is now " + strconv.Quote(inspect.Sanitize(cur))
+	case "fields":
+		return "its stored fields differ from the ones read (state and fingerprint alone would not show it)"
+	case "ttl":
+		if cur == "-1" {
+			return "its TTL was removed"
+		}
+		return "its TTL was re-set (a new reservation, a completion or another writer)"
+	case "companion":
+		if p.Before.State == "(lock only)" {
+			return "its record " + strconv.Quote(inspect.Sanitize(p.comp)) + " appeared (the request completed)"
+		}
+		if cur == "none" {
+			return "its lock " + strconv.Quote(inspect.Sanitize(p.comp)) + " is gone"
+		}
+		return "its lock " + strconv.Quote(inspect.Sanitize(p.comp)) + " appeared or changed (another worker took the record)"
+	}
+	return inspect.Sanitize(what) + " changed"
+}
