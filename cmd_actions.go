@@ -44,7 +44,7 @@ func (w *writeFlags) register(fs *pflag.FlagSet, kind actions.Kind) {
 	}
 	fs.StringVar(&w.expectState, "expect-state", "", "refuse unless the record is in this state (stored or canonical)")
 	fs.StringVar(&w.expectFP, "expect-fingerprint", "", "refuse unless the record has this fingerprint")
-	fs.StringVar(&w.fromFile, "from-file", "", "read keys from a file (- for stdin): one per line, optionally KEY<TAB>STATE<TAB>FINGERPRINT")
+	fs.StringVar(&w.fromFile, "from-file", "", "read keys from a file (- for stdin): one per line, optionally KEY<TAB>STATE<TAB>FINGERPRINT<TAB>VERSION")
 	fs.BoolVar(&w.dryRun, "dry-run", false, "show what would change; write nothing")
 	fs.BoolVar(&w.yes, "yes", false, "do not ask for confirmation")
 	fs.BoolVar(&w.write, "write", false, "enable writes for this run (or writes: true in the profile)")
@@ -136,29 +136,28 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, args []string) er
 	ex := &actions.Executor{Client: s.client, Policy: policy, Identity: identity(s)}
 	var plans []*actions.Plan
 	for _, t := range targets {
-		ks := keyspaceFor(s.keyspaces, t.key)
-		if ks == nil {
-			plans = append(plans, &actions.Plan{Request: actions.Request{Kind: kind, Key: t.key},
-				Refused: "no keyspace matches this key (check --match/--preset or the config)", Outcome: actions.Refused})
-			continue
-		}
-		req := actions.Request{Kind: kind, Keyspace: ks, Key: t.key, Reason: wf.reason, TTL: ttl, Ref: wf.ref,
-			Status: wf.status, Saw: t.saw}
+		req := actions.Request{Kind: kind, Keyspace: keyspaceFor(s.keyspaces, t.key), Key: t.key, Reason: wf.reason,
+			TTL: ttl, Ref: wf.ref, Status: wf.status, Saw: t.saw, ExpectState: wf.expectState, ExpectFingerprint: wf.expectFP}
 		if fs.Changed("response") {
 			r := wf.response
 			req.Response = &r
+		}
+		if kind != actions.KindExpire && !fs.Changed("ttl") {
+			req.TTL = actions.TTL{} // the action's default
 		}
 		p, err := ex.Plan(ctx, req)
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", inspect.Sanitize(t.key), err)
 		}
-		expectations(p, wf.expectState, wf.expectFP)
 		plans = append(plans, p)
 	}
-	runnable := 0
+	runnable, conflicts := 0, 0
 	for _, p := range plans {
-		if p.Refused == "" {
+		switch {
+		case p.Refused == "":
 			runnable++
+		case p.Outcome == actions.Conflict:
+			conflicts++
 		}
 	}
 	printPlans(a.stderr, kind, plans)
@@ -170,6 +169,9 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, args []string) er
 		if err := confirm(a, kind, fs, &wf, policy, plans, runnable, s); err != nil {
 			return err
 		}
+	}
+	if runnable > 0 || conflicts > 0 {
+		// conflicts found while planning are audited too
 		auditPath := pick(wf.auditLog, s.profile.AuditLog)
 		if auditPath == "" {
 			auditPath = actions.DefaultAuditPath()
@@ -246,17 +248,26 @@ func readTargets(a *app, args []string, file string) ([]target, error) {
 	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
+	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimRight(sc.Text(), "\r")
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
 		parts := strings.Split(line, "\t")
 		t := target{key: parts[0]}
+		if len(parts) > 4 {
+			return nil, usageErr("--from-file line %d: %d tab-separated columns; want KEY[<TAB>STATE<TAB>FINGERPRINT[<TAB>VERSION]]", n, len(parts))
+		}
 		if len(parts) >= 2 {
 			t.saw = &actions.Seen{State: parts[1]}
 			if len(parts) >= 3 {
 				t.saw.Fingerprint = parts[2]
+			}
+			if len(parts) == 4 {
+				if !actions.ValidVersion(parts[3]) {
+					return nil, usageErr("--from-file line %d: version %q is not one idemctl prints (20 hex characters)", n, inspect.Sanitize(parts[3]))
+				}
+				t.saw.Version = parts[3]
 			}
 		}
 		out = append(out, t)
@@ -275,20 +286,6 @@ func keyspaceFor(kss []*inspect.Keyspace, key string) *inspect.Keyspace {
 		}
 	}
 	return nil
-}
-
-// expectations turns --expect-state/--expect-fingerprint into a conflict
-// before anything is written.
-func expectations(p *actions.Plan, state, fp string) {
-	if p.Refused != "" || !p.Before.Exists {
-		return
-	}
-	if state != "" && state != p.Before.State && !strings.EqualFold(state, p.Before.Canonical) {
-		p.Refused, p.Outcome = fmt.Sprintf("expected state %q, the record is %q: nothing written", state, p.Before.State), actions.Conflict
-	}
-	if fp != "" && fp != p.Before.Fingerprint {
-		p.Refused, p.Outcome = "expected fingerprint differs from the record's: nothing written", actions.Conflict
-	}
 }
 
 func identity(s *session) actions.Identity {
@@ -317,7 +314,7 @@ func printPlans(w io.Writer, kind actions.Kind, plans []*actions.Plan) {
 			fmt.Fprintf(w, "%s %s: %s: %s\n", kind, inspect.Sanitize(p.Key), p.Outcome, inspect.Sanitize(p.Refused))
 			continue
 		}
-		fmt.Fprintf(w, "%s %s (keyspace %s):\n", kind, inspect.Sanitize(p.Key), p.Keyspace.Name)
+		fmt.Fprintf(w, "%s %s (keyspace %s, version %s):\n", kind, inspect.Sanitize(p.Key), p.Keyspace.Name, p.Before.Version)
 		for _, c := range p.Changes {
 			fmt.Fprintf(w, "  %-16s %s → %s\n", inspect.Sanitize(c.Field), clip(inspect.Sanitize(c.Before)), clip(inspect.Sanitize(c.After)))
 		}
@@ -372,9 +369,10 @@ func confirm(a *app, kind actions.Kind, fs *pflag.FlagSet, wf *writeFlags, polic
 	return nil
 }
 
-// exactCommand rebuilds the command line with --yes and the state and
-// fingerprint each record was shown with, so the non-interactive run
-// compares-and-sets against the same thing. It keeps every flag the
+// exactCommand rebuilds the command line with --yes and the state,
+// fingerprint and version each record was shown with, so the
+// non-interactive run compares-and-sets against the same record: one that
+// changed in any field, TTL or lock since it was printed is a conflict. It keeps every flag the
 // operator gave (config, profile, where the password comes from, keyspace,
 // audit log, …): a --url is printed without its password, and the keys
 // move into the here-document.
@@ -413,7 +411,7 @@ func exactCommand(kind actions.Kind, fs *pflag.FlagSet, plans []*actions.Plan, s
 	b.WriteString(" --yes --from-file - <<'EOF'\n")
 	for _, p := range plans {
 		if p.Refused == "" {
-			fmt.Fprintf(&b, "%s\t%s\t%s\n", p.Key, p.Before.State, p.Before.Fingerprint)
+			fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", p.Key, p.Before.State, p.Before.Fingerprint, p.Before.Version)
 		}
 	}
 	b.WriteString("EOF")

@@ -82,6 +82,12 @@ type demo struct {
 
 func startDemo(ctx context.Context, count, rate int, crash float64) (*demo, error) {
 	srv := miniredis.NewMiniRedis()
+	// TTLs run down with a clock that moves in steps: TIME, PTTL and
+	// PEXPIRETIME then agree with each other at every moment, as on a real
+	// server (FastForward alone moves TTLs but not the clock, so a key's
+	// expiry time would drift and every guarded write would see a change).
+	srv.SetTime(time.Now())
+	srv.ClockTTL(true)
 	if err := srv.StartAddr("127.0.0.1:0"); err != nil {
 		return nil, fmt.Errorf("start the embedded Redis: %w", err)
 	}
@@ -115,16 +121,14 @@ func startDemo(ctx context.Context, count, rate int, crash float64) (*demo, erro
 		if rest := count - first; rest > 0 {
 			go appsim.Seed(dctx, client, plan(rest, 43))
 		}
-		t := time.NewTicker(250 * time.Millisecond)
+		t := time.NewTicker(50 * time.Millisecond)
 		defer t.Stop()
-		last := time.Now()
 		for {
 			select {
 			case <-dctx.Done():
 				return
 			case now := <-t.C:
-				srv.FastForward(now.Sub(last)) // let TTLs run down in real time
-				last = now
+				srv.SetTime(now)
 			}
 		}
 	}()

@@ -104,6 +104,9 @@ func TestBulkWriteUnderTrafficLosesNothing(t *testing.T) {
 		} else {
 			outcomes[e.Key] = e.Outcome
 			in := intents[e.ID]
+			if in.ID == "" && e.Outcome == actions.Conflict && e.Before != nil && e.Key != "" {
+				continue // a conflict found while planning: audited alone, nothing sent
+			}
 			if in.Key != e.Key || in.Before == nil {
 				t.Fatalf("outcome without its intent: %+v", e)
 			}

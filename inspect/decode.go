@@ -24,17 +24,15 @@ type fields struct {
 // the read cap still yields the fields that came before the cut.
 func decodeJSON(s *Schema, data []byte, truncated bool, f *fields) {
 	f.respLen = -1
-	want := map[string]int{}
-	for slot, name := range s.fields {
-		if name != "" {
-			want[name] = slot
-		}
-	}
+	want := s.paths
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	err := walkJSON(dec, "", 0, func(path string, raw json.RawMessage) {
-		if slot, ok := want[path]; ok {
-			f.val[slot], f.has[slot] = jsonScalarText(raw), true
+		if slots, ok := want[path]; ok {
+			v := jsonScalarText(raw)
+			for _, slot := range slots { // roles may share one path (state and status)
+				f.val[slot], f.has[slot] = v, true
+			}
 		}
 		if s.Response != "" && path == s.Response {
 			f.respLen = int64(len(raw))
@@ -52,7 +50,7 @@ const maxJSONDepth = 32
 
 // walkJSON visits the members of one JSON object, descending into nested
 // objects only when some wanted path lies below.
-func walkJSON(dec *json.Decoder, prefix string, depth int, visit func(string, json.RawMessage), want map[string]int, resp string) error {
+func walkJSON(dec *json.Decoder, prefix string, depth int, visit func(string, json.RawMessage), want map[string][]int, resp string) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return err
@@ -102,7 +100,7 @@ func (e jsonErr) Error() string { return string(e) }
 
 const errNotObject = jsonErr("not a JSON object")
 
-func wantsBelow(path string, want map[string]int, resp string) bool {
+func wantsBelow(path string, want map[string][]int, resp string) bool {
 	p := path + "."
 	if strings.HasPrefix(resp, p) {
 		return true

@@ -139,7 +139,8 @@ type Schema struct {
 	folded map[string]State    // compiled Map, case-folded
 	other  State
 	miss   State
-	fields []string // hash fields fetched with HMGET, in slot order
+	fields []string         // hash fields fetched with HMGET, in slot order
+	paths  map[string][]int // JSON paths to the slots they fill; two roles may share one
 }
 
 // interned is a compiled state entry; raw is the schema's own string, shared
@@ -267,6 +268,12 @@ func (s *Schema) Compile() error {
 	}
 	if s.Expires != nil {
 		s.fields[slotExpires] = s.Expires.Field
+	}
+	s.paths = map[string][]int{}
+	for slot, name := range s.fields {
+		if name != "" {
+			s.paths[name] = append(s.paths[name], slot)
+		}
 	}
 	return nil
 }

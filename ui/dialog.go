@@ -245,7 +245,7 @@ func parseTTLInput(kind actions.Kind, v string) (actions.TTL, error) {
 	case v == "" && kind == actions.KindExpire:
 		return actions.TTL{}, fmt.Errorf("a TTL is required (0 deletes)")
 	case (v == "" || v == "retention") && kind != actions.KindExpire:
-		return actions.TTL{Mode: actions.TTLRetention}, nil
+		return actions.TTL{}, nil // the action's default: the retention horizon where the record stays
 	case v == "keep" && kind != actions.KindExpire:
 		return actions.TTL{Mode: actions.TTLKeep}, nil
 	}
