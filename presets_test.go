@@ -114,6 +114,23 @@ var presetCases = []presetCase{
 			"idempotency_keys:lock:ghi": {state: "processing", ageSource: "field", stale: true, flags: []string{"lock_only", "processing_no_ttl"}},
 		}
 	}},
+	{preset: "express-idempotency", match: "*", write: func(ctx context.Context, c *redis.Client, now time.Time) map[string]libRecord {
+		req := func(key, body string) map[string]any {
+			return map[string]any{"body": map[string]any{"sku": body}, "method": "POST", "query": map[string]any{}, "url": "/orders",
+				"headers": map[string]any{"content-type": "application/json", "idempotency-key": key}}
+		}
+		fresh, old, done := "3f1c9a7e-0b1d-4c55-9a43-0d2f6e1b7c01", "9b2e4d10-77aa-4e0f-8d1c-5c3b2a190e02", "c0ffee00-1234-4abc-9def-000000000003"
+		c.Set(ctx, fresh, mustJSON(map[string]any{"request": req(fresh, "a")}), 24*time.Hour)
+		c.Set(ctx, old, mustJSON(map[string]any{"request": req(old, "b")}), 24*time.Hour)
+		c.PExpire(ctx, old, 24*time.Hour-10*time.Minute) // in flight for ten minutes, timeout 5m
+		c.Set(ctx, done, mustJSON(map[string]any{"request": req(done, "c"), "response": map[string]any{"statusCode": 201,
+			"headers": map[string]any{"content-type": "application/json; charset=utf-8"}, "body": `{"id":3}`}}), 24*time.Hour)
+		return map[string]libRecord{
+			fresh: {state: "processing", ageSource: "ttl"},
+			old:   {state: "processing", ageSource: "ttl", stale: true},
+			done:  {state: "succeeded"},
+		}
+	}},
 }
 
 func TestLibraryPresetsScanDetectAndAct(t *testing.T) {
@@ -240,4 +257,46 @@ func TestLibraryPresetActions(t *testing.T) {
 		t.Fatal("marker-lock force-fail must delete the abandoned lock")
 	}
 	act(5, "marker-lock", "idempotency_keys:*", "reconcile", "idempotency_keys:lock:def", "--reason", "x", "--ref", "y").mustCode(t, exitRefused)
+}
+
+// detect proposes a preset only on positive evidence: records that decode
+// under a preset whose key template fits none of them get a drafted
+// mapping instead, with the evidence. (marker-lock was proposed, with a
+// tick, for records its template did not fit.)
+func TestDetectNeverProposesContradictedPreset(t *testing.T) {
+	srv := redistest.Shared(t)
+	ctx := context.Background()
+	c := srv.Client(0)
+	for i := range 7 {
+		c.Set(ctx, fmt.Sprintf("replay:%d", i), mustJSON(map[string]any{"status": 201, "headers": map[string]any{}, "response": `{"id":1}`}), time.Hour)
+	}
+	d := runCLI(t, nil, "detect", "--url", srv.URL(0), "--match", "replay:*", "-o", "json")
+	d.mustCode(t, 0)
+	var det struct {
+		Best       *struct{ Preset string } `json:"best"`
+		Candidates []struct {
+			Preset, Rejected string
+			Matched          int
+		} `json:"candidates"`
+		YAML string `json:"yaml"`
+	}
+	if err := json.Unmarshal([]byte(d.stdout), &det); err != nil {
+		t.Fatal(err)
+	}
+	if det.Best != nil {
+		t.Fatalf("proposed %s for keys its template does not fit:\n%s", det.Best.Preset, d.stdout)
+	}
+	rejected := false
+	for _, cand := range det.Candidates {
+		if cand.Preset == "marker-lock" && cand.Matched == 7 && strings.Contains(cand.Rejected, "fits none of the 7") {
+			rejected = true
+		}
+	}
+	if !rejected || !strings.Contains(det.YAML, "No preset fits") || !strings.Contains(det.YAML, "status: status") {
+		t.Fatalf("want marker-lock rejected with the evidence and a draft:\n%s", d.stdout)
+	}
+	text := runCLI(t, nil, "detect", "--url", srv.URL(0), "--match", "replay:*")
+	if strings.Contains(text.stdout, "✓") || !strings.Contains(text.stdout, "not proposed: its key template") {
+		t.Fatalf("text output:\n%s", text.stdout)
+	}
 }

@@ -557,6 +557,14 @@ func (p *Plan) pairs(s *inspect.Schema, spec inspect.ActionSpec) ([]string, erro
 		}
 		out = append(out, field, v)
 	}
+	set := make([]string, 0, len(spec.Set))
+	for k := range spec.Set {
+		set = append(set, k)
+	}
+	sort.Strings(set)
+	for _, k := range set {
+		add(k, spec.Set[k])
+	}
 	add(s.State.Field, lit(state))
 	if s.Status != "" && status != 0 {
 		add(s.Status, strconv.Itoa(status)) // a number in JSON too

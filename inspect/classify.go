@@ -58,6 +58,11 @@ func classify(ks *Keyspace, o *observed, nowMs int64) Record {
 	if f.truncated {
 		r.Flags |= FlagTruncated
 	}
+	if n := len(s.Requires); n > 0 && !f.truncated && f.required != 1<<n-1 {
+		// another format under the same pattern: nothing of it is this schema's
+		r.Flags |= FlagUndecoded
+		return r
+	}
 	st, raw, known := s.mapState(f.val[slotState], f.has[slotState])
 	r.State, r.RawState = st, capString(raw, 128)
 	switch {

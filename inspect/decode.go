@@ -15,7 +15,8 @@ import (
 type fields struct {
 	val       [numSlots]string
 	has       [numSlots]bool
-	respLen   int64 // -1: no response
+	respLen   int64  // -1: no response
+	required  uint16 // Schema.Requires paths seen, a bit each
 	decodeErr bool
 	truncated bool
 }
@@ -31,6 +32,10 @@ func decodeJSON(s *Schema, data []byte, truncated bool, f *fields) {
 		if slots, ok := want[path]; ok {
 			v := jsonScalarText(raw)
 			for _, slot := range slots { // roles may share one path (state and status)
+				if slot >= numSlots {
+					f.required |= 1 << (slot - numSlots)
+					continue
+				}
 				f.val[slot], f.has[slot] = v, true
 			}
 		}

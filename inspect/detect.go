@@ -2,9 +2,7 @@ package inspect
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -19,7 +17,10 @@ type Candidate struct {
 	Template   int            `json:"template"`   // keys fitting its key template
 	States     map[string]int `json:"states"`     // stored state values seen
 	Evidence   []string       `json:"evidence"`
-	keys       map[string]bool
+	// Rejected says why this preset is never proposed although records
+	// decode: its own evidence contradicts it ("" when it may be).
+	Rejected string `json:"rejected,omitempty"`
+	keys     map[string]bool
 }
 
 // DetectResult is detect's proposal with its evidence.
@@ -66,13 +67,16 @@ func Detect(ctx context.Context, c redis.UniversalClient, pattern string, n int)
 	}
 	sort.SliceStable(res.Candidates, func(i, j int) bool {
 		a, b := res.Candidates[i], res.Candidates[j]
+		if (a.Rejected == "") != (b.Rejected == "") {
+			return a.Rejected == ""
+		}
 		if a.Matched+a.Companions != b.Matched+b.Companions {
 			return a.Matched+a.Companions > b.Matched+b.Companions
 		}
 		return a.Template > b.Template
 	})
 	best := res.Candidates[0]
-	if best.Matched > 0 && (best.Matched+best.Companions)*2 >= len(keys) {
+	if best.Rejected == "" && best.Matched > 0 && (best.Matched+best.Companions)*2 >= len(keys) {
 		res.Best = &res.Candidates[0]
 		for _, other := range res.Candidates[1:] {
 			extra := 0
@@ -143,7 +147,7 @@ func score(ctx context.Context, c redis.UniversalClient, name, pattern string, k
 		return cand, err
 	}
 	bad := FlagWrongType | FlagUndecoded | FlagDecodeError | FlagUnknownState
-	fps := 0
+	fps, stored := 0, 0
 	for i := range res.records {
 		r := &res.records[i]
 		if r.Groups != nil && !ks.Template.Empty() {
@@ -154,10 +158,24 @@ func score(ctx context.Context, c redis.UniversalClient, name, pattern string, k
 		}
 		cand.Matched++
 		cand.keys[r.Key] = true
-		cand.States[Sanitize(r.RawState)]++
+		cand.States[Sanitize(capString(r.RawState, 40))]++
 		if r.Fingerprint != "" {
 			fps++
 		}
+		if r.RawState != "" || s.Codec == CodecRaw {
+			stored++
+		}
+	}
+	// A preset is proposed only on positive evidence: records that merely
+	// fail to contradict it (every state taken from its "missing" default,
+	// keys its template rejects) are not evidence.
+	switch {
+	case cand.Matched == 0:
+	case !ks.Template.Empty() && len(res.records) > 0 && cand.Template == 0:
+		cand.Rejected = fmt.Sprintf("its key template %s fits none of the %d records", ks.Template, len(res.records))
+	case stored == 0 && len(s.Requires) == 0:
+		field := s.State.Field
+		cand.Rejected = fmt.Sprintf("its state field %s is empty on all %d records (each read by default as %s)", field, cand.Matched, s.miss)
 	}
 	if cand.Matched > 0 {
 		var st []string
@@ -178,8 +196,14 @@ func score(ctx context.Context, c redis.UniversalClient, name, pattern string, k
 	if !ks.Template.Empty() {
 		cand.Evidence = append(cand.Evidence, fmt.Sprintf("key template %s fits %d of %d keys", ks.Template, cand.Template, len(records)))
 	}
+	if len(s.Requires) > 0 && cand.Matched > 0 {
+		cand.Evidence = append(cand.Evidence, fmt.Sprintf("%s present on %d", strings.Join(s.Requires, ", "), cand.Matched))
+	}
 	if cand.Companions > 0 {
 		cand.Evidence = append(cand.Evidence, fmt.Sprintf("%d lock companions (%s)", cand.Companions, s.Lock.Key))
+	}
+	if cand.Rejected != "" {
+		cand.Evidence = append(cand.Evidence, "not proposed: "+cand.Rejected)
 	}
 	return cand, nil
 }
@@ -188,99 +212,3 @@ func presetYAML(preset, pattern string) string {
 	return fmt.Sprintf("keyspaces:\n  - name: %s\n    match: %q\n    preset: %s\n", preset, pattern, preset)
 }
 
-var hexish = regexp.MustCompile(`^[0-9a-fA-F]{32,128}$`)
-
-// proposeMapping drafts an explicit schema from field names and values
-// when no preset fits: the operator reviews it, nothing is guessed silently.
-func proposeMapping(ctx context.Context, c redis.UniversalClient, pattern string, keys []string, types map[string]int) string {
-	container := "string"
-	if types["hash"] > types["string"] {
-		container = "hash"
-	}
-	values := map[string][]string{} // field -> sample values
-	for i, k := range keys {
-		if i == 20 {
-			break
-		}
-		if container == "hash" {
-			if n, _ := c.HLen(ctx, k).Result(); n > 64 {
-				continue // not an idempotency record; never fetch it whole
-			}
-			if m, err := c.HGetAll(ctx, k).Result(); err == nil {
-				for f, v := range m {
-					values[f] = append(values[f], capString(v, 256))
-				}
-			}
-			continue
-		}
-		v, _ := c.GetRange(ctx, k, 0, 4095).Result()
-		var doc map[string]any
-		if json.Unmarshal([]byte(v), &doc) == nil {
-			for f, x := range doc {
-				b, _ := json.Marshal(x)
-				s := string(b)
-				if str, ok := x.(string); ok {
-					s = str
-				}
-				values[f] = append(values[f], capString(s, 256))
-			}
-		}
-	}
-	stateField, fpField := "", ""
-	var names []string
-	for f := range values {
-		names = append(names, f)
-	}
-	sort.Strings(names)
-	for _, f := range names {
-		lf := strings.ToLower(f)
-		if stateField == "" && (lf == "state" || lf == "status") {
-			stateField = f
-		}
-		if fpField == "" && allMatch(values[f], hexish) {
-			fpField = f
-		}
-	}
-	var b strings.Builder
-	codec := "fields"
-	if container == "string" {
-		codec = "json"
-	}
-	fmt.Fprintf(&b, "# No preset fits: a draft from %d sampled records — review every line.\n", len(keys))
-	fmt.Fprintf(&b, "schemas:\n  detected:\n    container: %s\n    codec: %s\n", container, codec)
-	if stateField != "" {
-		distinct := map[string]bool{}
-		for _, v := range values[stateField] {
-			distinct[v] = true
-		}
-		fmt.Fprintf(&b, "    state:\n      field: %s\n      map:\n", stateField)
-		var vals []string
-		for v := range distinct {
-			vals = append(vals, v)
-		}
-		sort.Strings(vals)
-		for _, v := range vals {
-			fmt.Fprintf(&b, "        %q: unknown # processing, succeeded, failed or reconciled?\n", v)
-		}
-	} else {
-		fmt.Fprintf(&b, "    state:\n      field: \"\" # none of %v looks like a state\n", names)
-	}
-	if fpField != "" {
-		fmt.Fprintf(&b, "    fingerprint: %s\n", fpField)
-	}
-	fmt.Fprintf(&b, "    # fields seen: %s\n", strings.Join(names, ", "))
-	fmt.Fprintf(&b, "keyspaces:\n  - name: detected\n    match: %q\n    schema: detected\n", pattern)
-	return b.String()
-}
-
-func allMatch(vals []string, re *regexp.Regexp) bool {
-	if len(vals) == 0 {
-		return false
-	}
-	for _, v := range vals {
-		if !re.MatchString(v) {
-			return false
-		}
-	}
-	return true
-}

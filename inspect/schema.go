@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -103,6 +104,10 @@ type ActionSpec struct {
 	By       string `yaml:"by"`       // field for who did it
 	Reason   string `yaml:"reason"`   // field for the operator's reason
 	Ref      string `yaml:"ref"`      // field for the reconciliation reference (reconcile only)
+	// Set writes constant values the library needs to replay the record
+	// (field or dot path → value; JSON literals for JSON records), e.g. the
+	// response headers an express middleware iterates over.
+	Set map[string]string `yaml:"set"`
 }
 
 // ActionSpecs are the schema's repair semantics; expire needs none.
@@ -127,7 +132,11 @@ type Schema struct {
 	// FingerprintOptional: the library stores a fingerprint only when
 	// configured to (the key itself is a payload hash), so its absence is
 	// not a finding.
-	FingerprintOptional bool      `yaml:"fingerprint_optional"`
+	FingerprintOptional bool `yaml:"fingerprint_optional"`
+	// Requires lists JSON paths every record of this format has (e.g.
+	// request.method): a document without them is another format, shown as
+	// undecoded rather than read as a record with its state missing.
+	Requires []string `yaml:"requires"`
 	Lock                *LockSpec `yaml:"lock"`
 	// AgeFromTTL: the reserve step sets the TTL at creation and stores no
 	// timestamp, so a processing record's age is reserve TTL - remaining TTL.
@@ -140,7 +149,7 @@ type Schema struct {
 	other  State
 	miss   State
 	fields []string         // hash fields fetched with HMGET, in slot order
-	paths  map[string][]int // JSON paths to the slots they fill; two roles may share one
+	paths  map[string][]int // JSON paths to the slots they fill (two roles may share one); numSlots+i: Requires[i]
 }
 
 // interned is a compiled state entry; raw is the schema's own string, shared
@@ -273,6 +282,30 @@ func (s *Schema) Compile() error {
 	for slot, name := range s.fields {
 		if name != "" {
 			s.paths[name] = append(s.paths[name], slot)
+		}
+	}
+	if len(s.Requires) > 0 && s.Codec != CodecJSON {
+		return fmt.Errorf("%s: requires lists JSON paths: only JSON records have them", where)
+	}
+	if len(s.Requires) > 16 {
+		return fmt.Errorf("%s: requires lists at most 16 paths", where)
+	}
+	for i, p := range s.Requires {
+		if p == "" {
+			return fmt.Errorf("%s: requires: an empty path", where)
+		}
+		s.paths[p] = append(s.paths[p], numSlots+i)
+	}
+	for name, a := range map[string]ActionSpec{"fail": s.Actions.Fail, "reconcile": s.Actions.Reconcile} {
+		for k, v := range a.Set {
+			switch {
+			case s.Codec == CodecRaw:
+				return fmt.Errorf("%s: actions.%s.set: a raw marker has no fields", where, name)
+			case k == "":
+				return fmt.Errorf("%s: actions.%s.set: an empty field name", where, name)
+			case s.Codec == CodecJSON && !json.Valid([]byte(v)):
+				return fmt.Errorf("%s: actions.%s.set.%s: %q is not a JSON value (quote strings: '\"text\"')", where, name, k, v)
+			}
 		}
 	}
 	return nil

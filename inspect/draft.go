@@ -1,0 +1,235 @@
+package inspect
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// draftSample is how many records a drafted mapping reads (bounded: hashes
+// of at most 64 fields, strings up to 4 KiB).
+const draftSample = 20
+
+var hexish = regexp.MustCompile(`^[0-9a-fA-F]{32,128}$`)
+
+// pathStats is what the sample showed of one field or JSON path.
+type pathStats struct {
+	path   string
+	seen   int      // records holding it
+	values []string // sample values (capped)
+	object bool     // a JSON object (its leaves are listed too)
+}
+
+// proposeMapping drafts an explicit schema from the fields and JSON paths
+// of sampled records when no preset fits: the operator reviews it, nothing
+// is guessed silently, and each guess says what it rests on.
+func proposeMapping(ctx context.Context, c redis.UniversalClient, pattern string, keys []string, types map[string]int) string {
+	container := "string"
+	if types["hash"] > types["string"] {
+		container = "hash"
+	}
+	stats := map[string]*pathStats{}
+	note := func(path, v string, object bool) {
+		ps := stats[path]
+		if ps == nil {
+			ps = &pathStats{path: path}
+			stats[path] = ps
+		}
+		ps.seen++
+		ps.object = ps.object || object
+		if len(ps.values) < draftSample {
+			ps.values = append(ps.values, capString(v, 256))
+		}
+	}
+	read := 0
+	for _, k := range keys {
+		if read == draftSample {
+			break
+		}
+		if container == "hash" {
+			if n, _ := c.HLen(ctx, k).Result(); n > 64 {
+				continue // not an idempotency record; never fetch it whole
+			}
+			m, err := c.HGetAll(ctx, k).Result()
+			if err != nil || len(m) == 0 {
+				continue
+			}
+			read++
+			for f, v := range m {
+				note(f, v, false)
+			}
+			continue
+		}
+		v, _ := c.GetRange(ctx, k, 0, 4095).Result()
+		var doc map[string]any
+		if json.Unmarshal([]byte(v), &doc) != nil {
+			continue
+		}
+		read++
+		flattenSample(doc, "", 0, note)
+	}
+	var paths []*pathStats
+	for _, ps := range stats {
+		paths = append(paths, ps)
+	}
+	sort.Slice(paths, func(i, j int) bool { return paths[i].path < paths[j].path })
+
+	var b strings.Builder
+	codec := "fields"
+	if container == "string" {
+		codec = "json"
+	}
+	fmt.Fprintf(&b, "# No preset fits: a draft from %d of %d sampled records — review every line.\n", read, len(keys))
+	fmt.Fprintf(&b, "schemas:\n  detected:\n    container: %s\n    codec: %s\n", container, codec)
+	if read == 0 {
+		fmt.Fprintf(&b, "    # no record could be read as %s\n", map[string]string{"hash": "a small hash", "string": "a JSON object"}[container])
+	}
+	state, presence := draftState(paths, read)
+	switch {
+	case state != nil:
+		fmt.Fprintf(&b, "    state:\n      field: %s # on %d of %d records\n      map:\n", state.path, state.seen, read)
+		for _, v := range distinct(state.values) {
+			fmt.Fprintf(&b, "        %s: unknown # processing, succeeded, failed or reconciled?\n", strconv.Quote(v))
+		}
+	case presence != nil && presence.seen == read:
+		fmt.Fprintf(&b, "    # no state field; %s holds an HTTP status on every record: a stored response?\n", presence.path)
+		fmt.Fprintf(&b, "    state:\n      field: %s\n      otherwise: succeeded\n", presence.path)
+	case presence != nil:
+		fmt.Fprintf(&b, "    # no state field; %s is on %d of %d records: read as \"present once completed\"?\n",
+			presence.path, presence.seen, read)
+		fmt.Fprintf(&b, "    state:\n      field: %s\n      otherwise: succeeded\n      missing: processing\n", presence.path)
+	default:
+		fmt.Fprintf(&b, "    state:\n      field: \"\" # nothing looks like a state\n")
+	}
+	if fp := firstPath(paths, func(ps *pathStats) bool { return allMatch(ps.values, hexish) }); fp != nil {
+		fmt.Fprintf(&b, "    fingerprint: %s # hex on every record that has it\n", fp.path)
+	}
+	if st := firstPath(paths, func(ps *pathStats) bool { return named(ps.path, "statuscode", "status_code", "status") && allHTTPStatus(ps.values) }); st != nil {
+		fmt.Fprintf(&b, "    status: %s\n", st.path)
+	}
+	if rp := firstPath(paths, func(ps *pathStats) bool { return named(ps.path, "body", "response", "data", "result") }); rp != nil {
+		fmt.Fprintf(&b, "    response: %s\n", rp.path)
+	}
+	var seen []string
+	for _, ps := range paths {
+		seen = append(seen, fmt.Sprintf("%s×%d", ps.path, ps.seen))
+	}
+	fmt.Fprintf(&b, "    # fields seen (records holding each): %s\n", strings.Join(seen, ", "))
+	fmt.Fprintf(&b, "keyspaces:\n  - name: detected\n    match: %q\n    schema: detected\n", pattern)
+	return b.String()
+}
+
+// flattenSample notes a JSON document's paths: objects are descended into
+// (three levels), every other value is a leaf.
+func flattenSample(doc map[string]any, prefix string, depth int, note func(path, v string, object bool)) {
+	for k, x := range doc {
+		path := k
+		if prefix != "" {
+			path = prefix + "." + k
+		}
+		if sub, ok := x.(map[string]any); ok {
+			note(path, "{…}", true)
+			if depth < 2 {
+				flattenSample(sub, path, depth+1, note)
+			}
+			continue
+		}
+		text := ""
+		if str, ok := x.(string); ok {
+			text = str
+		} else {
+			raw, _ := json.Marshal(x)
+			text = string(raw)
+		}
+		note(path, text, false)
+	}
+}
+
+// draftState picks the state field: a leaf named state or status with a
+// few distinct values; failing that, an object present on some records
+// only (a response written on completion), read through its first leaf;
+// failing that, an HTTP status on every record (a stored response).
+func draftState(paths []*pathStats, read int) (state, presence *pathStats) {
+	state = firstPath(paths, func(ps *pathStats) bool {
+		return !ps.object && named(ps.path, "state", "status") && len(distinct(ps.values)) <= 8 && !allHTTPStatus(ps.values)
+	})
+	if state != nil {
+		return state, nil
+	}
+	for _, ps := range paths {
+		if ps.object && ps.seen > 0 && ps.seen < read && !strings.Contains(ps.path, ".") {
+			for _, leaf := range paths {
+				if strings.HasPrefix(leaf.path, ps.path+".") && !leaf.object && leaf.seen == ps.seen {
+					return nil, leaf
+				}
+			}
+		}
+	}
+	return nil, firstPath(paths, func(ps *pathStats) bool {
+		return ps.seen == read && named(ps.path, "statuscode", "status_code", "status") && allHTTPStatus(ps.values)
+	})
+}
+
+func firstPath(paths []*pathStats, ok func(*pathStats) bool) *pathStats {
+	for _, ps := range paths {
+		if ok(ps) {
+			return ps
+		}
+	}
+	return nil
+}
+
+// named reports whether a path's last segment is one of names (any case).
+func named(path string, names ...string) bool {
+	last := strings.ToLower(path[strings.LastIndexByte(path, '.')+1:])
+	for _, n := range names {
+		if last == n {
+			return true
+		}
+	}
+	return false
+}
+
+func allHTTPStatus(vals []string) bool {
+	if len(vals) == 0 {
+		return false
+	}
+	for _, v := range vals {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 100 || n > 599 {
+			return false
+		}
+	}
+	return true
+}
+
+func distinct(vals []string) []string {
+	set := map[string]bool{}
+	var out []string
+	for _, v := range vals {
+		if !set[v] {
+			set[v] = true
+			out = append(out, v)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func allMatch(vals []string, re *regexp.Regexp) bool {
+	if len(vals) == 0 {
+		return false
+	}
+	for _, v := range vals {
+		if !re.MatchString(v) {
+			return false
+		}
+	}
+	return true
+}
