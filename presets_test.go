@@ -21,6 +21,7 @@ type libRecord struct {
 	state, fingerprint, ageSource string
 	stale                         bool
 	flags                         []string // must all be present
+	status                        float64  // the replay status scan reports (0: not checked)
 }
 
 type presetCase struct {
@@ -61,10 +62,15 @@ var presetCases = []presetCase{
 		c.SetNX(ctx, old, `{"status":"IN_PROGRESS","fingerPrint":"bb22"}`, 24*time.Hour)
 		c.PExpire(ctx, old, 24*time.Hour-10*time.Minute) // reserved ten minutes ago, timeout 5m
 		c.SetNX(ctx, done, `{"status":"COMPLETE","fingerPrint":"cc33","response":{"body":{"id":3},"additional":{"statusCode":201}}}`, 24*time.Hour)
+		// A handler that answered 402: the plugins store the payload as
+		// response.error and replay it, with its status, to every retry.
+		declined := "node-idempotency:POST:/payments:k4"
+		c.SetNX(ctx, declined, `{"status":"COMPLETE","fingerPrint":"dd44","response":{"error":{"error":"card declined"},"additional":{"statusCode":402,"Content-Type":"application/json; charset=utf-8"}}}`, 24*time.Hour)
 		return map[string]libRecord{
-			fresh: {state: "processing", fingerprint: "aa11", ageSource: "ttl"},
-			old:   {state: "processing", fingerprint: "bb22", ageSource: "ttl", stale: true},
-			done:  {state: "succeeded", fingerprint: "cc33"},
+			fresh:    {state: "processing", fingerprint: "aa11", ageSource: "ttl"},
+			old:      {state: "processing", fingerprint: "bb22", ageSource: "ttl", stale: true},
+			done:     {state: "succeeded", fingerprint: "cc33", status: 201},
+			declined: {state: "failed", fingerprint: "dd44", status: 402},
 		}
 	}},
 	{preset: "fastapi-idempotency", match: "idem:*", write: func(ctx context.Context, c *redis.Client, now time.Time) map[string]libRecord {
@@ -168,6 +174,9 @@ func TestLibraryPresetsScanDetectAndAct(t *testing.T) {
 				if w.fingerprint != "" && rec["fingerprint"] != w.fingerprint {
 					t.Errorf("%s: fingerprint %v, want %s", key, rec["fingerprint"], w.fingerprint)
 				}
+				if w.status != 0 && rec["status"] != w.status {
+					t.Errorf("%s: status %v, want %v", key, rec["status"], w.status)
+				}
 				for _, f := range w.flags {
 					if !strings.Contains(flags, f) {
 						t.Errorf("%s: flags %s lack %s", key, flags, f)
@@ -233,11 +242,25 @@ func TestLibraryPresetActions(t *testing.T) {
 	}
 
 	nd := srv.Client(2)
-	act(2, "node-idempotency", "node-idempotency:*", "reconcile", "node-idempotency:POST:/orders:k1", "--reason", "ok in DB",
-		"--ref", "ord-9", "--response", `{"id":9}`).mustCode(t, 0)
+	r = act(2, "node-idempotency", "node-idempotency:*", "reconcile", "node-idempotency:POST:/orders:k1", "--reason", "ok in DB",
+		"--ref", "ord-9", "--response", `{"id":9}`, "--status", "201")
+	r.mustCode(t, 0)
+	if !strings.Contains(r.stderr, "response.additional.statusCode (none) → 201") {
+		t.Fatalf("the diff does not show the replay status: %s", r.stderr)
+	}
 	v, _ = nd.Get(ctx, "node-idempotency:POST:/orders:k1").Result()
-	if !strings.Contains(v, `"status":"COMPLETE"`) || !strings.Contains(v, `"body":{"id":9}`) || !strings.Contains(v, `"fingerPrint":"aa11"`) {
-		t.Fatalf("node-idempotency after reconcile: %s", v)
+	json.Unmarshal([]byte(v), &doc)
+	resp, _ := doc["response"].(map[string]any)
+	add, _ := resp["additional"].(map[string]any)
+	if doc["status"] != "COMPLETE" || doc["fingerPrint"] != "aa11" || fmt.Sprint(resp["body"]) != "map[id:9]" || add["statusCode"] != float64(201) {
+		t.Fatalf("node-idempotency after reconcile --status 201: %s", v)
+	}
+	// A stored error reconciled: the body replaces the error the plugins replay.
+	act(2, "node-idempotency", "node-idempotency:*", "reconcile", "node-idempotency:POST:/payments:k4", "--reason", "charged after all",
+		"--ref", "ord-4").mustCode(t, 0)
+	v, _ = nd.Get(ctx, "node-idempotency:POST:/payments:k4").Result()
+	if strings.Contains(v, `"error"`) || !strings.Contains(v, `"statusCode":200`) || !strings.Contains(v, `"reconciled":true`) {
+		t.Fatalf("node-idempotency error record after reconcile: %s", v)
 	}
 
 	act(2, "node-idempotency", "node-idempotency:*", "fail", "node-idempotency:POST:/v1/pay:ments:k2", "--reason", "worker died").mustCode(t, 0)

@@ -186,6 +186,9 @@ func setJSONField(fields map[string]string, path, lit string, nowMs int64) {
 		fields[path] = markerText(lit, nowMs)
 		return
 	}
+	if lit == "null" {
+		return // the script removes the path
+	}
 	dec := json.NewDecoder(strings.NewReader(lit))
 	dec.UseNumber()
 	var v any

@@ -180,7 +180,10 @@ local function set(path, v)
   local cur, last = doc, nil
   for part in string.gmatch(path, '[^.]+') do
     if last then
-      if type(cur[last]) ~= 'table' then cur[last] = {} end
+      if type(cur[last]) ~= 'table' then
+        if v == nil then return end -- removing below a path that is not there
+        cur[last] = {}
+      end
       cur = cur[last]
     end
     last = part
@@ -211,7 +214,11 @@ if n == 0 then
 end
 for i = 0, n - 1 do
   local v, isTime = marker(ARGV[14 + 2 * i])
-  if isTime then set(ARGV[13 + 2 * i], v) else set(ARGV[13 + 2 * i], cjson.decode(v)) end
+  if not isTime then
+    v = cjson.decode(v)
+    if v == cjson.null then v = nil end -- null removes the path
+  end
+  set(ARGV[13 + 2 * i], v)
 end
 local out = cjson.encode(doc)
 if ARGV[2] == 'set' then

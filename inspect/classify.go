@@ -64,6 +64,9 @@ func classify(ks *Keyspace, o *observed, nowMs int64) Record {
 		return r
 	}
 	st, raw, known := s.mapState(f.val[slotState], f.has[slotState])
+	if st == StateSucceeded && f.has[slotFailure] && f.val[slotFailure] != "" {
+		st = StateFailed // a stored failure, replayed as such
+	}
 	r.State, r.RawState = st, capString(raw, 128)
 	switch {
 	case known:

@@ -105,8 +105,9 @@ type ActionSpec struct {
 	Reason   string `yaml:"reason"`   // field for the operator's reason
 	Ref      string `yaml:"ref"`      // field for the reconciliation reference (reconcile only)
 	// Set writes constant values the library needs to replay the record
-	// (field or dot path → value; JSON literals for JSON records), e.g. the
-	// response headers an express middleware iterates over.
+	// (field or dot path → value; JSON literals for JSON records, where
+	// null removes the path), e.g. the response headers an express
+	// middleware iterates over.
 	Set map[string]string `yaml:"set"`
 }
 
@@ -126,6 +127,10 @@ type Schema struct {
 	Fingerprint string    `yaml:"fingerprint"`
 	Status      string    `yaml:"status"`
 	Response    string    `yaml:"response"`
+	// Failure names a stored failure replay (node-idempotency's
+	// response.error): a completed record holding one replays the failure,
+	// so it is failed, whatever its state field says.
+	Failure string `yaml:"failure"`
 	Created     *TimeSpec `yaml:"created"`  // creation / start time: age = now - created
 	Deadline    *TimeSpec `yaml:"deadline"` // processing deadline: stale once passed
 	Expires     *TimeSpec `yaml:"expires"`  // record expiry: state "expired" once passed (derived, never stored)
@@ -167,6 +172,7 @@ const (
 	slotCreated
 	slotDeadline
 	slotExpires
+	slotFailure
 	numSlots
 )
 
@@ -205,7 +211,7 @@ func (s *Schema) Compile() error {
 	if s.Codec != CodecRaw && s.State.Field == "" {
 		return fmt.Errorf("%s: state.field is required", where)
 	}
-	if s.Codec == CodecRaw && (s.Fingerprint != "" || s.Status != "" || s.Created != nil || s.Deadline != nil || s.Expires != nil) {
+	if s.Codec == CodecRaw && (s.Fingerprint != "" || s.Status != "" || s.Failure != "" || s.Created != nil || s.Deadline != nil || s.Expires != nil) {
 		return fmt.Errorf("%s: a raw marker has no fields; drop fingerprint/status/created/deadline", where)
 	}
 	s.exact = make(map[string]interned, len(s.State.Map))
@@ -278,6 +284,7 @@ func (s *Schema) Compile() error {
 	if s.Expires != nil {
 		s.fields[slotExpires] = s.Expires.Field
 	}
+	s.fields[slotFailure] = s.Failure
 	s.paths = map[string][]int{}
 	for slot, name := range s.fields {
 		if name != "" {
