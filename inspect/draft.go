@@ -110,7 +110,9 @@ func proposeMapping(ctx context.Context, c redis.UniversalClient, pattern string
 	if fp := firstPath(paths, func(ps *pathStats) bool { return allMatch(ps.values, hexish) }); fp != nil {
 		fmt.Fprintf(&b, "    fingerprint: %s # hex on every record that has it\n", fp.path)
 	}
-	if st := firstPath(paths, func(ps *pathStats) bool { return named(ps.path, "statuscode", "status_code", "status") && allHTTPStatus(ps.values) }); st != nil {
+	if st := firstPath(paths, func(ps *pathStats) bool {
+		return named(ps.path, "statuscode", "status_code", "status") && allHTTPStatus(ps.values)
+	}); st != nil {
 		fmt.Fprintf(&b, "    status: %s\n", st.path)
 	}
 	if rp := firstPath(paths, func(ps *pathStats) bool { return named(ps.path, "body", "response", "data", "result") }); rp != nil {

@@ -130,10 +130,10 @@ type Schema struct {
 	// Failure names a stored failure replay (node-idempotency's
 	// response.error): a completed record holding one replays the failure,
 	// so it is failed, whatever its state field says.
-	Failure string `yaml:"failure"`
-	Created     *TimeSpec `yaml:"created"`  // creation / start time: age = now - created
-	Deadline    *TimeSpec `yaml:"deadline"` // processing deadline: stale once passed
-	Expires     *TimeSpec `yaml:"expires"`  // record expiry: state "expired" once passed (derived, never stored)
+	Failure  string    `yaml:"failure"`
+	Created  *TimeSpec `yaml:"created"`  // creation / start time: age = now - created
+	Deadline *TimeSpec `yaml:"deadline"` // processing deadline: stale once passed
+	Expires  *TimeSpec `yaml:"expires"`  // record expiry: state "expired" once passed (derived, never stored)
 	// FingerprintOptional: the library stores a fingerprint only when
 	// configured to (the key itself is a payload hash), so its absence is
 	// not a finding.
@@ -141,8 +141,8 @@ type Schema struct {
 	// Requires lists JSON paths every record of this format has (e.g.
 	// request.method): a document without them is another format, shown as
 	// undecoded rather than read as a record with its state missing.
-	Requires []string `yaml:"requires"`
-	Lock                *LockSpec `yaml:"lock"`
+	Requires []string  `yaml:"requires"`
+	Lock     *LockSpec `yaml:"lock"`
 	// AgeFromTTL: the reserve step sets the TTL at creation and stores no
 	// timestamp, so a processing record's age is reserve TTL - remaining TTL.
 	AgeFromTTL bool        `yaml:"age_from_ttl"`
