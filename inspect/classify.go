@@ -142,7 +142,11 @@ func ageAndStale(ks *Keyspace, r *Record, f *fields, nowMs int64) {
 			r.Flags |= FlagDecodeError
 		}
 	}
-	ttlAge := s.AgeFromTTL && r.State == StateProcessing && ks.ReserveTTL > 0 && r.TTLms > 0 && r.TTLms <= ks.ReserveTTL.Milliseconds()
+	// A library that computes EX from whole seconds (Powertools: its
+	// expiration minus the current second) may set one second more than
+	// the reserve TTL: such a record is new, not of unknown age.
+	const exRounding = 1000
+	ttlAge := s.AgeFromTTL && r.State == StateProcessing && ks.ReserveTTL > 0 && r.TTLms > 0 && r.TTLms <= ks.ReserveTTL.Milliseconds()+exRounding
 	switch {
 	case s.Created != nil && f.has[slotCreated] && f.val[slotCreated] != "":
 		if ms, ok := parseTimeMs(f.val[slotCreated], s.Created.Unit); ok {
@@ -152,7 +156,7 @@ func ageAndStale(ks *Keyspace, r *Record, f *fields, nowMs int64) {
 		}
 	case ttlAge:
 		// The reserve step set the TTL and nothing has touched it since.
-		r.AgeMs, r.AgeSource = ks.ReserveTTL.Milliseconds()-r.TTLms, AgeTTL
+		r.AgeMs, r.AgeSource = max(ks.ReserveTTL.Milliseconds()-r.TTLms, 0), AgeTTL
 	case r.DeadlineMs > 0 && timeout > 0:
 		r.AgeMs, r.AgeSource = max(timeout-(r.DeadlineMs-nowMs), 0), AgeDeadline
 	}
