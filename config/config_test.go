@@ -42,7 +42,8 @@ func TestExampleConfigParses(t *testing.T) {
 		"keys_per_sec:", "pause:", "max_keys:", "no_memory:", "match:", "preset:", "schema:", "key_template:",
 		"processing_timeout:", "reserve_ttl:", "retention:", "large_response:", "max_value:", "container:",
 		"codec:", "otherwise:", "missing:", "mode:", "addrs:", "master_name:", "sentinel_password_env:",
-		"read_from_replicas:", "max_nodes:", "fingerprint:", "status:", "response:", "created:", "deadline:", "age_from_ttl:"} {
+		"read_from_replicas:", "max_nodes:", "fingerprint:", "status:", "response:", "created:", "deadline:", "age_from_ttl:", "expires:", "failure:",
+		"requires:", "actions:", "set:", "ref:"} {
 		if !strings.Contains(string(data), key) {
 			t.Errorf("config.example.yaml does not document %s", key)
 		}
