@@ -423,10 +423,11 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 func planResults(plans []*actions.Plan) []actions.Result {
 	out := make([]actions.Result, len(plans))
 	for i, p := range plans {
-		out[i] = actions.Result{Key: p.Key, Outcome: actions.Skipped}
+		o := actions.Skipped // a dry run: what would have been written was not
 		if p.Refused != "" {
-			out[i].Outcome = p.Outcome
+			o = p.Outcome
 		}
+		out[i] = actions.Result{Key: p.Key, Outcome: o}
 	}
 	return out
 }
