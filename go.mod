@@ -3,7 +3,7 @@ module github.com/idemctl/idemctl
 go 1.26.8
 
 require (
-	charm.land/bubbles/v2 v2.2.1
+	charm.land/bubbles/v2 v2.1.1
 	charm.land/bubbletea/v2 v2.1.1
 	charm.land/lipgloss/v2 v2.1.1
 	github.com/alicebob/miniredis/v2 v2.40.0
