@@ -375,6 +375,9 @@ func (p *Plan) compile(d *inspect.Detail) error {
 		ttlMode = "keep"
 	}
 
+	if !p.Delete && ttlMode == "set" && s.ExpiresOpaque != "" {
+		return fmt.Errorf("schema %s: a new TTL would disagree with the record's own expiry (%s); delete it (expire --ttl 0) or keep its TTL", s.Name, s.ExpiresOpaque)
+	}
 	pairs, err := p.pairs(s, spec)
 	if err != nil {
 		return err

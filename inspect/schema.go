@@ -134,6 +134,10 @@ type Schema struct {
 	Created  *TimeSpec `yaml:"created"`  // creation / start time: age = now - created
 	Deadline *TimeSpec `yaml:"deadline"` // processing deadline: stale once passed
 	Expires  *TimeSpec `yaml:"expires"`  // record expiry: state "expired" once passed (derived, never stored)
+	// ExpiresOpaque says why the record's own expiry cannot be rewritten
+	// (it lives inside an encoding idemctl does not write): a write that
+	// sets a new TTL is refused with it rather than leave the two to disagree.
+	ExpiresOpaque string `yaml:"expires_opaque"`
 	// FingerprintOptional: the library stores a fingerprint only when
 	// configured to (the key itself is a payload hash), so its absence is
 	// not a finding.
