@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -337,7 +338,7 @@ func TestExporterRefusesNonLoopbackAndBadFlags(t *testing.T) {
 // The alert rules parse, and every idemctl_* metric and grouping label they
 // use is one a live exporter serves.
 func TestAlertRulesUseExportedMetrics(t *testing.T) {
-	data, err := os.ReadFile("alerts/idemctl-rules.yml")
+	data, err := os.ReadFile(filepath.Join(repoRoot, "alerts/idemctl-rules.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 // Issue 8's security guarantees, each against real redis-server processes:
 // TLS verified by default, secrets never printed, and the two least-privilege
@@ -368,7 +368,7 @@ const (
 // (logged) when the README has none yet.
 func secReadmeACL(t *testing.T, user, proposed string) []string {
 	t.Helper()
-	b, err := os.ReadFile("README.md")
+	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"os"
@@ -21,7 +21,9 @@ type tmuxSession struct {
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "idemctl")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = repoRoot
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
