@@ -75,7 +75,7 @@ func (e *Executor) Apply(ctx context.Context, p *Plan) Result {
 		res.Outcome, res.Detail, res.ServerMs = p.parseReply(reply)
 	case isServerError(err):
 		res.Outcome, res.Detail = Failed, explain(err, e.Identity.RedisUser)
-		if strings.HasPrefix(err.Error(), "NOPERM") || strings.Contains(err.Error(), scriptACLError) {
+		if strings.HasPrefix(err.Error(), "NOPERM") || scriptACLRefusal(err.Error()) {
 			res.Outcome = Refused
 		}
 		if strings.Contains(err.Error(), "@user_script") {
@@ -244,9 +244,14 @@ func isServerError(err error) bool {
 	return errors.As(err, &re)
 }
 
-// scriptACLError is how Redis refuses a command a script calls on behalf of
-// a user the ACL does not allow it.
-const scriptACLError = "The user executing the script can't run this command"
+// scriptACLRefusal recognises how the server refuses a command a script
+// calls on behalf of a user the ACL does not allow it: Redis says "The user
+// executing the script can't run this command", Valkey 8 "ACL failure in
+// script: User … has no permissions to run the '…' command".
+func scriptACLRefusal(msg string) bool {
+	return strings.Contains(msg, "The user executing the script can't run this command") ||
+		strings.Contains(msg, "ACL failure in script")
+}
 
 // operatorRights is what the write scripts need beyond the read commands:
 // Redis checks every command a script calls against the caller's ACL.
@@ -262,7 +267,7 @@ func explain(err error, user string) string {
 	case strings.HasPrefix(msg, "NOPERM"):
 		return fmt.Sprintf("%s — the ACL user %q may not run the write scripts; the operator role needs "+
 			operatorRights+"; see the README's ACL roles", msg, user)
-	case strings.Contains(msg, scriptACLError):
+	case scriptACLRefusal(msg):
 		return fmt.Sprintf("%s — the ACL user %q may run the write scripts but not every command they call; the operator role needs "+
 			operatorRights, msg, user)
 	case strings.HasPrefix(msg, "OOM"):

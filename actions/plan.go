@@ -128,7 +128,7 @@ var errChanging = errors.New("the record changed while it was being read, three 
 
 // refusedScript reports an ACL refusal to run the version script.
 func refusedScript(err error) bool {
-	return err != nil && isServerError(err) && (strings.HasPrefix(err.Error(), "NOPERM") || strings.Contains(err.Error(), scriptACLError))
+	return err != nil && isServerError(err) && (strings.HasPrefix(err.Error(), "NOPERM") || scriptACLRefusal(err.Error()))
 }
 
 // jsonFields lists a JSON record's values by dot path, the way its schema

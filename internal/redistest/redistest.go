@@ -4,7 +4,6 @@ package redistest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -33,9 +32,9 @@ type Server struct {
 // Start launches redis-server with no persistence on a free loopback port;
 // extra arguments are appended to its command line (e.g. "--maxmemory", "1mb").
 func Start(extra ...string) (*Server, error) {
-	bin, err := exec.LookPath("redis-server")
+	bin, err := serverBinary()
 	if err != nil {
-		return nil, errors.New(InstallHint)
+		return nil, err
 	}
 	return startWith(bin, func(port int, dir string) []string {
 		args := []string{
@@ -49,7 +48,7 @@ func Start(extra ...string) (*Server, error) {
 
 // startWith starts redis-server with the arguments args builds for a free
 // port and a fresh directory, retrying when the port was taken meanwhile.
-func startWith(bin string, args func(port int, dir string) []string) (*Server, error) {
+func startWith(bin binary, args func(port int, dir string) []string) (*Server, error) {
 	var last error
 	for range 5 { // a free port can be taken between probe and bind
 		s, err := start(bin, args)
@@ -61,28 +60,12 @@ func startWith(bin string, args func(port int, dir string) []string) (*Server, e
 	return nil, last
 }
 
-func start(bin string, argsFor func(port int, dir string) []string) (*Server, error) {
+func start(bin binary, argsFor func(port int, dir string) []string) (*Server, error) {
 	port, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "idemctl-redis-")
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, argsFor(port, dir)...)
-	setProcAttr(cmd)
-	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start redis-server: %w", err)
-	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Port: port, Dir: dir, cmd: cmd}
-	if err := s.waitReady(10 * time.Second); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
-		s.Stop()
-		return nil, fmt.Errorf("redis-server on %s did not start: %v\n%s", s.Addr, err, log)
-	}
-	return s, nil
+	return launch(bin, port, func(dir string) []string { return argsFor(port, dir) }, plainReady, 10*time.Second)
 }
 
 func (s *Server) waitReady(limit time.Duration) error {
@@ -146,6 +129,7 @@ func RunMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
 		return 1
 	}
+	fmt.Fprintln(os.Stderr, "redistest: running", Describe())
 	shared = s
 	defer s.Stop()
 	return m.Run()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,9 +18,9 @@ import (
 // port is still being released and stops the server when the test ends.
 func RestartOn(t testing.TB, port int, extra ...string) *Server {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
+	bin, err := serverBinary()
 	if err != nil {
-		t.Fatal(InstallHint)
+		t.Fatal(err)
 	}
 	args := func(dir string) []string {
 		return append([]string{
@@ -54,7 +53,7 @@ var errExited = errors.New("redis-server exited")
 // ready until it answers, the server reports a fatal error in its logs, or
 // limit passes. Its stdout and stderr go to dir/stderr.log, where Redis
 // prints command-line errors before it opens its log file.
-func launch(bin string, port int, args func(dir string) []string, ready func(*Server) error, limit time.Duration) (*Server, error) {
+func launch(bin binary, port int, args func(dir string) []string, ready func(*Server) error, limit time.Duration) (*Server, error) {
 	dir, err := os.MkdirTemp("", "idemctl-redis-")
 	if err != nil {
 		return nil, err
@@ -65,12 +64,12 @@ func launch(bin string, port int, args func(dir string) []string, ready func(*Se
 		return nil, err
 	}
 	defer out.Close()
-	cmd := exec.Command(bin, args(dir)...)
+	cmd := bin.command(args(dir)...)
 	cmd.Stdout, cmd.Stderr = out, out
 	setProcAttr(cmd)
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start redis-server: %w", err)
+		return nil, fmt.Errorf("start %s: %w", bin.Version, err)
 	}
 	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Port: port, Dir: dir, cmd: cmd}
 	deadline := time.Now().Add(limit)
@@ -85,7 +84,7 @@ func launch(bin string, port int, args func(dir string) []string, ready func(*Se
 		}
 		if errors.Is(err, errExited) || time.Now().After(deadline) {
 			s.Stop()
-			return nil, fmt.Errorf("redis-server on %s did not start: %v\n%s", s.Addr, err, logs)
+			return nil, fmt.Errorf("%s on %s did not start: %v\n%s", bin.Version, s.Addr, err, logs)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

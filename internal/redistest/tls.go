@@ -14,7 +14,6 @@ import (
 	"math/big"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -114,9 +113,9 @@ func serial() *big.Int {
 // stops when the test ends. extra is appended to the command line.
 func StartTLS(t testing.TB, extra ...string) (srv *Server, caPEMPath string) {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
+	bin, err := serverBinary()
 	if err != nil {
-		t.Fatal(InstallHint)
+		t.Fatal(err)
 	}
 	certDir := t.TempDir()
 	ca, err := NewCA(certDir, "ca.pem")

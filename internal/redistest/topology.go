@@ -140,9 +140,9 @@ func (s *Sentinel) CurrentPrimary(ctx context.Context) (string, error) {
 // primary and its replica. Everything stops when the test ends.
 func StartSentinel(t testing.TB) *Sentinel {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
+	bin, err := serverBinary()
 	if err != nil {
-		t.Fatal(InstallHint)
+		t.Fatal(err)
 	}
 	s := &Sentinel{Master: "idemctl-master"}
 	s.Primary = Own(t)
