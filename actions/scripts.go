@@ -148,12 +148,35 @@ if ARGV[1] == 'delete' then
   return {'applied', ms}
 end
 local n = tonumber(ARGV[12])
-local args = {}
+local args, names = {}, {}
 for i = 0, n - 1 do
   args[#args + 1] = ARGV[13 + 2 * i]
   args[#args + 1] = text(marker(ARGV[14 + 2 * i]))
+  names[#names + 1] = ARGV[13 + 2 * i]
 end
+-- HSET drops a field's own TTL (Redis 7.4+): the fields it rewrites keep
+-- theirs.
+local kept = field_expiry(key, names) or {}
 if #args > 0 then redis.call('HSET', key, unpack(args)) end
+for j, e in ipairs(kept) do
+  if e > 0 then redis.call('HPEXPIREAT', key, e, 'FIELDS', 1, names[j]) end
+end
+if ARGV[2] == 'set' and redis.call('PTTL', key) == -1 then
+  -- A record that lives by its fields' TTLs gets the new TTL on those
+  -- fields, as its application set them, not a key TTL beside them.
+  local all = redis.call('HKEYS', key)
+  local exp = field_expiry(key, all) or {}
+  local timed = {}
+  for j, e in ipairs(exp) do if e > 0 then timed[#timed + 1] = all[j] end end
+  if #timed > 0 then
+    if tonumber(ARGV[3]) > 0 then
+      redis.call('HPEXPIRE', key, ARGV[3], 'FIELDS', #timed, unpack(timed))
+    else
+      redis.call('HPERSIST', key, 'FIELDS', #timed, unpack(timed))
+    end
+    return {'applied', ms}
+  end
+end
 set_ttl(key)
 return {'applied', ms}
 `)

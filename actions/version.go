@@ -27,6 +27,20 @@ import (
 // compare-and-set script, so the two can never drift apart.
 const versionLua = `
 local MAX_FIELDS = 4096
+-- field_expiry returns the fields' own expiry times (Redis 7.4+ hash-field
+-- TTLs; 0 or less: none), or nil where the server has none to give. Any
+-- other refusal (an ACL without HPEXPIRETIME) stops the script: a write
+-- that cannot see field TTLs could drop them.
+local function field_expiry(key, names)
+  if #names == 0 then return nil end
+  local ok, r = pcall(redis.call, 'HPEXPIRETIME', key, 'FIELDS', #names, unpack(names))
+  if ok then return r end
+  local msg = tostring(type(r) == 'table' and r.err or r)
+  local low = string.lower(msg)
+  -- "unknown command" (Valkey), "Unknown Redis command called from script" (Redis 7.0)
+  if string.find(low, 'unknown', 1, true) and string.find(low, 'command', 1, true) then return nil end
+  error('reading hash-field TTLs (HPEXPIRETIME) was refused: ' .. msg)
+end
 local function content_of(key, t)
   if t == 'string' then
     return 'string:' .. redis.sha1hex(redis.call('GET', key))
@@ -38,9 +52,14 @@ local function content_of(key, t)
     local idx = {}
     for i = 1, #all, 2 do idx[#idx + 1] = i end
     table.sort(idx, function(a, b) return all[a] < all[b] end)
+    local names = {}
+    for _, i in ipairs(idx) do names[#names + 1] = all[i] end
+    local exp = field_expiry(key, names)
     local parts = {}
-    for _, i in ipairs(idx) do
-      parts[#parts + 1] = #all[i] .. ':' .. all[i] .. '=' .. redis.sha1hex(all[i + 1])
+    for j, i in ipairs(idx) do
+      local p = #all[i] .. ':' .. all[i] .. '=' .. redis.sha1hex(all[i + 1])
+      if exp and exp[j] > 0 then p = p .. '@' .. exp[j] end
+      parts[#parts + 1] = p
     end
     return 'hash:' .. redis.sha1hex(table.concat(parts, '\n'))
   end

@@ -259,3 +259,48 @@ func TestOptionsLandOrAreRefused(t *testing.T) {
 		})
 	}
 }
+
+// Hash-field TTLs (Redis 7.4+): a guarded write keeps the TTLs of the
+// fields it rewrites (HSET would drop them), a new TTL goes on the fields
+// where the record lives by them, and the compare-and-set covers them: an
+// application that re-sets a field's TTL between plan and write wins.
+func TestGuardedWritesKeepFieldTTLs(t *testing.T) {
+	r := newRig(t, redistest.Shared(t))
+	redistest.RequireFieldTTL(t, r.c)
+	ctx := context.Background()
+	ks := presetKeyspace(t, "atlasmart")
+	fieldTTL := func(f string) int64 {
+		v, err := r.c.Do(ctx, "hpttl", atlasKey, "fields", 1, f).Int64Slice()
+		if err != nil || len(v) != 1 {
+			t.Fatalf("HPTTL %s: %v %v", f, v, err)
+		}
+		return v[0]
+	}
+	reserve := func() {
+		r.c.Del(ctx, atlasKey)
+		r.c.HSet(ctx, atlasKey, "fingerprint", fp("body-1"), "state", "PROCESSING")
+		r.c.Do(ctx, "hpexpire", atlasKey, 60000, "fields", 2, "fingerprint", "state")
+	}
+	reserve()
+	p := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey, TTL: TTL{Mode: TTLKeep}})
+	if res := r.apply(p); res.Outcome != Applied {
+		t.Fatalf("fail: %+v", res)
+	}
+	if r.raw(atlasKey)["state"] != "FAILED" || fieldTTL("state") <= 0 || fieldTTL("fingerprint") <= 0 || r.pttl(atlasKey) != -1 {
+		t.Fatalf("after fail: state TTL %d, fingerprint TTL %d, key TTL %v", fieldTTL("state"), fieldTTL("fingerprint"), r.pttl(atlasKey))
+	}
+	reserve()
+	p = r.plan(Request{Kind: KindExpire, Keyspace: ks, Key: atlasKey, TTL: TTL{Mode: TTLSet, D: time.Hour}})
+	if res := r.apply(p); res.Outcome != Applied {
+		t.Fatalf("expire: %+v", res)
+	}
+	if st := fieldTTL("state"); st < 3590000 || r.pttl(atlasKey) != -1 {
+		t.Fatalf("expire --ttl 1h on a record living by its fields: state TTL %d, key TTL %v", st, r.pttl(atlasKey))
+	}
+	reserve()
+	p = r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey})
+	r.c.Do(ctx, "hpexpire", atlasKey, 120000, "fields", 1, "state") // the application extends it
+	if res := r.apply(p); res.Outcome != Conflict {
+		t.Fatalf("a field TTL re-set between plan and write: %+v", res)
+	}
+}

@@ -36,6 +36,14 @@ func classify(ks *Keyspace, o *observed, nowMs int64) Record {
 	} else {
 		r.Flags |= FlagTemplateMismatch
 	}
+	if r.TTLms == -1 && o.f.fieldTTLRead {
+		// No key TTL, but hash-field TTLs (Redis 7.4+): the record ends,
+		// as a record, when its first field does.
+		r.TTLms = o.f.fieldTTL
+		if o.f.fieldTTLMixed {
+			r.Flags |= FlagFieldTTLMixed
+		}
+	}
 	if r.TTLms == -1 {
 		r.Flags |= FlagNoTTL
 	}

@@ -17,6 +17,11 @@ type fields struct {
 	has       [numSlots]bool
 	respLen   int64  // -1: no response
 	required  uint16 // Schema.Requires paths seen, a bit each
+	// fieldTTL is the earliest own TTL (ms) of the mapped hash fields of a
+	// key without a TTL (-1: none has one), when fieldTTLRead.
+	// fieldTTLMixed: present fields end at different times (or some never).
+	fieldTTL                    int64
+	fieldTTLRead, fieldTTLMixed bool
 	decodeErr bool
 	truncated bool
 }

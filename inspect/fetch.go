@@ -22,6 +22,9 @@ type fetcher struct {
 	// respAll measures every hash record's response length (one HSTRLEN
 	// per key), not only those whose size could exceed the threshold.
 	respAll bool
+	// noFieldTTL is set once the server rejects HPTTL (Redis before 7.4,
+	// Valkey 8): it has no hash-field TTLs to read.
+	noFieldTTL atomic.Bool
 }
 
 type fetched struct {
@@ -95,6 +98,7 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 	pipe = f.c.Pipeline()
 	memRetry := make([]*redis.IntCmd, len(keys))
 	hm := make([]*hmget, len(keys))
+	fttl := make([]*redis.IntSliceCmd, len(keys))
 	needB := false
 	for i := range keys {
 		o := &obs[i]
@@ -153,6 +157,13 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 			probe[i] = respLen(ctx, pipe, boxed[i], s)
 			needB = needB || probe[i] != nil
 		}
+		if o.pttl == -1 && !f.noFieldTTL.Load() {
+			// No key TTL: the fields may carry their own (Redis 7.4+).
+			// Asked only of such records, so a keyspace with key TTLs
+			// pays nothing.
+			fttl[i] = fieldTTLCmd(ctx, pipe, boxed[i], fieldSet, s)
+			needB = true
+		}
 	}
 	if needB {
 		if _, err := pipe.Exec(ctx); err != nil && !isServerErr(err) {
@@ -172,6 +183,9 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 		}
 		if memRetry[i] != nil && memRetry[i].Err() == nil {
 			o.mem = memRetry[i].Val()
+		}
+		if fttl[i] != nil {
+			f.readFieldTTLs(fttl[i], &o.f)
 		}
 		if isHash && !o.wrongType {
 			if probe[i] != nil && probe[i].Err() == nil && probe[i].Val() > 0 {
@@ -283,6 +297,49 @@ func anyOver(lens []*redis.IntCmd, limit int64) bool {
 		}
 	}
 	return false
+}
+
+// fieldTTLCmd queues HPTTL of the schema's mapped fields and its response.
+func fieldTTLCmd(ctx context.Context, p redis.Pipeliner, key any, all hmgetFields, s *Schema) *redis.IntSliceCmd {
+	names := all.names
+	if s.Response != "" {
+		names = append(names[:len(names):len(names)], s.Response)
+	}
+	args := make([]any, 0, 4+len(names))
+	args = append(args, "hpttl", key, "fields", len(names))
+	args = append(args, names...)
+	c := redis.NewIntSliceCmd(ctx, args...)
+	_ = p.Process(ctx, c)
+	return c
+}
+
+// readFieldTTLs records the fields' own TTLs: the earliest one among the
+// fields present, and whether they end at different times (some never, or
+// more than a second apart). A server that does not know HPTTL is not
+// asked again.
+func (f *fetcher) readFieldTTLs(c *redis.IntSliceCmd, fs *fields) {
+	ttls, err := c.Result()
+	if err != nil {
+		if refusedCommand(err) {
+			f.noFieldTTL.Store(true)
+		}
+		return
+	}
+	lo, hi, never := int64(-1), int64(-1), false
+	for _, t := range ttls {
+		switch {
+		case t == -2: // no such field
+		case t < 0:
+			never = true
+		default:
+			if lo < 0 || t < lo {
+				lo = t
+			}
+			hi = max(hi, t)
+		}
+	}
+	fs.fieldTTLRead, fs.fieldTTL = true, lo
+	fs.fieldTTLMixed = lo >= 0 && (never || hi-lo > 1000)
 }
 
 // hmget is a queued HMGET and the field slots its replies fill, in order.

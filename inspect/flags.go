@@ -22,6 +22,7 @@ const (
 	FlagUndecoded                            // matches no schema: shown with type and size only
 	FlagLockMissing                          // processing, and its companion lock is gone
 	FlagLockOnly                             // a lock whose record does not exist: an in-flight request
+	FlagFieldTTLMixed                        // hash fields with their own TTLs that end at different times
 	numFlags               = iota
 )
 
@@ -46,6 +47,7 @@ var flagInfos = [numFlags]FlagInfo{
 	{FlagUndecoded, "undecoded", "the key matches the pattern but not the schema (other type or format): shown with type and size only"},
 	{FlagLockMissing, "lock_missing", "processing, but the lock its worker held is gone: the worker died"},
 	{FlagLockOnly, "lock_only", "a lock with no record: a request in flight (the library writes the record only when done)"},
+	{FlagFieldTTLMixed, "field_ttl_mixed", "the record's fields carry their own TTLs and end at different times (e.g. a response that outlives its state): it will be left half-written"},
 }
 
 // AllFlags lists every flag with its name and explanation.

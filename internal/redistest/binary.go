@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // ServerEnv names the server the tests run instead of the PATH's
@@ -103,4 +107,22 @@ func Describe() string {
 		src = ServerEnv + "=" + v
 	}
 	return b.Version + " (" + src + ")"
+}
+
+// RequireFieldTTL skips, saying so, a test of hash-field TTLs (HPEXPIRE,
+// Redis 7.4+) on a server that has none (Redis 7.0, Valkey 8): the
+// feature's absence is reported, not hidden.
+func RequireFieldTTL(t testing.TB, c *redis.Client) {
+	t.Helper()
+	ctx := context.Background()
+	const probe = "redistest:field-ttl-probe"
+	defer c.Del(ctx, probe)
+	c.HSet(ctx, probe, "f", "v")
+	err := c.Do(ctx, "hpexpire", probe, 60000, "fields", 1, "f").Err()
+	if err != nil && strings.Contains(strings.ToLower(err.Error()), "unknown command") {
+		t.Skipf("%s has no hash-field TTLs (HPEXPIRE): not applicable on this server", Describe())
+	}
+	if err != nil {
+		t.Fatalf("HPEXPIRE probe: %v", err)
+	}
 }
