@@ -13,17 +13,17 @@ import (
 // classification. Values are the stored text (JSON scalars as their literal
 // text, JSON strings unquoted).
 type fields struct {
-	val       [numSlots]string
-	has       [numSlots]bool
-	respLen   int64  // -1: no response
-	required  uint16 // Schema.Requires paths seen, a bit each
+	val      [numSlots]string
+	has      [numSlots]bool
+	respLen  int64  // -1: no response
+	required uint16 // Schema.Requires paths seen, a bit each
 	// fieldTTL is the earliest own TTL (ms) of the mapped hash fields of a
 	// key without a TTL (-1: none has one), when fieldTTLRead.
 	// fieldTTLMixed: present fields end at different times (or some never).
 	fieldTTL                    int64
 	fieldTTLRead, fieldTTLMixed bool
-	decodeErr bool
-	truncated bool
+	decodeErr                   bool
+	truncated                   bool
 }
 
 // decodeJSON pulls the schema's fields out of a JSON object. A value cut by
