@@ -392,6 +392,37 @@ func secReadmeACL(t *testing.T, user, proposed string) []string {
 	return f
 }
 
+// secFieldTTLs reports whether the server has hash-field TTLs (Redis 7.4+).
+func secFieldTTLs(admin *redis.Client) bool {
+	ctx := context.Background()
+	defer admin.Del(ctx, "sec:hfe-probe")
+	admin.HSet(ctx, "sec:hfe-probe", "f", "v")
+	return admin.Do(ctx, "hpexpire", "sec:hfe-probe", 1000, "fields", 1, "f").Err() == nil
+}
+
+// secReadmeRights returns the rights the README lists on its line
+// `<!-- name -->` `+a +b …` (the additions for newer servers).
+func secReadmeRights(t *testing.T, name string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if _, rest, ok := strings.Cut(l, "<!-- "+name+" -->"); ok {
+			var out []string
+			for _, f := range strings.Fields(strings.ReplaceAll(rest, "`", " ")) {
+				if strings.HasPrefix(f, "+") {
+					out = append(out, f)
+				}
+			}
+			return out
+		}
+	}
+	t.Fatalf("README.md has no <!-- %s --> line", name)
+	return nil
+}
+
 // secSetUser runs an ACL SETUSER line with the password filled in.
 func secSetUser(t *testing.T, admin *redis.Client, fields []string, pw string) {
 	t.Helper()
@@ -435,6 +466,11 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	defer admin.Close()
 	inspector := secReadmeACL(t, "idemctl-inspector", secProposedInspectorACL)
 	operator := secReadmeACL(t, "idemctl-operator", secProposedOperatorACL)
+	if secFieldTTLs(admin) {
+		// Redis 7.4+: the rights the README adds for hash-field TTLs.
+		inspector = append(inspector, secReadmeRights(t, "inspector-field-ttl")...)
+		operator = append(operator, secReadmeRights(t, "operator-field-ttl")...)
+	}
 	secSetUser(t, admin, inspector, "insp-"+secPW)
 	secSetUser(t, admin, operator, "oper-"+secPW)
 	env := map[string]string{"INSP_PW": "insp-" + secPW, "OPER_PW": "oper-" + secPW}
