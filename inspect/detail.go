@@ -24,6 +24,7 @@ type Field struct {
 	Value     string
 	Len       int64 // full length in Redis
 	Truncated bool
+	TTLms     int64 // the field's own TTL (Redis 7.4+ hash-field TTLs); -1 none or not known
 }
 
 // Detail is a record fetched whole (within bounds) for the detail screen.
@@ -83,15 +84,41 @@ func FetchDetail(ctx context.Context, c redis.UniversalClient, ks *Keyspace, key
 			}
 		}
 		sort.Slice(d.Fields, func(i, j int) bool { return d.Fields[i].Name < d.Fields[j].Name })
+		fieldTTLs(ctx, c, key, d.Fields)
 	case TypeString:
 		v, err := c.GetRange(ctx, key, 0, DetailMaxValue-1).Result()
 		if err != nil {
 			return d, fmt.Errorf("GETRANGE: %w", err)
 		}
 		n, _ := c.StrLen(ctx, key).Result()
-		d.Fields = []Field{{Name: "value", Value: v, Len: n, Truncated: n > int64(len(v))}}
+		d.Fields = []Field{{Name: "value", Value: v, Len: n, Truncated: n > int64(len(v)), TTLms: -1}}
 	}
 	return d, nil
+}
+
+// fieldTTLs fills each hash field's own TTL where the server has them
+// (one HPTTL); elsewhere they stay -1.
+func fieldTTLs(ctx context.Context, c redis.UniversalClient, key string, fs []Field) {
+	for i := range fs {
+		fs[i].TTLms = -1
+	}
+	if len(fs) == 0 {
+		return
+	}
+	args := make([]any, 0, 4+len(fs))
+	args = append(args, "hpttl", key, "fields", len(fs))
+	for _, f := range fs {
+		args = append(args, f.Name)
+	}
+	ttls, err := c.Do(ctx, args...).Int64Slice()
+	if err != nil || len(ttls) != len(fs) {
+		return // Redis before 7.4, Valkey 8, or not allowed: none shown
+	}
+	for i, t := range ttls {
+		if t >= 0 {
+			fs[i].TTLms = t
+		}
+	}
 }
 
 func capField(name, v string) Field {

@@ -35,4 +35,16 @@ func TestHashFieldTTLs(t *testing.T) {
 	if r.TTLms <= 59000 || !r.Flags.Has(inspect.FlagFieldTTLMixed) || r.Flags.Has(inspect.FlagNoTTL) {
 		t.Fatalf("a response that outlives its state: ttl %d flags %v", r.TTLms, r.Flags)
 	}
+	// The detail view shows each field's own TTL.
+	d, err := inspect.FetchDetail(ctx, c, keyspace(t, "atlasmart"), mixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttl := map[string]int64{}
+	for _, f := range d.Fields {
+		ttl[f.Name] = f.TTLms
+	}
+	if ttl["state"] <= 59000 || ttl["response"] != -1 {
+		t.Fatalf("detail field TTLs: %v", ttl)
+	}
 }

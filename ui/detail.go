@@ -224,6 +224,9 @@ func (m *Model) writeFields(b *strings.Builder, ds *detailState) {
 				v += s.Dim.Render(fmt.Sprintf(" ‹cut at %s of %s›", units.FormatBytes(int64(len(f.Value))), units.FormatBytes(f.Len)))
 			}
 		}
+		if f.TTLms >= 0 && !isString {
+			v += s.Dim.Render(" (field TTL " + units.FormatMs(f.TTLms) + ")")
+		}
 		fmt.Fprintf(b, "  %-16s %s\n", inspect.Sanitize(f.Name), v)
 	}
 	if response != "" {
