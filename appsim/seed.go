@@ -47,6 +47,10 @@ type Plan struct {
 	LargeResponse     int64
 	RandSeed          uint64
 	Batch             int
+	// FieldTTL moves each record's TTL from the key onto its fields
+	// (HPEXPIRE, Redis 7.4+), as applications using hash-field expiry
+	// write them: the key itself never expires.
+	FieldTTL bool
 }
 
 // Expected is what a correct scan of the seeded records must report, in the
@@ -108,6 +112,9 @@ func Seed(ctx context.Context, c redis.UniversalClient, p Plan) (Result, error) 
 	if p.ReserveTTL <= p.ProcessingTimeout || p.ProcessingTimeout <= 0 {
 		return Result{}, fmt.Errorf("reserve TTL (%v) must exceed the processing timeout (%v) so stale records can exist", p.ReserveTTL, p.ProcessingTimeout)
 	}
+	if p.FieldTTL && p.Schema != "atlasmart" {
+		return Result{}, fmt.Errorf("field TTLs need hash records: seed them with the atlasmart schema")
+	}
 	if p.Batch <= 0 {
 		p.Batch = 1000
 	}
@@ -148,6 +155,9 @@ func Seed(ctx context.Context, c redis.UniversalClient, p Plan) (Result, error) 
 			var err error
 			if p.Schema == "atlasmart" {
 				err = writeAtlas(ctx, c, p, batch, &res)
+				if err == nil && p.FieldTTL {
+					err = toFieldTTLs(ctx, c, batch)
+				}
 			} else {
 				err = writeSetnx(ctx, c, p, batch, &res)
 			}
@@ -227,6 +237,41 @@ func planRecord(p Plan, rng *rand.Rand, zipf *rand.Zipf, runID string, i int, k 
 func Fingerprint(canonicalBody string) string {
 	sum := sha256.Sum256([]byte(canonicalBody))
 	return hex.EncodeToString(sum[:])
+}
+
+// toFieldTTLs moves each key's TTL onto its fields. Keys without a TTL
+// (the SETNX-forever bug) keep none.
+func toFieldTTLs(ctx context.Context, c redis.UniversalClient, batch []rec) error {
+	pipe := c.Pipeline()
+	ttls := make([]*redis.DurationCmd, len(batch))
+	names := make([]*redis.StringSliceCmd, len(batch))
+	for i, r := range batch {
+		ttls[i] = pipe.PTTL(ctx, r.key)
+		names[i] = pipe.HKeys(ctx, r.key)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("field TTLs: %w", err)
+	}
+	pipe = c.Pipeline()
+	for i, r := range batch {
+		ttl, fs := ttls[i].Val(), names[i].Val()
+		if ttl <= 0 || len(fs) == 0 {
+			continue
+		}
+		args := []any{"hpexpire", r.key, ttl.Milliseconds(), "fields", len(fs)}
+		for _, f := range fs {
+			args = append(args, f)
+		}
+		pipe.Persist(ctx, r.key)
+		pipe.Do(ctx, args...)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		if strings.Contains(strings.ToLower(err.Error()), "unknown command") {
+			return fmt.Errorf("this server has no hash-field TTLs (HPEXPIRE needs Redis 7.4 or later): %w", err)
+		}
+		return fmt.Errorf("field TTLs: %w", err)
+	}
+	return nil
 }
 
 func writeAtlas(ctx context.Context, c redis.UniversalClient, p Plan, batch []rec, res *Result) error {

@@ -3,7 +3,9 @@ package inspect_test
 import (
 	"context"
 	"testing"
+	"time"
 
+	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
@@ -46,5 +48,41 @@ func TestHashFieldTTLs(t *testing.T) {
 	}
 	if ttl["state"] <= 59000 || ttl["response"] != -1 {
 		t.Fatalf("detail field TTLs: %v", ttl)
+	}
+}
+
+// Seeded with field TTLs, a keyspace reads as it does with key TTLs: the
+// same counts by state, the same stale records, no record without a TTL
+// but those seeded without one.
+func TestSeededFieldTTLsReadLikeKeyTTLs(t *testing.T) {
+	srv := redistest.Shared(t)
+	c := srv.Client(0)
+	defer c.Close()
+	redistest.RequireFieldTTL(t, c)
+	ctx := context.Background()
+	plan := appsim.Plan{Schema: "atlasmart", Count: 400, ReserveTTL: 60 * time.Second, ProcessingTimeout: 30 * time.Second,
+		Retention: 300 * time.Second, LargeResponse: inspect.DefaultLargeResponse, RandSeed: 9, FieldTTL: true}
+	res, err := appsim.Seed(ctx, c, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := keyspace(t, "atlasmart")
+	recs, _ := scanAll(t, c, ks, inspect.Options{})
+	st := inspect.NewStats(10)
+	for i := range recs {
+		st.AddRecord(&recs[i])
+		if recs[i].TTLms > 0 && c.PTTL(ctx, recs[i].Key).Val() != -1 {
+			t.Fatalf("%s: seeded with field TTLs but the key has a TTL", recs[i].Key)
+		}
+	}
+	rep := st.Report()
+	for state, n := range res.Expected.ByState {
+		if rep.ByState[state] != n {
+			t.Errorf("%s: %d, want %d", state, rep.ByState[state], n)
+		}
+	}
+	if rep.Total != res.Expected.Total || rep.Stale != res.Expected.Stale || rep.Flags["no_ttl"] != res.Expected.Flags["no_ttl"] ||
+		rep.Flags["processing_no_ttl"] != res.Expected.Flags["processing_no_ttl"] {
+		t.Fatalf("stats over field TTLs: total %d stale %d flags %v; want %+v", rep.Total, rep.Stale, rep.Flags, res.Expected)
 	}
 }
