@@ -135,6 +135,9 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	h.client = redis.NewClient(&redis.Options{Addr: srv.Addr, DisableIdentity: true, ReadTimeout: 30 * time.Second})
 	defer h.client.Close()
 	res.RedisVersion = infoField(ctx, h.client, "server", "redis_version")
+	if v := infoField(ctx, h.client, "server", "valkey_version"); v != "" {
+		res.RedisVersion = "valkey " + v // Valkey also reports redis_version 7.2.4, for clients
+	}
 	res.RedisCLI = firstLine(exec.Command("redis-cli", "--version").Output())
 
 	steps := []struct {

@@ -25,6 +25,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/idemctl/idemctl/internal/redistest"
 )
 
 func main() {
@@ -44,7 +46,11 @@ func main() {
 	flag.BoolVar(&cfg.Records, "records", cfg.Records, "measure the heap cost of held records (in-process ScanAll)")
 	flag.BoolVar(&cfg.GoBench, "gobench", cfg.GoBench, "run the Go benchmarks of ./inspect and ./ui")
 	flag.BoolVar(&cfg.Strict, "strict", false, "exit 1 when a target is missed")
+	server := flag.String("server", "", "the server to measure on: a redis-server or valkey-server binary, possibly inside a folder unpacked with mmdebstrap (default: redis-server from PATH; same as "+redistest.ServerEnv+")")
 	flag.Parse()
+	if *server != "" {
+		os.Setenv(redistest.ServerEnv, *server) // read by redistest when it starts the server
+	}
 	if *smoke {
 		set := map[string]bool{}
 		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
