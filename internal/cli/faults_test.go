@@ -301,6 +301,9 @@ func TestMemoryObjectRenamedOrDenied(t *testing.T) {
 	defer sc.Close()
 	// The README's inspector role without the two optional rights.
 	fields := secReadmeACL(t, "idemctl-inspector", secProposedInspectorACL)
+	if secFieldTTLs(sc) {
+		fields = append(fields, secReadmeRights(t, "inspector-field-ttl")...)
+	}
 	var limited []string
 	for _, f := range fields {
 		if f != "+memory|usage" && f != "+object|encoding" {
