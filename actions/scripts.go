@@ -127,26 +127,49 @@ local function set_ttl(key)
     if tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', key, ARGV[3]) else redis.call('PERSIST', key) end
   end
 end
+-- present checks the record is still there, in the schema's container.
+local function present(key, want)
+  if redis.call('EXISTS', key) == 0 then return {'not_found'} end
+  local t = redis.call('TYPE', key)['ok']
+  if t ~= want then return {'conflict', 'type', t} end
+  return nil
+end
+-- checked runs the version guard and, for a delete, deletes: it answers
+-- when the script is done, nil when the update goes on.
+local function checked(key)
+  local c = guard()
+  if c then return c end
+  if ARGV[1] == 'delete' then
+    redis.call('DEL', key)
+    return {'applied', ms}
+  end
+  return nil
+end
+-- set_string replaces a string's value with the TTL the plan asks for.
+local function set_string(key, v)
+  if ARGV[2] ~= 'set' then
+    redis.call('SET', key, v, 'KEEPTTL')
+  elseif tonumber(ARGV[3]) > 0 then
+    redis.call('SET', key, v, 'PX', ARGV[3])
+  else
+    redis.call('SET', key, v)
+  end
+end
 `
 
 // casHash guards hash records (the lesson's format).
 var casHash = newCAS(versionLua + timeLua + guardLua + `
 local key = KEYS[1]
-if redis.call('EXISTS', key) == 0 then return {'not_found'} end
-local t = redis.call('TYPE', key)['ok']
-if t ~= 'hash' then return {'conflict', 'type', t} end
+local c = present(key, 'hash')
+if c then return c end
 local st = redis.call('HGET', key, ARGV[4]) or ''
 if st ~= ARGV[5] then return {'conflict', 'state', string.sub(st, 1, 256)} end
 if ARGV[6] ~= '' then
   local fp = redis.call('HGET', key, ARGV[6]) or ''
   if fp ~= ARGV[7] then return {'conflict', 'fingerprint', string.sub(fp, 1, 256)} end
 end
-local c = guard()
+c = checked(key)
 if c then return c end
-if ARGV[1] == 'delete' then
-  redis.call('DEL', key)
-  return {'applied', ms}
-end
 local n = tonumber(ARGV[12])
 local args, names = {}, {}
 for i = 0, n - 1 do
@@ -185,9 +208,8 @@ return {'applied', ms}
 // JSON literals so numbers stay numbers.
 var casJSON = newCAS(versionLua + timeLua + guardLua + `
 local key = KEYS[1]
-if redis.call('EXISTS', key) == 0 then return {'not_found'} end
-local t = redis.call('TYPE', key)['ok']
-if t ~= 'string' then return {'conflict', 'type', t} end
+local c = present(key, 'string')
+if c then return c end
 local raw = redis.call('GET', key)
 local ok, doc = pcall(cjson.decode, raw)
 if not ok or type(doc) ~= 'table' then return {'conflict', 'decode', 'not a JSON object'} end
@@ -224,12 +246,8 @@ if ARGV[6] ~= '' then
   local fp = show(get(ARGV[6]))
   if fp ~= ARGV[7] then return {'conflict', 'fingerprint', string.sub(fp, 1, 256)} end
 end
-local c = guard()
+c = checked(key)
 if c then return c end
-if ARGV[1] == 'delete' then
-  redis.call('DEL', key)
-  return {'applied', ms}
-end
 local n = tonumber(ARGV[12])
 if n == 0 then
   set_ttl(key)
@@ -243,12 +261,7 @@ for i = 0, n - 1 do
   end
   set(ARGV[13 + 2 * i], v)
 end
-local out = cjson.encode(doc)
-if ARGV[2] == 'set' then
-  if tonumber(ARGV[3]) > 0 then redis.call('SET', key, out, 'PX', ARGV[3]) else redis.call('SET', key, out) end
-else
-  redis.call('SET', key, out, 'KEEPTTL')
-end
+set_string(key, cjson.encode(doc))
 return {'applied', ms}
 `)
 
@@ -257,29 +270,19 @@ return {'applied', ms}
 // value may be long. The single pair's value replaces the marker.
 var casRaw = newCAS(versionLua + timeLua + guardLua + `
 local key = KEYS[1]
-if redis.call('EXISTS', key) == 0 then return {'not_found'} end
-local t = redis.call('TYPE', key)['ok']
-if t ~= 'string' then return {'conflict', 'type', t} end
+local c = present(key, 'string')
+if c then return c end
 local v = redis.call('GETRANGE', key, 0, string.len(ARGV[5]) - 1)
 local n = redis.call('STRLEN', key)
 if v ~= ARGV[5] or tostring(n) ~= ARGV[7] then
   return {'conflict', 'state', string.sub(redis.call('GETRANGE', key, 0, 255), 1, 256)}
 end
-local c = guard()
+c = checked(key)
 if c then return c end
-if ARGV[1] == 'delete' then
-  redis.call('DEL', key)
-  return {'applied', ms}
-end
 if tonumber(ARGV[12]) == 0 then
   set_ttl(key)
   return {'applied', ms}
 end
-local nv = ARGV[14]
-if ARGV[2] == 'set' then
-  if tonumber(ARGV[3]) > 0 then redis.call('SET', key, nv, 'PX', ARGV[3]) else redis.call('SET', key, nv) end
-else
-  redis.call('SET', key, nv, 'KEEPTTL')
-end
+set_string(key, ARGV[14])
 return {'applied', ms}
 `)
