@@ -115,6 +115,17 @@ func Seed(ctx context.Context, c redis.UniversalClient, p Plan) (Result, error) 
 	if p.FieldTTL && p.Schema != "atlasmart" {
 		return Result{}, fmt.Errorf("field TTLs need hash records: seed them with the atlasmart schema")
 	}
+	if p.FieldTTL {
+		// Asked before anything is written: a server without field TTLs
+		// would otherwise be left with records that never expire.
+		const probe = "idemctl:seed:field-ttl-probe"
+		c.HSet(ctx, probe, "f", "v")
+		err := c.Do(ctx, "hpexpire", probe, 1000, "fields", 1, "f").Err()
+		c.Del(ctx, probe)
+		if err != nil {
+			return Result{}, fmt.Errorf("this server has no hash-field TTLs (HPEXPIRE needs Redis 7.4 or later): %v", err)
+		}
+	}
 	if p.Batch <= 0 {
 		p.Batch = 1000
 	}

@@ -28,6 +28,7 @@ func runSeed(ctx context.Context, a *app, args []string) error {
 	fs.Var(sizeValue{&large}, "large-response", "threshold the large responses exceed (default 16KiB)")
 	randSeed := fs.Uint64("rand-seed", 1, "random seed (same seed, same records)")
 	force := fs.Bool("force", false, "allow a non-loopback server")
+	fieldTTL := fs.Bool("field-ttl", false, "put each record's TTL on its fields instead of its key (HPEXPIRE; Redis 7.4+, atlasmart)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -44,7 +45,7 @@ func runSeed(ctx context.Context, a *app, args []string) error {
 	plan := appsim.Plan{
 		Schema: *preset, Count: *count, RandSeed: *randSeed,
 		ReserveTTL: firstDur(*reserve, schema.Defaults.ReserveTTL.D()), ProcessingTimeout: firstDur(*timeout, schema.Defaults.ProcessingTimeout.D()),
-		Retention: firstDur(*retention, schema.Defaults.Retention.D()), LargeResponse: large,
+		Retention: firstDur(*retention, schema.Defaults.Retention.D()), LargeResponse: large, FieldTTL: *fieldTTL,
 	}
 	if plan.LargeResponse <= 0 {
 		plan.LargeResponse = inspect.DefaultLargeResponse
