@@ -4,20 +4,19 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/internal/yamldoc"
 )
 
 // Config is the whole file.
@@ -121,17 +120,11 @@ func Load(path string) (*Config, error) {
 // Parse decodes and checks a config document.
 func Parse(data []byte) (*Config, error) {
 	c := &Config{}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(c); err != nil {
-		if errors.Is(err, io.EOF) {
-			return &Config{}, nil // an empty file is an empty config
-		}
-		return nil, errors.New(inspect.CleanYAMLError(err))
+	root, err := yamldoc.Decode(data, c)
+	if err != nil {
+		return nil, err
 	}
-	var root yaml.Node
-	_ = yaml.Unmarshal(data, &root)
-	c.lines = indexLines(&root)
+	c.lines = indexLines(root) // an empty file is an empty config
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -182,7 +175,7 @@ func (c *Config) check() error {
 		}
 	}
 	if c.DefaultProfile != "" && c.Profiles[c.DefaultProfile] == nil {
-		return fmt.Errorf("default_profile %q is not a profile (have: %s)", c.DefaultProfile, strings.Join(c.ProfileNames(), ", "))
+		return fmt.Errorf("line %d: default_profile %q is not a profile (have: %s)", c.lines.at("default_profile", ""), c.DefaultProfile, strings.Join(c.ProfileNames(), ", "))
 	}
 	return nil
 }
@@ -283,7 +276,8 @@ func (c *Config) KeyspacesFor(p *Profile) ([]*inspect.Keyspace, error) {
 	return out, nil
 }
 
-// lineIndex maps "section/name" to the line where that entry starts.
+// lineIndex maps "section/name" to the line where that entry starts, and
+// "section/" to the line of the section's key.
 type lineIndex map[string]int
 
 func indexLines(root *yaml.Node) lineIndex {
@@ -294,6 +288,7 @@ func indexLines(root *yaml.Node) lineIndex {
 	top := root.Content[0]
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		sec, val := top.Content[i].Value, top.Content[i+1]
+		idx[sec+"/"] = top.Content[i].Line
 		switch val.Kind {
 		case yaml.MappingNode:
 			for j := 0; j+1 < len(val.Content); j += 2 {

@@ -69,3 +69,102 @@ func TestParseErrorsNameTheLine(t *testing.T) {
 		t.Errorf("empty config: %v", err)
 	}
 }
+
+// Config errors are one line in the file's terms: the line, the key's path
+// and what it accepts, never the Go types the file decodes into.
+func TestParseErrorsSpeakTheFilesTerms(t *testing.T) {
+	cases := []struct{ name, doc, want string }{
+		{"unknown scan setting", "profiles:\n  prod:\n    scan:\n      cuont: 3\n",
+			`line 4: unknown setting "cuont" under profiles.prod.scan (did you mean count? known: count, keys_per_sec, pause, max_keys, no_memory, max_nodes, response_sizes)`},
+		{"unknown profile setting", "profiles:\n  prod:\n    ur: redis://x\n",
+			`line 3: unknown setting "ur" under profiles.prod (did you mean url? known: mode, addrs,`},
+		{"unknown keyspace setting", "keyspaces:\n  - name: k\n    prest: atlasmart\n",
+			`line 3: unknown setting "prest" under keyspaces[0] (did you mean preset? known: name, match, preset,`},
+		{"unknown top-level setting", "keyspace: []\n",
+			`line 1: unknown setting "keyspace" at the top level (did you mean keyspaces? known: default_profile, profiles, keyspaces, schemas)`},
+		{"unknown schema setting", "schemas:\n  s:\n    container: hash\n    state: {field: s, mapp: {}}\n",
+			`line 4: unknown setting "mapp" under schemas.s.state (did you mean map? known: field, map, otherwise, missing)`},
+		{"unknown and far from any", "profiles:\n  prod:\n    scan:\n      velocity: 3\n",
+			`line 4: unknown setting "velocity" under profiles.prod.scan (known: count,`},
+		{"bool", "profiles:\n  prod:\n    url: x\n    scan:\n      no_memory: maybe\n",
+			`line 5: profiles.prod.scan.no_memory: "maybe" is not true or false`},
+		{"bool in a schema", "schemas:\n  s:\n    container: hash\n    lock: {orphans: perhaps}\n",
+			`line 4: schemas.s.lock.orphans: "perhaps" is not true or false`},
+		{"int", "profiles:\n  prod:\n    scan:\n      count: lots\n",
+			`line 4: profiles.prod.scan.count: "lots" is not a whole number`},
+		{"fraction", "profiles:\n  prod:\n    scan:\n      keys_per_sec: 2.5\n",
+			`line 4: profiles.prod.scan.keys_per_sec: "2.5" is not a whole number`},
+		{"int out of range", "profiles:\n  prod:\n    scan:\n      max_keys: 99999999999999999999999\n",
+			`line 4: profiles.prod.scan.max_keys: 99999999999999999999999 is out of range`},
+		{"int in a schema", "schemas:\n  s:\n    actions: {fail: {status: ok}}\n",
+			`line 3: schemas.s.actions.fail.status: "ok" is not a whole number`},
+		{"duration", "profiles:\n  prod:\n    dial_timeout: soon\n",
+			`line 3: profiles.prod.dial_timeout: bad duration "soon" (want e.g. 30s, 5m, 2h, 1d)`},
+		{"duration not a value", "profiles:\n  prod:\n    scan: {pause: [1]}\n",
+			`line 3: profiles.prod.scan.pause: want a duration such as 30s or 5m`},
+		{"keyspace duration", "keyspaces:\n  - name: k\n    preset: atlasmart\n    retention: later\n",
+			`line 4: keyspaces[0].retention: bad duration "later"`},
+		{"size", "keyspaces:\n  - name: k\n    preset: atlasmart\n    max_value: huge\n",
+			`line 4: keyspaces[0].max_value: bad size "huge" (want e.g. 16384, 16KiB, 1MiB)`},
+		{"schema default duration", "schemas:\n  s:\n    defaults: {processing_timeout: soon}\n",
+			`line 3: schemas.s.defaults.processing_timeout: bad duration "soon"`},
+		{"text given a mapping", "profiles:\n  prod:\n    url: {host: x}\n",
+			`line 3: profiles.prod.url: want text, got a mapping`},
+		{"list given a value", "profiles:\n  prod:\n    keyspaces: orders\n",
+			`line 3: profiles.prod.keyspaces: want a list such as [a, b], got "orders"`},
+		{"settings given a value", "profiles:\n  prod:\n    scan: fast\n",
+			`line 3: profiles.prod.scan: want settings (count, keys_per_sec,`},
+		{"entries given a list", "profiles: [prod]\n",
+			`line 1: profiles: want named entries (name: …), got a list`},
+		{"keyspaces given a mapping", "keyspaces: {orders: {}}\n",
+			`line 1: keyspaces: want a list such as [a, b], got a mapping`},
+		{"not settings at all", "hello\n",
+			`line 1: want settings (default_profile, profiles, keyspaces, schemas), got "hello"`},
+		{"set twice", "profiles:\n  prod:\n    url: a\n    url: b\n",
+			`line 4: profiles.prod.url is set twice (first on line 3)`},
+		{"profile twice", "profiles:\n  prod: {}\n  prod: {}\n",
+			`line 3: profiles.prod is set twice (first on line 2)`},
+		{"tab indent", "profiles:\n\tprod: {}\n",
+			`line 2: found character that cannot start any token (a tab indents a line: YAML indents with spaces)`},
+		{"syntax", "profiles:\n  prod: {url: x\n",
+			`did not find expected ',' or '}'`},
+		{"unknown default profile", "default_profile: nope\nprofiles: {a: {}}\n",
+			`line 1: default_profile "nope" is not a profile (have: a)`},
+		{"bad schema", "schemas:\n  s:\n    container: tree\n",
+			`line 2: schema s: container must be hash or string, not "tree"`},
+		{"merged settings are checked", "profiles:\n  base: &b {scan: {count: 1}}\n  prod:\n    <<: *b\n    scan: {cuont: 2}\n",
+			`line 5: unknown setting "cuont" under profiles.prod.scan`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.doc))
+			if err == nil {
+				t.Fatalf("no error for %q", tc.doc)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("error\n  %s\nwant it to contain\n  %s", msg, tc.want)
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error spans lines: %q", msg)
+			}
+			for _, leak := range []string{"config.", "inspect.", "units.", "yaml.", "!!", "unmarshal", "struct", "type ", "int64", "[]string"} {
+				if strings.Contains(msg, leak) {
+					t.Errorf("error %q shows Go internals (%q)", msg, leak)
+				}
+			}
+		})
+	}
+}
+
+// Merge keys and anchors are YAML the decoder accepts; the check must too.
+func TestParseAcceptsMergedSettings(t *testing.T) {
+	doc := "profiles:\n  base: &b {url: redis://x:1, scan: {count: 50}}\n  prod:\n    <<: *b\n    writes: true\n"
+	c, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Profiles["prod"]; p.URL != "redis://x:1" || p.Scan.Count != 50 || !p.Writes {
+		t.Errorf("merged profile: %+v", p)
+	}
+}

@@ -1,14 +1,13 @@
 package inspect
 
 import (
-	"bytes"
 	"embed"
 	"fmt"
 	"path"
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"github.com/idemctl/idemctl/internal/yamldoc"
 )
 
 // Presets are schemas shipped with the binary as YAML: the same format a
@@ -40,14 +39,12 @@ func mustLoadPresets() map[string]*Schema {
 	return out
 }
 
-// ParseSchemaYAML decodes and compiles one schema document; unknown keys are
-// errors that name the line.
+// ParseSchemaYAML decodes and compiles one schema document; errors name the
+// line, the key and what it accepts, as a config file's do.
 func ParseSchemaYAML(name string, data []byte) (*Schema, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
 	s := &Schema{}
-	if err := dec.Decode(s); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, cleanYAMLError(err))
+	if _, err := yamldoc.Decode(data, s); err != nil {
+		return nil, fmt.Errorf("schema %s: %v", name, err)
 	}
 	s.Name = name
 	if err := s.Compile(); err != nil {
@@ -55,22 +52,6 @@ func ParseSchemaYAML(name string, data []byte) (*Schema, error) {
 	}
 	return s, nil
 }
-
-// cleanYAMLError drops yaml.v3's "yaml: unmarshal errors:" preamble so the
-// message stays on one line.
-func cleanYAMLError(err error) string {
-	msg := err.Error()
-	msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:\n")
-	msg = strings.TrimPrefix(msg, "yaml: ")
-	lines := strings.Split(msg, "\n")
-	for i := range lines {
-		lines[i] = strings.TrimSpace(lines[i])
-	}
-	return strings.Join(lines, "; ")
-}
-
-// CleanYAMLError is cleanYAMLError for other packages decoding config.
-func CleanYAMLError(err error) string { return cleanYAMLError(err) }
 
 // Preset returns a copy of a built-in schema.
 func Preset(name string) (*Schema, error) {

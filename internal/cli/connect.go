@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -80,12 +81,16 @@ func (e endpoint) String() string {
 	return u + e.addr + "/" + strconv.Itoa(e.db)
 }
 
-// parseURL reads a redis:// or rediss:// URL. The error never repeats the
-// URL, which may hold a password.
+// parseURL reads a redis:// or rediss:// URL, or a bare address
+// (host:port, [::1]:6379, localhost) as redis://. The error never repeats
+// the URL, which may hold a password.
 func parseURL(raw string) (endpoint, error) {
-	u, err := url.Parse(raw)
+	u, err := url.Parse(withScheme(raw))
 	if err != nil {
 		msg := redactURLError(err)
+		if port, ok := strings.CutPrefix(msg, `invalid port ":`); ok && !strings.Contains(raw, "@") {
+			msg = fmt.Sprintf("port %q is not a number", strings.TrimSuffix(port, `" after host`))
+		}
 		if strings.Contains(raw, "@") {
 			// A password with an unencoded '/', '#', '?' or '%' ends up
 			// quoted as a port or an escape: invalid port ":s3cr" after host.
@@ -130,6 +135,19 @@ func parseURL(raw string) (endpoint, error) {
 		e.password, _ = u.User.Password()
 	}
 	return e, nil
+}
+
+// withScheme reads an address without "://" as a plaintext redis:// URL:
+// operators paste host:port from redis-cli -h/-p or a compose file, and
+// url.Parse would take "redis:6379" for a scheme and an opaque rest.
+func withScheme(raw string) string {
+	if strings.Contains(raw, "://") {
+		return raw
+	}
+	if ip := net.ParseIP(raw); ip != nil && ip.To4() == nil {
+		raw = "[" + raw + "]" // a bare IPv6 address: its colons are not a port
+	}
+	return "redis://" + raw
 }
 
 // redactURLError strips the URL out of a net/url error.
@@ -255,7 +273,7 @@ func newClient(ctx context.Context, o clientOpts, warn io.Writer) (redis.Univers
 	defer cancel()
 	if err := c.Ping(pctx).Err(); err != nil {
 		c.Close()
-		return nil, connectError(o.ep, err)
+		return nil, connectError(ctx, o, err)
 	}
 	return c, nil
 }
@@ -268,8 +286,12 @@ func hostOf(addr string) string {
 	return h
 }
 
-// connectError explains a failed connection in one line with a hint.
-func connectError(ep endpoint, err error) error {
+// connectError explains a failed connection in one line with a hint. A
+// rediss:// URL for a plaintext port, or redis:// for a TLS-only one, fails
+// as a timeout or a closed connection; a second, bounded look at the port
+// tells which, so the message can name the scheme to use.
+func connectError(ctx context.Context, o clientOpts, err error) error {
+	ep := o.ep
 	msg := err.Error()
 	if ep.password != "" {
 		msg = strings.ReplaceAll(msg, ep.password, "***")
@@ -278,6 +300,20 @@ func connectError(ep endpoint, err error) error {
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		msg, hint = "connection refused", "is redis-server running there? check --url"
+	case ep.tls && handshakeFailed(err):
+		connected, plain := probePlain(ctx, ep.addr, probeTimeout(o.dialTimeout))
+		switch {
+		case plain:
+			msg, hint = "the server did not answer the TLS handshake: it speaks plain Redis, not TLS", "use redis:// instead of rediss://"
+		case errors.As(err, new(tls.RecordHeaderError)):
+			msg, hint = "the server's answer to the TLS handshake is not TLS", "use redis:// for a plaintext port"
+		case connected && isTimeout(err):
+			msg, hint = "the server did not answer the TLS handshake", "it may not speak TLS (use redis:// for a plaintext port), or raise --dial-timeout"
+		case isTimeout(err):
+			msg, hint = "timed out", "check --url, firewalls, or raise --dial-timeout"
+		}
+	case !ep.tls && closedEarly(err) && probeTLS(ctx, ep.addr, probeTimeout(o.dialTimeout)):
+		msg, hint = "the server closed the connection: it speaks only TLS", "use rediss:// instead of redis:// (with --tls-ca to verify it)"
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 		msg, hint = "timed out", "check --url, firewalls, or raise --dial-timeout"
 	case strings.HasPrefix(msg, "WRONGPASS") || strings.Contains(msg, "invalid username-password"):
@@ -302,6 +338,64 @@ func connectError(ep endpoint, err error) error {
 		out += " — " + hint
 	}
 	return &exitErr{code: exitError, msg: out}
+}
+
+// handshakeFailed reports an error a TLS handshake with a plaintext server
+// ends in: no answer (the server waits for a line that never ends), a
+// reply that is no TLS record, or a hang-up.
+func handshakeFailed(err error) bool {
+	var rec tls.RecordHeaderError
+	return isTimeout(err) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &rec) || closedEarly(err)
+}
+
+// closedEarly reports a connection the server ended before any reply: what
+// a TLS listener does with a plaintext command.
+func closedEarly(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// probeTimeout bounds the second look: a server answers it at once, and a
+// host that does not should not double the wait.
+func probeTimeout(dial time.Duration) time.Duration {
+	if dial <= 0 || dial > time.Second {
+		return time.Second
+	}
+	return dial
+}
+
+// probePlain connects to addr without TLS and sends a PING: connected says
+// the port accepts connections, plain that it answered in Redis's protocol.
+// The PING carries no credentials.
+func probePlain(ctx context.Context, addr string, timeout time.Duration) (connected, plain bool) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return false, false
+	}
+	defer c.Close()
+	deadline, _ := ctx.Deadline()
+	c.SetDeadline(deadline)
+	if _, err := io.WriteString(c, "PING\r\n"); err != nil {
+		return true, false
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	return true, err == nil && (strings.HasPrefix(line, "+") || strings.HasPrefix(line, "-"))
+}
+
+// probeTLS reports whether addr completes a TLS handshake. The certificate
+// is not checked and nothing is sent: this only learns the port's protocol.
+func probeTLS(ctx context.Context, addr string, timeout time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	d := &tls.Dialer{Config: &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: true}}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 func isTimeout(err error) bool {

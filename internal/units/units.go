@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Duration is a time.Duration that reads "30s", "5m", "1h30m", "2d" or a bare
@@ -43,14 +43,15 @@ func ParseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// UnmarshalYAML reads a duration scalar and names the line on error.
+// UnmarshalYAML reads a duration scalar; the document's decoder
+// (internal/yamldoc) puts the line and key before the error.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: want a duration such as 30s or 5m", n.Line)
+		return fmt.Errorf("want a duration such as 30s or 5m")
 	}
 	v, err := ParseDuration(n.Value)
 	if err != nil {
-		return fmt.Errorf("line %d: %v", n.Line, err)
+		return err
 	}
 	*d = Duration(v)
 	return nil
@@ -88,14 +89,15 @@ func ParseByteSize(s string) (int64, error) {
 	return int64(n * float64(mult)), nil
 }
 
-// UnmarshalYAML reads a size scalar and names the line on error.
+// UnmarshalYAML reads a size scalar; the document's decoder puts the line
+// and key before the error.
 func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: want a size such as 16KiB", n.Line)
+		return fmt.Errorf("want a size such as 16KiB")
 	}
 	v, err := ParseByteSize(n.Value)
 	if err != nil {
-		return fmt.Errorf("line %d: %v", n.Line, err)
+		return err
 	}
 	*b = ByteSize(v)
 	return nil
