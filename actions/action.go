@@ -7,6 +7,8 @@ package actions
 import (
 	"fmt"
 	"time"
+
+	"github.com/idemctl/idemctl/inspect"
 )
 
 // Kind is a repair action.
@@ -25,6 +27,14 @@ func ParseKind(s string) (Kind, error) {
 		return Kind(s), nil
 	}
 	return "", fmt.Errorf("unknown action %q (expire, fail, reconcile)", s)
+}
+
+// NeedsRef reports whether a write of kind on a record of ks must carry a
+// reference from the authoritative system: a reconcile, where the schema
+// records one (actions.reconcile.ref). Both faces ask for it up front, and
+// a plan without it is refused.
+func NeedsRef(kind Kind, ks *inspect.Keyspace) bool {
+	return kind == KindReconcile && ks != nil && ks.Schema.Actions.Reconcile.Ref != ""
 }
 
 // TTLMode says what a write does to the TTL.
@@ -62,6 +72,10 @@ const (
 	Unknown    Outcome = "unknown"     // uncertain, and the re-read could not tell
 	Skipped    Outcome = "skipped"     // a bulk run was cancelled before this one
 )
+
+// Outcomes lists every outcome in the order summaries give them: what was
+// done first, then what stopped a write, then what was never tried.
+var Outcomes = []Outcome{Applied, Conflict, NotFound, Refused, Failed, NotApplied, Unknown, Skipped}
 
 // Snapshot is a record's state as read (bounded) or as a write will leave it.
 type Snapshot struct {

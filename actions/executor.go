@@ -19,6 +19,8 @@ type Executor struct {
 	Policy   *Policy
 	Audit    *Auditor
 	Identity Identity
+
+	opened *Auditor // the log NewExecutor opened, for Close
 }
 
 // Plan reads the record and builds the guarded write for req.
@@ -312,13 +314,4 @@ func (e *Executor) ApplyAll(ctx context.Context, plans []*Plan, ratePerSec int, 
 		}
 	}
 	return out
-}
-
-// Summary counts outcomes.
-func Summary(rs []Result) map[Outcome]int {
-	m := map[Outcome]int{}
-	for _, r := range rs {
-		m[r.Outcome]++
-	}
-	return m
 }

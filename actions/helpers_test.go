@@ -110,15 +110,14 @@ func newRig(t *testing.T, srv *redistest.Server) *rig {
 	c := srv.Client(0)
 	t.Cleanup(func() { c.Close() })
 	path := filepath.Join(t.TempDir(), "audit.log")
-	aud, err := OpenAudit(path)
+	pol := &Policy{Writes: true}
+	ex, err := NewExecutor(Setup{Client: c, Policy: pol, AuditPath: path,
+		Identity: Identity{OSUser: testUser, Profile: "test", Address: "redis://" + srv.Addr + "/0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { aud.Close() })
-	pol := &Policy{Writes: true}
-	return &rig{t: t, srv: srv, c: c, policy: pol, audit: path,
-		ex: &Executor{Client: c, Policy: pol, Audit: aud,
-			Identity: Identity{OSUser: testUser, RedisUser: "default", Profile: "test", Address: "redis://" + srv.Addr + "/0"}}}
+	t.Cleanup(func() { ex.Close() })
+	return &rig{t: t, srv: srv, c: c, policy: pol, audit: path, ex: ex}
 }
 
 // testClient is a client for the executor: no retries, short timeouts.

@@ -343,7 +343,7 @@ func (p *Plan) compile(d *inspect.Detail) error {
 			return fmt.Errorf("the record is already %s", canon)
 		}
 		spec = s.Actions.Reconcile
-		if spec.Ref != "" && p.Ref == "" {
+		if NeedsRef(p.Kind, ks) && p.Ref == "" {
 			return errors.New("reconcile needs --ref: the reference you checked in the authoritative system")
 		}
 	default:

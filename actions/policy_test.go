@@ -3,6 +3,8 @@ package actions
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +126,83 @@ func TestNoAuditNoWrite(t *testing.T) {
 	}
 	if got := r.raw(atlasKey)["state"]; got != "PROCESSING" {
 		t.Fatalf("state %q", got)
+	}
+}
+
+// NewExecutor opens the audit log (a new directory, mode 0600) and its
+// stream; the executor writes, audits both, and Close closes the file.
+// A planner opens nothing and cannot write.
+func TestNewExecutorAndPlanner(t *testing.T) {
+	r := newRig(t, redistest.Shared(t))
+	r.reserveAtlas(atlasKey, fp("body-1"))
+	c, ctx, ks := r.c, context.Background(), presetKeyspace(t, "atlasmart")
+	dir := filepath.Join(t.TempDir(), "state", "idemctl")
+	s := Setup{Client: c, Policy: &Policy{Writes: true}, AuditPath: filepath.Join(dir, "audit.log"),
+		AuditStream: "idemctl:test-audit", Identity: Identity{OSUser: testUser, Profile: "test"}}
+	c.Del(ctx, s.AuditStream)
+
+	pl := NewPlanner(s)
+	if pl.CanWrite() {
+		t.Fatal("a planner says it can write")
+	}
+	p, err := pl.Plan(ctx, Request{Kind: KindFail, Keyspace: ks, Key: atlasKey, Reason: "stuck"})
+	if err != nil || p.Refused != "" || p.By != testUser {
+		t.Fatalf("plan: %v %q by %q", err, p.Refused, p.By)
+	}
+	if res := pl.Apply(ctx, p); res.Outcome != Refused || !strings.Contains(res.Detail, "no audit log") {
+		t.Fatalf("a planner applied: %+v", res)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("a planner created the audit directory: %v", err)
+	}
+
+	ex, err := NewExecutor(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ex.CanWrite() {
+		t.Fatal("an executor with writes on and its log open says it cannot write")
+	}
+	if res := ex.Apply(ctx, p); res.Outcome != Applied {
+		t.Fatalf("apply a planner's plan: %+v", res)
+	}
+	if fi, err := os.Stat(s.AuditPath); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("audit log: %v %v", fi, err)
+	}
+	es := readAudit(t, s.AuditPath)
+	if len(es) != 2 || es[0].RedisUser != "default" || es[0].OSUser != testUser || es[1].Outcome != Applied {
+		t.Fatalf("audit entries: %+v", es)
+	}
+	xs, err := c.XRange(ctx, s.AuditStream, "-", "+").Result()
+	if err != nil || len(xs) != 2 {
+		t.Fatalf("audit stream: %d entries, %v", len(xs), err)
+	}
+	if line, _ := xs[1].Values["entry"].(string); !strings.Contains(line, `"id":"`+es[1].ID+`"`) {
+		t.Fatalf("streamed entry %v, want the file's %s", xs[1].Values, es[1].ID)
+	}
+	c.Del(ctx, s.AuditStream)
+	if err := ex.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ex.Audit.Write(ctx, AuditEntry{Phase: "outcome"}); err == nil {
+		t.Fatal("the audit log is still open after Close")
+	}
+
+	s.Policy = &Policy{Writes: false}
+	ro, err := NewExecutor(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if ro.CanWrite() {
+		t.Fatal("writes off, yet the executor says it can write")
+	}
+	s.AuditPath = ""
+	if _, err := NewExecutor(s); err == nil {
+		t.Fatal("an executor without an audit log")
+	}
+	var none *Executor
+	if none.CanWrite() || none.Close() != nil {
+		t.Fatal("a nil executor is read-only and has nothing to close")
 	}
 }

@@ -10,10 +10,10 @@ import (
 	"charm.land/bubbles/v2/progress"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
-	"github.com/idemctl/idemctl/internal/units"
 )
 
 // The write dialog walks: profile name (protected profiles, once) → form →
@@ -31,19 +31,20 @@ const (
 )
 
 type dialog struct {
-	kind    actions.Kind
-	targets []inspect.Record // copies: what the operator saw
-	step    dialogStep
-	inputs  []textinput.Model
-	labels  []string
-	focus   int
-	confirm textinput.Model
-	plans   []*actions.Plan
-	results []actions.Result
-	done    int
-	bar     progress.Model
-	cancel  context.CancelFunc
-	errText string
+	kind     actions.Kind
+	targets  []inspect.Record // copies: what the operator saw
+	needsRef bool             // a target's schema records a reference
+	step     dialogStep
+	inputs   []textinput.Model
+	labels   []string
+	focus    int
+	confirm  textinput.Model
+	plans    []*actions.Plan
+	results  []actions.Result
+	done     int
+	bar      progress.Model
+	cancel   context.CancelFunc
+	errText  string
 }
 
 // planMsg carries the plans read for the dialog.
@@ -79,10 +80,13 @@ func newInput(placeholder, value string, width int) textinput.Model {
 	return in
 }
 
+// readOnlyHint is all a write key does in a read-only session.
+const readOnlyHint = "read-only: writes are disabled for this session (start with --write, or writes: true in the profile)"
+
 // openDialog starts a write on the marked records, or the one under the cursor.
 func (m *Model) openDialog(kind actions.Kind) tea.Cmd {
-	if m.opts.Executor == nil || !m.opts.Writes {
-		m.status = "read-only: writes are disabled for this session (start with --write, or writes: true in the profile)"
+	if !m.canWrite() {
+		m.status = readOnlyHint
 		return nil
 	}
 	targets := m.markedRecords()
@@ -94,18 +98,24 @@ func (m *Model) openDialog(kind actions.Kind) tea.Cmd {
 		targets = []inspect.Record{*r}
 	}
 	w := max(m.width-20, 20)
-	d := &dialog{kind: kind, targets: targets, step: stepForm}
+	d := &dialog{kind: kind, targets: targets, step: stepForm, needsRef: needsRef(kind, targets)}
+	// The TTL field starts at the action's default, shown as its name.
+	ttlDefault := string(actions.TTLRetention)
 	switch kind {
 	case actions.KindExpire:
 		d.labels = []string{"TTL", "Reason"}
 		d.inputs = []textinput.Model{newInput("e.g. 10m, or 0 to delete now", "0", w), newInput("why (required)", "", w)}
 	case actions.KindFail:
 		d.labels = []string{"Reason", "TTL"}
-		d.inputs = []textinput.Model{newInput("why (required)", "", w), newInput("retention, keep, or a duration", "retention", w)}
+		d.inputs = []textinput.Model{newInput("why (required)", "", w), newInput("retention, keep, or a duration", ttlDefault, w)}
 	case actions.KindReconcile:
+		ref := "optional: reference in the source of truth (e.g. order id)"
+		if d.needsRef {
+			ref = "reference in the source of truth, e.g. order id (required)"
+		}
 		d.labels = []string{"Ref", "Reason", "TTL"}
-		d.inputs = []textinput.Model{newInput("reference in the source of truth (e.g. order id)", "", w),
-			newInput("why (required)", "", w), newInput("retention, keep, or a duration", "retention", w)}
+		d.inputs = []textinput.Model{newInput(ref, "", w),
+			newInput("why (required)", "", w), newInput("retention, keep, or a duration", ttlDefault, w)}
 	}
 	d.confirm = newInput("", "", 12)
 	d.bar = progress.New(progress.WithWidth(max(m.width-10, 10)), progress.WithoutPercentage())
@@ -211,14 +221,18 @@ func (m *Model) submitForm() tea.Cmd {
 		d.errText = "a reason is required for every write"
 		return nil
 	}
-	ttl, err := parseTTLInput(d.kind, d.value("TTL"))
+	ttlText := d.value("TTL")
+	if ttlText == string(actions.TTLRetention) {
+		ttlText = "" // the field's initial value: the action's default, as with the CLI's unset --ttl
+	}
+	ttl, err := actions.ParseTTL(d.kind, ttlText)
 	if err != nil {
-		d.errText = err.Error()
+		d.errText = "TTL: " + err.Error()
 		return nil
 	}
 	ref := d.value("Ref")
-	if d.kind == actions.KindReconcile && ref == "" {
-		d.errText = "a reference from the authoritative system is required"
+	if d.needsRef && ref == "" {
+		d.errText = "a reference from the authoritative system is required: this schema records it"
 		return nil
 	}
 	d.errText, d.step = "", stepPlanning
@@ -240,20 +254,15 @@ func (m *Model) submitForm() tea.Cmd {
 	}
 }
 
-func parseTTLInput(kind actions.Kind, v string) (actions.TTL, error) {
-	switch {
-	case v == "" && kind == actions.KindExpire:
-		return actions.TTL{}, fmt.Errorf("a TTL is required (0 deletes)")
-	case (v == "" || v == "retention") && kind != actions.KindExpire:
-		return actions.TTL{}, nil // the action's default: the retention horizon where the record stays
-	case v == "keep" && kind != actions.KindExpire:
-		return actions.TTL{Mode: actions.TTLKeep}, nil
+// needsRef reports whether any target's schema records a reference: the
+// form then asks for one, as the CLI asks for --ref.
+func needsRef(kind actions.Kind, targets []inspect.Record) bool {
+	for i := range targets {
+		if actions.NeedsRef(kind, targets[i].Keyspace) {
+			return true
+		}
 	}
-	d, err := units.ParseDuration(v)
-	if err != nil {
-		return actions.TTL{}, err
-	}
-	return actions.TTL{Mode: actions.TTLSet, D: d}, nil
+	return false
 }
 
 func (m *Model) onPlans(msg planMsg) {
@@ -454,23 +463,16 @@ func clip(s string, n int) string {
 	return s
 }
 
+// resultSummary is the summary line the CLI prints too, and the first few
+// results that did not apply, with why.
 func (m *Model) resultSummary(rs []actions.Result) string {
-	counts := map[actions.Outcome]int{}
 	var notes []string
 	for _, r := range rs {
-		counts[r.Outcome]++
 		if r.Outcome != actions.Applied && len(notes) < 5 {
 			notes = append(notes, fmt.Sprintf("  %s %s: %s", r.Outcome, inspect.Sanitize(r.Key), inspect.Sanitize(r.Detail)))
 		}
 	}
-	var parts []string
-	for _, o := range []actions.Outcome{actions.Applied, actions.Conflict, actions.NotFound, actions.Refused,
-		actions.Failed, actions.NotApplied, actions.Unknown, actions.Skipped} {
-		if counts[o] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[o], o))
-		}
-	}
-	out := strings.Join(parts, " · ")
+	out := actions.Summary(rs).String()
 	if len(notes) > 0 {
 		out += "\n" + strings.Join(notes, "\n")
 	}
@@ -482,9 +484,11 @@ func (m *Model) writesView() string {
 	s := m.styles
 	var b strings.Builder
 	b.WriteString(s.Title.Render("WRITES THIS SESSION"))
-	if m.opts.AuditPath != "" {
-		b.WriteString(s.Dim.Render("  audit log: " + m.opts.AuditPath))
+	if !m.canWrite() {
+		b.WriteString("\n\n" + ansi.Wrap(s.Dim.Render(readOnlyHint), m.width, " "))
+		return b.String()
 	}
+	b.WriteString(s.Dim.Render("  audit log: " + m.opts.Executor.Audit.Path()))
 	if len(m.writes) == 0 {
 		b.WriteString("\n\n" + s.Dim.Render("none yet. Mark records with space (a: all in view), then E expire · F force-fail · R reconcile."))
 		return b.String()

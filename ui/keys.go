@@ -1,6 +1,11 @@
 package ui
 
-import "charm.land/bubbles/v2/key"
+import (
+	"slices"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
 
 // KeyMap holds every binding; one value per model, never a global.
 type KeyMap struct {
@@ -55,6 +60,31 @@ func DefaultKeyMap() KeyMap {
 		Fail:        b([]string{"F"}, "F", "force-fail"),
 		Reconcile:   b([]string{"R"}, "R", "mark reconciled"),
 	}
+}
+
+// writeBindings are the keys that only serve writes: marking picks the
+// records a write applies to, and nothing else reads the marks.
+func (k *KeyMap) writeBindings() []*key.Binding {
+	return []*key.Binding{&k.Mark, &k.MarkAll, &k.Unmark, &k.Expire, &k.Fail, &k.Reconcile}
+}
+
+// SetWrites enables the write keys, or disables them for a read-only
+// session: disabled, they match nothing and leave the help and the footer.
+func (k *KeyMap) SetWrites(on bool) {
+	for _, b := range k.writeBindings() {
+		b.SetEnabled(on)
+	}
+}
+
+// isWriteKey reports whether msg is one of the write keys, enabled or not,
+// so a read-only session can say why it does nothing.
+func (k *KeyMap) isWriteKey(msg tea.KeyPressMsg) bool {
+	for _, b := range k.writeBindings() {
+		if slices.Contains(b.Keys(), msg.String()) {
+			return true
+		}
+	}
+	return false
 }
 
 // ShortHelp is the always-visible help line.

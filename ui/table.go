@@ -258,6 +258,10 @@ func (m *Model) setStateFilter(st inspect.State) {
 
 func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.keys
+	if !m.canWrite() && k.isWriteKey(msg) {
+		m.status = readOnlyHint
+		return nil
+	}
 	switch {
 	case key.Matches(msg, k.Up):
 		m.moveCursor(-1)

@@ -28,16 +28,14 @@ type Options struct {
 	Profile   string
 	Address   string // already redacted
 	User      string
-	Writes    bool
-	Protected bool
 	Demo      bool
 	Refresh   time.Duration // 0: rescan only on r
 	NoColor   bool
 	Now       func() time.Time // tests fix the clock
-	// Executor performs guarded writes; nil or Writes=false keeps the UI
-	// read-only (and actions/ refuses on its own anyway).
-	Executor  *actions.Executor
-	AuditPath string
+	// Executor performs guarded writes, and its policy decides whether the
+	// write keys exist at all: nil, or writes off, is a read-only session
+	// (and actions/ refuses on its own anyway).
+	Executor *actions.Executor
 	// Reveal shows response payloads without pressing v (they can carry
 	// personal data, so they are hidden by default).
 	Reveal bool
@@ -119,6 +117,7 @@ func New(ctx context.Context, opts Options) *Model {
 	if len(opts.Keyspaces) > 1 {
 		m.screen = screenOverview
 	}
+	m.keys.SetWrites(m.canWrite())
 	m.styles = NewStyles(true, opts.NoColor)
 	m.help.Styles = help.DefaultStyles(true)
 	m.resize(80, 24)
@@ -126,6 +125,10 @@ func New(ctx context.Context, opts Options) *Model {
 }
 
 func (m *Model) now() time.Time { return m.opts.Now() }
+
+// canWrite reports whether this session may write; the policy does not
+// change while the program runs.
+func (m *Model) canWrite() bool { return m.opts.Executor.CanWrite() }
 
 // tickMsg drives the elapsed-time and TTL countdown displays.
 type tickMsg time.Time

@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -23,7 +24,13 @@ var clock = time.Date(2026, 12, 2, 3, 14, 15, 0, time.UTC)
 
 func testKeyspace(t testing.TB) *inspect.Keyspace {
 	t.Helper()
-	s, err := inspect.Preset("atlasmart")
+	return presetKeyspace(t, "atlasmart")
+}
+
+// presetKeyspace is a keyspace of a built-in schema with its defaults.
+func presetKeyspace(t testing.TB, name string) *inspect.Keyspace {
+	t.Helper()
+	s, err := inspect.Preset(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,12 +68,20 @@ func fixture(ks *inspect.Keyspace, n int) []inspect.Record {
 	return out
 }
 
-// newTestModel is a model fed by hand: no Redis, a fixed clock, no colour.
+// newTestModel is a model fed by hand: no Redis, a fixed clock, no colour,
+// no executor (read-only).
 func newTestModel(t testing.TB, w, h int, recs []inspect.Record) *Model {
+	t.Helper()
+	return newTestModelWith(t, w, h, recs, nil)
+}
+
+// newTestModelWith is newTestModel with an executor whose policy it shows.
+func newTestModelWith(t testing.TB, w, h int, recs []inspect.Record, ex *actions.Executor) *Model {
 	t.Helper()
 	ks := recs[0].Keyspace
 	m := New(context.Background(), Options{Keyspaces: []*inspect.Keyspace{ks}, Profile: "local",
-		Address: "redis://127.0.0.1:6379/0", User: "default", NoColor: true, Now: func() time.Time { return clock }})
+		Address: "redis://127.0.0.1:6379/0", User: "default", NoColor: true, Now: func() time.Time { return clock },
+		Executor: ex})
 	m.resize(w, h)
 	m.beginRun()
 	for i := 0; i < len(recs); i += 1000 {

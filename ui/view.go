@@ -112,8 +112,8 @@ func (m *Model) profileLabel() string {
 func (m *Model) headerView() string {
 	s := m.styles
 	badge := s.Badge.Render("READ-ONLY")
-	if m.opts.Writes {
-		if m.opts.Protected {
+	if m.canWrite() {
+		if m.opts.Executor.Policy.Protected {
 			badge = s.DangerBadge.Render("WRITES ENABLED · PROTECTED")
 		} else {
 			badge = s.WarnBadge.Render("WRITES ENABLED")
@@ -258,7 +258,7 @@ func (m *Model) contextHelp() []keyBinding {
 		return nil
 	case m.screen == screenDetail:
 		return []keyBinding{k.Back, k.Reveal, k.Rescan, k.Up, k.Down, k.Help, k.Quit}
-	case m.screen == screenRecords && m.opts.Writes:
+	case m.screen == screenRecords && m.canWrite():
 		return []keyBinding{k.Help, k.Filter, k.StaleOnly, k.Mark, k.Fail, k.Expire, k.Reconcile, k.Quit}
 	case m.screen == screenRecords:
 		return k.ShortHelp()

@@ -57,18 +57,16 @@ func newLive(t *testing.T, writes, protected bool) *liveFixture {
 	ks := testKeyspace(t)
 	ks.ReserveTTL, ks.ProcessingTimeout, ks.Retention = time.Hour, 10*time.Minute, time.Hour
 	auditPath := filepath.Join(t.TempDir(), "audit.log")
-	opts := Options{Client: c, Keyspaces: []*inspect.Keyspace{ks}, Profile: "prod", Address: srv.URL(0),
-		NoColor: true, Writes: writes, Protected: protected, AuditPath: auditPath}
-	if writes {
-		aud, err := actions.OpenAudit(auditPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { aud.Close() })
-		opts.Executor = &actions.Executor{Client: c, Audit: aud, Identity: actions.Identity{OSUser: "tester", Profile: "prod"},
-			Policy: &actions.Policy{Writes: true, Protected: protected, Profile: "prod"}}
+	// The policy reaches the UI only through the executor, as from the CLI.
+	ex, err := actions.NewExecutor(actions.Setup{Client: c, AuditPath: auditPath,
+		Identity: actions.Identity{OSUser: "tester", Profile: "prod"},
+		Policy:   &actions.Policy{Writes: writes, Protected: protected, Profile: "prod"}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	m := New(ctx, opts)
+	t.Cleanup(func() { ex.Close() })
+	m := New(ctx, Options{Client: c, Keyspaces: []*inspect.Keyspace{ks}, Profile: "prod", Address: srv.URL(0),
+		NoColor: true, Executor: ex})
 	m.resize(100, 30)
 	run(m, m.startScan())
 	if m.scanning() || m.store.recs.Len() != 300 {

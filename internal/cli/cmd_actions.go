@@ -11,13 +11,11 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
-	"github.com/idemctl/idemctl/internal/units"
 )
 
 // writeFlags are shared by expire, fail and reconcile.
@@ -101,9 +99,13 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, args []string) er
 	if strings.TrimSpace(wf.reason) == "" {
 		return usageErr("--reason is required: say why, for the audit log")
 	}
-	ttl, err := parseTTLFlag(kind, wf.ttl)
+	ttlArg := wf.ttl
+	if kind != actions.KindExpire && !fs.Changed("ttl") {
+		ttlArg = "" // the action's default
+	}
+	ttl, err := actions.ParseTTL(kind, ttlArg)
 	if err != nil {
-		return err
+		return usageErr("--ttl: %v", err)
 	}
 	if wf.output != "text" && wf.output != "json" {
 		return usageErr("--output %q: want text or json", wf.output)
@@ -122,9 +124,16 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, args []string) er
 	if err != nil {
 		return err
 	}
-	policy := &actions.Policy{Writes: wf.write || s.profile.Writes, Protected: s.profile.Protected, Profile: s.profileName}
+	if wf.ref == "" {
+		for _, t := range targets {
+			if ks := keyspaceFor(s.keyspaces, t.key); actions.NeedsRef(kind, ks) {
+				return usageErr("--ref is required: schema %s records the reference you checked in the authoritative system (e.g. the order id)", ks.Schema.Name)
+			}
+		}
+	}
+	setup := s.writeSetup(wf.write, wf.auditLog)
 	if !wf.dryRun {
-		if err := policy.Check(); errors.Is(err, actions.ErrReadOnly) {
+		if err := setup.Policy.Check(); errors.Is(err, actions.ErrReadOnly) {
 			return codeErr(exitRefused, "%v", err)
 		}
 	}
@@ -132,8 +141,11 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, args []string) er
 		return err
 	}
 	defer s.Close()
+	setup.Client = s.client
 
-	ex := &actions.Executor{Client: s.client, Policy: policy, Identity: identity(s)}
+	// Plan first, and open the audit log only once something is to be
+	// written: a dry run or an unconfirmed write leaves no file behind.
+	ex := actions.NewPlanner(setup)
 	var plans []*actions.Plan
 	for _, t := range targets {
 		req := actions.Request{Kind: kind, Keyspace: keyspaceFor(s.keyspaces, t.key), Key: t.key, Reason: wf.reason,
@@ -141,9 +153,6 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, args []string) er
 		if fs.Changed("response") {
 			r := wf.response
 			req.Response = &r
-		}
-		if kind != actions.KindExpire && !fs.Changed("ttl") {
-			req.TTL = actions.TTL{} // the action's default
 		}
 		p, err := ex.Plan(ctx, req)
 		if err != nil {
@@ -166,25 +175,16 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, args []string) er
 		return resultCode(planResults(plans), len(plans))
 	}
 	if runnable > 0 {
-		if err := confirm(a, kind, fs, &wf, policy, plans, runnable, s); err != nil {
+		if err := confirm(a, kind, fs, &wf, setup.Policy, plans, runnable, s); err != nil {
 			return err
 		}
 	}
 	if runnable > 0 || conflicts > 0 {
 		// conflicts found while planning are audited too
-		auditPath := pick(wf.auditLog, s.profile.AuditLog)
-		if auditPath == "" {
-			auditPath = actions.DefaultAuditPath()
-		}
-		aud, err := actions.OpenAudit(auditPath)
-		if err != nil {
+		if ex, err = actions.NewExecutor(setup); err != nil {
 			return codeErr(exitRefused, "%v: nothing was written", err)
 		}
-		defer aud.Close()
-		if s.profile.AuditStream != "" {
-			aud.WithStream(s.client, s.profile.AuditStream)
-		}
-		ex.Audit = aud
+		defer ex.Close()
 	}
 	results := ex.ApplyAll(ctx, plans, wf.rate, func(i int, r actions.Result) {
 		if len(plans) > 1 && a.isTTY {
@@ -205,25 +205,6 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, args []string) er
 		return codeErr(exitPartial, "interrupted: %d applied, %d skipped — see the report above", sum[actions.Applied], sum[actions.Skipped])
 	}
 	return resultCode(results, len(plans))
-}
-
-func parseTTLFlag(kind actions.Kind, v string) (actions.TTL, error) {
-	switch {
-	case kind == actions.KindExpire && v == "":
-		return actions.TTL{}, usageErr("--ttl is required for expire (0 deletes the record)")
-	case v == "keep" && kind != actions.KindExpire:
-		return actions.TTL{Mode: actions.TTLKeep}, nil
-	case v == "retention" && kind != actions.KindExpire:
-		return actions.TTL{Mode: actions.TTLRetention}, nil
-	}
-	d, err := units.ParseDuration(v)
-	if err != nil {
-		return actions.TTL{}, usageErr("--ttl: %v", err)
-	}
-	if d != 0 && d < time.Millisecond {
-		return actions.TTL{}, usageErr("--ttl must be at least 1ms, or 0")
-	}
-	return actions.TTL{Mode: actions.TTLSet, D: d}, nil
 }
 
 // readTargets takes keys from the arguments and --from-file.
@@ -288,13 +269,23 @@ func keyspaceFor(kss []*inspect.Keyspace, key string) *inspect.Keyspace {
 	return nil
 }
 
-func identity(s *session) actions.Identity {
-	id := actions.Identity{RedisUser: s.ep.user, Profile: s.profileName, Address: s.ep.String()}
-	if id.RedisUser == "" {
-		id.RedisUser = "default"
+// writeSetup is the session's write set-up, for the CLI's writes and the
+// TUI alike: the policy (--write or the profile's writes, its protection),
+// who writes, and the audit log (--audit-log, the profile's, or the
+// default) with the profile's stream. The client is the session's once
+// connected.
+func (s *session) writeSetup(writeFlag bool, auditLog string) actions.Setup {
+	path := pick(auditLog, s.profile.AuditLog)
+	if path == "" {
+		path = actions.DefaultAuditPath()
 	}
-	id.OSUser = osUser()
-	return id
+	return actions.Setup{
+		Client:      s.client,
+		Policy:      &actions.Policy{Writes: writeFlag || s.profile.Writes, Protected: s.profile.Protected, Profile: s.profileName},
+		Identity:    actions.Identity{OSUser: osUser(), RedisUser: s.ep.user, Profile: s.profileName, Address: s.ep.String()},
+		AuditPath:   path,
+		AuditStream: s.profile.AuditStream,
+	}
 }
 
 func osUser() string {
@@ -451,14 +442,7 @@ func printResults(a *app, format string, rs []actions.Result) {
 		}
 		fmt.Fprintln(a.stdout, line)
 	}
-	var parts []string
-	for _, o := range []actions.Outcome{actions.Applied, actions.Conflict, actions.NotFound, actions.Refused,
-		actions.Failed, actions.NotApplied, actions.Unknown, actions.Skipped} {
-		if sum[o] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", sum[o], o))
-		}
-	}
-	fmt.Fprintf(a.stdout, "summary: %s\n", strings.Join(parts, ", "))
+	fmt.Fprintf(a.stdout, "summary: %s\n", sum)
 }
 
 // resultCode maps outcomes to the documented exit codes.

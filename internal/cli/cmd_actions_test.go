@@ -313,3 +313,45 @@ keyspaces:
 		t.Fatal("the exact command audited somewhere else than the operator's --audit-log")
 	}
 }
+
+// The write inputs are read by actions' rules, the TUI's: a TTL is
+// required for expire and at least 1ms, a reference only where the schema
+// records one. Each is a usage error (2), found before the policy and
+// before anything is read.
+func TestActionCLIWriteInputs(t *testing.T) {
+	srv := redistest.Shared(t)
+	reserve(t, srv, cliKey, "body")
+	c := srv.Client(0)
+	defer c.Close()
+	const marker = "idempotency:order:cli-1"
+	if err := c.Set(context.Background(), marker, "processing", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"--reason", "x", "--url", srv.URL(0)}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"reconcile", cliKey, "--preset", "atlasmart", "--write", "--yes"}, "--ref is required: schema atlasmart records"},
+		{[]string{"reconcile", cliKey, "--preset", "atlasmart"}, "--ref is required"}, // usage before read-only
+		{[]string{"expire", cliKey, "--preset", "atlasmart", "--write"}, "--ttl: required for expire (0 deletes the record)"},
+		{[]string{"expire", cliKey, "--preset", "atlasmart", "--ttl", "keep", "--write"}, "--ttl: bad duration"},
+		{[]string{"fail", cliKey, "--preset", "atlasmart", "--ttl", "500us", "--write"}, "--ttl: must be at least 1ms, or 0"},
+	} {
+		r := runCLI(t, nil, append(tc.args, base...)...)
+		r.mustCode(t, exitUsage)
+		r.oneLineErr(t)
+		if !strings.Contains(r.stderr, tc.want) {
+			t.Fatalf("%v: %q, want %q", tc.args, r.stderr, tc.want)
+		}
+	}
+	if got := hgetall(t, srv, cliKey)["state"]; got != "PROCESSING" {
+		t.Fatalf("a refused input changed the record: %s", got)
+	}
+	// A bare marker records no reference: reconcile needs none.
+	r := runCLI(t, nil, append([]string{"reconcile", marker, "--preset", "setnx", "--dry-run"}, base...)...)
+	r.mustCode(t, exitOK)
+	if !strings.Contains(r.stderr, "1 of 1 would be written") {
+		t.Fatalf("reconcile a marker without --ref: %q", r.stderr)
+	}
+}

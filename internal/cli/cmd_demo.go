@@ -56,17 +56,16 @@ func runDemo(ctx context.Context, a *app, args []string) error {
 	defer d.stop()
 	// The demo's audit log is a file of its own: sandbox writes never mix
 	// with real ones.
-	aud, err := actions.OpenAudit(*auditLog)
+	addr := "redis://" + d.srv.Addr() + "/0"
+	ex, err := actions.NewExecutor(actions.Setup{Client: d.client, Policy: &actions.Policy{Writes: true, Profile: "demo"},
+		Identity: actions.Identity{OSUser: osUser(), Profile: "demo", Address: addr}, AuditPath: *auditLog})
 	if err != nil {
 		return err
 	}
-	defer aud.Close()
-	ex := &actions.Executor{Client: d.client, Audit: aud, Policy: &actions.Policy{Writes: true, Profile: "demo"},
-		Identity: actions.Identity{OSUser: osUser(), RedisUser: "default", Profile: "demo", Address: "redis://" + d.srv.Addr() + "/0"}}
+	defer ex.Close()
 	return ui.Run(ctx, ui.Options{
 		Client: d.client, Keyspaces: []*inspect.Keyspace{d.ks}, Profile: "demo",
-		Address: "redis://" + d.srv.Addr() + "/0", User: "default", Writes: true, Demo: true, Refresh: refresh,
-		Executor: ex, AuditPath: aud.Path(),
+		Address: addr, User: "default", Demo: true, Refresh: refresh, Executor: ex,
 	})
 }
 

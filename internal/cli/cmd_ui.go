@@ -41,34 +41,16 @@ func runUI(ctx context.Context, a *app, args []string) error {
 	defer s.Close()
 	opts := ui.Options{
 		Client: s.client, Keyspaces: s.keyspaces, Scan: s.scan,
-		Profile: s.profileName, Address: s.displayAddress(), User: s.ep.user,
-		Writes: *write || s.profile.Writes, Protected: s.profile.Protected, Refresh: refresh, Reveal: *reveal,
+		Profile: s.profileName, Address: s.displayAddress(), User: s.ep.user, Refresh: refresh, Reveal: *reveal,
 	}
-	if opts.Writes {
-		ex, closeAudit, err := newExecutor(s, *auditLog, true)
+	// The TUI reads the policy from its executor: none, read-only.
+	if setup := s.writeSetup(*write, *auditLog); setup.Policy.Writes {
+		ex, err := actions.NewExecutor(setup)
 		if err != nil {
-			return err
+			return codeErr(exitRefused, "%v: writes need an audit log", err)
 		}
-		defer closeAudit()
-		opts.Executor, opts.AuditPath = ex, ex.Audit.Path()
+		defer ex.Close()
+		opts.Executor = ex
 	}
 	return ui.Run(ctx, opts)
-}
-
-// newExecutor builds the guarded-write executor with its audit log.
-func newExecutor(s *session, auditLog string, writes bool) (*actions.Executor, func(), error) {
-	path := pick(auditLog, s.profile.AuditLog)
-	if path == "" {
-		path = actions.DefaultAuditPath()
-	}
-	aud, err := actions.OpenAudit(path)
-	if err != nil {
-		return nil, nil, codeErr(exitRefused, "%v: writes need an audit log", err)
-	}
-	if s.profile.AuditStream != "" {
-		aud.WithStream(s.client, s.profile.AuditStream)
-	}
-	ex := &actions.Executor{Client: s.client, Audit: aud, Identity: identity(s),
-		Policy: &actions.Policy{Writes: writes, Protected: s.profile.Protected, Profile: s.profileName}}
-	return ex, func() { aud.Close() }, nil
 }

@@ -1,0 +1,88 @@
+package actions
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// The one TTL reading both faces use: the CLI's rules.
+func TestParseTTL(t *testing.T) {
+	for _, c := range []struct {
+		kind Kind
+		in   string
+		want TTL
+		err  string
+	}{
+		{KindExpire, "", TTL{}, "required for expire"},
+		{KindExpire, "0", TTL{Mode: TTLSet}, ""},
+		{KindExpire, "10m", TTL{Mode: TTLSet, D: 10 * time.Minute}, ""},
+		{KindExpire, "1ms", TTL{Mode: TTLSet, D: time.Millisecond}, ""},
+		{KindExpire, "500us", TTL{}, "at least 1ms"},
+		{KindExpire, "keep", TTL{}, "bad duration"},
+		{KindExpire, "retention", TTL{}, "bad duration"},
+		{KindExpire, "-5s", TTL{}, "negative"},
+		{KindFail, "", TTL{}, ""}, // the action's default
+		{KindFail, "retention", TTL{Mode: TTLRetention}, ""},
+		{KindFail, "keep", TTL{Mode: TTLKeep}, ""},
+		{KindFail, "1d", TTL{Mode: TTLSet, D: 24 * time.Hour}, ""},
+		{KindReconcile, "", TTL{}, ""},
+		{KindReconcile, "90", TTL{Mode: TTLSet, D: 90 * time.Second}, ""},
+		{KindReconcile, "1ns", TTL{}, "at least 1ms"},
+		{KindReconcile, "soon", TTL{}, "bad duration"},
+	} {
+		got, err := ParseTTL(c.kind, c.in)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s %q: error %v, want one saying %q", c.kind, c.in, err, c.err)
+		case c.err == "" && err != nil:
+			t.Errorf("%s %q: %v", c.kind, c.in, err)
+		case c.err == "" && got != c.want:
+			t.Errorf("%s %q: %+v, want %+v", c.kind, c.in, got, c.want)
+		}
+	}
+}
+
+// A reference is needed exactly where the schema records one, and a plan
+// without it is refused for the same reason.
+func TestNeedsRef(t *testing.T) {
+	for _, c := range []struct {
+		preset string
+		kind   Kind
+		want   bool
+	}{
+		{"atlasmart", KindReconcile, true},
+		{"gopotency", KindReconcile, true},
+		{"atlasmart", KindFail, false},
+		{"atlasmart", KindExpire, false},
+		{"setnx", KindReconcile, false},
+		{"powertools", KindReconcile, false}, // refused by the schema, not for a ref
+	} {
+		if got := NeedsRef(c.kind, presetKeyspace(t, c.preset)); got != c.want {
+			t.Errorf("%s %s: NeedsRef %v, want %v", c.preset, c.kind, got, c.want)
+		}
+	}
+	if NeedsRef(KindReconcile, nil) {
+		t.Error("no keyspace: nothing to ask a reference for")
+	}
+	if NeedsRef(KindReconcile, schemaKeyspace(t, "json", jsonSchemaYAML)) != true {
+		t.Error("a custom schema with actions.reconcile.ref needs a reference")
+	}
+}
+
+func TestTallyInOutcomeOrder(t *testing.T) {
+	rs := []Result{{Outcome: Skipped}, {Outcome: Conflict}, {Outcome: Applied}, {Outcome: Applied}, {Outcome: Unknown}}
+	if got := Summary(rs).String(); got != "2 applied, 1 conflict, 1 unknown, 1 skipped" {
+		t.Fatalf("summary %q", got)
+	}
+	if got := Summary(nil).String(); got != "" {
+		t.Fatalf("empty summary %q", got)
+	}
+	seen := map[Outcome]bool{}
+	for _, o := range Outcomes {
+		seen[o] = true
+	}
+	if len(seen) != 8 || len(Outcomes) != 8 {
+		t.Fatalf("Outcomes lists %d distinct of %d: every outcome once", len(seen), len(Outcomes))
+	}
+}
