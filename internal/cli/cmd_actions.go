@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/user"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
@@ -51,23 +51,13 @@ func (w *writeFlags) register(fs *pflag.FlagSet, kind actions.Kind) {
 	fs.StringVar(&w.confirmProfile, "confirm-profile", "", "a protected profile's name, to write without a prompt")
 	fs.StringVar(&w.auditLog, "audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
 	fs.IntVar(&w.rate, "rate", 50, "at most this many writes per second")
-	fs.StringVarP(&w.output, "output", "o", "text", "text or json")
+	outputFlag(fs, &w.output, "text", "text or json", "text", "json")
 }
 
 // target is a key and, from --from-file, what the operator saw.
 type target struct {
 	key string
 	saw *actions.Seen
-}
-
-func runExpire(ctx context.Context, a *app, args []string) error {
-	return runAction(ctx, a, actions.KindExpire, args)
-}
-func runFail(ctx context.Context, a *app, args []string) error {
-	return runAction(ctx, a, actions.KindFail, args)
-}
-func runReconcile(ctx context.Context, a *app, args []string) error {
-	return runAction(ctx, a, actions.KindReconcile, args)
 }
 
 var actionAbout = map[actions.Kind]string{
@@ -82,22 +72,40 @@ var actionAbout = map[actions.Kind]string{
 		"and optionally a replay status and response.",
 }
 
-func runAction(ctx context.Context, a *app, kind actions.Kind, args []string) error {
-	fs := a.newFlagSet(string(kind), "KEY... --reason TEXT [flags]", actionAbout[kind]+"\n\n"+
+// actionCmdOptions are the flags of expire, fail and reconcile.
+type actionCmdOptions struct {
+	cf connFlags
+	kf keyspaceFlags
+	wf writeFlags
+}
+
+var actionSummary = map[actions.Kind]string{
+	actions.KindExpire:    "guarded write: new TTL, or delete (--ttl 0)",
+	actions.KindFail:      "guarded write: force-fail processing records",
+	actions.KindReconcile: "guarded write: mark records reconciled with the source of truth",
+}
+
+func newActionCmd(a *app, kind actions.Kind) *cobra.Command {
+	var o actionCmdOptions
+	c := newCommand(string(kind)+" KEY... --reason TEXT [flags]", actionSummary[kind], actionAbout[kind]+"\n\n"+
 		"Every write is a compare-and-set Lua script against the state and fingerprint shown\n"+
 		"(or --expect-*), refused unless writes are enabled, confirmed (type yes, or the count\n"+
 		"for several keys; without a terminal it refuses and prints the exact command with\n"+
 		"--yes), and audited before and after. Exit codes: 4 refused, 5 conflict, 6 not found,\n"+
-		"7 partial bulk run.")
-	var cf connFlags
-	var kf keyspaceFlags
-	var wf writeFlags
-	cf.register(fs)
-	kf.register(fs)
-	wf.register(fs, kind)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
+		"7 partial bulk run.",
+		func(ctx context.Context, fs *pflag.FlagSet, args []string) error {
+			return runAction(ctx, a, kind, fs, &o, args)
+		})
+	c.Args = cobra.ArbitraryArgs
+	fs := c.Flags()
+	addGroup(fs, groupWrite, func(fs *pflag.FlagSet) { o.wf.register(fs, kind) })
+	addGroup(fs, groupKeyspace, o.kf.register)
+	addGroup(fs, groupConnection, o.cf.register)
+	return c
+}
+
+func runAction(ctx context.Context, a *app, kind actions.Kind, fs *pflag.FlagSet, o *actionCmdOptions, args []string) error {
+	cf, kf, wf := &o.cf, &o.kf, &o.wf
 	if strings.TrimSpace(wf.reason) == "" {
 		return usageErr("--reason is required: say why, for the audit log")
 	}
@@ -111,14 +119,14 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, args []string) er
 	if wf.rate <= 0 {
 		return usageErr("--rate must be positive")
 	}
-	targets, err := readTargets(a, fs.Args(), wf.fromFile)
+	targets, err := readTargets(a, args, wf.fromFile)
 	if err != nil {
 		return err
 	}
 	if len(targets) == 0 {
 		return usageErr("no keys: pass KEY... or --from-file")
 	}
-	s, err := a.resolveSession(fs, &cf, &kf, nil, true)
+	s, err := a.resolveSession(fs, cf, kf, nil, true)
 	if err != nil {
 		return err
 	}
@@ -166,7 +174,7 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, args []string) er
 		return resultCode(planResults(plans), len(plans))
 	}
 	if runnable > 0 {
-		if err := confirm(a, kind, fs, &wf, policy, plans, runnable, s); err != nil {
+		if err := confirm(a, kind, fs, wf, policy, plans, runnable, s); err != nil {
 			return err
 		}
 	}
@@ -174,7 +182,7 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, args []string) er
 		// conflicts found while planning are audited too
 		auditPath := pick(wf.auditLog, s.profile.AuditLog)
 		if auditPath == "" {
-			auditPath = actions.DefaultAuditPath()
+			auditPath = actions.DefaultAuditPath(a.getenv)
 		}
 		aud, err := actions.OpenAudit(auditPath)
 		if err != nil {
@@ -293,15 +301,8 @@ func identity(s *session) actions.Identity {
 	if id.RedisUser == "" {
 		id.RedisUser = "default"
 	}
-	id.OSUser = osUser()
+	id.OSUser = s.osUser
 	return id
-}
-
-func osUser() string {
-	if u, err := user.Current(); err == nil {
-		return u.Username
-	}
-	return os.Getenv("USER")
 }
 
 func printPlans(w io.Writer, kind actions.Kind, plans []*actions.Plan) {

@@ -4,37 +4,49 @@ import (
 	"context"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/idemctl/idemctl/actions"
 
 	"github.com/idemctl/idemctl/ui"
 )
 
-func runUI(ctx context.Context, a *app, args []string) error {
-	fs := a.newFlagSet("ui", "[flags]",
+// uiCmdOptions are ui's flags.
+type uiCmdOptions struct {
+	cf            connFlags
+	kf            keyspaceFlags
+	sf            scanFlags
+	refresh       time.Duration
+	write, reveal bool
+	auditLog      string
+}
+
+func newUICmd(a *app) *cobra.Command {
+	var o uiCmdOptions
+	c := newCommand("ui [flags]", "the terminal UI (the default when idemctl runs on a terminal)",
 		"The terminal UI (also what plain 'idemctl' or 'idemctl --profile NAME' opens):\n"+
 			"live scan, records table with filters and sorting, record detail, stats.\n"+
-			"Press ? inside for every key.")
-	var cf connFlags
-	var kf keyspaceFlags
-	var sf scanFlags
-	cf.register(fs)
-	kf.register(fs)
-	sf.register(fs)
-	var refresh time.Duration
-	fs.Var(durationValue{&refresh}, "refresh", "rescan on its own at this interval (default: only on r)")
-	write := fs.Bool("write", false, "enable guarded writes for this session (or writes: true in the profile)")
-	reveal := fs.Bool("reveal", false, "show response payloads in the detail screen without pressing v")
-	auditLog := fs.String("audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return usageErr("unexpected argument %q (see 'idemctl ui --help')", fs.Arg(0))
-	}
+			"Press ? inside for every key.",
+		func(ctx context.Context, fs *pflag.FlagSet, _ []string) error { return runUI(ctx, a, fs, &o) })
+	fs := c.Flags()
+	fs.Var(durationValue{&o.refresh}, "refresh", "rescan on its own at this interval (default: only on r)")
+	fs.BoolVar(&o.reveal, "reveal", false, "show response payloads in the detail screen without pressing v")
+	addGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
+		fs.BoolVar(&o.write, "write", false, "enable guarded writes for this session (or writes: true in the profile)")
+		fs.StringVar(&o.auditLog, "audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
+	})
+	addGroup(fs, groupKeyspace, o.kf.register)
+	addGroup(fs, groupScan, o.sf.register)
+	addGroup(fs, groupConnection, o.cf.register)
+	return c
+}
+
+func runUI(ctx context.Context, a *app, fs *pflag.FlagSet, o *uiCmdOptions) error {
 	if !a.isTTY || !a.inTTY {
 		return usageErr("the terminal UI needs a terminal; for scripts use 'idemctl scan' or 'idemctl stats'")
 	}
-	s, err := a.openSession(ctx, fs, &cf, &kf, &sf, true)
+	s, err := a.openSession(ctx, fs, &o.cf, &o.kf, &o.sf, true)
 	if err != nil {
 		return err
 	}
@@ -42,10 +54,11 @@ func runUI(ctx context.Context, a *app, args []string) error {
 	opts := ui.Options{
 		Client: s.client, Keyspaces: s.keyspaces, Scan: s.scan,
 		Profile: s.profileName, Address: s.displayAddress(), User: s.ep.user,
-		Writes: *write || s.profile.Writes, Protected: s.profile.Protected, Refresh: refresh, Reveal: *reveal,
+		Writes: o.write || s.profile.Writes, Protected: s.profile.Protected, Refresh: o.refresh, Reveal: o.reveal,
+		NoColor: a.getenv("NO_COLOR") != "",
 	}
 	if opts.Writes {
-		ex, closeAudit, err := newExecutor(s, *auditLog, true)
+		ex, closeAudit, err := newExecutor(s, o.auditLog, true, a.getenv)
 		if err != nil {
 			return err
 		}
@@ -56,10 +69,10 @@ func runUI(ctx context.Context, a *app, args []string) error {
 }
 
 // newExecutor builds the guarded-write executor with its audit log.
-func newExecutor(s *session, auditLog string, writes bool) (*actions.Executor, func(), error) {
+func newExecutor(s *session, auditLog string, writes bool, getenv func(string) string) (*actions.Executor, func(), error) {
 	path := pick(auditLog, s.profile.AuditLog)
 	if path == "" {
-		path = actions.DefaultAuditPath()
+		path = actions.DefaultAuditPath(getenv)
 	}
 	aud, err := actions.OpenAudit(path)
 	if err != nil {
