@@ -130,6 +130,9 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, fs *pflag.FlagSet
 	if err != nil {
 		return err
 	}
+	if err := needRef(kind, wf.ref, s.keyspaces, targets); err != nil {
+		return err
+	}
 	policy := &actions.Policy{Writes: wf.write || s.profile.Writes, Protected: s.profile.Protected, Profile: s.profileName}
 	if !wf.dryRun {
 		if err := policy.Check(); errors.Is(err, actions.ErrReadOnly) {
@@ -284,6 +287,21 @@ func readTargets(a *app, args []string, file string) ([]target, error) {
 		return nil, usageErr("--from-file: %v", err)
 	}
 	return out, nil
+}
+
+// needRef makes a reconcile without --ref a usage error before connecting,
+// where the keyspace a key falls in has a schema that records the reference.
+// A key in no known keyspace is left to actions, which refuses it.
+func needRef(kind actions.Kind, ref string, kss []*inspect.Keyspace, targets []target) error {
+	if kind != actions.KindReconcile || ref != "" {
+		return nil
+	}
+	for _, t := range targets {
+		if ks := keyspaceFor(kss, t.key); ks != nil && ks.Schema != nil && ks.Schema.Actions.Reconcile.Ref != "" {
+			return usageErr("reconcile needs --ref: the reference you checked in the authoritative system (keyspace %s records it)", ks.Name)
+		}
+	}
+	return nil
 }
 
 // keyspaceFor picks the first keyspace whose pattern matches the key.

@@ -153,12 +153,20 @@ func roffParagraphs(s string) string {
 	return b.String()
 }
 
-// roffEscape makes text safe for roff: backslashes, minus signs and lines
-// that would start with a control character.
+// roffEscape makes text safe for roff: backslashes, minus signs, non-ASCII
+// characters and lines that would start with a control character.
 func roffEscape(s string) string {
 	s = strings.ReplaceAll(s, `\`, `\e`)
 	s = strings.ReplaceAll(s, "-", `\-`)
-	lines := strings.Split(s, "\n")
+	var b strings.Builder
+	for _, r := range s {
+		if r > 0x7e {
+			fmt.Fprintf(&b, `\[u%04X]`, r) // plain troff reads ASCII only
+			continue
+		}
+		b.WriteRune(r)
+	}
+	lines := strings.Split(b.String(), "\n")
 	for i, l := range lines {
 		if strings.HasPrefix(l, ".") || strings.HasPrefix(l, "'") {
 			lines[i] = `\&` + l

@@ -73,6 +73,13 @@ func newRoot(a *app) *cobra.Command {
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" {
 			c.Short = "shell completion script: bash, zsh, fish or powershell"
+			c.Args = func(_ *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return usageErr("completion %q: want bash, zsh, fish or powershell", args[0])
+				}
+				return nil
+			}
+			c.RunE = func(*cobra.Command, []string) error { return pflag.ErrHelp }
 		}
 	}
 	return root
