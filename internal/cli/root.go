@@ -37,6 +37,7 @@ func newRoot(a *app) *cobra.Command {
 		PersistentPreRunE: func(c *cobra.Command, args []string) error { return a.applyEnv(c.Flags()) },
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
 	}
+	root.SuggestionsMinimumDistance = 2
 	root.Flags().BoolP("version", "v", false, "print the version (as 'idemctl version')")
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
