@@ -82,9 +82,7 @@ func newCheckCmd(a *app) *cobra.Command {
 	fs.Var(durationValue{&o.maxOldest}, "max-oldest-processing", "oldest processing record's age allowed, e.g. 5m")
 	fs.Var(sizeValue{&o.maxMem}, "max-memory", "most memory allowed for the records, e.g. 512MiB")
 	outputFlag(fs, &o.output, "text", "text (one line) or json", "text", "json")
-	addGroup(fs, groupKeyspace, o.kf.register)
-	addGroup(fs, groupScan, o.sf.register)
-	addGroup(fs, groupConnection, o.cf.register)
+	addReadFlags(fs, &o.cf, &o.kf, &o.sf)
 	return c
 }
 

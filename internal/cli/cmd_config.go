@@ -162,9 +162,7 @@ func newConfigViewCmd(a *app) *cobra.Command {
 		func(ctx context.Context, fs *pflag.FlagSet, _ []string) error { return runConfigView(a, fs, &o) })
 	fs := c.Flags()
 	outputFlag(fs, &o.output, "yaml", "yaml or json", "yaml", "json")
-	addGroup(fs, groupKeyspace, o.kf.register)
-	addGroup(fs, groupScan, o.sf.register)
-	addGroup(fs, groupConnection, o.cf.register)
+	addReadFlags(fs, &o.cf, &o.kf, &o.sf)
 	return c
 }
 

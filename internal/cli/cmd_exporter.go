@@ -44,9 +44,7 @@ func newExporterCmd(a *app) *cobra.Command {
 	fs.Var(durationValue{&o.scanTimeout}, "scan-timeout", "cut a scan running longer than this and count it as failed (default 5m)")
 	fs.StringVar(&o.groupLabel, "group-label", "", "also expose the top values of this key-template capture (e.g. principal)")
 	fs.IntVar(&o.groupCap, "group-cap", 20, fmt.Sprintf("values kept for --group-label, the rest summed as %s (at most %d)", exporter.OtherValue, exporter.MaxGroupCap))
-	addGroup(fs, groupKeyspace, o.kf.register)
-	addGroup(fs, groupScan, o.sf.register)
-	addGroup(fs, groupConnection, o.cf.register)
+	addReadFlags(fs, &o.cf, &o.kf, &o.sf)
 	return c
 }
 

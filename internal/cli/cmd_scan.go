@@ -79,9 +79,7 @@ func newScanCmd(a *app) *cobra.Command {
 	fs.BoolVar(&o.stale, "stale", false, "only stale processing records")
 	fs.StringSliceVar(&o.flagNames, "flag", nil, "only records with all of these flags (comma-separated)")
 	fs.Int64Var(&o.limit, "limit", 0, "stop after printing this many records")
-	addGroup(fs, groupKeyspace, o.kf.register)
-	addGroup(fs, groupScan, o.sf.register)
-	addGroup(fs, groupConnection, o.cf.register)
+	addReadFlags(fs, &o.cf, &o.kf, &o.sf)
 	return c
 }
 

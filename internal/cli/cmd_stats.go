@@ -35,9 +35,7 @@ func newStatsCmd(a *app) *cobra.Command {
 	fs := c.Flags()
 	outputFlag(fs, &o.output, "", "table or json (default: table on a terminal, json otherwise)", "table", "json")
 	fs.IntVar(&o.top, "top", 10, "top N values per template capture")
-	addGroup(fs, groupKeyspace, o.kf.register)
-	addGroup(fs, groupScan, o.sf.register)
-	addGroup(fs, groupConnection, o.cf.register)
+	addReadFlags(fs, &o.cf, &o.kf, &o.sf)
 	return c
 }
 

@@ -36,9 +36,7 @@ func newUICmd(a *app) *cobra.Command {
 		fs.BoolVar(&o.write, "write", false, "enable guarded writes for this session (or writes: true in the profile)")
 		fs.StringVar(&o.auditLog, "audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
 	})
-	addGroup(fs, groupKeyspace, o.kf.register)
-	addGroup(fs, groupScan, o.sf.register)
-	addGroup(fs, groupConnection, o.cf.register)
+	addReadFlags(fs, &o.cf, &o.kf, &o.sf)
 	return c
 }
 

@@ -43,6 +43,14 @@ func addGroup(fs *pflag.FlagSet, group string, register func(*pflag.FlagSet)) {
 	fs.AddFlagSet(g)
 }
 
+// addReadFlags registers the keyspace, scan and connection flags every
+// command that reads records takes.
+func addReadFlags(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags, sf *scanFlags) {
+	addGroup(fs, groupKeyspace, kf.register)
+	addGroup(fs, groupScan, sf.register)
+	addGroup(fs, groupConnection, cf.register)
+}
+
 func setAnnotation(f *pflag.Flag, key string, values ...string) {
 	if f.Annotations == nil {
 		f.Annotations = map[string][]string{}

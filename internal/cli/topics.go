@@ -15,9 +15,7 @@ func sharedFlags() *pflag.FlagSet {
 	var cf connFlags
 	var kf keyspaceFlags
 	var sf scanFlags
-	addGroup(fs, groupConnection, cf.register)
-	addGroup(fs, groupKeyspace, kf.register)
-	addGroup(fs, groupScan, sf.register)
+	addReadFlags(fs, &cf, &kf, &sf)
 	return fs
 }
 
