@@ -64,12 +64,13 @@ func (a *Auditor) StreamError() error {
 	return a.streamErr
 }
 
-// DefaultAuditPath is $XDG_STATE_HOME/idemctl/audit.log (or ~/.local/state/…).
-func DefaultAuditPath() string {
-	dir := os.Getenv("XDG_STATE_HOME")
+// DefaultAuditPath is $XDG_STATE_HOME/idemctl/audit.log (or ~/.local/state/…);
+// getenv is the caller's view of the environment.
+func DefaultAuditPath(getenv func(string) string) string {
+	dir := getenv("XDG_STATE_HOME")
 	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
+		home := getenv("HOME")
+		if home == "" {
 			return "idemctl-audit.log"
 		}
 		dir = filepath.Join(home, ".local", "state")

@@ -84,12 +84,13 @@ type KeyspaceConfig struct {
 	MaxValue          units.ByteSize `yaml:"max_value"`
 }
 
-// DefaultPath is $XDG_CONFIG_HOME/idemctl/config.yaml (or ~/.config/…).
-func DefaultPath() string {
-	dir := os.Getenv("XDG_CONFIG_HOME")
+// DefaultPath is $XDG_CONFIG_HOME/idemctl/config.yaml (or ~/.config/…),
+// "" when neither is set; getenv is the caller's view of the environment.
+func DefaultPath(getenv func(string) string) string {
+	dir := getenv("XDG_CONFIG_HOME")
 	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
+		home := getenv("HOME")
+		if home == "" {
 			return ""
 		}
 		dir = filepath.Join(home, ".config")

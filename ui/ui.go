@@ -5,7 +5,6 @@ package ui
 
 import (
 	"context"
-	"os"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -101,9 +100,6 @@ type Model struct {
 func New(ctx context.Context, opts Options) *Model {
 	if opts.Now == nil {
 		opts.Now = time.Now
-	}
-	if os.Getenv("NO_COLOR") != "" {
-		opts.NoColor = true
 	}
 	in := textinput.New()
 	in.Prompt = "/ "

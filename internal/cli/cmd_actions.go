@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/user"
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
@@ -49,23 +49,13 @@ func (w *writeFlags) register(fs *pflag.FlagSet, kind actions.Kind) {
 	fs.StringVar(&w.confirmProfile, "confirm-profile", "", "a protected profile's name, to write without a prompt")
 	fs.StringVar(&w.auditLog, "audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
 	fs.IntVar(&w.rate, "rate", 50, "at most this many writes per second")
-	fs.StringVarP(&w.output, "output", "o", "text", "text or json")
+	outputFlag(fs, &w.output, "text", "text or json", "text", "json")
 }
 
 // target is a key and, from --from-file, what the operator saw.
 type target struct {
 	key string
 	saw *actions.Seen
-}
-
-func runExpire(ctx context.Context, a *app, args []string) error {
-	return runAction(ctx, a, actions.KindExpire, args)
-}
-func runFail(ctx context.Context, a *app, args []string) error {
-	return runAction(ctx, a, actions.KindFail, args)
-}
-func runReconcile(ctx context.Context, a *app, args []string) error {
-	return runAction(ctx, a, actions.KindReconcile, args)
 }
 
 var actionAbout = map[actions.Kind]string{
@@ -80,22 +70,40 @@ var actionAbout = map[actions.Kind]string{
 		"and optionally a replay status and response.",
 }
 
-func runAction(ctx context.Context, a *app, kind actions.Kind, args []string) error {
-	fs := a.newFlagSet(string(kind), "KEY... --reason TEXT [flags]", actionAbout[kind]+"\n\n"+
+// actionCmdOptions are the flags of expire, fail and reconcile.
+type actionCmdOptions struct {
+	cf connFlags
+	kf keyspaceFlags
+	wf writeFlags
+}
+
+var actionSummary = map[actions.Kind]string{
+	actions.KindExpire:    "guarded write: new TTL, or delete (--ttl 0)",
+	actions.KindFail:      "guarded write: force-fail processing records",
+	actions.KindReconcile: "guarded write: mark records reconciled with the source of truth",
+}
+
+func newActionCmd(a *app, kind actions.Kind) *cobra.Command {
+	var o actionCmdOptions
+	c := newCommand(string(kind)+" KEY... --reason TEXT [flags]", actionSummary[kind], actionAbout[kind]+"\n\n"+
 		"Every write is a compare-and-set Lua script against the state and fingerprint shown\n"+
 		"(or --expect-*), refused unless writes are enabled, confirmed (type yes, or the count\n"+
 		"for several keys; without a terminal it refuses and prints the exact command with\n"+
 		"--yes), and audited before and after. Exit codes: 4 refused, 5 conflict, 6 not found,\n"+
-		"7 partial bulk run.")
-	var cf connFlags
-	var kf keyspaceFlags
-	var wf writeFlags
-	cf.register(fs)
-	kf.register(fs)
-	wf.register(fs, kind)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
+		"7 partial bulk run.",
+		func(ctx context.Context, fs *pflag.FlagSet, args []string) error {
+			return runAction(ctx, a, kind, fs, &o, args)
+		})
+	c.Args = cobra.ArbitraryArgs
+	fs := c.Flags()
+	addGroup(fs, groupWrite, func(fs *pflag.FlagSet) { o.wf.register(fs, kind) })
+	addGroup(fs, groupKeyspace, o.kf.register)
+	addGroup(fs, groupConnection, o.cf.register)
+	return c
+}
+
+func runAction(ctx context.Context, a *app, kind actions.Kind, fs *pflag.FlagSet, o *actionCmdOptions, args []string) error {
+	cf, kf, wf := &o.cf, &o.kf, &o.wf
 	if strings.TrimSpace(wf.reason) == "" {
 		return usageErr("--reason is required: say why, for the audit log")
 	}
@@ -113,25 +121,21 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, args []string) er
 	if wf.rate <= 0 {
 		return usageErr("--rate must be positive")
 	}
-	targets, err := readTargets(a, fs.Args(), wf.fromFile)
+	targets, err := readTargets(a, args, wf.fromFile)
 	if err != nil {
 		return err
 	}
 	if len(targets) == 0 {
 		return usageErr("no keys: pass KEY... or --from-file")
 	}
-	s, err := a.resolveSession(fs, &cf, &kf, nil, true)
+	s, err := a.resolveSession(fs, cf, kf, nil, true)
 	if err != nil {
 		return err
 	}
-	if wf.ref == "" {
-		for _, t := range targets {
-			if ks := keyspaceFor(s.keyspaces, t.key); actions.NeedsRef(kind, ks) {
-				return usageErr("--ref is required: schema %s records the reference you checked in the authoritative system (e.g. the order id)", ks.Schema.Name)
-			}
-		}
+	if err := needRef(kind, wf.ref, s.keyspaces, targets); err != nil {
+		return err
 	}
-	setup := s.writeSetup(wf.write, wf.auditLog)
+	setup := s.writeSetup(a.getenv, wf.write, wf.auditLog)
 	if !wf.dryRun {
 		if err := setup.Policy.Check(); errors.Is(err, actions.ErrReadOnly) {
 			return codeErr(exitRefused, "%v", err)
@@ -175,7 +179,7 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, args []string) er
 		return resultCode(planResults(plans), len(plans))
 	}
 	if runnable > 0 {
-		if err := confirm(a, kind, fs, &wf, setup.Policy, plans, runnable, s); err != nil {
+		if err := confirm(a, kind, fs, wf, setup.Policy, plans, runnable, s); err != nil {
 			return err
 		}
 	}
@@ -259,6 +263,21 @@ func readTargets(a *app, args []string, file string) ([]target, error) {
 	return out, nil
 }
 
+// needRef makes a reconcile without --ref a usage error before connecting,
+// where the keyspace a key falls in has a schema that records the reference.
+// A key in no known keyspace is left to actions, which refuses it.
+func needRef(kind actions.Kind, ref string, kss []*inspect.Keyspace, targets []target) error {
+	if kind != actions.KindReconcile || ref != "" {
+		return nil
+	}
+	for _, t := range targets {
+		if ks := keyspaceFor(kss, t.key); actions.NeedsRef(kind, ks) {
+			return usageErr("reconcile needs --ref: the reference you checked in the authoritative system (keyspace %s records it)", ks.Name)
+		}
+	}
+	return nil
+}
+
 // keyspaceFor picks the first keyspace whose pattern matches the key.
 func keyspaceFor(kss []*inspect.Keyspace, key string) *inspect.Keyspace {
 	for _, ks := range kss {
@@ -274,25 +293,18 @@ func keyspaceFor(kss []*inspect.Keyspace, key string) *inspect.Keyspace {
 // who writes, and the audit log (--audit-log, the profile's, or the
 // default) with the profile's stream. The client is the session's once
 // connected.
-func (s *session) writeSetup(writeFlag bool, auditLog string) actions.Setup {
+func (s *session) writeSetup(getenv func(string) string, writeFlag bool, auditLog string) actions.Setup {
 	path := pick(auditLog, s.profile.AuditLog)
 	if path == "" {
-		path = actions.DefaultAuditPath()
+		path = actions.DefaultAuditPath(getenv)
 	}
 	return actions.Setup{
 		Client:      s.client,
 		Policy:      &actions.Policy{Writes: writeFlag || s.profile.Writes, Protected: s.profile.Protected, Profile: s.profileName},
-		Identity:    actions.Identity{OSUser: osUser(), RedisUser: s.ep.user, Profile: s.profileName, Address: s.ep.String()},
+		Identity:    actions.Identity{OSUser: s.osUser, RedisUser: s.ep.user, Profile: s.profileName, Address: s.ep.String()},
 		AuditPath:   path,
 		AuditStream: s.profile.AuditStream,
 	}
-}
-
-func osUser() string {
-	if u, err := user.Current(); err == nil {
-		return u.Username
-	}
-	return os.Getenv("USER")
 }
 
 func printPlans(w io.Writer, kind actions.Kind, plans []*actions.Plan) {

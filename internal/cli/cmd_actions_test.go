@@ -18,10 +18,7 @@ import (
 func runCLIStdin(t *testing.T, stdin string, env map[string]string, args ...string) cliResult {
 	t.Helper()
 	var out, errb bytes.Buffer
-	a := &app{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb, getenv: func(k string) string {
-		return env[k] // unset IDEMCTL_CONFIG: never the developer's own config
-	}}
-	code := a.run(context.Background(), args)
+	code := Run(context.Background(), testIO(t, env, stdin, &out, &errb), args)
 	return cliResult{out.String(), errb.String(), code}
 }
 
@@ -170,10 +167,10 @@ func pinnedLine(doc, key, state, fp string) bool {
 // command to run; that command applies once, and conflicts the second time.
 func TestActionCLIConfirmAndExactCommand(t *testing.T) {
 	srv := redistest.Shared(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir()) // the printed command audits to the default log
+	env := map[string]string{"XDG_STATE_HOME": t.TempDir()} // the printed command audits to the default log
 	fp := reserve(t, srv, cliKey, "body")
 
-	r := runCLI(t, nil, "fail", cliKey, "--reason", "worker died; it's INC-7", "--url", srv.URL(0), "--preset", "atlasmart", "--write")
+	r := runCLI(t, env, "fail", cliKey, "--reason", "worker died; it's INC-7", "--url", srv.URL(0), "--preset", "atlasmart", "--write")
 	r.mustCode(t, exitRefused)
 	if !strings.Contains(r.stderr, "--yes --from-file -") {
 		t.Fatalf("no exact command: %q", r.stderr)
@@ -186,7 +183,7 @@ func TestActionCLIConfirmAndExactCommand(t *testing.T) {
 		t.Fatalf("an unconfirmed write changed the record: %s", got)
 	}
 
-	r = runCLIStdin(t, stdin, nil, args...)
+	r = runCLIStdin(t, stdin, env, args...)
 	r.mustCode(t, exitOK)
 	if !strings.HasPrefix(r.stdout, "applied") || !strings.Contains(r.stdout, "summary: 1 applied") {
 		t.Fatalf("stdout %q", r.stdout)
@@ -195,20 +192,20 @@ func TestActionCLIConfirmAndExactCommand(t *testing.T) {
 	if got["state"] != "FAILED" || got["reason"] != "worker died; it's INC-7" || got["failed_by"] == "" {
 		t.Fatalf("record %q", got)
 	}
-	es := auditLines(t, filepath.Join(os.Getenv("XDG_STATE_HOME"), "idemctl", "audit.log"))
+	es := auditLines(t, filepath.Join(env["XDG_STATE_HOME"], "idemctl", "audit.log"))
 	if len(es) != 2 || es[0].Phase != "intent" || es[1].Outcome != actions.Applied || es[0].ID != es[1].ID {
 		t.Fatalf("audit %+v", es)
 	}
 
 	// The same command again: the record is no longer what it was shown as.
-	r = runCLIStdin(t, stdin, nil, args...)
+	r = runCLIStdin(t, stdin, env, args...)
 	r.mustCode(t, exitConflict)
 	if !strings.Contains(r.stdout, "conflict") {
 		t.Fatalf("stdout %q", r.stdout)
 	}
 
 	// An absent key.
-	r = runCLI(t, nil, "fail", cliKey+"-gone", "--reason", "x", "--url", srv.URL(0), "--preset", "atlasmart", "--write", "--yes")
+	r = runCLI(t, env, "fail", cliKey+"-gone", "--reason", "x", "--url", srv.URL(0), "--preset", "atlasmart", "--write", "--yes")
 	r.mustCode(t, exitNotFound)
 }
 
@@ -216,13 +213,13 @@ func TestActionCLIConfirmAndExactCommand(t *testing.T) {
 // apply, the changed ones conflict, and the exit code says partial.
 func TestActionCLIBulkPartial(t *testing.T) {
 	srv := redistest.Shared(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	env := map[string]string{"XDG_STATE_HOME": t.TempDir()}
 	keys := []string{cliKey + "-a", cliKey + "-b", cliKey + "-c"}
 	fps := make([]string, len(keys))
 	for i, k := range keys {
 		fps[i] = reserve(t, srv, k, "body-"+k)
 	}
-	r := runCLI(t, nil, append([]string{"expire", "--reason", "stuck batch", "--ttl", "0", "--url", srv.URL(0), "--preset", "atlasmart", "--write"}, keys...)...)
+	r := runCLI(t, env, append([]string{"expire", "--reason", "stuck batch", "--ttl", "0", "--url", srv.URL(0), "--preset", "atlasmart", "--write"}, keys...)...)
 	r.mustCode(t, exitRefused)
 	args, stdin := printedCommand(t, r.stderr)
 	if strings.Count(stdin, "\n") != 3 {
@@ -234,7 +231,7 @@ func TestActionCLIBulkPartial(t *testing.T) {
 	if n, err := appsim.Complete.Run(context.Background(), c, []string{keys[1]}, fps[1], 201, `{"ok":true}`, 300).Int64(); err != nil || n != 1 {
 		t.Fatalf("COMPLETE: %d %v", n, err)
 	}
-	r = runCLIStdin(t, stdin, nil, append(args, "--output", "json")...)
+	r = runCLIStdin(t, stdin, env, append(args, "--output", "json")...)
 	r.mustCode(t, exitPartial)
 	var out struct {
 		Results []actions.Result `json:"results"`
@@ -260,7 +257,6 @@ func TestActionCLIBulkPartial(t *testing.T) {
 func TestActionCLIExactCommandKeepsTheSession(t *testing.T) {
 	srv := redistest.Shared(t)
 	dir := t.TempDir()
-	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "default-state"))
 	c := srv.Client(0)
 	defer c.Close()
 	ctx := context.Background()
@@ -280,7 +276,7 @@ keyspaces:
   - name: orders
     preset: atlasmart
 `), 0o600)
-	env := map[string]string{"IDEM_PW": "op-pw"}
+	env := map[string]string{"IDEM_PW": "op-pw", "XDG_STATE_HOME": filepath.Join(dir, "default-state")}
 	fp := reserve(t, srv, cliKey, "body")
 	r := runCLI(t, env, "reconcile", cliKey, "--config", cfg, "--profile", "prod", "--ref", "ord-7", "--reason", "in OMS", "--audit-log", audit)
 	r.mustCode(t, exitRefused)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/appsim"
@@ -24,32 +26,40 @@ const (
 	demoRetention  = 10 * time.Minute
 )
 
-func runDemo(ctx context.Context, a *app, args []string) error {
-	fs := a.newFlagSet("demo", "[flags]",
+// demoCmdOptions are demo's flags.
+type demoCmdOptions struct {
+	count, rate int
+	crash       float64
+	auditLog    string
+	refresh     time.Duration
+}
+
+func newDemoCmd(a *app) *cobra.Command {
+	o := demoCmdOptions{refresh: 3 * time.Second}
+	c := newCommand("demo [flags]", "try it: the TUI on an embedded Redis with a live simulated application",
 		"Try idemctl with nothing installed: starts an embedded in-process Redis-compatible\n"+
 			"server (miniredis), seeds it with realistic records, runs a simulated application\n"+
 			"that keeps reserving and completing requests — and now and then crashes, leaving\n"+
 			"PROCESSING records that go stale while you watch — and opens the TUI on it with\n"+
-			"writes enabled (a sandbox: nothing leaves this process).")
-	count := fs.Int("count", 3000, "records to seed")
-	rate := fs.Int("rate", 20, "simulated requests per second")
-	crash := fs.Float64("crash-rate", 0.05, "share of simulated requests whose worker crashes")
-	auditLog := fs.String("audit-log", filepath.Join(os.TempDir(), "idemctl-demo-audit.log"), "the demo's own audit log")
-	var refresh = 3 * time.Second
-	fs.Var(durationValue{&refresh}, "refresh", "rescan interval")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return usageErr("unexpected argument %q", fs.Arg(0))
-	}
-	if *count < 1 || *rate < 0 || *crash < 0 || *crash > 1 {
+			"writes enabled (a sandbox: nothing leaves this process).",
+		func(ctx context.Context, _ *pflag.FlagSet, _ []string) error { return runDemo(ctx, a, &o) })
+	fs := c.Flags()
+	fs.IntVar(&o.count, "count", 3000, "records to seed")
+	fs.IntVar(&o.rate, "rate", 20, "simulated requests per second")
+	fs.Float64Var(&o.crash, "crash-rate", 0.05, "share of simulated requests whose worker crashes")
+	fs.StringVar(&o.auditLog, "audit-log", filepath.Join(os.TempDir(), "idemctl-demo-audit.log"), "the demo's own audit log")
+	fs.Var(durationValue{&o.refresh}, "refresh", "rescan interval")
+	return c
+}
+
+func runDemo(ctx context.Context, a *app, o *demoCmdOptions) error {
+	if o.count < 1 || o.rate < 0 || o.crash < 0 || o.crash > 1 {
 		return usageErr("--count must be positive, --rate ≥ 0, --crash-rate between 0 and 1")
 	}
 	if !a.isTTY || !a.inTTY {
 		return usageErr("the demo opens the terminal UI and needs a terminal")
 	}
-	d, err := startDemo(ctx, *count, *rate, *crash)
+	d, err := startDemo(ctx, o.count, o.rate, o.crash)
 	if err != nil {
 		return err
 	}
@@ -58,14 +68,15 @@ func runDemo(ctx context.Context, a *app, args []string) error {
 	// with real ones.
 	addr := "redis://" + d.srv.Addr() + "/0"
 	ex, err := actions.NewExecutor(actions.Setup{Client: d.client, Policy: &actions.Policy{Writes: true, Profile: "demo"},
-		Identity: actions.Identity{OSUser: osUser(), Profile: "demo", Address: addr}, AuditPath: *auditLog})
+		Identity: actions.Identity{OSUser: a.user(), Profile: "demo", Address: addr}, AuditPath: o.auditLog})
 	if err != nil {
 		return err
 	}
 	defer ex.Close()
 	return ui.Run(ctx, ui.Options{
 		Client: d.client, Keyspaces: []*inspect.Keyspace{d.ks}, Profile: "demo",
-		Address: addr, User: "default", Demo: true, Refresh: refresh, Executor: ex,
+		Address: addr, User: "default", Demo: true, Refresh: o.refresh, Executor: ex,
+		NoColor: a.getenv("NO_COLOR") != "",
 	})
 }
 

@@ -6,42 +6,56 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/idemctl/idemctl/inspect"
 )
 
-func runDetect(ctx context.Context, a *app, args []string) error {
-	fs := a.newFlagSet("detect", "--match PATTERN [flags]",
+// detectCmdOptions are detect's flags.
+type detectCmdOptions struct {
+	cf     connFlags
+	match  string
+	sample int
+	output string
+}
+
+func newDetectCmd(a *app) *cobra.Command {
+	var o detectCmdOptions
+	c := newCommand("detect --match PATTERN [flags]", "sample keys and propose the record format, with evidence",
 		"Sample keys matching PATTERN and propose the record format: the preset that decodes\n"+
 			"them, with the evidence (fields and values that matched, how many samples agreed),\n"+
 			"or a draft explicit mapping, as a ready-to-paste keyspace YAML block. A pattern\n"+
-			"that mixes formats is reported.")
-	var cf connFlags
-	cf.register(fs)
-	match := fs.String("match", "", "SCAN MATCH pattern to sample (required)")
-	sample := fs.Int("sample", 200, "keys to sample")
-	output := fs.StringP("output", "o", "text", "text or json")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if *match == "" {
+			"that mixes formats is reported.",
+		func(ctx context.Context, fs *pflag.FlagSet, _ []string) error { return runDetect(ctx, a, fs, &o) })
+	fs := c.Flags()
+	fs.StringVar(&o.match, "match", "", "SCAN MATCH pattern to sample (required)")
+	fs.IntVar(&o.sample, "sample", 200, "keys to sample")
+	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
+	addGroup(fs, groupConnection, o.cf.register)
+	return c
+}
+
+func runDetect(ctx context.Context, a *app, fs *pflag.FlagSet, o *detectCmdOptions) error {
+	if o.match == "" {
 		return usageErr("--match is required: the keys to look at")
 	}
-	if *sample < 1 || *sample > 10000 {
+	if o.sample < 1 || o.sample > 10000 {
 		return usageErr("--sample must be between 1 and 10000")
 	}
-	if *output != "text" && *output != "json" {
-		return usageErr("--output %q: want text or json", *output)
+	if o.output != "text" && o.output != "json" {
+		return usageErr("--output %q: want text or json", o.output)
 	}
-	s, err := a.openSession(ctx, fs, &cf, nil, nil, false)
+	s, err := a.openSession(ctx, fs, &o.cf, nil, nil, false)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	res, err := inspect.Detect(ctx, s.client, *match, *sample)
+	res, err := inspect.Detect(ctx, s.client, o.match, o.sample)
 	if err != nil {
 		return fmt.Errorf("detect: %w", err)
 	}
-	if *output == "json" {
+	if o.output == "json" {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
@@ -50,7 +64,7 @@ func runDetect(ctx context.Context, a *app, args []string) error {
 	for t, n := range res.Types {
 		types = append(types, fmt.Sprintf("%s×%d", t, n))
 	}
-	fmt.Fprintf(a.stdout, "sampled %d keys matching %q (%s)\n\n", res.Sampled, inspect.Sanitize(*match), strings.Join(types, ", "))
+	fmt.Fprintf(a.stdout, "sampled %d keys matching %q (%s)\n\n", res.Sampled, inspect.Sanitize(o.match), strings.Join(types, ", "))
 	for _, c := range res.Candidates {
 		if c.Matched == 0 && c.Companions == 0 {
 			continue

@@ -7,46 +7,56 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/exporter"
 )
 
 const defaultListen = "127.0.0.1:9481"
 
-func runExporter(ctx context.Context, a *app, args []string) error {
-	fs := a.newFlagSet("exporter", "[flags]",
+// exporterCmdOptions are exporter's flags.
+type exporterCmdOptions struct {
+	cf                    connFlags
+	kf                    keyspaceFlags
+	sf                    scanFlags
+	listen                string
+	listenAny             bool
+	interval, scanTimeout time.Duration
+	groupLabel            string
+	groupCap              int
+}
+
+func newExporterCmd(a *app) *cobra.Command {
+	var o exporterCmdOptions
+	c := newCommand("exporter [flags]", "Prometheus metrics on /metrics from periodic throttled scans",
 		"Scan the keyspaces every --interval and serve Prometheus metrics on /metrics\n"+
 			"(records by keyspace and state, stale, no-TTL, flags, memory, oldest processing\n"+
 			"age, scan duration, coverage and errors) and data freshness on /healthz.\n"+
 			"Never two scans at once; a failed or timed-out scan is a metric, and the record\n"+
 			"metrics keep the last complete scan's values. Listens on loopback unless\n"+
-			"--listen-any. Stops cleanly on SIGINT/SIGTERM.")
-	var cf connFlags
-	var kf keyspaceFlags
-	var sf scanFlags
-	cf.register(fs)
-	kf.register(fs)
-	sf.register(fs)
-	listen := fs.String("listen", "", "address to serve on (default: the profile's listen, else "+defaultListen+")")
-	listenAny := fs.Bool("listen-any", false, "allow a non-loopback --listen (metrics name keyspaces and counts)")
-	interval := durationFlag(fs, "interval", "time between scan starts (default: the profile's exporter_interval, else 60s)")
-	scanTimeout := durationFlag(fs, "scan-timeout", "cut a scan running longer than this and count it as failed (default 5m)")
-	groupLabel := fs.String("group-label", "", "also expose the top values of this key-template capture (e.g. principal)")
-	groupCap := fs.Int("group-cap", 20, fmt.Sprintf("values kept for --group-label, the rest summed as %s (at most %d)", exporter.OtherValue, exporter.MaxGroupCap))
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return usageErr("unexpected argument %q (see 'idemctl exporter --help')", fs.Arg(0))
-	}
-	s, err := a.resolveSession(fs, &cf, &kf, &sf, true)
+			"--listen-any. Stops cleanly on SIGINT/SIGTERM.",
+		func(ctx context.Context, fs *pflag.FlagSet, _ []string) error { return runExporter(ctx, a, fs, &o) })
+	fs := c.Flags()
+	fs.StringVar(&o.listen, "listen", "", "address to serve on (default: the profile's listen, else "+defaultListen+")")
+	fs.BoolVar(&o.listenAny, "listen-any", false, "allow a non-loopback --listen (metrics name keyspaces and counts)")
+	fs.Var(durationValue{&o.interval}, "interval", "time between scan starts (default: the profile's exporter_interval, else 60s)")
+	fs.Var(durationValue{&o.scanTimeout}, "scan-timeout", "cut a scan running longer than this and count it as failed (default 5m)")
+	fs.StringVar(&o.groupLabel, "group-label", "", "also expose the top values of this key-template capture (e.g. principal)")
+	fs.IntVar(&o.groupCap, "group-cap", 20, fmt.Sprintf("values kept for --group-label, the rest summed as %s (at most %d)", exporter.OtherValue, exporter.MaxGroupCap))
+	addReadFlags(fs, &o.cf, &o.kf, &o.sf)
+	return c
+}
+
+func runExporter(ctx context.Context, a *app, fs *pflag.FlagSet, o *exporterCmdOptions) error {
+	s, err := a.resolveSession(fs, &o.cf, &o.kf, &o.sf, true)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	addr := pick(*listen, pick(s.profile.Listen, defaultListen))
-	every := firstDur(*interval, firstDur(s.profile.ExporterInterval.D(), time.Minute))
-	limit := firstDur(*scanTimeout, 5*time.Minute)
+	addr := pick(o.listen, pick(s.profile.Listen, defaultListen))
+	every := firstDur(o.interval, firstDur(s.profile.ExporterInterval.D(), time.Minute))
+	limit := firstDur(o.scanTimeout, 5*time.Minute)
 	switch {
 	case every < time.Second:
 		return usageErr("--interval must be at least 1s")
@@ -57,7 +67,7 @@ func runExporter(ctx context.Context, a *app, args []string) error {
 		return usageErr("--listen %q: %v", addr, err)
 	}
 	// Checked before binding: nothing is exposed by mistake.
-	if !*listenAny && !isLoopback(addr) {
+	if !o.listenAny && !isLoopback(addr) {
 		return codeErr(exitRefused, "refusing to listen on %s: not a loopback address (the metrics name keyspaces and counts; pass --listen-any if you mean it)", addr)
 	}
 	// One connection attempt now so a bad TLS file is a usage error at
@@ -78,7 +88,7 @@ func runExporter(ctx context.Context, a *app, args []string) error {
 			return s.client, nil
 		},
 		Keyspaces: s.keyspaces, Scan: s.scan, Interval: every, ScanTimeout: limit,
-		GroupLabel: *groupLabel, GroupCap: *groupCap, Version: version, Log: a.stderr,
+		GroupLabel: o.groupLabel, GroupCap: o.groupCap, Version: version, Log: a.stderr,
 	})
 	if err != nil {
 		return usageErr("%v", err)

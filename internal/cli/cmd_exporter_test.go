@@ -55,8 +55,8 @@ func startCLI(t *testing.T, args ...string) *bgCLI {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &bgCLI{cancel: cancel, done: make(chan int, 1), out: &syncBuffer{}, stderr: &syncBuffer{}}
-	a := &app{stdin: strings.NewReader(""), stdout: b.out, stderr: b.stderr, getenv: func(string) string { return "" }}
-	go func() { b.done <- a.run(ctx, args) }()
+	io := testIO(t, nil, "", b.out, b.stderr)
+	go func() { b.done <- Run(ctx, io, args) }()
 	t.Cleanup(func() { b.stop(t) })
 	return b
 }

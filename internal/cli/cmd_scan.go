@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
@@ -51,37 +54,45 @@ func (f recordFilter) keep(r *inspect.Record) bool {
 	return r.Flags.Has(f.flags)
 }
 
-func runScan(ctx context.Context, a *app, args []string) error {
-	fs := a.newFlagSet("scan", "[flags]",
+// scanCmdOptions are scan's flags.
+type scanCmdOptions struct {
+	cf        connFlags
+	kf        keyspaceFlags
+	sf        scanFlags
+	output    string
+	states    []string
+	stale     bool
+	flagNames []string
+	limit     int64
+}
+
+func newScanCmd(a *app) *cobra.Command {
+	var o scanCmdOptions
+	c := newCommand("scan [flags]", "list idempotency records with state, fingerprint, TTL, memory and flags",
 		"List idempotency records: state, fingerprint, TTL, memory, age and flags.\n"+
 			"Output streams as the scan goes; JSON strings are escaped for terminals, and\n"+
-			"keys that are not valid UTF-8 carry key_base64 with their exact bytes.")
-	var cf connFlags
-	var kf keyspaceFlags
-	var sf scanFlags
-	cf.register(fs)
-	kf.register(fs)
-	sf.register(fs)
-	output := fs.StringP("output", "o", "", "table, json or ndjson (default: table on a terminal, ndjson otherwise)")
-	states := fs.StringSlice("state", nil, "only records in these canonical states (comma-separated)")
-	stale := fs.Bool("stale", false, "only stale processing records")
-	flagNames := fs.StringSlice("flag", nil, "only records with all of these flags (comma-separated)")
-	limit := fs.Int64("limit", 0, "stop after printing this many records")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return usageErr("unexpected argument %q (see 'idemctl scan --help')", fs.Arg(0))
-	}
-	format, err := outputFormat(*output, a.isTTY, "table", "json", "ndjson")
+			"keys that are not valid UTF-8 carry key_base64 with their exact bytes.",
+		func(ctx context.Context, fs *pflag.FlagSet, _ []string) error { return runScan(ctx, a, fs, &o) })
+	fs := c.Flags()
+	outputFlag(fs, &o.output, "", "table, json or ndjson (default: table on a terminal, ndjson otherwise)", "table", "json", "ndjson")
+	fs.StringSliceVar(&o.states, "state", nil, "only records in these canonical states (comma-separated)")
+	fs.BoolVar(&o.stale, "stale", false, "only stale processing records")
+	fs.StringSliceVar(&o.flagNames, "flag", nil, "only records with all of these flags (comma-separated)")
+	fs.Int64Var(&o.limit, "limit", 0, "stop after printing this many records")
+	addReadFlags(fs, &o.cf, &o.kf, &o.sf)
+	return c
+}
+
+func runScan(ctx context.Context, a *app, fs *pflag.FlagSet, o *scanCmdOptions) error {
+	format, err := outputFormat(o.output, a.isTTY, "table", "json", "ndjson")
 	if err != nil {
 		return err
 	}
-	filter, err := newRecordFilter(*states, *flagNames, *stale)
+	filter, err := newRecordFilter(o.states, o.flagNames, o.stale)
 	if err != nil {
 		return err
 	}
-	s, err := a.openSession(ctx, fs, &cf, &kf, &sf, true)
+	s, err := a.openSession(ctx, fs, &o.cf, &o.kf, &o.sf, true)
 	if err != nil {
 		return err
 	}
@@ -107,7 +118,7 @@ func runScan(ctx context.Context, a *app, args []string) error {
 			}
 			w.write(r)
 			printed++
-			if *limit > 0 && printed >= *limit {
+			if o.limit > 0 && printed >= o.limit {
 				limited = true
 				cancel()
 				break

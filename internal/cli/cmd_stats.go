@@ -8,44 +8,52 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
-func runStats(ctx context.Context, a *app, args []string) error {
-	fs := a.newFlagSet("stats", "[flags]",
+// statsCmdOptions are stats' flags.
+type statsCmdOptions struct {
+	cf     connFlags
+	kf     keyspaceFlags
+	sf     scanFlags
+	output string
+	top    int
+}
+
+func newStatsCmd(a *app) *cobra.Command {
+	var o statsCmdOptions
+	c := newCommand("stats [flags]", "cardinality audit: counts by state, flags, memory, TTLs, ages, top groups",
 		"Cardinality audit of the keyspaces: totals by keyspace and state, flag counts,\n"+
 			"memory by state, a TTL histogram, processing-age percentiles, the top values\n"+
 			"of each key-template capture, and scan coverage. Memory stays bounded: the\n"+
-			"aggregate is built while the scan streams.")
-	var cf connFlags
-	var kf keyspaceFlags
-	var sf scanFlags
-	cf.register(fs)
-	kf.register(fs)
-	sf.register(fs)
-	output := fs.StringP("output", "o", "", "table or json (default: table on a terminal, json otherwise)")
-	top := fs.Int("top", 10, "top N values per template capture")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return usageErr("unexpected argument %q (see 'idemctl stats --help')", fs.Arg(0))
-	}
-	format, err := outputFormat(*output, a.isTTY, "table", "json")
+			"aggregate is built while the scan streams.",
+		func(ctx context.Context, fs *pflag.FlagSet, _ []string) error { return runStats(ctx, a, fs, &o) })
+	fs := c.Flags()
+	outputFlag(fs, &o.output, "", "table or json (default: table on a terminal, json otherwise)", "table", "json")
+	fs.IntVar(&o.top, "top", 10, "top N values per template capture")
+	addReadFlags(fs, &o.cf, &o.kf, &o.sf)
+	return c
+}
+
+func runStats(ctx context.Context, a *app, fs *pflag.FlagSet, o *statsCmdOptions) error {
+	format, err := outputFormat(o.output, a.isTTY, "table", "json")
 	if err != nil {
 		return err
 	}
-	if *top < 1 {
+	if o.top < 1 {
 		return usageErr("--top must be at least 1")
 	}
-	s, err := a.openSession(ctx, fs, &cf, &kf, &sf, true)
+	s, err := a.openSession(ctx, fs, &o.cf, &o.kf, &o.sf, true)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 
-	st := inspect.NewStats(*top)
+	st := inspect.NewStats(o.top)
 	batches := make(chan inspect.Batch, 4)
 	covCh := make(chan []inspect.Coverage, 1)
 	go func() { covCh <- inspect.ScanAll(ctx, s.client, s.keyspaces, s.scan, batches) }()

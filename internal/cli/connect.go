@@ -44,7 +44,7 @@ type connFlags struct {
 const defaultURL = "redis://127.0.0.1:6379/0"
 
 func (c *connFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&c.url, "url", "", "Redis URL: redis://[user@]host:port/db or rediss:// for TLS (default "+defaultURL+")")
+	fs.StringVar(&c.url, "url", "", "Redis URL: redis://[user@]host:port/db, rediss:// for TLS, or host:port (default "+defaultURL+")")
 	fs.StringVar(&c.user, "user", "", "Redis ACL user (overrides the URL's)")
 	fs.StringVar(&c.passwordEnv, "password-env", "", "read the password from this environment variable")
 	fs.StringVar(&c.passwordFile, "password-file", "", "read the password from this file (first line)")

@@ -19,10 +19,28 @@ const (
 	exitInterrupt  = 130
 )
 
+// exitCodeTable is the README's "Exit codes" table, for idemctl(1) and the
+// test that keeps the two in step.
+var exitCodeTable = []struct {
+	code    int
+	meaning string
+}{
+	{exitOK, "success (also: a pattern that matched nothing — a note goes to stderr)"},
+	{exitError, "error: Redis unreachable, authentication failed, server error"},
+	{exitUsage, "usage: bad flag, argument or environment variable, bad config (the message names the line), unknown preset/profile/keyspace, a write missing what its schema needs (--reason, --ttl, --ref)"},
+	{exitIncomplete, "incomplete scan: the connection failed mid-scan; what was read is printed, the message says how far it got"},
+	{exitRefused, "refused: writes disabled, not confirmed, ACL (NOPERM), a protected profile's name not given, an action the schema cannot express, `seed` against a non-loopback server, `exporter` on a non-loopback address"},
+	{exitConflict, "conflict: the record changed since it was shown; nothing written"},
+	{exitNotFound, "not found: the key no longer exists"},
+	{exitPartial, "partial: a bulk write applied to some keys only (or was interrupted)"},
+	{exitThreshold, "`check`: a threshold was crossed"},
+	{exitInterrupt, "interrupted (Ctrl-C)"},
+}
+
 // exitErr carries an exit code with a one-line message.
 type exitErr struct {
 	code int
-	msg  string
+	msg  string // "" when the command has already said it on stdout
 }
 
 func (e *exitErr) Error() string { return e.msg }

@@ -57,8 +57,7 @@ func fltRunCLI(t *testing.T, env map[string]string, onFirstOutput func(), args .
 	t.Helper()
 	out := &fltWatch{hook: onFirstOutput}
 	var errb bytes.Buffer
-	a := &app{stdin: strings.NewReader(""), stdout: out, stderr: &errb, getenv: func(k string) string { return env[k] }}
-	code := a.run(context.Background(), args)
+	code := Run(context.Background(), testIO(t, env, "", out, &errb), args)
 	return cliResult{out.String(), errb.String(), code}
 }
 

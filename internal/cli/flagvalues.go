@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"github.com/spf13/pflag"
 	"time"
 
 	"github.com/idemctl/idemctl/internal/units"
@@ -44,12 +43,6 @@ func (v sizeValue) Set(s string) error {
 	return nil
 }
 func (v sizeValue) Type() string { return "bytes" }
-
-func durationFlag(fs *pflag.FlagSet, name, usage string) *time.Duration {
-	d := new(time.Duration)
-	fs.Var(durationValue{d}, name, usage)
-	return d
-}
 
 func firstDur(a, b time.Duration) time.Duration {
 	if a > 0 {

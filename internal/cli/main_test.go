@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -28,17 +29,29 @@ type cliResult struct {
 func runCLI(t *testing.T, env map[string]string, args ...string) cliResult {
 	t.Helper()
 	var out, errb bytes.Buffer
-	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string {
-		if v, ok := env[k]; ok {
-			return v
-		}
-		if k == "IDEMCTL_CONFIG" {
-			return "" // never read the developer's own config
-		}
-		return ""
-	}}
-	code := a.run(context.Background(), args)
+	code := Run(context.Background(), testIO(t, env, "", &out, &errb), args)
 	return cliResult{out.String(), errb.String(), code}
+}
+
+// testIO is all a test lets idemctl see: env is the whole environment (HOME
+// a fresh empty directory unless env names one), stdin and stdout are not
+// terminals. Nothing comes from the real process, so a developer's
+// ~/.config/idemctl or IDEMCTL_* variables change no result.
+func testIO(t *testing.T, env map[string]string, stdin string, stdout, stderr io.Writer) IO {
+	home := env["HOME"]
+	if home == "" {
+		home = t.TempDir()
+	}
+	return IO{
+		Stdin: strings.NewReader(stdin), Stdout: stdout, Stderr: stderr,
+		Getenv: func(k string) string {
+			if k == "HOME" {
+				return home
+			}
+			return env[k]
+		},
+		User: func() string { return "idemctl-test" },
+	}
 }
 
 func (r cliResult) mustCode(t *testing.T, want int) {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/x/term"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 
@@ -81,6 +80,7 @@ type session struct {
 	scan        inspect.Options
 	opts        clientOpts
 	mode        string // standalone, cluster or sentinel
+	osUser      string // for the audit log
 }
 
 func (s *session) Close() {
@@ -89,22 +89,34 @@ func (s *session) Close() {
 	}
 }
 
+// configFile is the config file in effect and why: "--config",
+// "IDEMCTL_CONFIG" or "default" (which may be absent).
+type configFile struct {
+	path string // "" when no default can be named (neither XDG_CONFIG_HOME nor HOME)
+	from string
+}
+
+func (a *app) configFile(flagPath string) configFile {
+	switch {
+	case flagPath != "" && a.fromEnv["config"] != "":
+		return configFile{flagPath, a.fromEnv["config"]}
+	case flagPath != "":
+		return configFile{flagPath, "--config"}
+	case a.getenv("IDEMCTL_CONFIG") != "":
+		return configFile{a.getenv("IDEMCTL_CONFIG"), "IDEMCTL_CONFIG"}
+	}
+	return configFile{config.DefaultPath(a.getenv), "default"}
+}
+
 // loadConfig reads --config, $IDEMCTL_CONFIG or the default path (which may
-// be absent).
+// be absent: then the config is empty and its Path "").
 func (a *app) loadConfig(path string) (*config.Config, error) {
-	explicit := path != ""
-	if path == "" {
-		path = a.getenv("IDEMCTL_CONFIG")
-		explicit = path != ""
-	}
-	if path == "" {
-		path = config.DefaultPath()
-	}
-	if path == "" {
+	f := a.configFile(path)
+	if f.path == "" {
 		return &config.Config{}, nil
 	}
-	cfg, err := config.Load(path)
-	if errors.Is(err, config.ErrNotFound) && !explicit {
+	cfg, err := config.Load(f.path)
+	if errors.Is(err, config.ErrNotFound) && f.from == "default" {
 		return &config.Config{}, nil
 	}
 	if err != nil {
@@ -125,14 +137,19 @@ func (a *app) resolveSession(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
-	s := &session{cfg: cfg, profileName: name, profile: prof}
+	s := &session{cfg: cfg, profileName: name, profile: prof, osUser: a.user()}
+	if cfg.Path != "" && a.configFile(cf.configPath).from == "default" && !a.configNoted {
+		// Only the file nobody named: its settings apply silently otherwise.
+		a.configNoted = true
+		fmt.Fprintf(a.stderr, "idemctl: using config %s%s\n", cfg.Path, profileNote(name))
+	}
 
-	rawURL, fromFlag := cf.url, cf.url != ""
-	if rawURL == "" {
-		rawURL = prof.URL
+	rawURL, fromFlag := cf.url, cf.url != "" && a.fromEnv["url"] == ""
+	if cf.url != "" && !fromFlag && prof.URL != "" {
+		fmt.Fprintf(a.stderr, "idemctl: note: the URL comes from %s, not from profile %s\n", a.fromEnv["url"], name)
 	}
 	if rawURL == "" {
-		rawURL = a.getenv("IDEMCTL_URL")
+		rawURL = prof.URL
 	}
 	if rawURL == "" {
 		rawURL = defaultURL
@@ -382,11 +399,16 @@ func (a *app) promptPassword(ep endpoint) (string, error) {
 	if !a.inTTY {
 		return "", usageErr("--password-prompt needs a terminal; use --password-env or --password-file")
 	}
-	fmt.Fprintf(a.stderr, "Password for %s: ", ep)
-	b, err := term.ReadPassword(os.Stdin.Fd())
-	fmt.Fprintln(a.stderr)
+	pw, err := a.readPassword(fmt.Sprintf("Password for %s: ", ep))
 	if err != nil {
 		return "", usageErr("--password-prompt: %v", err)
 	}
-	return strings.TrimRight(string(b), "\r\n"), nil
+	return pw, nil
+}
+
+func profileNote(name string) string {
+	if name == "" {
+		return ""
+	}
+	return " (profile " + name + ")"
 }

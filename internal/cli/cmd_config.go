@@ -1,0 +1,274 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+func newConfigCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "config COMMAND",
+		Short: "which config file is in effect (config path) and what it resolves to (config view)",
+		Long: "Which config file idemctl reads, and what the profile, keyspaces and scan settings\n" +
+			"resolve to once the environment and flags are applied. Secrets are never shown.",
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error { return pflag.ErrHelp },
+	}
+	c.AddCommand(newConfigPathCmd(a), newConfigViewCmd(a))
+	return c
+}
+
+// configPathView is config path -o json.
+type configPathView struct {
+	Path   string `json:"path"`   // "" when no default can be named
+	From   string `json:"from"`   // --config, IDEMCTL_CONFIG or default
+	Exists bool   `json:"exists"` // an absent default file is fine; an absent named one is an error elsewhere
+}
+
+func newConfigPathCmd(a *app) *cobra.Command {
+	var configPath, output string
+	c := newCommand("path [flags]", "the config file in effect, why (flag, environment or default), and whether it exists",
+		"Print the config file idemctl reads and why: --config, $IDEMCTL_CONFIG, or the\n"+
+			"default $XDG_CONFIG_HOME/idemctl/config.yaml (~/.config/idemctl/config.yaml);\n"+
+			"and whether it exists. The first line is the path alone, for scripts.",
+		func(context.Context, *pflag.FlagSet, []string) error {
+			f := a.configFile(configPath)
+			v := configPathView{Path: f.path, From: f.from}
+			if f.path != "" {
+				_, err := os.Stat(f.path)
+				v.Exists = err == nil
+			}
+			if output == "json" {
+				return writeJSON(a, v)
+			}
+			if output != "text" {
+				return usageErr("--output %q: want text or json", output)
+			}
+			if v.Path == "" {
+				fmt.Fprintln(a.stdout, "(none: neither --config, $IDEMCTL_CONFIG, $XDG_CONFIG_HOME nor $HOME is set)")
+				return nil
+			}
+			exists := "yes"
+			if !v.Exists {
+				exists = "no"
+			}
+			fmt.Fprintf(a.stdout, "%s\n  from:   %s\n  exists: %s\n", v.Path, configFromText(v.From), exists)
+			return nil
+		})
+	outputFlag(c.Flags(), &output, "text", "text or json", "text", "json")
+	addGroup(c.Flags(), groupConnection, func(fs *pflag.FlagSet) {
+		fs.StringVar(&configPath, "config", "", "config file (default $XDG_CONFIG_HOME/idemctl/config.yaml)")
+	})
+	return c
+}
+
+func configFromText(from string) string {
+	switch from {
+	case "--config":
+		return "the --config flag"
+	case "default":
+		return "the default location ($XDG_CONFIG_HOME, else ~/.config)"
+	}
+	return "$" + from
+}
+
+// configView is the effective configuration: the file, the environment and
+// the flags merged, as a command run with the same flags would use it.
+// It holds no secret: a password is shown only as where it comes from.
+type configView struct {
+	File       string         `json:"file" yaml:"file"`
+	From       string         `json:"from" yaml:"from"`
+	Profile    string         `json:"profile" yaml:"profile"`
+	Profiles   []string       `json:"profiles" yaml:"profiles"`
+	Connection connectionView `json:"connection" yaml:"connection"`
+	Writes     writesView     `json:"writes" yaml:"writes"`
+	Scan       scanView       `json:"scan" yaml:"scan"`
+	Keyspaces  []keyspaceView `json:"keyspaces" yaml:"keyspaces"`
+	Schemas    []string       `json:"schemas,omitempty" yaml:"schemas,omitempty"`
+}
+
+type connectionView struct {
+	URL              string   `json:"url" yaml:"url"`
+	Mode             string   `json:"mode" yaml:"mode"`
+	Addrs            []string `json:"addrs,omitempty" yaml:"addrs,omitempty"`
+	SentinelMaster   string   `json:"sentinel_master,omitempty" yaml:"sentinel_master,omitempty"`
+	User             string   `json:"user,omitempty" yaml:"user,omitempty"`
+	Password         string   `json:"password" yaml:"password"` // where it comes from, never the value
+	TLSCA            string   `json:"tls_ca,omitempty" yaml:"tls_ca,omitempty"`
+	TLSInsecure      bool     `json:"tls_insecure" yaml:"tls_insecure"`
+	DialTimeout      string   `json:"dial_timeout" yaml:"dial_timeout"`
+	ReadTimeout      string   `json:"read_timeout" yaml:"read_timeout"`
+	ReadFromReplicas bool     `json:"read_from_replicas" yaml:"read_from_replicas"`
+}
+
+type writesView struct {
+	Enabled     bool   `json:"enabled" yaml:"enabled"`
+	Protected   bool   `json:"protected" yaml:"protected"`
+	AuditLog    string `json:"audit_log" yaml:"audit_log"`
+	AuditStream string `json:"audit_stream,omitempty" yaml:"audit_stream,omitempty"`
+}
+
+type scanView struct {
+	Count         int    `json:"count" yaml:"count"`
+	MaxKeys       int64  `json:"max_keys" yaml:"max_keys"`
+	KeysPerSec    int    `json:"keys_per_sec" yaml:"keys_per_sec"`
+	Pause         string `json:"pause" yaml:"pause"`
+	InFlight      int    `json:"in_flight" yaml:"in_flight"`
+	MaxNodes      int    `json:"max_nodes" yaml:"max_nodes"`
+	NoMemory      bool   `json:"no_memory" yaml:"no_memory"`
+	ResponseSizes bool   `json:"response_sizes" yaml:"response_sizes"`
+}
+
+type keyspaceView struct {
+	Name              string `json:"name" yaml:"name"`
+	Match             string `json:"match" yaml:"match"`
+	Schema            string `json:"schema" yaml:"schema"`
+	KeyTemplate       string `json:"key_template,omitempty" yaml:"key_template,omitempty"`
+	ProcessingTimeout string `json:"processing_timeout" yaml:"processing_timeout"`
+	ReserveTTL        string `json:"reserve_ttl" yaml:"reserve_ttl"`
+	Retention         string `json:"retention" yaml:"retention"`
+	LargeResponse     string `json:"large_response" yaml:"large_response"`
+	MaxValue          string `json:"max_value" yaml:"max_value"`
+}
+
+// configViewCmdOptions are config view's flags: the same connection,
+// keyspace and scan flags as scan, so it shows what scan would use.
+type configViewCmdOptions struct {
+	cf     connFlags
+	kf     keyspaceFlags
+	sf     scanFlags
+	output string
+}
+
+func newConfigViewCmd(a *app) *cobra.Command {
+	var o configViewCmdOptions
+	c := newCommand("view [flags]", "the effective config: file, environment and flags merged, secrets redacted",
+		"Print the configuration a command run with the same flags would use: the config\n"+
+			"file's profile with the IDEMCTL_… variables and flags applied, its keyspaces with\n"+
+			"the presets' defaults filled in, and the scan settings. Passwords are never\n"+
+			"printed: only where they come from. Connects to nothing.",
+		func(ctx context.Context, fs *pflag.FlagSet, _ []string) error { return runConfigView(a, fs, &o) })
+	fs := c.Flags()
+	outputFlag(fs, &o.output, "yaml", "yaml or json", "yaml", "json")
+	addReadFlags(fs, &o.cf, &o.kf, &o.sf)
+	return c
+}
+
+func runConfigView(a *app, fs *pflag.FlagSet, o *configViewCmdOptions) error {
+	if o.output != "yaml" && o.output != "json" {
+		return usageErr("--output %q: want yaml or json", o.output)
+	}
+	// Resolve as a command would, but read no secret: only say where it
+	// would come from.
+	cf := o.cf
+	cf.passwordEnv, cf.passwordFile, cf.passwordPrompt, cf.sentinelPwEn = "", "", false, ""
+	a.configNoted = true // the view names the file itself
+	s, err := a.resolveSession(fs, &cf, &o.kf, &o.sf, false)
+	if err != nil {
+		return err
+	}
+	if !o.kf.adHoc() && len(o.kf.keyspaces) == 0 {
+		kss, err := s.cfg.KeyspacesFor(s.profile)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		if len(kss) > 0 {
+			s.keyspaces, err = resolveKeyspaces(fs, s.cfg, s.profile, &o.kf)
+		}
+	} else {
+		s.keyspaces, err = resolveKeyspaces(fs, s.cfg, s.profile, &o.kf)
+	}
+	if err != nil {
+		return err
+	}
+	f := a.configFile(o.cf.configPath)
+	v := configView{File: s.cfg.Path, From: f.from, Profile: s.profileName, Profiles: s.cfg.ProfileNames()}
+	if v.File == "" {
+		v.From = "none"
+	}
+	for n := range s.cfg.Schemas {
+		v.Schemas = append(v.Schemas, n)
+	}
+	sort.Strings(v.Schemas)
+	v.Connection = connectionView{
+		URL: s.ep.String(), Mode: s.mode, Addrs: s.opts.seeds, SentinelMaster: s.opts.master, User: s.ep.user,
+		Password: passwordSource(&o.cf, s), TLSCA: s.opts.tlsCA, TLSInsecure: s.opts.tlsInsecure,
+		DialTimeout: s.opts.dialTimeout.String(), ReadTimeout: s.opts.readTimeout.String(), ReadFromReplicas: s.scan.Replicas,
+	}
+	audit := pick(s.profile.AuditLog, actions.DefaultAuditPath(a.getenv))
+	v.Writes = writesView{Enabled: s.profile.Writes, Protected: s.profile.Protected, AuditLog: audit, AuditStream: s.profile.AuditStream}
+	sc := s.scan
+	v.Scan = scanView{Count: sc.Count, MaxKeys: sc.MaxKeys, KeysPerSec: sc.KeysPerSec, Pause: durText(sc.Pause),
+		InFlight: sc.InFlight, MaxNodes: sc.MaxNodes, NoMemory: sc.NoMemory, ResponseSizes: sc.ResponseSizes}
+	v.Keyspaces = []keyspaceView{}
+	for _, ks := range s.keyspaces {
+		v.Keyspaces = append(v.Keyspaces, keyspaceViewOf(ks))
+	}
+	if o.output == "json" {
+		return writeJSON(a, v)
+	}
+	out, err := yaml.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = a.stdout.Write(out)
+	return err
+}
+
+// passwordSource says where the password would come from, never what it is.
+func passwordSource(cf *connFlags, s *session) string {
+	switch {
+	case cf.passwordPrompt:
+		return "asked on the terminal (--password-prompt)"
+	case cf.passwordEnv != "":
+		return "$" + cf.passwordEnv
+	case cf.passwordFile != "":
+		return "file " + cf.passwordFile
+	case s.profile.PasswordEnv != "":
+		return "$" + s.profile.PasswordEnv + " (profile)"
+	case s.profile.PasswordFile != "":
+		return "file " + s.profile.PasswordFile + " (profile)"
+	case s.ep.password != "":
+		return "in the URL (not shown)"
+	}
+	return "none"
+}
+
+func keyspaceViewOf(ks *inspect.Keyspace) keyspaceView {
+	v := keyspaceView{Name: ks.Name, Match: ks.Match, ProcessingTimeout: durText(ks.ProcessingTimeout),
+		ReserveTTL: durText(ks.ReserveTTL), Retention: durText(ks.Retention),
+		LargeResponse: units.FormatBytes(ks.LargeResponse), MaxValue: units.FormatBytes(ks.MaxValue)}
+	if ks.Schema != nil {
+		v.Schema = ks.Schema.Name
+	}
+	if ks.Template != nil {
+		v.KeyTemplate = ks.Template.String()
+	}
+	return v
+}
+
+func durText(d time.Duration) string {
+	if d == 0 {
+		return "0"
+	}
+	return d.String()
+}
+
+func writeJSON(a *app, v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

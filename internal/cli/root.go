@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/idemctl/idemctl/actions"
+)
+
+// Command groups, in the order the root help lists them.
+var commandGroups = []*cobra.Group{
+	{ID: "inspect", Title: "Inspect:"},
+	{ID: "write", Title: "Guarded writes:"},
+	{ID: "setup", Title: "Set up and try:"},
+}
+
+// newRoot builds the command tree for one run: every command's flags are
+// bound to that run's options, so nothing is shared between runs.
+func newRoot(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "idemctl",
+		Short:         "inspect and repair Redis idempotency records",
+		Args:          rootArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(c *cobra.Command, args []string) error {
+			if v, _ := c.Flags().GetBool("version"); v {
+				return runVersion(a, "text")
+			}
+			return pflag.ErrHelp // cobra prints the usage
+		},
+		PersistentPreRunE: func(c *cobra.Command, args []string) error { return a.applyEnv(c.Flags()) },
+		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
+	}
+	root.SuggestionsMinimumDistance = 2
+	root.Flags().BoolP("version", "v", false, "print the version (as 'idemctl version')")
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr("%v (see '%s --help')", err, c.CommandPath())
+	})
+	root.SetHelpFunc(func(c *cobra.Command, _ []string) {
+		if c == root {
+			writeRootHelp(a.stdout, root)
+			return
+		}
+		writeCommandHelp(a.stdout, c)
+	})
+	root.SetUsageFunc(func(c *cobra.Command) error {
+		writeCommandHelp(a.stdout, c)
+		return nil
+	})
+	root.AddGroup(commandGroups...)
+	add := func(group string, cmds ...*cobra.Command) {
+		for _, c := range cmds {
+			c.GroupID = group
+			root.AddCommand(c)
+		}
+	}
+	add("inspect", newUICmd(a), newScanCmd(a), newStatsCmd(a), newCheckCmd(a), newDetectCmd(a), newExporterCmd(a))
+	add("write", newActionCmd(a, actions.KindExpire), newActionCmd(a, actions.KindFail), newActionCmd(a, actions.KindReconcile))
+	add("setup", newDemoCmd(a), newSeedCmd(a), newPresetsCmd(a), newConfigCmd(a), newVersionCmd(a))
+	root.SetHelpCommand(newHelpCmd(a))
+	root.SetHelpCommandGroupID("setup")
+	root.SetCompletionCommandGroupID("setup")
+	root.AddCommand(newManCmd(a))
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.Short = "shell completion script: bash, zsh, fish or powershell"
+			c.Args = func(_ *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return usageErr("completion %q: want bash, zsh, fish or powershell", args[0])
+				}
+				return nil
+			}
+			c.RunE = func(*cobra.Command, []string) error { return pflag.ErrHelp }
+		}
+	}
+	return root
+}
+
+// rootArgs rejects an unknown command as a usage error with a suggestion.
+func rootArgs(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q (see 'idemctl help')", args[0])
+	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+		msg = fmt.Sprintf("unknown command %q: did you mean %s? (see 'idemctl help')", args[0], strings.Join(s, " or "))
+	}
+	return &exitErr{code: exitUsage, msg: msg}
+}
+
+// newCommand is a leaf command: run gets the parsed flags and arguments.
+// Commands take no arguments unless they set Args themselves.
+func newCommand(use, short, long string, run func(ctx context.Context, fs *pflag.FlagSet, args []string) error) *cobra.Command {
+	c := &cobra.Command{
+		Use: use, Short: short, Long: long, Args: noArgs,
+		RunE: func(c *cobra.Command, args []string) error { return run(c.Context(), c.Flags(), args) },
+	}
+	c.Flags().SortFlags = false
+	return c
+}
+
+func noArgs(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErr("unexpected argument %q (see '%s --help')", args[0], c.CommandPath())
+	}
+	return nil
+}
+
+// outputFlag is -o/--output with the formats it accepts (completed by the
+// shell). The first format is the default on a terminal, the last otherwise,
+// unless def is given.
+func outputFlag(fs *pflag.FlagSet, p *string, def, usage string, formats ...string) {
+	fs.StringVarP(p, "output", "o", def, usage)
+	setAnnotation(fs.Lookup("output"), formatsAnnotation, formats...)
+}
+
+const formatsAnnotation = "idemctl_formats"
+
+// helpTopics explain what many commands share, once.
+var helpTopics = []struct{ name, short string }{
+	{"connection", "connection flags: URL, credentials, TLS, cluster and Sentinel, config file and profile"},
+	{"scanning", "scan flags: how hard a scan works the server"},
+	{"environment", "IDEMCTL_… and other environment variables"},
+}
+
+func newHelpCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "help [COMMAND|TOPIC]",
+		Short: "help for a command or a topic (connection, scanning, environment)",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			root := c.Root()
+			if len(args) == 0 {
+				writeRootHelp(a.stdout, root)
+				return nil
+			}
+			if writeTopic(a.stdout, args[0]) {
+				return nil
+			}
+			cmd, rest, err := root.Find(args)
+			if err != nil || cmd == root || len(rest) > 0 {
+				return usageErr("no help for %q: not a command or a topic (see 'idemctl help')", strings.Join(args, " "))
+			}
+			writeCommandHelp(a.stdout, cmd)
+			return nil
+		},
+		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var out []cobra.Completion
+			for _, sub := range c.Root().Commands() {
+				if sub.IsAvailableCommand() {
+					out = append(out, cobra.CompletionWithDesc(sub.Name(), sub.Short))
+				}
+			}
+			for _, t := range helpTopics {
+				out = append(out, cobra.CompletionWithDesc(t.name, t.short))
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		},
+	}
+	return c
+}
+
+func writeRootHelp(w io.Writer, root *cobra.Command) {
+	fmt.Fprintln(w, "idemctl — inspect and repair Redis idempotency records")
+	fmt.Fprintln(w, "\nUsage: idemctl COMMAND [flags]")
+	fmt.Fprintln(w, "       idemctl [--profile NAME …]   the terminal UI (the default on a terminal)")
+	for _, g := range root.Groups() {
+		fmt.Fprintf(w, "\n%s\n", g.Title)
+		for _, c := range root.Commands() {
+			if c.GroupID == g.ID && (c.IsAvailableCommand() || c.Name() == "help") {
+				fmt.Fprintf(w, "  %-11s %s\n", c.Name(), c.Short)
+			}
+		}
+	}
+	fmt.Fprintln(w, "\nHelp topics ('idemctl help TOPIC'):")
+	for _, t := range helpTopics {
+		fmt.Fprintf(w, "  %-11s %s\n", t.name, t.short)
+	}
+	fmt.Fprintln(w, "\nFlags:\n  -h, --help      this help\n  -v, --version   print the version")
+	fmt.Fprintln(w, "\nRun 'idemctl COMMAND --help' for a command's flags. Exit codes: 0 ok, 1 error,")
+	fmt.Fprintln(w, "2 usage/config, 3 incomplete scan, 4 refused, 5 conflict, 6 not found, 7 partial,")
+	fmt.Fprintln(w, "8 check threshold crossed, 130 interrupted.")
+}
