@@ -272,7 +272,7 @@ func needRef(kind actions.Kind, ref string, kss []*inspect.Keyspace, targets []t
 	}
 	for _, t := range targets {
 		if ks := keyspaceFor(kss, t.key); actions.NeedsRef(kind, ks) {
-			return usageErr("reconcile needs --ref: the reference you checked in the authoritative system (keyspace %s records it)", ks.Name)
+			return usageErr("--ref is required: schema %s records the reference you checked in the authoritative system (e.g. the order id)", ks.Schema.Name)
 		}
 	}
 	return nil
