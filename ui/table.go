@@ -248,11 +248,11 @@ func (m *Model) markAllInView() {
 
 func (m *Model) setStateFilter(st inspect.State) {
 	f := &m.store.f
-	only := f.states[st]
-	for i := range f.states {
-		f.states[i] = false
+	only := f.States.Has(st)
+	f.States = 0
+	if !only { // pressing the same state again clears it
+		f.States = inspect.StatesOf(st)
 	}
-	f.states[st] = !only // pressing the same state again clears it
 	m.withCursorKept(m.store.rebuild)
 }
 
@@ -299,22 +299,22 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.openDialog(actions.KindReconcile)
 	case key.Matches(msg, k.Filter):
 		m.filtering = true
-		m.input.SetValue(m.store.f.text)
+		m.input.SetValue(m.store.f.Search.String())
 		m.input.CursorEnd()
 		return m.input.Focus()
 	case key.Matches(msg, k.ClearFilter):
-		m.store.f = filter{}
+		m.store.f = inspect.Filter{}
 		m.input.SetValue("")
 		m.withCursorKept(m.store.rebuild)
 	case key.Matches(msg, k.StaleOnly):
-		m.store.f.stale = !m.store.f.stale
+		m.store.f.Stale = !m.store.f.Stale
 		m.withCursorKept(m.store.rebuild)
 	case key.Matches(msg, k.CycleFlag):
 		flags := inspect.AllFlags()
 		m.flagCycle = (m.flagCycle + 1) % (len(flags) + 1)
-		m.store.f.flag = 0
+		m.store.f.Flags = 0
 		if m.flagCycle > 0 {
-			m.store.f.flag = flags[m.flagCycle-1].Flag
+			m.store.f.Flags = flags[m.flagCycle-1].Flag
 		}
 		m.withCursorKept(m.store.rebuild)
 	case key.Matches(msg, k.Sort):
@@ -335,7 +335,7 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Unknown):
 		m.setStateFilter(inspect.StateUnknown)
 	case key.Matches(msg, k.AllStates):
-		m.store.f.states = [6]bool{}
+		m.store.f.States = 0
 		m.withCursorKept(m.store.rebuild)
 	}
 	return nil
@@ -346,14 +346,14 @@ func (m *Model) onFilterKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch msg.String() {
 	case "enter":
 		text := strings.TrimSpace(m.input.Value())
-		terms, err := parseFilter(text)
+		search, err := inspect.ParseSearch(text)
 		if err != nil {
 			m.status = "filter: " + inspect.Sanitize(err.Error())
 			return nil
 		}
 		m.filtering = false
 		m.input.Blur()
-		m.store.f.text, m.store.f.terms = text, terms
+		m.store.f.Search = search
 		m.status = ""
 		m.withCursorKept(m.store.rebuild)
 		return nil

@@ -231,7 +231,7 @@ func (m *Model) statusView() string {
 	var parts []string
 	if m.screen == screenRecords || m.screen == screenDetail {
 		parts = append(parts, fmt.Sprintf("%s of %s", count(int64(len(m.store.view))), count(int64(m.store.recs.Len()))))
-		if d := m.store.f.describe(); d != "" {
+		if d := m.store.f.String(); d != "" {
 			parts = append(parts, "filter: "+d)
 		}
 		if len(m.marks) > 0 {
