@@ -135,7 +135,7 @@ func BenchmarkBaselineScan(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/key")
 }
 
-// inspect.ScanAll (fetch, decode, classify) per key, against the same data.
+// inspect.Scan (fetch, decode, classify) per key, against the same data.
 func BenchmarkScanAll(b *testing.B) {
 	requireTools(b)
 	srv := redistest.Own(b)
@@ -153,14 +153,12 @@ func BenchmarkScanAll(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		ch := make(chan inspect.Batch, 8)
-		done := make(chan []inspect.Coverage, 1)
-		go func() { done <- inspect.ScanAll(ctx, c, []*inspect.Keyspace{ks}, inspect.Options{}, ch) }()
 		got := 0
-		for batch := range ch {
+		covs, _ := inspect.Scan(ctx, c, []*inspect.Keyspace{ks}, inspect.Options{}, func(batch inspect.Batch) error {
 			got += len(batch.Records)
-		}
-		if covs := <-done; got != n || covs[0].Err != nil {
+			return nil
+		})
+		if got != n || covs[0].Err != nil {
 			b.Fatalf("%d records, %v", got, covs[0].Err)
 		}
 	}

@@ -31,17 +31,11 @@ func keyspace(t *testing.T, preset string) *inspect.Keyspace {
 // scanAll collects every record of one keyspace.
 func scanAll(t *testing.T, c redis.UniversalClient, ks *inspect.Keyspace, opt inspect.Options) ([]inspect.Record, inspect.Coverage) {
 	t.Helper()
-	out := make(chan inspect.Batch, 4)
 	var recs []inspect.Record
-	done := make(chan struct{})
-	go func() {
-		for b := range out {
-			recs = append(recs, b.Records...)
-		}
-		close(done)
-	}()
-	covs := inspect.ScanAll(context.Background(), c, []*inspect.Keyspace{ks}, opt, out)
-	<-done
+	covs, _ := inspect.Scan(context.Background(), c, []*inspect.Keyspace{ks}, opt, func(b inspect.Batch) error {
+		recs = append(recs, b.Records...)
+		return nil
+	})
 	return recs, covs[0]
 }
 

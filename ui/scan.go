@@ -49,11 +49,12 @@ type scanRun struct {
 const maxCoalesce = 32
 
 // waitBatch blocks for the next batch, then takes whatever else is ready.
-func waitBatch(gen int, ch <-chan inspect.Batch, done <-chan []inspect.Coverage) tea.Cmd {
+func waitBatch(gen int, s *inspect.Stream) tea.Cmd {
+	ch := s.Batches
 	return func() tea.Msg {
 		b, ok := <-ch
 		if !ok {
-			return scanDoneMsg{gen: gen, covs: <-done}
+			return scanDoneMsg{gen: gen, covs: s.Coverage()}
 		}
 		msg := batchMsg{gen: gen, batches: []inspect.Batch{b}}
 		for len(msg.batches) < maxCoalesce {
@@ -75,11 +76,8 @@ func waitBatch(gen int, ch <-chan inspect.Batch, done <-chan []inspect.Coverage)
 // goroutine gets copies of what it needs, never the model.
 func (m *Model) startScan() tea.Cmd {
 	ctx := m.beginRun()
-	ch := make(chan inspect.Batch, 8)
-	done := make(chan []inspect.Coverage, 1)
-	client, kss, opt := m.opts.Client, m.opts.Keyspaces, m.opts.Scan
-	go func() { done <- inspect.ScanAll(ctx, client, kss, opt, ch) }()
-	m.run.next = waitBatch(m.gen, ch, done)
+	s := inspect.StartScan(ctx, m.opts.Client, m.opts.Keyspaces, m.opts.Scan)
+	m.run.next = waitBatch(m.gen, s)
 	return m.run.next
 }
 

@@ -46,13 +46,10 @@ func runStats(ctx context.Context, a *app, args []string) error {
 	defer s.Close()
 
 	st := inspect.NewStats(*top)
-	batches := make(chan inspect.Batch, 4)
-	covCh := make(chan []inspect.Coverage, 1)
-	go func() { covCh <- inspect.ScanAll(ctx, s.client, s.keyspaces, s.scan, batches) }()
-	for b := range batches {
+	covs, _ := inspect.Scan(ctx, s.client, s.keyspaces, s.scan, func(b inspect.Batch) error {
 		st.Add(b)
-	}
-	covs := <-covCh
+		return nil
+	})
 	st.AddCoverage(covs...)
 	rep := st.Report()
 	if ctx.Err() != nil {
