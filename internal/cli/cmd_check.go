@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemctl/idemctl/exporter"
+	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -19,7 +19,7 @@ type threshold struct {
 	Max     int64  `json:"max"`
 	Value   int64  `json:"value"`
 	Crossed bool   `json:"crossed"`
-	get     func(exporter.Totals) int64
+	get     func(inspect.Totals) int64
 }
 
 func (t threshold) format(v int64) string {
@@ -87,12 +87,12 @@ func runCheck(ctx context.Context, a *app, args []string) error {
 		th   threshold
 		max  int64
 	}{
-		{"max-stale", threshold{Name: "stale", Unit: "records", get: func(t exporter.Totals) int64 { return t.Stale }}, *maxStale},
-		{"max-processing-no-ttl", threshold{Name: "processing_no_ttl", Unit: "records", get: func(t exporter.Totals) int64 { return t.ProcessingNoTTL }}, *maxPNT},
-		{"max-no-ttl", threshold{Name: "no_ttl", Unit: "records", get: func(t exporter.Totals) int64 { return t.NoTTL }}, *maxNoTTL},
-		{"max-unknown-state", threshold{Name: "unknown_state", Unit: "records", get: func(t exporter.Totals) int64 { return t.UnknownState }}, *maxUnknown},
-		{"max-oldest-processing", threshold{Name: "oldest_processing", Unit: "ms", get: func(t exporter.Totals) int64 { return t.OldestProcessingMs }}, maxOldest.Milliseconds()},
-		{"max-memory", threshold{Name: "memory", Unit: "bytes", get: func(t exporter.Totals) int64 { return t.MemoryBytes }}, maxMem},
+		{"max-stale", threshold{Name: "stale", Unit: "records", get: func(t inspect.Totals) int64 { return t.Stale }}, *maxStale},
+		{"max-processing-no-ttl", threshold{Name: "processing_no_ttl", Unit: "records", get: func(t inspect.Totals) int64 { return t.ProcessingNoTTL }}, *maxPNT},
+		{"max-no-ttl", threshold{Name: "no_ttl", Unit: "records", get: func(t inspect.Totals) int64 { return t.NoTTL }}, *maxNoTTL},
+		{"max-unknown-state", threshold{Name: "unknown_state", Unit: "records", get: func(t inspect.Totals) int64 { return t.UnknownState }}, *maxUnknown},
+		{"max-oldest-processing", threshold{Name: "oldest_processing", Unit: "ms", get: func(t inspect.Totals) int64 { return t.OldestProcessingMs }}, maxOldest.Milliseconds()},
+		{"max-memory", threshold{Name: "memory", Unit: "bytes", get: func(t inspect.Totals) int64 { return t.MemoryBytes }}, maxMem},
 	}
 	var ths []threshold
 	for _, x := range all {
@@ -114,7 +114,7 @@ func runCheck(ctx context.Context, a *app, args []string) error {
 	}
 	defer s.Close()
 
-	snap := exporter.Collect(ctx, s.client, s.keyspaces, s.scan, 1)
+	snap := inspect.TakeSnapshot(ctx, s.client, s.keyspaces, s.scan, 1)
 	if ctx.Err() != nil {
 		return context.Canceled
 	}
@@ -141,7 +141,7 @@ func runCheck(ctx context.Context, a *app, args []string) error {
 // judge compares a snapshot's totals with the thresholds. Every value only
 // grows as a scan reads more, so a threshold crossed by a partial scan is
 // crossed for certain, while one that holds proves nothing.
-func judge(snap *exporter.Snapshot, ths []threshold) checkResult {
+func judge(snap *inspect.Snapshot, ths []threshold) checkResult {
 	tot := snap.Totals()
 	res := checkResult{Complete: snap.Complete, Records: tot.Records, DurationMs: snap.Duration.Milliseconds()}
 	for _, k := range snap.Keyspaces {
