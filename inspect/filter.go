@@ -82,12 +82,8 @@ func (s StateSet) String() string {
 // ParseStates reads state names (any case, surrounding spaces ignored).
 func ParseStates(names []string) (StateSet, error) {
 	var s StateSet
-	for _, n := range names {
-		st, err := parseStateName(strings.TrimSpace(n))
-		if err != nil {
-			return 0, err
-		}
-		s |= StatesOf(st)
+	if err := parseEach(names, parseStateName, func(st State) { s |= StatesOf(st) }); err != nil {
+		return 0, err
 	}
 	return s, nil
 }
@@ -103,12 +99,20 @@ func parseStateName(name string) (State, error) {
 // ParseFlags reads flag names (surrounding spaces ignored) into one set.
 func ParseFlags(names []string) (Flags, error) {
 	var fs Flags
-	for _, n := range names {
-		f, err := ParseFlag(strings.TrimSpace(n))
-		if err != nil {
-			return 0, err
-		}
-		fs |= f
+	if err := parseEach(names, ParseFlag, func(f Flags) { fs |= f }); err != nil {
+		return 0, err
 	}
 	return fs, nil
+}
+
+// parseEach parses every name, trimmed, stopping at the first error.
+func parseEach[T any](names []string, parse func(string) (T, error), add func(T)) error {
+	for _, n := range names {
+		v, err := parse(strings.TrimSpace(n))
+		if err != nil {
+			return err
+		}
+		add(v)
+	}
+	return nil
 }
