@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
 )
 
 // batchMsg carries the batches that were waiting when the Cmd ran: the UI
@@ -146,7 +147,7 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 	}
 	if failed != nil {
 		m.dataStale = true
-		m.banner = inspect.Sanitize(oneLine(failed.Error()))
+		m.banner = inspect.Sanitize(units.OneLine(failed.Error()))
 		m.backoff = nextBackoff(m.backoff)
 		m.status = ""
 		if run.live {
@@ -179,15 +180,6 @@ func nextBackoff(d time.Duration) time.Duration {
 		return time.Second
 	}
 	return min(d*2, 30*time.Second)
-}
-
-func oneLine(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }
 
 func (m *Model) scanning() bool { return m.run != nil && m.run.finished.IsZero() }

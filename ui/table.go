@@ -125,7 +125,7 @@ func (m *Model) row(r *inspect.Record, selected bool) string {
 	if len(fp) > l.fp {
 		fp = fp[:l.fp]
 	}
-	line := st + " " + fitRight(units.FormatMs(r.AgeMs), l.age) + " " + fitRight(ttlText(r.TTLms), l.ttl) + " " +
+	line := st + " " + fitRight(units.FormatMs(r.AgeMs), l.age) + " " + fitRight(units.FormatTTL(r.TTLms), l.ttl) + " " +
 		fitRight(units.FormatBytes(r.MemoryBytes), l.mem) + " " + fit(inspect.Sanitize(fp), l.fp) + " " +
 		flags + " " + fitMiddle(inspect.Sanitize(displayKey(r)), l.key)
 	if selected {
@@ -140,16 +140,6 @@ func displayKey(r *inspect.Record) string {
 		return strings.TrimPrefix(r.Key, r.Keyspace.Template.Prefix())
 	}
 	return r.Key
-}
-
-func ttlText(ms int64) string {
-	switch {
-	case ms == -1:
-		return "none"
-	case ms < 0:
-		return "?"
-	}
-	return units.FormatMs(ms)
 }
 
 // keyTitle names the key column, with the prefix the rows leave out.

@@ -29,7 +29,7 @@ func (t threshold) format(v int64) string {
 	case "bytes":
 		return units.FormatBytes(v)
 	}
-	return strconv.FormatInt(v, 10)
+	return units.FormatCount(v)
 }
 
 func (t threshold) String() string {
@@ -133,7 +133,7 @@ func runCheck(ctx context.Context, a *app, args []string) error {
 	case "fail":
 		return codeErr(exitThreshold, "threshold crossed: %s", strings.Join(res.crossedText, ", "))
 	case "incomplete":
-		return codeErr(exitIncomplete, "scan incomplete: %s", oneLine(res.Error))
+		return codeErr(exitIncomplete, "scan incomplete: %s", units.OneLine(res.Error))
 	}
 	return nil
 }
@@ -162,7 +162,7 @@ func judge(snap *inspect.Snapshot, ths []threshold) checkResult {
 		}
 	}
 	res.crossedText = crossed
-	scope := fmt.Sprintf("%d records in %s (%s), scanned in %s", tot.Records, plural(len(res.Keyspaces), "keyspace"),
+	scope := fmt.Sprintf("%s records in %s (%s), scanned in %s", units.FormatCount(tot.Records), plural(len(res.Keyspaces), "keyspace"),
 		strings.Join(res.Keyspaces, ", "), units.FormatMs(max(snap.Duration, time.Millisecond).Milliseconds()))
 	switch {
 	case len(crossed) > 0:
@@ -176,12 +176,12 @@ func judge(snap *inspect.Snapshot, ths []threshold) checkResult {
 		}
 	case !snap.Complete:
 		res.Verdict = "incomplete"
-		res.Message = "INCOMPLETE: " + oneLine(res.Error) + "; thresholds not judged (so far: " + strings.Join(held, ", ") + ")"
+		res.Message = "INCOMPLETE: " + units.OneLine(res.Error) + "; thresholds not judged (so far: " + strings.Join(held, ", ") + ")"
 	default:
 		res.Verdict = "ok"
 		res.Message = "OK: " + strings.Join(held, ", ")
 	}
-	res.Message = oneLine(res.Message + " — " + scope)
+	res.Message = units.OneLine(res.Message + " — " + scope)
 	return res
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/exporter"
+	"github.com/idemctl/idemctl/internal/units"
 )
 
 const defaultListen = "127.0.0.1:9481"
@@ -66,7 +67,7 @@ func runExporter(ctx context.Context, a *app, args []string) error {
 		if exitCode(err) == exitUsage {
 			return err
 		}
-		fmt.Fprintf(a.stderr, "idemctl exporter: %s (retrying every scan)\n", oneLine(err.Error()))
+		fmt.Fprintf(a.stderr, "idemctl exporter: %s (retrying every scan)\n", units.OneLine(err.Error()))
 	}
 	e, err := exporter.New(exporter.Config{
 		Connect: func(ctx context.Context) (redis.UniversalClient, error) {

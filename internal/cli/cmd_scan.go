@@ -112,7 +112,7 @@ func coverageResult(ctx context.Context, a *app, covs []inspect.Coverage, s *ses
 				where = " on " + c.Node
 			}
 			gaps = append(gaps, fmt.Sprintf("keyspace %s (%s)%s: %v — %d keys read there",
-				c.Keyspace, inspect.Sanitize(c.Match), where, oneLine(c.Err.Error()), c.Keys))
+				c.Keyspace, inspect.Sanitize(c.Match), where, units.OneLine(c.Err.Error()), c.Keys))
 			continue
 		}
 		if c.Complete && c.Keys == 0 {
@@ -167,7 +167,7 @@ func (rw *recordWriter) write(r *inspect.Record) {
 	switch rw.format {
 	case "table":
 		fmt.Fprintf(rw.w, "%-11s %8s %8s %8s %6s %-12s %-24s %s\n",
-			r.State, units.FormatMs(r.AgeMs), ttlText(r.TTLms), units.FormatBytes(r.MemoryBytes),
+			r.State, units.FormatMs(r.AgeMs), units.FormatTTL(r.TTLms), units.FormatBytes(r.MemoryBytes),
 			statusText(r.Status), inspect.Sanitize(prefix(r.Fingerprint, 12)), flagText(r.Flags),
 			inspect.Sanitize(r.Key))
 	case "json":
@@ -195,16 +195,6 @@ func (rw *recordWriter) close() error {
 		rw.w.WriteString("]\n")
 	}
 	return rw.w.Flush()
-}
-
-func ttlText(ms int64) string {
-	switch {
-	case ms == -1:
-		return "none"
-	case ms < 0:
-		return "?"
-	}
-	return units.FormatMs(ms)
 }
 
 func statusText(s int32) string {

@@ -19,6 +19,8 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
+
+	"github.com/idemctl/idemctl/internal/units"
 )
 
 // version is set at build time with
@@ -124,12 +126,8 @@ func (a *app) finish(ctx context.Context, name string, err error) int {
 		fmt.Fprintln(a.stderr, "idemctl: interrupted")
 		return exitInterrupt
 	}
-	fmt.Fprintf(a.stderr, "idemctl %s: %s\n", name, oneLine(err.Error()))
+	fmt.Fprintf(a.stderr, "idemctl %s: %s\n", name, units.OneLine(err.Error()))
 	return exitCode(err)
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
 }
 
 func (a *app) usage(w io.Writer) {
