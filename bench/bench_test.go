@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
@@ -112,19 +114,24 @@ func TestRecordMemory(t *testing.T) {
 	}
 }
 
+// seededServer starts a private server holding n seeded records.
+func seededServer(b *testing.B, n int) (context.Context, *redis.Client) {
+	requireTools(b)
+	c := redistest.Own(b).Client(0)
+	b.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	if _, _, err := SeedParallel(ctx, c, n, seedWorkers); err != nil {
+		b.Fatal(err)
+	}
+	return ctx, c
+}
+
 // BaselineScan, per key, for comparison with the inspect benchmarks:
 //
 //	go test ./bench -run '^$' -bench Baseline
 func BenchmarkBaselineScan(b *testing.B) {
-	requireTools(b)
-	srv := redistest.Own(b)
-	c := srv.Client(0)
-	defer c.Close()
-	ctx := context.Background()
 	const n = 20_000
-	if _, _, err := SeedParallel(ctx, c, n, seedWorkers); err != nil {
-		b.Fatal(err)
-	}
+	ctx, c := seededServer(b, n)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -137,15 +144,8 @@ func BenchmarkBaselineScan(b *testing.B) {
 
 // inspect.Scan (fetch, decode, classify) per key, against the same data.
 func BenchmarkScanAll(b *testing.B) {
-	requireTools(b)
-	srv := redistest.Own(b)
-	c := srv.Client(0)
-	defer c.Close()
-	ctx := context.Background()
 	const n = 20_000
-	if _, _, err := SeedParallel(ctx, c, n, seedWorkers); err != nil {
-		b.Fatal(err)
-	}
+	ctx, c := seededServer(b, n)
 	ks, err := benchKeyspace()
 	if err != nil {
 		b.Fatal(err)
