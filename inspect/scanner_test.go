@@ -389,7 +389,7 @@ func TestInFlightDefaults(t *testing.T) {
 
 // BenchmarkScan is the hot path end to end against a real server: SCAN,
 // pipelined reads, decode and classify, and the hand-off of batches to the
-// caller, per record.
+// caller's callback, per record.
 func BenchmarkScan(b *testing.B) {
 	srv := redistest.Own(b)
 	c := srv.Client(0)
@@ -404,14 +404,12 @@ func BenchmarkScan(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		ch := make(chan inspect.Batch, 4)
-		done := make(chan []inspect.Coverage, 1)
-		go func() { done <- inspect.ScanAll(ctx, c, []*inspect.Keyspace{ks}, inspect.Options{}, ch) }()
 		got := 0
-		for batch := range ch {
+		covs, err := inspect.Scan(ctx, c, []*inspect.Keyspace{ks}, inspect.Options{}, func(batch inspect.Batch) error {
 			got += len(batch.Records)
-		}
-		if covs := <-done; got != n || covs[0].Err != nil {
+			return nil
+		})
+		if err != nil || got != n || covs[0].Err != nil {
 			b.Fatalf("%d records, %v", got, covs[0].Err)
 		}
 	}
