@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
 )
 
 // Executor runs planned writes under a policy, with an audit trail.
@@ -178,7 +179,7 @@ func (p *Plan) parseReply(r []string) (Outcome, string, int64) {
 // the write happened, did not, or cannot be told.
 func (e *Executor) settle(ctx context.Context, p *Plan, cause error) (Outcome, string) {
 	o, d := e.reread(ctx, p)
-	return o, "uncertain (" + oneLine(cause.Error()) + "); " + d
+	return o, "uncertain (" + units.OneLine(cause.Error()) + "); " + d
 }
 
 // reread compares the record with the plan's before and after snapshots.
@@ -261,7 +262,7 @@ const operatorRights = "+evalsha +eval +script|load and the commands the scripts
 
 // explain turns a server refusal into what the operator can do about it.
 func explain(err error, user string) string {
-	msg := oneLine(err.Error())
+	msg := units.OneLine(err.Error())
 	if user == "" {
 		user = "default"
 	}
@@ -278,13 +279,6 @@ func explain(err error, user string) string {
 		return msg + " — this node is a replica; writes must go to the primary"
 	}
 	return msg
-}
-
-func oneLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // ApplyAll runs plans one after another at most ratePerSec a second,

@@ -654,7 +654,7 @@ func (p *Plan) predict(container string, flat bool, pairs []string, ttlMode stri
 		}
 	}
 	if a.TTLms != b.TTLms {
-		ch = append(ch, Change{Field: "(ttl)", Before: ttlText(b.TTLms), After: ttlText(a.TTLms)})
+		ch = append(ch, Change{Field: "(ttl)", Before: units.FormatTTL(b.TTLms), After: units.FormatTTL(a.TTLms)})
 	}
 	p.Changes = ch
 }
@@ -664,16 +664,6 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
-}
-
-func ttlText(ms int64) string {
-	switch {
-	case ms == -1:
-		return "none"
-	case ms < 0:
-		return "gone"
-	}
-	return units.FormatMs(ms)
 }
 
 // cjsonKeeps refuses a JSON write that would damage the record. The JSON

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
@@ -112,19 +114,24 @@ func TestRecordMemory(t *testing.T) {
 	}
 }
 
+// seededServer starts a private server holding n seeded records.
+func seededServer(b *testing.B, n int) (context.Context, *redis.Client) {
+	requireTools(b)
+	c := redistest.Own(b).Client(0)
+	b.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	if _, _, err := SeedParallel(ctx, c, n, seedWorkers); err != nil {
+		b.Fatal(err)
+	}
+	return ctx, c
+}
+
 // BaselineScan, per key, for comparison with the inspect benchmarks:
 //
 //	go test ./bench -run '^$' -bench Baseline
 func BenchmarkBaselineScan(b *testing.B) {
-	requireTools(b)
-	srv := redistest.Own(b)
-	c := srv.Client(0)
-	defer c.Close()
-	ctx := context.Background()
 	const n = 20_000
-	if _, _, err := SeedParallel(ctx, c, n, seedWorkers); err != nil {
-		b.Fatal(err)
-	}
+	ctx, c := seededServer(b, n)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -135,17 +142,10 @@ func BenchmarkBaselineScan(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/key")
 }
 
-// inspect.ScanAll (fetch, decode, classify) per key, against the same data.
+// inspect.Scan (fetch, decode, classify) per key, against the same data.
 func BenchmarkScanAll(b *testing.B) {
-	requireTools(b)
-	srv := redistest.Own(b)
-	c := srv.Client(0)
-	defer c.Close()
-	ctx := context.Background()
 	const n = 20_000
-	if _, _, err := SeedParallel(ctx, c, n, seedWorkers); err != nil {
-		b.Fatal(err)
-	}
+	ctx, c := seededServer(b, n)
 	ks, err := benchKeyspace()
 	if err != nil {
 		b.Fatal(err)
@@ -153,14 +153,12 @@ func BenchmarkScanAll(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		ch := make(chan inspect.Batch, 8)
-		done := make(chan []inspect.Coverage, 1)
-		go func() { done <- inspect.ScanAll(ctx, c, []*inspect.Keyspace{ks}, inspect.Options{}, ch) }()
 		got := 0
-		for batch := range ch {
+		covs, _ := inspect.Scan(ctx, c, []*inspect.Keyspace{ks}, inspect.Options{}, func(batch inspect.Batch) error {
 			got += len(batch.Records)
-		}
-		if covs := <-done; got != n || covs[0].Err != nil {
+			return nil
+		})
+		if got != n || covs[0].Err != nil {
 			b.Fatalf("%d records, %v", got, covs[0].Err)
 		}
 	}

@@ -51,7 +51,7 @@ func (m RecordMemory) Other() float64 {
 	return m.per(m.HeapBytes - m.KeyBytes - m.FingerprintBytes - m.SliceBytes - m.ViewBytes - m.GroupsBytes)
 }
 
-// MeasureRecordMemory scans the server at addr with inspect.ScanAll and
+// MeasureRecordMemory scans the server at addr with inspect.Scan and
 // holds every record as the TUI does, then measures the live heap they pin
 // (after GC, with the client and its buffers closed).
 func MeasureRecordMemory(ctx context.Context, addr string, ks *inspect.Keyspace) (RecordMemory, error) {
@@ -63,16 +63,13 @@ func MeasureRecordMemory(ctx context.Context, addr string, ks *inspect.Keyspace)
 	c := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true, PoolSize: 4, ReadTimeout: 30 * time.Second})
 	defer c.Close()
 
-	ch := make(chan inspect.Batch, 8)
-	done := make(chan []inspect.Coverage, 1)
-	start := time.Now()
-	go func() { done <- inspect.ScanAll(ctx, c, []*inspect.Keyspace{ks}, inspect.Options{}, ch) }()
 	var (
 		recs  inspect.RecordStore
 		view  []int32
 		first time.Duration
 	)
-	for b := range ch {
+	start := time.Now()
+	covs, _ := inspect.Scan(ctx, c, []*inspect.Keyspace{ks}, inspect.Options{}, func(b inspect.Batch) error {
 		if first == 0 {
 			first = time.Since(start)
 		}
@@ -81,8 +78,8 @@ func MeasureRecordMemory(ctx context.Context, addr string, ks *inspect.Keyspace)
 		for i := n; i < recs.Len(); i++ {
 			view = append(view, int32(i))
 		}
-	}
-	covs := <-done
+		return nil
+	})
 	wall := time.Since(start)
 	c.Close()
 	for _, cv := range covs {

@@ -1,3 +1,6 @@
+// Package exporter serves scans as Prometheus metrics: one scan every
+// interval makes an inspect.Snapshot; /metrics renders the last complete
+// one and /healthz says how fresh it is.
 package exporter
 
 import (
@@ -40,8 +43,8 @@ type Exporter struct {
 
 	inProgress atomic.Bool
 	mu         sync.RWMutex
-	good       *Snapshot // last complete scan
-	last       *Snapshot // last scan, complete or not
+	good       *inspect.Snapshot // last complete scan
+	last       *inspect.Snapshot // last scan, complete or not
 	lastOK     time.Time
 	scans      uint64
 	errors     uint64
@@ -69,7 +72,7 @@ func New(cfg Config) (*Exporter, error) {
 			return nil, fmt.Errorf("no keyspace's key template captures %q", cfg.GroupLabel)
 		}
 	}
-	cfg.Keyspaces = uniqueKeyspaces(cfg.Keyspaces)
+	cfg.Keyspaces = inspect.UniqueKeyspaces(cfg.Keyspaces)
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
@@ -104,16 +107,16 @@ func (e *Exporter) ScanOnce(ctx context.Context) bool {
 
 	sctx, cancel := context.WithTimeout(ctx, e.cfg.ScanTimeout)
 	defer cancel()
-	var snap Snapshot
+	var snap inspect.Snapshot
 	start := time.Now()
 	c, err := e.cfg.Connect(sctx)
 	if err != nil {
-		snap = Snapshot{Started: start, Duration: time.Since(start), Err: err}
+		snap = inspect.Snapshot{Started: start, Duration: time.Since(start), Err: err}
 		for _, ks := range e.cfg.Keyspaces {
-			snap.Keyspaces = append(snap.Keyspaces, KeyspaceSnapshot{Name: ks.Name})
+			snap.Keyspaces = append(snap.Keyspaces, inspect.KeyspaceSnapshot{Name: ks.Name})
 		}
 	} else {
-		snap = Collect(sctx, c, e.cfg.Keyspaces, e.cfg.Scan, e.cfg.GroupCap)
+		snap = inspect.TakeSnapshot(sctx, c, e.cfg.Keyspaces, e.cfg.Scan, e.cfg.GroupCap)
 	}
 	if ctx.Err() != nil {
 		return false // shutting down: not a failed scan
@@ -122,7 +125,7 @@ func (e *Exporter) ScanOnce(ctx context.Context) bool {
 	return true
 }
 
-func (e *Exporter) publish(s *Snapshot) {
+func (e *Exporter) publish(s *inspect.Snapshot) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.scans++
@@ -154,7 +157,7 @@ func errText(err error) string {
 
 // exporterState is a consistent copy for one scrape.
 type exporterState struct {
-	good, last  *Snapshot
+	good, last  *inspect.Snapshot
 	lastSuccess time.Time
 	scans       uint64
 	errors      uint64

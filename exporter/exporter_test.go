@@ -113,33 +113,6 @@ func value(m *dto.Metric) float64 {
 	return m.Untyped.GetValue()
 }
 
-func TestCollectMatchesSeed(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
-	res := seed(t, c, 3000)
-	snap := Collect(context.Background(), c, []*inspect.Keyspace{keyspace(t, "orders"), keyspace(t, "orders")}, inspect.Options{}, 5)
-	if !snap.Complete || snap.Err != nil || len(snap.Keyspaces) != 1 {
-		t.Fatalf("snapshot: complete %v err %v keyspaces %d (a repeated keyspace counts once)", snap.Complete, snap.Err, len(snap.Keyspaces))
-	}
-	r := snap.Keyspaces[0].Report
-	for st, n := range res.Expected.ByState {
-		if r.ByState[st] != n {
-			t.Errorf("by_state[%s] = %d, seeded %d", st, r.ByState[st], n)
-		}
-	}
-	for f, n := range res.Expected.Flags {
-		if r.Flags[f] != n {
-			t.Errorf("flags[%s] = %d, seeded %d", f, r.Flags[f], n)
-		}
-	}
-	tot := snap.Totals()
-	if tot.Records != 3000 || tot.Stale != res.Expected.Stale || tot.ProcessingNoTTL != res.Kinds[appsim.KindProcessingNoTTL] ||
-		tot.Keys != 3000 || tot.OldestProcessingMs <= timeout.Milliseconds() {
-		t.Errorf("totals %+v, seed %+v", tot, res.Expected)
-	}
-}
-
 func TestExporterKeepsLastGoodValuesWhenScansFail(t *testing.T) {
 	own := redistest.Own(t)
 	c := redis.NewClient(&redis.Options{Addr: own.Addr, DisableIdentity: true, MaxRetries: -1,

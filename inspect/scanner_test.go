@@ -2,6 +2,7 @@ package inspect_test
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,7 +16,7 @@ import (
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
-func keyspace(t *testing.T, preset string) *inspect.Keyspace {
+func keyspace(t testing.TB, preset string) *inspect.Keyspace {
 	t.Helper()
 	s, err := inspect.Preset(preset)
 	if err != nil {
@@ -31,17 +32,11 @@ func keyspace(t *testing.T, preset string) *inspect.Keyspace {
 // scanAll collects every record of one keyspace.
 func scanAll(t *testing.T, c redis.UniversalClient, ks *inspect.Keyspace, opt inspect.Options) ([]inspect.Record, inspect.Coverage) {
 	t.Helper()
-	out := make(chan inspect.Batch, 4)
 	var recs []inspect.Record
-	done := make(chan struct{})
-	go func() {
-		for b := range out {
-			recs = append(recs, b.Records...)
-		}
-		close(done)
-	}()
-	covs := inspect.ScanAll(context.Background(), c, []*inspect.Keyspace{ks}, opt, out)
-	<-done
+	covs, _ := inspect.Scan(context.Background(), c, []*inspect.Keyspace{ks}, opt, func(b inspect.Batch) error {
+		recs = append(recs, b.Records...)
+		return nil
+	})
 	return recs, covs[0]
 }
 
@@ -222,6 +217,41 @@ func TestScanCancelAndLimits(t *testing.T) {
 	if el := time.Since(start); el < 300*time.Millisecond || !cov.Complete {
 		t.Fatalf("3000 keys at 6000 keys/s took %v (want ≥ ~0.5s); complete %v", el, cov.Complete)
 	}
+
+	// The callback form (scanAll above reads a whole scan with it): Stop ends
+	// the scan without an error, another error ends it with that error, and
+	// either is the last call. The stream form reads to the end.
+	kss := []*inspect.Keyspace{ks}
+	opt := inspect.Options{Count: 100}
+
+	calls := 0
+	covs, err := inspect.Scan(ctx, c, kss, opt, func(inspect.Batch) error {
+		calls++
+		return inspect.Stop
+	})
+	if err != nil || calls != 1 || covs[0].Complete || !errors.Is(covs[0].Err, context.Canceled) {
+		t.Fatalf("stopped scan: %d calls, err %v, coverage %+v (want one call, no error, incomplete)", calls, err, covs[0])
+	}
+
+	boom := errors.New("disk full")
+	calls = 0
+	_, err = inspect.Scan(ctx, c, kss, opt, func(inspect.Batch) error {
+		calls++
+		return boom
+	})
+	if !errors.Is(err, boom) || calls != 1 {
+		t.Fatalf("failing callback: err %v after %d calls, want %v after 1", err, calls, boom)
+	}
+
+	s := inspect.StartScan(ctx, c, kss, opt)
+	got := 0
+	for b := range s.Batches {
+		got += len(b.Records)
+	}
+	first, again := s.Coverage(), s.Coverage()
+	if got != 3000 || len(first) != 1 || !first[0].Complete || len(again) != 1 {
+		t.Fatalf("stream: %d records, coverage %+v then %+v", got, first, again)
+	}
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
@@ -355,4 +385,33 @@ func TestInFlightDefaults(t *testing.T) {
 			t.Errorf("%+v: %d pipelines in flight, want %d", c.opt, got, c.want)
 		}
 	}
+}
+
+// BenchmarkScan is the hot path end to end against a real server: SCAN,
+// pipelined reads, decode and classify, and the hand-off of batches to the
+// caller's callback, per record.
+func BenchmarkScan(b *testing.B) {
+	srv := redistest.Own(b)
+	c := srv.Client(0)
+	defer c.Close()
+	ctx := context.Background()
+	const n = 20_000
+	if _, err := appsim.Seed(ctx, c, appsim.Plan{Schema: "atlasmart", Count: n, ReserveTTL: time.Hour,
+		ProcessingTimeout: 10 * time.Minute, Retention: time.Hour, LargeResponse: 16 << 10, RandSeed: 7}); err != nil {
+		b.Fatal(err)
+	}
+	ks := keyspace(b, "atlasmart")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		got := 0
+		covs, err := inspect.Scan(ctx, c, []*inspect.Keyspace{ks}, inspect.Options{}, func(batch inspect.Batch) error {
+			got += len(batch.Records)
+			return nil
+		})
+		if err != nil || got != n || covs[0].Err != nil {
+			b.Fatalf("%d records, %v", got, covs[0].Err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")
 }

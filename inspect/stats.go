@@ -159,6 +159,19 @@ type TTLBucket struct {
 	Count int64  `json:"count"`
 }
 
+// Label names the bucket for people: ≤1m … ≤7d, >7d, no TTL, unknown.
+func (b TTLBucket) Label() string {
+	switch b.Le {
+	case "inf":
+		return ">" + ttlBuckets[len(ttlBuckets)-2].label
+	case "none":
+		return "no TTL"
+	case "unknown":
+		return "unknown"
+	}
+	return "≤" + b.Le
+}
+
 // AgeReport is the age distribution of processing records.
 type AgeReport struct {
 	Count   int64 `json:"count"`

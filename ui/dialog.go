@@ -14,6 +14,7 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
 )
 
 // The write dialog walks: profile name (protected profiles, once) → form →
@@ -433,7 +434,7 @@ func (m *Model) writeDiff(b *strings.Builder) {
 			fmt.Fprintf(b, "%s\n", inspect.Sanitize(p.Key))
 		}
 		for _, c := range p.Changes {
-			fmt.Fprintf(b, "  %-14s %s → %s\n", inspect.Sanitize(c.Field), clip(inspect.Sanitize(c.Before), 30), clip(inspect.Sanitize(c.After), 40))
+			fmt.Fprintf(b, "  %-14s %s → %s\n", inspect.Sanitize(c.Field), units.Clip(inspect.Sanitize(c.Before), 30), units.Clip(inspect.Sanitize(c.After), 40))
 		}
 		if len(ok) > 1 {
 			var sample []string
@@ -454,13 +455,6 @@ func (m *Model) writeDiff(b *strings.Builder) {
 		}
 		fmt.Fprintf(b, "%s %s: %s\n", m.styles.Error.Render(string(p.Outcome)), inspect.Sanitize(p.Key), inspect.Sanitize(p.Refused))
 	}
-}
-
-func clip(s string, n int) string {
-	if len([]rune(s)) > n {
-		return string([]rune(s)[:n-1]) + "…"
-	}
-	return s
 }
 
 // resultSummary is the summary line the CLI prints too, and the first few

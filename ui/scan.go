@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
 )
 
 // batchMsg carries the batches that were waiting when the Cmd ran: the UI
@@ -49,11 +50,12 @@ type scanRun struct {
 const maxCoalesce = 32
 
 // waitBatch blocks for the next batch, then takes whatever else is ready.
-func waitBatch(gen int, ch <-chan inspect.Batch, done <-chan []inspect.Coverage) tea.Cmd {
+func waitBatch(gen int, s *inspect.Stream) tea.Cmd {
+	ch := s.Batches
 	return func() tea.Msg {
 		b, ok := <-ch
 		if !ok {
-			return scanDoneMsg{gen: gen, covs: <-done}
+			return scanDoneMsg{gen: gen, covs: s.Coverage()}
 		}
 		msg := batchMsg{gen: gen, batches: []inspect.Batch{b}}
 		for len(msg.batches) < maxCoalesce {
@@ -75,11 +77,8 @@ func waitBatch(gen int, ch <-chan inspect.Batch, done <-chan []inspect.Coverage)
 // goroutine gets copies of what it needs, never the model.
 func (m *Model) startScan() tea.Cmd {
 	ctx := m.beginRun()
-	ch := make(chan inspect.Batch, 8)
-	done := make(chan []inspect.Coverage, 1)
-	client, kss, opt := m.opts.Client, m.opts.Keyspaces, m.opts.Scan
-	go func() { done <- inspect.ScanAll(ctx, client, kss, opt, ch) }()
-	m.run.next = waitBatch(m.gen, ch, done)
+	s := inspect.StartScan(ctx, m.opts.Client, m.opts.Keyspaces, m.opts.Scan)
+	m.run.next = waitBatch(m.gen, s)
 	return m.run.next
 }
 
@@ -148,7 +147,7 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 	}
 	if failed != nil {
 		m.dataStale = true
-		m.banner = inspect.Sanitize(oneLine(failed.Error()))
+		m.banner = inspect.Sanitize(units.OneLine(failed.Error()))
 		m.backoff = nextBackoff(m.backoff)
 		m.status = ""
 		if run.live {
@@ -181,15 +180,6 @@ func nextBackoff(d time.Duration) time.Duration {
 		return time.Second
 	}
 	return min(d*2, 30*time.Second)
-}
-
-func oneLine(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }
 
 func (m *Model) scanning() bool { return m.run != nil && m.run.finished.IsZero() }

@@ -27,7 +27,7 @@ func (m *Model) overviewView() string {
 		other := k.Total - k.ByState["processing"] - k.ByState["succeeded"]
 		scan := "…"
 		if m.run != nil {
-			scan = count(m.run.perKS[ks.Name]) + " read"
+			scan = units.FormatCount(m.run.perKS[ks.Name]) + " read"
 			for _, c := range m.run.covs {
 				if c.Keyspace == ks.Name {
 					scan = "complete"
@@ -37,17 +37,17 @@ func (m *Model) overviewView() string {
 				}
 			}
 		}
-		stale := fmt.Sprintf("%6d", k.Stale)
+		stale := fmt.Sprintf("%6s", units.FormatCount(k.Stale))
 		if k.Stale > 0 {
 			stale = s.Stale.Render(stale)
 		}
 		b.WriteString("\n")
-		b.WriteString(fmt.Sprintf("%s %8d %8d %8d %6d %s %6s %8s %s", fit(inspect.Sanitize(ks.Name), 14), k.Total,
-			k.ByState["processing"], k.ByState["succeeded"], other, stale, count(k.NoTTL), units.FormatBytes(k.MemoryBytes), scan))
+		b.WriteString(fmt.Sprintf("%s %8s %8s %8s %6s %s %6s %8s %s", fit(inspect.Sanitize(ks.Name), 14), units.FormatCount(k.Total),
+			units.FormatCount(k.ByState["processing"]), units.FormatCount(k.ByState["succeeded"]), units.FormatCount(other), stale, units.FormatCount(k.NoTTL), units.FormatBytes(k.MemoryBytes), scan))
 	}
 	b.WriteString("\n\n")
 	b.WriteString(fmt.Sprintf("all keyspaces: %s records · %s stale · %s processing without TTL · %s no TTL · %s",
-		count(rep.Total), count(rep.Stale), count(rep.Flags["processing_no_ttl"]), count(rep.Flags["no_ttl"]),
+		units.FormatCount(rep.Total), units.FormatCount(rep.Stale), units.FormatCount(rep.Flags["processing_no_ttl"]), units.FormatCount(rep.Flags["no_ttl"]),
 		units.FormatBytes(rep.MemoryBytes.Total)))
 	b.WriteString("\n")
 	for _, ks := range m.opts.Keyspaces {
@@ -71,20 +71,20 @@ func (m *Model) statsView() string {
 		if n == 0 {
 			continue
 		}
-		left = append(left, fmt.Sprintf("%-11s %9s %9s", s.State[st].Render(fit(st.String(), 11)), count(n), units.FormatBytes(rep.MemoryBytes.ByState[st.String()])))
+		left = append(left, fmt.Sprintf("%-11s %9s %9s", s.State[st].Render(fit(st.String(), 11)), units.FormatCount(n), units.FormatBytes(rep.MemoryBytes.ByState[st.String()])))
 	}
 	left = append(left, "", s.Title.Render("FLAGS"))
 	for _, fi := range inspect.AllFlags() {
 		if n := rep.Flags[fi.Name]; n > 0 {
-			left = append(left, fmt.Sprintf("%-19s %9s", fi.Name, count(n)))
+			left = append(left, fmt.Sprintf("%-19s %9s", fi.Name, units.FormatCount(n)))
 		}
 	}
 	a := rep.ProcessingAge
 	left = append(left, "", s.Title.Render("PROCESSING AGE"),
-		fmt.Sprintf("n %s  p50 %s  p90 %s", count(a.Count), units.FormatMs(a.P50), units.FormatMs(a.P90)),
+		fmt.Sprintf("n %s  p50 %s  p90 %s", units.FormatCount(a.Count), units.FormatMs(a.P50), units.FormatMs(a.P90)),
 		fmt.Sprintf("p99 %s  max %s", units.FormatMs(a.P99), units.FormatMs(a.Max)))
 	if a.Unknown > 0 {
-		left = append(left, s.Dim.Render(fmt.Sprintf("age unknown for %s", count(a.Unknown))))
+		left = append(left, s.Dim.Render(fmt.Sprintf("age unknown for %s", units.FormatCount(a.Unknown))))
 	}
 
 	right = append(right, s.Title.Render("TTL LEFT"))
@@ -96,14 +96,7 @@ func (m *Model) statsView() string {
 		if bk.Count == 0 {
 			continue
 		}
-		label := "≤" + bk.Le
-		switch bk.Le {
-		case "inf":
-			label = ">7d"
-		case "none":
-			label = "no TTL"
-		}
-		right = append(right, fmt.Sprintf("%-7s %9s %s", label, count(bk.Count), s.Bar.Render(bar(bk.Count, maxN, 18))))
+		right = append(right, fmt.Sprintf("%-7s %9s %s", bk.Label(), units.FormatCount(bk.Count), s.Bar.Render(bar(bk.Count, maxN, 18))))
 	}
 	for _, name := range rep.GroupOrder {
 		g := rep.Groups[name]
@@ -111,7 +104,7 @@ func (m *Model) statsView() string {
 		if !g.DistinctExact {
 			approx = "≈"
 		}
-		right = append(right, "", s.Title.Render(fmt.Sprintf("TOP %s", strings.ToUpper(inspect.Sanitize(name))))+s.Dim.Render(fmt.Sprintf(" distinct %s%s", approx, count(g.Distinct))))
+		right = append(right, "", s.Title.Render(fmt.Sprintf("TOP %s", strings.ToUpper(inspect.Sanitize(name))))+s.Dim.Render(fmt.Sprintf(" distinct %s%s", approx, units.FormatCount(g.Distinct))))
 		if len(g.Top) > 0 && g.Top[0].Count-g.Top[0].MaxError <= 1 {
 			right = append(right, s.Dim.Render("every value appears about once"))
 			continue
@@ -120,7 +113,7 @@ func (m *Model) statsView() string {
 			if i == 5 {
 				break
 			}
-			right = append(right, fmt.Sprintf("%9s %8s  %s", count(t.Count), units.FormatBytes(t.MemoryBytes), inspect.Sanitize(string(t.Value))))
+			right = append(right, fmt.Sprintf("%9s %8s  %s", units.FormatCount(t.Count), units.FormatBytes(t.MemoryBytes), inspect.Sanitize(string(t.Value))))
 		}
 	}
 	return columns(left, right, m.width)

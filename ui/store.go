@@ -30,7 +30,7 @@ var columnNames = [...]string{"scan order", "state", "age", "ttl", "memory", "fi
 type store struct {
 	recs     inspect.RecordStore
 	view     []int32
-	f        filter
+	f        inspect.Filter
 	sortCol  column
 	sortDesc bool
 	unsorted int // records appended to the view since the last sort
@@ -40,7 +40,7 @@ func (s *store) add(b []inspect.Record) {
 	first := s.recs.Len()
 	s.recs.Append(b)
 	for i := first; i < s.recs.Len(); i++ {
-		if s.f.keep(s.recs.At(i)) {
+		if s.f.Match(s.recs.At(i)) {
 			s.view = append(s.view, int32(i))
 			s.unsorted++
 		}
@@ -51,7 +51,7 @@ func (s *store) add(b []inspect.Record) {
 func (s *store) rebuild() {
 	s.view = s.view[:0]
 	for i := range s.recs.Len() {
-		if s.f.keep(s.recs.At(i)) {
+		if s.f.Match(s.recs.At(i)) {
 			s.view = append(s.view, int32(i))
 		}
 	}

@@ -125,7 +125,7 @@ func (m *Model) row(r *inspect.Record, selected bool) string {
 	if len(fp) > l.fp {
 		fp = fp[:l.fp]
 	}
-	line := st + " " + fitRight(units.FormatMs(r.AgeMs), l.age) + " " + fitRight(ttlText(r.TTLms), l.ttl) + " " +
+	line := st + " " + fitRight(units.FormatMs(r.AgeMs), l.age) + " " + fitRight(units.FormatTTL(r.TTLms), l.ttl) + " " +
 		fitRight(units.FormatBytes(r.MemoryBytes), l.mem) + " " + fit(inspect.Sanitize(fp), l.fp) + " " +
 		flags + " " + fitMiddle(inspect.Sanitize(displayKey(r)), l.key)
 	if selected {
@@ -140,16 +140,6 @@ func displayKey(r *inspect.Record) string {
 		return strings.TrimPrefix(r.Key, r.Keyspace.Template.Prefix())
 	}
 	return r.Key
-}
-
-func ttlText(ms int64) string {
-	switch {
-	case ms == -1:
-		return "none"
-	case ms < 0:
-		return "?"
-	}
-	return units.FormatMs(ms)
 }
 
 // keyTitle names the key column, with the prefix the rows leave out.
@@ -248,11 +238,11 @@ func (m *Model) markAllInView() {
 
 func (m *Model) setStateFilter(st inspect.State) {
 	f := &m.store.f
-	only := f.states[st]
-	for i := range f.states {
-		f.states[i] = false
+	only := f.States.Has(st)
+	f.States = 0
+	if !only { // pressing the same state again clears it
+		f.States = inspect.StatesOf(st)
 	}
-	f.states[st] = !only // pressing the same state again clears it
 	m.withCursorKept(m.store.rebuild)
 }
 
@@ -303,22 +293,22 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.openDialog(actions.KindReconcile)
 	case key.Matches(msg, k.Filter):
 		m.filtering = true
-		m.input.SetValue(m.store.f.text)
+		m.input.SetValue(m.store.f.Search.String())
 		m.input.CursorEnd()
 		return m.input.Focus()
 	case key.Matches(msg, k.ClearFilter):
-		m.store.f = filter{}
+		m.store.f = inspect.Filter{}
 		m.input.SetValue("")
 		m.withCursorKept(m.store.rebuild)
 	case key.Matches(msg, k.StaleOnly):
-		m.store.f.stale = !m.store.f.stale
+		m.store.f.Stale = !m.store.f.Stale
 		m.withCursorKept(m.store.rebuild)
 	case key.Matches(msg, k.CycleFlag):
 		flags := inspect.AllFlags()
 		m.flagCycle = (m.flagCycle + 1) % (len(flags) + 1)
-		m.store.f.flag = 0
+		m.store.f.Flags = 0
 		if m.flagCycle > 0 {
-			m.store.f.flag = flags[m.flagCycle-1].Flag
+			m.store.f.Flags = flags[m.flagCycle-1].Flag
 		}
 		m.withCursorKept(m.store.rebuild)
 	case key.Matches(msg, k.Sort):
@@ -339,7 +329,7 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Unknown):
 		m.setStateFilter(inspect.StateUnknown)
 	case key.Matches(msg, k.AllStates):
-		m.store.f.states = [6]bool{}
+		m.store.f.States = 0
 		m.withCursorKept(m.store.rebuild)
 	}
 	return nil
@@ -350,14 +340,14 @@ func (m *Model) onFilterKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch msg.String() {
 	case "enter":
 		text := strings.TrimSpace(m.input.Value())
-		terms, err := parseFilter(text)
+		search, err := inspect.ParseSearch(text)
 		if err != nil {
 			m.status = "filter: " + inspect.Sanitize(err.Error())
 			return nil
 		}
 		m.filtering = false
 		m.input.Blur()
-		m.store.f.text, m.store.f.terms = text, terms
+		m.store.f.Search = search
 		m.status = ""
 		m.withCursorKept(m.store.rebuild)
 		return nil

@@ -168,14 +168,14 @@ func (m *Model) progressView() string {
 	var line string
 	switch {
 	case m.scanning():
-		line = fmt.Sprintf("⟳ scanning: %s records · %s/s · %s", count(run.records), count(int64(rate)), fmtDur(el))
+		line = fmt.Sprintf("⟳ scanning: %s records · %s/s · %s", units.FormatCount(run.records), units.FormatCount(int64(rate)), fmtDur(el))
 		if !run.live {
-			line += fmt.Sprintf(" (refresh; showing %s records from %s)", count(int64(m.store.recs.Len())), m.lastComplete.Format("15:04:05"))
+			line += fmt.Sprintf(" (refresh; showing %s records from %s)", units.FormatCount(int64(m.store.recs.Len())), m.lastComplete.Format("15:04:05"))
 		}
 		if len(m.opts.Keyspaces) > 1 {
 			var per []string
 			for _, ks := range m.opts.Keyspaces {
-				per = append(per, fmt.Sprintf("%s %s", ks.Name, count(run.perKS[ks.Name])))
+				per = append(per, fmt.Sprintf("%s %s", ks.Name, units.FormatCount(run.perKS[ks.Name])))
 			}
 			line += " · " + strings.Join(per, " · ")
 		}
@@ -187,18 +187,18 @@ func (m *Model) progressView() string {
 			sort.Strings(nodes)
 			var per []string
 			for _, n := range nodes {
-				per = append(per, fmt.Sprintf("%s %s", n, count(run.perNode[n])))
+				per = append(per, fmt.Sprintf("%s %s", n, units.FormatCount(run.perNode[n])))
 			}
 			line += " · nodes: " + strings.Join(per, " · ")
 		}
 	default:
-		line = fmt.Sprintf("✓ %s records in %s (%s/s) · read at %s", count(int64(m.store.recs.Len())), fmtDur(el),
-			count(int64(rate)), run.finished.Format("15:04:05"))
+		line = fmt.Sprintf("✓ %s records in %s (%s/s) · read at %s", units.FormatCount(int64(m.store.recs.Len())), fmtDur(el),
+			units.FormatCount(int64(rate)), run.finished.Format("15:04:05"))
 		if incomplete(run.covs) {
 			line = "✗ incomplete scan: " + line[len("✓ "):]
 		}
 		if nodes := nodeCount(run.covs); nodes > 1 {
-			line += fmt.Sprintf(" · %d nodes", nodes)
+			line += " · " + units.FormatCount(int64(nodes)) + " nodes"
 		}
 		if m.opts.Refresh > 0 {
 			line += fmt.Sprintf(" · refresh every %s", m.opts.Refresh)
@@ -230,12 +230,12 @@ func (m *Model) statusView() string {
 	}
 	var parts []string
 	if m.screen == screenRecords || m.screen == screenDetail {
-		parts = append(parts, fmt.Sprintf("%s of %s", count(int64(len(m.store.view))), count(int64(m.store.recs.Len()))))
-		if d := m.store.f.describe(); d != "" {
+		parts = append(parts, fmt.Sprintf("%s of %s", units.FormatCount(int64(len(m.store.view))), units.FormatCount(int64(m.store.recs.Len()))))
+		if d := m.store.f.String(); d != "" {
 			parts = append(parts, "filter: "+d)
 		}
 		if len(m.marks) > 0 {
-			parts = append(parts, fmt.Sprintf("%d marked", len(m.marks)))
+			parts = append(parts, units.FormatCount(int64(len(m.marks)))+" marked")
 		}
 		if m.store.sortCol != colNone {
 			dir := "↑"
@@ -277,21 +277,6 @@ func (m *Model) scrolled(body string) string {
 	lines := strings.Split(body, "\n")
 	m.scroll = min(max(m.scroll, 0), max(len(lines)-m.bodyHeight(), 0))
 	return strings.Join(lines[m.scroll:], "\n")
-}
-
-func count(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 10000 {
-		return s
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 func fmtDur(d time.Duration) string { return units.FormatMs(d.Milliseconds()) }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
 )
 
 // writeFlags are shared by expire, fail and reconcile.
@@ -319,16 +320,9 @@ func printPlans(w io.Writer, kind actions.Kind, plans []*actions.Plan) {
 		}
 		fmt.Fprintf(w, "%s %s (keyspace %s, version %s):\n", kind, inspect.Sanitize(p.Key), p.Keyspace.Name, p.Before.Version)
 		for _, c := range p.Changes {
-			fmt.Fprintf(w, "  %-16s %s → %s\n", inspect.Sanitize(c.Field), clip(inspect.Sanitize(c.Before)), clip(inspect.Sanitize(c.After)))
+			fmt.Fprintf(w, "  %-16s %s → %s\n", inspect.Sanitize(c.Field), units.Clip(inspect.Sanitize(c.Before), 80), units.Clip(inspect.Sanitize(c.After), 80))
 		}
 	}
-}
-
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:77] + "…"
-	}
-	return s
 }
 
 // confirm asks on a terminal; without one (and without --yes) it refuses

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/idemctl/idemctl/exporter"
+	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -22,7 +22,7 @@ type threshold struct {
 	Max     int64  `json:"max"`
 	Value   int64  `json:"value"`
 	Crossed bool   `json:"crossed"`
-	get     func(exporter.Totals) int64
+	get     func(inspect.Totals) int64
 }
 
 func (t threshold) format(v int64) string {
@@ -32,7 +32,7 @@ func (t threshold) format(v int64) string {
 	case "bytes":
 		return units.FormatBytes(v)
 	}
-	return strconv.FormatInt(v, 10)
+	return units.FormatCount(v)
 }
 
 func (t threshold) String() string {
@@ -95,12 +95,12 @@ func runCheck(ctx context.Context, a *app, fs *pflag.FlagSet, o *checkCmdOptions
 		th   threshold
 		max  int64
 	}{
-		{"max-stale", threshold{Name: "stale", Unit: "records", get: func(t exporter.Totals) int64 { return t.Stale }}, o.maxStale},
-		{"max-processing-no-ttl", threshold{Name: "processing_no_ttl", Unit: "records", get: func(t exporter.Totals) int64 { return t.ProcessingNoTTL }}, o.maxPNT},
-		{"max-no-ttl", threshold{Name: "no_ttl", Unit: "records", get: func(t exporter.Totals) int64 { return t.NoTTL }}, o.maxNoTTL},
-		{"max-unknown-state", threshold{Name: "unknown_state", Unit: "records", get: func(t exporter.Totals) int64 { return t.UnknownState }}, o.maxUnknown},
-		{"max-oldest-processing", threshold{Name: "oldest_processing", Unit: "ms", get: func(t exporter.Totals) int64 { return t.OldestProcessingMs }}, o.maxOldest.Milliseconds()},
-		{"max-memory", threshold{Name: "memory", Unit: "bytes", get: func(t exporter.Totals) int64 { return t.MemoryBytes }}, o.maxMem},
+		{"max-stale", threshold{Name: "stale", Unit: "records", get: func(t inspect.Totals) int64 { return t.Stale }}, o.maxStale},
+		{"max-processing-no-ttl", threshold{Name: "processing_no_ttl", Unit: "records", get: func(t inspect.Totals) int64 { return t.ProcessingNoTTL }}, o.maxPNT},
+		{"max-no-ttl", threshold{Name: "no_ttl", Unit: "records", get: func(t inspect.Totals) int64 { return t.NoTTL }}, o.maxNoTTL},
+		{"max-unknown-state", threshold{Name: "unknown_state", Unit: "records", get: func(t inspect.Totals) int64 { return t.UnknownState }}, o.maxUnknown},
+		{"max-oldest-processing", threshold{Name: "oldest_processing", Unit: "ms", get: func(t inspect.Totals) int64 { return t.OldestProcessingMs }}, o.maxOldest.Milliseconds()},
+		{"max-memory", threshold{Name: "memory", Unit: "bytes", get: func(t inspect.Totals) int64 { return t.MemoryBytes }}, o.maxMem},
 	}
 	var ths []threshold
 	for _, x := range all {
@@ -122,7 +122,7 @@ func runCheck(ctx context.Context, a *app, fs *pflag.FlagSet, o *checkCmdOptions
 	}
 	defer s.Close()
 
-	snap := exporter.Collect(ctx, s.client, s.keyspaces, s.scan, 1)
+	snap := inspect.TakeSnapshot(ctx, s.client, s.keyspaces, s.scan, 1)
 	if ctx.Err() != nil {
 		return context.Canceled
 	}
@@ -150,7 +150,7 @@ func runCheck(ctx context.Context, a *app, fs *pflag.FlagSet, o *checkCmdOptions
 // judge compares a snapshot's totals with the thresholds. Every value only
 // grows as a scan reads more, so a threshold crossed by a partial scan is
 // crossed for certain, while one that holds proves nothing.
-func judge(snap *exporter.Snapshot, ths []threshold) checkResult {
+func judge(snap *inspect.Snapshot, ths []threshold) checkResult {
 	tot := snap.Totals()
 	res := checkResult{Complete: snap.Complete, Records: tot.Records, DurationMs: snap.Duration.Milliseconds()}
 	for _, k := range snap.Keyspaces {
@@ -170,7 +170,7 @@ func judge(snap *exporter.Snapshot, ths []threshold) checkResult {
 			held = append(held, t.String())
 		}
 	}
-	scope := fmt.Sprintf("%d records in %s (%s), scanned in %s", tot.Records, plural(len(res.Keyspaces), "keyspace"),
+	scope := fmt.Sprintf("%s records in %s (%s), scanned in %s", units.FormatCount(tot.Records), plural(len(res.Keyspaces), "keyspace"),
 		strings.Join(res.Keyspaces, ", "), units.FormatMs(max(snap.Duration, time.Millisecond).Milliseconds()))
 	switch {
 	case len(crossed) > 0:
@@ -184,12 +184,12 @@ func judge(snap *exporter.Snapshot, ths []threshold) checkResult {
 		}
 	case !snap.Complete:
 		res.Verdict = "incomplete"
-		res.Message = "INCOMPLETE: " + oneLine(res.Error) + "; thresholds not judged (so far: " + strings.Join(held, ", ") + ")"
+		res.Message = "INCOMPLETE: " + units.OneLine(res.Error) + "; thresholds not judged (so far: " + strings.Join(held, ", ") + ")"
 	default:
 		res.Verdict = "ok"
 		res.Message = "OK: " + strings.Join(held, ", ")
 	}
-	res.Message = oneLine(res.Message + " — " + scope)
+	res.Message = units.OneLine(res.Message + " — " + scope)
 	return res
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/exporter"
+	"github.com/idemctl/idemctl/internal/units"
 )
 
 const defaultListen = "127.0.0.1:9481"
@@ -76,7 +77,7 @@ func runExporter(ctx context.Context, a *app, fs *pflag.FlagSet, o *exporterCmdO
 		if exitCode(err) == exitUsage {
 			return err
 		}
-		fmt.Fprintf(a.stderr, "idemctl exporter: %s (retrying every scan)\n", oneLine(err.Error()))
+		fmt.Fprintf(a.stderr, "idemctl exporter: %s (retrying every scan)\n", units.OneLine(err.Error()))
 	}
 	e, err := exporter.New(exporter.Config{
 		Connect: func(ctx context.Context) (redis.UniversalClient, error) {

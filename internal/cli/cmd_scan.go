@@ -15,43 +15,17 @@ import (
 	"github.com/idemctl/idemctl/internal/units"
 )
 
-// recordFilter keeps records matching every given criterion.
-type recordFilter struct {
-	states map[inspect.State]bool // any of
-	stale  bool
-	flags  inspect.Flags // all of
-}
-
-func newRecordFilter(states, flags []string, stale bool) (recordFilter, error) {
-	f := recordFilter{stale: stale}
-	for _, s := range states {
-		st, ok := inspect.ParseState(strings.TrimSpace(s))
-		if !ok {
-			return f, usageErr("--state %q: want processing, succeeded, failed, reconciled, expired or unknown", s)
-		}
-		if f.states == nil {
-			f.states = map[inspect.State]bool{}
-		}
-		f.states[st] = true
+// newRecordFilter reads --state, --flag and --stale; errors name the flag.
+func newRecordFilter(states, flags []string, stale bool) (inspect.Filter, error) {
+	f := inspect.Filter{Stale: stale}
+	var err error
+	if f.States, err = inspect.ParseStates(states); err != nil {
+		return f, usageErr("--state: %v", err)
 	}
-	for _, name := range flags {
-		fl, err := inspect.ParseFlag(strings.TrimSpace(name))
-		if err != nil {
-			return f, usageErr("--flag: %v", err)
-		}
-		f.flags |= fl
+	if f.Flags, err = inspect.ParseFlags(flags); err != nil {
+		return f, usageErr("--flag: %v", err)
 	}
 	return f, nil
-}
-
-func (f recordFilter) keep(r *inspect.Record) bool {
-	if f.states != nil && !f.states[r.State] {
-		return false
-	}
-	if f.stale && !r.Stale() {
-		return false
-	}
-	return r.Flags.Has(f.flags)
 }
 
 // scanCmdOptions are scan's flags.
@@ -98,42 +72,36 @@ func runScan(ctx context.Context, a *app, fs *pflag.FlagSet, o *scanCmdOptions) 
 	}
 	defer s.Close()
 
-	scanCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	batches := make(chan inspect.Batch, 4)
-	covCh := make(chan []inspect.Coverage, 1)
-	go func() { covCh <- inspect.ScanAll(scanCtx, s.client, s.keyspaces, s.scan, batches) }()
-
 	w := newRecordWriter(format, a.stdout)
 	var printed int64
-	limited := false
-	for b := range batches {
-		if limited {
-			continue // drain after --limit
-		}
+	limited := func() bool { return o.limit > 0 && printed >= o.limit }
+	covs, err := inspect.Scan(ctx, s.client, s.keyspaces, s.scan, func(b inspect.Batch) error {
 		for i := range b.Records {
 			r := &b.Records[i]
-			if !filter.keep(r) {
+			if !filter.Match(r) {
 				continue
 			}
 			w.write(r)
 			printed++
-			if o.limit > 0 && printed >= o.limit {
-				limited = true
-				cancel()
+			if limited() {
 				break
 			}
 		}
 		if err := w.flush(); err != nil {
-			cancel()
 			return fmt.Errorf("writing output: %w", err)
 		}
+		if limited() {
+			return inspect.Stop // drained by Scan
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	covs := <-covCh
 	if err := w.close(); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
-	if limited {
+	if limited() {
 		return nil
 	}
 	return coverageResult(ctx, a, covs, s)
@@ -155,7 +123,7 @@ func coverageResult(ctx context.Context, a *app, covs []inspect.Coverage, s *ses
 				where = " on " + c.Node
 			}
 			gaps = append(gaps, fmt.Sprintf("keyspace %s (%s)%s: %v — %d keys read there",
-				c.Keyspace, inspect.Sanitize(c.Match), where, oneLine(c.Err.Error()), c.Keys))
+				c.Keyspace, inspect.Sanitize(c.Match), where, units.OneLine(c.Err.Error()), c.Keys))
 			continue
 		}
 		if c.Complete && c.Keys == 0 {
@@ -210,7 +178,7 @@ func (rw *recordWriter) write(r *inspect.Record) {
 	switch rw.format {
 	case "table":
 		fmt.Fprintf(rw.w, "%-11s %8s %8s %8s %6s %-12s %-24s %s\n",
-			r.State, units.FormatMs(r.AgeMs), ttlText(r.TTLms), units.FormatBytes(r.MemoryBytes),
+			r.State, units.FormatMs(r.AgeMs), units.FormatTTL(r.TTLms), units.FormatBytes(r.MemoryBytes),
 			statusText(r.Status), inspect.Sanitize(prefix(r.Fingerprint, 12)), flagText(r.Flags),
 			inspect.Sanitize(r.Key))
 	case "json":
@@ -238,16 +206,6 @@ func (rw *recordWriter) close() error {
 		rw.w.WriteString("]\n")
 	}
 	return rw.w.Flush()
-}
-
-func ttlText(ms int64) string {
-	switch {
-	case ms == -1:
-		return "none"
-	case ms < 0:
-		return "?"
-	}
-	return units.FormatMs(ms)
 }
 
 func statusText(s int32) string {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -54,13 +55,10 @@ func runStats(ctx context.Context, a *app, fs *pflag.FlagSet, o *statsCmdOptions
 	defer s.Close()
 
 	st := inspect.NewStats(o.top)
-	batches := make(chan inspect.Batch, 4)
-	covCh := make(chan []inspect.Coverage, 1)
-	go func() { covCh <- inspect.ScanAll(ctx, s.client, s.keyspaces, s.scan, batches) }()
-	for b := range batches {
+	covs, _ := inspect.Scan(ctx, s.client, s.keyspaces, s.scan, func(b inspect.Batch) error {
 		st.Add(b)
-	}
-	covs := <-covCh
+		return nil
+	})
 	st.AddCoverage(covs...)
 	rep := st.Report()
 	if ctx.Err() != nil {
@@ -83,33 +81,34 @@ func runStats(ctx context.Context, a *app, fs *pflag.FlagSet, o *statsCmdOptions
 }
 
 func writeStatsTable(w io.Writer, r inspect.Report) {
-	fmt.Fprintf(w, "RECORDS %d   stale %d   memory %s", r.Total, r.Stale, units.FormatBytes(r.MemoryBytes.Total))
+	n := units.FormatCount
+	fmt.Fprintf(w, "RECORDS %s   stale %s   memory %s", n(r.Total), n(r.Stale), units.FormatBytes(r.MemoryBytes.Total))
 	if r.MemoryBytes.KnownRecords < r.Total {
-		fmt.Fprintf(w, " (known for %d)", r.MemoryBytes.KnownRecords)
+		fmt.Fprintf(w, " (known for %s)", n(r.MemoryBytes.KnownRecords))
 	}
 	fmt.Fprintln(w)
 
 	fmt.Fprintln(w, "\nKEYSPACE             PROCESSING  SUCCEEDED  FAILED  RECONCILED  UNKNOWN  STALE      MEMORY  MATCH")
 	for _, k := range r.Keyspaces {
-		fmt.Fprintf(w, "%-20s %10d %10d %7d %11d %8d %6d %11s  %s\n", inspect.Sanitize(k.Name),
-			k.ByState["processing"], k.ByState["succeeded"], k.ByState["failed"], k.ByState["reconciled"],
-			k.ByState["unknown"]+k.ByState["expired"], k.Stale, units.FormatBytes(k.MemoryBytes), inspect.Sanitize(string(k.Match)))
+		fmt.Fprintf(w, "%-20s %10s %10s %7s %11s %8s %6s %11s  %s\n", inspect.Sanitize(k.Name),
+			n(k.ByState["processing"]), n(k.ByState["succeeded"]), n(k.ByState["failed"]), n(k.ByState["reconciled"]),
+			n(k.ByState["unknown"]+k.ByState["expired"]), n(k.Stale), units.FormatBytes(k.MemoryBytes), inspect.Sanitize(string(k.Match)))
 	}
 
 	fmt.Fprintln(w, "\nSTATE        RECORDS      MEMORY")
 	for _, s := range inspect.AllStates() {
-		n := r.ByState[s.String()]
-		if n == 0 {
+		c := r.ByState[s.String()]
+		if c == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "%-12s %8d %11s\n", s, n, units.FormatBytes(r.MemoryBytes.ByState[s.String()]))
+		fmt.Fprintf(w, "%-12s %8s %11s\n", s, n(c), units.FormatBytes(r.MemoryBytes.ByState[s.String()]))
 	}
 
 	fmt.Fprintln(w, "\nFLAG                 RECORDS")
 	any := false
 	for _, fi := range inspect.AllFlags() {
-		if n := r.Flags[fi.Name]; n > 0 {
-			fmt.Fprintf(w, "%-20s %8d  %s\n", fi.Name, n, fi.Explain)
+		if c := r.Flags[fi.Name]; c > 0 {
+			fmt.Fprintf(w, "%-20s %8s  %s\n", fi.Name, n(c), fi.Explain)
 			any = true
 		}
 	}
@@ -126,23 +125,14 @@ func writeStatsTable(w io.Writer, r inspect.Report) {
 		if b.Count == 0 && (b.Le == "unknown" || b.Le == "none") {
 			continue
 		}
-		label := "≤ " + b.Le
-		switch b.Le {
-		case "inf":
-			label = "> 7d"
-		case "none":
-			label = "no TTL"
-		case "unknown":
-			label = "unknown"
-		}
-		fmt.Fprintf(w, "%-10s %8d  %s\n", label, b.Count, bar(b.Count, maxN, 30))
+		fmt.Fprintf(w, "%-10s %8s  %s\n", b.Label(), units.FormatCount(b.Count), bar(b.Count, maxN, 30))
 	}
 
 	a := r.ProcessingAge
-	fmt.Fprintf(w, "\nPROCESSING AGE   n=%d  p50 %s  p90 %s  p99 %s  max %s", a.Count,
+	fmt.Fprintf(w, "\nPROCESSING AGE   n=%s  p50 %s  p90 %s  p99 %s  max %s", n(a.Count),
 		units.FormatMs(a.P50), units.FormatMs(a.P90), units.FormatMs(a.P99), units.FormatMs(a.Max))
 	if a.Unknown > 0 {
-		fmt.Fprintf(w, "  (age unknown for %d)", a.Unknown)
+		fmt.Fprintf(w, "  (age unknown for %s)", n(a.Unknown))
 	}
 	fmt.Fprintln(w)
 
@@ -152,7 +142,7 @@ func writeStatsTable(w io.Writer, r inspect.Report) {
 		if !g.DistinctExact {
 			exact = "≈"
 		}
-		fmt.Fprintf(w, "\nTOP %s (distinct %s%d)\n", strings.ToUpper(inspect.Sanitize(name)), exact, g.Distinct)
+		fmt.Fprintf(w, "\nTOP %s (distinct %s%s)\n", strings.ToUpper(inspect.Sanitize(name)), exact, n(g.Distinct))
 		if len(g.Top) > 0 && g.Top[0].Count-g.Top[0].MaxError <= 1 {
 			fmt.Fprintln(w, "  (every value appears about once: no hot spot)")
 			continue
@@ -160,9 +150,9 @@ func writeStatsTable(w io.Writer, r inspect.Report) {
 		for _, t := range g.Top {
 			errs := ""
 			if t.MaxError > 0 {
-				errs = fmt.Sprintf(" (±%d)", t.MaxError)
+				errs = fmt.Sprintf(" (±%s)", n(t.MaxError))
 			}
-			fmt.Fprintf(w, "  %8d%s %10s  %s\n", t.Count, errs, units.FormatBytes(t.MemoryBytes), inspect.Sanitize(string(t.Value)))
+			fmt.Fprintf(w, "  %8s%s %10s  %s\n", n(t.Count), errs, units.FormatBytes(t.MemoryBytes), inspect.Sanitize(string(t.Value)))
 		}
 	}
 
@@ -185,8 +175,8 @@ func writeStatsTable(w io.Writer, r inspect.Report) {
 				where += " slots " + c.Slots
 			}
 		}
-		fmt.Fprintf(w, "  %-20s%s: %d keys in %s (%.0f keys/s), %d vanished during the scan — %s\n",
-			inspect.Sanitize(c.Keyspace), where, c.Keys, units.FormatMs(c.DurationMs), c.KeysPerSec, c.Vanished, state)
+		fmt.Fprintf(w, "  %-20s%s: %s keys in %s (%s keys/s), %s vanished during the scan — %s\n",
+			inspect.Sanitize(c.Keyspace), where, n(c.Keys), units.FormatMs(c.DurationMs), n(int64(math.Round(c.KeysPerSec))), n(c.Vanished), state)
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/idemctl/idemctl/internal/units"
 )
 
 // version is set at build time with
@@ -112,12 +114,8 @@ func (a *app) finish(ctx context.Context, name string, err error) int {
 		fmt.Fprintln(a.stderr, "idemctl: interrupted")
 		return exitInterrupt
 	}
-	if msg := oneLine(err.Error()); msg != "" {
+	if msg := units.OneLine(err.Error()); msg != "" {
 		fmt.Fprintf(a.stderr, "%s: %s\n", name, msg)
 	}
 	return exitCode(err)
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
 }

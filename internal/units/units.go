@@ -1,4 +1,6 @@
-// Package units parses the durations and byte sizes used in flags and config.
+// Package units reads and writes the quantities people type and see:
+// durations and byte sizes in flags and config (here), and their display
+// forms with TTLs, counts and clipped text (format.go, text.go).
 package units
 
 import (
@@ -101,44 +103,4 @@ func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 	}
 	*b = ByteSize(v)
 	return nil
-}
-
-// FormatBytes renders a byte count compactly (1.5KiB, 300MiB).
-func FormatBytes(n int64) string {
-	if n < 0 {
-		return "?"
-	}
-	if n < 1024 {
-		return strconv.FormatInt(n, 10) + "B"
-	}
-	f := float64(n)
-	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
-		f /= 1024
-		if f < 1024 || u == "TiB" {
-			if f < 10 {
-				return strconv.FormatFloat(f, 'f', 1, 64) + u
-			}
-			return strconv.FormatFloat(f, 'f', 0, 64) + u
-		}
-	}
-	return strconv.FormatInt(n, 10) + "B"
-}
-
-// FormatMs renders a millisecond span compactly: 850ms, 42s, 5m03s, 3h12m, 4d02h.
-func FormatMs(ms int64) string {
-	if ms < 0 {
-		return "-"
-	}
-	switch {
-	case ms < 1000:
-		return strconv.FormatInt(ms, 10) + "ms"
-	case ms < 60_000:
-		return fmt.Sprintf("%.1fs", float64(ms)/1000)
-	case ms < 3_600_000:
-		return fmt.Sprintf("%dm%02ds", ms/60_000, ms%60_000/1000)
-	case ms < 86_400_000:
-		return fmt.Sprintf("%dh%02dm", ms/3_600_000, ms%3_600_000/60_000)
-	default:
-		return fmt.Sprintf("%dd%02dh", ms/86_400_000, ms%86_400_000/3_600_000)
-	}
 }

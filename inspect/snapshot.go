@@ -1,8 +1,4 @@
-// Package exporter turns periodic scans into Prometheus metrics. One scan
-// (inspect.ScanAll over every keyspace) makes one Snapshot: an inspect.Stats
-// report per keyspace plus the scan's coverage. The exporter serves the last
-// complete snapshot; `idemctl check` judges a single one.
-package exporter
+package inspect
 
 import (
 	"context"
@@ -11,11 +7,11 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/idemctl/idemctl/inspect"
 )
 
-// Snapshot is what one scan found.
+// Snapshot is what one scan over every keyspace found: a Stats report per
+// keyspace plus the scan's coverage. `idemctl check` judges a single one;
+// the exporter serves the last complete one as metrics.
 type Snapshot struct {
 	Started   time.Time
 	Duration  time.Duration
@@ -27,8 +23,8 @@ type Snapshot struct {
 // KeyspaceSnapshot is one keyspace's share of a scan.
 type KeyspaceSnapshot struct {
 	Name     string
-	Report   inspect.Report // this keyspace only
-	Coverage inspect.Coverage
+	Report   Report // this keyspace only
+	Coverage Coverage
 	Scanned  bool // false when the scan stopped before reaching it
 }
 
@@ -61,28 +57,25 @@ func (s *Snapshot) Totals() Totals {
 	return t
 }
 
-// Collect runs one scan over kss (a single inspect.ScanAll) and aggregates
-// each keyspace separately, so per-keyspace flag counts need no second pass.
-// topN bounds the values kept per template capture. Cancel ctx (or give it a
-// deadline) to stop early: the snapshot is then incomplete and says why.
-func Collect(ctx context.Context, c redis.UniversalClient, kss []*inspect.Keyspace, opt inspect.Options, topN int) Snapshot {
-	kss = uniqueKeyspaces(kss)
+// TakeSnapshot runs one scan over kss and aggregates each keyspace
+// separately, so per-keyspace flag counts need no second pass. topN bounds
+// the values kept per template capture. Cancel ctx (or give it a deadline)
+// to stop early: the snapshot is then incomplete and says why.
+func TakeSnapshot(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt Options, topN int) Snapshot {
+	kss = UniqueKeyspaces(kss)
 	snap := Snapshot{Started: time.Now()}
-	stats := make(map[*inspect.Keyspace]*inspect.Stats, len(kss))
+	stats := make(map[*Keyspace]*Stats, len(kss))
 	for _, ks := range kss {
-		stats[ks] = inspect.NewStats(topN)
+		stats[ks] = NewStats(topN)
 	}
-	batches := make(chan inspect.Batch, 4)
-	covCh := make(chan []inspect.Coverage, 1)
-	go func() { covCh <- inspect.ScanAll(ctx, c, kss, opt, batches) }()
-	for b := range batches {
+	covs, _ := Scan(ctx, c, kss, opt, func(b Batch) error {
 		if st := stats[b.Keyspace]; st != nil {
 			st.Add(b)
 		}
-	}
-	covs := <-covCh
+		return nil
+	})
 	snap.Duration = time.Since(snap.Started)
-	byName := map[string][]inspect.Coverage{}
+	byName := map[string][]Coverage{}
 	for _, c := range covs {
 		byName[c.Keyspace] = append(byName[c.Keyspace], c)
 	}
@@ -109,8 +102,8 @@ func Collect(ctx context.Context, c redis.UniversalClient, kss []*inspect.Keyspa
 // mergeCoverage folds a keyspace's per-node coverages (one per cluster
 // primary; one in all for a single server) into one: complete only when
 // every node was.
-func mergeCoverage(ks *inspect.Keyspace, cs []inspect.Coverage) inspect.Coverage {
-	m := inspect.Coverage{Keyspace: ks.Name, Match: ks.Match, Complete: len(cs) > 0}
+func mergeCoverage(ks *Keyspace, cs []Coverage) Coverage {
+	m := Coverage{Keyspace: ks.Name, Match: ks.Match, Complete: len(cs) > 0}
 	for _, c := range cs {
 		if m.Started.IsZero() || c.Started.Before(m.Started) {
 			m.Started = c.Started
@@ -142,7 +135,7 @@ func coverageErr(k KeyspaceSnapshot) error {
 	case errors.Is(c.Err, context.DeadlineExceeded):
 		return fmt.Errorf("keyspace %s: scan timed out after %d keys", k.Name, c.Keys)
 	case c.Err != nil:
-		return fmt.Errorf("keyspace %s (%s): %v — %d keys read before it stopped", k.Name, inspect.Sanitize(c.Match), c.Err, c.Keys)
+		return fmt.Errorf("keyspace %s (%s): %v — %d keys read before it stopped", k.Name, Sanitize(c.Match), c.Err, c.Keys)
 	case c.Limited:
 		return fmt.Errorf("keyspace %s: stopped at --max-keys after %d keys", k.Name, c.Keys)
 	case !c.Complete:
@@ -151,11 +144,11 @@ func coverageErr(k KeyspaceSnapshot) error {
 	return nil
 }
 
-// uniqueKeyspaces drops repeated names (--keyspace a,a): one keyspace, one
-// set of series, counted once.
-func uniqueKeyspaces(kss []*inspect.Keyspace) []*inspect.Keyspace {
+// UniqueKeyspaces drops repeated names (--keyspace a,a): one keyspace,
+// counted once.
+func UniqueKeyspaces(kss []*Keyspace) []*Keyspace {
 	seen := make(map[string]bool, len(kss))
-	out := make([]*inspect.Keyspace, 0, len(kss))
+	out := make([]*Keyspace, 0, len(kss))
 	for _, ks := range kss {
 		if !seen[ks.Name] {
 			seen[ks.Name] = true

@@ -1,0 +1,122 @@
+package inspect
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestFilterMatch(t *testing.T) {
+	ks := mustKeyspace(t, "atlasmart", nil)
+	rec := func(key string, st State, fl Flags) *Record {
+		r := &Record{Key: key, Keyspace: ks, State: st, Flags: fl}
+		if g, ok := ks.Template.Match(key); ok {
+			r.Groups = g
+		}
+		return r
+	}
+	p := "atlasmart:ch23:idem:"
+	stale := rec(p+"customer-42:POST:/v2/checkout:k1", StateProcessing, FlagStale|FlagNoTTL)
+	done := rec(p+"customer-7:POST:/v2/orders:k2", StateSucceeded, 0)
+	failed := rec(p+"Kunde-Ü:PUT:/v2/orders:k3", StateFailed, FlagNoTTL)
+	all := []*Record{stale, done, failed}
+
+	search := func(text string) Search {
+		t.Helper()
+		s, err := ParseSearch(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	cases := []struct {
+		name string
+		f    Filter
+		want []*Record
+	}{
+		{"zero passes all", Filter{}, all},
+		{"states: any of", Filter{States: StatesOf(StateProcessing, StateFailed)}, []*Record{stale, failed}},
+		{"stale", Filter{Stale: true}, []*Record{stale}},
+		{"flags: all of", Filter{Flags: FlagStale | FlagNoTTL}, []*Record{stale}},
+		{"flag", Filter{Flags: FlagNoTTL}, []*Record{stale, failed}},
+		{"substring, any case", Filter{Search: search("CUSTOMER-4")}, []*Record{stale}},
+		{"substring, non-ASCII key", Filter{Search: search("kunde-ü")}, []*Record{failed}},
+		{"glob", Filter{Search: search("*:/v2/orders:*")}, []*Record{done, failed}},
+		{"capture glob", Filter{Search: search("principal=customer-*")}, []*Record{stale, done}},
+		{"search terms: all of", Filter{Search: search("state=processing state=failed")}, nil},
+		{"search stale and flag", Filter{Search: search("stale flag=no_ttl")}, []*Record{stale}},
+		{"criteria combine", Filter{States: StatesOf(StateFailed, StateSucceeded), Search: search("orders")}, []*Record{done, failed}},
+		{"brackets are plain", Filter{Search: search("[k]*")}, nil},
+	}
+	for _, c := range cases {
+		var got []*Record
+		for _, r := range all {
+			if c.f.Match(r) {
+				got = append(got, r)
+			}
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("%s: %d records match, want %d", c.name, len(got), len(c.want))
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("%s: matched %s, want %s", c.name, got[i].Key, c.want[i].Key)
+			}
+		}
+		if c.f.Active() != (c.name != "zero passes all") {
+			t.Errorf("%s: active %v", c.name, c.f.Active())
+		}
+	}
+}
+
+func TestFilterParseAndDescribe(t *testing.T) {
+	st, err := ParseStates([]string{" Processing", "failed "})
+	if err != nil || st != StatesOf(StateProcessing, StateFailed) {
+		t.Fatalf("ParseStates: %v, %v", st, err)
+	}
+	fl, err := ParseFlags([]string{"no_ttl", " stale"})
+	if err != nil || fl != FlagNoTTL|FlagStale {
+		t.Fatalf("ParseFlags: %v, %v", fl, err)
+	}
+	s, err := ParseSearch("customer-42 principal=c*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := Filter{States: st, Stale: true, Flags: fl, Search: s}
+	if got, want := f.String(), "state=processing,failed stale flag=stale,no_ttl customer-42 principal=c*"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if s.String() != "customer-42 principal=c*" {
+		t.Errorf("the search text is kept for editing: %q", s.String())
+	}
+	for _, bad := range []struct{ err error }{
+		{second(ParseStates([]string{"done"}))},
+		{second(ParseSearch("state=done"))},
+	} {
+		if bad.err == nil || !strings.Contains(bad.err.Error(), `unknown state "done"`) || !strings.Contains(bad.err.Error(), "reconciled") {
+			t.Errorf("bad state: %v", bad.err)
+		}
+	}
+	for _, err := range []error{second(ParseFlags([]string{"nottl"})), second(ParseSearch("flag=nottl"))} {
+		if err == nil || !strings.Contains(err.Error(), `unknown flag "nottl"`) {
+			t.Errorf("bad flag: %v", err)
+		}
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
+
+// The TUI filters its whole view on every change: no allocation per record.
+func TestFilterMatchAllocatesNothing(t *testing.T) {
+	ks := mustKeyspace(t, "atlasmart", nil)
+	r := &Record{Key: "atlasmart:ch23:idem:customer-42:POST:/v2/checkout:k1", Keyspace: ks, State: StateProcessing}
+	r.Groups, _ = ks.Template.Match(r.Key)
+	s, err := ParseSearch("customer *checkout* principal=cust* state=processing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := Filter{States: StatesOf(StateProcessing), Search: s}
+	if n := testing.AllocsPerRun(100, func() { f.Match(r) }); n != 0 || !f.Match(r) {
+		t.Fatalf("Match: %v allocations, matched %v", n, f.Match(r))
+	}
+}

@@ -1,0 +1,172 @@
+package inspect
+
+import "strings"
+
+// Search is a compiled search: space-separated terms, all of which must
+// match.
+//
+//	customer-42            key contains (case-insensitive)
+//	*:POST:/orders:*       key glob (* and ?)
+//	principal=customer-4*  a template capture equals (glob)
+//	state=processing       canonical state
+//	flag=no_ttl            has a flag
+//	stale                  stale only
+type Search struct {
+	text  string
+	terms []term
+}
+
+type termKind uint8
+
+const (
+	termSubstring termKind = iota
+	termGlob
+	termCapture
+	termState
+	termFlag
+	termStale
+)
+
+type term struct {
+	kind  termKind
+	name  string // capture name
+	value string // lower-cased for substrings
+	state State
+	flag  Flags
+}
+
+// ParseSearch compiles the user's search text.
+func ParseSearch(text string) (Search, error) {
+	s := Search{text: text}
+	for _, w := range strings.Fields(text) {
+		name, value, isKV := strings.Cut(w, "=")
+		switch {
+		case w == "stale":
+			s.terms = append(s.terms, term{kind: termStale})
+		case isKV && name == "state":
+			st, err := parseStateName(value)
+			if err != nil {
+				return Search{}, err
+			}
+			s.terms = append(s.terms, term{kind: termState, state: st})
+		case isKV && name == "flag":
+			f, err := ParseFlag(value)
+			if err != nil {
+				return Search{}, err
+			}
+			s.terms = append(s.terms, term{kind: termFlag, flag: f})
+		case isKV && name != "":
+			s.terms = append(s.terms, term{kind: termCapture, name: name, value: value})
+		case strings.ContainsAny(w, "*?"):
+			s.terms = append(s.terms, term{kind: termGlob, value: w})
+		default:
+			s.terms = append(s.terms, term{kind: termSubstring, value: strings.ToLower(w)})
+		}
+	}
+	return s, nil
+}
+
+// String is the text the search was parsed from, to edit it again.
+func (s Search) String() string { return s.text }
+
+// Match reports whether r matches every term.
+func (s *Search) Match(r *Record) bool {
+	for i := range s.terms {
+		if !s.terms[i].match(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *term) match(r *Record) bool {
+	switch t.kind {
+	case termStale:
+		return r.Stale()
+	case termState:
+		return r.State == t.state
+	case termFlag:
+		return r.Flags.Has(t.flag)
+	case termCapture:
+		return simpleGlob(t.value, r.Group(t.name))
+	case termGlob:
+		return simpleGlob(t.value, r.Key)
+	default:
+		return containsFold(r.Key, t.value)
+	}
+}
+
+// containsFold is a case-insensitive substring test; sub is lower case. It
+// allocates only for keys outside ASCII: it runs on every record of a view.
+func containsFold(s, sub string) bool {
+	if sub == "" {
+		return true
+	}
+	lower, ascii := asciiCase(s)
+	switch {
+	case lower:
+		return strings.Contains(s, sub)
+	case !ascii:
+		return strings.Contains(strings.ToLower(s), sub)
+	}
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for j < len(sub) && toLowerASCII(s[i+j]) == sub[j] {
+			j++
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// asciiCase reports whether s is ASCII without upper case, and whether it is
+// ASCII at all.
+func asciiCase(s string) (lower, ascii bool) {
+	lower = true
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 0x80:
+			return false, false
+		case c >= 'A' && c <= 'Z':
+			lower = false
+		}
+	}
+	return lower, true
+}
+
+func toLowerASCII(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// simpleGlob matches * (any run) and ? (one byte), iteratively so hostile
+// keys cannot blow the stack. Unlike MatchPattern it treats [ and \ as
+// plain characters: people type keys, not Redis patterns, into a search.
+func simpleGlob(pattern, s string) bool {
+	p, i := 0, 0
+	star, mark := -1, 0
+	for i < len(s) {
+		switch {
+		case p < len(pattern) && (pattern[p] == '?' || pattern[p] == s[i]):
+			p++
+			i++
+		case p < len(pattern) && pattern[p] == '*':
+			star, mark = p, i
+			p++
+		case star >= 0:
+			p = star + 1
+			mark++
+			i = mark
+		default:
+			return false
+		}
+	}
+	for p < len(pattern) && pattern[p] == '*' {
+		p++
+	}
+	return p == len(pattern)
+}

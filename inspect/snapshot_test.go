@@ -1,0 +1,62 @@
+package inspect_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/redistest"
+)
+
+func TestSnapshotMatchesSeed(t *testing.T) {
+	// Long reserve TTL and timeout: no record changes class during the test.
+	const reserveTTL, timeout = time.Hour, 10 * time.Minute
+	srv := redistest.Shared(t)
+	c := srv.Client(0)
+	defer c.Close()
+	res, err := appsim.Seed(context.Background(), c, appsim.Plan{
+		Schema: "atlasmart", Count: 3000, ReserveTTL: reserveTTL, ProcessingTimeout: timeout,
+		Retention: 5 * time.Minute, LargeResponse: inspect.DefaultLargeResponse, RandSeed: 7,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := inspect.Preset("atlasmart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Name: "orders", Schema: p, ReserveTTL: reserveTTL, ProcessingTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := inspect.TakeSnapshot(context.Background(), c, []*inspect.Keyspace{ks, ks}, inspect.Options{}, 5)
+	if !snap.Complete || snap.Err != nil || len(snap.Keyspaces) != 1 {
+		t.Fatalf("snapshot: complete %v err %v keyspaces %d (a repeated keyspace counts once)", snap.Complete, snap.Err, len(snap.Keyspaces))
+	}
+	r := snap.Keyspaces[0].Report
+	for st, n := range res.Expected.ByState {
+		if r.ByState[st] != n {
+			t.Errorf("by_state[%s] = %d, seeded %d", st, r.ByState[st], n)
+		}
+	}
+	for f, n := range res.Expected.Flags {
+		if r.Flags[f] != n {
+			t.Errorf("flags[%s] = %d, seeded %d", f, r.Flags[f], n)
+		}
+	}
+	tot := snap.Totals()
+	if tot.Records != 3000 || tot.Stale != res.Expected.Stale || tot.ProcessingNoTTL != res.Kinds[appsim.KindProcessingNoTTL] ||
+		tot.Keys != 3000 || tot.OldestProcessingMs <= timeout.Milliseconds() {
+		t.Errorf("totals %+v, seed %+v", tot, res.Expected)
+	}
+
+	// Cut short, a snapshot says it is incomplete and why.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	snap = inspect.TakeSnapshot(ctx, c, []*inspect.Keyspace{ks}, inspect.Options{}, 5)
+	if snap.Complete || snap.Err == nil {
+		t.Fatalf("cancelled snapshot: complete %v err %v", snap.Complete, snap.Err)
+	}
+}

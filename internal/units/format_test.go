@@ -1,0 +1,66 @@
+package units
+
+import (
+	"testing"
+	"unicode/utf8"
+)
+
+func TestFormatTTL(t *testing.T) {
+	for ms, want := range map[int64]string{-1: "none", -2: "gone", -3: "?", 0: "0ms", 850: "850ms", 90_000: "1m30s"} {
+		if got := FormatTTL(ms); got != want {
+			t.Errorf("FormatTTL(%d) = %q, want %q", ms, got, want)
+		}
+	}
+}
+
+func TestFormatCount(t *testing.T) {
+	for n, want := range map[int64]string{
+		0: "0", 999: "999", 9999: "9999", 10_000: "10,000", 123_456: "123,456", 1_234_567: "1,234,567",
+		-9999: "-9999", -123_456: "-123,456", -1_234_567: "-1,234,567",
+		9_223_372_036_854_775_807: "9,223,372,036,854,775,807", -9_223_372_036_854_775_808: "-9,223,372,036,854,775,808",
+	} {
+		if got := FormatCount(n); got != want {
+			t.Errorf("FormatCount(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestClip(t *testing.T) {
+	cases := []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly", 7, "exactly"},
+		{"too long", 5, "too …"},
+		{"abc", 1, "…"},
+		{"abc", 0, ""},
+		{"héllo wörld", 11, "héllo wörld"}, // 11 characters in 13 bytes: not cut
+		{"héllo wörld", 7, "héllo …"},
+		{"日本語のテキスト", 4, "日本語…"},
+		{"🙂🙂🙂", 2, "🙂…"},
+	}
+	for _, c := range cases {
+		got := Clip(c.s, c.n)
+		if got != c.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+		}
+		if !utf8.ValidString(got) || utf8.RuneCountInString(got) > max(c.n, 0) {
+			t.Errorf("Clip(%q, %d) = %q: split a character or too long", c.s, c.n, got)
+		}
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                            "plain",
+		"first line\nsecond line":          "first line second line",
+		"  padded\r\n\tand   spaced \n":    "padded and spaced",
+		"ERR Error running script\n  at 3": "ERR Error running script at 3",
+	} {
+		if got := OneLine(in); got != want {
+			t.Errorf("OneLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
