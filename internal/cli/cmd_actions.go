@@ -87,11 +87,12 @@ var actionSummary = map[actions.Kind]string{
 func newActionCmd(a *app, kind actions.Kind) *cobra.Command {
 	var o actionCmdOptions
 	c := newCommand(string(kind)+" KEY... --reason TEXT [flags]", actionSummary[kind], actionAbout[kind]+"\n\n"+
-		"Every write is a compare-and-set Lua script against the state and fingerprint shown\n"+
-		"(or --expect-*), refused unless writes are enabled, confirmed (type yes, or the count\n"+
-		"for several keys; without a terminal it refuses and prints the exact command with\n"+
-		"--yes), and audited before and after. Exit codes: 4 refused, 5 conflict, 6 not found,\n"+
-		"7 partial bulk run.",
+		"Every write is a compare-and-set Lua script against the whole record shown (state,\n"+
+		"fingerprint, every field, TTL and lock: its version; or --expect-*), refused unless\n"+
+		"writes are enabled, confirmed (type yes, or the count for several keys; without a\n"+
+		"terminal it refuses and prints the exact command with --yes, pinned to each\n"+
+		"record's version), and audited before and after. Exit codes: 4 refused,\n"+
+		"5 conflict, 6 not found, 7 partial bulk run.",
 		func(ctx context.Context, fs *pflag.FlagSet, args []string) error {
 			return runAction(ctx, a, kind, fs, &o, args)
 		})
