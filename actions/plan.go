@@ -213,9 +213,9 @@ func markerText(v string, nowMs int64) string {
 	if v == nowMarker {
 		return "(server time, ms)"
 	}
-	var unit string
-	var off int64
-	if _, err := fmt.Sscanf(strings.ReplaceAll(strings.TrimPrefix(v, "\x00at:"), ":", " "), "%s %d", &unit, &off); err != nil {
+	unit, offText, _ := strings.Cut(strings.TrimPrefix(v, "\x00at:"), ":") // see atMarker
+	off, err := strconv.ParseInt(offText, 10, 64)
+	if err != nil {
 		return "(server time)"
 	}
 	at := nowMs + off

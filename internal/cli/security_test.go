@@ -394,10 +394,8 @@ func secReadmeACL(t *testing.T, user, proposed string) []string {
 
 // secFieldTTLs reports whether the server has hash-field TTLs (Redis 7.4+).
 func secFieldTTLs(admin *redis.Client) bool {
-	ctx := context.Background()
-	defer admin.Del(ctx, "sec:hfe-probe")
-	admin.HSet(ctx, "sec:hfe-probe", "f", "v")
-	return admin.Do(ctx, "hpexpire", "sec:hfe-probe", 1000, "fields", 1, "f").Err() == nil
+	ok, _ := redistest.HasFieldTTL(admin)
+	return ok
 }
 
 // secReadmeRights returns the rights the README lists on its line

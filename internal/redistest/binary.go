@@ -109,20 +109,30 @@ func Describe() string {
 	return b.Version + " (" + src + ")"
 }
 
-// RequireFieldTTL skips, saying so, a test of hash-field TTLs (HPEXPIRE,
-// Redis 7.4+) on a server that has none (Redis 7.0, Valkey 8): the
-// feature's absence is reported, not hidden.
-func RequireFieldTTL(t testing.TB, c *redis.Client) {
-	t.Helper()
+// HasFieldTTL reports whether the server has hash-field TTLs (HPEXPIRE,
+// Redis 7.4+); an error other than "unknown command" is returned.
+func HasFieldTTL(c *redis.Client) (bool, error) {
 	ctx := context.Background()
 	const probe = "redistest:field-ttl-probe"
 	defer c.Del(ctx, probe)
 	c.HSet(ctx, probe, "f", "v")
 	err := c.Do(ctx, "hpexpire", probe, 60000, "fields", 1, "f").Err()
 	if err != nil && strings.Contains(strings.ToLower(err.Error()), "unknown command") {
-		t.Skipf("%s has no hash-field TTLs (HPEXPIRE): not applicable on this server", Describe())
+		return false, nil
 	}
+	return err == nil, err
+}
+
+// RequireFieldTTL skips, saying so, a test of hash-field TTLs on a server
+// that has none (Redis 7.0, Valkey 8): the feature's absence is reported,
+// not hidden.
+func RequireFieldTTL(t testing.TB, c *redis.Client) {
+	t.Helper()
+	ok, err := HasFieldTTL(c)
 	if err != nil {
 		t.Fatalf("HPEXPIRE probe: %v", err)
+	}
+	if !ok {
+		t.Skipf("%s has no hash-field TTLs (HPEXPIRE): not applicable on this server", Describe())
 	}
 }
