@@ -140,7 +140,7 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, fs *pflag.FlagSet
 	setup := s.writeSetup(a.getenv, wf.write, wf.auditLog)
 	if !wf.dryRun {
 		if err := setup.Policy.Check(); errors.Is(err, actions.ErrReadOnly) {
-			return codeErr(exitRefused, "%v", err)
+			return codeErr(ExitRefused, "%v", err)
 		}
 	}
 	if err := s.connect(ctx, a); err != nil {
@@ -188,7 +188,7 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, fs *pflag.FlagSet
 	if runnable > 0 || conflicts > 0 {
 		// conflicts found while planning are audited too
 		if ex, err = actions.NewExecutor(setup); err != nil {
-			return codeErr(exitRefused, "%v: nothing was written", err)
+			return codeErr(ExitRefused, "%v: nothing was written", err)
 		}
 		defer ex.Close()
 	}
@@ -208,7 +208,7 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, fs *pflag.FlagSet
 	}
 	if ctx.Err() != nil {
 		sum := actions.Summary(results)
-		return codeErr(exitPartial, "interrupted: %d applied, %d skipped — see the report above", sum[actions.Applied], sum[actions.Skipped])
+		return codeErr(ExitPartial, "interrupted: %d applied, %d skipped — see the report above", sum[actions.Applied], sum[actions.Skipped])
 	}
 	return resultCode(results, len(plans))
 }
@@ -303,7 +303,7 @@ func (s *session) writeSetup(getenv func(string) string, writeFlag bool, auditLo
 	return actions.Setup{
 		Client:      s.client,
 		Policy:      &actions.Policy{Writes: writeFlag || s.profile.Writes, Protected: s.profile.Protected, Profile: s.profileName},
-		Identity:    actions.Identity{OSUser: s.osUser, RedisUser: s.ep.user, Profile: s.profileName, Address: s.ep.String()},
+		Identity:    actions.Identity{OSUser: s.osUser, RedisUser: s.ep.User, Profile: s.profileName, Address: s.ep.String()},
 		AuditPath:   path,
 		AuditStream: s.profile.AuditStream,
 	}
@@ -331,7 +331,7 @@ func printPlans(w io.Writer, kind actions.Kind, plans []*actions.Plan) {
 func confirm(a *app, kind actions.Kind, fs *pflag.FlagSet, wf *writeFlags, policy *actions.Policy, plans []*actions.Plan, n int, s *session) error {
 	if policy.NeedsProfileName() && wf.confirmProfile != "" {
 		if err := policy.ConfirmProfile(wf.confirmProfile); err != nil {
-			return codeErr(exitRefused, "--confirm-profile: %v", err)
+			return codeErr(ExitRefused, "--confirm-profile: %v", err)
 		}
 	}
 	if wf.yes && !policy.NeedsProfileName() {
@@ -340,14 +340,14 @@ func confirm(a *app, kind actions.Kind, fs *pflag.FlagSet, wf *writeFlags, polic
 	if !a.inTTY {
 		fmt.Fprintln(a.stderr, "idemctl: refusing to write without confirmation (no terminal). To apply exactly what is shown above, run:")
 		fmt.Fprintln(a.stderr, exactCommand(kind, fs, plans, s))
-		return codeErr(exitRefused, "not confirmed: nothing was written")
+		return codeErr(ExitRefused, "not confirmed: nothing was written")
 	}
 	in := bufio.NewReader(a.stdin)
 	if policy.NeedsProfileName() {
 		fmt.Fprintf(a.stderr, "Profile %q is protected. Type its name to allow writes: ", s.profileName)
 		line, _ := in.ReadString('\n')
 		if err := policy.ConfirmProfile(strings.TrimSpace(line)); err != nil {
-			return codeErr(exitRefused, "%v", err)
+			return codeErr(ExitRefused, "%v", err)
 		}
 	}
 	if wf.yes {
@@ -362,7 +362,7 @@ func confirm(a *app, kind actions.Kind, fs *pflag.FlagSet, wf *writeFlags, polic
 	}
 	line, _ := in.ReadString('\n')
 	if strings.TrimSpace(line) != want {
-		return codeErr(exitRefused, "not confirmed: nothing was written")
+		return codeErr(ExitRefused, "not confirmed: nothing was written")
 	}
 	return nil
 }
@@ -459,20 +459,20 @@ func resultCode(rs []actions.Result, n int) error {
 		return nil
 	}
 	if n > 1 && sum[actions.Applied] > 0 {
-		return codeErr(exitPartial, "partial: %d of %d applied", sum[actions.Applied], n)
+		return codeErr(ExitPartial, "partial: %d of %d applied", sum[actions.Applied], n)
 	}
 	for _, r := range rs {
 		switch r.Outcome {
 		case actions.Applied, actions.Skipped:
 			continue
 		case actions.Conflict:
-			return codeErr(exitConflict, "conflict: the record changed; nothing written for %s", inspect.Sanitize(r.Key))
+			return codeErr(ExitConflict, "conflict: the record changed; nothing written for %s", inspect.Sanitize(r.Key))
 		case actions.NotFound:
-			return codeErr(exitNotFound, "not found: %s", inspect.Sanitize(r.Key))
+			return codeErr(ExitNotFound, "not found: %s", inspect.Sanitize(r.Key))
 		case actions.Refused:
-			return codeErr(exitRefused, "refused: %s", inspect.Sanitize(r.Detail))
+			return codeErr(ExitRefused, "refused: %s", inspect.Sanitize(r.Detail))
 		default:
-			return codeErr(exitError, "%s: %s", r.Outcome, inspect.Sanitize(r.Detail))
+			return codeErr(ExitError, "%s: %s", r.Outcome, inspect.Sanitize(r.Detail))
 		}
 	}
 	return nil

@@ -140,9 +140,9 @@ func runCheck(ctx context.Context, a *app, fs *pflag.FlagSet, o *checkCmdOptions
 	// The verdict on stdout says it all: the exit code carries no second copy.
 	switch res.Verdict {
 	case "fail":
-		return &exitErr{code: exitThreshold}
+		return &exitErr{code: ExitThreshold}
 	case "incomplete":
-		return &exitErr{code: exitIncomplete}
+		return &exitErr{code: ExitIncomplete}
 	}
 	return nil
 }

@@ -203,9 +203,9 @@ func runConfigView(a *app, fs *pflag.FlagSet, o *configViewCmdOptions) error {
 	}
 	sort.Strings(v.Schemas)
 	v.Connection = connectionView{
-		URL: s.ep.String(), Mode: s.mode, Addrs: s.opts.seeds, SentinelMaster: s.opts.master, User: s.ep.user,
-		Password: passwordSource(&o.cf, s), TLSCA: s.opts.tlsCA, TLSInsecure: s.opts.tlsInsecure,
-		DialTimeout: s.opts.dialTimeout.String(), ReadTimeout: s.opts.readTimeout.String(), ReadFromReplicas: s.scan.Replicas,
+		URL: s.ep.String(), Mode: s.mode, Addrs: s.opts.Seeds, SentinelMaster: s.opts.Master, User: s.ep.User,
+		Password: passwordSource(&o.cf, s), TLSCA: s.opts.TLSCA, TLSInsecure: s.opts.TLSInsecure,
+		DialTimeout: s.opts.DialTimeout.String(), ReadTimeout: s.opts.ReadTimeout.String(), ReadFromReplicas: s.scan.Replicas,
 	}
 	audit := pick(s.profile.AuditLog, actions.DefaultAuditPath(a.getenv))
 	v.Writes = writesView{Enabled: s.profile.Writes, Protected: s.profile.Protected, AuditLog: audit, AuditStream: s.profile.AuditStream}
@@ -240,7 +240,7 @@ func passwordSource(cf *connFlags, s *session) string {
 		return "$" + s.profile.PasswordEnv + " (profile)"
 	case s.profile.PasswordFile != "":
 		return "file " + s.profile.PasswordFile + " (profile)"
-	case s.ep.password != "":
+	case s.ep.Password != "":
 		return "in the URL (not shown)"
 	}
 	return "none"

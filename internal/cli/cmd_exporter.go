@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/exporter"
+	"github.com/idemctl/idemctl/internal/redisconn"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -68,13 +69,13 @@ func runExporter(ctx context.Context, a *app, fs *pflag.FlagSet, o *exporterCmdO
 		return usageErr("--listen %q: %v", addr, err)
 	}
 	// Checked before binding: nothing is exposed by mistake.
-	if !o.listenAny && !isLoopback(addr) {
-		return codeErr(exitRefused, "refusing to listen on %s: not a loopback address (the metrics name keyspaces and counts; pass --listen-any if you mean it)", addr)
+	if !o.listenAny && !redisconn.IsLoopback(addr) {
+		return codeErr(ExitRefused, "refusing to listen on %s: not a loopback address (the metrics name keyspaces and counts; pass --listen-any if you mean it)", addr)
 	}
 	// One connection attempt now so a bad TLS file is a usage error at
 	// start; an unreachable server is only a failed scan, retried later.
 	if err := s.connect(ctx, a); err != nil {
-		if exitCode(err) == exitUsage {
+		if exitCode(err) == ExitUsage {
 			return err
 		}
 		fmt.Fprintf(a.stderr, "idemctl exporter: %s (retrying every scan)\n", units.OneLine(err.Error()))

@@ -134,7 +134,7 @@ func coverageResult(ctx context.Context, a *app, covs []inspect.Coverage, s *ses
 		}
 	}
 	if gaps != nil {
-		return codeErr(exitIncomplete, "scan incomplete: %s", strings.Join(gaps, "; "))
+		return codeErr(ExitIncomplete, "scan incomplete: %s", strings.Join(gaps, "; "))
 	}
 	return nil
 }

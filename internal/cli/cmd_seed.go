@@ -11,6 +11,7 @@ import (
 
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/redisconn"
 )
 
 // seedCmdOptions are seed's flags.
@@ -70,8 +71,8 @@ func runSeed(ctx context.Context, a *app, fs *pflag.FlagSet, o *seedCmdOptions) 
 	}
 	defer s.Close()
 	// Checked before connecting: a refused seed sends nothing anywhere.
-	if !o.force && !isLoopback(s.ep.addr) {
-		return codeErr(exitRefused, "refusing to seed %s: not a loopback address (seed writes test data; pass --force if you mean it)", s.ep.addr)
+	if !o.force && !redisconn.IsLoopback(s.ep.Addr) {
+		return codeErr(ExitRefused, "refusing to seed %s: not a loopback address (seed writes test data; pass --force if you mean it)", s.ep.Addr)
 	}
 	if err := s.connect(ctx, a); err != nil {
 		return err

@@ -51,14 +51,14 @@ func runUI(ctx context.Context, a *app, fs *pflag.FlagSet, o *uiCmdOptions) erro
 	defer s.Close()
 	opts := ui.Options{
 		Client: s.client, Keyspaces: s.keyspaces, Scan: s.scan,
-		Profile: s.profileName, Address: s.displayAddress(), User: s.ep.user, Refresh: o.refresh, Reveal: o.reveal,
+		Profile: s.profileName, Address: s.displayAddress(), User: s.ep.User, Refresh: o.refresh, Reveal: o.reveal,
 		NoColor: a.getenv("NO_COLOR") != "",
 	}
 	// The TUI reads the policy from its executor: none, read-only.
 	if setup := s.writeSetup(a.getenv, o.write, o.auditLog); setup.Policy.Writes {
 		ex, err := actions.NewExecutor(setup)
 		if err != nil {
-			return codeErr(exitRefused, "%v: writes need an audit log", err)
+			return codeErr(ExitRefused, "%v: writes need an audit log", err)
 		}
 		defer ex.Close()
 		opts.Executor = ex

@@ -101,8 +101,8 @@ func manPage(c *cobra.Command) string {
 		b.WriteString(".SH FILES\n.TP\n$XDG_CONFIG_HOME/idemctl/config.yaml\nthe default config file (~/.config/idemctl/config.yaml)\n" +
 			".TP\n$XDG_STATE_HOME/idemctl/audit.log\nthe default audit log (~/.local/state/idemctl/audit.log)\n")
 		b.WriteString(".SH EXIT STATUS\n")
-		for _, e := range exitCodeTable {
-			fmt.Fprintf(&b, ".TP\n.B %d\n%s\n", e.code, roffEscape(e.meaning))
+		for _, e := range ExitCodeTable {
+			fmt.Fprintf(&b, ".TP\n.B %d\n%s\n", e.Code, roffEscape(e.Meaning))
 		}
 	}
 	b.WriteString(".SH SEE ALSO\n")

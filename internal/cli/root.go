@@ -95,7 +95,7 @@ func rootArgs(c *cobra.Command, args []string) error {
 	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
 		msg = fmt.Sprintf("unknown command %q: did you mean %s? (see 'idemctl help')", args[0], strings.Join(s, " or "))
 	}
-	return &exitErr{code: exitUsage, msg: msg}
+	return &exitErr{code: ExitUsage, msg: msg}
 }
 
 // newCommand is a leaf command: run gets the parsed flags and arguments.

@@ -79,7 +79,7 @@ func (a *app) run(ctx context.Context, args []string) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(a.stderr, "idemctl: internal error: %v (please report it)\n", r)
-			code = exitError
+			code = ExitError
 		}
 	}()
 	switch {
@@ -107,12 +107,12 @@ func (a *app) run(ctx context.Context, args []string) (code int) {
 func (a *app) finish(ctx context.Context, name string, err error) int {
 	switch {
 	case err == nil:
-		return exitOK
+		return ExitOK
 	case errors.Is(err, pflag.ErrHelp):
-		return exitOK
+		return ExitOK
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
 		fmt.Fprintln(a.stderr, "idemctl: interrupted")
-		return exitInterrupt
+		return ExitInterrupt
 	}
 	if msg := units.OneLine(err.Error()); msg != "" {
 		fmt.Fprintf(a.stderr, "%s: %s\n", name, msg)

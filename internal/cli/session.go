@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemctl/idemctl/config"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/redisconn"
 )
 
 // keyspaceFlags select and tune keyspaces without a config file.
@@ -74,11 +75,11 @@ type session struct {
 	cfg         *config.Config
 	profileName string
 	profile     *config.Profile
-	ep          endpoint
+	ep          redisconn.Endpoint
 	client      redis.UniversalClient
 	keyspaces   []*inspect.Keyspace
 	scan        inspect.Options
-	opts        clientOpts
+	opts        redisconn.Options
 	mode        string // standalone, cluster or sentinel
 	osUser      string // for the audit log
 }
@@ -152,22 +153,22 @@ func (a *app) resolveSession(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags
 		rawURL = prof.URL
 	}
 	if rawURL == "" {
-		rawURL = defaultURL
+		rawURL = redisconn.DefaultURL
 	}
-	ep, err := parseURL(rawURL)
+	ep, err := redisconn.ParseURL(rawURL)
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
-	if ep.password != "" && fromFlag {
+	if ep.Password != "" && fromFlag {
 		fmt.Fprintln(a.stderr, "idemctl: warning: a password in --url is visible in the process list; use --password-env or --password-file")
 	}
-	if ep.password != "" && !fromFlag && cfg.Path != "" {
+	if ep.Password != "" && !fromFlag && cfg.Path != "" {
 		warnReadable(a, cfg.Path)
 	}
 	if u := pick(cf.user, prof.User); u != "" {
-		ep.user = u
+		ep.User = u
 	}
-	pw, err := readPassword(pick(cf.passwordEnv, prof.PasswordEnv), pick(cf.passwordFile, prof.PasswordFile), a.getenv)
+	pw, err := redisconn.ReadPassword(pick(cf.passwordEnv, prof.PasswordEnv), pick(cf.passwordFile, prof.PasswordFile), a.getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +178,7 @@ func (a *app) resolveSession(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags
 		}
 	}
 	if pw != "" {
-		ep.password = pw
+		ep.Password = pw
 	}
 	s.ep = ep
 
@@ -218,23 +219,23 @@ func (a *app) resolveSession(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags
 	if s.scan.Replicas && mode == "sentinel" {
 		return nil, usageErr("--read-from-replicas is not supported with Sentinel yet: scan the master, or point --url at a replica")
 	}
-	s.opts = clientOpts{
-		mode: mode, seeds: seeds, master: pick(cf.sentinel, prof.MasterName), sentinelPw: sentinelPw,
-		ep: ep, tlsCA: pick(cf.tlsCA, prof.TLSCA), tlsInsecure: cf.tlsInsecure || prof.TLSInsecure,
-		dialTimeout: cf.dialTimeout, readTimeout: cf.readTimeout, poolSize: s.scan.InFlight + 2,
+	s.opts = redisconn.Options{
+		Mode: mode, Seeds: seeds, Master: pick(cf.sentinel, prof.MasterName), SentinelPassword: sentinelPw,
+		Endpoint: ep, TLSCA: pick(cf.tlsCA, prof.TLSCA), TLSInsecure: cf.tlsInsecure || prof.TLSInsecure,
+		DialTimeout: cf.dialTimeout, ReadTimeout: cf.readTimeout, PoolSize: s.scan.InFlight + 2,
 	}
 	if !fs.Changed("dial-timeout") && prof.DialTimeout > 0 {
-		s.opts.dialTimeout = prof.DialTimeout.D()
+		s.opts.DialTimeout = prof.DialTimeout.D()
 	}
 	if !fs.Changed("read-timeout") && prof.ReadTimeout > 0 {
-		s.opts.readTimeout = prof.ReadTimeout.D()
+		s.opts.ReadTimeout = prof.ReadTimeout.D()
 	}
 	return s, nil
 }
 
 // connect dials the resolved endpoint.
 func (s *session) connect(ctx context.Context, a *app) error {
-	c, err := newClient(ctx, s.opts, a.stderr)
+	c, err := redisconn.Dial(ctx, s.opts, a.stderr)
 	if err != nil {
 		return err
 	}
@@ -389,13 +390,13 @@ func (s *session) displayAddress() string {
 	case "cluster":
 		return s.ep.String() + " (cluster)"
 	case "sentinel":
-		return s.ep.String() + " (sentinel " + s.opts.master + ")"
+		return s.ep.String() + " (sentinel " + s.opts.Master + ")"
 	}
 	return s.ep.String()
 }
 
 // promptPassword reads a password from the terminal without echo.
-func (a *app) promptPassword(ep endpoint) (string, error) {
+func (a *app) promptPassword(ep redisconn.Endpoint) (string, error) {
 	if !a.inTTY {
 		return "", usageErr("--password-prompt needs a terminal; use --password-env or --password-file")
 	}
