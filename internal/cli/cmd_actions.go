@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
@@ -59,52 +58,23 @@ type target struct {
 	saw *actions.Seen
 }
 
-var actionAbout = map[actions.Kind]string{
-	actions.KindExpire: "Give records a new TTL, or delete them now (--ttl 0) so the client's next retry is\n" +
-		"processed afresh.",
-	actions.KindFail: "Force-fail processing records: a terminal failed state with a replay status and\n" +
-		"response (default: the schema's retryable error), failed_at (server time), failed_by\n" +
-		"and reason. For formats without a failed state the schema says what it means\n" +
-		"(a bare SETNX marker is deleted); an action a schema cannot express is refused.",
-	actions.KindReconcile: "Mark records reconciled after checking the authoritative system: succeeded (or the\n" +
-		"schema's configured state) with reconciled_ref, reconciled_by, reconciled_at, reason,\n" +
-		"and optionally a replay status and response.",
+// actionCmd is expire, fail or reconcile, with its flags.
+type actionCmd struct {
+	kind actions.Kind
+	cf   connFlags
+	kf   keyspaceFlags
+	wf   writeFlags
 }
 
-// actionCmdOptions are the flags of expire, fail and reconcile.
-type actionCmdOptions struct {
-	cf connFlags
-	kf keyspaceFlags
-	wf writeFlags
-}
-
-var actionSummary = map[actions.Kind]string{
-	actions.KindExpire:    "guarded write: new TTL, or delete (--ttl 0)",
-	actions.KindFail:      "guarded write: force-fail processing records",
-	actions.KindReconcile: "guarded write: mark records reconciled with the source of truth",
-}
-
-func newActionCmd(a *app, kind actions.Kind) *cobra.Command {
-	var o actionCmdOptions
-	c := newCommand(string(kind)+" KEY... --reason TEXT [flags]", actionSummary[kind], actionAbout[kind]+"\n\n"+
-		"Every write is a compare-and-set Lua script against the whole record shown (state,\n"+
-		"fingerprint, every field, TTL and lock: its version; or --expect-*), refused unless\n"+
-		"writes are enabled, confirmed (type yes, or the count for several keys; without a\n"+
-		"terminal it refuses and prints the exact command with --yes, pinned to each\n"+
-		"record's version), and audited before and after. Exit codes: 4 refused,\n"+
-		"5 conflict, 6 not found, 7 partial bulk run.",
-		func(ctx context.Context, fs *pflag.FlagSet, args []string) error {
-			return runAction(ctx, a, kind, fs, &o, args)
-		})
-	c.Args = cobra.ArbitraryArgs
-	fs := c.Flags()
-	addGroup(fs, groupWrite, func(fs *pflag.FlagSet) { o.wf.register(fs, kind) })
+// flags registers the write, keyspace and connection flags of o.kind.
+func (o *actionCmd) flags(fs *pflag.FlagSet) {
+	addGroup(fs, groupWrite, func(fs *pflag.FlagSet) { o.wf.register(fs, o.kind) })
 	addGroup(fs, groupKeyspace, o.kf.register)
 	addGroup(fs, groupConnection, o.cf.register)
-	return c
 }
 
-func runAction(ctx context.Context, a *app, kind actions.Kind, fs *pflag.FlagSet, o *actionCmdOptions, args []string) error {
+func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []string) error {
+	kind := o.kind
 	cf, kf, wf := &o.cf, &o.kf, &o.wf
 	if strings.TrimSpace(wf.reason) == "" {
 		return usageErr("--reason is required: say why, for the audit log")

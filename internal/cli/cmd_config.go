@@ -26,7 +26,7 @@ func newConfigCmd(a *app) *cobra.Command {
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error { return pflag.ErrHelp },
 	}
-	c.AddCommand(newConfigPathCmd(a), newConfigViewCmd(a))
+	c.AddCommand(leaf(a, "config-path", &configPathCmd{}), leaf(a, "config-view", &configViewCmd{}))
 	return c
 }
 
@@ -37,41 +37,39 @@ type configPathView struct {
 	Exists bool   `json:"exists"` // an absent default file is fine; an absent named one is an error elsewhere
 }
 
-func newConfigPathCmd(a *app) *cobra.Command {
-	var configPath, output string
-	c := newCommand("path [flags]", "the config file in effect, why (flag, environment or default), and whether it exists",
-		"Print the config file idemctl reads and why: --config, $IDEMCTL_CONFIG, or the\n"+
-			"default $XDG_CONFIG_HOME/idemctl/config.yaml (~/.config/idemctl/config.yaml);\n"+
-			"and whether it exists. The first line is the path alone, for scripts.",
-		func(context.Context, *pflag.FlagSet, []string) error {
-			f := a.configFile(configPath)
-			v := configPathView{Path: f.path, From: f.from}
-			if f.path != "" {
-				_, err := os.Stat(f.path)
-				v.Exists = err == nil
-			}
-			if output == "json" {
-				return writeJSON(a, v)
-			}
-			if output != "text" {
-				return usageErr("--output %q: want text or json", output)
-			}
-			if v.Path == "" {
-				fmt.Fprintln(a.stdout, "(none: neither --config, $IDEMCTL_CONFIG, $XDG_CONFIG_HOME nor $HOME is set)")
-				return nil
-			}
-			exists := "yes"
-			if !v.Exists {
-				exists = "no"
-			}
-			fmt.Fprintf(a.stdout, "%s\n  from:   %s\n  exists: %s\n", v.Path, configFromText(v.From), exists)
-			return nil
-		})
-	outputFlag(c.Flags(), &output, "text", "text or json", "text", "json")
-	addGroup(c.Flags(), groupConnection, func(fs *pflag.FlagSet) {
-		fs.StringVar(&configPath, "config", "", "config file (default $XDG_CONFIG_HOME/idemctl/config.yaml)")
+// configPathCmd names the config file in effect.
+type configPathCmd struct{ configPath, output string }
+
+func (o *configPathCmd) flags(fs *pflag.FlagSet) {
+	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
+	addGroup(fs, groupConnection, func(fs *pflag.FlagSet) {
+		fs.StringVar(&o.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/idemctl/config.yaml)")
 	})
-	return c
+}
+
+func (o *configPathCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, _ []string) error {
+	f := a.configFile(o.configPath)
+	v := configPathView{Path: f.path, From: f.from}
+	if f.path != "" {
+		_, err := os.Stat(f.path)
+		v.Exists = err == nil
+	}
+	if o.output == "json" {
+		return writeJSON(a, v)
+	}
+	if o.output != "text" {
+		return usageErr("--output %q: want text or json", o.output)
+	}
+	if v.Path == "" {
+		fmt.Fprintln(a.stdout, "(none: neither --config, $IDEMCTL_CONFIG, $XDG_CONFIG_HOME nor $HOME is set)")
+		return nil
+	}
+	exists := "yes"
+	if !v.Exists {
+		exists = "no"
+	}
+	fmt.Fprintf(a.stdout, "%s\n  from:   %s\n  exists: %s\n", v.Path, configFromText(v.From), exists)
+	return nil
 }
 
 func configFromText(from string) string {
@@ -143,30 +141,19 @@ type keyspaceView struct {
 	MaxValue          string `json:"max_value" yaml:"max_value"`
 }
 
-// configViewCmdOptions are config view's flags: the same connection,
+// configViewCmd are config view's flags: the same connection,
 // keyspace and scan flags as scan, so it shows what scan would use.
-type configViewCmdOptions struct {
-	cf     connFlags
-	kf     keyspaceFlags
-	sf     scanFlags
+type configViewCmd struct {
+	readFlags
 	output string
 }
 
-func newConfigViewCmd(a *app) *cobra.Command {
-	var o configViewCmdOptions
-	c := newCommand("view [flags]", "the effective config: file, environment and flags merged, secrets redacted",
-		"Print the configuration a command run with the same flags would use: the config\n"+
-			"file's profile with the IDEMCTL_… variables and flags applied, its keyspaces with\n"+
-			"the presets' defaults filled in, and the scan settings. Passwords are never\n"+
-			"printed: only where they come from. Connects to nothing.",
-		func(ctx context.Context, fs *pflag.FlagSet, _ []string) error { return runConfigView(a, fs, &o) })
-	fs := c.Flags()
+func (o *configViewCmd) flags(fs *pflag.FlagSet) {
 	outputFlag(fs, &o.output, "yaml", "yaml or json", "yaml", "json")
-	addReadFlags(fs, &o.cf, &o.kf, &o.sf)
-	return c
+	o.readFlags.register(fs)
 }
 
-func runConfigView(a *app, fs *pflag.FlagSet, o *configViewCmdOptions) error {
+func (o *configViewCmd) run(_ context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
 	if o.output != "yaml" && o.output != "json" {
 		return usageErr("--output %q: want yaml or json", o.output)
 	}

@@ -5,19 +5,20 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/inspect"
 )
 
-func newPresetsCmd(a *app) *cobra.Command {
-	var output string
-	c := newCommand("presets [flags]", "list the built-in record formats",
-		"List the built-in record formats (schemas shipped with idemctl).",
-		func(context.Context, *pflag.FlagSet, []string) error { return runPresets(a, output) })
-	outputFlag(c.Flags(), &output, "text", "text or json", "text", "json")
-	return c
+// presetsCmd lists the built-in record formats.
+type presetsCmd struct{ output string }
+
+func (o *presetsCmd) flags(fs *pflag.FlagSet) {
+	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
+}
+
+func (o *presetsCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, _ []string) error {
+	return runPresets(a, o.output)
 }
 
 // presetInfo is one preset in presets -o json.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/appsim"
@@ -14,8 +13,8 @@ import (
 	"github.com/idemctl/idemctl/internal/redisconn"
 )
 
-// seedCmdOptions are seed's flags.
-type seedCmdOptions struct {
+// seedCmd holds seed's flags.
+type seedCmd struct {
 	cf                          connFlags
 	count                       int
 	preset                      string
@@ -25,17 +24,8 @@ type seedCmdOptions struct {
 	force, fieldTTL             bool
 }
 
-func newSeedCmd(a *app) *cobra.Command {
-	var o seedCmdOptions
-	c := newCommand("seed [flags]", "fill a (test) Redis with realistic records, as an application writes them",
-		"Fill a Redis with realistic idempotency records, written the way an application\n"+
-			"writes them (the lesson's atomic RESERVE/COMPLETE scripts, or SET NX markers):\n"+
-			"succeeded, processing, stale processing, processing without TTL, conflicting\n"+
-			"reuse and large responses over several principals and endpoints. Prints what it\n"+
-			"wrote as JSON, including the counts a correct 'idemctl stats' must report.\n"+
-			"Refuses a non-loopback server unless --force.",
-		func(ctx context.Context, fs *pflag.FlagSet, _ []string) error { return runSeed(ctx, a, fs, &o) })
-	fs := c.Flags()
+// flags registers seed's flags.
+func (o *seedCmd) flags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.count, "count", 1000, "records to write")
 	fs.StringVar(&o.preset, "preset", "atlasmart", "record format to write: atlasmart or setnx")
 	fs.Var(durationValue{&o.reserve}, "reserve-ttl", "TTL the reserve step sets (default: the preset's)")
@@ -46,10 +36,9 @@ func newSeedCmd(a *app) *cobra.Command {
 	fs.BoolVar(&o.force, "force", false, "allow a non-loopback server")
 	fs.BoolVar(&o.fieldTTL, "field-ttl", false, "put each record's TTL on its fields instead of its key (HPEXPIRE; Redis 7.4+, atlasmart)")
 	addGroup(fs, groupConnection, o.cf.register)
-	return c
 }
 
-func runSeed(ctx context.Context, a *app, fs *pflag.FlagSet, o *seedCmdOptions) error {
+func (o *seedCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
 	if o.count <= 0 {
 		return usageErr("--count must be positive")
 	}

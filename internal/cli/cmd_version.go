@@ -9,16 +9,18 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
-func newVersionCmd(a *app) *cobra.Command {
-	var output string
-	c := newCommand("version [flags]", "print the version", "Print idemctl's version and build.",
-		func(context.Context, *pflag.FlagSet, []string) error { return runVersion(a, output) })
-	outputFlag(c.Flags(), &output, "text", "text or json", "text", "json")
-	return c
+// versionCmd prints the version and build.
+type versionCmd struct{ output string }
+
+func (o *versionCmd) flags(fs *pflag.FlagSet) {
+	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
+}
+
+func (o *versionCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, _ []string) error {
+	return runVersion(a, o.output)
 }
 
 // versionInfo is version -o json.

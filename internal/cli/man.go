@@ -15,19 +15,18 @@ import (
 // environment and the exit codes, and one page per command, all from the
 // same definitions as --help. Hidden: packagers run it, operators read the
 // pages.
-func newManCmd(a *app) *cobra.Command {
-	c := newCommand("man DIR", "write the man pages (section 1) into DIR", "", nil)
-	c.Hidden = true
-	c.Args = cobra.ExactArgs(1)
-	c.RunE = func(c *cobra.Command, args []string) error {
-		n, err := writeManPages(c.Context(), c.Root(), args[0])
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(a.stderr, "wrote %d man pages to %s\n", n, args[0])
-		return nil
+// manCmd writes the man pages of the whole tree under root.
+type manCmd struct{ root *cobra.Command }
+
+func (*manCmd) flags(*pflag.FlagSet) {}
+
+func (o *manCmd) run(ctx context.Context, a *app, _ *pflag.FlagSet, args []string) error {
+	n, err := writeManPages(ctx, o.root, args[0])
+	if err != nil {
+		return err
 	}
-	return c
+	fmt.Fprintf(a.stderr, "wrote %d man pages to %s\n", n, args[0])
+	return nil
 }
 
 func writeManPages(ctx context.Context, root *cobra.Command, dir string) (int, error) {

@@ -243,6 +243,11 @@ func (s *session) connect(ctx context.Context, a *app) error {
 	return nil
 }
 
+// openRead opens the session of a command that reads records.
+func (a *app) openRead(ctx context.Context, fs *pflag.FlagSet, r *readFlags) (*session, error) {
+	return a.openSession(ctx, fs, &r.cf, &r.kf, &r.sf, true)
+}
+
 // openSession resolves and connects.
 func (a *app) openSession(ctx context.Context, fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags, sf *scanFlags, needKeyspaces bool) (*session, error) {
 	s, err := a.resolveSession(fs, cf, kf, sf, needKeyspaces)
