@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -50,7 +51,7 @@ func TestACLReadOnlyUserIsRefused(t *testing.T) {
 	ctx := context.Background()
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	before, ttl := r.raw(atlasKey), r.pttl(atlasKey)
-	ks := presetKeyspace(t, "atlasmart")
+	ks := inspecttest.Keyspace(t, "atlasmart")
 	for _, req := range []Request{
 		{Kind: KindFail, Reason: "stuck"},
 		{Kind: KindExpire, Reason: "stuck", TTL: TTL{Mode: TTLSet, D: time.Hour}},
@@ -81,7 +82,7 @@ func TestACLScriptingWithoutWriteCommands(t *testing.T) {
 	ctx := context.Background()
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	before := r.raw(atlasKey)
-	p, err := ex.Plan(ctx, Request{Kind: KindFail, Keyspace: presetKeyspace(t, "atlasmart"), Key: atlasKey, Reason: "stuck"})
+	p, err := ex.Plan(ctx, Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, Reason: "stuck"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestACLScriptFailsHalfway(t *testing.T) {
 	ex := aclUser(t, r, "idem-halfway", readRights, scriptRights, []string{"+hset"}) // no +pexpire
 	ctx := context.Background()
 	r.reserveAtlas(atlasKey, fp("body-1"))
-	p, err := ex.Plan(ctx, Request{Kind: KindFail, Keyspace: presetKeyspace(t, "atlasmart"), Key: atlasKey, Reason: "stuck"})
+	p, err := ex.Plan(ctx, Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, Reason: "stuck"})
 	if err != nil {
 		t.Fatal(err)
 	}

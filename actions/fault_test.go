@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 	"github.com/idemctl/idemctl/internal/faultproxy"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
@@ -90,7 +91,7 @@ func TestFaultReplyLostWriteApplied(t *testing.T) {
 	t.Parallel()
 	f := newFaultRig(t, -1)
 	f.reserveAtlas(atlasKey, fp("body-1"))
-	p := f.planDirect(Request{Kind: KindFail, Keyspace: presetKeyspace(t, "atlasmart"), Key: atlasKey})
+	p := f.planDirect(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
 	f.px.DropReplies()
 	f.afterDrop(false, 50*time.Millisecond, f.px.Resume)
 	res := f.ex.Apply(context.Background(), p)
@@ -115,7 +116,7 @@ func TestFaultRequestLostNotApplied(t *testing.T) {
 	f := newFaultRig(t, -1)
 	f.reserveAtlas(atlasKey, fp("body-1"))
 	before := f.raw(atlasKey)
-	p := f.planDirect(Request{Kind: KindFail, Keyspace: presetKeyspace(t, "atlasmart"), Key: atlasKey})
+	p := f.planDirect(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
 	f.px.DropRequests()
 	f.afterDrop(true, 50*time.Millisecond, f.px.Resume)
 	res := f.ex.Apply(context.Background(), p)
@@ -137,7 +138,7 @@ func TestFaultConnectionCutAfterWrite(t *testing.T) {
 	for _, retries := range []int{-1, 1} {
 		f := newFaultRig(t, retries)
 		f.reserveAtlas(atlasKey, fp("body-1"))
-		p := f.planDirect(Request{Kind: KindFail, Keyspace: presetKeyspace(t, "atlasmart"), Key: atlasKey})
+		p := f.planDirect(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
 		f.px.DropReplies()
 		f.afterDrop(false, 0, func() { f.px.Resume(); f.px.CutConnections() })
 		res := f.ex.Apply(context.Background(), p)
@@ -156,7 +157,7 @@ func TestFaultTimeoutIsNotRetried(t *testing.T) {
 	t.Parallel()
 	f := newFaultRig(t, 1)
 	f.reserveAtlas(atlasKey, fp("body-1"))
-	p := f.planDirect(Request{Kind: KindFail, Keyspace: presetKeyspace(t, "atlasmart"), Key: atlasKey})
+	p := f.planDirect(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
 	f.px.DropReplies()
 	f.afterDrop(false, 0, f.px.Resume)
 	res := f.ex.Apply(context.Background(), p)
@@ -171,7 +172,7 @@ func TestFaultNoReRead(t *testing.T) {
 	t.Parallel()
 	f := newFaultRig(t, -1)
 	f.reserveAtlas(atlasKey, fp("body-1"))
-	p := f.planDirect(Request{Kind: KindFail, Keyspace: presetKeyspace(t, "atlasmart"), Key: atlasKey})
+	p := f.planDirect(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
 	f.px.DropReplies()
 	f.afterDrop(false, 0, func() { f.px.Close() })
 	res := f.ex.Apply(context.Background(), p)
@@ -191,7 +192,7 @@ func TestFaultExpireSettledByTTL(t *testing.T) {
 	for _, lost := range []string{"request", "reply"} {
 		f := newFaultRig(t, -1)
 		f.reserveAtlas(atlasKey, fp("body-1")) // TTL 60s
-		p := f.planDirect(Request{Kind: KindExpire, Keyspace: presetKeyspace(t, "atlasmart"), Key: atlasKey, TTL: TTL{Mode: TTLSet, D: 10 * time.Minute}})
+		p := f.planDirect(Request{Kind: KindExpire, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, TTL: TTL{Mode: TTLSet, D: 10 * time.Minute}})
 		want := NotApplied
 		if lost == "request" {
 			f.px.DropRequests()
@@ -212,7 +213,7 @@ func TestFaultExpireSettledByTTL(t *testing.T) {
 func TestFaultJSONReplyLost(t *testing.T) {
 	t.Parallel()
 	f := newFaultRig(t, -1)
-	ks := schemaKeyspace(t, "jsonidem", jsonSchemaYAML)
+	ks := inspecttest.Schema(t, "jsonidem", jsonSchemaYAML)
 	for _, req := range []Request{{Kind: KindFail}, {Kind: KindReconcile, Ref: "ord-1"}} {
 		f.setMarker(jsonKey, jsonProcessing, 120*time.Second)
 		req.Keyspace, req.Key = ks, jsonKey

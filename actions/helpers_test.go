@@ -14,7 +14,6 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/idemctl/idemctl/appsim"
-	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -66,33 +65,6 @@ const (
 	jsonKey  = "jsonidem:req-1"
 	testUser = "oncall-tester"
 )
-
-func presetKeyspace(t testing.TB, name string) *inspect.Keyspace {
-	t.Helper()
-	s, err := inspect.Preset(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return keyspaceOf(t, s)
-}
-
-func schemaKeyspace(t testing.TB, name, doc string) *inspect.Keyspace {
-	t.Helper()
-	s, err := inspect.ParseSchemaYAML(name, []byte(doc))
-	if err != nil {
-		t.Fatalf("schema %s: %v", name, err)
-	}
-	return keyspaceOf(t, s)
-}
-
-func keyspaceOf(t testing.TB, s *inspect.Schema) *inspect.Keyspace {
-	t.Helper()
-	ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Schema: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ks
-}
 
 // rig is one executor with writes enabled and its own audit log, plus a
 // direct client to seed and inspect records behind the tool's back.

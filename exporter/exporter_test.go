@@ -19,6 +19,7 @@ import (
 
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -45,11 +46,7 @@ func keyspace(t *testing.T, name string) *inspect.Keyspace {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Name: name, Schema: p, ReserveTTL: reserveTTL, ProcessingTimeout: timeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ks
+	return inspecttest.Spec(t, inspect.KeyspaceSpec{Name: name, Schema: p, ReserveTTL: reserveTTL, ProcessingTimeout: timeout})
 }
 
 func newExporter(t *testing.T, c redis.UniversalClient, mod func(*Config)) *Exporter {
@@ -171,9 +168,7 @@ func TestExporterKeepsLastGoodValuesWhenScansFail(t *testing.T) {
 }
 
 func TestNeverTwoScansAtOnce(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	seed(t, c, 200)
 	entered, release := make(chan struct{}), make(chan struct{})
 	e := newExporter(t, c, func(cfg *Config) {
@@ -204,9 +199,7 @@ func TestNeverTwoScansAtOnce(t *testing.T) {
 }
 
 func TestSlowScanTimesOutAsAMetric(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	seed(t, c, 2000)
 	e := newExporter(t, c, func(cfg *Config) {
 		cfg.Scan = inspect.Options{Count: 10, KeysPerSec: 200}
@@ -225,9 +218,7 @@ func TestSlowScanTimesOutAsAMetric(t *testing.T) {
 }
 
 func TestRunLoopAndShutdown(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	seed(t, c, 100)
 	e := newExporter(t, c, func(cfg *Config) { cfg.Interval = 50 * time.Millisecond })
 	ctx, cancel := context.WithCancel(context.Background())
@@ -251,9 +242,7 @@ func TestRunLoopAndShutdown(t *testing.T) {
 // Labels stay bounded: keyspace, state, flag and, when asked for, one
 // capture's top N plus an other bucket, whatever the number of keys.
 func TestLabelCardinalityAndGroupCap(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	res := seed(t, c, 3000)
 	e := newExporter(t, c, func(cfg *Config) { cfg.GroupLabel, cfg.GroupCap = "principal", 3 })
 	hs := httptest.NewServer(e.Handler())

@@ -13,21 +13,9 @@ import (
 
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
-
-func keyspace(t testing.TB, preset string) *inspect.Keyspace {
-	t.Helper()
-	s, err := inspect.Preset(preset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Schema: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ks
-}
 
 // scanAll collects every record of one keyspace.
 func scanAll(t *testing.T, c redis.UniversalClient, ks *inspect.Keyspace, opt inspect.Options) ([]inspect.Record, inspect.Coverage) {
@@ -49,9 +37,7 @@ func byKey(recs []inspect.Record) map[string]inspect.Record {
 }
 
 func TestScanFindsEverySeededKeyOnce(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	ctx := context.Background()
 	res, err := appsim.Seed(ctx, c, appsim.Plan{Schema: "atlasmart", Count: 5000, ReserveTTL: time.Hour,
 		ProcessingTimeout: 10 * time.Minute, Retention: time.Hour, LargeResponse: 16 << 10, RandSeed: 7})
@@ -59,7 +45,7 @@ func TestScanFindsEverySeededKeyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Set(ctx, "unrelated:key", "x", 0)
-	ks := keyspace(t, "atlasmart")
+	ks := inspecttest.Keyspace(t, "atlasmart")
 	ks.ReserveTTL, ks.ProcessingTimeout = time.Hour, 10*time.Minute
 	recs, cov := scanAll(t, c, ks, inspect.Options{Count: 100})
 	if !cov.Complete || cov.Err != nil || cov.Keys != 5000 || len(recs) != 5000 {
@@ -100,9 +86,7 @@ func TestScanFindsEverySeededKeyOnce(t *testing.T) {
 }
 
 func TestScanHostileRecords(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	ctx := context.Background()
 	p := "atlasmart:ch23:idem:"
 	fp := strings.Repeat("a", 64)
@@ -120,7 +104,7 @@ func TestScanHostileRecords(t *testing.T) {
 	c.HSet(ctx, evil, "state", "\x1b[2JSUCCEEDED", "fingerprint", "\x9b31m")
 	c.HSet(ctx, p+"c:POST:/n:num", "state", "SUCCEEDED", "fingerprint", fp, "status", "NaN")
 
-	recs, cov := scanAll(t, c, keyspace(t, "atlasmart"), inspect.Options{})
+	recs, cov := scanAll(t, c, inspecttest.Keyspace(t, "atlasmart"), inspect.Options{})
 	if !cov.Complete || len(recs) != 7 {
 		t.Fatalf("coverage %+v records %d", cov, len(recs))
 	}
@@ -175,7 +159,7 @@ func TestScanWithoutMemoryPermission(t *testing.T) {
 	defer admin.Do(ctx, "ACL", "DELUSER", "nomem")
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "nomem", Password: "nomem-pw", DisableIdentity: true})
 	defer c.Close()
-	recs, cov := scanAll(t, c, keyspace(t, "atlasmart"), inspect.Options{Count: 50})
+	recs, cov := scanAll(t, c, inspecttest.Keyspace(t, "atlasmart"), inspect.Options{Count: 50})
 	if !cov.Complete || cov.Err != nil || len(recs) != 300 || !cov.MemoryOff {
 		t.Fatalf("coverage %+v, %d records", cov, len(recs))
 	}
@@ -187,15 +171,13 @@ func TestScanWithoutMemoryPermission(t *testing.T) {
 }
 
 func TestScanCancelAndLimits(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	ctx := context.Background()
 	if _, err := appsim.Seed(ctx, c, appsim.Plan{Schema: "setnx", Count: 3000, ReserveTTL: time.Hour,
 		ProcessingTimeout: time.Minute, Retention: time.Hour, LargeResponse: 16 << 10}); err != nil {
 		t.Fatal(err)
 	}
-	ks := keyspace(t, "setnx")
+	ks := inspecttest.Keyspace(t, "setnx")
 	_, cov := scanAll(t, c, ks, inspect.Options{Count: 100, MaxKeys: 250})
 	if cov.Complete || !cov.Limited || cov.Keys != 250 || cov.Records != 250 {
 		t.Fatalf("max-keys coverage %+v", cov)
@@ -300,7 +282,7 @@ func TestScanCommandsPerKey(t *testing.T) {
 			if err := c.ConfigResetStat(ctx).Err(); err != nil {
 				t.Fatal(err)
 			}
-			recs, cov := scanAll(t, c, keyspace(t, "atlasmart"), tc.opt)
+			recs, cov := scanAll(t, c, inspecttest.Keyspace(t, "atlasmart"), tc.opt)
 			if !cov.Complete || len(recs) != 2000 {
 				t.Fatalf("coverage %+v, %d records", cov, len(recs))
 			}
@@ -347,7 +329,7 @@ func TestScanMisfitsWithoutProbe(t *testing.T) {
 	c.HSet(ctx, p+"c:POST:/ok:mid", "state", "SUCCEEDED", "fingerprint", fp, "response", strings.Repeat("r", 20<<10))
 	c.HSet(ctx, p+"c:POST:/ok:small", "state", "SUCCEEDED", "fingerprint", fp, "response", `{"ok":true}`)
 	for _, opt := range []inspect.Options{{}, {NoMemory: true}} {
-		recs, cov := scanAll(t, c, keyspace(t, "atlasmart"), opt)
+		recs, cov := scanAll(t, c, inspecttest.Keyspace(t, "atlasmart"), opt)
 		if !cov.Complete || len(recs) != 5 {
 			t.Fatalf("%+v: coverage %+v, %d records", opt, cov, len(recs))
 		}
@@ -400,7 +382,7 @@ func BenchmarkScan(b *testing.B) {
 		ProcessingTimeout: 10 * time.Minute, Retention: time.Hour, LargeResponse: 16 << 10, RandSeed: 7}); err != nil {
 		b.Fatal(err)
 	}
-	ks := keyspace(b, "atlasmart")
+	ks := inspecttest.Keyspace(b, "atlasmart")
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

@@ -13,9 +13,7 @@ import (
 func TestSnapshotMatchesSeed(t *testing.T) {
 	// Long reserve TTL and timeout: no record changes class during the test.
 	const reserveTTL, timeout = time.Hour, 10 * time.Minute
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	res, err := appsim.Seed(context.Background(), c, appsim.Plan{
 		Schema: "atlasmart", Count: 3000, ReserveTTL: reserveTTL, ProcessingTimeout: timeout,
 		Retention: 5 * time.Minute, LargeResponse: inspect.DefaultLargeResponse, RandSeed: 7,

@@ -16,9 +16,7 @@ import (
 // 100k fields under the pattern are scanned, flagged and bounded — the
 // bytes the server sends stay far below what it holds.
 func TestHugeValuesAreNeverFetched(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	srv, c := redistest.SharedClient(t)
 	ctx := context.Background()
 	p := "atlasmart:ch23:idem:"
 	big := strings.Repeat("x", 50<<20)

@@ -24,9 +24,7 @@ import (
 // nothing outside the selection changed, every applied write was made
 // against exactly what the operator saw, and no application write was lost.
 func TestBulkWriteUnderTrafficLosesNothing(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	srv, c := redistest.SharedClient(t)
 	ctx := context.Background()
 	if _, err := appsim.Seed(ctx, c, seedPlan(2000)); err != nil {
 		t.Fatal(err)

@@ -186,9 +186,7 @@ func TestScanFiltersAndFormats(t *testing.T) {
 }
 
 func TestScanTableNeverPrintsControlBytes(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	srv, c := redistest.SharedClient(t)
 	evil := "atlasmart:ch23:idem:\x1b]52;c;ZXZpbA==\x07:POST:/x\x9b:\xff"
 	c.HSet(context.Background(), evil, "state", "PROCESSING\x1b[2J", "fingerprint", "\x1b[31mred")
 	for _, out := range []string{"table", "ndjson", "json"} {
@@ -215,9 +213,7 @@ func TestConnectionErrors(t *testing.T) {
 	if !strings.Contains(r.Stderr, "connection refused") || !strings.Contains(r.Stderr, addr) || strings.Contains(r.Stderr+r.Stdout, "s3cr3t") {
 		t.Fatalf("stderr %q", r.Stderr)
 	}
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	srv, c := redistest.SharedClient(t)
 	c.Do(context.Background(), "ACL", "SETUSER", "ops", "on", ">right-pw", "~*", "+@all")
 	defer c.Do(context.Background(), "ACL", "DELUSER", "ops")
 	r = clitest.Run(t, map[string]string{"PW": "wr0ng-pw"}, "scan", "--url", "redis://"+srv.Addr, "--user", "ops", "--password-env", "PW", "--preset", "atlasmart")
