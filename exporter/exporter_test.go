@@ -12,14 +12,12 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/inspecttest"
+	"github.com/idemctl/idemctl/internal/promtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -66,50 +64,6 @@ func newExporter(t *testing.T, c redis.UniversalClient, mod func(*Config)) *Expo
 	return e
 }
 
-// scrape fetches /metrics and returns "name{l=v,…}" -> value.
-func scrape(t *testing.T, url string) map[string]float64 {
-	t.Helper()
-	resp, err := http.Get(url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("parse /metrics: %v", err)
-	}
-	out := map[string]float64{}
-	for name, f := range fams {
-		if !strings.HasPrefix(name, "idemctl_") {
-			continue
-		}
-		for _, m := range f.Metric {
-			out[seriesKey(name, m)] = value(m)
-		}
-	}
-	return out
-}
-
-func seriesKey(name string, m *dto.Metric) string {
-	var ls []string
-	for _, l := range m.Label {
-		ls = append(ls, l.GetName()+"="+l.GetValue())
-	}
-	slices.Sort(ls)
-	return name + "{" + strings.Join(ls, ",") + "}"
-}
-
-func value(m *dto.Metric) float64 {
-	switch {
-	case m.Gauge != nil:
-		return m.Gauge.GetValue()
-	case m.Counter != nil:
-		return m.Counter.GetValue()
-	}
-	return m.Untyped.GetValue()
-}
-
 func TestExporterKeepsLastGoodValuesWhenScansFail(t *testing.T) {
 	own := redistest.Own(t)
 	c := redis.NewClient(&redis.Options{Addr: own.Addr, DisableIdentity: true, MaxRetries: -1,
@@ -125,7 +79,7 @@ func TestExporterKeepsLastGoodValuesWhenScansFail(t *testing.T) {
 	if code, h := health(t, hs.URL); code != 503 || h.Status != "starting" {
 		t.Fatalf("healthz before any scan: %d %+v", code, h)
 	}
-	m := scrape(t, hs.URL)
+	m := promtest.Scrape(t, hs.URL+"/metrics")
 	if _, ok := m[`idemctl_records{keyspace=orders,state=processing}`]; ok || m["idemctl_last_success_timestamp_seconds{}"] != 0 {
 		t.Fatalf("record metrics before the first scan must be absent: %v", m)
 	}
@@ -135,7 +89,7 @@ func TestExporterKeepsLastGoodValuesWhenScansFail(t *testing.T) {
 	if code, h := health(t, hs.URL); code != 200 || h.Status != "ok" || h.Scans != 1 {
 		t.Fatalf("healthz after a scan: %d %+v", code, h)
 	}
-	before := scrape(t, hs.URL)
+	before := promtest.Scrape(t, hs.URL+"/metrics")
 	processing := `idemctl_records{keyspace=orders,state=processing}`
 	if before[processing] != float64(res.Expected.ByState["processing"]) || before["idemctl_scan_success{}"] != 1 {
 		t.Fatalf("after one scan: %v", before)
@@ -143,7 +97,7 @@ func TestExporterKeepsLastGoodValuesWhenScansFail(t *testing.T) {
 
 	own.Stop()
 	e.ScanOnce(context.Background())
-	after := scrape(t, hs.URL)
+	after := promtest.Scrape(t, hs.URL+"/metrics")
 	if after["idemctl_scan_success{}"] != 0 || after["idemctl_scan_errors_total{}"] != 1 || after["idemctl_scans_total{}"] != 2 ||
 		after["idemctl_scan_complete{keyspace=orders}"] != 0 {
 		t.Errorf("failed scan not reported: %v", after)
@@ -186,14 +140,14 @@ func TestNeverTwoScansAtOnce(t *testing.T) {
 	if e.ScanOnce(context.Background()) {
 		t.Error("a second scan started while one was running")
 	}
-	if m := scrape(t, hs.URL); m["idemctl_scan_in_progress{}"] != 1 {
+	if m := promtest.Scrape(t, hs.URL+"/metrics"); m["idemctl_scan_in_progress{}"] != 1 {
 		t.Errorf("scan_in_progress = %v during a scan", m["idemctl_scan_in_progress{}"])
 	}
 	close(release)
 	if !<-done {
 		t.Fatal("first scan did not finish")
 	}
-	if m := scrape(t, hs.URL); m["idemctl_scan_in_progress{}"] != 0 || m["idemctl_scans_total{}"] != 1 {
+	if m := promtest.Scrape(t, hs.URL+"/metrics"); m["idemctl_scan_in_progress{}"] != 0 || m["idemctl_scans_total{}"] != 1 {
 		t.Errorf("after the scan: %v", m)
 	}
 }
@@ -208,7 +162,7 @@ func TestSlowScanTimesOutAsAMetric(t *testing.T) {
 	hs := httptest.NewServer(e.Handler())
 	defer hs.Close()
 	e.ScanOnce(context.Background())
-	m := scrape(t, hs.URL)
+	m := promtest.Scrape(t, hs.URL+"/metrics")
 	if m["idemctl_scan_success{}"] != 0 || m["idemctl_scan_errors_total{}"] != 1 || m["idemctl_scan_duration_seconds{}"] < 0.2 {
 		t.Fatalf("timed-out scan: %v", m)
 	}
@@ -248,7 +202,7 @@ func TestLabelCardinalityAndGroupCap(t *testing.T) {
 	hs := httptest.NewServer(e.Handler())
 	defer hs.Close()
 	e.ScanOnce(context.Background())
-	m := scrape(t, hs.URL)
+	m := promtest.Scrape(t, hs.URL+"/metrics")
 	var groups []string
 	var sum float64
 	for k, v := range m {

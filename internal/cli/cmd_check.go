@@ -68,8 +68,8 @@ func (o *checkCmd) flags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.maxPNT, "max-processing-no-ttl", 0, "most processing records without TTL allowed")
 	fs.Int64Var(&o.maxNoTTL, "max-no-ttl", 0, "most records without TTL allowed")
 	fs.Int64Var(&o.maxUnknown, "max-unknown-state", 0, "most records with an unknown state allowed")
-	fs.Var(durationValue{&o.maxOldest}, "max-oldest-processing", "oldest processing record's age allowed, e.g. 5m")
-	fs.Var(sizeValue{&o.maxMem}, "max-memory", "most memory allowed for the records, e.g. 512MiB")
+	fs.Var(durationValue(&o.maxOldest), "max-oldest-processing", "oldest processing record's age allowed, e.g. 5m")
+	fs.Var(sizeValue(&o.maxMem), "max-memory", "most memory allowed for the records, e.g. 512MiB")
 	outputFlag(fs, &o.output, "text", "text (one line) or json", "text", "json")
 	o.readFlags.register(fs)
 }

@@ -28,7 +28,7 @@ func (o *demoCmd) flags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.crash, "crash-rate", 0.05, "share of simulated requests whose worker crashes")
 	fs.StringVar(&o.auditLog, "audit-log", filepath.Join(os.TempDir(), "idemctl-demo-audit.log"), "the demo's own audit log")
 	o.refresh = 3 * time.Second
-	fs.Var(durationValue{&o.refresh}, "refresh", "rescan interval")
+	fs.Var(durationValue(&o.refresh), "refresh", "rescan interval")
 }
 
 func (o *demoCmd) run(ctx context.Context, a *app, _ *pflag.FlagSet, _ []string) error {

@@ -30,8 +30,8 @@ type exporterCmd struct {
 func (o *exporterCmd) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.listen, "listen", "", "address to serve on (default: the profile's listen, else "+defaultListen+")")
 	fs.BoolVar(&o.listenAny, "listen-any", false, "allow a non-loopback --listen (metrics name keyspaces and counts)")
-	fs.Var(durationValue{&o.interval}, "interval", "time between scan starts (default: the profile's exporter_interval, else 60s)")
-	fs.Var(durationValue{&o.scanTimeout}, "scan-timeout", "cut a scan running longer than this and count it as failed (default 5m)")
+	fs.Var(durationValue(&o.interval), "interval", "time between scan starts (default: the profile's exporter_interval, else 60s)")
+	fs.Var(durationValue(&o.scanTimeout), "scan-timeout", "cut a scan running longer than this and count it as failed (default 5m)")
 	fs.StringVar(&o.groupLabel, "group-label", "", "also expose the top values of this key-template capture (e.g. principal)")
 	fs.IntVar(&o.groupCap, "group-cap", 20, fmt.Sprintf("values kept for --group-label, the rest summed as %s (at most %d)", exporter.OtherValue, exporter.MaxGroupCap))
 	o.readFlags.register(fs)

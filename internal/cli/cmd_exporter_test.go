@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 
@@ -24,6 +22,7 @@ import (
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/cli"
 	"github.com/idemctl/idemctl/internal/clitest"
+	"github.com/idemctl/idemctl/internal/promtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -45,47 +44,6 @@ func waitHealthy(t *testing.T, b *clitest.Background, addr string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("/healthz not 200 within 30s; stderr: %s", b.Stderr.String())
-}
-
-// scrapeMetrics fetches /metrics, parses it with expfmt and returns the
-// idemctl_* series as "name{label=value,…}" (labels sorted) -> value.
-func scrapeMetrics(t *testing.T, addr string) map[string]float64 {
-	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("parse /metrics: %v", err)
-	}
-	out := map[string]float64{}
-	for name, f := range fams {
-		if !strings.HasPrefix(name, "idemctl_") {
-			continue
-		}
-		for _, m := range f.Metric {
-			var ls []string
-			for _, l := range m.Label {
-				ls = append(ls, l.GetName()+"="+l.GetValue())
-			}
-			slices.Sort(ls)
-			out[name+"{"+strings.Join(ls, ",")+"}"] = metricValue(m)
-		}
-	}
-	return out
-}
-
-func metricValue(m *dto.Metric) float64 {
-	switch {
-	case m.Gauge != nil:
-		return m.Gauge.GetValue()
-	case m.Counter != nil:
-		return m.Counter.GetValue()
-	}
-	return m.GetUntyped().GetValue()
 }
 
 func freeAddr(t *testing.T) string {
@@ -122,7 +80,7 @@ func TestExporterMetricsMatchSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, addr := startExporter(t, url, "--interval", "1m")
-	m := scrapeMetrics(t, addr)
+	m := promtest.Scrape(t, "http://"+addr+"/metrics")
 	ks := "keyspace=atlasmart"
 	want := map[string]float64{
 		"idemctl_stale_records{" + ks + "}":                  float64(so.Expected.Stale),
@@ -222,7 +180,7 @@ func TestExporterSurvivesUnreachableRedis(t *testing.T) {
 	for time.Now().Before(deadline) {
 		if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
 			resp.Body.Close()
-			if m = scrapeMetrics(t, addr); m["idemctl_scan_errors_total{}"] >= 2 {
+			if m = promtest.Scrape(t, "http://"+addr+"/metrics"); m["idemctl_scan_errors_total{}"] >= 2 {
 				break
 			}
 		}
@@ -313,7 +271,7 @@ func TestAlertRulesUseExportedMetrics(t *testing.T) {
 	clitest.Run(t, nil, append([]string{"seed", "--url", srv.URL(0), "--count", "200"}, exporterTiming...)...).MustCode(t, 0)
 	_, addr := startExporter(t, srv.URL(0))
 	served := map[string]bool{}
-	for k := range scrapeMetrics(t, addr) {
+	for k := range promtest.Scrape(t, "http://"+addr+"/metrics") {
 		served[k[:strings.IndexByte(k, '{')]] = true
 	}
 	labels := append(exporter.LabelNames(), "instance", "job") // job and instance come from the scrape
@@ -383,7 +341,7 @@ func TestExporterListenFromProfile(t *testing.T) {
 	}
 	b := clitest.Start(t, "exporter", "--config", write(addr))
 	waitHealthy(t, b, addr)
-	m := scrapeMetrics(t, addr)
+	m := promtest.Scrape(t, "http://"+addr+"/metrics")
 	if m["idemctl_scan_interval_seconds{}"] != 7 || m["idemctl_scan_complete{keyspace=orders}"] != 1 {
 		t.Errorf("metrics %v", m)
 	}

@@ -1,25 +1,11 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 
-	"github.com/spf13/pflag"
-
 	"github.com/idemctl/idemctl/inspect"
 )
-
-// presetsCmd lists the built-in record formats.
-type presetsCmd struct{ output string }
-
-func (o *presetsCmd) flags(fs *pflag.FlagSet) {
-	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
-}
-
-func (o *presetsCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, _ []string) error {
-	return runPresets(a, o.output)
-}
 
 // presetInfo is one preset in presets -o json.
 type presetInfo struct {

@@ -21,7 +21,7 @@ type uiCmd struct {
 
 // flags registers ui's flags.
 func (o *uiCmd) flags(fs *pflag.FlagSet) {
-	fs.Var(durationValue{&o.refresh}, "refresh", "rescan on its own at this interval (default: only on r)")
+	fs.Var(durationValue(&o.refresh), "refresh", "rescan on its own at this interval (default: only on r)")
 	fs.BoolVar(&o.reveal, "reveal", false, "show response payloads in the detail screen without pressing v")
 	addGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
 		fs.BoolVar(&o.write, "write", false, "enable guarded writes for this session (or writes: true in the profile)")

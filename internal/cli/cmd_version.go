@@ -1,27 +1,13 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
-
-	"github.com/spf13/pflag"
 )
-
-// versionCmd prints the version and build.
-type versionCmd struct{ output string }
-
-func (o *versionCmd) flags(fs *pflag.FlagSet) {
-	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
-}
-
-func (o *versionCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, _ []string) error {
-	return runVersion(a, o.output)
-}
 
 // versionInfo is version -o json.
 type versionInfo struct {

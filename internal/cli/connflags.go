@@ -37,8 +37,8 @@ func (c *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.tlsCA, "tls-ca", "", "PEM file of CA certificates to verify the server with")
 	fs.BoolVar(&c.tlsInsecure, "tls-insecure", false, "do not verify the server's TLS certificate (dangerous)")
 	c.dialTimeout, c.readTimeout = 5*time.Second, 5*time.Second
-	fs.Var(durationValue{&c.dialTimeout}, "dial-timeout", "connect timeout")
-	fs.Var(durationValue{&c.readTimeout}, "read-timeout", "read/write timeout per command or pipeline")
+	fs.Var(durationValue(&c.dialTimeout), "dial-timeout", "connect timeout")
+	fs.Var(durationValue(&c.readTimeout), "read-timeout", "read/write timeout per command or pipeline")
 	fs.BoolVar(&c.cluster, "cluster", false, "Redis Cluster: --url (and --addrs) are seed nodes; every primary is scanned")
 	fs.StringSliceVar(&c.addrs, "addrs", nil, "more seed nodes (cluster) or sentinel addresses, host:port")
 	fs.StringVar(&c.sentinel, "sentinel-master", "", "Sentinel: the master's name; --url (and --addrs) are sentinels")

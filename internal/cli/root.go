@@ -70,8 +70,8 @@ func newRoot(a *app) *cobra.Command {
 		c.Args = cobra.ArbitraryArgs
 		add("write", c)
 	}
-	add("setup", leaf(a, "demo", &demoCmd{}), leaf(a, "seed", &seedCmd{}), leaf(a, "presets", &presetsCmd{}),
-		newConfigCmd(a), leaf(a, "version", &versionCmd{}))
+	add("setup", leaf(a, "demo", &demoCmd{}), leaf(a, "seed", &seedCmd{}), leaf(a, "presets", &printCmd{print: runPresets}),
+		newConfigCmd(a), leaf(a, "version", &printCmd{print: runVersion}))
 	root.SetHelpCommand(newHelpCmd(a))
 	root.SetHelpCommandGroupID("setup")
 	root.SetCompletionCommandGroupID("setup")
@@ -111,6 +111,20 @@ func rootArgs(c *cobra.Command, args []string) error {
 type command interface {
 	flags(fs *pflag.FlagSet)
 	run(ctx context.Context, a *app, fs *pflag.FlagSet, args []string) error
+}
+
+// printCmd is a command that only prints, as text or JSON: presets, version.
+type printCmd struct {
+	output string
+	print  func(a *app, output string) error
+}
+
+func (o *printCmd) flags(fs *pflag.FlagSet) {
+	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
+}
+
+func (o *printCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, _ []string) error {
+	return o.print(a, o.output)
 }
 
 // leaf builds the command NAME for cmd. Its usage line, summary and

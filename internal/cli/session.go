@@ -36,11 +36,11 @@ func (k *keyspaceFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&k.schema, "schema", "", "record schema defined in the config file")
 	fs.StringSliceVar(&k.keyspaces, "keyspace", nil, "keyspace(s) from the config file (default: the profile's)")
 	fs.StringVar(&k.keyTemplate, "key-template", "", "key template, e.g. 'app:{principal}:{endpoint...}:{idem_key}'")
-	fs.Var(durationValue{&k.processingTimeout}, "processing-timeout", "processing records older than this are stale")
-	fs.Var(durationValue{&k.reserveTTL}, "reserve-ttl", "TTL the reserve step sets (age = reserve TTL - remaining TTL)")
-	fs.Var(durationValue{&k.retention}, "retention", "TTL the complete step sets (retry horizon)")
-	fs.Var(sizeValue{&k.largeResponse}, "large-response", "flag replay responses above this size (default 16KiB)")
-	fs.Var(sizeValue{&k.maxValue}, "max-value", "read cap for any single value (default 64KiB)")
+	fs.Var(durationValue(&k.processingTimeout), "processing-timeout", "processing records older than this are stale")
+	fs.Var(durationValue(&k.reserveTTL), "reserve-ttl", "TTL the reserve step sets (age = reserve TTL - remaining TTL)")
+	fs.Var(durationValue(&k.retention), "retention", "TTL the complete step sets (retry horizon)")
+	fs.Var(sizeValue(&k.largeResponse), "large-response", "flag replay responses above this size (default 16KiB)")
+	fs.Var(sizeValue(&k.maxValue), "max-value", "read cap for any single value (default 64KiB)")
 }
 
 func (k *keyspaceFlags) adHoc() bool {
@@ -64,7 +64,7 @@ func (s *scanFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&s.noMemory, "no-memory", false, "skip MEMORY USAGE per key")
 	fs.Int64Var(&s.maxKeys, "max-keys", 0, "stop after this many keys (0: all)")
 	fs.IntVar(&s.keysPerSec, "keys-per-sec", 0, "throttle: at most this many keys per second (0: unthrottled)")
-	fs.Var(durationValue{&s.pause}, "pause", "throttle: sleep this long between SCAN calls")
+	fs.Var(durationValue(&s.pause), "pause", "throttle: sleep this long between SCAN calls")
 	fs.IntVar(&s.inFlight, "in-flight", 0, "pipelines in flight (0: 4, or 1 when throttled by --keys-per-sec or --pause)")
 	fs.BoolVar(&s.respSizes, "response-sizes", false, "measure every record's response size (one more command per key; by default only records big enough to hold a large response)")
 	fs.IntVar(&s.maxNodes, "max-nodes", 3, "cluster nodes scanned at a time")
