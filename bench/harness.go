@@ -309,13 +309,7 @@ func (h *harness) verify(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var rep struct {
-		Total    int64            `json:"total"`
-		ByState  map[string]int64 `json:"by_state"`
-		Stale    int64            `json:"stale"`
-		Flags    map[string]int64 `json:"flags"`
-		Complete bool             `json:"complete"`
-	}
+	var rep inspect.Report
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		return fmt.Errorf("stats output: %v", err)
 	}

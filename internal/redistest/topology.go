@@ -21,9 +21,11 @@ type Cluster struct {
 }
 
 // Addrs lists every node's address.
-func (c *Cluster) Addrs() []string {
-	out := make([]string, len(c.Nodes))
-	for i, n := range c.Nodes {
+func (c *Cluster) Addrs() []string { return addrs(c.Nodes) }
+
+func addrs(servers []*Server) []string {
+	out := make([]string, len(servers))
+	for i, n := range servers {
 		out[i] = n.Addr
 	}
 	return out
@@ -115,13 +117,7 @@ type Sentinel struct {
 }
 
 // SentinelAddrs lists the sentinels' addresses.
-func (s *Sentinel) SentinelAddrs() []string {
-	out := make([]string, len(s.Sentinels))
-	for i, n := range s.Sentinels {
-		out[i] = n.Addr
-	}
-	return out
-}
+func (s *Sentinel) SentinelAddrs() []string { return addrs(s.Sentinels) }
 
 // CurrentPrimary asks a sentinel which address is the primary now.
 func (s *Sentinel) CurrentPrimary(ctx context.Context) (string, error) {
