@@ -137,12 +137,7 @@ func TestFailHash(t *testing.T) {
 			if p.Refused != "" {
 				t.Fatalf("refused: %s", p.Refused)
 			}
-			t0 := r.serverMs()
-			res := r.apply(p)
-			t1 := r.serverMs()
-			if res.Outcome != Applied {
-				t.Fatalf("fail: %+v", res)
-			}
+			res, t0, t1 := r.applyTimed(p)
 			got := r.raw(atlasKey)
 			wantStatus, wantResp := strconv.Itoa(spec.Status), spec.Response
 			if tc.status != 0 {
@@ -207,12 +202,7 @@ func TestFailJSON(t *testing.T) {
 				req.TTL = TTL{Mode: TTLKeep}
 			}
 			p := r.plan(req)
-			t0 := r.serverMs()
-			res := r.apply(p)
-			t1 := r.serverMs()
-			if res.Outcome != Applied {
-				t.Fatalf("fail: %+v", res)
-			}
+			res, t0, t1 := r.applyTimed(p)
 			doc := r.jsonDoc(jsonKey)
 			resp, _ := doc["response"].(map[string]any)
 			meta, _ := doc["meta"].(map[string]any)
@@ -252,12 +242,7 @@ func TestReconcileHash(t *testing.T) {
 				}
 			}
 			p := r.plan(Request{Kind: KindReconcile, Keyspace: ks, Key: atlasKey, Ref: "ord-42", Reason: "order exists in OMS"})
-			t0 := r.serverMs()
-			res := r.apply(p)
-			t1 := r.serverMs()
-			if res.Outcome != Applied {
-				t.Fatalf("reconcile: %+v", res)
-			}
+			_, t0, t1 := r.applyTimed(p)
 			got := r.raw(atlasKey)
 			if got["state"] != "SUCCEEDED" || got["status"] != "200" || got["response"] != `{"reconciled":true,"ref":"ord-42"}` ||
 				got["reconciled_ref"] != "ord-42" || got["reconciled_by"] != testUser || got["reason"] != "order exists in OMS" ||

@@ -117,6 +117,19 @@ func (r *rig) apply(p *Plan) Result {
 	return r.ex.Apply(context.Background(), p)
 }
 
+// applyTimed applies a plan that must apply, between two readings of the
+// server's clock: a time the write stamps must lie in [t0, t1].
+func (r *rig) applyTimed(p *Plan) (res Result, t0, t1 int64) {
+	r.t.Helper()
+	t0 = r.serverMs()
+	res = r.apply(p)
+	t1 = r.serverMs()
+	if res.Outcome != Applied {
+		r.t.Fatalf("%s: %+v", p.Kind, res)
+	}
+	return res, t0, t1
+}
+
 // readAudit parses an audit log.
 func readAudit(t testing.TB, path string) []AuditEntry {
 	t.Helper()

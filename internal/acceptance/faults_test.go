@@ -18,6 +18,7 @@ import (
 	"github.com/idemctl/idemctl/internal/cli"
 	"github.com/idemctl/idemctl/internal/clitest"
 	"github.com/idemctl/idemctl/internal/faultproxy"
+	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -69,7 +70,7 @@ func TestStalledConnectionMidScan(t *testing.T) {
 	if !strings.Contains(r.Stderr, "timeout") && !strings.Contains(r.Stderr, "timed out") {
 		t.Errorf("the message does not say it timed out: %q", r.Stderr)
 	}
-	recs := clitest.NDJSON(t, r.Stdout)
+	recs := recordtest.NDJSON(t, r.Stdout)
 	if len(recs) == 0 || len(recs) >= 20000 {
 		t.Fatalf("%d records printed; want those read before the stall", len(recs))
 	}
@@ -117,7 +118,7 @@ func TestServerRestartMidScan(t *testing.T) {
 		t.Fatalf("stderr should name the node and the coverage reached: %q", r.Stderr)
 	}
 	n, _ := strconv.Atoi(m[1])
-	recs := clitest.NDJSON(t, r.Stdout)
+	recs := recordtest.NDJSON(t, r.Stdout)
 	if n == 0 || n >= 20000 || len(recs) == 0 || len(recs) > n {
 		t.Fatalf("coverage %d keys, %d records printed", n, len(recs))
 	}
@@ -275,7 +276,7 @@ func TestMemoryObjectRenamedOrDenied(t *testing.T) {
 			sc.Do(context.Background(), "ACL", "LOG", "RESET")
 			r := clitest.Run(t, env, append([]string{"scan", "--preset", "atlasmart", "-o", "ndjson"}, tc.url...)...)
 			r.MustCode(t, cli.ExitOK)
-			recs := clitest.NDJSON(t, r.Stdout)
+			recs := recordtest.NDJSON(t, r.Stdout)
 			if len(recs) != 500 {
 				t.Fatalf("%d records, want 500", len(recs))
 			}

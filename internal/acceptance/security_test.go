@@ -21,6 +21,7 @@ import (
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/cli"
 	"github.com/idemctl/idemctl/internal/clitest"
+	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -39,21 +40,11 @@ func secReserve(t *testing.T, c redis.Scripter, key, body string) string {
 	return fp
 }
 
-// secAudit reads the audit log or fails the test.
-func secAudit(t *testing.T, path string) []actions.AuditEntry {
-	t.Helper()
-	out, err := actions.ReadAuditLog(path)
-	if err != nil {
-		t.Fatalf("audit log: %v", err)
-	}
-	return out
-}
-
 // secIntentAndOutcome checks the log ends with an intent and an outcome for
 // key sharing an id, and returns the outcome.
 func secIntentAndOutcome(t *testing.T, path, key string) actions.AuditEntry {
 	t.Helper()
-	es := secAudit(t, path)
+	es := recordtest.AuditLines(t, path)
 	if len(es) < 2 {
 		t.Fatalf("audit log has %d entries, want an intent and an outcome", len(es))
 	}
@@ -571,7 +562,7 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	}
 	// Refused before anything was sent (the inspector cannot even read the
 	// record's version): one audited outcome line, no intent.
-	if es := secAudit(t, audit); len(es) != 1 || es[0].Phase != "outcome" || es[0].Key != k1 || es[0].Outcome != actions.Refused {
+	if es := recordtest.AuditLines(t, audit); len(es) != 1 || es[0].Phase != "outcome" || es[0].Key != k1 || es[0].Outcome != actions.Refused {
 		t.Fatalf("audited refusal: %+v", es)
 	}
 

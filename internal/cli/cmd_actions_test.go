@@ -12,6 +12,7 @@ import (
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/internal/cli"
 	"github.com/idemctl/idemctl/internal/clitest"
+	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -20,8 +21,8 @@ const cliKey = "atlasmart:ch23:idem:customer-7:POST:/orders:req-cli"
 // Writes are refused unless enabled: nothing is read, written or audited.
 func TestActionCLIReadOnly(t *testing.T) {
 	srv := redistest.Shared(t)
-	clitest.Reserve(t, srv, cliKey, "body")
-	before := clitest.HGetAll(t, srv, cliKey)
+	recordtest.Reserve(t, srv, cliKey, "body")
+	before := recordtest.HGetAll(t, srv, cliKey)
 	audit := filepath.Join(t.TempDir(), "audit.log")
 	for _, args := range [][]string{
 		{"fail", cliKey},
@@ -36,7 +37,7 @@ func TestActionCLIReadOnly(t *testing.T) {
 			t.Fatalf("%v: %q", args, r.Stderr)
 		}
 	}
-	if after := clitest.HGetAll(t, srv, cliKey); after["state"] != "PROCESSING" || len(after) != len(before) {
+	if after := recordtest.HGetAll(t, srv, cliKey); after["state"] != "PROCESSING" || len(after) != len(before) {
 		t.Fatalf("record changed: %q", after)
 	}
 	if _, err := os.Stat(audit); !os.IsNotExist(err) {
@@ -63,7 +64,7 @@ func pinnedLine(doc, key, state, fp string) bool {
 func TestActionCLIConfirmAndExactCommand(t *testing.T) {
 	srv := redistest.Shared(t)
 	env := map[string]string{"XDG_STATE_HOME": t.TempDir()} // the printed command audits to the default log
-	fp := clitest.Reserve(t, srv, cliKey, "body")
+	fp := recordtest.Reserve(t, srv, cliKey, "body")
 
 	r := clitest.Run(t, env, "fail", cliKey, "--reason", "worker died; it's INC-7", "--url", srv.URL(0), "--preset", "atlasmart", "--write")
 	r.MustCode(t, cli.ExitRefused)
@@ -74,7 +75,7 @@ func TestActionCLIConfirmAndExactCommand(t *testing.T) {
 	if !pinnedLine(stdin, cliKey, "PROCESSING", fp) {
 		t.Fatalf("here-document %q", stdin)
 	}
-	if got := clitest.HGetAll(t, srv, cliKey)["state"]; got != "PROCESSING" {
+	if got := recordtest.HGetAll(t, srv, cliKey)["state"]; got != "PROCESSING" {
 		t.Fatalf("an unconfirmed write changed the record: %s", got)
 	}
 
@@ -83,11 +84,11 @@ func TestActionCLIConfirmAndExactCommand(t *testing.T) {
 	if !strings.HasPrefix(r.Stdout, "applied") || !strings.Contains(r.Stdout, "summary: 1 applied") {
 		t.Fatalf("stdout %q", r.Stdout)
 	}
-	got := clitest.HGetAll(t, srv, cliKey)
+	got := recordtest.HGetAll(t, srv, cliKey)
 	if got["state"] != "FAILED" || got["reason"] != "worker died; it's INC-7" || got["failed_by"] == "" {
 		t.Fatalf("record %q", got)
 	}
-	es := clitest.AuditLines(t, filepath.Join(env["XDG_STATE_HOME"], "idemctl", "audit.log"))
+	es := recordtest.AuditLines(t, filepath.Join(env["XDG_STATE_HOME"], "idemctl", "audit.log"))
 	if len(es) != 2 || es[0].Phase != "intent" || es[1].Outcome != actions.Applied || es[0].ID != es[1].ID {
 		t.Fatalf("audit %+v", es)
 	}
@@ -112,7 +113,7 @@ func TestActionCLIBulkPartial(t *testing.T) {
 	keys := []string{cliKey + "-a", cliKey + "-b", cliKey + "-c"}
 	fps := make([]string, len(keys))
 	for i, k := range keys {
-		fps[i] = clitest.Reserve(t, srv, k, "body-"+k)
+		fps[i] = recordtest.Reserve(t, srv, k, "body-"+k)
 	}
 	r := clitest.Run(t, env, append([]string{"expire", "--reason", "stuck batch", "--ttl", "0", "--url", srv.URL(0), "--preset", "atlasmart", "--write"}, keys...)...)
 	r.MustCode(t, cli.ExitRefused)
@@ -172,7 +173,7 @@ keyspaces:
     preset: atlasmart
 `), 0o600)
 	env := map[string]string{"IDEM_PW": "op-pw", "XDG_STATE_HOME": filepath.Join(dir, "default-state")}
-	fp := clitest.Reserve(t, srv, cliKey, "body")
+	fp := recordtest.Reserve(t, srv, cliKey, "body")
 	r := clitest.Run(t, env, "reconcile", cliKey, "--config", cfg, "--profile", "prod", "--ref", "ord-7", "--reason", "in OMS", "--audit-log", audit)
 	r.MustCode(t, cli.ExitRefused)
 	args, stdin := clitest.PrintedCommand(t, r.Stderr)
@@ -193,10 +194,10 @@ keyspaces:
 
 	r = clitest.RunStdin(t, stdin, env, args...)
 	r.MustCode(t, cli.ExitOK)
-	if got := clitest.HGetAll(t, srv, cliKey); got["state"] != "SUCCEEDED" || got["reconciled_ref"] != "ord-7" {
+	if got := recordtest.HGetAll(t, srv, cliKey); got["state"] != "SUCCEEDED" || got["reconciled_ref"] != "ord-7" {
 		t.Fatalf("record %q", got)
 	}
-	es := clitest.AuditLines(t, audit)
+	es := recordtest.AuditLines(t, audit)
 	if len(es) != 2 || es[1].Outcome != actions.Applied || es[0].RedisUser != "idem-op" || es[0].Profile != "prod" {
 		t.Fatalf("audit %s: %+v", audit, es)
 	}
@@ -211,7 +212,7 @@ keyspaces:
 // before anything is read.
 func TestActionCLIWriteInputs(t *testing.T) {
 	srv := redistest.Shared(t)
-	clitest.Reserve(t, srv, cliKey, "body")
+	recordtest.Reserve(t, srv, cliKey, "body")
 	c := srv.Client(0)
 	defer c.Close()
 	const marker = "idempotency:order:cli-1"
@@ -236,7 +237,7 @@ func TestActionCLIWriteInputs(t *testing.T) {
 			t.Fatalf("%v: %q, want %q", tc.args, r.Stderr, tc.want)
 		}
 	}
-	if got := clitest.HGetAll(t, srv, cliKey)["state"]; got != "PROCESSING" {
+	if got := recordtest.HGetAll(t, srv, cliKey)["state"]; got != "PROCESSING" {
 		t.Fatalf("a refused input changed the record: %s", got)
 	}
 	// A bare marker records no reference: reconcile needs none.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/idemctl/idemctl/internal/cli"
 	"github.com/idemctl/idemctl/internal/clitest"
+	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -25,7 +26,7 @@ func TestExitCodesPerCommand(t *testing.T) {
 	port, _ := redistest.FreePort()
 	down := "redis://127.0.0.1:" + strconv.Itoa(port) + "/0"
 	key := cliKey + "-exit"
-	clitest.Reserve(t, srv, key, "body")
+	recordtest.Reserve(t, srv, key, "body")
 	state := map[string]string{"XDG_STATE_HOME": t.TempDir()}
 	ks := []string{"--url", url, "--preset", "atlasmart"}
 	cfg := filepath.Join(t.TempDir(), "config.yaml")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemctl/idemctl/internal/cli"
 	"github.com/idemctl/idemctl/internal/clitest"
+	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -25,7 +26,7 @@ func TestSuiteIgnoresTheProcessEnvironment(t *testing.T) {
 	srv := redistest.Shared(t)
 	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "200").MustCode(t, 0)
 	key := cliKey + "-hermetic"
-	clitest.Reserve(t, srv, key, "body")
+	recordtest.Reserve(t, srv, key, "body")
 	ks := []string{"--url", srv.URL(0), "--preset", "atlasmart"}
 	commands := [][]string{
 		append([]string{"scan", "-o", "ndjson"}, ks...),

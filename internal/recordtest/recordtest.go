@@ -1,4 +1,7 @@
-package clitest
+// Package recordtest writes and reads idempotency records and the audit
+// log for tests, as the application and an auditor would: a reservation
+// made with the lesson's script, a hash read back, the audit log parsed.
+package recordtest
 
 import (
 	"context"
