@@ -22,6 +22,16 @@ type faultRig struct {
 	pc *redis.Client
 }
 
+// newLostReplyRig is a fault rig with a processing record planned for a
+// force-fail, whose replies the proxy now drops.
+func newLostReplyRig(t *testing.T) (*faultRig, *Plan) {
+	f := newFaultRig(t, -1)
+	f.reserveAtlas(atlasKey, fp("body-1"))
+	p := f.planDirect(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
+	f.px.DropReplies()
+	return f, p
+}
+
 func newFaultRig(t *testing.T, retries int) *faultRig {
 	t.Helper()
 	srv := redistest.Own(t)
@@ -89,10 +99,7 @@ func (f *faultRig) afterDrop(toServer bool, pause time.Duration, fn func()) {
 // out: the re-read finds the planned record, the outcome is applied.
 func TestFaultReplyLostWriteApplied(t *testing.T) {
 	t.Parallel()
-	f := newFaultRig(t, -1)
-	f.reserveAtlas(atlasKey, fp("body-1"))
-	p := f.planDirect(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
-	f.px.DropReplies()
+	f, p := newLostReplyRig(t)
 	f.afterDrop(false, 50*time.Millisecond, f.px.Resume)
 	res := f.ex.Apply(context.Background(), p)
 	if res.Outcome != Applied || !strings.Contains(res.Detail, "uncertain") || !strings.Contains(res.Detail, "re-read shows the write was applied") {
@@ -123,10 +130,7 @@ func TestFaultRequestLostNotApplied(t *testing.T) {
 	if res.Outcome != NotApplied || !strings.Contains(res.Detail, "re-read shows the record unchanged") {
 		t.Fatalf("request lost: %+v", res)
 	}
-	if !sameMap(before, f.raw(atlasKey)) {
-		t.Fatal("the record changed")
-	}
-	f.lastWrite(atlasKey, NotApplied)
+	f.unchangedAfter(before, atlasKey, NotApplied)
 }
 
 // The connection is cut right after the script ran: the client sees the
@@ -170,10 +174,7 @@ func TestFaultTimeoutIsNotRetried(t *testing.T) {
 // The write happened but nothing can be read back: unknown, never assumed.
 func TestFaultNoReRead(t *testing.T) {
 	t.Parallel()
-	f := newFaultRig(t, -1)
-	f.reserveAtlas(atlasKey, fp("body-1"))
-	p := f.planDirect(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
-	f.px.DropReplies()
+	f, p := newLostReplyRig(t)
 	f.afterDrop(false, 0, func() { f.px.Close() })
 	res := f.ex.Apply(context.Background(), p)
 	if res.Outcome != Unknown || !strings.Contains(res.Detail, "could not be re-read") {

@@ -117,6 +117,16 @@ func (r *rig) apply(p *Plan) Result {
 	return r.ex.Apply(context.Background(), p)
 }
 
+// unchangedAfter checks a write that must have changed nothing: the record
+// is still before, and the audit log ends with the write's outcome.
+func (r *rig) unchangedAfter(before map[string]string, key string, want Outcome) {
+	r.t.Helper()
+	if !sameMap(before, r.raw(key)) {
+		r.t.Fatal("the record changed")
+	}
+	r.lastWrite(key, want)
+}
+
 // applyTimed applies a plan that must apply, between two readings of the
 // server's clock: a time the write stamps must lie in [t0, t1].
 func (r *rig) applyTimed(p *Plan) (res Result, t0, t1 int64) {

@@ -93,18 +93,27 @@ func WaitClusterReplicasSynced(t testing.TB, c *Cluster, limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	for _, n := range c.Nodes {
 		cl := n.Client(0)
-		for {
+		pollUntil(t, deadline, "replica "+n.Addr+" never synced", func() (bool, error) {
 			info, err := cl.Info(context.Background(), "replication").Result()
-			if err == nil && (strings.Contains(info, "role:master") || strings.Contains(info, "master_link_status:up")) {
-				break
-			}
-			if time.Now().After(deadline) {
-				cl.Close()
-				t.Fatalf("replica %s never synced: %v", n.Addr, err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return err == nil && (strings.Contains(info, "role:master") || strings.Contains(info, "master_link_status:up")), err
+		})
 		cl.Close()
+	}
+}
+
+// pollUntil asks ok every 100 ms until it says yes, and fails the test
+// with what and ok's last error once deadline passes.
+func pollUntil(t testing.TB, deadline time.Time, what string, ok func() (bool, error)) {
+	t.Helper()
+	for {
+		done, err := ok()
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -162,20 +171,14 @@ func StartSentinel(t testing.TB) *Sentinel {
 	deadline := time.Now().Add(30 * time.Second)
 	for _, sn := range s.Sentinels {
 		c := redis.NewSentinelClient(&redis.Options{Addr: sn.Addr})
-		for {
+		pollUntil(t, deadline, "sentinel "+sn.Addr+" never saw the set", func() (bool, error) {
 			reps, err := c.Replicas(ctx, s.Master).Result()
-			if err == nil && len(reps) == 1 {
-				others, _ := c.Sentinels(ctx, s.Master).Result()
-				if len(others) == 2 {
-					break
-				}
+			if err != nil || len(reps) != 1 {
+				return false, err
 			}
-			if time.Now().After(deadline) {
-				c.Close()
-				t.Fatalf("sentinel %s never saw the set: %v", sn.Addr, err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			others, err := c.Sentinels(ctx, s.Master).Result()
+			return len(others) == 2, err
+		})
 		c.Close()
 	}
 	return s
