@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,6 +62,27 @@ type Expected struct {
 	ByState map[string]int64 `json:"by_state"`
 	Stale   int64            `json:"stale"`
 	Flags   map[string]int64 `json:"flags"`
+}
+
+// Mismatches lists how a report (its total, stale count, and counts by
+// state and by flag) differs from what was seeded, one line each; none
+// when it agrees.
+func (e Expected) Mismatches(total, stale int64, byState, flags map[string]int64) []string {
+	var out []string
+	if total != e.Total || stale != e.Stale {
+		out = append(out, fmt.Sprintf("total %d stale %d, seeded %d and %d", total, stale, e.Total, e.Stale))
+	}
+	for _, c := range []struct {
+		name      string
+		got, want map[string]int64
+	}{{"by_state", byState, e.ByState}, {"flags", flags, e.Flags}} {
+		for _, k := range slices.Sorted(maps.Keys(c.want)) {
+			if c.got[k] != c.want[k] {
+				out = append(out, fmt.Sprintf("%s[%s] = %d, seeded %d", c.name, k, c.got[k], c.want[k]))
+			}
+		}
+	}
+	return out
 }
 
 // Result reports what was written.

@@ -313,22 +313,11 @@ func (h *harness) verify(ctx context.Context) error {
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		return fmt.Errorf("stats output: %v", err)
 	}
-	want := h.res.Seed.Expected
-	switch {
-	case !rep.Complete:
+	if !rep.Complete {
 		return errors.New("stats: scan not complete")
-	case rep.Total != want.Total || rep.Stale != want.Stale:
-		return fmt.Errorf("stats: total %d stale %d, seed expects %d and %d", rep.Total, rep.Stale, want.Total, want.Stale)
 	}
-	for k, v := range want.ByState {
-		if rep.ByState[k] != v {
-			return fmt.Errorf("stats: by_state[%s] = %d, seed expects %d", k, rep.ByState[k], v)
-		}
-	}
-	for k, v := range want.Flags {
-		if rep.Flags[k] != v {
-			return fmt.Errorf("stats: flags[%s] = %d, seed expects %d", k, rep.Flags[k], v)
-		}
+	if m := h.res.Seed.Expected.Mismatches(rep.Total, rep.Stale, rep.ByState, rep.Flags); len(m) > 0 {
+		return fmt.Errorf("stats: %s", strings.Join(m, "; "))
 	}
 	h.cfg.logf("verified stats (%v): %d records, %d stale, as seeded", r.Wall.Round(time.Millisecond), rep.Total, rep.Stale)
 

@@ -1,15 +1,12 @@
 package clitest
 
+import "github.com/idemctl/idemctl/appsim"
+
 // SeedOut is what seed prints: what it wrote and what stats must report.
 type SeedOut struct {
 	Kinds             map[string]int64 `json:"kinds"`
 	ConflictsRejected int64            `json:"conflicts_rejected"`
-	Expected          struct {
-		Total   int64            `json:"total"`
-		ByState map[string]int64 `json:"by_state"`
-		Stale   int64            `json:"stale"`
-		Flags   map[string]int64 `json:"flags"`
-	} `json:"expected"`
+	Expected          appsim.Expected  `json:"expected"`
 }
 
 // StatsOut is the part of stats -o json the tests compare.
