@@ -368,32 +368,3 @@ func TestInFlightDefaults(t *testing.T) {
 		}
 	}
 }
-
-// BenchmarkScan is the hot path end to end against a real server: SCAN,
-// pipelined reads, decode and classify, and the hand-off of batches to the
-// caller's callback, per record.
-func BenchmarkScan(b *testing.B) {
-	srv := redistest.Own(b)
-	c := srv.Client(0)
-	defer c.Close()
-	ctx := context.Background()
-	const n = 20_000
-	if _, err := appsim.Seed(ctx, c, appsim.Plan{Schema: "atlasmart", Count: n, ReserveTTL: time.Hour,
-		ProcessingTimeout: 10 * time.Minute, Retention: time.Hour, LargeResponse: 16 << 10, RandSeed: 7}); err != nil {
-		b.Fatal(err)
-	}
-	ks := inspecttest.Keyspace(b, "atlasmart")
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		got := 0
-		covs, err := inspect.Scan(ctx, c, []*inspect.Keyspace{ks}, inspect.Options{}, func(batch inspect.Batch) error {
-			got += len(batch.Records)
-			return nil
-		})
-		if err != nil || got != n || covs[0].Err != nil {
-			b.Fatalf("%d records, %v", got, covs[0].Err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")
-}

@@ -158,13 +158,8 @@ func TestClusterScanFailoverAndNodeLoss(t *testing.T) {
 	if cov.Total != 100000 || !cov.Complete {
 		t.Fatalf("after failover: total %d complete %v", cov.Total, cov.Complete)
 	}
-	stale := clitest.Run(t, nil, append([]string{"scan", "-o", "ndjson", "--stale", "--limit", "1"}, base...)...)
-	var rec struct{ Key string }
-	json.Unmarshal([]byte(stale.Stdout), &rec)
-	w := clitest.Run(t, nil, append([]string{"fail", rec.Key, "--reason", "failover drill", "--write", "--yes",
-		"--audit-log", t.TempDir() + "/audit.log"}, base...)...)
-	w.MustCode(t, 0)
-	if got, _ := cc.HGet(ctx, rec.Key, "state").Result(); got != "FAILED" {
+	key := failOneStale(t, base, "failover drill")
+	if got, _ := cc.HGet(ctx, key, "state").Result(); got != "FAILED" {
 		t.Fatalf("write after failover: state %q", got)
 	}
 	_ = res
@@ -295,13 +290,8 @@ func TestSentinelScanAndFailover(t *testing.T) {
 	if cov.Total != 20000 || !cov.Complete {
 		t.Fatalf("after failover: %+v", cov)
 	}
-	stale := clitest.Run(t, nil, append([]string{"scan", "-o", "ndjson", "--stale", "--limit", "1"}, base...)...)
-	var rec struct{ Key string }
-	json.Unmarshal([]byte(stale.Stdout), &rec)
-	w := clitest.Run(t, nil, append([]string{"fail", rec.Key, "--reason", "sentinel drill", "--write", "--yes",
-		"--audit-log", t.TempDir() + "/audit.log"}, base...)...)
-	w.MustCode(t, 0)
-	if got, _ := rc.HGet(ctx, rec.Key, "state").Result(); got != "FAILED" {
+	key := failOneStale(t, base, "sentinel drill")
+	if got, _ := rc.HGet(ctx, key, "state").Result(); got != "FAILED" {
 		t.Fatalf("write after failover went elsewhere: state on the new primary %q", got)
 	}
 }
@@ -309,4 +299,19 @@ func TestSentinelScanAndFailover(t *testing.T) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// failOneStale finds a stale record through the CLI and force-fails it,
+// as an operator would after a failover, and returns its key.
+func failOneStale(t *testing.T, base []string, reason string) string {
+	t.Helper()
+	stale := clitest.Run(t, nil, append([]string{"scan", "-o", "ndjson", "--stale", "--limit", "1"}, base...)...)
+	var rec struct{ Key string }
+	if err := json.Unmarshal([]byte(stale.Stdout), &rec); err != nil || rec.Key == "" {
+		t.Fatalf("no stale record found: %v %s", err, stale.Stderr)
+	}
+	w := clitest.Run(t, nil, append([]string{"fail", rec.Key, "--reason", reason, "--write", "--yes",
+		"--audit-log", t.TempDir() + "/audit.log"}, base...)...)
+	w.MustCode(t, 0)
+	return rec.Key
 }
