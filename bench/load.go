@@ -31,11 +31,13 @@ type LoadPhase struct {
 	ScanKeys int64         `json:"scan_keys,omitempty"`
 }
 
-// load measures PING latency from a separate connection while nothing,
-// an unthrottled idemctl scan, and a throttled one run.
+// load measures PING latency from a separate connection while nothing, an
+// unthrottled idemctl scan, a throttled one and one held to a latency
+// budget run, side by side in one run.
 func (h *harness) load(ctx context.Context) error {
 	k := h.cfg.ThrottledKeys
 	throttled := append(append([]string{"--output", "ndjson"}, throttleArgs...), "--max-keys", strconv.Itoa(k))
+	budget := append([]string{"--output", "ndjson"}, budgetArgs...)
 	phases := []struct {
 		name, label string
 		args        []string
@@ -43,7 +45,8 @@ func (h *harness) load(ctx context.Context) error {
 	}{
 		{"idle", "no scan running", nil, 0},
 		{"unthrottled", "idemctl scan --output ndjson (unthrottled)", []string{"--output", "ndjson"}, int64(h.cfg.N)},
-		{"throttled", "idemctl scan " + strings.Join(throttleArgs, " ") + " (production profile)", throttled, int64(k)},
+		{"throttled", "idemctl scan " + strings.Join(throttleArgs, " ") + " (fixed throttle)", throttled, int64(k)},
+		{"budget", "idemctl scan " + strings.Join(budgetArgs, " ") + " (production profile)", budget, int64(h.cfg.N)},
 	}
 	for _, p := range phases {
 		h.waitQuiet(ctx)

@@ -62,6 +62,9 @@ type ScanConfig struct {
 	Count      int            `yaml:"count"`
 	KeysPerSec int            `yaml:"keys_per_sec"`
 	Pause      units.Duration `yaml:"pause"`
+	// MaxLatency is a latency budget instead of a fixed throttle: what
+	// another client may wait behind a scan, above the idle level.
+	MaxLatency units.Duration `yaml:"max_latency"`
 	MaxKeys    int64          `yaml:"max_keys"`
 	NoMemory   bool           `yaml:"no_memory"`
 	MaxNodes   int            `yaml:"max_nodes"`

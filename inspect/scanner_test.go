@@ -47,41 +47,47 @@ func TestScanFindsEverySeededKeyOnce(t *testing.T) {
 	c.Set(ctx, "unrelated:key", "x", 0)
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	ks.ReserveTTL, ks.ProcessingTimeout = time.Hour, 10*time.Minute
-	recs, cov := scanAll(t, c, ks, inspect.Options{Count: 100})
-	if !cov.Complete || cov.Err != nil || cov.Keys != 5000 || len(recs) != 5000 {
-		t.Fatalf("coverage %+v, %d records", cov, len(recs))
-	}
-	want, _ := c.Keys(ctx, "atlasmart:*").Result()
-	got := make([]string, len(recs))
-	for i, r := range recs {
-		got[i] = r.Key
-	}
-	sort.Strings(want)
-	sort.Strings(got)
-	if strings.Join(want, "\n") != strings.Join(got, "\n") {
-		t.Fatal("scanned keys differ from the keys in Redis")
-	}
-	var stale, noTTL, large, proc int64
-	for _, r := range recs {
-		if r.MemoryBytes <= 0 || r.Type != inspect.TypeHash || r.Groups == nil {
-			t.Fatalf("record %s: memory %d type %v groups %v", r.Key, r.MemoryBytes, r.Type, r.Groups)
-		}
-		if r.Stale() {
-			stale++
-		}
-		if r.Flags.Has(inspect.FlagProcessingNoTTL) {
-			noTTL++
-		}
-		if r.Flags.Has(inspect.FlagLargeResponse) {
-			large++
-		}
-		if r.State == inspect.StateProcessing {
-			proc++
-		}
-	}
-	e := res.Expected
-	if stale != e.Stale || noTTL != e.Flags["processing_no_ttl"] || large != e.Flags["large_response"] || proc != e.ByState["processing"] {
-		t.Fatalf("stale %d noTTL %d large %d processing %d; seed expected %+v", stale, noTTL, large, proc, e)
+	// Batches of 100, several in flight; and under a 1 ms latency budget,
+	// one paced batch at a time: the same keys, classified the same.
+	for name, opt := range map[string]inspect.Options{"count": {Count: 100}, "budget": {MaxLatency: time.Millisecond}} {
+		t.Run(name, func(t *testing.T) {
+			recs, cov := scanAll(t, c, ks, opt)
+			if !cov.Complete || cov.Err != nil || cov.Keys != 5000 || len(recs) != 5000 {
+				t.Fatalf("coverage %+v, %d records", cov, len(recs))
+			}
+			want, _ := c.Keys(ctx, "atlasmart:*").Result()
+			got := make([]string, len(recs))
+			for i, r := range recs {
+				got[i] = r.Key
+			}
+			sort.Strings(want)
+			sort.Strings(got)
+			if strings.Join(want, "\n") != strings.Join(got, "\n") {
+				t.Fatal("scanned keys differ from the keys in Redis")
+			}
+			var stale, noTTL, large, proc int64
+			for _, r := range recs {
+				if r.MemoryBytes <= 0 || r.Type != inspect.TypeHash || r.Groups == nil {
+					t.Fatalf("record %s: memory %d type %v groups %v", r.Key, r.MemoryBytes, r.Type, r.Groups)
+				}
+				if r.Stale() {
+					stale++
+				}
+				if r.Flags.Has(inspect.FlagProcessingNoTTL) {
+					noTTL++
+				}
+				if r.Flags.Has(inspect.FlagLargeResponse) {
+					large++
+				}
+				if r.State == inspect.StateProcessing {
+					proc++
+				}
+			}
+			e := res.Expected
+			if stale != e.Stale || noTTL != e.Flags["processing_no_ttl"] || large != e.Flags["large_response"] || proc != e.ByState["processing"] {
+				t.Fatalf("stale %d noTTL %d large %d processing %d; seed expected %+v", stale, noTTL, large, proc, e)
+			}
+		})
 	}
 }
 

@@ -123,6 +123,7 @@ type scanView struct {
 	MaxKeys       int64  `json:"max_keys" yaml:"max_keys"`
 	KeysPerSec    int    `json:"keys_per_sec" yaml:"keys_per_sec"`
 	Pause         string `json:"pause" yaml:"pause"`
+	MaxLatency    string `json:"max_latency" yaml:"max_latency"`
 	InFlight      int    `json:"in_flight" yaml:"in_flight"`
 	MaxNodes      int    `json:"max_nodes" yaml:"max_nodes"`
 	NoMemory      bool   `json:"no_memory" yaml:"no_memory"`
@@ -198,6 +199,7 @@ func (o *configViewCmd) run(_ context.Context, a *app, fs *pflag.FlagSet, _ []st
 	v.Writes = writesView{Enabled: s.profile.Writes, Protected: s.profile.Protected, AuditLog: audit, AuditStream: s.profile.AuditStream}
 	sc := s.scan
 	v.Scan = scanView{Count: sc.Count, MaxKeys: sc.MaxKeys, KeysPerSec: sc.KeysPerSec, Pause: durText(sc.Pause),
+		MaxLatency: durText(sc.MaxLatency),
 		InFlight: sc.InFlight, MaxNodes: sc.MaxNodes, NoMemory: sc.NoMemory, ResponseSizes: sc.ResponseSizes}
 	v.Keyspaces = []keyspaceView{}
 	for _, ks := range s.keyspaces {

@@ -54,6 +54,7 @@ type scanFlags struct {
 	maxKeys    int64
 	keysPerSec int
 	pause      time.Duration
+	maxLatency time.Duration
 	inFlight   int
 	maxNodes   int
 	respSizes  bool
@@ -65,6 +66,7 @@ func (s *scanFlags) register(fs *pflag.FlagSet) {
 	fs.Int64Var(&s.maxKeys, "max-keys", 0, "stop after this many keys (0: all)")
 	fs.IntVar(&s.keysPerSec, "keys-per-sec", 0, "throttle: at most this many keys per second (0: unthrottled)")
 	fs.Var(durationValue(&s.pause), "pause", "throttle: sleep this long between SCAN calls")
+	fs.Var(durationValue(&s.maxLatency), "max-latency", "latency budget: keep what another client waits behind the scan under this, above idle (e.g. 1ms); batches sized from a probe connection")
 	fs.IntVar(&s.inFlight, "in-flight", 0, "pipelines in flight (0: 4, or 1 when throttled by --keys-per-sec or --pause)")
 	fs.BoolVar(&s.respSizes, "response-sizes", false, "measure every record's response size (one more command per key; by default only records big enough to hold a large response)")
 	fs.IntVar(&s.maxNodes, "max-nodes", 3, "cluster nodes scanned at a time")
@@ -280,7 +282,7 @@ func scanOptions(fs *pflag.FlagSet, sf *scanFlags, prof *config.Profile) inspect
 	ps := prof.Scan
 	o := inspect.Options{
 		Count: sf.count, NoMemory: sf.noMemory, MaxKeys: sf.maxKeys,
-		KeysPerSec: sf.keysPerSec, Pause: sf.pause, InFlight: sf.inFlight, MaxNodes: sf.maxNodes,
+		KeysPerSec: sf.keysPerSec, Pause: sf.pause, MaxLatency: sf.maxLatency, InFlight: sf.inFlight, MaxNodes: sf.maxNodes,
 		ResponseSizes: sf.respSizes,
 	}
 	if !fs.Changed("max-nodes") && ps.MaxNodes > 0 {
@@ -300,6 +302,9 @@ func scanOptions(fs *pflag.FlagSet, sf *scanFlags, prof *config.Profile) inspect
 	}
 	if !fs.Changed("pause") && ps.Pause > 0 {
 		o.Pause = ps.Pause.D()
+	}
+	if !fs.Changed("max-latency") && ps.MaxLatency > 0 {
+		o.MaxLatency = ps.MaxLatency.D()
 	}
 	if !fs.Changed("response-sizes") && ps.ResponseSizes {
 		o.ResponseSizes = true
