@@ -200,7 +200,7 @@ func (o *configViewCmd) run(_ context.Context, a *app, fs *pflag.FlagSet, _ []st
 	sc := s.scan
 	v.Scan = scanView{Count: sc.Count, MaxKeys: sc.MaxKeys, KeysPerSec: sc.KeysPerSec, Pause: durText(sc.Pause),
 		MaxLatency: durText(sc.MaxLatency),
-		InFlight: sc.InFlight, MaxNodes: sc.MaxNodes, NoMemory: sc.NoMemory, ResponseSizes: sc.ResponseSizes}
+		InFlight:   sc.InFlight, MaxNodes: sc.MaxNodes, NoMemory: sc.NoMemory, ResponseSizes: sc.ResponseSizes}
 	v.Keyspaces = []keyspaceView{}
 	for _, ks := range s.keyspaces {
 		v.Keyspaces = append(v.Keyspaces, keyspaceViewOf(ks))
