@@ -60,6 +60,10 @@ type Batch struct {
 	Node         string // the server it was read from
 	Records      []Record
 	ServerTimeMs int64 // the Redis server's clock when the batch was read
+	// Done is the share of the whole scan (every keyspace on every node)
+	// visited when the batch was read, from the SCAN cursors: for progress
+	// lines and estimates of what is left.
+	Done float64
 }
 
 // Coverage says how much of a keyspace a scan saw.
@@ -95,7 +99,7 @@ func (c Coverage) KeysPerSec() float64 {
 // each batch in pipelines (several in flight), and sends classified records
 // to out. seen is shared by the nodes of a scan so a key met twice (a slot
 // migrating mid-scan) is reported once. Cancel ctx to stop.
-func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<- Batch, seen *dedup) Coverage {
+func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<- Batch, seen *dedup, prog *progress, task int) Coverage {
 	c := n.client
 	cov := Coverage{Keyspace: ks.Name, Match: ks.Match, Node: n.addr, Role: n.role, Slots: n.slots, Started: time.Now()}
 	ctx, cancel := context.WithCancel(ctx)
@@ -133,7 +137,7 @@ func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<-
 			return
 		}
 		select {
-		case out <- Batch{Keyspace: ks, Node: n.addr, Records: res.records, ServerTimeMs: res.nowMs}:
+		case out <- Batch{Keyspace: ks, Node: n.addr, Records: res.records, ServerTimeMs: res.nowMs, Done: prog.done()}:
 		case <-ctx.Done():
 		}
 	}
@@ -239,8 +243,10 @@ scan:
 		cursor = next
 		if cursor == 0 {
 			cov.Complete = true
+			prog.set(task, 1)
 			break
 		}
+		prog.set(task, CursorShare(cursor))
 		if !limiter.wait(ctx, len(keys), opt.Pause) {
 			break
 		}
@@ -298,7 +304,8 @@ func ScanAll(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt 
 		}
 	}()
 	var covs []Coverage
-	for _, ks := range kss {
+	prog := newProgress(len(kss) * len(nodes))
+	for ki, ks := range kss {
 		seen := newDedup()
 		kc := make([]Coverage, len(nodes))
 		sem := make(chan struct{}, opt.MaxNodes)
@@ -314,7 +321,7 @@ func ScanAll(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt 
 					return
 				}
 				defer func() { <-sem }()
-				kc[i] = scanNode(ctx, n, ks, opt, out, seen)
+				kc[i] = scanNode(ctx, n, ks, opt, out, seen, prog, ki*len(nodes)+i)
 			}()
 		}
 		wg.Wait()

@@ -374,3 +374,34 @@ func TestInFlightDefaults(t *testing.T) {
 		}
 	}
 }
+
+// Batches carry the share of the scan done, from the cursor: it never goes
+// back, and the scan ends at the whole of it.
+func TestScanReportsProgress(t *testing.T) {
+	_, c := redistest.SharedClient(t)
+	ctx := context.Background()
+	if _, err := appsim.Seed(ctx, c, appsim.Plan{Schema: "atlasmart", Count: 5000, ReserveTTL: time.Hour,
+		ProcessingTimeout: 10 * time.Minute, Retention: time.Hour, LargeResponse: 16 << 10, RandSeed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	var shares []float64
+	_, err := inspect.Scan(ctx, c, []*inspect.Keyspace{inspecttest.Keyspace(t, "atlasmart")}, inspect.Options{Count: 200, InFlight: 1},
+		func(b inspect.Batch) error {
+			shares = append(shares, b.Done)
+			return nil
+		})
+	if err != nil || len(shares) < 10 {
+		t.Fatalf("%d batches, %v", len(shares), err)
+	}
+	for i := 1; i < len(shares); i++ {
+		if shares[i] < shares[i-1] {
+			t.Fatalf("progress went back: %v", shares)
+		}
+	}
+	if mid := shares[len(shares)/2]; mid < 0.2 || mid > 0.8 {
+		t.Errorf("half the batches in, progress %.2f", mid)
+	}
+	if last := shares[len(shares)-1]; last != 1 {
+		t.Errorf("the last batch says %.3f done", last)
+	}
+}
