@@ -3,6 +3,7 @@ package inspect
 import (
 	"math/bits"
 	"sync/atomic"
+	"time"
 )
 
 // How far a scan has come, from the SCAN cursor itself. Redis walks its
@@ -17,6 +18,31 @@ import (
 // the caller knows.
 func CursorShare(cursor uint64) float64 {
 	return float64(bits.Reverse64(cursor)) / (1 << 64)
+}
+
+// Progress is how far a scan has come, for a progress line: the share of
+// the keyspace visited, the records read, and the time it took.
+type Progress struct {
+	Done    float64
+	Records int64
+	Elapsed time.Duration
+}
+
+// Rate is records per second so far.
+func (p Progress) Rate() float64 {
+	if p.Elapsed <= 0 {
+		return 0
+	}
+	return float64(p.Records) / p.Elapsed.Seconds()
+}
+
+// Left estimates the time to the end from the pace so far; false until
+// there is enough to go on.
+func (p Progress) Left() (time.Duration, bool) {
+	if p.Done < 0.001 || p.Elapsed < 200*time.Millisecond {
+		return 0, false
+	}
+	return time.Duration(float64(p.Elapsed) * (1 - p.Done) / p.Done), true
 }
 
 // progress is the share done of each keyspace-and-node task of one scan.

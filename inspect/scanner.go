@@ -26,6 +26,9 @@ type Options struct {
 	FlushAfter time.Duration // send a partial batch after this long (default 100ms)
 	Replicas   bool          // scan one replica per shard instead of the primaries
 	MaxNodes   int           // cluster nodes scanned at a time (default 3)
+	// Progress, if set, is told how far the scan has come after each batch,
+	// in the goroutine that reads the batches (Scan's caller).
+	Progress func(Progress)
 	// ResponseSizes measures every record's response length. Without it a
 	// hash record's is measured only when MEMORY USAGE says the record could
 	// hold a response above the large-response threshold.

@@ -385,11 +385,13 @@ func TestScanReportsProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	var shares []float64
-	_, err := inspect.Scan(ctx, c, []*inspect.Keyspace{inspecttest.Keyspace(t, "atlasmart")}, inspect.Options{Count: 200, InFlight: 1},
-		func(b inspect.Batch) error {
-			shares = append(shares, b.Done)
-			return nil
-		})
+	var last inspect.Progress
+	opt := inspect.Options{Count: 200, InFlight: 1, Progress: func(p inspect.Progress) { last = p }}
+	ks := inspecttest.Keyspace(t, "atlasmart")
+	_, err := inspect.Scan(ctx, c, []*inspect.Keyspace{ks}, opt, func(b inspect.Batch) error {
+		shares = append(shares, b.Done)
+		return nil
+	})
 	if err != nil || len(shares) < 10 {
 		t.Fatalf("%d batches, %v", len(shares), err)
 	}
@@ -403,5 +405,18 @@ func TestScanReportsProgress(t *testing.T) {
 	}
 	if last := shares[len(shares)-1]; last != 1 {
 		t.Errorf("the last batch says %.3f done", last)
+	}
+	if last.Done != 1 || last.Records != 5000 || last.Rate() <= 0 {
+		t.Errorf("the last progress report: %+v", last)
+	}
+	// Cut short, the report says how much it covered.
+	st := inspect.NewStats(3)
+	covs, _ := inspect.Scan(ctx, c, []*inspect.Keyspace{ks}, inspect.Options{Count: 200, InFlight: 1, MaxKeys: 2000}, func(b inspect.Batch) error {
+		st.Add(b)
+		return nil
+	})
+	st.AddCoverage(covs...)
+	if r := st.Report(); r.Complete || r.Covered < 0.2 || r.Covered > 0.6 {
+		t.Errorf("2,000 of 5,000 keys: complete %v, covered %.2f", r.Complete, r.Covered)
 	}
 }
