@@ -53,6 +53,8 @@ type Plan struct {
 	// (HPEXPIRE, Redis 7.4+), as applications using hash-field expiry
 	// write them: the key itself never expires.
 	FieldTTL bool
+	// Progress, if set, is told the records written so far after each batch.
+	Progress func(written int)
 }
 
 // Expected is what a correct scan of the seeded records must report, in the
@@ -90,6 +92,7 @@ type Result struct {
 	Schema            string         `json:"schema"`
 	Match             string         `json:"match"`
 	Count             int            `json:"count"`
+	Written           int            `json:"written"` // less than count when cut short
 	Kinds             map[Kind]int64 `json:"kinds"`
 	ConflictsRejected int64          `json:"conflicts_rejected"`
 	Expected          Expected       `json:"expected"`
@@ -197,6 +200,10 @@ func Seed(ctx context.Context, c redis.UniversalClient, p Plan) (Result, error) 
 			}
 			if err != nil {
 				return res, err
+			}
+			res.Written = i + 1
+			if p.Progress != nil {
+				p.Progress(res.Written)
 			}
 			batch = batch[:0]
 		}

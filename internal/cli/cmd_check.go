@@ -46,6 +46,7 @@ type checkResult struct {
 	Verdict    string      `json:"verdict"` // ok, fail, incomplete
 	Message    string      `json:"message"`
 	Complete   bool        `json:"complete"`
+	Covered    float64     `json:"covered"` // share of the keyspaces scanned
 	Error      string      `json:"error,omitempty"`
 	Records    int64       `json:"records"`
 	Keyspaces  []string    `json:"keyspaces"`
@@ -110,9 +111,13 @@ func (o *checkCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 	}
 	defer s.Close()
 
+	progress := a.newProgress("check", o.sf.quiet)
+	s.scan.Progress = progress.update
 	snap := inspect.TakeSnapshot(ctx, s.client, s.keyspaces, s.scan, 1)
+	progress.clear()
 	if ctx.Err() != nil {
-		return context.Canceled
+		// Ctrl-C: judge what was read; the verdict says how far it got.
+		snap.Err = fmt.Errorf("interrupted after %.0f%% of the keyspace", snap.Covered*100)
 	}
 	res := judge(&snap, ths)
 	if o.output == "json" {
@@ -140,7 +145,7 @@ func (o *checkCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 // crossed for certain, while one that holds proves nothing.
 func judge(snap *inspect.Snapshot, ths []threshold) checkResult {
 	tot := snap.Totals()
-	res := checkResult{Complete: snap.Complete, Records: tot.Records, DurationMs: snap.Duration.Milliseconds()}
+	res := checkResult{Complete: snap.Complete, Covered: snap.Covered, Records: tot.Records, DurationMs: snap.Duration.Milliseconds()}
 	for _, k := range snap.Keyspaces {
 		res.Keyspaces = append(res.Keyspaces, k.Name)
 	}

@@ -62,6 +62,9 @@ func (o *scanCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string
 	}
 	defer s.Close()
 
+	progress := a.newProgress("scan", o.sf.quiet)
+	defer progress.clear()
+	s.scan.Progress = progress.update
 	w := newRecordWriter(format, a.stdout)
 	var printed int64
 	limited := func() bool { return o.limit > 0 && printed >= o.limit }
@@ -77,6 +80,7 @@ func (o *scanCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string
 				break
 			}
 		}
+		progress.clear()
 		if err := w.flush(); err != nil {
 			return fmt.Errorf("writing output: %w", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/redisconn"
+	"github.com/idemctl/idemctl/internal/units"
 )
 
 // seedCmd holds seed's flags.
@@ -21,7 +22,7 @@ type seedCmd struct {
 	reserve, timeout, retention time.Duration
 	large                       int64
 	randSeed                    uint64
-	force, fieldTTL             bool
+	force, fieldTTL, quiet      bool
 }
 
 // flags registers seed's flags.
@@ -35,6 +36,7 @@ func (o *seedCmd) flags(fs *pflag.FlagSet) {
 	fs.Uint64Var(&o.randSeed, "rand-seed", 1, "random seed (same seed, same records)")
 	fs.BoolVar(&o.force, "force", false, "allow a non-loopback server")
 	fs.BoolVar(&o.fieldTTL, "field-ttl", false, "put each record's TTL on its fields instead of its key (HPEXPIRE; Redis 7.4+, atlasmart)")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress line on stderr (there is none unless stderr is a terminal)")
 	addGroup(fs, groupConnection, o.cf.register)
 }
 
@@ -66,11 +68,24 @@ func (o *seedCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string
 	if err := s.connect(ctx, a); err != nil {
 		return err
 	}
+	progress, started := a.newProgress("seed", o.quiet), time.Now()
+	plan.Progress = func(written int) {
+		progress.update(inspect.Progress{Done: float64(written) / float64(o.count), Records: int64(written), Elapsed: time.Since(started)})
+	}
 	res, err := appsim.Seed(ctx, s.client, plan)
-	if err != nil {
+	progress.clear()
+	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("seed %s: %w", s.ep, err)
 	}
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")
-	return enc.Encode(res)
+	if err := enc.Encode(res); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		// Ctrl-C: what was written is above (kinds, written); the expected
+		// counts are for a whole run only.
+		return codeErr(ExitInterrupt, "interrupted after writing %s of %s records", units.FormatCount(int64(res.Written)), units.FormatCount(int64(o.count)))
+	}
+	return nil
 }

@@ -43,16 +43,16 @@ func (o *statsCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 	}
 	defer s.Close()
 
+	progress := a.newProgress("stats", o.sf.quiet)
+	s.scan.Progress = progress.update
 	st := inspect.NewStats(o.top)
 	covs, _ := inspect.Scan(ctx, s.client, s.keyspaces, s.scan, func(b inspect.Batch) error {
 		st.Add(b)
 		return nil
 	})
+	progress.clear()
 	st.AddCoverage(covs...)
-	rep := st.Report()
-	if ctx.Err() != nil {
-		return context.Canceled
-	}
+	rep := st.Report() // cut short by Ctrl-C, it says so: complete false, covered < 1
 	w := bufio.NewWriter(a.stdout)
 	if format == "json" {
 		enc := json.NewEncoder(w)
@@ -66,7 +66,16 @@ func (o *statsCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
+	if ctx.Err() != nil {
+		return interrupted(rep.Covered)
+	}
 	return coverageResult(ctx, a, covs, s)
+}
+
+// interrupted is a scan command's answer to Ctrl-C once it has printed what
+// it read: the incomplete exit code, with how much was covered.
+func interrupted(covered float64) error {
+	return codeErr(ExitIncomplete, "interrupted after %.0f%% of the keyspace: the counts above are partial", covered*100)
 }
 
 func writeStatsTable(w io.Writer, r inspect.Report) {

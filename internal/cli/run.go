@@ -31,6 +31,7 @@ type app struct {
 	getenv       func(string) string
 	isTTY        bool // stdout is a terminal
 	inTTY        bool // stdin is a terminal
+	errTTY       bool // stderr is a terminal: progress lines
 	user         func() string
 	readPassword func(prompt string) (string, error)
 
@@ -41,7 +42,7 @@ type app struct {
 
 func newApp(o IO) *app {
 	a := &app{stdin: o.Stdin, stdout: o.Stdout, stderr: o.Stderr, getenv: o.Getenv,
-		isTTY: o.StdoutTTY, inTTY: o.StdinTTY, user: o.User, readPassword: o.ReadPassword}
+		isTTY: o.StdoutTTY, inTTY: o.StdinTTY, errTTY: o.StderrTTY, user: o.User, readPassword: o.ReadPassword}
 	if a.stdin == nil {
 		a.stdin = strings.NewReader("")
 	}

@@ -58,6 +58,7 @@ type scanFlags struct {
 	inFlight   int
 	maxNodes   int
 	respSizes  bool
+	quiet      bool
 }
 
 func (s *scanFlags) register(fs *pflag.FlagSet) {
@@ -70,6 +71,7 @@ func (s *scanFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&s.inFlight, "in-flight", 0, "pipelines in flight (0: 4, or 1 when throttled by --keys-per-sec or --pause)")
 	fs.BoolVar(&s.respSizes, "response-sizes", false, "measure every record's response size (one more command per key; by default only records big enough to hold a large response)")
 	fs.IntVar(&s.maxNodes, "max-nodes", 3, "cluster nodes scanned at a time")
+	fs.BoolVar(&s.quiet, "quiet", false, "no progress line on stderr (there is none unless stderr is a terminal)")
 }
 
 // session is everything a command needs to talk to one Redis.
