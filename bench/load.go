@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/inspect"
 )
 
 // probeInterval paces the probe: one PING per interval, so the probe itself
@@ -99,20 +101,7 @@ func (h *harness) probeDuring(ctx context.Context, work func() (Sample, error)) 
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(probeInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-pctx.Done():
-				return
-			case <-t.C:
-			}
-			start := time.Now()
-			if err := c.Ping(pctx).Err(); err != nil {
-				return
-			}
-			lat = append(lat, time.Since(start))
-		}
+		inspect.Probe(pctx, c, probeInterval, func(d time.Duration) { lat = append(lat, d) })
 	}()
 	s, err := work()
 	stop()

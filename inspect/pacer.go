@@ -49,22 +49,29 @@ func startPacer(ctx context.Context, c redis.UniversalClient, budget time.Durati
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		t := time.NewTicker(probeEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			began := time.Now()
-			if c.Ping(ctx).Err() != nil {
-				continue // a failed probe says nothing about queueing
-			}
-			p.observe(time.Since(began))
-		}
+		Probe(ctx, c, probeEvery, p.observe)
 	}()
 	return p
+}
+
+// Probe PINGs c every interval until ctx ends and hands each round trip to
+// seen: what another client's command waits, queueing included. A failed
+// PING is skipped; it says nothing about queueing. The benchmark harness
+// measures with the same probe the pacer steers by.
+func Probe(ctx context.Context, c redis.UniversalClient, every time.Duration, seen func(time.Duration)) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		began := time.Now()
+		if c.Ping(ctx).Err() == nil {
+			seen(time.Since(began))
+		}
+	}
 }
 
 // idleRoundTrip is the median PING round trip with nothing of ours running.
