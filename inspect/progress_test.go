@@ -3,6 +3,8 @@ package inspect
 import (
 	"testing"
 	"time"
+
+	"math"
 )
 
 // The reversed cursor is the share visited: Redis's bucket order on a
@@ -33,5 +35,23 @@ func TestProgressLeft(t *testing.T) {
 	p := Progress{Done: 0.25, Records: 1000, Elapsed: 2 * time.Second}
 	if left, ok := p.Left(); !ok || left != 6*time.Second || p.Rate() != 500 {
 		t.Errorf("a quarter in 2s: left %v %v, rate %v", left, ok, p.Rate())
+	}
+}
+
+// The Poisson interval of a count, for a small share (where √(1−p) ≈ 1),
+// matches the exact (Garwood) one: n = 0 → [0, 3.69], n = 10 → [4.80, 18.39].
+func TestPoissonInterval(t *testing.T) {
+	const p = 1e-6
+	for _, c := range []struct {
+		n      int64
+		lo, hi float64
+	}{{0, 0, 3.689}, {10, 4.795, 18.39}, {100, 81.37, 121.6}} {
+		lo, hi := poissonInterval(c.n, p)
+		if math.Abs(float64(lo)*p-c.lo) > 0.02*c.hi || math.Abs(float64(hi)*p-c.hi) > 0.02*c.hi {
+			t.Errorf("n=%d: [%v, %v], want [%v, %v]", c.n, float64(lo)*p, float64(hi)*p, c.lo, c.hi)
+		}
+	}
+	if lo, hi := poissonInterval(42, 1); lo != 42 || hi != 42 {
+		t.Errorf("a whole scan is exact: [%d, %d]", lo, hi)
 	}
 }

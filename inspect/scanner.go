@@ -13,12 +13,21 @@ import (
 
 // Options tune a scan. Zero values take the defaults.
 type Options struct {
-	Count      int           // SCAN COUNT and batch size (default 1000)
-	NoMemory   bool          // skip MEMORY USAGE
-	InFlight   int           // pipelines in flight (default 4; 1 when throttled)
-	MaxKeys    int64         // stop after this many keys (0: all)
-	KeysPerSec int           // throttle (0: none)
-	Pause      time.Duration // sleep between SCAN calls
+	Count    int   // SCAN COUNT and batch size (default 1000)
+	NoMemory bool  // skip MEMORY USAGE
+	InFlight int   // pipelines in flight (default 4; 1 when throttled)
+	MaxKeys  int64 // stop after this many keys (0: all)
+	// Sample stops each node's scan once this share of its keyspace
+	// (0 < Sample < 1) has been visited, from a random starting point, so
+	// that what was read is a uniform sample; SampleTime stops it after
+	// this long. Either makes the coverage Sampled, with its share.
+	Sample     float64
+	SampleTime time.Duration
+	// SampleStart, when set, chooses the starting point (tests); by
+	// default it is random.
+	SampleStart func() uint64
+	KeysPerSec  int           // throttle (0: none)
+	Pause       time.Duration // sleep between SCAN calls
 	// MaxLatency is a latency budget: what another client's command may
 	// wait behind the scan, above the idle level. The scan reads one batch
 	// at a time, sized from what a probe connection sees (0: no budget).
@@ -84,10 +93,12 @@ type Coverage struct {
 	Companions int64  // lock keys, counted with their records, not as records
 	Started    time.Time
 	Duration   time.Duration
-	Complete   bool  // the SCAN cursor went all the way round
-	Limited    bool  // stopped early by MaxKeys
-	MemoryOff  bool  // MEMORY USAGE skipped or refused
-	Err        error // why the scan stopped early
+	Complete   bool    // the SCAN cursor went all the way round
+	Limited    bool    // stopped early by MaxKeys
+	Sampled    bool    // stopped early by Sample or SampleTime: a uniform sample
+	Share      float64 // the share of the keyspace visited (1 when complete)
+	MemoryOff  bool    // MEMORY USAGE skipped or refused
+	Err        error   // why the scan stopped early
 }
 
 // KeysPerSec is the scan rate.
@@ -199,6 +210,10 @@ func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<-
 	}
 	lock := ks.Schema.Lock
 	var cursor uint64
+	smp := newSampling(opt)
+	if smp != nil {
+		cursor = smp.start
+	}
 	limiter := newRateLimiter(opt.KeysPerSec)
 scan:
 	for {
@@ -244,12 +259,21 @@ scan:
 			count = pace.adjust()
 		}
 		cursor = next
-		if cursor == 0 {
+		switch {
+		case smp != nil: // past the end of the table order it goes on from 0
+			share, done := smp.after(next, cov.Started)
+			prog.set(task, share)
+			if done {
+				cov.Sampled, cov.Share = true, share
+				break scan
+			}
+		case cursor == 0:
 			cov.Complete = true
 			prog.set(task, 1)
-			break
+			break scan
+		default:
+			prog.set(task, CursorShare(cursor))
 		}
-		prog.set(task, CursorShare(cursor))
 		if !limiter.wait(ctx, len(keys), opt.Pause) {
 			break
 		}
@@ -277,8 +301,17 @@ scan:
 	if n.role == "replica" {
 		cov.Lag = replicaLag(ctx, c)
 	}
-	if cov.Err != nil || cov.Limited {
+	if cov.Sampled && cov.Share >= 1 {
+		cov.Sampled, cov.Complete = false, cov.Err == nil // a sample of everything is the whole
+	}
+	if cov.Err != nil || cov.Limited || cov.Sampled {
 		cov.Complete = false
+	}
+	switch {
+	case cov.Complete:
+		cov.Share = 1
+	case !cov.Sampled:
+		cov.Share = prog.get(task) // how far it got before it stopped
 	}
 	return cov
 }

@@ -23,6 +23,7 @@ type Stats struct {
 	grpOrder  []string
 	coverage  []Coverage
 	covered   float64 // the largest Batch.Done seen
+	memSq     float64 // Σ memory², for the interval of a sampled total
 }
 
 type ksStats struct {
@@ -67,6 +68,7 @@ func (s *Stats) AddRecord(r *Record) {
 	s.byState[r.State]++
 	if r.MemoryBytes >= 0 {
 		s.memTotal += r.MemoryBytes
+		s.memSq += float64(r.MemoryBytes) * float64(r.MemoryBytes)
 		s.memKnown++
 		s.memByS[r.State] += r.MemoryBytes
 	}
@@ -148,6 +150,10 @@ type Report struct {
 	// Covered is the share of the keyspace the scan visited: 1 when it
 	// is complete, less when it was cut short (Ctrl-C, a lost node).
 	Covered float64 `json:"covered"`
+	// Sample is set when the scan read a sample (Options.Sample): every
+	// count above is then an estimate for the whole keyspace, and this
+	// holds the share read and each count's 95 % interval.
+	Sample *SampleReport `json:"sample,omitempty"`
 }
 
 // MemoryReport is memory in total and by state.
@@ -221,6 +227,8 @@ type CoverageReport struct {
 	KeysPerSec float64 `json:"keys_per_sec"`
 	Complete   bool    `json:"complete"`
 	Limited    bool    `json:"limited,omitempty"`
+	Sampled    bool    `json:"sampled,omitempty"`
+	Share      float64 `json:"share"` // of the keyspace visited
 	MemoryOff  bool    `json:"memory_unavailable,omitempty"`
 	Error      string  `json:"error,omitempty"`
 }
@@ -285,7 +293,7 @@ func (s *Stats) Report() Report {
 			Keys: c.Keys, Records: c.Records,
 			Vanished: c.Vanished, Duplicates: c.Duplicates, DurationMs: c.Duration.Milliseconds(),
 			KeysPerSec: float64(int64(c.KeysPerSec()*10)) / 10, Complete: c.Complete,
-			Limited: c.Limited, MemoryOff: c.MemoryOff,
+			Limited: c.Limited, Sampled: c.Sampled, Share: c.Share, MemoryOff: c.MemoryOff,
 		}
 		if c.Err != nil {
 			cr.Error = c.Err.Error()
@@ -298,6 +306,10 @@ func (s *Stats) Report() Report {
 	r.Covered = s.covered
 	if r.Complete {
 		r.Covered = 1
+	}
+	if p, read, ok := sampleShare(s.coverage); ok {
+		r.Covered = p
+		r.estimate(p, read, s.memSq)
 	}
 	return r
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -18,14 +19,18 @@ import (
 // statsCmd holds stats' flags.
 type statsCmd struct {
 	readFlags
-	output string
-	top    int
+	output     string
+	top        int
+	sample     float64
+	sampleTime time.Duration
 }
 
 // flags registers stats's flags.
 func (o *statsCmd) flags(fs *pflag.FlagSet) {
 	outputFlag(fs, &o.output, "", "table or json (default: table on a terminal, json otherwise)", "table", "json")
 	fs.IntVar(&o.top, "top", 10, "top N values per template capture")
+	fs.Var(shareValue(&o.sample), "sample", "read this share of the keyspace (e.g. 1% or 0.01) from a random start and report estimates with 95% intervals")
+	fs.Var(durationValue(&o.sampleTime), "sample-time", "read for this long (e.g. 30s) and report estimates with 95% intervals")
 	o.readFlags.register(fs)
 }
 
@@ -45,6 +50,7 @@ func (o *statsCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 
 	progress := a.newProgress("stats", o.sf.quiet)
 	s.scan.Progress = progress.update
+	s.scan.Sample, s.scan.SampleTime = o.sample, o.sampleTime
 	st := inspect.NewStats(o.top)
 	covs, _ := inspect.Scan(ctx, s.client, s.keyspaces, s.scan, func(b inspect.Batch) error {
 		st.Add(b)
@@ -80,7 +86,13 @@ func interrupted(covered float64) error {
 
 func writeStatsTable(w io.Writer, r inspect.Report) {
 	n := units.FormatCount
-	fmt.Fprintf(w, "RECORDS %s   stale %s   memory %s", n(r.Total), n(r.Stale), units.FormatBytes(r.MemoryBytes.Total))
+	est := func(path string, v int64) string { return n(v) + sampleInterval(r.Sample, path, n) }
+	if sm := r.Sample; sm != nil {
+		fmt.Fprintf(w, "SAMPLE  %.1f%% of the keyspace read (%s records): every count is an estimate for the whole, its 95%% interval in [ ]\n\n",
+			sm.Share*100, n(sm.RecordsRead))
+	}
+	fmt.Fprintf(w, "RECORDS %s   stale %s   memory %s", est("total", r.Total), est("stale", r.Stale),
+		units.FormatBytes(r.MemoryBytes.Total)+sampleInterval(r.Sample, "memory_bytes.total", units.FormatBytes))
 	if r.MemoryBytes.KnownRecords < r.Total {
 		fmt.Fprintf(w, " (known for %s)", n(r.MemoryBytes.KnownRecords))
 	}
@@ -99,14 +111,14 @@ func writeStatsTable(w io.Writer, r inspect.Report) {
 		if c == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "%-12s %8s %11s\n", s, n(c), units.FormatBytes(r.MemoryBytes.ByState[s.String()]))
+		fmt.Fprintf(w, "%-12s %8s %11s\n", s, est("by_state."+s.String(), c), units.FormatBytes(r.MemoryBytes.ByState[s.String()]))
 	}
 
 	fmt.Fprintln(w, "\nFLAG                 RECORDS")
 	any := false
 	for _, fi := range inspect.AllFlags() {
 		if c := r.Flags[fi.Name]; c > 0 {
-			fmt.Fprintf(w, "%-20s %8s  %s\n", fi.Name, n(c), fi.Explain)
+			fmt.Fprintf(w, "%-20s %8s  %s\n", fi.Name, est("flags."+fi.Name, c), fi.Explain)
 			any = true
 		}
 	}
@@ -162,6 +174,8 @@ func writeStatsTable(w io.Writer, r inspect.Report) {
 			state = "INCOMPLETE: " + c.Error
 		case c.Limited:
 			state = "stopped at --max-keys"
+		case c.Sampled:
+			state = fmt.Sprintf("sampled %.1f%%", c.Share*100)
 		}
 		where := ""
 		if c.Node != "" {
@@ -176,6 +190,18 @@ func writeStatsTable(w io.Writer, r inspect.Report) {
 		fmt.Fprintf(w, "  %-20s%s: %s keys in %s (%s keys/s), %s vanished during the scan — %s\n",
 			inspect.Sanitize(c.Keyspace), where, n(c.Keys), units.FormatMs(c.DurationMs), n(int64(math.Round(c.KeysPerSec))), n(c.Vanished), state)
 	}
+}
+
+// sampleInterval is " [low–high]" for a sampled count, "" otherwise.
+func sampleInterval(s *inspect.SampleReport, path string, format func(int64) string) string {
+	if s == nil {
+		return ""
+	}
+	iv, ok := s.Intervals95[path]
+	if !ok {
+		return ""
+	}
+	return " [" + format(iv.Low) + "–" + format(iv.High) + "]"
 }
 
 func bar(n, maxN int64, width int) string {

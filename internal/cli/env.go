@@ -40,6 +40,8 @@ func valueKind(f *pflag.Flag) string {
 		return "a duration such as 30s, 5m, 2h or 1d"
 	case "bytes":
 		return "a size such as 16384, 16KiB or 1MiB"
+	case "share":
+		return "a share such as 1% or 0.01"
 	case "int", "int64":
 		return "a whole number"
 	}

@@ -467,3 +467,38 @@ func TestSeedProgressAndInterrupt(t *testing.T) {
 		t.Fatalf("interrupted seed: %+v (%d keys in Redis), stderr %q", res, n, r.Stderr)
 	}
 }
+
+// stats --sample reads a share and reports estimates with 95 % intervals
+// that hold the full scan's counts; a share outside (0, 1) is a usage error.
+func TestStatsSample(t *testing.T) {
+	srv := redistest.Shared(t)
+	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "20000").MustCode(t, 0)
+	base := []string{"stats", "--url", srv.URL(0), "--preset", "atlasmart", "-o", "json"}
+	var full, smp struct {
+		Total   int64            `json:"total"`
+		ByState map[string]int64 `json:"by_state"`
+		Sample  *struct {
+			Share       float64                              `json:"share"`
+			Intervals95 map[string]struct{ Low, High int64 } `json:"intervals_95"`
+		} `json:"sample"`
+	}
+	r := clitest.Run(t, nil, base...)
+	if err := json.Unmarshal([]byte(r.Stdout), &full); err != nil || full.Sample != nil {
+		t.Fatalf("full stats: %v %+v", err, full.Sample)
+	}
+	r = clitest.Run(t, nil, append(base, "--sample", "20%")...)
+	r.MustCode(t, cli.ExitOK)
+	if err := json.Unmarshal([]byte(r.Stdout), &smp); err != nil || smp.Sample == nil || smp.Sample.Share < 0.15 || smp.Sample.Share > 0.3 {
+		t.Fatalf("sampled stats: %v %+v", err, smp.Sample)
+	}
+	if iv := smp.Sample.Intervals95["total"]; iv.Low > full.Total || iv.High < full.Total || iv.Low >= iv.High {
+		t.Errorf("total %d, sample's interval %+v (estimate %d)", full.Total, iv, smp.Total)
+	}
+	table := clitest.Run(t, nil, append(base[:len(base)-2], "-o", "table", "--sample", "0.2")...)
+	if !strings.HasPrefix(table.Stdout, "SAMPLE  ") || !strings.Contains(table.Stdout, "sampled ") {
+		t.Errorf("sampled table: %.300s", table.Stdout)
+	}
+	for _, bad := range []string{"0", "1", "150%", "x"} {
+		clitest.Run(t, nil, append(base, "--sample", bad)...).MustCode(t, cli.ExitUsage)
+	}
+}
