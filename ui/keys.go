@@ -92,15 +92,21 @@ func (k KeyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.Help, k.NextScreen, k.Open, k.Filter, k.StaleOnly, k.Processing, k.Rescan, k.Quit}
 }
 
-// FullHelp is the help overlay, in columns.
-func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Back, k.NextScreen, k.PrevScreen, k.Help, k.Quit},
-		{k.Filter, k.ClearFilter, k.StaleOnly, k.CycleFlag, k.Sort, k.SortReverse},
-		{k.Processing, k.Succeeded, k.Failed, k.Reconciled, k.Unknown, k.AllStates},
-		{k.Mark, k.MarkAll, k.Unmark, k.Expire, k.Fail, k.Reconcile},
-		{k.Rescan, k.Reveal},
+// helpGroup is one titled column of the help overlay.
+type helpGroup struct {
+	title string
+	keys  []key.Binding
+}
+
+// HelpGroups is the help overlay's content, in the order it flows.
+func (k KeyMap) HelpGroups() []helpGroup {
+	return []helpGroup{
+		{"move", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}},
+		{"screens", []key.Binding{k.Open, k.Back, k.NextScreen, k.PrevScreen, k.Help, k.Quit}},
+		{"filter and sort", []key.Binding{k.Filter, k.ClearFilter, k.StaleOnly, k.CycleFlag, k.Sort, k.SortReverse}},
+		{"states", []key.Binding{k.Processing, k.Succeeded, k.Failed, k.Reconciled, k.Unknown, k.AllStates}},
+		{"write (guarded)", []key.Binding{k.Mark, k.MarkAll, k.Unmark, k.Expire, k.Fail, k.Reconcile}},
+		{"record", []key.Binding{k.Rescan, k.Reveal}},
 	}
 }
 

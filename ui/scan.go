@@ -40,6 +40,8 @@ type scanRun struct {
 	records  int64
 	live     bool // streaming into the visible store (first scan); else into pending
 	pending  *store
+	edits    int  // the visible store's edits when the refresh began
+	stopped  bool // cancelled by the operator: what it read is partial
 	stats    *inspect.Stats
 	perKS    map[string]int64
 	perNode  map[string]int64
@@ -95,6 +97,7 @@ func (m *Model) beginRun() context.Context {
 	run.live = m.store.recs.Len() == 0
 	if !run.live {
 		run.pending = &store{f: m.store.f, sortCol: m.store.sortCol, sortDesc: m.store.sortDesc}
+		run.edits = m.store.edits
 	} else {
 		m.stats = run.stats
 	}
@@ -109,8 +112,14 @@ func (m *Model) cancelScan() {
 	}
 	m.run.cancel()
 	m.run.finished = m.now()
+	m.run.stopped = true
 	m.gen++ // drop whatever the cancelled scan still sends
-	m.status = "scan cancelled: showing what was read"
+	if m.run.live {
+		m.withCursorKept(func() { m.store.mergeTail(true) })
+		m.status = "scan cancelled: the counts are partial (r rescans)"
+	} else {
+		m.status = "refresh cancelled: still showing the previous scan"
+	}
 }
 
 func (m *Model) onBatch(msg batchMsg) {
@@ -127,8 +136,10 @@ func (m *Model) onBatch(msg batchMsg) {
 		run.perNode[b.Node] += int64(len(b.Records))
 		m.serverTimeMs = b.ServerTimeMs
 	}
-	if run.live && target.sortCol != colNone && target.unsorted > 0 && len(target.view) < 200_000 {
-		m.withCursorKept(target.sort)
+	if run.live {
+		m.withCursorKept(func() { target.mergeTail(false) })
+	} else {
+		target.mergeTail(false)
 	}
 }
 
@@ -151,7 +162,7 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 		m.backoff = nextBackoff(m.backoff)
 		m.status = ""
 		if run.live {
-			m.withCursorKept(m.store.sort)
+			m.withCursorKept(func() { m.store.mergeTail(true) })
 		}
 		gen := m.gen
 		return tea.Tick(m.backoff, func(time.Time) tea.Msg { return reconnectMsg{gen: gen} })
@@ -159,12 +170,22 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 	m.banner, m.dataStale, m.backoff = "", false, 0
 	if !run.live {
 		key := m.cursorKey()
-		run.pending.sort()
-		m.store = run.pending
+		p := run.pending
+		if m.store.edits != run.edits {
+			// The operator changed the filter or order while this refresh
+			// ran: the refreshed view takes the current ones, not the copy
+			// made when it started.
+			p.f, p.sortCol, p.sortDesc = m.store.f, m.store.sortCol, m.store.sortDesc
+			p.rebuild()
+		} else {
+			p.mergeTail(true)
+		}
+		p.edits = m.store.edits
+		m.store = p
 		m.stats = run.stats
 		m.restoreCursor(key)
 	} else {
-		m.withCursorKept(m.store.sort)
+		m.withCursorKept(func() { m.store.mergeTail(true) })
 	}
 	m.lastComplete = run.finished
 	m.status = ""

@@ -28,6 +28,9 @@ func (m *Model) overviewView() string {
 		scan := "…"
 		if m.run != nil {
 			scan = units.FormatCount(m.run.perKS[ks.Name]) + " read"
+			if m.run.stopped {
+				scan = "cancelled"
+			}
 			for _, c := range m.run.covs {
 				if c.Keyspace == ks.Name {
 					scan = "complete"
@@ -76,7 +79,7 @@ func (m *Model) statsView() string {
 	left = append(left, "", s.Title.Render("FLAGS"))
 	for _, fi := range inspect.AllFlags() {
 		if n := rep.Flags[fi.Name]; n > 0 {
-			left = append(left, fmt.Sprintf("%-19s %9s", fi.Name, units.FormatCount(n)))
+			left = append(left, fmt.Sprintf("%-19s %9s", fi.Short, units.FormatCount(n)))
 		}
 	}
 	a := rep.ProcessingAge

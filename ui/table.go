@@ -29,14 +29,18 @@ func computeLayout(width int) tableLayout {
 	return l
 }
 
-// flagShort abbreviates flags for the table; the detail screen explains them.
-var flagShort = map[inspect.Flags]string{
-	inspect.FlagStale: "STALE", inspect.FlagProcessingNoTTL: "STUCK", inspect.FlagNoTTL: "nottl",
-	inspect.FlagUnknownState: "state?", inspect.FlagMissingFingerprint: "nofp", inspect.FlagWrongType: "type!",
-	inspect.FlagLargeResponse: "big", inspect.FlagDecodeError: "decode!", inspect.FlagTemplateMismatch: "tpl?",
-	inspect.FlagTruncated: "cut",
+// flagName is a flag's one name in the TUI: its short word, shown in the
+// table, the detail and the stats, and accepted by the filter (flag=stuck).
+func flagName(f inspect.Flags) string {
+	for _, fi := range inspect.AllFlags() {
+		if fi.Flag == f {
+			return fi.Short
+		}
+	}
+	return ""
 }
 
+// shortFlags lists a record's flags by their short names.
 func shortFlags(f inspect.Flags) string {
 	if f == 0 {
 		return ""
@@ -44,10 +48,24 @@ func shortFlags(f inspect.Flags) string {
 	var parts []string
 	for _, fi := range inspect.AllFlags() {
 		if f&fi.Flag != 0 {
-			parts = append(parts, flagShort[fi.Flag])
+			parts = append(parts, fi.Short)
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// filterText is the filter in the TUI's words (flags by their short names).
+func filterText(f inspect.Filter) string {
+	flags := f.Flags
+	f.Flags = 0
+	parts := []string{}
+	if flags != 0 {
+		parts = append(parts, "flag="+shortFlags(flags))
+	}
+	if s := f.String(); s != "" {
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, " ")
 }
 
 // fit pads or cuts s to exactly w cells (cutting on the right).
@@ -216,9 +234,14 @@ func (m *Model) restoreCursor(key string) {
 	m.clampCursor()
 }
 
-// withCursorKept runs a view change and keeps the cursor on its record.
+// withCursorKept runs a view change and keeps the cursor on its record. A
+// cursor on the first row stays there: the top of the view is what needs
+// attention first, and a scan filling it in must not carry the cursor away.
 func (m *Model) withCursorKept(change func()) {
 	key := m.cursorKey()
+	if m.cursor == 0 {
+		key = ""
+	}
 	change()
 	m.restoreCursor(key)
 }
@@ -342,17 +365,16 @@ func (m *Model) onFilterKey(msg tea.KeyPressMsg) tea.Cmd {
 		text := strings.TrimSpace(m.input.Value())
 		search, err := inspect.ParseSearch(text)
 		if err != nil {
-			m.status = "filter: " + inspect.Sanitize(err.Error())
+			m.filterErr = inspect.Sanitize(units.OneLine(err.Error()))
 			return nil
 		}
-		m.filtering = false
+		m.filtering, m.filterErr = false, ""
 		m.input.Blur()
 		m.store.f.Search = search
-		m.status = ""
 		m.withCursorKept(m.store.rebuild)
 		return nil
 	case "esc":
-		m.filtering = false
+		m.filtering, m.filterErr = false, ""
 		m.input.Blur()
 		return nil
 	}

@@ -66,8 +66,9 @@ type Model struct {
 	width, height int
 	layout        tableLayout
 
-	screen   screen
-	showHelp bool
+	screen     screen
+	showHelp   bool
+	helpScroll int
 
 	gen          int
 	run          *scanRun
@@ -85,6 +86,7 @@ type Model struct {
 	scroll         int // overview and stats screens
 	input          textinput.Model
 	filtering      bool
+	filterErr      string // why the typed filter was not applied, shown under the input
 	flagCycle      int
 
 	detail *detailState
@@ -103,11 +105,11 @@ func New(ctx context.Context, opts Options) *Model {
 	}
 	in := textinput.New()
 	in.Prompt = "/ "
-	in.Placeholder = "key text, glob*, principal=customer-42, state=processing, flag=no_ttl, stale"
+	in.Placeholder = "key text, glob*, principal=customer-42, state=processing, flag=stuck, stale"
 	in.CharLimit = 256
 	m := &Model{
 		ctx: ctx, opts: opts, keys: DefaultKeyMap(), help: help.New(), dark: true,
-		store: &store{}, stats: inspect.NewStats(10), input: in, screen: screenRecords,
+		store: newStore(), stats: inspect.NewStats(10), input: in, screen: screenRecords,
 		width: 80, height: 24,
 	}
 	if len(opts.Keyspaces) > 1 {
@@ -235,7 +237,14 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.onFilterKey(msg)
 	}
 	if m.showHelp {
-		m.showHelp = false // any key closes the overlay
+		switch {
+		case key.Matches(msg, m.keys.Down):
+			m.helpScroll++
+		case key.Matches(msg, m.keys.Up):
+			m.helpScroll--
+		default:
+			m.showHelp = false // any other key closes the overlay
+		}
 		return nil
 	}
 	if m.screen == screenDetail {
@@ -247,7 +256,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.shutdown()
 		return tea.Quit
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
+		m.showHelp, m.helpScroll = true, 0
 		return nil
 	case key.Matches(msg, k.NextScreen):
 		m.screen, m.scroll = (m.screen+1)%numScreens, 0
@@ -265,10 +274,12 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch m.screen {
 	case screenRecords:
 		return m.onRecordsKey(msg)
-	case screenOverview, screenStats:
+	case screenOverview, screenStats, screenWrites:
 		switch {
 		case key.Matches(msg, k.Open) && m.screen == screenOverview:
 			m.screen = screenRecords
+		case key.Matches(msg, k.Bottom):
+			m.scroll = 1 << 30 // clamped to the content when drawn
 		case key.Matches(msg, k.Up):
 			m.scroll--
 		case key.Matches(msg, k.Down):
@@ -292,6 +303,8 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	switch m.screen {
 	case screenRecords:
 		m.moveCursor(delta)
+	case screenOverview, screenStats, screenWrites:
+		m.scroll += delta
 	case screenDetail:
 		if delta < 0 {
 			m.vp.ScrollUp(-delta)

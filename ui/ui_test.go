@@ -254,9 +254,11 @@ func TestFilterInputAndHotkeys(t *testing.T) {
 	press(m, "c", "/")
 	typeText(m, "state=nonsense")
 	press(m, "enter")
-	if !m.filtering || !strings.Contains(m.status, "unknown state") {
-		t.Fatalf("a bad filter should stay open with an error: filtering=%v status=%q", m.filtering, m.status)
+	// Bug 3: the refusal shows at once, under the input still open.
+	if text := screenText(m); !m.filtering || !strings.Contains(text, `✗ unknown state "nonsense"`) || !strings.Contains(text, "/ state=nonsense") {
+		t.Fatalf("a bad filter should stay open with an error: filtering=%v\n%s", m.filtering, text)
 	}
+	checkFrame(t, m)
 	press(m, "esc")
 	press(m, "G")
 	if m.cursor != len(m.store.view)-1 {

@@ -39,9 +39,9 @@ func (m *Model) View() tea.View {
 	body := ""
 	switch {
 	case m.dialog != nil:
-		body = ansi.Wrap(m.dialogView(), m.width, " ,")
+		body = ansi.Wrap(m.dialogView(), m.width, " ") // keys are already cut to fit: never split
 	case m.showHelp:
-		body = m.helpView()
+		body = scrollBy(m.helpView(), &m.helpScroll, m.bodyHeight())
 	case m.screen == screenRecords:
 		body = m.recordsView()
 	case m.screen == screenOverview:
@@ -57,7 +57,7 @@ func (m *Model) View() tea.View {
 	b.WriteString("\n")
 	b.WriteString(m.statusView())
 	b.WriteString("\n")
-	b.WriteString(m.styles.HelpLine.Render(fit(m.help.ShortHelpView(m.contextHelp()), m.width)))
+	b.WriteString(m.helpLine())
 	v := tea.NewView(b.String())
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
@@ -191,6 +191,12 @@ func (m *Model) progressView() string {
 			}
 			line += " · nodes: " + strings.Join(per, " · ")
 		}
+	case run.stopped && run.live:
+		line = fmt.Sprintf("✗ scan cancelled after %s records in %s: every count is partial · r rescans",
+			units.FormatCount(run.records), fmtDur(el))
+	case run.stopped:
+		line = fmt.Sprintf("✗ refresh cancelled: showing %s records from %s · r rescans",
+			units.FormatCount(int64(m.store.recs.Len())), m.lastComplete.Format("15:04:05"))
 	default:
 		line = fmt.Sprintf("✓ %s records in %s (%s/s) · read at %s", units.FormatCount(int64(m.store.recs.Len())), fmtDur(el),
 			units.FormatCount(int64(rate)), run.finished.Format("15:04:05"))
@@ -231,7 +237,7 @@ func (m *Model) statusView() string {
 	var parts []string
 	if m.screen == screenRecords || m.screen == screenDetail {
 		parts = append(parts, fmt.Sprintf("%s of %s", units.FormatCount(int64(len(m.store.view))), units.FormatCount(int64(m.store.recs.Len()))))
-		if d := m.store.f.String(); d != "" {
+		if d := filterText(m.store.f); d != "" {
 			parts = append(parts, "filter: "+d)
 		}
 		if len(m.marks) > 0 {
@@ -251,11 +257,25 @@ func (m *Model) statusView() string {
 	return fit(strings.Join(parts, " · "), m.width)
 }
 
+// helpLine is the last line: the keys that work here, or while a filter is
+// typed, why it was refused (the status line holds the input then).
+func (m *Model) helpLine() string {
+	if m.filtering {
+		if m.filterErr != "" {
+			return m.styles.Error.Render(fit("✗ "+m.filterErr, m.width))
+		}
+		return m.styles.HelpLine.Render(fit("enter applies · esc closes · terms: text glob* principal=… state=… flag=… stale", m.width))
+	}
+	return m.styles.HelpLine.Render(fit(m.help.ShortHelpView(m.contextHelp()), m.width))
+}
+
 func (m *Model) contextHelp() []keyBinding {
 	k := m.keys
 	switch {
 	case m.filtering, m.dialog != nil:
 		return nil
+	case m.screen == screenDetail && m.canWrite():
+		return []keyBinding{k.Back, k.Fail, k.Reconcile, k.Expire, k.Reveal, k.Rescan, k.Help, k.Quit}
 	case m.screen == screenDetail:
 		return []keyBinding{k.Back, k.Reveal, k.Rescan, k.Up, k.Down, k.Help, k.Quit}
 	case m.screen == screenRecords && m.canWrite():
@@ -266,17 +286,84 @@ func (m *Model) contextHelp() []keyBinding {
 	return []keyBinding{k.Help, k.NextScreen, k.Open, k.Rescan, k.Quit}
 }
 
+// helpView lays the key groups out as columns that fit the width: groups
+// flow left to right and start a new band when the next would not fit, so
+// 80 columns hold every key. On a terminal too short for them all, j/k
+// scroll the overlay (scrolled clamps).
 func (m *Model) helpView() string {
-	return m.styles.Title.Render("Keys") + "  " + m.styles.Dim.Render("(any key closes)") + "\n\n" +
-		m.help.FullHelpView(m.keys.FullHelp()) + "\n\n" +
-		ansi.Wrap(m.styles.Dim.Render("Filter terms (/), all must match: text · glob* · principal=customer-42 · state=processing · flag=no_ttl · stale"), m.width, " ·")
+	var cols [][]string
+	for _, g := range m.keys.HelpGroups() {
+		keyW := 0
+		for _, b := range g.keys {
+			if b.Enabled() {
+				keyW = max(keyW, ansi.StringWidth(b.Help().Key))
+			}
+		}
+		col := []string{m.styles.Title.Render(g.title)}
+		for _, b := range g.keys {
+			if b.Enabled() {
+				col = append(col, fit(b.Help().Key, keyW)+" "+m.styles.Dim.Render(b.Help().Desc))
+			}
+		}
+		if len(col) > 1 {
+			cols = append(cols, col)
+		}
+	}
+	var b strings.Builder
+	b.WriteString(m.styles.Title.Render("Keys") + "  " + m.styles.Dim.Render("(j/k scroll · any other key closes)"))
+	const gap = 2
+	for len(cols) > 0 {
+		// One band: as many columns as fit side by side.
+		n, used := 0, 0
+		widths := []int{}
+		for n < len(cols) {
+			w := 0
+			for _, l := range cols[n] {
+				w = max(w, ansi.StringWidth(l))
+			}
+			if n > 0 && used+gap+w > m.width {
+				break
+			}
+			if n > 0 {
+				used += gap
+			}
+			used += w
+			widths = append(widths, w)
+			n++
+		}
+		rows := 0
+		for _, c := range cols[:n] {
+			rows = max(rows, len(c))
+		}
+		b.WriteString("\n")
+		for r := range rows {
+			var line strings.Builder
+			for i, c := range cols[:n] {
+				cell := ""
+				if r < len(c) {
+					cell = c[r]
+				}
+				if i < n-1 {
+					cell = fit(cell, widths[i]+gap)
+				}
+				line.WriteString(cell)
+			}
+			b.WriteString("\n" + strings.TrimRight(line.String(), " "))
+		}
+		cols = cols[n:]
+	}
+	b.WriteString("\n\n" + ansi.Wrap(m.styles.Dim.Render("Filter (/), every term must match: text · glob* · principal=customer-42 · state=processing · flag=stuck · stale"), m.width, " ·"))
+	return b.String()
 }
 
-// scrolled applies the overview/stats scroll offset, clamped to the content.
-func (m *Model) scrolled(body string) string {
+// scrolled applies the overview/stats/writes scroll offset, clamped to the content.
+func (m *Model) scrolled(body string) string { return scrollBy(body, &m.scroll, m.bodyHeight()) }
+
+// scrollBy shows body from line *off, clamping *off so the last page stays full.
+func scrollBy(body string, off *int, h int) string {
 	lines := strings.Split(body, "\n")
-	m.scroll = min(max(m.scroll, 0), max(len(lines)-m.bodyHeight(), 0))
-	return strings.Join(lines[m.scroll:], "\n")
+	*off = min(max(*off, 0), max(len(lines)-h, 0))
+	return strings.Join(lines[*off:], "\n")
 }
 
 func fmtDur(d time.Duration) string { return units.FormatMs(d.Milliseconds()) }
