@@ -405,7 +405,9 @@ func (m *Model) dialogView() string {
 		if t.writes > 0 {
 			pct = float64(t.attempted) / float64(t.writes)
 		}
-		fmt.Fprintf(&b, "%s %s/%s writes\n\n", d.bar.ViewAs(pct), units.FormatCount(int64(t.attempted)), units.FormatCount(int64(t.writes)))
+		count := fmt.Sprintf(" %s/%s writes", units.FormatCount(int64(t.attempted)), units.FormatCount(int64(t.writes)))
+		d.bar.SetWidth(max(m.width-ansi.StringWidth(count)-1, 10)) // the count stays on the bar's line
+		fmt.Fprintf(&b, "%s%s\n\n", d.bar.ViewAs(pct), count)
 		b.WriteString(t.String(d.step == stepDone) + "\n")
 		b.WriteString(m.resultNotes(d))
 		if d.step == stepDone {
