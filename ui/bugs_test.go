@@ -22,6 +22,24 @@ func feed(m *Model, recs []inspect.Record) {
 	}
 }
 
+// scanningModel is a model of opts (no colour, the fixed clock) w×24 wide,
+// its first scan started and nothing read yet.
+func scanningModel(t *testing.T, w int, opts Options) *Model {
+	t.Helper()
+	opts.NoColor, opts.Now = true, func() time.Time { return clock }
+	m := New(t.Context(), opts)
+	m.resize(w, 24)
+	m.beginRun()
+	return m
+}
+
+// filterBy types a filter and applies it.
+func filterBy(m *Model, text string) {
+	press(m, "/")
+	typeText(m, text)
+	press(m, "enter")
+}
+
 func finish(m *Model, n int) {
 	ks := m.opts.Keyspaces[0]
 	m.Update(scanDoneMsg{gen: m.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Keys: int64(n), Records: int64(n), Complete: true}}})
@@ -57,10 +75,7 @@ func TestRefreshKeepsFilterAndSortChangedDuringIt(t *testing.T) {
 // does cancel is never shown as complete.
 func TestEscInFilterKeepsScanAndCancelIsPartial(t *testing.T) {
 	ks := testKeyspace(t)
-	m := New(t.Context(), Options{Keyspaces: []*inspect.Keyspace{ks}, Profile: "local",
-		Address: "redis://127.0.0.1:6379/0", NoColor: true, Now: func() time.Time { return clock }})
-	m.resize(80, 24)
-	m.beginRun()
+	m := scanningModel(t, 80, Options{Keyspaces: []*inspect.Keyspace{ks}, Address: "redis://127.0.0.1:6379/0"})
 	feed(m, fixture(ks, 3000))
 	press(m, "/")
 	typeText(m, "state=proc")
@@ -88,7 +103,7 @@ func TestEscInFilterKeepsScanAndCancelIsPartial(t *testing.T) {
 func bulkRun(t *testing.T, m *Model, n, refused, attempted, gone int) {
 	t.Helper()
 	recs := fixture(testKeyspace(t), n)
-	d := &dialog{kind: actions.KindFail, targets: recs, step: stepRunning, bar: progress.New(progress.WithWidth(40))}
+	d := &dialog{kind: actions.KindFail, targets: recs, step: stepRunning, bar: progress.New(progress.WithWidth(40), progress.WithoutPercentage())}
 	for i := range recs {
 		p := &actions.Plan{Request: actions.Request{Kind: actions.KindFail, Key: recs[i].Key, Keyspace: recs[i].Keyspace}}
 		if i < refused {
@@ -148,10 +163,12 @@ func TestWritesScreenScrollsAndFolds(t *testing.T) {
 	if !strings.Contains(text, "skipped     51 records — cancelled before this write") {
 		t.Fatalf("skipped results not folded:\n%s", text)
 	}
-	if !strings.Contains(text, "…") {
+	m.resize(60, 20)
+	if text := screenText(m); !strings.Contains(text, "customer-7:…ayments:req-00034") {
 		t.Fatalf("long keys not cut with an ellipsis:\n%s", text)
 	}
 	checkFrame(t, m)
+	m.resize(80, 24)
 	first := text
 	press(m, "j", "j")
 	if screenText(m) == first {
@@ -230,6 +247,7 @@ func TestDialogNeverSplitsKeys(t *testing.T) {
 	recs := fixture(testKeyspace(t), 10)
 	recs[0].Key = "atlasmart:ch23:idem:customer-1:POST:/orders/with/a/very/long/path/segment:req-0123456789abcdef0123456789abcdef"
 	m := newTestModelWith(t, 60, 20, recs, executor(t, true))
+	m.cursor = m.store.find(recs[0].Key)
 	press(m, "F")
 	text := screenText(m)
 	if !strings.Contains(text, "req-0123456789abcdef0123456789abcdef") && !strings.Contains(text, "…") {

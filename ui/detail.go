@@ -218,7 +218,7 @@ func hang(prefix, value string, width int) string {
 func (m *Model) writeFields(b *strings.Builder, ds *detailState) {
 	s := m.styles
 	d := ds.d
-	title := fmt.Sprintf("FIELDS (%d of %d)", len(d.Fields), d.FieldCount)
+	title := fmt.Sprintf("FIELDS (%s of %s)", count(len(d.Fields)), count(d.FieldCount))
 	if d.Partial != "" {
 		title += " — " + d.Partial + ": only the schema's fields"
 	}

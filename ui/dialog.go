@@ -71,6 +71,9 @@ type WriteRecord struct {
 
 const uiWriteRate = 20 // writes per second in bulk runs
 
+// expireDefault is the E dialog's TTL until the operator types another.
+const expireDefault = "10m"
+
 func newInput(placeholder, value string, width int) textinput.Model {
 	in := textinput.New()
 	in.Prompt = ""
@@ -115,7 +118,8 @@ func (m *Model) openDialogOn(kind actions.Kind, targets []inspect.Record) tea.Cm
 	switch kind {
 	case actions.KindExpire:
 		d.labels = []string{"TTL", "Reason"}
-		d.inputs = []textinput.Model{newInput("e.g. 10m, or 0 to delete now", "0", w), newInput("why (required)", "", w)}
+		// Ten minutes, not 0: a slip of enter must not delete; 0 is typed on purpose.
+		d.inputs = []textinput.Model{newInput("a duration, e.g. 10m; 0 deletes now", expireDefault, w), newInput("why (required)", "", w)}
 	case actions.KindFail:
 		d.labels = []string{"Reason", "TTL"}
 		d.inputs = []textinput.Model{newInput("why (required)", "", w), newInput("retention, keep, or a duration", ttlDefault, w)}
@@ -371,7 +375,7 @@ func (m *Model) dialogView() string {
 	d := m.dialog
 	s := m.styles
 	var b strings.Builder
-	title := fmt.Sprintf("%s %d record(s)", strings.ToUpper(string(d.kind)), len(d.targets))
+	title := fmt.Sprintf("%s %s record(s)", strings.ToUpper(string(d.kind)), count(len(d.targets)))
 	b.WriteString(s.Title.Render(title) + s.Dim.Render("  (esc cancels)") + "\n\n")
 	switch d.step {
 	case stepProfile:
@@ -383,6 +387,9 @@ func (m *Model) dialogView() string {
 				marker = "> "
 			}
 			fmt.Fprintf(&b, "%s%-7s %s\n", marker, l, d.inputs[i].View())
+		}
+		if d.kind == actions.KindExpire {
+			b.WriteString("\n" + s.Dim.Render("TTL: the record expires after it (10m: in ten minutes); 0 deletes it now") + "\n")
 		}
 		b.WriteString("\n" + s.Dim.Render(m.sampleLine()) + "\n")
 		b.WriteString(s.Dim.Render("tab moves between fields · enter on the last field reads the records and shows the change") + "\n")
@@ -427,7 +434,7 @@ func (m *Model) sampleLine() string {
 	var keys []string
 	for i, r := range d.targets {
 		if i == 3 {
-			keys = append(keys, fmt.Sprintf("… +%d", len(d.targets)-3))
+			keys = append(keys, "… +"+count(len(d.targets)-3))
 			break
 		}
 		keys = append(keys, m.dialogKey(displayKey(&r), 10))
@@ -471,14 +478,14 @@ func (m *Model) writeDiff(b *strings.Builder) {
 			}
 			more := ""
 			if len(ok) > 6 {
-				more = fmt.Sprintf(" … +%d", len(ok)-6)
+				more = " … +" + count(len(ok)-6)
 			}
-			fmt.Fprintf(b, "and the same change on %d more: %s%s\n", len(ok)-1, strings.Join(sample, ", "), more)
+			fmt.Fprintf(b, "and the same change on %s more: %s%s\n", count(len(ok)-1), strings.Join(sample, ", "), more)
 		}
 	}
 	for i, p := range refused {
 		if i == 3 {
-			fmt.Fprintf(b, "… %d more not writable\n", len(refused)-3)
+			fmt.Fprintf(b, "… %s more not writable\n", count(len(refused)-3))
 			break
 		}
 		fmt.Fprintf(b, "%s %s: %s\n", m.styles.Error.Render(string(p.Outcome)), m.dialogKey(p.Key, m.width/2), inspect.Sanitize(p.Refused))
@@ -605,7 +612,7 @@ func (m *Model) writeLines() []string {
 			}
 		}
 		rest := m.width - ansi.StringWidth(head)
-		k := inspect.Sanitize(w.Result.Key)
+		k := inspect.Sanitize(m.withoutPrefix(w.Result.Key))
 		detail := ""
 		if w.Result.Detail != "" {
 			detail = "  — " + inspect.Sanitize(units.OneLine(w.Result.Detail))
@@ -620,6 +627,17 @@ func (m *Model) writeLines() []string {
 		out = append(out, fit(head+fitMiddle(k, kw)+detail, m.width))
 	}
 	return out
+}
+
+// withoutPrefix drops the constant prefix of the keyspace a key belongs to,
+// as the table does; the header names the keyspaces.
+func (m *Model) withoutPrefix(k string) string {
+	for _, ks := range m.opts.Keyspaces {
+		if p := ks.Template.Prefix(); p != "" && strings.HasPrefix(k, p) && len(m.opts.Keyspaces) == 1 {
+			return strings.TrimPrefix(k, p)
+		}
+	}
+	return k
 }
 
 // markedRecords returns the marked records still in the table.

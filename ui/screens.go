@@ -10,14 +10,69 @@ import (
 	"github.com/idemctl/idemctl/internal/units"
 )
 
+// overviewCols are the Overview table's columns. KEYSPACE, RECORDS,
+// PROCESS, STALE and SCAN always show; on a narrow terminal the others give
+// way in the order of their drop rank (1 first): OTHER, MEMORY, SUCCEED,
+// NO-TTL.
+var overviewCols = []struct {
+	title string
+	w     int
+	drop  int // 0: never dropped
+}{{"KEYSPACE", 14, 0}, {"RECORDS", 8, 0}, {"PROCESS", 8, 0}, {"SUCCEED", 8, 3}, {"OTHER", 6, 1}, {"STALE", 6, 0},
+	{"NO-TTL", 6, 4}, {"MEMORY", 8, 2}, {"SCAN", 10, 0}}
+
+// overviewShown says which Overview columns fit the width.
+func overviewShown(width int) []bool {
+	shown := make([]bool, len(overviewCols))
+	total := 0
+	for i, c := range overviewCols {
+		shown[i] = true
+		total += c.w + 1
+	}
+	for rank := 1; total > width && rank <= 4; rank++ {
+		for i, c := range overviewCols {
+			if c.drop == rank {
+				shown[i] = false
+				total -= c.w + 1
+			}
+		}
+	}
+	return shown
+}
+
+// overviewRow lays cells out in the shown columns: the first left-aligned,
+// numbers right-aligned, the last (SCAN) left-aligned.
+func overviewRow(shown []bool, cells []string, style func(i int, s string) string) string {
+	var b strings.Builder
+	for i, c := range overviewCols {
+		if !shown[i] {
+			continue
+		}
+		cell := fitRight(cells[i], c.w)
+		if i == 0 || i == len(overviewCols)-1 {
+			cell = fit(cells[i], c.w)
+		}
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString(style(i, cell))
+	}
+	return b.String()
+}
+
 // overviewView is a row per keyspace: counts by state, stale, no-TTL, memory
 // and scan progress.
 func (m *Model) overviewView() string {
 	s := m.styles
 	rep := m.stats.Report()
+	shown := overviewShown(m.width)
+	titles := make([]string, len(overviewCols))
+	for i, c := range overviewCols {
+		titles[i] = c.title
+	}
+	plain := func(_ int, s string) string { return s }
 	var b strings.Builder
-	b.WriteString(s.ColHead.Render(fit(fmt.Sprintf("%-14s %8s %8s %8s %6s %6s %6s %8s %s",
-		"KEYSPACE", "RECORDS", "PROCESS", "SUCCEED", "OTHER", "STALE", "NO-TTL", "MEMORY", "SCAN"), m.width)))
+	b.WriteString(s.ColHead.Render(fit(overviewRow(shown, titles, plain), m.width)))
 	byName := map[string]inspect.KeyspaceReport{}
 	for _, k := range rep.Keyspaces {
 		byName[k.Name] = k
@@ -27,7 +82,7 @@ func (m *Model) overviewView() string {
 		other := k.Total - k.ByState["processing"] - k.ByState["succeeded"]
 		scan := "…"
 		if m.run != nil {
-			scan = units.FormatCount(m.run.perKS[ks.Name]) + " read"
+			scan = count(m.run.perKS[ks.Name]) + " read"
 			if m.run.stopped {
 				scan = "cancelled"
 			}
@@ -40,17 +95,19 @@ func (m *Model) overviewView() string {
 				}
 			}
 		}
-		stale := fmt.Sprintf("%6s", units.FormatCount(k.Stale))
-		if k.Stale > 0 {
-			stale = s.Stale.Render(stale)
-		}
+		cells := []string{inspect.Sanitize(ks.Name), count(k.Total), count(k.ByState["processing"]), count(k.ByState["succeeded"]),
+			count(other), count(k.Stale), count(k.NoTTL), units.FormatBytes(k.MemoryBytes), scan}
 		b.WriteString("\n")
-		b.WriteString(fmt.Sprintf("%s %8s %8s %8s %6s %s %6s %8s %s", fit(inspect.Sanitize(ks.Name), 14), units.FormatCount(k.Total),
-			units.FormatCount(k.ByState["processing"]), units.FormatCount(k.ByState["succeeded"]), units.FormatCount(other), stale, units.FormatCount(k.NoTTL), units.FormatBytes(k.MemoryBytes), scan))
+		b.WriteString(overviewRow(shown, cells, func(i int, c string) string {
+			if overviewCols[i].title == "STALE" && k.Stale > 0 {
+				return s.Stale.Render(c)
+			}
+			return c
+		}))
 	}
 	b.WriteString("\n\n")
 	b.WriteString(fmt.Sprintf("all keyspaces: %s records · %s stale · %s processing without TTL · %s no TTL · %s",
-		units.FormatCount(rep.Total), units.FormatCount(rep.Stale), units.FormatCount(rep.Flags["processing_no_ttl"]), units.FormatCount(rep.Flags["no_ttl"]),
+		count(rep.Total), count(rep.Stale), count(rep.Flags["processing_no_ttl"]), count(rep.Flags["no_ttl"]),
 		units.FormatBytes(rep.MemoryBytes.Total)))
 	b.WriteString("\n")
 	for _, ks := range m.opts.Keyspaces {
@@ -59,7 +116,7 @@ func (m *Model) overviewView() string {
 			units.FormatMs(ks.ReserveTTL.Milliseconds()), inspect.Sanitize(ks.Template.String()))))
 	}
 	b.WriteString("\n\n" + s.Dim.Render("enter: records · tab: next screen"))
-	return ansi.Wrap(b.String(), m.width, " ·,")
+	return ansi.Wrap(b.String(), m.width, " ·") // never inside a number (1,200)
 }
 
 // statsView is the cardinality audit: states, TTL histogram as bars,

@@ -33,9 +33,23 @@ type store struct {
 	f        inspect.Filter
 	sortCol  column
 	sortDesc bool
-	unsorted int     // records appended to the view since the last sort
-	edits    int     // filter or sort changes: a refresh started before one must redo its view
-	scratch  []int32 // merge buffer, reused
+	unsorted int           // records appended to the view since the last sort
+	edits    int           // filter or sort changes: a refresh started before one must redo its view
+	scratch  []int32       // merge buffer, reused
+	seen     inspect.Flags // every flag some record has: f cycles through these only
+}
+
+// nextFlag is the flag filter after cur that some record has, in the
+// order of inspect.AllFlags, or 0 (no flag filter) after the last.
+func (s *store) nextFlag(cur inspect.Flags) inspect.Flags {
+	passed := cur == 0
+	for _, fi := range inspect.AllFlags() {
+		if passed && s.seen&fi.Flag != 0 {
+			return fi.Flag
+		}
+		passed = passed || fi.Flag == cur
+	}
+	return 0
 }
 
 // newStore is an empty store in the default order: what needs attention
@@ -46,6 +60,7 @@ func (s *store) add(b []inspect.Record) {
 	first := s.recs.Len()
 	s.recs.Append(b)
 	for i := first; i < s.recs.Len(); i++ {
+		s.seen |= s.recs.At(i).Flags
 		if s.f.Match(s.recs.At(i)) {
 			s.view = append(s.view, int32(i))
 			s.unsorted++

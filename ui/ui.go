@@ -87,7 +87,6 @@ type Model struct {
 	input          textinput.Model
 	filtering      bool
 	filterErr      string // why the typed filter was not applied, shown under the input
-	flagCycle      int
 
 	detail *detailState
 	vp     viewport.Model

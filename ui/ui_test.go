@@ -224,9 +224,7 @@ func TestResponseRedactedUntilRevealed(t *testing.T) {
 
 func TestFilterInputAndHotkeys(t *testing.T) {
 	m := newTestModel(t, 80, 24, fixture(testKeyspace(t), 70))
-	press(m, "/")
-	typeText(m, "principal=customer-2 endpoint=POST:/orders")
-	press(m, "enter")
+	filterBy(m, "principal=customer-2 endpoint=POST:/orders")
 	for pos := range m.store.view {
 		r := m.store.at(pos)
 		if r.Group("principal") != "customer-2" || r.Group("endpoint") != "POST:/orders" {
@@ -245,15 +243,13 @@ func TestFilterInputAndHotkeys(t *testing.T) {
 	if n := len(m.store.view); n != 7 {
 		t.Fatalf("flag cycle to processing_no_ttl: %d, want 7", n)
 	}
-	press(m, "c", "/")
-	typeText(m, "*req-0006?")
-	press(m, "enter")
+	press(m, "c")
+	filterBy(m, "*req-0006?")
 	if n := len(m.store.view); n != 10 {
 		t.Fatalf("glob: %d, want 10", n)
 	}
-	press(m, "c", "/")
-	typeText(m, "state=nonsense")
-	press(m, "enter")
+	press(m, "c")
+	filterBy(m, "state=nonsense")
 	// Bug 3: the refusal shows at once, under the input still open.
 	if text := screenText(m); !m.filtering || !strings.Contains(text, `✗ unknown state "nonsense"`) || !strings.Contains(text, "/ state=nonsense") {
 		t.Fatalf("a bad filter should stay open with an error: filtering=%v\n%s", m.filtering, text)

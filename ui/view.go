@@ -15,7 +15,7 @@ import (
 
 // chromeLines is the height of header, progress line, status and help lines.
 func (m *Model) chromeLines() int {
-	n := 4
+	n := 3 + strings.Count(m.headerView(), "\n") + 1
 	if m.banner != "" {
 		n++
 	}
@@ -109,14 +109,21 @@ func (m *Model) profileLabel() string {
 	return m.opts.Profile
 }
 
+// headerView is the top line. What must always show, whatever the width:
+// the mode badge (can this session write?), the profile and the full
+// server address (where a write would go), and the current screen. The
+// rest gives way in this order as the terminal narrows: the keyspace
+// names, the Redis user, the other screens' names, the program's name, and
+// last the badge's long form. Only when even that does not fit is the
+// address cut, in its middle.
 func (m *Model) headerView() string {
 	s := m.styles
-	badge := s.Badge.Render("READ-ONLY")
+	long, short := "READ-ONLY", "READ-ONLY"
+	badgeStyle := s.Badge
 	if m.canWrite() {
+		long, short, badgeStyle = "WRITES ENABLED", "WRITES", s.WarnBadge
 		if m.opts.Executor.Policy.Protected {
-			badge = s.DangerBadge.Render("WRITES ENABLED · PROTECTED")
-		} else {
-			badge = s.WarnBadge.Render("WRITES ENABLED")
+			long, short, badgeStyle = "WRITES ENABLED · PROTECTED", "WRITES·PROT", s.DangerBadge
 		}
 	}
 	user := m.opts.User
@@ -127,27 +134,52 @@ func (m *Model) headerView() string {
 	for i, ks := range m.opts.Keyspaces {
 		names[i] = ks.Name
 	}
-	addr := strings.TrimPrefix(m.opts.Address, "redis://")
-	ctx := fmt.Sprintf(" %s · %s · %s ", addr, inspect.Sanitize(user), inspect.Sanitize(strings.Join(names, ",")))
+	where := strings.TrimPrefix(m.opts.Address, "redis://")
 	if p := m.profileLabel(); p != "" {
-		ctx = " " + p + " ·" + ctx
+		where = inspect.Sanitize(p) + " · " + where
 	}
-	left := s.Header.Render("idemctl") + s.Dim.Render(" ·") + screenTabs(m)
-	room := m.width - ansi.StringWidth(left) - ansi.StringWidth(badge)
-	return left + fit(ctx, max(room, 0)) + badge
+	extra := []string{inspect.Sanitize(user), inspect.Sanitize(strings.Join(names, ","))}
+	brand := s.Header.Render("idemctl") + s.Dim.Render(" · ")
+	for _, v := range []struct {
+		brand, allTabs bool
+		extras         int
+		badge          string
+	}{
+		{true, true, 2, long}, {true, true, 1, long}, {true, true, 0, long},
+		{true, false, 0, long}, {false, false, 0, long}, {false, false, 0, short},
+	} {
+		left := screenTabs(m, v.allTabs)
+		if v.brand {
+			left = brand + left
+		}
+		ctx := " " + strings.Join(append([]string{where}, extra[:v.extras]...), " · ") + " "
+		badge := badgeStyle.Render(v.badge)
+		room := m.width - ansi.StringWidth(left) - ansi.StringWidth(badge)
+		if ansi.StringWidth(ctx) <= room {
+			return left + fit(ctx, room) + badge
+		}
+	}
+	// Too narrow for one line: the address gets a line of its own.
+	left := screenTabs(m, false)
+	badge := badgeStyle.Render(short)
+	room := max(m.width-ansi.StringWidth(left)-ansi.StringWidth(badge), 0)
+	return left + strings.Repeat(" ", room) + badge + "\n" + fitMiddle(where, m.width)
 }
 
-func screenTabs(m *Model) string {
+// screenTabs names the screens, the current one highlighted; compact, only
+// the current one.
+func screenTabs(m *Model, all bool) string {
 	var parts []string
 	for i, n := range screenNames {
 		cur := screen(i) == m.screen || screen(i) == screenRecords && m.screen == screenDetail
-		if cur {
+		switch {
+		case cur:
 			parts = append(parts, m.styles.Title.Render(n))
-		} else {
+		case all:
 			parts = append(parts, m.styles.Dim.Render(n))
 		}
 	}
-	return " " + strings.Join(parts, m.styles.Dim.Render(" ")) + " "
+	return strings.Join(parts, m.styles.Dim.Render(" "))
 }
 
 // progressView is the scan line: keys, rate, elapsed; or when the data is from.
@@ -365,5 +397,8 @@ func scrollBy(body string, off *int, h int) string {
 	*off = min(max(*off, 0), max(len(lines)-h, 0))
 	return strings.Join(lines[*off:], "\n")
 }
+
+// count is units.FormatCount for any integer: every number the TUI shows is grouped.
+func count[T int | int64](n T) string { return units.FormatCount(int64(n)) }
 
 func fmtDur(d time.Duration) string { return units.FormatMs(d.Milliseconds()) }
