@@ -5,6 +5,7 @@ package ui
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -65,6 +66,7 @@ type Model struct {
 
 	width, height int
 	layout        tableLayout
+	twoLineHeader bool
 
 	screen     screen
 	showHelp   bool
@@ -327,6 +329,15 @@ func (m *Model) shutdown() {
 
 func (m *Model) resize(w, h int) {
 	m.width, m.height = max(w, 20), max(h, 6)
+	// The header takes two lines when some screen's would not fit one; the
+	// choice is made here, so the body's height never changes with the screen.
+	m.twoLineHeader = false
+	cur := m.screen
+	for sc := range numScreens {
+		m.screen = sc
+		m.twoLineHeader = m.twoLineHeader || strings.Contains(m.headerView(), "\n")
+	}
+	m.screen = cur
 	m.layout = computeLayout(m.width)
 	m.help.SetWidth(m.width)
 	m.input.SetWidth(max(m.width-4, 10))

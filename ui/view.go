@@ -15,7 +15,10 @@ import (
 
 // chromeLines is the height of header, progress line, status and help lines.
 func (m *Model) chromeLines() int {
-	n := 3 + strings.Count(m.headerView(), "\n") + 1
+	n := 4
+	if m.twoLineHeader {
+		n++
+	}
 	if m.banner != "" {
 		n++
 	}
@@ -139,6 +142,13 @@ func (m *Model) headerView() string {
 		where = inspect.Sanitize(p) + " · " + where
 	}
 	extra := []string{inspect.Sanitize(user), inspect.Sanitize(strings.Join(names, ","))}
+	if m.twoLineHeader {
+		badge := badgeStyle.Render(long)
+		if ansi.StringWidth(screenTabs(m, false))+ansi.StringWidth(badge)+1 > m.width {
+			badge = badgeStyle.Render(short)
+		}
+		return m.twoLines(where, badge)
+	}
 	brand := s.Header.Render("idemctl") + s.Dim.Render(" · ")
 	for _, v := range []struct {
 		brand, allTabs bool
@@ -160,8 +170,12 @@ func (m *Model) headerView() string {
 		}
 	}
 	// Too narrow for one line: the address gets a line of its own.
+	return m.twoLines(where, badgeStyle.Render(short))
+}
+
+// twoLines is the narrow header: the screen and the badge, then the address.
+func (m *Model) twoLines(where, badge string) string {
 	left := screenTabs(m, false)
-	badge := badgeStyle.Render(short)
 	room := max(m.width-ansi.StringWidth(left)-ansi.StringWidth(badge), 0)
 	return left + strings.Repeat(" ", room) + badge + "\n" + fitMiddle(where, m.width)
 }
