@@ -18,6 +18,7 @@ type KeyMap struct {
 	StaleOnly, CycleFlag, Reveal            key.Binding
 	Mark, MarkAll, Unmark                   key.Binding
 	Expire, Fail, Reconcile                 key.Binding
+	GroupBy                                 key.Binding
 }
 
 // DefaultKeyMap follows k9s/vim habits.
@@ -59,6 +60,7 @@ func DefaultKeyMap() KeyMap {
 		Expire:      b([]string{"E"}, "E", "expire / delete"),
 		Fail:        b([]string{"F"}, "F", "force-fail"),
 		Reconcile:   b([]string{"R"}, "R", "mark reconciled"),
+		GroupBy:     b([]string{"="}, "=", "group by capture"),
 	}
 }
 
@@ -103,7 +105,7 @@ func (k KeyMap) HelpGroups() []helpGroup {
 	return []helpGroup{
 		{"move", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}},
 		{"screens", []key.Binding{k.Open, k.Back, k.NextScreen, k.PrevScreen, k.Help, k.Quit}},
-		{"filter and sort", []key.Binding{k.Filter, k.ClearFilter, k.StaleOnly, k.CycleFlag, k.Sort, k.SortReverse}},
+		{"filter and sort", []key.Binding{k.Filter, k.ClearFilter, k.StaleOnly, k.CycleFlag, k.Sort, k.SortReverse, k.GroupBy}},
 		{"states", []key.Binding{k.Processing, k.Succeeded, k.Failed, k.Reconciled, k.Unknown, k.AllStates}},
 		{"write (guarded)", []key.Binding{k.Mark, k.MarkAll, k.Unmark, k.Expire, k.Fail, k.Reconcile}},
 		{"record", []key.Binding{k.Rescan, k.Reveal}},

@@ -98,6 +98,9 @@ func (m *Model) beginRun() context.Context {
 	if !run.live {
 		run.pending = &store{f: m.store.f, sortCol: m.store.sortCol, sortDesc: m.store.sortDesc}
 		run.edits = m.store.edits
+		if g := m.store.group; g != nil {
+			run.pending.group = newGrouping(g.name)
+		}
 	} else {
 		m.stats = run.stats
 	}
@@ -181,6 +184,15 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 			p.mergeTail(true)
 		}
 		p.edits = m.store.edits
+		switch g := m.store.group; {
+		case g == nil:
+			p.group = nil
+		case p.group == nil || p.group.name != g.name:
+			p.setGrouping(g.name)
+		}
+		if p.group != nil {
+			p.group.expanding = m.store.group.expanding
+		}
 		m.store = p
 		m.stats = run.stats
 		m.restoreCursor(key)

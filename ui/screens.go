@@ -106,16 +106,30 @@ func (m *Model) overviewView() string {
 		}))
 	}
 	b.WriteString("\n\n")
-	b.WriteString(fmt.Sprintf("all keyspaces: %s records · %s stale · %s processing without TTL · %s no TTL · %s",
-		count(rep.Total), count(rep.Stale), count(rep.Flags["processing_no_ttl"]), count(rep.Flags["no_ttl"]),
-		units.FormatBytes(rep.MemoryBytes.Total)))
+	b.WriteString(s.Title.Render(fmt.Sprintf("ALL KEYSPACES: %s records · %s", count(rep.Total), units.FormatBytes(rep.MemoryBytes.Total))))
+	for _, it := range []struct {
+		n    int64
+		what string
+		f    inspect.Filter
+	}{
+		{rep.Stale, "stale: processing past the timeout, the worker probably crashed", flagDrill(inspect.FlagStale)},
+		{rep.Flags["processing_no_ttl"], "stuck: processing with no TTL, retries blocked for ever", flagDrill(inspect.FlagProcessingNoTTL)},
+		{rep.ByState["processing"], "processing", stateDrill(inspect.StateProcessing)},
+		{rep.Flags["no_ttl"], "no TTL: never expire", flagDrill(inspect.FlagNoTTL)},
+	} {
+		line := fmt.Sprintf("%9s %s", count(it.n), it.what)
+		if it.n > 0 && it.f.Stale {
+			line = s.Stale.Render(line)
+		}
+		b.WriteString("\n" + m.drillItem(line, it.f))
+	}
 	b.WriteString("\n")
 	for _, ks := range m.opts.Keyspaces {
 		b.WriteString(s.Dim.Render(fmt.Sprintf("\n%s: match %s · schema %s · timeout %s · reserve TTL %s · template %s",
 			inspect.Sanitize(ks.Name), inspect.Sanitize(ks.Match), ks.Schema.Name, units.FormatMs(ks.ProcessingTimeout.Milliseconds()),
 			units.FormatMs(ks.ReserveTTL.Milliseconds()), inspect.Sanitize(ks.Template.String()))))
 	}
-	b.WriteString("\n\n" + s.Dim.Render("enter: records · tab: next screen"))
+	b.WriteString("\n\n" + s.Dim.Render("j/k select · enter: the records · tab: next screen"))
 	return ansi.Wrap(b.String(), m.width, " ·") // never inside a number (1,200)
 }
 
@@ -131,12 +145,12 @@ func (m *Model) statsView() string {
 		if n == 0 {
 			continue
 		}
-		left = append(left, fmt.Sprintf("%-11s %9s %9s", s.State[st].Render(fit(st.String(), 11)), units.FormatCount(n), units.FormatBytes(rep.MemoryBytes.ByState[st.String()])))
+		left = append(left, m.drillItem(fmt.Sprintf("%-11s %9s %9s", s.State[st].Render(fit(st.String(), 11)), count(n), units.FormatBytes(rep.MemoryBytes.ByState[st.String()])), stateDrill(st)))
 	}
 	left = append(left, "", s.Title.Render("FLAGS"))
 	for _, fi := range inspect.AllFlags() {
 		if n := rep.Flags[fi.Name]; n > 0 {
-			left = append(left, fmt.Sprintf("%-19s %9s", fi.Short, units.FormatCount(n)))
+			left = append(left, m.drillItem(fmt.Sprintf("%-19s %9s", fi.Short, count(n)), flagDrill(fi.Flag)))
 		}
 	}
 	a := rep.ProcessingAge
@@ -173,7 +187,8 @@ func (m *Model) statsView() string {
 			if i == 5 {
 				break
 			}
-			right = append(right, fmt.Sprintf("%9s %8s  %s", units.FormatCount(t.Count), units.FormatBytes(t.MemoryBytes), inspect.Sanitize(string(t.Value))))
+			right = append(right, m.drillItem(fmt.Sprintf("%9s %8s  %s", count(t.Count), units.FormatBytes(t.MemoryBytes), inspect.Sanitize(string(t.Value))),
+				captureDrill(name, string(t.Value))))
 		}
 	}
 	return columns(left, right, m.width)

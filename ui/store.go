@@ -37,6 +37,7 @@ type store struct {
 	edits    int           // filter or sort changes: a refresh started before one must redo its view
 	scratch  []int32       // merge buffer, reused
 	seen     inspect.Flags // every flag some record has: f cycles through these only
+	group    *grouping     // the view aggregated by a capture; nil: not grouped
 }
 
 // nextFlag is the flag filter after cur that some record has, in the
@@ -64,6 +65,9 @@ func (s *store) add(b []inspect.Record) {
 		if s.f.Match(s.recs.At(i)) {
 			s.view = append(s.view, int32(i))
 			s.unsorted++
+			if s.group != nil {
+				s.group.add(s.recs.At(i))
+			}
 		}
 	}
 }
@@ -78,6 +82,10 @@ func (s *store) rebuild() {
 		}
 	}
 	s.sort()
+	if g := s.group; g != nil {
+		s.setGrouping(g.name)
+		s.group.expanding = g.expanding
+	}
 }
 
 // sort orders the view by the current column (stable, so ties keep scan order).

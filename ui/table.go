@@ -248,6 +248,9 @@ func (m *Model) keyTitle() string {
 func (m *Model) tableRows() int { return max(m.bodyHeight()-1, 1) }
 
 func (m *Model) recordsView() string {
+	if m.grouped() {
+		return m.groupsView()
+	}
 	var b strings.Builder
 	b.WriteString(m.tableHeader())
 	rows := m.tableRows()
@@ -356,6 +359,11 @@ func (m *Model) setStateFilter(st inspect.State) {
 
 func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.keys
+	if m.grouped() {
+		if cmd, done := m.onGroupsKey(msg); done {
+			return cmd
+		}
+	}
 	if !m.canWrite() && k.isWriteKey(msg) {
 		m.status = readOnlyHint
 		return nil
@@ -418,6 +426,8 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.store.sortCol = (m.store.sortCol + 1) % numSortCols
 		m.store.sortDesc = m.store.sortCol == colAge || m.store.sortCol == colMemory || m.store.sortCol == colFlags
 		m.withCursorKept(m.store.rebuild)
+	case key.Matches(msg, k.GroupBy):
+		m.cycleGrouping()
 	case key.Matches(msg, k.SortReverse):
 		m.store.sortDesc = !m.store.sortDesc
 		m.withCursorKept(m.store.rebuild)

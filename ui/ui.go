@@ -85,10 +85,17 @@ type Model struct {
 	status    string
 
 	cursor, offset int
-	scroll         int // overview and stats screens
-	input          textinput.Model
-	filtering      bool
-	filterErr      string // why the typed filter was not applied, shown under the input
+	// The grouped Records screen: its cursor, and the search to restore
+	// when an opened group is closed.
+	groupCursor, groupOffset int
+	groupSearch              inspect.Search
+
+	drills    []drill // the drillable lines of the Overview or Stats, as last drawn
+	drillSel  int
+	scroll    int // overview and stats screens
+	input     textinput.Model
+	filtering bool
+	filterErr string // why the typed filter was not applied, shown under the input
 
 	detail *detailState
 	vp     viewport.Model
@@ -260,41 +267,77 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.showHelp, m.helpScroll = true, 0
 		return nil
 	case key.Matches(msg, k.NextScreen):
-		m.screen, m.scroll = (m.screen+1)%numScreens, 0
+		m.screen, m.scroll, m.drillSel = (m.screen+1)%numScreens, 0, 0
 		return nil
 	case key.Matches(msg, k.PrevScreen):
-		m.screen, m.scroll = (m.screen+numScreens-1)%numScreens, 0
+		m.screen, m.scroll, m.drillSel = (m.screen+numScreens-1)%numScreens, 0, 0
 		return nil
 	case key.Matches(msg, k.Rescan):
 		m.status = "rescanning…"
 		return m.startScan()
 	case key.Matches(msg, k.Cancel):
-		m.cancelScan()
+		switch g := m.store.group; {
+		case m.scanning():
+			m.cancelScan()
+		case m.screen == screenRecords && g != nil && g.expanding != "":
+			m.closeGroup()
+		case m.screen == screenRecords && g != nil:
+			m.store.setGrouping("")
+		}
 		return nil
 	}
 	switch m.screen {
 	case screenRecords:
 		return m.onRecordsKey(msg)
-	case screenOverview, screenStats, screenWrites:
+	case screenOverview, screenStats:
 		switch {
-		case key.Matches(msg, k.Open) && m.screen == screenOverview:
-			m.screen = screenRecords
-		case key.Matches(msg, k.Bottom):
-			m.scroll = 1 << 30 // clamped to the content when drawn
+		case key.Matches(msg, k.Open):
+			if m.drillSel < len(m.drills) {
+				m.drillTo(m.drills[m.drillSel])
+			}
 		case key.Matches(msg, k.Up):
-			m.scroll--
+			m.drillSel = max(m.drillSel-1, 0)
 		case key.Matches(msg, k.Down):
-			m.scroll++
+			m.drillSel++ // clamped when drawn
+		case key.Matches(msg, k.Top):
+			m.drillSel, m.scroll = 0, 0
 		case key.Matches(msg, k.PageUp):
 			m.scroll -= m.bodyHeight()
 		case key.Matches(msg, k.PageDown):
 			m.scroll += m.bodyHeight()
-		case key.Matches(msg, k.Top):
-			m.scroll = 0
+		}
+	case screenWrites:
+		if d, ok := m.keys.moves(msg, m.bodyHeight()); ok {
+			m.scroll = clampAdd(m.scroll, d) // and to the content when drawn
 		}
 	}
 	return nil
 }
+
+// far is a move to the first or last line, whatever the length.
+const far = 1 << 30
+
+// moves maps the movement keys to a line delta (page: a screenful).
+func (k *KeyMap) moves(msg tea.KeyPressMsg, page int) (int, bool) {
+	switch {
+	case key.Matches(msg, k.Up):
+		return -1, true
+	case key.Matches(msg, k.Down):
+		return 1, true
+	case key.Matches(msg, k.PageUp):
+		return -page, true
+	case key.Matches(msg, k.PageDown):
+		return page, true
+	case key.Matches(msg, k.Top):
+		return -far, true
+	case key.Matches(msg, k.Bottom):
+		return far, true
+	}
+	return 0, false
+}
+
+// clampAdd moves a position by d, never below 0 nor past far.
+func clampAdd(pos, d int) int { return min(max(pos+d, 0), far) }
 
 func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	delta := 3

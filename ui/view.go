@@ -48,9 +48,9 @@ func (m *Model) View() tea.View {
 	case m.screen == screenRecords:
 		body = m.recordsView()
 	case m.screen == screenOverview:
-		body = m.scrolled(m.overviewView())
+		body = m.drillScreen(m.overviewView)
 	case m.screen == screenStats:
-		body = m.scrolled(m.statsView())
+		body = m.drillScreen(m.statsView)
 	case m.screen == screenWrites:
 		body = m.scrolled(m.writesView())
 	case m.screen == screenDetail:
@@ -286,6 +286,11 @@ func (m *Model) statusView() string {
 		if d := filterText(m.store.f); d != "" {
 			parts = append(parts, "filter: "+d)
 		}
+		if g := m.store.group; g != nil && g.expanding == "" {
+			parts = append(parts, fmt.Sprintf("%s groups by %s (enter opens one)", count(len(g.byValue)), inspect.Sanitize(g.name)))
+		} else if g != nil {
+			parts = append(parts, "esc: back to the groups")
+		}
 		if len(m.marks) > 0 {
 			parts = append(parts, units.FormatCount(int64(len(m.marks)))+" marked")
 		}
@@ -355,25 +360,21 @@ func (m *Model) helpView() string {
 			cols = append(cols, col)
 		}
 	}
-	var b strings.Builder
-	b.WriteString(m.styles.Title.Render("Keys") + "  " + m.styles.Dim.Render("(j/k scroll · any other key closes)"))
+	lines := []string{m.styles.Title.Render("Keys") + "  " + m.styles.Dim.Render("(j/k scroll · any other key closes)")}
 	const gap = 2
-	for len(cols) > 0 {
+	for band := 0; len(cols) > 0; band++ {
 		// One band: as many columns as fit side by side.
 		n, used := 0, 0
-		widths := []int{}
+		var widths []int
 		for n < len(cols) {
 			w := 0
 			for _, l := range cols[n] {
 				w = max(w, ansi.StringWidth(l))
 			}
-			if n > 0 && used+gap+w > m.width {
+			if n > 0 && used+w > m.width {
 				break
 			}
-			if n > 0 {
-				used += gap
-			}
-			used += w
+			used += w + gap
 			widths = append(widths, w)
 			n++
 		}
@@ -381,7 +382,9 @@ func (m *Model) helpView() string {
 		for _, c := range cols[:n] {
 			rows = max(rows, len(c))
 		}
-		b.WriteString("\n")
+		if band > 0 {
+			lines = append(lines, "")
+		}
 		for r := range rows {
 			var line strings.Builder
 			for i, c := range cols[:n] {
@@ -394,12 +397,26 @@ func (m *Model) helpView() string {
 				}
 				line.WriteString(cell)
 			}
-			b.WriteString("\n" + strings.TrimRight(line.String(), " "))
+			lines = append(lines, strings.TrimRight(line.String(), " "))
 		}
 		cols = cols[n:]
 	}
-	b.WriteString("\n\n" + ansi.Wrap(m.styles.Dim.Render("Filter (/), every term must match: text · glob* · principal=customer-42 · state=processing · flag=stuck · stale"), m.width, " ·"))
-	return b.String()
+	lines = append(lines, "", ansi.Wrap(m.styles.Dim.Render("Filter (/), every term must match: text · glob* · principal=customer-42 · state=processing · flag=stuck · stale"), m.width, " ·"))
+	return strings.Join(lines, "\n")
+}
+
+// drillScreen renders a screen of drillable lines, keeping the selection
+// in range and in sight.
+func (m *Model) drillScreen(render func() string) string {
+	m.drills = m.drills[:0]
+	body := render()
+	if n := len(m.drills); n > 0 && m.drillSel >= n {
+		m.drillSel = n - 1
+		m.drills = m.drills[:0]
+		body = render()
+	}
+	m.keepSelectedVisible(body)
+	return m.scrolled(body)
 }
 
 // scrolled applies the overview/stats/writes scroll offset, clamped to the content.
