@@ -95,6 +95,10 @@ func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Rescan):
 		return fetchDetail(m.ctx, m.opts.Client, m.detail.ks, m.detail.key)
+	case key.Matches(msg, k.CopyKey):
+		return m.copyKey()
+	case key.Matches(msg, k.CopyCommand):
+		return m.copyCommand()
 	case k.isWriteKey(msg) && !m.canWrite():
 		m.status = readOnlyHint
 		return nil

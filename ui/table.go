@@ -428,6 +428,16 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.withCursorKept(m.store.rebuild)
 	case key.Matches(msg, k.GroupBy):
 		m.cycleGrouping()
+	case key.Matches(msg, k.Search):
+		return m.openFind()
+	case key.Matches(msg, k.NextMatch):
+		m.findNext(1)
+	case key.Matches(msg, k.PrevMatch):
+		m.findNext(-1)
+	case key.Matches(msg, k.CopyKey):
+		return m.copyKey()
+	case key.Matches(msg, k.CopyCommand):
+		return m.copyCommand()
 	case key.Matches(msg, k.SortReverse):
 		m.store.sortDesc = !m.store.sortDesc
 		m.withCursorKept(m.store.rebuild)

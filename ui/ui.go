@@ -96,6 +96,10 @@ type Model struct {
 	input     textinput.Model
 	filtering bool
 	filterErr string // why the typed filter was not applied, shown under the input
+	find      find
+	// The command line (:).
+	commanding bool
+	cmdInput   textinput.Model
 
 	detail *detailState
 	vp     viewport.Model
@@ -118,7 +122,7 @@ func New(ctx context.Context, opts Options) *Model {
 	m := &Model{
 		ctx: ctx, opts: opts, keys: DefaultKeyMap(), help: help.New(), dark: true,
 		store: newStore(), stats: inspect.NewStats(10), input: in, screen: screenRecords,
-		width: 80, height: 24,
+		width: 80, height: 24, find: newFind(), cmdInput: newCommandInput(),
 	}
 	if len(opts.Keyspaces) > 1 {
 		m.screen = screenOverview
@@ -183,6 +187,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case writeMsg:
 		return m, m.onWrite(msg)
+	case exportedMsg:
+		m.onExported(msg)
+		return m, nil
 	case writesDoneMsg:
 		m.onWritesDone()
 		return m, nil
@@ -244,6 +251,12 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.filtering {
 		return m.onFilterKey(msg)
 	}
+	if m.find.active {
+		return m.onFindKey(msg)
+	}
+	if m.commanding {
+		return m.onCommandKey(msg)
+	}
 	if m.showHelp {
 		switch {
 		case key.Matches(msg, m.keys.Down):
@@ -272,6 +285,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.PrevScreen):
 		m.screen, m.scroll, m.drillSel = (m.screen+numScreens-1)%numScreens, 0, 0
 		return nil
+	case key.Matches(msg, k.Command):
+		return m.openCommand()
 	case key.Matches(msg, k.Rescan):
 		m.status = "rescanning…"
 		return m.startScan()

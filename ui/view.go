@@ -280,6 +280,12 @@ func (m *Model) statusView() string {
 	if m.filtering {
 		return fit(m.input.View(), m.width)
 	}
+	if m.find.active {
+		return fit(m.find.input.View(), m.width)
+	}
+	if m.commanding {
+		return fit(m.cmdInput.View(), m.width)
+	}
 	var parts []string
 	if m.screen == screenRecords || m.screen == screenDetail {
 		parts = append(parts, fmt.Sprintf("%s of %s", units.FormatCount(int64(len(m.store.view))), units.FormatCount(int64(m.store.recs.Len()))))
@@ -311,6 +317,9 @@ func (m *Model) statusView() string {
 // helpLine is the last line: the keys that work here, or while a filter is
 // typed, why it was refused (the status line holds the input then).
 func (m *Model) helpLine() string {
+	if m.commanding {
+		return m.styles.HelpLine.Render(fit(commandHelp+" · esc closes", m.width))
+	}
 	if m.filtering {
 		if m.filterErr != "" {
 			return m.styles.Error.Render(fit("✗ "+m.filterErr, m.width))
@@ -323,7 +332,9 @@ func (m *Model) helpLine() string {
 func (m *Model) contextHelp() []keyBinding {
 	k := m.keys
 	switch {
-	case m.filtering, m.dialog != nil:
+	case m.filtering, m.dialog != nil, m.find.active:
+		return nil
+	case m.commanding:
 		return nil
 	case m.screen == screenDetail && m.canWrite():
 		return []keyBinding{k.Back, k.Fail, k.Reconcile, k.Expire, k.Reveal, k.Rescan, k.Help, k.Quit}
