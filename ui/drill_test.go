@@ -101,3 +101,58 @@ func TestGroupsIncremental(t *testing.T) {
 		}
 	}
 }
+
+// Across refreshes the Overview draws each count's history with its change
+// since the previous scan; records stale since then are marked +stale; the
+// Stats show stale records by the minute they were reserved, by endpoint.
+func TestHistoryNewlyStaleAndTimeline(t *testing.T) {
+	ks := testKeyspace(t)
+	recs := fixture(ks, 60)
+	for i := range recs {
+		if recs[i].Stale() {
+			recs[i].AgeMs = int64(i%4)*60_000 + 40_000 // reserved over four minutes
+		}
+	}
+	m := newTestModel(t, 100, 40, recs)
+	if strings.Contains(screenText(m), "+stale") {
+		t.Fatal("the first scan marked records newly stale")
+	}
+	// The next scan: three records that were processing went stale.
+	next := append([]inspect.Record(nil), recs...)
+	var became []string
+	for i := range next {
+		if next[i].State == inspect.StateProcessing && !next[i].Stale() && next[i].AgeMs > 0 && len(became) < 3 {
+			next[i].Flags |= inspect.FlagStale
+			next[i].AgeMs = 35_000
+			became = append(became, next[i].Key)
+		}
+	}
+	m.beginRun()
+	feed(m, next)
+	finish(m, len(next))
+	if len(m.history) != 2 || len(m.newStale) != 3 {
+		t.Fatalf("history %d scans, %d newly stale", len(m.history), len(m.newStale))
+	}
+	press(m, "x")
+	text := screenText(m)
+	if n := strings.Count(text, "+stale"); n != 3 {
+		t.Fatalf("%d rows marked +stale, want 3:\n%s", n, text)
+	}
+	press(m, "tab", "tab", "tab") // Overview
+	text = screenText(m)
+	for _, want := range []string{"SINCE 03:14:15 (2 scans)", "stale", "+3 since 03:14:15", "3 records became stale since the previous scan"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("overview lacks %q:\n%s", want, text)
+		}
+	}
+	if !strings.Contains(text, "▁█") {
+		t.Errorf("no sparkline rising from the first scan to the second:\n%s", text)
+	}
+	press(m, "tab", "tab") // Stats
+	text = screenText(m)
+	if !strings.Contains(text, "STALE BY MINUTE RESERVED") || !strings.Contains(text, "03:10") || !strings.Contains(text, "POST:/") {
+		t.Fatalf("no incident timeline:\n%s", text)
+	}
+	checkFrame(t, m)
+	golden(t, "stats_timeline_100x40", text)
+}

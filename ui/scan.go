@@ -200,6 +200,7 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 		m.withCursorKept(func() { m.store.mergeTail(true) })
 	}
 	m.lastComplete = run.finished
+	m.afterScan()
 	m.status = ""
 	if m.opts.Refresh > 0 {
 		gen := m.gen

@@ -123,6 +123,9 @@ func (m *Model) overviewView() string {
 		}
 		b.WriteString("\n" + m.drillItem(line, it.f))
 	}
+	if h := m.historyView(); h != "" {
+		b.WriteString("\n\n" + h)
+	}
 	b.WriteString("\n")
 	for _, ks := range m.opts.Keyspaces {
 		b.WriteString(s.Dim.Render(fmt.Sprintf("\n%s: match %s · schema %s · timeout %s · reserve TTL %s · template %s",
@@ -190,6 +193,9 @@ func (m *Model) statsView() string {
 			right = append(right, m.drillItem(fmt.Sprintf("%9s %8s  %s", count(t.Count), units.FormatBytes(t.MemoryBytes), inspect.Sanitize(string(t.Value))),
 				captureDrill(name, string(t.Value))))
 		}
+	}
+	if tl := m.timelineView(); tl != nil {
+		right = append(append(right, ""), tl...)
 	}
 	return columns(left, right, m.width)
 }

@@ -188,7 +188,11 @@ func (m *Model) row(r *inspect.Record, selected bool) string {
 		cell(&b, fit, inspect.Sanitize(fp), l.fp)
 	}
 	if l.flags > 0 {
-		flags := fit(shortFlags(r.Flags), l.flags)
+		text := shortFlags(r.Flags)
+		if m.isNewStale(r) {
+			text = "+" + text // stale since the previous scan
+		}
+		flags := fit(text, l.flags)
 		if r.Stale() && !selected {
 			flags = m.styles.Stale.Render(flags)
 		}

@@ -90,8 +90,16 @@ type Model struct {
 	groupCursor, groupOffset int
 	groupSearch              inspect.Search
 
-	drills    []drill // the drillable lines of the Overview or Stats, as last drawn
-	drillSel  int
+	drills   []drill // the drillable lines of the Overview or Stats, as last drawn
+	drillSel int
+
+	// Time across scans: counts per complete scan, the stale keys of the
+	// last one (to mark those newly stale), and the incident timeline.
+	history   []snapshot
+	staleKeys map[string]struct{}
+	newStale  map[string]struct{}
+	timeline  []timelineRow
+
 	scroll    int // overview and stats screens
 	input     textinput.Model
 	filtering bool
