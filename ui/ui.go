@@ -71,6 +71,9 @@ type Model struct {
 	screen     screen
 	showHelp   bool
 	helpScroll int
+	// Whether the help fits, for the size it was measured at.
+	helpFitsAt   [2]int
+	helpFitsMemo bool
 
 	gen          int
 	run          *scanRun
@@ -267,9 +270,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	if m.showHelp {
 		switch {
-		case key.Matches(msg, m.keys.Down):
+		case key.Matches(msg, m.keys.Down) && !m.helpFits():
 			m.helpScroll++
-		case key.Matches(msg, m.keys.Up):
+		case key.Matches(msg, m.keys.Up) && !m.helpFits():
 			m.helpScroll--
 		default:
 			m.showHelp = false // any other key closes the overlay

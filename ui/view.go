@@ -309,7 +309,9 @@ func (m *Model) statusView() string {
 		}
 	}
 	if m.status != "" {
-		parts = append(parts, m.status)
+		// What the last key did comes first: on a narrow terminal the
+		// counts, which the screen shows anyway, are what gets cut.
+		parts = append([]string{m.status}, parts...)
 	}
 	return fit(strings.Join(parts, " · "), m.width)
 }
@@ -371,7 +373,11 @@ func (m *Model) helpView() string {
 			cols = append(cols, col)
 		}
 	}
-	lines := []string{m.styles.Title.Render("Keys") + "  " + m.styles.Dim.Render("(j/k scroll · any other key closes)")}
+	hint := "(any key closes)"
+	if !m.helpFits() {
+		hint = "(j/k scroll · any other key closes)"
+	}
+	lines := []string{m.styles.Title.Render("Keys") + "  " + m.styles.Dim.Render(hint)}
 	const gap = 2
 	for band := 0; len(cols) > 0; band++ {
 		// One band: as many columns as fit side by side.
@@ -428,6 +434,17 @@ func (m *Model) drillScreen(render func() string) string {
 	}
 	m.keepSelectedVisible(body)
 	return m.scrolled(body)
+}
+
+// helpFits reports whether the help overlay fits the body: then any key
+// closes it; else j and k scroll it first.
+func (m *Model) helpFits() bool {
+	if m.helpFitsAt != [2]int{m.width, m.height} {
+		m.helpFitsAt = [2]int{m.width, m.height}
+		m.helpFitsMemo = true // measured with the longer hint: the overlay's height does not depend on it
+		m.helpFitsMemo = strings.Count(m.helpView(), "\n")+1 <= m.bodyHeight()
+	}
+	return m.helpFitsMemo
 }
 
 // scrolled applies the overview/stats/writes scroll offset, clamped to the content.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -182,4 +183,44 @@ func safeIndex(s []string, i int) string {
 		return s[i]
 	}
 	return ""
+}
+
+// The TUI issue's "done when": a complete triage at 80×24 in the demo. From
+// the Overview to the stale records, grouped by endpoint (the worst first),
+// into a group, a record's detail, force-fail from there, the write on the
+// Writes screen, and the view exported.
+func TestTUITriageInTmux(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	s := newTmux(t, 80, 24, bin+" demo --audit-log "+filepath.Join(dir, "audit.log")+"; echo EXITED:$?; sleep 60")
+	s.waitFor("first screen", "WRITES ENABLED", "✓ 3,")
+	step(s, "BTab", "overview", "ALL KEYSPACES", "▸", "stale: processing past the timeout")
+	step(s, "Enter", "stale records", "filter: stale", "stale")
+	step(s, "=", "grouped by principal", "groups by principal")
+	scr := step(s, "=", "grouped by endpoint", "groups by endpoint", "ENDPOINT")
+	if !strings.Contains(scr, "STALE") {
+		t.Fatalf("groups:\n%s", scr)
+	}
+	step(s, "Enter", "one endpoint's stale records", "esc: back to the groups", "endpoint=")
+	step(s, "Enter", "detail", "STALE?", "yes: processing for", "F force-fails")
+	step(s, "F", "dialog", "FAIL 1 record(s)", "Reason")
+	s.send("-l", "worker crashed; order absent in the orders DB")
+	s.send("Enter")
+	step(s, "Enter", "confirmation", "PROCESSING → FAILED", "Type yes and enter")
+	s.send("-l", "yes")
+	step(s, "Enter", "outcome", "1 applied")
+	step(s, "Enter", "back on the detail, refetched", "STATE", "failed")
+	step(s, "Escape", "back to the records", "esc: back to the groups", "KEY (atlasmart")
+	s.send("Tab")
+	step(s, "Tab", "writes screen", "WRITES THIS SESSION", "fail", "applied")
+	s.send("BTab")
+	step(s, "BTab", "records again", "filter: stale")
+	s.send(":")
+	s.send("-l", "export "+filepath.Join(dir, "view.csv"))
+	step(s, "Enter", "export", "exported")
+	step(s, "q", "quit", "EXITED:0")
+	data, err := os.ReadFile(filepath.Join(dir, "view.csv"))
+	if err != nil || !strings.HasPrefix(string(data), "key,keyspace,state") || strings.Count(string(data), "\n") < 2 {
+		t.Fatalf("export: %v\n%s", err, data)
+	}
 }
