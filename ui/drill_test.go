@@ -156,3 +156,28 @@ func TestHistoryNewlyStaleAndTimeline(t *testing.T) {
 	checkFrame(t, m)
 	golden(t, "stats_timeline_100x40", text)
 }
+
+// Which endpoint is stuck, for whom, from the Overview: select the endpoint
+// with the most stale records, enter, then = for the principals.
+func TestOverviewMostStaleEndpoint(t *testing.T) {
+	m := newTestModel(t, 80, 40, fixture(testKeyspace(t), 70))
+	press(m, "tab", "tab", "tab")
+	if !strings.Contains(screenText(m), "MOST STALE BY ENDPOINT") {
+		t.Fatalf("overview:\n%s", screenText(m))
+	}
+	top := m.staleTop[0]
+	selectLine(t, m, top.value)
+	press(m, "enter")
+	if int64(len(m.store.view)) != top.n {
+		t.Fatalf("%d records, want the %d stale of %s", len(m.store.view), top.n, top.value)
+	}
+	for pos := range m.store.view {
+		if r := m.store.at(pos); !r.Stale() || r.Group("endpoint") != top.value {
+			t.Fatalf("drill let through %s", r.Key)
+		}
+	}
+	press(m, "=")
+	if !m.grouped() || m.store.group.name != "principal" {
+		t.Fatal("= did not group the endpoint's stale records by principal")
+	}
+}

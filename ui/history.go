@@ -25,8 +25,13 @@ func (m *Model) afterScan() {
 	s := m.store
 	snap := snapshot{at: m.lastComplete}
 	stale := make(map[string]struct{})
+	capture := m.timelineCapture()
+	staleBy := map[string]int64{}
 	for i := range s.recs.Len() {
 		r := s.recs.At(i)
+		if r.Stale() && capture != "" {
+			staleBy[r.Group(capture)]++
+		}
 		snap.total++
 		if r.State == inspect.StateProcessing {
 			snap.processing++
@@ -55,7 +60,35 @@ func (m *Model) afterScan() {
 		}
 	}
 	m.staleKeys = stale
-	m.timeline = buildTimeline(s, m.serverTimeMs, m.timelineCapture())
+	m.timeline = buildTimeline(s, m.serverTimeMs, capture)
+	m.staleTop = topCounts(staleBy, 5)
+}
+
+// topCounts is the n largest counts, ties by value.
+func topCounts(byValue map[string]int64, n int) []groupCount {
+	out := make([]groupCount, 0, len(byValue))
+	for v, c := range byValue {
+		out = append(out, groupCount{v, c})
+	}
+	slices.SortFunc(out, func(a, b groupCount) int { return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.value, b.value)) })
+	return out[:min(n, len(out))]
+}
+
+// staleTopView lists, on the Overview, the values of the timeline's
+// capture (the endpoint) with the most stale records: enter opens their
+// stale records, where = then says for whom.
+func (m *Model) staleTopView() string {
+	if len(m.staleTop) == 0 {
+		return ""
+	}
+	capture := m.timelineCapture()
+	lines := []string{m.styles.Title.Render("MOST STALE BY " + strings.ToUpper(inspect.Sanitize(capture)))}
+	for _, g := range m.staleTop {
+		f := captureDrill(capture, g.value)
+		f.Stale = true
+		lines = append(lines, m.drillItem(fmt.Sprintf("%9s %s", count(g.n), inspect.Sanitize(orDash(g.value))), f))
+	}
+	return strings.Join(lines, "\n")
 }
 
 // isNewStale reports whether r became stale since the previous scan.
@@ -167,14 +200,10 @@ func buildTimeline(s *store, nowMs int64, capture string) []timelineRow {
 	}
 	rows := make([]timelineRow, 0, len(byMinute))
 	for minute, g := range byMinute {
-		row := timelineRow{minute: minute}
-		for v, n := range g {
+		row := timelineRow{minute: minute, top: topCounts(g, 2)}
+		for _, n := range g {
 			row.n += n
-			row.top = append(row.top, groupCount{v, n})
 		}
-		slices.SortFunc(row.top, func(a, b groupCount) int {
-			return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.value, b.value))
-		})
 		rows = append(rows, row)
 	}
 	slices.SortFunc(rows, func(a, b timelineRow) int { return cmp.Compare(a.minute, b.minute) })
@@ -197,10 +226,7 @@ func (m *Model) timelineView() []string {
 	}
 	for _, r := range m.timeline {
 		var top []string
-		for i, g := range r.top {
-			if i == 2 {
-				break
-			}
+		for _, g := range r.top {
 			top = append(top, inspect.Sanitize(orDash(g.value))+" "+count(g.n))
 		}
 		at := time.UnixMilli(r.minute * 60_000).In(m.now().Location()).Format("15:04")

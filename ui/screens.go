@@ -123,6 +123,9 @@ func (m *Model) overviewView() string {
 		}
 		b.WriteString("\n" + m.drillItem(line, it.f))
 	}
+	if t := m.staleTopView(); t != "" {
+		b.WriteString("\n\n" + t)
+	}
 	if h := m.historyView(); h != "" {
 		b.WriteString("\n\n" + h)
 	}

@@ -102,6 +102,7 @@ type Model struct {
 	staleKeys map[string]struct{}
 	newStale  map[string]struct{}
 	timeline  []timelineRow
+	staleTop  []groupCount // the endpoints (or first capture) with the most stale records
 
 	scroll    int // overview and stats screens
 	input     textinput.Model
