@@ -22,8 +22,10 @@ import (
 //	               (the same objects as 'idemctl scan --output ndjson')
 //	:fail :expire :reconcile   the write dialog on the marked records (or the cursor's)
 //	:group NAME    group Records by a capture (:group alone: ungroup)
+//	:keyspace NAME scan only that configured keyspace (:keyspace all: every one)
+//	:db N          read database N of the same server (read-only sessions)
 //	:q             quit
-const commandHelp = "export FILE(.csv|.ndjson) · fail · expire · reconcile · group [NAME] · q"
+const commandHelp = "export FILE(.csv|.ndjson) · fail · expire · reconcile · group [NAME] · keyspace NAME|all · db N · q"
 
 func newCommandInput() textinput.Model {
 	in := textinput.New()
@@ -75,6 +77,13 @@ func (m *Model) runCommand(line string) tea.Cmd {
 	case "fail", "expire", "reconcile":
 		m.screen = screenRecords
 		return m.openDialog(actions.Kind(name))
+	case "keyspace", "ks":
+		return m.switchKeyspace(arg)
+	case "db":
+		return m.switchDB(arg)
+	case "profile":
+		m.status = ":profile: a profile brings its own server, credentials and write policy; restart with idemctl --profile NAME"
+		return nil
 	case "group":
 		if arg != "" && !containsName(m.captureNames(), arg) {
 			m.status = fmt.Sprintf(":group %s: no such capture (these keyspaces have: %s)", inspect.Sanitize(arg), strings.Join(m.captureNames(), ", "))

@@ -104,6 +104,9 @@ type Model struct {
 	timeline  []timelineRow
 	staleTop  []groupCount // the endpoints (or first capture) with the most stale records
 
+	allKeyspaces []*inspect.Keyspace // the session's keyspaces, when :keyspace narrowed them
+	ownClient    *redis.Client       // the connection :db opened (the session's own is the CLI's)
+
 	scroll    int // overview and stats screens
 	input     textinput.Model
 	filtering bool
@@ -391,6 +394,10 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 func (m *Model) shutdown() {
 	if m.run != nil {
 		m.run.cancel()
+	}
+	if m.ownClient != nil {
+		m.ownClient.Close()
+		m.ownClient = nil
 	}
 	if m.dialog != nil && m.dialog.cancel != nil {
 		m.dialog.cancel()
