@@ -118,7 +118,7 @@ func (m *Model) cancelScan() {
 	m.run.stopped = true
 	m.gen++ // drop whatever the cancelled scan still sends
 	if m.run.live {
-		m.withCursorKept(func() { m.store.mergeTail(true) })
+		m.mergeKeepingCursor(m.store, true)
 		m.status = "scan cancelled: the counts are partial (r rescans)"
 	} else {
 		m.status = "refresh cancelled: still showing the previous scan"
@@ -140,7 +140,7 @@ func (m *Model) onBatch(msg batchMsg) {
 		m.serverTimeMs = b.ServerTimeMs
 	}
 	if run.live {
-		m.withCursorKept(func() { target.mergeTail(false) })
+		m.mergeKeepingCursor(target, false)
 	} else {
 		target.mergeTail(false)
 	}
@@ -165,7 +165,7 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 		m.backoff = nextBackoff(m.backoff)
 		m.status = ""
 		if run.live {
-			m.withCursorKept(func() { m.store.mergeTail(true) })
+			m.mergeKeepingCursor(m.store, true)
 		}
 		gen := m.gen
 		return tea.Tick(m.backoff, func(time.Time) tea.Msg { return reconnectMsg{gen: gen} })
@@ -197,7 +197,7 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 		m.stats = run.stats
 		m.restoreCursor(key)
 	} else {
-		m.withCursorKept(func() { m.store.mergeTail(true) })
+		m.mergeKeepingCursor(m.store, true)
 	}
 	m.lastComplete = run.finished
 	m.afterScan()
@@ -207,6 +207,21 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 		return tea.Tick(m.opts.Refresh, func(time.Time) tea.Msg { return refreshMsg{gen: gen} })
 	}
 	return nil
+}
+
+// mergeKeepingCursor merges a store's new records into its order and
+// keeps the cursor on its record, looking it up only when rows moved: the
+// lookup reads the whole view, and most batches move nothing.
+func (m *Model) mergeKeepingCursor(s *store, force bool) {
+	key := m.cursorKey()
+	if m.cursor == 0 {
+		key = "" // the top stays the top
+	}
+	if s.mergeTail(force) {
+		m.restoreCursor(key)
+	} else {
+		m.clampCursor()
+	}
 }
 
 func nextBackoff(d time.Duration) time.Duration {

@@ -110,22 +110,23 @@ func (s *store) less(a, b int32) int {
 // into the sorted prefix: O(n) instead of a full O(n log n) sort. It waits
 // until the tail is an eighth of the prefix (or the view is small), so a
 // long scan does O(n) work a bounded number of times, not once per batch.
-// Until then the tail shows after the sorted rows.
-func (s *store) mergeTail(force bool) {
+// Until then the tail shows after the sorted rows. It reports whether any
+// record moved before one that was already shown.
+func (s *store) mergeTail(force bool) bool {
 	k := s.unsorted
 	if k == 0 {
-		return
+		return false
 	}
 	n := len(s.view)
 	head := n - k
 	if !force && head >= 50_000 && k < head/8 {
-		return
+		return false
 	}
 	s.unsorted = 0
 	tail := s.view[head:]
 	slices.SortStableFunc(tail, s.less)
 	if head == 0 || s.less(s.view[head-1], tail[0]) <= 0 {
-		return // already in order
+		return false // already in order: the rows shown keep their places
 	}
 	s.scratch = append(s.scratch[:0], s.view[:head]...)
 	// Writing at i never passes the tail element still to be read (i ≤ head+j).
@@ -144,6 +145,7 @@ func (s *store) mergeTail(force bool) {
 		s.view[i] = s.scratch[a]
 		i++
 	}
+	return true
 }
 
 func compareBy(col column, a, b *inspect.Record) int {

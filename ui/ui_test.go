@@ -354,3 +354,20 @@ func BenchmarkRender1M(b *testing.B) {
 		_ = m.View()
 	}
 }
+
+// Streaming 1M records into the table in the default order (stale first):
+// the view is merged a bounded number of times, never re-sorted per batch.
+func BenchmarkLiveScan1M(b *testing.B) {
+	ks := testKeyspace(b)
+	base := fixture(ks, 1000)
+	for range b.N {
+		m := New(context.Background(), Options{Keyspaces: []*inspect.Keyspace{ks}, NoColor: true, Now: func() time.Time { return clock }})
+		m.resize(120, 40)
+		m.beginRun()
+		m.cursor = 5 // off the top: the cursor is kept on its record
+		for range 1000 {
+			m.Update(batchMsg{gen: m.gen, batches: []inspect.Batch{{Keyspace: ks, Records: base, ServerTimeMs: clock.UnixMilli()}}})
+		}
+		m.Update(scanDoneMsg{gen: m.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Complete: true}}})
+	}
+}
