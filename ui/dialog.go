@@ -35,6 +35,7 @@ type dialog struct {
 	kind     actions.Kind
 	targets  []inspect.Record // copies: what the operator saw
 	needsRef bool             // a target's schema records a reference
+	onMarks  bool             // the targets are the marked records
 	step     dialogStep
 	inputs   []textinput.Model
 	labels   []string
@@ -101,7 +102,11 @@ func (m *Model) openDialog(kind actions.Kind) tea.Cmd {
 		}
 		targets = []inspect.Record{*r}
 	}
-	return m.openDialogOn(kind, targets)
+	cmd := m.openDialogOn(kind, targets)
+	if m.dialog != nil {
+		m.dialog.onMarks = len(m.marks) > 0
+	}
+	return cmd
 }
 
 // openDialogOn starts a write on the given records (the detail screen's
@@ -211,8 +216,10 @@ func (m *Model) onDialogKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	case stepDone:
 		if key == "enter" || key == "q" {
+			if d.onMarks {
+				m.marks = nil // written: a second write would need them marked again
+			}
 			m.dialog = nil
-			m.marks = nil
 			if m.screen == screenDetail && m.detail != nil {
 				// Opened from the detail screen: show the record as written.
 				return tea.Batch(m.startScan(), fetchDetail(m.ctx, m.opts.Client, m.detail.ks, m.detail.key))

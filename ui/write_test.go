@@ -230,6 +230,7 @@ func TestForceFailFromDetail(t *testing.T) {
 	f := newLive(t, true, false)
 	m := f.m
 	press(m, "x")
+	m.Update(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}) // a mark the detail's write must leave alone
 	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	run(m, cmd)
 	if m.screen != screenDetail || m.detail.d == nil {
@@ -269,5 +270,8 @@ func TestForceFailFromDetail(t *testing.T) {
 	}
 	if !strings.Contains(screenText(m), "failed") {
 		t.Fatalf("detail after the write:\n%s", screenText(m))
+	}
+	if len(m.marks) != 1 {
+		t.Fatalf("the detail's write cleared the marks: %v", m.marks)
 	}
 }
