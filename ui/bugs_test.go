@@ -83,6 +83,14 @@ func TestEscInFilterKeepsScanAndCancelIsPartial(t *testing.T) {
 	if !m.scanning() || m.filtering {
 		t.Fatalf("esc in the filter input: scanning %v, filtering %v", m.scanning(), m.filtering)
 	}
+	// From the Overview (the first screen with several keyspaces), / goes
+	// to the Records' filter: what is typed after it is never hotkeys.
+	press(m, "tab", "tab", "tab", "/")
+	typeText(m, "state=proc")
+	press(m, "esc")
+	if m.screen != screenRecords || !m.scanning() {
+		t.Fatalf("/ on the Overview: screen %v, scanning %v", m.screen, m.scanning())
+	}
 	press(m, "esc") // the operator does stop the scan
 	if m.scanning() {
 		t.Fatal("esc on the table did not stop the scan")

@@ -302,6 +302,11 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Command):
 		return m.openCommand()
+	case key.Matches(msg, k.Filter) && m.screen != screenRecords:
+		// The filter is the Records screen's: go there, so what is typed
+		// next is the filter and never a string of hotkeys (esc included).
+		m.screen = screenRecords
+		return m.onRecordsKey(msg)
 	case key.Matches(msg, k.Rescan):
 		m.status = "rescanning…"
 		return m.startScan()
