@@ -97,9 +97,18 @@ func TestFilterParseAndDescribe(t *testing.T) {
 			t.Errorf("bad state: %v", bad.err)
 		}
 	}
-	for _, err := range []error{second(ParseFlags([]string{"nottl"})), second(ParseSearch("flag=nottl"))} {
-		if err == nil || !strings.Contains(err.Error(), `unknown flag "nottl"`) {
+	for _, err := range []error{second(ParseFlags([]string{"nottl2"})), second(ParseSearch("flag=nottl2"))} {
+		if err == nil || !strings.Contains(err.Error(), `unknown flag "nottl2"`) || !strings.Contains(err.Error(), "processing_no_ttl (stuck)") {
 			t.Errorf("bad flag: %v", err)
+		}
+	}
+	// The TUI's table shows one short word per flag; a filter takes it too.
+	if fs, err := ParseFlags([]string{"stuck", "nottl"}); err != nil || fs != FlagProcessingNoTTL|FlagNoTTL {
+		t.Errorf("short flag names: %v %v", fs, err)
+	}
+	for _, fi := range AllFlags() {
+		if f, err := ParseFlag(fi.Short); err != nil || f != fi.Flag {
+			t.Errorf("short name %q of %s: %v %v", fi.Short, fi.Name, f, err)
 		}
 	}
 }

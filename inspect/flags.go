@@ -26,28 +26,30 @@ const (
 	numFlags               = iota
 )
 
-// FlagInfo names and explains one flag.
+// FlagInfo names and explains one flag. Short is the one word the TUI shows
+// in its narrow table; a filter accepts it as well as Name.
 type FlagInfo struct {
 	Flag    Flags
 	Name    string
 	Explain string
+	Short   string
 }
 
 var flagInfos = [numFlags]FlagInfo{
-	{FlagStale, "stale", "processing for longer than the keyspace's processing timeout: the worker probably crashed"},
-	{FlagNoTTL, "no_ttl", "the key has no TTL (PTTL -1) and will never expire on its own"},
-	{FlagProcessingNoTTL, "processing_no_ttl", "processing with no TTL: every retry of this request is blocked until someone repairs it"},
-	{FlagUnknownState, "unknown_state", "the stored state is a value the schema does not map to any known state"},
-	{FlagMissingFingerprint, "missing_fingerprint", "no request fingerprint: a retry with another body cannot be detected"},
-	{FlagWrongType, "wrong_type", "the key's Redis type does not match the schema's container"},
-	{FlagLargeResponse, "large_response", "the stored replay response is above the large-response threshold"},
-	{FlagDecodeError, "decode_error", "a field could not be decoded (bad JSON, number or timestamp)"},
-	{FlagTemplateMismatch, "template_mismatch", "the key does not fit the keyspace's key template"},
-	{FlagTruncated, "truncated", "a value was larger than the read cap and was not fetched whole"},
-	{FlagUndecoded, "undecoded", "the key matches the pattern but not the schema (other type or format): shown with type and size only"},
-	{FlagLockMissing, "lock_missing", "processing, but the lock its worker held is gone: the worker died"},
-	{FlagLockOnly, "lock_only", "a lock with no record: a request in flight (the library writes the record only when done)"},
-	{FlagFieldTTLMixed, "field_ttl_mixed", "the record's fields carry their own TTLs and end at different times (e.g. a response that outlives its state): it will be left half-written"},
+	{FlagStale, "stale", "processing for longer than the keyspace's processing timeout: the worker probably crashed", "stale"},
+	{FlagNoTTL, "no_ttl", "the key has no TTL (PTTL -1) and will never expire on its own", "nottl"},
+	{FlagProcessingNoTTL, "processing_no_ttl", "processing with no TTL: every retry of this request is blocked until someone repairs it", "stuck"},
+	{FlagUnknownState, "unknown_state", "the stored state is a value the schema does not map to any known state", "badstate"},
+	{FlagMissingFingerprint, "missing_fingerprint", "no request fingerprint: a retry with another body cannot be detected", "nofp"},
+	{FlagWrongType, "wrong_type", "the key's Redis type does not match the schema's container", "wrongtype"},
+	{FlagLargeResponse, "large_response", "the stored replay response is above the large-response threshold", "big"},
+	{FlagDecodeError, "decode_error", "a field could not be decoded (bad JSON, number or timestamp)", "decode"},
+	{FlagTemplateMismatch, "template_mismatch", "the key does not fit the keyspace's key template", "nomatch"},
+	{FlagTruncated, "truncated", "a value was larger than the read cap and was not fetched whole", "cut"},
+	{FlagUndecoded, "undecoded", "the key matches the pattern but not the schema (other type or format): shown with type and size only", "undecoded"},
+	{FlagLockMissing, "lock_missing", "processing, but the lock its worker held is gone: the worker died", "nolock"},
+	{FlagLockOnly, "lock_only", "a lock with no record: a request in flight (the library writes the record only when done)", "lockonly"},
+	{FlagFieldTTLMixed, "field_ttl_mixed", "the record's fields carry their own TTLs and end at different times (e.g. a response that outlives its state): it will be left half-written", "fieldttl"},
 }
 
 // AllFlags lists every flag with its name and explanation.
@@ -72,13 +74,16 @@ func (fs Flags) String() string { return strings.Join(fs.Names(), ",") }
 // ParseFlag maps a flag name to its bit.
 func ParseFlag(name string) (Flags, error) {
 	for _, fi := range flagInfos {
-		if fi.Name == name {
+		if fi.Name == name || fi.Short == name {
 			return fi.Flag, nil
 		}
 	}
 	names := make([]string, len(flagInfos))
 	for i, fi := range flagInfos {
 		names[i] = fi.Name
+		if fi.Short != fi.Name {
+			names[i] += " (" + fi.Short + ")"
+		}
 	}
 	return 0, fmt.Errorf("unknown flag %q (known: %s)", name, strings.Join(names, ", "))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
@@ -45,6 +46,15 @@ func (m *Model) openDetail() tea.Cmd {
 	return fetchDetail(m.ctx, m.opts.Client, r.Keyspace, r.Key)
 }
 
+// shown is the record as the detail screen shows it: fetched, or as scanned
+// until the fetch answers. A write from here checks against this.
+func (ds *detailState) shown() inspect.Record {
+	if ds.d != nil {
+		return ds.d.Record
+	}
+	return ds.scanned
+}
+
 func fetchDetail(ctx context.Context, c redis.UniversalClient, ks *inspect.Keyspace, k string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -77,7 +87,7 @@ func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.shutdown()
 		return tea.Quit
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
+		m.showHelp, m.helpScroll = true, 0
 		return nil
 	case key.Matches(msg, k.Reveal):
 		m.detail.reveal = !m.detail.reveal
@@ -85,6 +95,19 @@ func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Rescan):
 		return fetchDetail(m.ctx, m.opts.Client, m.detail.ks, m.detail.key)
+	case key.Matches(msg, k.CopyKey):
+		return m.copyKey()
+	case key.Matches(msg, k.CopyCommand):
+		return m.copyCommand()
+	case k.isWriteKey(msg) && !m.canWrite():
+		m.status = readOnlyHint
+		return nil
+	case key.Matches(msg, k.Fail):
+		return m.openDialogOn(actions.KindFail, []inspect.Record{m.detail.shown()})
+	case key.Matches(msg, k.Reconcile):
+		return m.openDialogOn(actions.KindReconcile, []inspect.Record{m.detail.shown()})
+	case key.Matches(msg, k.Expire):
+		return m.openDialogOn(actions.KindExpire, []inspect.Record{m.detail.shown()})
 	case key.Matches(msg, k.Top):
 		m.vp.GotoTop()
 		return nil
@@ -107,7 +130,7 @@ func (m *Model) renderDetail() {
 	s := m.styles
 	var b strings.Builder
 	line := func(label, value string) {
-		fmt.Fprintf(&b, "%s %s\n", s.Bold.Render(fmt.Sprintf("%-12s", label)), value)
+		b.WriteString(hang(s.Bold.Render(fmt.Sprintf("%-12s", label))+" ", value, m.width) + "\n")
 	}
 	r := ds.scanned
 	elapsed := time.Duration(0)
@@ -144,7 +167,11 @@ func (m *Model) renderDetail() {
 	line("MEMORY", mem+"   type "+r.Type.String())
 	line("AGE", ageExplain(&r, ks, elapsed))
 	if r.State == inspect.StateProcessing {
-		line("STALE?", staleExplain(&r, ks, elapsed))
+		why := staleExplain(&r, ks, elapsed)
+		if r.Stale() && m.canWrite() {
+			why += " (F force-fails, R reconciles, here)"
+		}
+		line("STALE?", why)
 	}
 	if names := ks.Template.Names(); len(names) > 0 {
 		var g []string
@@ -162,41 +189,40 @@ func (m *Model) renderDetail() {
 		b.WriteString("\n" + s.Title.Render("FLAGS") + "\n")
 		for _, fi := range inspect.AllFlags() {
 			if r.Flags&fi.Flag != 0 {
-				fmt.Fprintf(&b, "  %-20s %s\n", fi.Name, fi.Explain)
+				b.WriteString(hang(fmt.Sprintf("  %-20s ", flagName(fi.Flag)), fi.Explain, m.width) + "\n")
 			}
 		}
 	}
 	if ds.d != nil {
 		m.writeFields(&b, ds)
 	}
-	m.vp.SetContent(hangingWrap(b.String(), m.width, 13))
+	m.vp.SetContent(b.String())
 }
 
-// hangingWrap wraps each line to width, indenting continuations under the
-// value column so labels stay readable.
-func hangingWrap(text string, width, indent int) string {
-	pad := strings.Repeat(" ", indent)
-	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		if ansi.StringWidth(l) <= width || width <= indent+10 {
-			out = append(out, l)
-			continue
-		}
-		first := ansi.Wrap(l, width, " /:,")
-		parts := strings.Split(first, "\n")
-		out = append(out, parts[0])
-		rest := strings.TrimLeft(strings.Join(parts[1:], " "), " ")
-		for _, w := range strings.Split(ansi.Wrap(rest, width-indent, " /:,"), "\n") {
-			out = append(out, pad+w)
-		}
+// hang writes prefix then value wrapped to width, continuation lines
+// starting under the value's first character, never under the label. Each
+// line is wrapped once, here. Too narrow for that, the whole line wraps.
+func hang(prefix, value string, width int) string {
+	const breaks = " /:,"
+	pw := ansi.StringWidth(prefix)
+	if pw+ansi.StringWidth(value) <= width {
+		return prefix + value
 	}
-	return strings.Join(out, "\n")
+	if width-pw < 12 {
+		return ansi.Wrap(prefix+value, width, breaks)
+	}
+	lines := strings.Split(ansi.Wrap(value, width-pw, breaks), "\n")
+	pad := strings.Repeat(" ", pw)
+	for i := 1; i < len(lines); i++ {
+		lines[i] = pad + strings.TrimLeft(lines[i], " ")
+	}
+	return prefix + strings.Join(lines, "\n")
 }
 
 func (m *Model) writeFields(b *strings.Builder, ds *detailState) {
 	s := m.styles
 	d := ds.d
-	title := fmt.Sprintf("FIELDS (%d of %d)", len(d.Fields), d.FieldCount)
+	title := fmt.Sprintf("FIELDS (%s of %s)", count(len(d.Fields)), count(d.FieldCount))
 	if d.Partial != "" {
 		title += " — " + d.Partial + ": only the schema's fields"
 	}
@@ -227,13 +253,16 @@ func (m *Model) writeFields(b *strings.Builder, ds *detailState) {
 		if f.TTLms >= 0 && !isString {
 			v += s.Dim.Render(" (field TTL " + units.FormatMs(f.TTLms) + ")")
 		}
-		fmt.Fprintf(b, "  %-16s %s\n", inspect.Sanitize(f.Name), v)
+		b.WriteString(hang(fmt.Sprintf("  %-16s ", inspect.Sanitize(f.Name)), v, m.width) + "\n")
 	}
 	if response != "" {
 		b.WriteString("\n" + s.Title.Render("RESPONSE (v hides)") + "\n")
 		pretty, _ := inspect.PrettyJSON(response)
 		for _, l := range strings.Split(pretty, "\n") {
-			b.WriteString("  " + inspect.Sanitize(l) + "\n")
+			l = inspect.Sanitize(l)
+			body := strings.TrimLeft(l, " ")
+			// A long JSON line continues under its own first character.
+			b.WriteString(hang("  "+l[:len(l)-len(body)], body, m.width) + "\n")
 		}
 	}
 }

@@ -35,6 +35,7 @@ type dialog struct {
 	kind     actions.Kind
 	targets  []inspect.Record // copies: what the operator saw
 	needsRef bool             // a target's schema records a reference
+	onMarks  bool             // the targets are the marked records
 	step     dialogStep
 	inputs   []textinput.Model
 	labels   []string
@@ -71,6 +72,9 @@ type WriteRecord struct {
 
 const uiWriteRate = 20 // writes per second in bulk runs
 
+// expireDefault is the E dialog's TTL until the operator types another.
+const expireDefault = "10m"
+
 func newInput(placeholder, value string, width int) textinput.Model {
 	in := textinput.New()
 	in.Prompt = ""
@@ -98,6 +102,20 @@ func (m *Model) openDialog(kind actions.Kind) tea.Cmd {
 		}
 		targets = []inspect.Record{*r}
 	}
+	cmd := m.openDialogOn(kind, targets)
+	if m.dialog != nil {
+		m.dialog.onMarks = len(m.marks) > 0
+	}
+	return cmd
+}
+
+// openDialogOn starts a write on the given records (the detail screen's
+// record, or the marked ones).
+func (m *Model) openDialogOn(kind actions.Kind, targets []inspect.Record) tea.Cmd {
+	if !m.canWrite() {
+		m.status = readOnlyHint
+		return nil
+	}
 	w := max(m.width-20, 20)
 	d := &dialog{kind: kind, targets: targets, step: stepForm, needsRef: needsRef(kind, targets)}
 	// The TTL field starts at the action's default, shown as its name.
@@ -105,7 +123,8 @@ func (m *Model) openDialog(kind actions.Kind) tea.Cmd {
 	switch kind {
 	case actions.KindExpire:
 		d.labels = []string{"TTL", "Reason"}
-		d.inputs = []textinput.Model{newInput("e.g. 10m, or 0 to delete now", "0", w), newInput("why (required)", "", w)}
+		// Ten minutes, not 0: a slip of enter must not delete; 0 is typed on purpose.
+		d.inputs = []textinput.Model{newInput("a duration, e.g. 10m; 0 deletes now", expireDefault, w), newInput("why (required)", "", w)}
 	case actions.KindFail:
 		d.labels = []string{"Reason", "TTL"}
 		d.inputs = []textinput.Model{newInput("why (required)", "", w), newInput("retention, keep, or a duration", ttlDefault, w)}
@@ -197,8 +216,14 @@ func (m *Model) onDialogKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	case stepDone:
 		if key == "enter" || key == "q" {
+			if d.onMarks {
+				m.marks = nil // written: a second write would need them marked again
+			}
 			m.dialog = nil
-			m.marks = nil
+			if m.screen == screenDetail && m.detail != nil {
+				// Opened from the detail screen: show the record as written.
+				return tea.Batch(m.startScan(), fetchDetail(m.ctx, m.opts.Client, m.detail.ks, m.detail.key))
+			}
 			return m.startScan() // show the outcome in the table
 		}
 		return nil
@@ -289,15 +314,21 @@ func (d *dialog) runnable() int {
 	return n
 }
 
+// confirmWord is what the operator types to apply n writes, as at the
+// CLI's prompt: yes for one, the count for several.
+func confirmWord(n int) string {
+	if n == 1 {
+		return "yes"
+	}
+	return strconv.Itoa(n)
+}
+
 // confirmDialog checks the typed confirmation and starts the run.
 func (m *Model) confirmDialog() tea.Cmd {
 	d := m.dialog
 	n := d.runnable()
-	want := "y"
-	if n > 1 {
-		want = strconv.Itoa(n)
-	}
-	if got := strings.TrimSpace(d.confirm.Value()); n == 0 || got != want && !(n == 1 && got == "yes") {
+	want := confirmWord(n)
+	if got := strings.TrimSpace(d.confirm.Value()); n == 0 || got != want {
 		if n == 0 {
 			d.errText = "nothing can be written: see the reasons above (esc closes)"
 		} else {
@@ -351,7 +382,7 @@ func (m *Model) dialogView() string {
 	d := m.dialog
 	s := m.styles
 	var b strings.Builder
-	title := fmt.Sprintf("%s %d record(s)", strings.ToUpper(string(d.kind)), len(d.targets))
+	title := fmt.Sprintf("%s %s record(s)", strings.ToUpper(string(d.kind)), count(len(d.targets)))
 	b.WriteString(s.Title.Render(title) + s.Dim.Render("  (esc cancels)") + "\n\n")
 	switch d.step {
 	case stepProfile:
@@ -364,6 +395,9 @@ func (m *Model) dialogView() string {
 			}
 			fmt.Fprintf(&b, "%s%-7s %s\n", marker, l, d.inputs[i].View())
 		}
+		if d.kind == actions.KindExpire {
+			b.WriteString("\n" + s.Dim.Render("TTL: the record expires after it (10m: in ten minutes); 0 deletes it now") + "\n")
+		}
 		b.WriteString("\n" + s.Dim.Render(m.sampleLine()) + "\n")
 		b.WriteString(s.Dim.Render("tab moves between fields · enter on the last field reads the records and shows the change") + "\n")
 	case stepPlanning:
@@ -375,21 +409,22 @@ func (m *Model) dialogView() string {
 		case n == 0:
 			b.WriteString("\nnothing can be written.\n")
 		case n == 1:
-			fmt.Fprintf(&b, "\nEach write checks the record still has the state and fingerprint shown. Type y and enter to apply: %s\n", d.confirm.View())
+			fmt.Fprintf(&b, "\nThe write checks the record is still exactly as read. Type yes and enter to apply: %s\n", d.confirm.View())
 		default:
-			fmt.Fprintf(&b, "\n%d writes, at most %d per second, each compare-and-set. Type %d and enter to apply: %s\n", n, uiWriteRate, n, d.confirm.View())
+			fmt.Fprintf(&b, "\n%s writes, at most %d per second, each compare-and-set. Type %d and enter to apply: %s\n", units.FormatCount(int64(n)), uiWriteRate, n, d.confirm.View())
 		}
 	case stepRunning, stepDone:
+		t := d.tally()
 		pct := 0.0
-		if len(d.plans) > 0 {
-			pct = float64(d.done) / float64(len(d.plans))
+		if t.writes > 0 {
+			pct = float64(t.attempted) / float64(t.writes)
 		}
-		fmt.Fprintf(&b, "%s %d/%d\n\n", d.bar.ViewAs(pct), d.done, len(d.plans))
-		b.WriteString(m.resultSummary(d.results[:d.done]))
+		count := fmt.Sprintf(" %s/%s writes", units.FormatCount(int64(t.attempted)), units.FormatCount(int64(t.writes)))
+		d.bar.SetWidth(max(m.width-ansi.StringWidth(count)-1, 10)) // the count stays on the bar's line
+		fmt.Fprintf(&b, "%s%s\n\n", d.bar.ViewAs(pct), count)
+		b.WriteString(t.String(d.step == stepDone) + "\n")
+		b.WriteString(m.resultNotes(d))
 		if d.step == stepDone {
-			if d.done < len(d.plans) {
-				b.WriteString(fmt.Sprintf("\ncancelled: %d of %d were not attempted.", len(d.plans)-d.done, len(d.plans)))
-			}
 			b.WriteString("\n" + s.Dim.Render("enter closes and rescans · the Writes screen (tab) lists this session's writes"))
 		} else {
 			b.WriteString("\n" + s.Dim.Render("esc stops before the next write"))
@@ -406,12 +441,19 @@ func (m *Model) sampleLine() string {
 	var keys []string
 	for i, r := range d.targets {
 		if i == 3 {
-			keys = append(keys, fmt.Sprintf("… +%d", len(d.targets)-3))
+			keys = append(keys, "… +"+count(len(d.targets)-3))
 			break
 		}
-		keys = append(keys, inspect.Sanitize(displayKey(&r)))
+		keys = append(keys, m.dialogKey(displayKey(&r), 10))
 	}
 	return "records: " + strings.Join(keys, ", ")
+}
+
+// dialogKey is a key as the dialog shows it: sanitized, and cut in its
+// middle to the width less room, so wrapping never splits it.
+func (m *Model) dialogKey(k string, room int) string {
+	k = inspect.Sanitize(k)
+	return fitMiddle(k, min(ansi.StringWidth(k), max(m.width-room, 12)))
 }
 
 // writeDiff shows the exact change: all of it for one record; for many,
@@ -429,9 +471,9 @@ func (m *Model) writeDiff(b *strings.Builder) {
 	if len(ok) > 0 {
 		p := ok[0]
 		if len(ok) > 1 {
-			fmt.Fprintf(b, "e.g. %s\n", inspect.Sanitize(p.Key))
+			fmt.Fprintf(b, "e.g. %s\n", m.dialogKey(p.Key, 5))
 		} else {
-			fmt.Fprintf(b, "%s\n", inspect.Sanitize(p.Key))
+			fmt.Fprintf(b, "%s\n", m.dialogKey(p.Key, 0))
 		}
 		for _, c := range p.Changes {
 			fmt.Fprintf(b, "  %-14s %s → %s\n", inspect.Sanitize(c.Field), units.Clip(inspect.Sanitize(c.Before), 30), units.Clip(inspect.Sanitize(c.After), 40))
@@ -439,38 +481,91 @@ func (m *Model) writeDiff(b *strings.Builder) {
 		if len(ok) > 1 {
 			var sample []string
 			for _, q := range ok[1:min(len(ok), 6)] {
-				sample = append(sample, inspect.Sanitize(displayKey(&inspect.Record{Key: q.Key, Keyspace: q.Keyspace, Groups: []string{}})))
+				sample = append(sample, m.dialogKey(displayKey(&inspect.Record{Key: q.Key, Keyspace: q.Keyspace, Groups: []string{}}), 10))
 			}
 			more := ""
 			if len(ok) > 6 {
-				more = fmt.Sprintf(" … +%d", len(ok)-6)
+				more = " … +" + count(len(ok)-6)
 			}
-			fmt.Fprintf(b, "and the same change on %d more: %s%s\n", len(ok)-1, strings.Join(sample, ", "), more)
+			fmt.Fprintf(b, "and the same change on %s more: %s%s\n", count(len(ok)-1), strings.Join(sample, ", "), more)
 		}
 	}
 	for i, p := range refused {
 		if i == 3 {
-			fmt.Fprintf(b, "… %d more not writable\n", len(refused)-3)
+			fmt.Fprintf(b, "… %s more not writable\n", count(len(refused)-3))
 			break
 		}
-		fmt.Fprintf(b, "%s %s: %s\n", m.styles.Error.Render(string(p.Outcome)), inspect.Sanitize(p.Key), inspect.Sanitize(p.Refused))
+		fmt.Fprintf(b, "%s %s: %s\n", m.styles.Error.Render(string(p.Outcome)), m.dialogKey(p.Key, m.width/2), inspect.Sanitize(p.Refused))
 	}
 }
 
-// resultSummary is the summary line the CLI prints too, and the first few
-// results that did not apply, with why.
-func (m *Model) resultSummary(rs []actions.Result) string {
-	var notes []string
-	for _, r := range rs {
-		if r.Outcome != actions.Applied && len(notes) < 5 {
-			notes = append(notes, fmt.Sprintf("  %s %s: %s", r.Outcome, inspect.Sanitize(r.Key), inspect.Sanitize(r.Detail)))
+// runTally accounts for every target of a bulk write so the numbers add up
+// to the preview's: the writes it planned (applied, changed since the
+// preview, not attempted) plus the records it already said were not
+// writable.
+type runTally struct {
+	records, writes, attempted, applied int
+	changed                             actions.Tally // planned writes that did not apply, by outcome
+	notAttempted                        int           // planned writes a cancel stopped (or still to go)
+	refused                             actions.Tally // not writable at the preview, by outcome
+}
+
+func (d *dialog) tally() runTally {
+	t := runTally{records: len(d.plans), changed: actions.Tally{}, refused: actions.Tally{}}
+	for i, p := range d.plans {
+		if p.Refused != "" {
+			t.refused[p.Outcome]++
+			continue
+		}
+		t.writes++
+		r := d.results[i]
+		switch {
+		case i >= d.done || r.Outcome == actions.Skipped:
+			t.notAttempted++
+		case r.Outcome == actions.Applied:
+			t.attempted++
+			t.applied++
+		default:
+			t.attempted++
+			t.changed[r.Outcome]++
 		}
 	}
-	out := actions.Summary(rs).String()
-	if len(notes) > 0 {
-		out += "\n" + strings.Join(notes, "\n")
+	return t
+}
+
+// String says what happened to each planned write and why a count moved
+// from the preview's; done says whether the run is over.
+func (t runTally) String(done bool) string {
+	parts := []string{units.FormatCount(int64(t.applied)) + " applied"}
+	if s := t.changed.String(); s != "" {
+		parts = append(parts, s+" (the record changed since the preview)")
+	}
+	if t.notAttempted > 0 {
+		why := "still to go"
+		if done {
+			why = "not attempted: cancelled"
+		}
+		parts = append(parts, units.FormatCount(int64(t.notAttempted))+" "+why)
+	}
+	out := fmt.Sprintf("%s of %s planned writes: %s", units.FormatCount(int64(t.attempted)), units.FormatCount(int64(t.writes)), strings.Join(parts, " · "))
+	if s := t.refused.String(); s != "" {
+		out += fmt.Sprintf("\n%s not writable, as the preview said (%s)", units.FormatCount(int64(t.records-t.writes)), s)
 	}
 	return out
+}
+
+// resultNotes lists the first few planned writes that did not apply, with why.
+func (m *Model) resultNotes(d *dialog) string {
+	var notes []string
+	for i, r := range d.results[:d.done] {
+		if d.plans[i].Refused == "" && r.Outcome != actions.Applied && r.Outcome != actions.Skipped && len(notes) < 5 {
+			notes = append(notes, fmt.Sprintf("  %s %s: %s", r.Outcome, m.dialogKey(r.Key, m.width/2), inspect.Sanitize(r.Detail)))
+		}
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return strings.Join(notes, "\n") + "\n"
 }
 
 // writesView lists this session's writes, newest first.
@@ -487,15 +582,69 @@ func (m *Model) writesView() string {
 		b.WriteString("\n\n" + s.Dim.Render("none yet. Mark records with space (a: all in view), then E expire · F force-fail · R reconcile."))
 		return b.String()
 	}
-	for i := len(m.writes) - 1; i >= 0; i-- {
-		w := m.writes[i]
-		line := fmt.Sprintf("%s %-9s %-11s %s", w.At.Format("15:04:05"), w.Result.Action, w.Result.Outcome, inspect.Sanitize(w.Result.Key))
-		if w.Result.Detail != "" {
-			line += "  — " + inspect.Sanitize(w.Result.Detail)
-		}
-		b.WriteString("\n" + line)
+	b.WriteString("\n" + s.Dim.Render(m.writesSummary()))
+	for _, l := range m.writeLines() {
+		b.WriteString("\n" + l)
 	}
 	return b.String()
+}
+
+// writesSummary counts this session's writes by outcome.
+func (m *Model) writesSummary() string {
+	rs := make([]actions.Result, len(m.writes))
+	for i, w := range m.writes {
+		rs[i] = w.Result
+	}
+	return units.FormatCount(int64(len(rs))) + " results: " + actions.Summary(rs).String()
+}
+
+// writeLines are the writes newest first, one line each, cut to the width
+// with the key shortened in its middle. A run of results that were never
+// attempted (a cancelled bulk write) is one line, so it cannot bury the
+// writes that were made.
+func (m *Model) writeLines() []string {
+	var out []string
+	for i := len(m.writes) - 1; i >= 0; i-- {
+		w := m.writes[i]
+		head := fmt.Sprintf("%s %-9s %-11s ", w.At.Format("15:04:05"), w.Result.Action, w.Result.Outcome)
+		if w.Result.Outcome == actions.Skipped {
+			j := i
+			for j > 0 && m.writes[j-1].Result.Outcome == actions.Skipped && m.writes[j-1].Result.Action == w.Result.Action {
+				j--
+			}
+			if n := i - j + 1; n > 1 {
+				out = append(out, fit(head+units.FormatCount(int64(n))+" records — "+inspect.Sanitize(w.Result.Detail), m.width))
+				i = j
+				continue
+			}
+		}
+		rest := m.width - ansi.StringWidth(head)
+		k := inspect.Sanitize(m.withoutPrefix(w.Result.Key))
+		detail := ""
+		if w.Result.Detail != "" {
+			detail = "  — " + inspect.Sanitize(units.OneLine(w.Result.Detail))
+		}
+		kw := ansi.StringWidth(k)
+		if kw+ansi.StringWidth(detail) > rest {
+			kw = min(kw, max(rest, 8))
+			if detail != "" {
+				kw = min(kw, max(rest*3/5, 8)) // the key's tail, then as much of why as fits
+			}
+		}
+		out = append(out, fit(head+fitMiddle(k, kw)+detail, m.width))
+	}
+	return out
+}
+
+// withoutPrefix drops the constant prefix of the keyspace a key belongs to,
+// as the table does; the header names the keyspaces.
+func (m *Model) withoutPrefix(k string) string {
+	for _, ks := range m.opts.Keyspaces {
+		if p := ks.Template.Prefix(); p != "" && strings.HasPrefix(k, p) && len(m.opts.Keyspaces) == 1 {
+			return strings.TrimPrefix(k, p)
+		}
+	}
+	return k
 }
 
 // markedRecords returns the marked records still in the table.

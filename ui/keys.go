@@ -18,6 +18,8 @@ type KeyMap struct {
 	StaleOnly, CycleFlag, Reveal            key.Binding
 	Mark, MarkAll, Unmark                   key.Binding
 	Expire, Fail, Reconcile                 key.Binding
+	GroupBy, CopyKey, CopyCommand           key.Binding
+	Search, NextMatch, PrevMatch, Command   key.Binding
 }
 
 // DefaultKeyMap follows k9s/vim habits.
@@ -29,7 +31,7 @@ func DefaultKeyMap() KeyMap {
 		Up:          b([]string{"k", "up"}, "↑/k", "up"),
 		Down:        b([]string{"j", "down"}, "↓/j", "down"),
 		PageUp:      b([]string{"pgup", "ctrl+b", "ctrl+u"}, "pgup", "page up"),
-		PageDown:    b([]string{"pgdown", "ctrl+f", "ctrl+d"}, "pgdn", "page down"),
+		PageDown:    b([]string{"pgdown", "ctrl+d"}, "pgdn", "page down"),
 		Top:         b([]string{"g", "home"}, "g", "top"),
 		Bottom:      b([]string{"G", "end"}, "G", "bottom"),
 		Open:        b([]string{"enter"}, "enter", "open"),
@@ -59,6 +61,13 @@ func DefaultKeyMap() KeyMap {
 		Expire:      b([]string{"E"}, "E", "expire / delete"),
 		Fail:        b([]string{"F"}, "F", "force-fail"),
 		Reconcile:   b([]string{"R"}, "R", "mark reconciled"),
+		GroupBy:     b([]string{"="}, "=", "group by capture"),
+		CopyKey:     b([]string{"y"}, "y", "copy key"),
+		CopyCommand: b([]string{"Y"}, "Y", "copy CLI command"),
+		Search:      b([]string{"ctrl+f"}, "ctrl+f", "find a key"),
+		NextMatch:   b([]string{"n"}, "n", "next match"),
+		PrevMatch:   b([]string{"N"}, "N", "previous match"),
+		Command:     b([]string{":"}, ":", "command line"),
 	}
 }
 
@@ -92,15 +101,22 @@ func (k KeyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.Help, k.NextScreen, k.Open, k.Filter, k.StaleOnly, k.Processing, k.Rescan, k.Quit}
 }
 
-// FullHelp is the help overlay, in columns.
-func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Back, k.NextScreen, k.PrevScreen, k.Help, k.Quit},
-		{k.Filter, k.ClearFilter, k.StaleOnly, k.CycleFlag, k.Sort, k.SortReverse},
-		{k.Processing, k.Succeeded, k.Failed, k.Reconciled, k.Unknown, k.AllStates},
-		{k.Mark, k.MarkAll, k.Unmark, k.Expire, k.Fail, k.Reconcile},
-		{k.Rescan, k.Reveal},
+// helpGroup is one titled column of the help overlay.
+type helpGroup struct {
+	title string
+	keys  []key.Binding
+}
+
+// HelpGroups is the help overlay's content, in the order it flows.
+func (k KeyMap) HelpGroups() []helpGroup {
+	return []helpGroup{
+		{"move", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}},
+		{"screens", []key.Binding{k.Open, k.Back, k.NextScreen, k.PrevScreen, k.Help, k.Quit}},
+		{"filter and sort", []key.Binding{k.Filter, k.ClearFilter, k.StaleOnly, k.CycleFlag, k.Sort, k.SortReverse, k.GroupBy}},
+		{"states", []key.Binding{k.Processing, k.Succeeded, k.Failed, k.Reconciled, k.Unknown, k.AllStates}},
+		{"write (guarded)", []key.Binding{k.Mark, k.MarkAll, k.Unmark, k.Expire, k.Fail, k.Reconcile}},
+		{"find and copy", []key.Binding{k.Search, k.NextMatch, k.PrevMatch, k.CopyKey, k.CopyCommand, k.Command}},
+		{"record", []key.Binding{k.Rescan, k.Reveal}},
 	}
 }
 

@@ -179,7 +179,7 @@ func TestDialogDefaultTTLOnADeletingAction(t *testing.T) {
 	if d := m.dialog; d.step != stepConfirm || d.runnable() != 1 {
 		t.Fatalf("step %v, plans %+v:\n%s", d.step, d.plans, screenText(m))
 	}
-	typeText(m, "y")
+	typeText(m, "yes")
 	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	run(m, cmd)
 	if n := c.Exists(ctx, key).Val(); n != 0 || m.dialog.results[0].Outcome != actions.Applied {

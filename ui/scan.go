@@ -40,6 +40,8 @@ type scanRun struct {
 	records  int64
 	live     bool // streaming into the visible store (first scan); else into pending
 	pending  *store
+	edits    int  // the visible store's edits when the refresh began
+	stopped  bool // cancelled by the operator: what it read is partial
 	stats    *inspect.Stats
 	perKS    map[string]int64
 	perNode  map[string]int64
@@ -95,6 +97,10 @@ func (m *Model) beginRun() context.Context {
 	run.live = m.store.recs.Len() == 0
 	if !run.live {
 		run.pending = &store{f: m.store.f, sortCol: m.store.sortCol, sortDesc: m.store.sortDesc}
+		run.edits = m.store.edits
+		if g := m.store.group; g != nil {
+			run.pending.group = newGrouping(g.name)
+		}
 	} else {
 		m.stats = run.stats
 	}
@@ -109,8 +115,14 @@ func (m *Model) cancelScan() {
 	}
 	m.run.cancel()
 	m.run.finished = m.now()
+	m.run.stopped = true
 	m.gen++ // drop whatever the cancelled scan still sends
-	m.status = "scan cancelled: showing what was read"
+	if m.run.live {
+		m.mergeKeepingCursor(m.store, true)
+		m.status = "scan cancelled: the counts are partial (r rescans)"
+	} else {
+		m.status = "refresh cancelled: still showing the previous scan"
+	}
 }
 
 func (m *Model) onBatch(msg batchMsg) {
@@ -127,8 +139,10 @@ func (m *Model) onBatch(msg batchMsg) {
 		run.perNode[b.Node] += int64(len(b.Records))
 		m.serverTimeMs = b.ServerTimeMs
 	}
-	if run.live && target.sortCol != colNone && target.unsorted > 0 && len(target.view) < 200_000 {
-		m.withCursorKept(target.sort)
+	if run.live {
+		m.mergeKeepingCursor(target, false)
+	} else {
+		target.mergeTail(false)
 	}
 }
 
@@ -151,7 +165,7 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 		m.backoff = nextBackoff(m.backoff)
 		m.status = ""
 		if run.live {
-			m.withCursorKept(m.store.sort)
+			m.mergeKeepingCursor(m.store, true)
 		}
 		gen := m.gen
 		return tea.Tick(m.backoff, func(time.Time) tea.Msg { return reconnectMsg{gen: gen} })
@@ -159,20 +173,55 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 	m.banner, m.dataStale, m.backoff = "", false, 0
 	if !run.live {
 		key := m.cursorKey()
-		run.pending.sort()
-		m.store = run.pending
+		p := run.pending
+		if m.store.edits != run.edits {
+			// The operator changed the filter or order while this refresh
+			// ran: the refreshed view takes the current ones, not the copy
+			// made when it started.
+			p.f, p.sortCol, p.sortDesc = m.store.f, m.store.sortCol, m.store.sortDesc
+			p.rebuild()
+		} else {
+			p.mergeTail(true)
+		}
+		p.edits = m.store.edits
+		switch g := m.store.group; {
+		case g == nil:
+			p.group = nil
+		case p.group == nil || p.group.name != g.name:
+			p.setGrouping(g.name)
+		}
+		if p.group != nil {
+			p.group.expanding = m.store.group.expanding
+		}
+		m.store = p
 		m.stats = run.stats
 		m.restoreCursor(key)
 	} else {
-		m.withCursorKept(m.store.sort)
+		m.mergeKeepingCursor(m.store, true)
 	}
 	m.lastComplete = run.finished
+	m.afterScan()
 	m.status = ""
 	if m.opts.Refresh > 0 {
 		gen := m.gen
 		return tea.Tick(m.opts.Refresh, func(time.Time) tea.Msg { return refreshMsg{gen: gen} })
 	}
 	return nil
+}
+
+// mergeKeepingCursor merges a store's new records into its order and
+// keeps the cursor on its record, looking it up only when rows moved: the
+// lookup reads the whole view, and most batches move nothing.
+func (m *Model) mergeKeepingCursor(s *store, force bool) {
+	key := m.cursorKey()
+	if m.cursor == 0 {
+		key = "" // the top stays the top
+	}
+	if s.mergeTail(force) {
+		m.restoreCursor(key)
+	} else {
+		m.clampCursor()
+	}
 }
 
 func nextBackoff(d time.Duration) time.Duration {

@@ -10,14 +10,69 @@ import (
 	"github.com/idemctl/idemctl/internal/units"
 )
 
+// overviewCols are the Overview table's columns. KEYSPACE, RECORDS,
+// PROCESS, STALE and SCAN always show; on a narrow terminal the others give
+// way in the order of their drop rank (1 first): OTHER, MEMORY, SUCCEED,
+// NO-TTL.
+var overviewCols = []struct {
+	title string
+	w     int
+	drop  int // 0: never dropped
+}{{"KEYSPACE", 14, 0}, {"RECORDS", 8, 0}, {"PROCESS", 8, 0}, {"SUCCEED", 8, 3}, {"OTHER", 6, 1}, {"STALE", 6, 0},
+	{"NO-TTL", 6, 4}, {"MEMORY", 8, 2}, {"SCAN", 10, 0}}
+
+// overviewShown says which Overview columns fit the width.
+func overviewShown(width int) []bool {
+	shown := make([]bool, len(overviewCols))
+	total := 0
+	for i, c := range overviewCols {
+		shown[i] = true
+		total += c.w + 1
+	}
+	for rank := 1; total > width && rank <= 4; rank++ {
+		for i, c := range overviewCols {
+			if c.drop == rank {
+				shown[i] = false
+				total -= c.w + 1
+			}
+		}
+	}
+	return shown
+}
+
+// overviewRow lays cells out in the shown columns: the first left-aligned,
+// numbers right-aligned, the last (SCAN) left-aligned.
+func overviewRow(shown []bool, cells []string, style func(i int, s string) string) string {
+	var b strings.Builder
+	for i, c := range overviewCols {
+		if !shown[i] {
+			continue
+		}
+		cell := fitRight(cells[i], c.w)
+		if i == 0 || i == len(overviewCols)-1 {
+			cell = fit(cells[i], c.w)
+		}
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString(style(i, cell))
+	}
+	return b.String()
+}
+
 // overviewView is a row per keyspace: counts by state, stale, no-TTL, memory
 // and scan progress.
 func (m *Model) overviewView() string {
 	s := m.styles
 	rep := m.stats.Report()
+	shown := overviewShown(m.width)
+	titles := make([]string, len(overviewCols))
+	for i, c := range overviewCols {
+		titles[i] = c.title
+	}
+	plain := func(_ int, s string) string { return s }
 	var b strings.Builder
-	b.WriteString(s.ColHead.Render(fit(fmt.Sprintf("%-14s %8s %8s %8s %6s %6s %6s %8s %s",
-		"KEYSPACE", "RECORDS", "PROCESS", "SUCCEED", "OTHER", "STALE", "NO-TTL", "MEMORY", "SCAN"), m.width)))
+	b.WriteString(s.ColHead.Render(fit(overviewRow(shown, titles, plain), m.width)))
 	byName := map[string]inspect.KeyspaceReport{}
 	for _, k := range rep.Keyspaces {
 		byName[k.Name] = k
@@ -27,7 +82,10 @@ func (m *Model) overviewView() string {
 		other := k.Total - k.ByState["processing"] - k.ByState["succeeded"]
 		scan := "…"
 		if m.run != nil {
-			scan = units.FormatCount(m.run.perKS[ks.Name]) + " read"
+			scan = count(m.run.perKS[ks.Name]) + " read"
+			if m.run.stopped {
+				scan = "cancelled"
+			}
 			for _, c := range m.run.covs {
 				if c.Keyspace == ks.Name {
 					scan = "complete"
@@ -37,26 +95,48 @@ func (m *Model) overviewView() string {
 				}
 			}
 		}
-		stale := fmt.Sprintf("%6s", units.FormatCount(k.Stale))
-		if k.Stale > 0 {
-			stale = s.Stale.Render(stale)
-		}
+		cells := []string{inspect.Sanitize(ks.Name), count(k.Total), count(k.ByState["processing"]), count(k.ByState["succeeded"]),
+			count(other), count(k.Stale), count(k.NoTTL), units.FormatBytes(k.MemoryBytes), scan}
 		b.WriteString("\n")
-		b.WriteString(fmt.Sprintf("%s %8s %8s %8s %6s %s %6s %8s %s", fit(inspect.Sanitize(ks.Name), 14), units.FormatCount(k.Total),
-			units.FormatCount(k.ByState["processing"]), units.FormatCount(k.ByState["succeeded"]), units.FormatCount(other), stale, units.FormatCount(k.NoTTL), units.FormatBytes(k.MemoryBytes), scan))
+		b.WriteString(overviewRow(shown, cells, func(i int, c string) string {
+			if overviewCols[i].title == "STALE" && k.Stale > 0 {
+				return s.Stale.Render(c)
+			}
+			return c
+		}))
 	}
 	b.WriteString("\n\n")
-	b.WriteString(fmt.Sprintf("all keyspaces: %s records · %s stale · %s processing without TTL · %s no TTL · %s",
-		units.FormatCount(rep.Total), units.FormatCount(rep.Stale), units.FormatCount(rep.Flags["processing_no_ttl"]), units.FormatCount(rep.Flags["no_ttl"]),
-		units.FormatBytes(rep.MemoryBytes.Total)))
+	b.WriteString(s.Title.Render(fmt.Sprintf("ALL KEYSPACES: %s records · %s", count(rep.Total), units.FormatBytes(rep.MemoryBytes.Total))))
+	for _, it := range []struct {
+		n    int64
+		what string
+		f    inspect.Filter
+	}{
+		{rep.Stale, "stale: processing past the timeout, the worker probably crashed", flagDrill(inspect.FlagStale)},
+		{rep.Flags["processing_no_ttl"], "stuck: processing with no TTL, retries blocked for ever", flagDrill(inspect.FlagProcessingNoTTL)},
+		{rep.ByState["processing"], "processing", stateDrill(inspect.StateProcessing)},
+		{rep.Flags["no_ttl"], "no TTL: never expire", flagDrill(inspect.FlagNoTTL)},
+	} {
+		line := fmt.Sprintf("%9s %s", count(it.n), it.what)
+		if it.n > 0 && it.f.Stale {
+			line = s.Stale.Render(line)
+		}
+		b.WriteString("\n" + m.drillItem(line, it.f))
+	}
+	if t := m.staleTopView(); t != "" {
+		b.WriteString("\n\n" + t)
+	}
+	if h := m.historyView(); h != "" {
+		b.WriteString("\n\n" + h)
+	}
 	b.WriteString("\n")
 	for _, ks := range m.opts.Keyspaces {
 		b.WriteString(s.Dim.Render(fmt.Sprintf("\n%s: match %s · schema %s · timeout %s · reserve TTL %s · template %s",
 			inspect.Sanitize(ks.Name), inspect.Sanitize(ks.Match), ks.Schema.Name, units.FormatMs(ks.ProcessingTimeout.Milliseconds()),
 			units.FormatMs(ks.ReserveTTL.Milliseconds()), inspect.Sanitize(ks.Template.String()))))
 	}
-	b.WriteString("\n\n" + s.Dim.Render("enter: records · tab: next screen"))
-	return ansi.Wrap(b.String(), m.width, " ·,")
+	b.WriteString("\n\n" + s.Dim.Render("j/k select · enter: the records · tab: next screen"))
+	return ansi.Wrap(b.String(), m.width, " ·") // never inside a number (1,200)
 }
 
 // statsView is the cardinality audit: states, TTL histogram as bars,
@@ -71,12 +151,12 @@ func (m *Model) statsView() string {
 		if n == 0 {
 			continue
 		}
-		left = append(left, fmt.Sprintf("%-11s %9s %9s", s.State[st].Render(fit(st.String(), 11)), units.FormatCount(n), units.FormatBytes(rep.MemoryBytes.ByState[st.String()])))
+		left = append(left, m.drillItem(fmt.Sprintf("%-11s %9s %9s", s.State[st].Render(fit(st.String(), 11)), count(n), units.FormatBytes(rep.MemoryBytes.ByState[st.String()])), stateDrill(st)))
 	}
 	left = append(left, "", s.Title.Render("FLAGS"))
 	for _, fi := range inspect.AllFlags() {
 		if n := rep.Flags[fi.Name]; n > 0 {
-			left = append(left, fmt.Sprintf("%-19s %9s", fi.Name, units.FormatCount(n)))
+			left = append(left, m.drillItem(fmt.Sprintf("%-19s %9s", fi.Short, count(n)), flagDrill(fi.Flag)))
 		}
 	}
 	a := rep.ProcessingAge
@@ -113,8 +193,12 @@ func (m *Model) statsView() string {
 			if i == 5 {
 				break
 			}
-			right = append(right, fmt.Sprintf("%9s %8s  %s", units.FormatCount(t.Count), units.FormatBytes(t.MemoryBytes), inspect.Sanitize(string(t.Value))))
+			right = append(right, m.drillItem(fmt.Sprintf("%9s %8s  %s", count(t.Count), units.FormatBytes(t.MemoryBytes), inspect.Sanitize(string(t.Value))),
+				captureDrill(name, string(t.Value))))
 		}
+	}
+	if tl := m.timelineView(); tl != nil {
+		right = append(append(right, ""), tl...)
 	}
 	return columns(left, right, m.width)
 }

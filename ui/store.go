@@ -33,22 +33,48 @@ type store struct {
 	f        inspect.Filter
 	sortCol  column
 	sortDesc bool
-	unsorted int // records appended to the view since the last sort
+	unsorted int           // records appended to the view since the last sort
+	edits    int           // filter or sort changes: a refresh started before one must redo its view
+	scratch  []int32       // merge buffer, reused
+	seen     inspect.Flags // every flag some record has: f cycles through these only
+	group    *grouping     // the view aggregated by a capture; nil: not grouped
 }
+
+// nextFlag is the flag filter after cur that some record has, in the
+// order of inspect.AllFlags, or 0 (no flag filter) after the last.
+func (s *store) nextFlag(cur inspect.Flags) inspect.Flags {
+	passed := cur == 0
+	for _, fi := range inspect.AllFlags() {
+		if passed && s.seen&fi.Flag != 0 {
+			return fi.Flag
+		}
+		passed = passed || fi.Flag == cur
+	}
+	return 0
+}
+
+// newStore is an empty store in the default order: what needs attention
+// (stale, then stuck) first.
+func newStore() *store { return &store{sortCol: colState} }
 
 func (s *store) add(b []inspect.Record) {
 	first := s.recs.Len()
 	s.recs.Append(b)
 	for i := first; i < s.recs.Len(); i++ {
+		s.seen |= s.recs.At(i).Flags
 		if s.f.Match(s.recs.At(i)) {
 			s.view = append(s.view, int32(i))
 			s.unsorted++
+			if s.group != nil {
+				s.group.add(s.recs.At(i))
+			}
 		}
 	}
 }
 
-// rebuild recomputes the view after a filter change.
+// rebuild recomputes the view after a filter or sort change.
 func (s *store) rebuild() {
+	s.edits++
 	s.view = s.view[:0]
 	for i := range s.recs.Len() {
 		if s.f.Match(s.recs.At(i)) {
@@ -56,25 +82,70 @@ func (s *store) rebuild() {
 		}
 	}
 	s.sort()
+	if g := s.group; g != nil {
+		s.setGrouping(g.name)
+		s.group.expanding = g.expanding
+	}
 }
 
 // sort orders the view by the current column (stable, so ties keep scan order).
 func (s *store) sort() {
 	s.unsorted = 0
-	if s.sortCol == colNone {
-		if s.sortDesc {
-			slices.Reverse(s.view)
-		}
-		return
+	slices.SortStableFunc(s.view, s.less)
+}
+
+// less is the view's order over record indices; scan order is index order.
+func (s *store) less(a, b int32) int {
+	c := cmp.Compare(a, b)
+	if s.sortCol != colNone {
+		c = compareBy(s.sortCol, s.recs.At(int(a)), s.recs.At(int(b)))
 	}
-	recs, col, desc := &s.recs, s.sortCol, s.sortDesc
-	slices.SortStableFunc(s.view, func(a, b int32) int {
-		c := compareBy(col, recs.At(int(a)), recs.At(int(b)))
-		if desc {
-			return -c
+	if s.sortDesc {
+		return -c
+	}
+	return c
+}
+
+// mergeTail sorts the records appended since the last sort and merges them
+// into the sorted prefix: O(n) instead of a full O(n log n) sort. It waits
+// until the tail is an eighth of the prefix (or the view is small), so a
+// long scan does O(n) work a bounded number of times, not once per batch.
+// Until then the tail shows after the sorted rows. It reports whether any
+// record moved before one that was already shown.
+func (s *store) mergeTail(force bool) bool {
+	k := s.unsorted
+	if k == 0 {
+		return false
+	}
+	n := len(s.view)
+	head := n - k
+	if !force && head >= 50_000 && k < head/8 {
+		return false
+	}
+	s.unsorted = 0
+	tail := s.view[head:]
+	slices.SortStableFunc(tail, s.less)
+	if head == 0 || s.less(s.view[head-1], tail[0]) <= 0 {
+		return false // already in order: the rows shown keep their places
+	}
+	s.scratch = append(s.scratch[:0], s.view[:head]...)
+	// Writing at i never passes the tail element still to be read (i ≤ head+j).
+	i, a, j := 0, 0, 0
+	for a < len(s.scratch) && j < k {
+		if s.less(s.scratch[a], tail[j]) <= 0 { // ties keep the earlier record first
+			s.view[i] = s.scratch[a]
+			a++
+		} else {
+			s.view[i] = tail[j]
+			j++
 		}
-		return c
-	})
+		i++
+	}
+	for ; a < len(s.scratch); a++ {
+		s.view[i] = s.scratch[a]
+		i++
+	}
+	return true
 }
 
 func compareBy(col column, a, b *inspect.Record) int {

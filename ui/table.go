@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -12,31 +13,62 @@ import (
 	"github.com/idemctl/idemctl/internal/units"
 )
 
-// tableLayout holds column widths, computed on resize, not per frame.
+// tableLayout holds column widths, computed on resize, not per frame. A
+// width of 0 hides the column.
 type tableLayout struct {
 	state, age, ttl, mem, fp, flags, key int
 }
 
+// The layout rule for narrow terminals: STATE and KEY always show, and KEY
+// keeps about half the width (at least 26 cells: enough for principal and
+// endpoint, the captures a key starts with once the keyspace prefix is
+// dropped). The optional columns join in priority order while KEY keeps
+// its share: FLAGS (stale, stuck), AGE, TTL, MEM, FP. So as the terminal
+// narrows they give way in the reverse order: FP first, then MEM, TTL, AGE,
+// and FLAGS last. Width left over goes to FLAGS (up to 28) and KEY. At 80
+// columns: STATE AGE TTL FLAGS KEY; at 60: STATE AGE FLAGS KEY; from 120
+// every column.
+const (
+	stateW   = 10
+	flagsMin = 11 // "nottl,stuck"
+)
+
+func keyMin(width int) int { return max(26, width/2-2) }
+
 func computeLayout(width int) tableLayout {
-	l := tableLayout{state: 10, age: 7, ttl: 7, mem: 7, fp: 8}
-	if width < 100 {
-		l.fp = 6
+	l := tableLayout{state: stateW}
+	used := stateW + 1 // each column but KEY is followed by a space
+	for _, c := range []struct {
+		w   *int
+		min int
+	}{{&l.flags, flagsMin}, {&l.age, 7}, {&l.ttl, 7}, {&l.mem, 7}, {&l.fp, 8}} {
+		if width-used-c.min-1 < keyMin(width) {
+			break // this column and every later one give way
+		}
+		*c.w = c.min
+		used += c.min + 1
 	}
-	fixed := l.state + l.age + l.ttl + l.mem + l.fp + 6 // six separating spaces
-	rest := max(width-fixed, 20)
-	l.flags = min(max(rest/4, 8), 28)
-	l.key = max(rest-l.flags, 8)
+	rest := width - used
+	if grow := min(rest-keyMin(width), 28-l.flags); l.flags > 0 && grow > 0 {
+		l.flags += grow
+		rest -= grow
+	}
+	l.key = max(rest, 8)
 	return l
 }
 
-// flagShort abbreviates flags for the table; the detail screen explains them.
-var flagShort = map[inspect.Flags]string{
-	inspect.FlagStale: "STALE", inspect.FlagProcessingNoTTL: "STUCK", inspect.FlagNoTTL: "nottl",
-	inspect.FlagUnknownState: "state?", inspect.FlagMissingFingerprint: "nofp", inspect.FlagWrongType: "type!",
-	inspect.FlagLargeResponse: "big", inspect.FlagDecodeError: "decode!", inspect.FlagTemplateMismatch: "tpl?",
-	inspect.FlagTruncated: "cut",
+// flagName is a flag's one name in the TUI: its short word, shown in the
+// table, the detail and the stats, and accepted by the filter (flag=stuck).
+func flagName(f inspect.Flags) string {
+	for _, fi := range inspect.AllFlags() {
+		if fi.Flag == f {
+			return fi.Short
+		}
+	}
+	return ""
 }
 
+// shortFlags lists a record's flags by their short names.
 func shortFlags(f inspect.Flags) string {
 	if f == 0 {
 		return ""
@@ -44,10 +76,24 @@ func shortFlags(f inspect.Flags) string {
 	var parts []string
 	for _, fi := range inspect.AllFlags() {
 		if f&fi.Flag != 0 {
-			parts = append(parts, flagShort[fi.Flag])
+			parts = append(parts, fi.Short)
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// filterText is the filter in the TUI's words (flags by their short names).
+func filterText(f inspect.Filter) string {
+	flags := f.Flags
+	f.Flags = 0
+	parts := []string{}
+	if flags != 0 {
+		parts = append(parts, "flag="+shortFlags(flags))
+	}
+	if s := f.String(); s != "" {
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, " ")
 }
 
 // fit pads or cuts s to exactly w cells (cutting on the right).
@@ -100,10 +146,22 @@ func (m *Model) tableHeader() string {
 		}
 		return name
 	}
-	h := fit(arrow(colState, "STATE"), l.state) + " " + fitRight(arrow(colAge, "AGE"), l.age) + " " +
-		fitRight(arrow(colTTL, "TTL"), l.ttl) + " " + fitRight(arrow(colMemory, "MEM"), l.mem) + " " +
-		fit(arrow(colFingerprint, "FP"), l.fp) + " " + fit(arrow(colFlags, "FLAGS"), l.flags) + " " + fit(arrow(colKey, m.keyTitle()), l.key)
-	return m.styles.ColHead.Render(fit(h, m.width))
+	var b strings.Builder
+	b.WriteString(fit(arrow(colState, "STATE"), l.state))
+	cell(&b, fitRight, arrow(colAge, "AGE"), l.age)
+	cell(&b, fitRight, arrow(colTTL, "TTL"), l.ttl)
+	cell(&b, fitRight, arrow(colMemory, "MEM"), l.mem)
+	cell(&b, fit, arrow(colFingerprint, "FP"), l.fp)
+	cell(&b, fit, arrow(colFlags, "FLAGS"), l.flags)
+	b.WriteString(" " + fit(arrow(colKey, m.keyTitle()), l.key))
+	return m.styles.ColHead.Render(fit(b.String(), m.width))
+}
+
+// cell writes a space and s fitted to w, or nothing for a hidden column.
+func cell(b *strings.Builder, fitTo func(string, int) string, s string, w int) {
+	if w > 0 {
+		b.WriteString(" " + fitTo(s, w))
+	}
 }
 
 // row renders one record; only visible rows are ever rendered.
@@ -117,21 +175,59 @@ func (m *Model) row(r *inspect.Record, selected bool) string {
 	if !selected {
 		st = m.styles.State[r.State].Render(st)
 	}
-	flags := fit(shortFlags(r.Flags), l.flags)
-	if r.Stale() && !selected {
-		flags = m.styles.Stale.Render(flags)
+	var b strings.Builder
+	b.WriteString(st)
+	cell(&b, fitRight, units.FormatMs(r.AgeMs), l.age)
+	cell(&b, fitRight, units.FormatTTL(r.TTLms), l.ttl)
+	cell(&b, fitRight, units.FormatBytes(r.MemoryBytes), l.mem)
+	if l.fp > 0 {
+		fp := r.Fingerprint
+		if len(fp) > l.fp {
+			fp = fp[:l.fp]
+		}
+		cell(&b, fit, inspect.Sanitize(fp), l.fp)
 	}
-	fp := r.Fingerprint
-	if len(fp) > l.fp {
-		fp = fp[:l.fp]
+	if l.flags > 0 {
+		text := shortFlags(r.Flags)
+		if m.isNewStale(r) {
+			text = "+" + text // stale since the previous scan
+		}
+		flags := fit(text, l.flags)
+		if r.Stale() && !selected {
+			flags = m.styles.Stale.Render(flags)
+		}
+		b.WriteString(" " + flags)
 	}
-	line := st + " " + fitRight(units.FormatMs(r.AgeMs), l.age) + " " + fitRight(units.FormatTTL(r.TTLms), l.ttl) + " " +
-		fitRight(units.FormatBytes(r.MemoryBytes), l.mem) + " " + fit(inspect.Sanitize(fp), l.fp) + " " +
-		flags + " " + fitMiddle(inspect.Sanitize(displayKey(r)), l.key)
+	b.WriteString(" " + fitKey(r, l.key))
 	if selected {
-		return m.styles.Selected.Render(fit(line, m.width))
+		return m.styles.Selected.Render(fit(b.String(), m.width))
 	}
-	return line
+	return b.String()
+}
+
+// fitKey fits a record's key to w cells. Cut, it keeps what tells the
+// operator where to look — the captures before the last one (principal,
+// endpoint) — then the tail of the last (the request id), not a blind middle.
+func fitKey(r *inspect.Record, w int) string {
+	k := inspect.Sanitize(displayKey(r))
+	kw := ansi.StringWidth(k)
+	if kw <= w || len(r.Groups) < 2 {
+		return fitMiddle(k, w)
+	}
+	last := inspect.Sanitize(r.Groups[len(r.Groups)-1])
+	head, ok := strings.CutSuffix(k, last)
+	hw := ansi.StringWidth(head)
+	switch {
+	case !ok:
+		return fitMiddle(k, w)
+	case hw+4 > w:
+		// No room for any of the id: principal and endpoint whole, if they fit.
+		if head = strings.TrimRight(head, ":/-_. "); ansi.StringWidth(head)+1 <= w {
+			return fit(head+"…", w)
+		}
+		return fitMiddle(k, w)
+	}
+	return head + "…" + ansi.TruncateLeft(last, kw-hw-(w-hw-1), "")
 }
 
 // displayKey drops the keyspace's constant prefix: the header names it.
@@ -156,6 +252,9 @@ func (m *Model) keyTitle() string {
 func (m *Model) tableRows() int { return max(m.bodyHeight()-1, 1) }
 
 func (m *Model) recordsView() string {
+	if m.grouped() {
+		return m.groupsView()
+	}
 	var b strings.Builder
 	b.WriteString(m.tableHeader())
 	rows := m.tableRows()
@@ -166,7 +265,7 @@ func (m *Model) recordsView() string {
 		case m.scanning():
 			b.WriteString(m.styles.Dim.Render("  scanning…"))
 		case s.recs.Len() == 0:
-			b.WriteString(m.styles.Dim.Render("  no records in these keyspaces"))
+			b.WriteString(m.styles.Dim.Render(ansi.Wrap(m.emptyHint(), m.width-2, " ")))
 		default:
 			b.WriteString(m.styles.Dim.Render("  no record matches the filter (c clears it)"))
 		}
@@ -178,6 +277,17 @@ func (m *Model) recordsView() string {
 		b.WriteString(m.row(s.at(pos), pos == m.cursor))
 	}
 	return b.String()
+}
+
+// emptyHint says where else the records may be when a scan finds none.
+func (m *Model) emptyHint() string {
+	var match []string
+	for _, ks := range m.opts.Keyspaces {
+		match = append(match, inspect.Sanitize(ks.Match))
+	}
+	return fmt.Sprintf("  no records in these keyspaces. Check the match pattern (%s) and the database (%s): "+
+		"records in another database need --db or a /N in the URL. 'idemctl detect' samples the server and suggests a pattern and schema.",
+		strings.Join(match, ", "), inspect.Sanitize(strings.TrimPrefix(m.opts.Address, "redis://")))
 }
 
 func (m *Model) moveCursor(delta int) {
@@ -216,9 +326,14 @@ func (m *Model) restoreCursor(key string) {
 	m.clampCursor()
 }
 
-// withCursorKept runs a view change and keeps the cursor on its record.
+// withCursorKept runs a view change and keeps the cursor on its record. A
+// cursor on the first row stays there: the top of the view is what needs
+// attention first, and a scan filling it in must not carry the cursor away.
 func (m *Model) withCursorKept(change func()) {
 	key := m.cursorKey()
+	if m.cursor == 0 {
+		key = ""
+	}
 	change()
 	m.restoreCursor(key)
 }
@@ -248,6 +363,11 @@ func (m *Model) setStateFilter(st inspect.State) {
 
 func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.keys
+	if m.grouped() {
+		if cmd, done := m.onGroupsKey(msg); done {
+			return cmd
+		}
+	}
 	if !m.canWrite() && k.isWriteKey(msg) {
 		m.status = readOnlyHint
 		return nil
@@ -304,17 +424,24 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.store.f.Stale = !m.store.f.Stale
 		m.withCursorKept(m.store.rebuild)
 	case key.Matches(msg, k.CycleFlag):
-		flags := inspect.AllFlags()
-		m.flagCycle = (m.flagCycle + 1) % (len(flags) + 1)
-		m.store.f.Flags = 0
-		if m.flagCycle > 0 {
-			m.store.f.Flags = flags[m.flagCycle-1].Flag
-		}
+		m.store.f.Flags = m.store.nextFlag(m.store.f.Flags)
 		m.withCursorKept(m.store.rebuild)
 	case key.Matches(msg, k.Sort):
 		m.store.sortCol = (m.store.sortCol + 1) % numSortCols
 		m.store.sortDesc = m.store.sortCol == colAge || m.store.sortCol == colMemory || m.store.sortCol == colFlags
 		m.withCursorKept(m.store.rebuild)
+	case key.Matches(msg, k.GroupBy):
+		m.cycleGrouping()
+	case key.Matches(msg, k.Search):
+		return m.openFind()
+	case key.Matches(msg, k.NextMatch):
+		m.findNext(1)
+	case key.Matches(msg, k.PrevMatch):
+		m.findNext(-1)
+	case key.Matches(msg, k.CopyKey):
+		return m.copyKey()
+	case key.Matches(msg, k.CopyCommand):
+		return m.copyCommand()
 	case key.Matches(msg, k.SortReverse):
 		m.store.sortDesc = !m.store.sortDesc
 		m.withCursorKept(m.store.rebuild)
@@ -342,17 +469,16 @@ func (m *Model) onFilterKey(msg tea.KeyPressMsg) tea.Cmd {
 		text := strings.TrimSpace(m.input.Value())
 		search, err := inspect.ParseSearch(text)
 		if err != nil {
-			m.status = "filter: " + inspect.Sanitize(err.Error())
+			m.filterErr = inspect.Sanitize(units.OneLine(err.Error()))
 			return nil
 		}
-		m.filtering = false
+		m.filtering, m.filterErr = false, ""
 		m.input.Blur()
 		m.store.f.Search = search
-		m.status = ""
 		m.withCursorKept(m.store.rebuild)
 		return nil
 	case "esc":
-		m.filtering = false
+		m.filtering, m.filterErr = false, ""
 		m.input.Blur()
 		return nil
 	}

@@ -5,6 +5,7 @@ package ui
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -65,9 +66,14 @@ type Model struct {
 
 	width, height int
 	layout        tableLayout
+	twoLineHeader bool
 
-	screen   screen
-	showHelp bool
+	screen     screen
+	showHelp   bool
+	helpScroll int
+	// Whether the help fits, for the size it was measured at.
+	helpFitsAt   [2]int
+	helpFitsMemo bool
 
 	gen          int
 	run          *scanRun
@@ -82,10 +88,33 @@ type Model struct {
 	status    string
 
 	cursor, offset int
-	scroll         int // overview and stats screens
-	input          textinput.Model
-	filtering      bool
-	flagCycle      int
+	// The grouped Records screen: its cursor, and the search to restore
+	// when an opened group is closed.
+	groupCursor, groupOffset int
+	groupSearch              inspect.Search
+
+	drills   []drill // the drillable lines of the Overview or Stats, as last drawn
+	drillSel int
+
+	// Time across scans: counts per complete scan, the stale keys of the
+	// last one (to mark those newly stale), and the incident timeline.
+	history   []snapshot
+	staleKeys map[string]struct{}
+	newStale  map[string]struct{}
+	timeline  []timelineRow
+	staleTop  []groupCount // the endpoints (or first capture) with the most stale records
+
+	allKeyspaces []*inspect.Keyspace // the session's keyspaces, when :keyspace narrowed them
+	ownClient    *redis.Client       // the connection :db opened (the session's own is the CLI's)
+
+	scroll    int // overview and stats screens
+	input     textinput.Model
+	filtering bool
+	filterErr string // why the typed filter was not applied, shown under the input
+	find      find
+	// The command line (:).
+	commanding bool
+	cmdInput   textinput.Model
 
 	detail *detailState
 	vp     viewport.Model
@@ -103,12 +132,12 @@ func New(ctx context.Context, opts Options) *Model {
 	}
 	in := textinput.New()
 	in.Prompt = "/ "
-	in.Placeholder = "key text, glob*, principal=customer-42, state=processing, flag=no_ttl, stale"
+	in.Placeholder = "key text, glob*, principal=customer-42, state=processing, flag=stuck, stale"
 	in.CharLimit = 256
 	m := &Model{
 		ctx: ctx, opts: opts, keys: DefaultKeyMap(), help: help.New(), dark: true,
-		store: &store{}, stats: inspect.NewStats(10), input: in, screen: screenRecords,
-		width: 80, height: 24,
+		store: newStore(), stats: inspect.NewStats(10), input: in, screen: screenRecords,
+		width: 80, height: 24, find: newFind(), cmdInput: newCommandInput(),
 	}
 	if len(opts.Keyspaces) > 1 {
 		m.screen = screenOverview
@@ -173,6 +202,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case writeMsg:
 		return m, m.onWrite(msg)
+	case exportedMsg:
+		m.onExported(msg)
+		return m, nil
 	case writesDoneMsg:
 		m.onWritesDone()
 		return m, nil
@@ -234,8 +266,21 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.filtering {
 		return m.onFilterKey(msg)
 	}
+	if m.find.active {
+		return m.onFindKey(msg)
+	}
+	if m.commanding {
+		return m.onCommandKey(msg)
+	}
 	if m.showHelp {
-		m.showHelp = false // any key closes the overlay
+		switch {
+		case key.Matches(msg, m.keys.Down) && !m.helpFits():
+			m.helpScroll++
+		case key.Matches(msg, m.keys.Up) && !m.helpFits():
+			m.helpScroll--
+		default:
+			m.showHelp = false // any other key closes the overlay
+		}
 		return nil
 	}
 	if m.screen == screenDetail {
@@ -247,19 +292,33 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.shutdown()
 		return tea.Quit
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
+		m.showHelp, m.helpScroll = true, 0
 		return nil
 	case key.Matches(msg, k.NextScreen):
-		m.screen, m.scroll = (m.screen+1)%numScreens, 0
+		m.screen, m.scroll, m.drillSel = (m.screen+1)%numScreens, 0, 0
 		return nil
 	case key.Matches(msg, k.PrevScreen):
-		m.screen, m.scroll = (m.screen+numScreens-1)%numScreens, 0
+		m.screen, m.scroll, m.drillSel = (m.screen+numScreens-1)%numScreens, 0, 0
 		return nil
+	case key.Matches(msg, k.Command):
+		return m.openCommand()
+	case key.Matches(msg, k.Filter) && m.screen != screenRecords:
+		// The filter is the Records screen's: go there, so what is typed
+		// next is the filter and never a string of hotkeys (esc included).
+		m.screen = screenRecords
+		return m.onRecordsKey(msg)
 	case key.Matches(msg, k.Rescan):
 		m.status = "rescanning…"
 		return m.startScan()
 	case key.Matches(msg, k.Cancel):
-		m.cancelScan()
+		switch g := m.store.group; {
+		case m.scanning():
+			m.cancelScan()
+		case m.screen == screenRecords && g != nil && g.expanding != "":
+			m.closeGroup()
+		case m.screen == screenRecords && g != nil:
+			m.store.setGrouping("")
+		}
 		return nil
 	}
 	switch m.screen {
@@ -267,22 +326,53 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.onRecordsKey(msg)
 	case screenOverview, screenStats:
 		switch {
-		case key.Matches(msg, k.Open) && m.screen == screenOverview:
-			m.screen = screenRecords
+		case key.Matches(msg, k.Open):
+			if m.drillSel < len(m.drills) {
+				m.drillTo(m.drills[m.drillSel])
+			}
 		case key.Matches(msg, k.Up):
-			m.scroll--
+			m.drillSel = max(m.drillSel-1, 0)
 		case key.Matches(msg, k.Down):
-			m.scroll++
+			m.drillSel++ // clamped when drawn
+		case key.Matches(msg, k.Top):
+			m.drillSel, m.scroll = 0, 0
 		case key.Matches(msg, k.PageUp):
 			m.scroll -= m.bodyHeight()
 		case key.Matches(msg, k.PageDown):
 			m.scroll += m.bodyHeight()
-		case key.Matches(msg, k.Top):
-			m.scroll = 0
+		}
+	case screenWrites:
+		if d, ok := m.keys.moves(msg, m.bodyHeight()); ok {
+			m.scroll = clampAdd(m.scroll, d) // and to the content when drawn
 		}
 	}
 	return nil
 }
+
+// far is a move to the first or last line, whatever the length.
+const far = 1 << 30
+
+// moves maps the movement keys to a line delta (page: a screenful).
+func (k *KeyMap) moves(msg tea.KeyPressMsg, page int) (int, bool) {
+	switch {
+	case key.Matches(msg, k.Up):
+		return -1, true
+	case key.Matches(msg, k.Down):
+		return 1, true
+	case key.Matches(msg, k.PageUp):
+		return -page, true
+	case key.Matches(msg, k.PageDown):
+		return page, true
+	case key.Matches(msg, k.Top):
+		return -far, true
+	case key.Matches(msg, k.Bottom):
+		return far, true
+	}
+	return 0, false
+}
+
+// clampAdd moves a position by d, never below 0 nor past far.
+func clampAdd(pos, d int) int { return min(max(pos+d, 0), far) }
 
 func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	delta := 3
@@ -292,6 +382,8 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	switch m.screen {
 	case screenRecords:
 		m.moveCursor(delta)
+	case screenOverview, screenStats, screenWrites:
+		m.scroll += delta
 	case screenDetail:
 		if delta < 0 {
 			m.vp.ScrollUp(-delta)
@@ -308,6 +400,10 @@ func (m *Model) shutdown() {
 	if m.run != nil {
 		m.run.cancel()
 	}
+	if m.ownClient != nil {
+		m.ownClient.Close()
+		m.ownClient = nil
+	}
 	if m.dialog != nil && m.dialog.cancel != nil {
 		m.dialog.cancel()
 	}
@@ -315,6 +411,15 @@ func (m *Model) shutdown() {
 
 func (m *Model) resize(w, h int) {
 	m.width, m.height = max(w, 20), max(h, 6)
+	// The header takes two lines when some screen's would not fit one; the
+	// choice is made here, so the body's height never changes with the screen.
+	m.twoLineHeader = false
+	cur := m.screen
+	for sc := range numScreens {
+		m.screen = sc
+		m.twoLineHeader = m.twoLineHeader || strings.Contains(m.headerView(), "\n")
+	}
+	m.screen = cur
 	m.layout = computeLayout(m.width)
 	m.help.SetWidth(m.width)
 	m.input.SetWidth(max(m.width-4, 10))

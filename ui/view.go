@@ -16,6 +16,9 @@ import (
 // chromeLines is the height of header, progress line, status and help lines.
 func (m *Model) chromeLines() int {
 	n := 4
+	if m.twoLineHeader {
+		n++
+	}
 	if m.banner != "" {
 		n++
 	}
@@ -39,15 +42,15 @@ func (m *Model) View() tea.View {
 	body := ""
 	switch {
 	case m.dialog != nil:
-		body = ansi.Wrap(m.dialogView(), m.width, " ,")
+		body = ansi.Wrap(m.dialogView(), m.width, " ") // keys are already cut to fit: never split
 	case m.showHelp:
-		body = m.helpView()
+		body = scrollBy(m.helpView(), &m.helpScroll, m.bodyHeight())
 	case m.screen == screenRecords:
 		body = m.recordsView()
 	case m.screen == screenOverview:
-		body = m.scrolled(m.overviewView())
+		body = m.drillScreen(m.overviewView)
 	case m.screen == screenStats:
-		body = m.scrolled(m.statsView())
+		body = m.drillScreen(m.statsView)
 	case m.screen == screenWrites:
 		body = m.scrolled(m.writesView())
 	case m.screen == screenDetail:
@@ -57,7 +60,7 @@ func (m *Model) View() tea.View {
 	b.WriteString("\n")
 	b.WriteString(m.statusView())
 	b.WriteString("\n")
-	b.WriteString(m.styles.HelpLine.Render(fit(m.help.ShortHelpView(m.contextHelp()), m.width)))
+	b.WriteString(m.helpLine())
 	v := tea.NewView(b.String())
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
@@ -109,14 +112,21 @@ func (m *Model) profileLabel() string {
 	return m.opts.Profile
 }
 
+// headerView is the top line. What must always show, whatever the width:
+// the mode badge (can this session write?), the profile and the full
+// server address (where a write would go), and the current screen. The
+// rest gives way in this order as the terminal narrows: the keyspace
+// names, the Redis user, the other screens' names, the program's name, and
+// last the badge's long form. Only when even that does not fit is the
+// address cut, in its middle.
 func (m *Model) headerView() string {
 	s := m.styles
-	badge := s.Badge.Render("READ-ONLY")
+	long, short := "READ-ONLY", "READ-ONLY"
+	badgeStyle := s.Badge
 	if m.canWrite() {
+		long, short, badgeStyle = "WRITES ENABLED", "WRITES", s.WarnBadge
 		if m.opts.Executor.Policy.Protected {
-			badge = s.DangerBadge.Render("WRITES ENABLED · PROTECTED")
-		} else {
-			badge = s.WarnBadge.Render("WRITES ENABLED")
+			long, short, badgeStyle = "WRITES ENABLED · PROTECTED", "WRITES·PROT", s.DangerBadge
 		}
 	}
 	user := m.opts.User
@@ -127,27 +137,63 @@ func (m *Model) headerView() string {
 	for i, ks := range m.opts.Keyspaces {
 		names[i] = ks.Name
 	}
-	addr := strings.TrimPrefix(m.opts.Address, "redis://")
-	ctx := fmt.Sprintf(" %s · %s · %s ", addr, inspect.Sanitize(user), inspect.Sanitize(strings.Join(names, ",")))
+	where := strings.TrimPrefix(m.opts.Address, "redis://")
 	if p := m.profileLabel(); p != "" {
-		ctx = " " + p + " ·" + ctx
+		where = inspect.Sanitize(p) + " · " + where
 	}
-	left := s.Header.Render("idemctl") + s.Dim.Render(" ·") + screenTabs(m)
-	room := m.width - ansi.StringWidth(left) - ansi.StringWidth(badge)
-	return left + fit(ctx, max(room, 0)) + badge
+	extra := []string{inspect.Sanitize(user), inspect.Sanitize(strings.Join(names, ","))}
+	if m.twoLineHeader {
+		badge := badgeStyle.Render(long)
+		if ansi.StringWidth(screenTabs(m, false))+ansi.StringWidth(badge)+1 > m.width {
+			badge = badgeStyle.Render(short)
+		}
+		return m.twoLines(where, badge)
+	}
+	brand := s.Header.Render("idemctl") + s.Dim.Render(" · ")
+	for _, v := range []struct {
+		brand, allTabs bool
+		extras         int
+		badge          string
+	}{
+		{true, true, 2, long}, {true, true, 1, long}, {true, true, 0, long},
+		{true, false, 0, long}, {false, false, 0, long}, {false, false, 0, short},
+	} {
+		left := screenTabs(m, v.allTabs)
+		if v.brand {
+			left = brand + left
+		}
+		ctx := " " + strings.Join(append([]string{where}, extra[:v.extras]...), " · ") + " "
+		badge := badgeStyle.Render(v.badge)
+		room := m.width - ansi.StringWidth(left) - ansi.StringWidth(badge)
+		if ansi.StringWidth(ctx) <= room {
+			return left + fit(ctx, room) + badge
+		}
+	}
+	// Too narrow for one line: the address gets a line of its own.
+	return m.twoLines(where, badgeStyle.Render(short))
 }
 
-func screenTabs(m *Model) string {
+// twoLines is the narrow header: the screen and the badge, then the address.
+func (m *Model) twoLines(where, badge string) string {
+	left := screenTabs(m, false)
+	room := max(m.width-ansi.StringWidth(left)-ansi.StringWidth(badge), 0)
+	return left + strings.Repeat(" ", room) + badge + "\n" + fitMiddle(where, m.width)
+}
+
+// screenTabs names the screens, the current one highlighted; compact, only
+// the current one.
+func screenTabs(m *Model, all bool) string {
 	var parts []string
 	for i, n := range screenNames {
 		cur := screen(i) == m.screen || screen(i) == screenRecords && m.screen == screenDetail
-		if cur {
+		switch {
+		case cur:
 			parts = append(parts, m.styles.Title.Render(n))
-		} else {
+		case all:
 			parts = append(parts, m.styles.Dim.Render(n))
 		}
 	}
-	return " " + strings.Join(parts, m.styles.Dim.Render(" ")) + " "
+	return strings.Join(parts, m.styles.Dim.Render(" "))
 }
 
 // progressView is the scan line: keys, rate, elapsed; or when the data is from.
@@ -191,6 +237,12 @@ func (m *Model) progressView() string {
 			}
 			line += " · nodes: " + strings.Join(per, " · ")
 		}
+	case run.stopped && run.live:
+		line = fmt.Sprintf("✗ scan cancelled after %s records in %s: every count is partial · r rescans",
+			units.FormatCount(run.records), fmtDur(el))
+	case run.stopped:
+		line = fmt.Sprintf("✗ refresh cancelled: showing %s records from %s · r rescans",
+			units.FormatCount(int64(m.store.recs.Len())), m.lastComplete.Format("15:04:05"))
 	default:
 		line = fmt.Sprintf("✓ %s records in %s (%s/s) · read at %s", units.FormatCount(int64(m.store.recs.Len())), fmtDur(el),
 			units.FormatCount(int64(rate)), run.finished.Format("15:04:05"))
@@ -228,11 +280,22 @@ func (m *Model) statusView() string {
 	if m.filtering {
 		return fit(m.input.View(), m.width)
 	}
+	if m.find.active {
+		return fit(m.find.input.View(), m.width)
+	}
+	if m.commanding {
+		return fit(m.cmdInput.View(), m.width)
+	}
 	var parts []string
 	if m.screen == screenRecords || m.screen == screenDetail {
 		parts = append(parts, fmt.Sprintf("%s of %s", units.FormatCount(int64(len(m.store.view))), units.FormatCount(int64(m.store.recs.Len()))))
-		if d := m.store.f.String(); d != "" {
+		if d := filterText(m.store.f); d != "" {
 			parts = append(parts, "filter: "+d)
+		}
+		if g := m.store.group; g != nil && g.expanding == "" {
+			parts = append(parts, fmt.Sprintf("%s groups by %s (enter opens one)", count(len(g.byValue)), inspect.Sanitize(g.name)))
+		} else if g != nil {
+			parts = append(parts, "esc: back to the groups")
 		}
 		if len(m.marks) > 0 {
 			parts = append(parts, units.FormatCount(int64(len(m.marks)))+" marked")
@@ -246,16 +309,37 @@ func (m *Model) statusView() string {
 		}
 	}
 	if m.status != "" {
-		parts = append(parts, m.status)
+		// What the last key did comes first: on a narrow terminal the
+		// counts, which the screen shows anyway, are what gets cut.
+		parts = append([]string{m.status}, parts...)
 	}
 	return fit(strings.Join(parts, " · "), m.width)
+}
+
+// helpLine is the last line: the keys that work here, or while a filter is
+// typed, why it was refused (the status line holds the input then).
+func (m *Model) helpLine() string {
+	if m.commanding {
+		return m.styles.HelpLine.Render(fit(commandHelp+" · esc closes", m.width))
+	}
+	if m.filtering {
+		if m.filterErr != "" {
+			return m.styles.Error.Render(fit("✗ "+m.filterErr, m.width))
+		}
+		return m.styles.HelpLine.Render(fit("enter applies · esc closes · terms: text glob* principal=… state=… flag=… stale", m.width))
+	}
+	return m.styles.HelpLine.Render(fit(m.help.ShortHelpView(m.contextHelp()), m.width))
 }
 
 func (m *Model) contextHelp() []keyBinding {
 	k := m.keys
 	switch {
-	case m.filtering, m.dialog != nil:
+	case m.filtering, m.dialog != nil, m.find.active:
 		return nil
+	case m.commanding:
+		return nil
+	case m.screen == screenDetail && m.canWrite():
+		return []keyBinding{k.Back, k.Fail, k.Reconcile, k.Expire, k.Reveal, k.Rescan, k.Help, k.Quit}
 	case m.screen == screenDetail:
 		return []keyBinding{k.Back, k.Reveal, k.Rescan, k.Up, k.Down, k.Help, k.Quit}
 	case m.screen == screenRecords && m.canWrite():
@@ -266,17 +350,114 @@ func (m *Model) contextHelp() []keyBinding {
 	return []keyBinding{k.Help, k.NextScreen, k.Open, k.Rescan, k.Quit}
 }
 
+// helpView lays the key groups out as columns that fit the width: groups
+// flow left to right and start a new band when the next would not fit, so
+// 80 columns hold every key. On a terminal too short for them all, j/k
+// scroll the overlay (scrolled clamps).
 func (m *Model) helpView() string {
-	return m.styles.Title.Render("Keys") + "  " + m.styles.Dim.Render("(any key closes)") + "\n\n" +
-		m.help.FullHelpView(m.keys.FullHelp()) + "\n\n" +
-		ansi.Wrap(m.styles.Dim.Render("Filter terms (/), all must match: text · glob* · principal=customer-42 · state=processing · flag=no_ttl · stale"), m.width, " ·")
+	var cols [][]string
+	for _, g := range m.keys.HelpGroups() {
+		keyW := 0
+		for _, b := range g.keys {
+			if b.Enabled() {
+				keyW = max(keyW, ansi.StringWidth(b.Help().Key))
+			}
+		}
+		col := []string{m.styles.Title.Render(g.title)}
+		for _, b := range g.keys {
+			if b.Enabled() {
+				col = append(col, fit(b.Help().Key, keyW)+" "+m.styles.Dim.Render(b.Help().Desc))
+			}
+		}
+		if len(col) > 1 {
+			cols = append(cols, col)
+		}
+	}
+	hint := "(any key closes)"
+	if !m.helpFits() {
+		hint = "(j/k scroll · any other key closes)"
+	}
+	lines := []string{m.styles.Title.Render("Keys") + "  " + m.styles.Dim.Render(hint)}
+	const gap = 2
+	for band := 0; len(cols) > 0; band++ {
+		// One band: as many columns as fit side by side.
+		n, used := 0, 0
+		var widths []int
+		for n < len(cols) {
+			w := 0
+			for _, l := range cols[n] {
+				w = max(w, ansi.StringWidth(l))
+			}
+			if n > 0 && used+w > m.width {
+				break
+			}
+			used += w + gap
+			widths = append(widths, w)
+			n++
+		}
+		rows := 0
+		for _, c := range cols[:n] {
+			rows = max(rows, len(c))
+		}
+		if band > 0 {
+			lines = append(lines, "")
+		}
+		for r := range rows {
+			var line strings.Builder
+			for i, c := range cols[:n] {
+				cell := ""
+				if r < len(c) {
+					cell = c[r]
+				}
+				if i < n-1 {
+					cell = fit(cell, widths[i]+gap)
+				}
+				line.WriteString(cell)
+			}
+			lines = append(lines, strings.TrimRight(line.String(), " "))
+		}
+		cols = cols[n:]
+	}
+	lines = append(lines, "", ansi.Wrap(m.styles.Dim.Render("Filter (/), every term must match: text · glob* · principal=customer-42 · state=processing · flag=stuck · stale"), m.width, " ·"))
+	return strings.Join(lines, "\n")
 }
 
-// scrolled applies the overview/stats scroll offset, clamped to the content.
-func (m *Model) scrolled(body string) string {
-	lines := strings.Split(body, "\n")
-	m.scroll = min(max(m.scroll, 0), max(len(lines)-m.bodyHeight(), 0))
-	return strings.Join(lines[m.scroll:], "\n")
+// drillScreen renders a screen of drillable lines, keeping the selection
+// in range and in sight.
+func (m *Model) drillScreen(render func() string) string {
+	m.drills = m.drills[:0]
+	body := render()
+	if n := len(m.drills); n > 0 && m.drillSel >= n {
+		m.drillSel = n - 1
+		m.drills = m.drills[:0]
+		body = render()
+	}
+	m.keepSelectedVisible(body)
+	return m.scrolled(body)
 }
+
+// helpFits reports whether the help overlay fits the body: then any key
+// closes it; else j and k scroll it first.
+func (m *Model) helpFits() bool {
+	if m.helpFitsAt != [2]int{m.width, m.height} {
+		m.helpFitsAt = [2]int{m.width, m.height}
+		m.helpFitsMemo = true // measured with the longer hint: the overlay's height does not depend on it
+		m.helpFitsMemo = strings.Count(m.helpView(), "\n")+1 <= m.bodyHeight()
+	}
+	return m.helpFitsMemo
+}
+
+// scrolled applies the overview/stats/writes scroll offset, clamped to the content.
+func (m *Model) scrolled(body string) string { return scrollBy(body, &m.scroll, m.bodyHeight()) }
+
+// scrollBy shows body from line *off, clamping *off so the last page stays full.
+func scrollBy(body string, off *int, h int) string {
+	lines := strings.Split(body, "\n")
+	*off = min(max(*off, 0), max(len(lines)-h, 0))
+	return strings.Join(lines[*off:], "\n")
+}
+
+// count is units.FormatCount for any integer: every number the TUI shows is grouped.
+func count[T int | int64](n T) string { return units.FormatCount(int64(n)) }
 
 func fmtDur(d time.Duration) string { return units.FormatMs(d.Milliseconds()) }

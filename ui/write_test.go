@@ -146,7 +146,7 @@ func TestForceFailStaleFromKeyboard(t *testing.T) {
 		t.Fatalf("table shows %d failed records after the rescan, want 3", len(m.store.view))
 	}
 	press(m, "tab", "tab")
-	if m.screen != screenWrites || strings.Count(screenText(m), "applied") != 3 {
+	if m.screen != screenWrites || strings.Count(screenText(m), "fail      applied") != 3 {
 		t.Fatalf("writes screen:\n%s", screenText(m))
 	}
 	entries := recordtest.AuditLines(t, f.audit)
@@ -172,7 +172,7 @@ func TestWriteConflictsWithApplication(t *testing.T) {
 	if n, err := appsim.Complete.Run(context.Background(), f.client, []string{r.Key}, r.Fingerprint, 201, `{"order_id":"ORD-1"}`, 300).Int(); err != nil || n != 1 {
 		t.Fatalf("application complete: %d %v", n, err)
 	}
-	typeText(m, "y")
+	typeText(m, "yes")
 	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	run(m, cmd)
 	if got := m.dialog.results[0].Outcome; got != actions.Conflict {
@@ -211,5 +211,58 @@ func TestReadOnlyAndProtected(t *testing.T) {
 	press(m, "E") // once per session
 	if m.dialog.step != stepForm {
 		t.Fatal("asked for the profile name twice in one session")
+	}
+}
+
+// Bug 7: the detail screen's advice (force-fail or reconcile) works there:
+// F opens the write on the record shown, confirmed with yes as at the CLI,
+// and the detail shows the record as written.
+func TestForceFailFromDetail(t *testing.T) {
+	f := newLive(t, true, false)
+	m := f.m
+	press(m, "x")
+	m.Update(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}) // a mark the detail's write must leave alone
+	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	run(m, cmd)
+	if m.screen != screenDetail || m.detail.d == nil {
+		t.Fatal("enter did not open and fetch the record")
+	}
+	key := m.detail.key
+	if !strings.Contains(screenText(m), "F force-fail") {
+		t.Fatalf("the detail's footer does not offer F:\n%s", screenText(m))
+	}
+	press(m, "F")
+	if m.dialog == nil || len(m.dialog.targets) != 1 || m.dialog.targets[0].Key != key {
+		t.Fatalf("F on the detail screen: dialog %+v", m.dialog)
+	}
+	typeText(m, "worker crashed; order absent in DB")
+	press(m, "enter")
+	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	run(m, cmd)
+	if !strings.Contains(screenText(m), "Type yes and enter") {
+		t.Fatalf("confirmation:\n%s", screenText(m))
+	}
+	typeText(m, "y") // not the CLI's word
+	press(m, "enter")
+	if m.dialog.step != stepConfirm || !strings.Contains(m.dialog.errText, "type yes to confirm") {
+		t.Fatalf("y accepted: step %v %q", m.dialog.step, m.dialog.errText)
+	}
+	m.dialog.confirm.SetValue("")
+	typeText(m, "yes")
+	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	run(m, cmd)
+	if m.dialog.step != stepDone || m.dialog.results[0].Outcome != actions.Applied {
+		t.Fatalf("force-fail from the detail: step %v %+v", m.dialog.step, m.dialog.results)
+	}
+	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	run(m, cmd)
+	if m.screen != screenDetail || m.detail.d == nil || m.detail.d.Record.State != inspect.StateFailed {
+		t.Fatalf("after the write the detail shows %v", m.detail.d.Record.State)
+	}
+	if !strings.Contains(screenText(m), "failed") {
+		t.Fatalf("detail after the write:\n%s", screenText(m))
+	}
+	if len(m.marks) != 1 {
+		t.Fatalf("the detail's write cleared the marks: %v", m.marks)
 	}
 }

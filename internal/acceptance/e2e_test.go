@@ -76,13 +76,13 @@ func TestDemoEndToEndInTmux(t *testing.T) {
 	bin := clitest.BuildBinary(t)
 	for _, size := range [][2]int{{80, 24}, {200, 50}} {
 		s := newTmux(t, size[0], size[1], bin+" demo; echo EXITED:$?; sleep 60")
-		scr := s.waitFor("first screen", "WRITES ENABLED", "records in", "STATE", "processing", "succeeded")
+		scr := s.waitFor("first screen", "WRITES ENABLED", "records in", "STATE", "processing", "stale") // stale first: the default order
 		lines := strings.Split(strings.TrimRight(scr, "\n"), "\n")
 		if len(lines) > size[1] {
 			t.Fatalf("%dx%d: %d lines on screen", size[0], size[1], len(lines))
 		}
 		s.send("x")
-		s.waitFor("stale filter", "filter: stale", "STALE")
+		s.waitFor("stale filter", "filter: stale", "processing") // the table names flags in lower case (stale, stuck)
 		s.send("Enter")
 		s.waitFor("detail", "STALE?", "yes: processing for", "longer than the processing timeout", "from the TTL", "reserve TTL 2m00s")
 		s.send("Escape")
@@ -109,7 +109,7 @@ func TestDemoForceFailInTmux(t *testing.T) {
 	s := newTmux(t, 100, 30, bin+" demo --audit-log "+audit+"; echo EXITED:$?; sleep 60")
 	s.waitFor("first screen", "WRITES ENABLED", "records in")
 	s.send("x")
-	s.waitFor("stale filter", "filter: stale", "STALE")
+	s.waitFor("stale filter", "filter: stale", "processing") // the table names flags in lower case (stale, stuck)
 	s.send("Space")
 	s.send("Space")
 	s.waitFor("marks", "2 marked")

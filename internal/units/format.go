@@ -59,10 +59,11 @@ func FormatTTL(ms int64) string {
 	return FormatMs(ms)
 }
 
-// FormatCount renders a count for people: 9999, 12,345, 1,234,567. Four
-// digits stay plain, as they read at a glance.
+// FormatCount renders a count for people: 999, 9,832, 12,345, 1,234,567.
+// Every count of four digits or more is grouped, so a column never shows
+// 9832 beside 13,010.
 func FormatCount(n int64) string {
-	if n > -10_000 && n < 10_000 {
+	if n > -1000 && n < 1000 {
 		return strconv.FormatInt(n, 10)
 	}
 	var buf [32]byte

@@ -1,0 +1,241 @@
+package ui
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+// groupAgg counts one value of the grouping capture over the view.
+type groupAgg struct {
+	value                       string
+	n, processing, stale, stuck int64
+	mem                         int64
+}
+
+// grouping aggregates the view by one template capture. It is kept up to
+// date as records arrive (O(batch)), rebuilt only when the filter changes,
+// and its order is recomputed lazily: when the view has grown by an eighth
+// since the last sort (or the scan ended), so a long scan sorts the groups
+// a bounded number of times, never once per batch or per frame. Between
+// sorts the counts shown are live; only the order and new groups wait.
+type grouping struct {
+	name      string
+	byValue   map[string]*groupAgg
+	order     []*groupAgg
+	sortedAt  int // view length at the last sort
+	dirty     bool
+	expanding string // the value whose records the table shows, "" none
+}
+
+func newGrouping(name string) *grouping {
+	return &grouping{name: name, byValue: map[string]*groupAgg{}, dirty: true}
+}
+
+func (g *grouping) add(r *inspect.Record) {
+	v := r.Group(g.name)
+	a := g.byValue[v]
+	if a == nil {
+		a = &groupAgg{value: v}
+		g.byValue[v] = a
+		g.dirty = true
+	}
+	a.n++
+	if r.State == inspect.StateProcessing {
+		a.processing++
+	}
+	if r.Stale() {
+		a.stale++
+	}
+	if r.Flags.Has(inspect.FlagProcessingNoTTL) {
+		a.stuck++
+	}
+	if r.MemoryBytes > 0 {
+		a.mem += r.MemoryBytes
+	}
+}
+
+// sorted returns the groups, most in need of attention first: stale, then
+// stuck, then the largest.
+func (g *grouping) sorted(viewLen int, force bool) []*groupAgg {
+	if g.dirty && (force || viewLen-g.sortedAt >= max(g.sortedAt/8, 1) || len(g.order) == 0) {
+		g.order = g.order[:0]
+		for _, a := range g.byValue {
+			g.order = append(g.order, a)
+		}
+		slices.SortFunc(g.order, func(a, b *groupAgg) int {
+			if c := cmp.Compare(b.stale, a.stale); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(b.stuck, a.stuck); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(b.n, a.n); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.value, b.value)
+		})
+		g.sortedAt, g.dirty = viewLen, false
+	}
+	return g.order
+}
+
+// setGrouping groups the view by a capture ("" stops grouping).
+func (s *store) setGrouping(name string) {
+	s.group = nil
+	if name == "" {
+		return
+	}
+	s.group = newGrouping(name)
+	for pos := range s.view {
+		s.group.add(s.at(pos))
+	}
+}
+
+// captureNames are the template captures records can be grouped by, in
+// template order, across the keyspaces.
+func (m *Model) captureNames() []string {
+	var out []string
+	for _, ks := range m.opts.Keyspaces {
+		for _, n := range ks.Template.Names() {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// cycleGrouping steps the grouping through the captures, then off.
+func (m *Model) cycleGrouping() {
+	names := m.captureNames()
+	if len(names) == 0 {
+		m.status = "these keyspaces have no key template captures to group by"
+		return
+	}
+	next := names[0]
+	if g := m.store.group; g != nil {
+		i := slices.Index(names, g.name)
+		next = ""
+		if i+1 < len(names) {
+			next = names[i+1]
+		}
+	}
+	m.store.setGrouping(next)
+	m.groupCursor, m.groupOffset = 0, 0
+}
+
+// grouped reports whether the Records screen shows groups, not records.
+func (m *Model) grouped() bool { return m.store.group != nil && m.store.group.expanding == "" }
+
+// groupsView renders the grouped Records screen: one row per value.
+func (m *Model) groupsView() string {
+	g := m.store.group
+	groups := g.sorted(len(m.store.view), !m.scanning())
+	var b strings.Builder
+	b.WriteString(m.styles.ColHead.Render(fit(fmt.Sprintf("%8s %8s %7s %7s %8s  %s", "RECORDS", "PROCESS", "STALE", "STUCK", "MEMORY",
+		strings.ToUpper(inspect.Sanitize(g.name))), m.width)))
+	if len(groups) == 0 {
+		b.WriteString("\n" + m.styles.Dim.Render("  no record in the view"))
+		return b.String()
+	}
+	m.clampGroupCursor(len(groups))
+	end := min(m.groupOffset+m.tableRows(), len(groups))
+	for i := m.groupOffset; i < end; i++ {
+		a := groups[i]
+		v := a.value
+		if v == "" {
+			v = "(key does not fit the template)"
+		}
+		line := fmt.Sprintf("%8s %8s %7s %7s %8s  %s", count(a.n), count(a.processing), count(a.stale), count(a.stuck),
+			units.FormatBytes(a.mem), inspect.Sanitize(v))
+		switch {
+		case i == m.groupCursor:
+			line = m.styles.Selected.Render(fit(line, m.width))
+		case a.stale > 0:
+			line = m.styles.Stale.Render(line)
+		}
+		b.WriteString("\n" + line)
+	}
+	return b.String()
+}
+
+func (m *Model) clampGroupCursor(n int) {
+	rows := m.tableRows()
+	m.groupCursor = min(max(m.groupCursor, 0), max(n-1, 0))
+	if m.groupCursor < m.groupOffset {
+		m.groupOffset = m.groupCursor
+	}
+	if m.groupCursor >= m.groupOffset+rows {
+		m.groupOffset = m.groupCursor - rows + 1
+	}
+	m.groupOffset = min(max(m.groupOffset, 0), max(n-rows, 0))
+}
+
+// onGroupsKey handles the grouped screen's own keys: moving, and enter to
+// open a group (its records, filtered to the value; esc comes back).
+// Other keys fall through to the records keys (filters apply to groups).
+func (m *Model) onGroupsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := m.keys
+	g := m.store.group
+	n := len(g.sorted(len(m.store.view), !m.scanning()))
+	if d, ok := k.moves(msg, m.tableRows()); ok {
+		m.groupCursor = clampAdd(m.groupCursor, d) // then to the groups
+		m.clampGroupCursor(n)
+		return nil, true
+	}
+	switch {
+	case key.Matches(msg, k.Open):
+		if n == 0 {
+			return nil, true
+		}
+		m.clampGroupCursor(n)
+		m.openGroup(g.order[m.groupCursor].value)
+	case k.isWriteKey(msg):
+		m.status = "open a group (enter) to mark and write its records"
+	default:
+		return nil, false
+	}
+	m.clampGroupCursor(n)
+	return nil, true
+}
+
+// openGroup shows a group's records: the view filtered to its value, the
+// grouping kept so esc returns to the groups where the cursor was.
+func (m *Model) openGroup(value string) {
+	g := m.store.group
+	g.expanding = value
+	m.groupSearch = m.store.f.Search
+	m.applySearch(strings.TrimSpace(m.store.f.Search.String() + " " + captureTerm(g.name, value)))
+	m.cursor, m.offset = 0, 0
+	m.clampCursor()
+}
+
+// closeGroup goes back from a group's records to the groups.
+func (m *Model) closeGroup() {
+	g := m.store.group
+	g.expanding = ""
+	m.store.f.Search = m.groupSearch
+	m.withCursorKept(m.store.rebuild)
+}
+
+// captureTerm is the search term that selects one capture value.
+func captureTerm(name, value string) string { return name + "=" + value }
+
+// applySearch sets the search text (already checked) and rebuilds the view.
+func (m *Model) applySearch(text string) {
+	s, err := inspect.ParseSearch(text)
+	if err != nil {
+		m.status = "filter: " + inspect.Sanitize(err.Error())
+		return
+	}
+	m.store.f.Search = s
+	m.withCursorKept(m.store.rebuild)
+}

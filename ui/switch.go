@@ -1,0 +1,96 @@
+package ui
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// The command line's switches: another keyspace or database without
+// restarting. What was shown is dropped and a fresh scan starts, so no
+// screen ever mixes two sources; the history and stale marks start over.
+
+// switchKeyspace scans only the named configured keyspace ("" or "all":
+// every keyspace the session started with).
+func (m *Model) switchKeyspace(name string) tea.Cmd {
+	if m.allKeyspaces == nil {
+		m.allKeyspaces = m.opts.Keyspaces
+	}
+	if name == "" || name == "all" {
+		m.opts.Keyspaces = m.allKeyspaces
+		return m.restart("every keyspace")
+	}
+	var names []string
+	for _, ks := range m.allKeyspaces {
+		if ks.Name == name {
+			m.opts.Keyspaces = []*inspect.Keyspace{ks}
+			return m.restart("keyspace " + inspect.Sanitize(name))
+		}
+		names = append(names, ks.Name)
+	}
+	m.status = fmt.Sprintf(":keyspace %s: not configured in this session (have: %s, or all)", inspect.Sanitize(name), inspect.Sanitize(strings.Join(names, ", ")))
+	return nil
+}
+
+var dbSuffix = regexp.MustCompile(`/\d+$`)
+
+// switchDB reads another database of the same server. Writes go through
+// the executor's own connection, which stays on the database the session
+// started with, so a session that can write refuses: it must restart with
+// --db to write there.
+func (m *Model) switchDB(arg string) tea.Cmd {
+	n, err := strconv.Atoi(arg)
+	if err != nil || n < 0 {
+		m.status = ":db needs a database number, e.g. :db 2"
+		return nil
+	}
+	if m.canWrite() {
+		m.status = ":db: this session can write, and its writes stay on the database it started with; restart with --db " + arg
+		return nil
+	}
+	c, ok := m.opts.Client.(*redis.Client)
+	if !ok {
+		m.status = ":db: a cluster has only database 0"
+		return nil
+	}
+	o := *c.Options()
+	o.DB = n
+	if m.ownClient != nil {
+		m.ownClient.Close()
+	}
+	m.ownClient = redis.NewClient(&o)
+	m.opts.Client = m.ownClient
+	if dbSuffix.MatchString(m.opts.Address) {
+		m.opts.Address = dbSuffix.ReplaceAllString(m.opts.Address, "/"+strconv.Itoa(n))
+	} else {
+		m.opts.Address += "/" + strconv.Itoa(n)
+	}
+	m.resize(m.width, m.height) // the header's address changed
+	return m.restart("database " + strconv.Itoa(n))
+}
+
+// restart drops what is shown and scans the new source from scratch.
+func (m *Model) restart(what string) tea.Cmd {
+	if m.run != nil {
+		m.run.cancel()
+	}
+	st := newStore()
+	st.sortCol, st.sortDesc = m.store.sortCol, m.store.sortDesc
+	m.store = st
+	m.stats = inspect.NewStats(10)
+	m.history, m.staleKeys, m.newStale, m.timeline, m.staleTop = nil, nil, nil, nil, nil
+	m.marks, m.detail = nil, nil
+	m.cursor, m.offset, m.scroll, m.drillSel = 0, 0, 0, 0
+	if m.screen == screenDetail {
+		m.screen = screenRecords
+	}
+	cmd := m.startScan()
+	m.status = "now reading " + what
+	return cmd
+}

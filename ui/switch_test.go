@@ -1,0 +1,77 @@
+package ui
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/redistest"
+)
+
+// :db and :keyspace read another source without restarting; nothing of the
+// previous one stays on screen, and a session that can write refuses :db.
+func TestSwitchDatabaseAndKeyspace(t *testing.T) {
+	srv := redistest.Shared(t)
+	ctx := context.Background()
+	for db, plan := range map[int]appsim.Plan{
+		0: {Schema: "atlasmart", Count: 120, ReserveTTL: time.Hour, ProcessingTimeout: 10 * time.Minute, Retention: time.Hour},
+		5: {Schema: "atlasmart", Count: 40, ReserveTTL: time.Hour, ProcessingTimeout: 10 * time.Minute, Retention: time.Hour},
+	} {
+		c := srv.Client(db)
+		if _, err := appsim.Seed(ctx, c, plan); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+	setnx := srv.Client(0)
+	defer setnx.Close()
+	for i := range 7 {
+		setnx.Set(ctx, "idempotency:order:sw-"+string(rune('a'+i)), "processing", time.Hour)
+	}
+	c := srv.Client(0)
+	defer c.Close()
+	atlas, marker := testKeyspace(t), presetKeyspace(t, "setnx")
+	m := New(ctx, Options{Client: c, Keyspaces: []*inspect.Keyspace{atlas, marker}, Address: srv.URL(0), NoColor: true})
+	defer m.shutdown()
+	m.resize(100, 30)
+	run(m, m.startScan())
+	if n := m.store.recs.Len(); n != 127 {
+		t.Fatalf("first scan: %d records", n)
+	}
+	command := func(line string) {
+		press(m, ":")
+		typeText(m, line)
+		_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+		run(m, cmd)
+	}
+	command("keyspace " + atlas.Name)
+	if n := m.store.recs.Len(); n != 120 || len(m.opts.Keyspaces) != 1 {
+		t.Fatalf(":keyspace: %d records, %d keyspaces", n, len(m.opts.Keyspaces))
+	}
+	command("db 5")
+	if n := m.store.recs.Len(); n != 40 || !strings.Contains(screenText(m), srv.Addr+"/5") {
+		t.Fatalf(":db 5: %d records\n%s", n, screenText(m))
+	}
+	command("keyspace all")
+	command("db 0")
+	if n := m.store.recs.Len(); n != 127 || !strings.Contains(screenText(m), srv.Addr+"/0") {
+		t.Fatalf("back: %d records\n%s", n, screenText(m))
+	}
+	command("db x")
+	if !strings.Contains(m.status, "needs a database number") {
+		t.Fatalf("status %q", m.status)
+	}
+
+	w := newTestModelWith(t, 80, 24, fixture(atlas, 10), executor(t, true))
+	press(w, ":")
+	typeText(w, "db 5")
+	press(w, "enter")
+	if !strings.Contains(w.status, "restart with --db 5") {
+		t.Fatalf("a writing session switched database: %q", w.status)
+	}
+}
