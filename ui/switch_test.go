@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -35,7 +36,7 @@ func TestSwitchDatabaseAndKeyspace(t *testing.T) {
 	}
 	c := srv.Client(0)
 	defer c.Close()
-	atlas, marker := testKeyspace(t), presetKeyspace(t, "setnx")
+	atlas, marker := testKeyspace(t), inspecttest.Keyspace(t, "setnx")
 	m := New(ctx, Options{Client: c, Keyspaces: []*inspect.Keyspace{atlas, marker}, Address: srv.URL(0), NoColor: true})
 	defer m.shutdown()
 	m.resize(100, 30)

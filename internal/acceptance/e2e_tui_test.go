@@ -1,4 +1,4 @@
-package cli
+package acceptance
 
 import (
 	"os"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/internal/clitest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -33,7 +34,7 @@ func slowUI(t *testing.T, bin string, n int, extra string) string {
 
 // Bug 1: a filter set while a background refresh runs survives the refresh.
 func TestTUIRefreshKeepsFilterInTmux(t *testing.T) {
-	bin := buildBinary(t)
+	bin := clitest.BuildBinary(t)
 	s := newTmux(t, 80, 24, slowUI(t, bin, 4000, "--refresh 1s"))
 	s.waitFor("first scan", "✓ 4,000 records")
 	s.waitFor("refresh running", "(refresh")
@@ -50,7 +51,7 @@ func TestTUIRefreshKeepsFilterInTmux(t *testing.T) {
 // Bug 2: esc in the filter input leaves the first scan running; esc on the
 // table stops it, and the screens say the counts are partial.
 func TestTUICancelledScanIsPartialInTmux(t *testing.T) {
-	bin := buildBinary(t)
+	bin := clitest.BuildBinary(t)
 	s := newTmux(t, 80, 24, slowUI(t, bin, 6000, ""))
 	s.waitFor("scanning", "⟳ scanning")
 	step(s, "BTab", "overview while scanning", "KEYSPACE", "read")
@@ -84,7 +85,7 @@ func TestTUICancelledScanIsPartialInTmux(t *testing.T) {
 
 // Bug 5: at 80×24 the help overlay shows every key, the write keys too.
 func TestTUIHelpAt80x24InTmux(t *testing.T) {
-	bin := buildBinary(t)
+	bin := clitest.BuildBinary(t)
 	s := newTmux(t, 80, 24, bin+" demo; echo EXITED:$?; sleep 60")
 	s.waitFor("first screen", "WRITES ENABLED", "records in")
 	s.send("?")
@@ -100,7 +101,7 @@ func TestTUIHelpAt80x24InTmux(t *testing.T) {
 // add up, and the Writes screen folds the skipped results, scrolls to the
 // oldest write, and cuts keys with an ellipsis.
 func TestTUIWritesScreenScrollsInTmux(t *testing.T) {
-	bin := buildBinary(t)
+	bin := clitest.BuildBinary(t)
 	audit := filepath.Join(t.TempDir(), "audit.log")
 	s := newTmux(t, 80, 24, bin+" demo --audit-log "+audit+"; echo EXITED:$?; sleep 60")
 	s.waitFor("first screen", "WRITES ENABLED", "✓ 3,") // the seeded 3,000, not a scan racing the seeding
@@ -191,7 +192,7 @@ func safeIndex(s []string, i int) string {
 // into a group, a record's detail, force-fail from there, the write on the
 // Writes screen, and the view exported.
 func TestTUITriageInTmux(t *testing.T) {
-	bin := buildBinary(t)
+	bin := clitest.BuildBinary(t)
 	dir := t.TempDir()
 	s := newTmux(t, 80, 24, bin+" demo --audit-log "+filepath.Join(dir, "audit.log")+"; echo EXITED:$?; sleep 60")
 	s.waitFor("first screen", "WRITES ENABLED", "✓ 3,")
