@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,6 +18,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/spf13/pflag"
+
+	"github.com/idemctl/idemctl/internal/safefile"
 )
 
 // connFlags are the connection flags every Redis-facing command takes.
@@ -196,9 +197,9 @@ func readPassword(envName, file string, getenv func(string) string) (string, err
 		}
 		return v, nil
 	case file != "":
-		data, err := os.ReadFile(file)
+		data, err := safefile.Read(file, safefile.MaxPassword)
 		if err != nil {
-			return "", usageErr("--password-file: %v", err)
+			return "", usageErr("--password-file %v", err)
 		}
 		line, _, _ := strings.Cut(string(data), "\n")
 		return strings.TrimRight(line, "\r"), nil
@@ -250,9 +251,9 @@ func newClient(ctx context.Context, o clientOpts, warn io.Writer) (redis.Univers
 	if o.ep.tls {
 		tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: hostOf(o.ep.addr)}
 		if o.tlsCA != "" {
-			pem, err := os.ReadFile(o.tlsCA)
+			pem, err := safefile.Read(o.tlsCA, safefile.MaxPEM)
 			if err != nil {
-				return nil, usageErr("--tls-ca: %v", err)
+				return nil, usageErr("--tls-ca %v", err)
 			}
 			pool := x509.NewCertPool()
 			if !pool.AppendCertsFromPEM(pem) {

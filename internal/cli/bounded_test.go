@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/idemctl/idemctl/internal/redistest"
+)
+
+// Every numeric flag is range-checked before anything runs: one line, exit
+// 2, never a runtime trace, an allocation of that size or a broken ticker.
+func TestNumericFlagsAreBounded(t *testing.T) {
+	for _, args := range [][]string{
+		{"fail", "k", "--reason", "x", "--rate", "1000000001"},
+		{"fail", "k", "--reason", "x", "--rate", "0"},
+		{"scan", "--count", "2147483648"},
+		{"scan", "--count", "0"},
+		{"stats", "--keys-per-sec", "-1"},
+		{"scan", "--in-flight", "100000"},
+		{"scan", "--max-nodes", "0"},
+		{"scan", "--max-keys", "-5"},
+		{"scan", "--limit", "-1"},
+		{"scan", "--max-value", "1GiB"},
+		{"stats", "--top", "0"},
+		{"detect", "--match", "x*", "--sample", "100000000"},
+		{"demo", "--crash-rate", "2"},
+		{"demo", "--rate", "0"},
+		{"seed", "--count", "2147483648"},
+		{"reconcile", "k", "--reason", "x", "--status", "42"},
+		{"exporter", "--group-cap", "1000000"},
+		{"check", "--max-stale", "-1"},
+	} {
+		r := runCLI(t, nil, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "out of range") {
+			t.Errorf("%q: exit %d, stderr %q", args, r.code, r.stderr)
+			continue
+		}
+		r.oneLineErr(t)
+	}
+	r := runCLI(t, map[string]string{"IDEMCTL_MAX_VALUE": "1GiB"}, "scan", "--preset", "atlasmart")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "$IDEMCTL_MAX_VALUE (for --max-value) 1.0GiB is out of range: want 1B to 512MiB") {
+		t.Errorf("a bad value from the environment is not named as such: %q", r.stderr)
+	}
+}
+
+// Files are read only when regular and small: a device, a FIFO or a
+// directory is refused at once with a clear line (a FIFO used to block
+// deaf to SIGTERM, /dev/zero to eat memory until the runtime crashed), so
+// is a 100 MB config; a second YAML document is refused, and a password
+// file others can read draws a warning.
+func TestFilesAreBoundedAndRegular(t *testing.T) {
+	srv := redistest.Shared(t)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	huge := filepath.Join(dir, "huge.yaml")
+	f, _ := os.Create(huge)
+	f.Truncate(100 << 20) // sparse: no disk used
+	f.Close()
+	url := "redis://" + srv.Addr
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"scan", "--url", url, "--preset", "atlasmart", "--password-file", "/dev/zero"}, "/dev/zero is a character device, not a regular file"},
+		{[]string{"scan", "--url", url, "--preset", "atlasmart", "--password-file", fifo}, "is a FIFO (named pipe), not a regular file"},
+		{[]string{"scan", "--url", url, "--preset", "atlasmart", "--password-file", dir}, "is a directory"},
+		{[]string{"scan", "--config", "/dev/zero"}, "/dev/zero is a character device"},
+		{[]string{"scan", "--config", fifo}, "is a FIFO (named pipe)"},
+		{[]string{"scan", "--config", huge}, "is 100MiB, more than the 1.0MiB allowed"},
+		{[]string{"scan", "--url", "rediss://" + srv.Addr, "--preset", "atlasmart", "--tls-ca", "/dev/zero"}, "--tls-ca /dev/zero is a character device"},
+		{[]string{"scan", "--url", "rediss://" + srv.Addr, "--preset", "atlasmart", "--tls-ca", fifo}, "is a FIFO"},
+	}
+	for _, tc := range cases {
+		done := make(chan cliResult, 1)
+		go func() { done <- runCLI(t, nil, tc.args...) }()
+		select {
+		case r := <-done:
+			if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("%q: exit %d, stderr %q; want %q", tc.args, r.code, r.stderr, tc.want)
+				continue
+			}
+			r.oneLineErr(t)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%q: still reading after 10 s", tc.args)
+		}
+	}
+
+	twoDocs := filepath.Join(dir, "two.yaml")
+	os.WriteFile(twoDocs, []byte("keyspaces:\n  - name: a\n    preset: atlasmart\n---\nkeyspaces:\n  - name: b\n    preset: setnx\n"), 0o600)
+	r := runCLI(t, nil, "scan", "--url", url, "--config", twoDocs)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "line 5: a second YAML document") {
+		t.Errorf("a second YAML document: exit %d, stderr %q", r.code, r.stderr)
+	}
+
+	pw := filepath.Join(dir, "pw")
+	os.WriteFile(pw, []byte("\n"), 0o644)
+	r = runCLI(t, nil, "scan", "--url", url, "--preset", "atlasmart", "--password-file", pw)
+	if !strings.Contains(r.stderr, "warning: "+pw+" holds a password and is readable by others (mode 0644)") {
+		t.Errorf("a world-readable password file: stderr %q", r.stderr)
+	}
+	os.Chmod(pw, 0o600)
+	if r = runCLI(t, nil, "scan", "--url", url, "--preset", "atlasmart", "--password-file", pw); strings.Contains(r.stderr, "warning") {
+		t.Errorf("a private password file drew a warning: %q", r.stderr)
+	}
+}
