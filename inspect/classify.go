@@ -91,9 +91,13 @@ func classify(ks *Keyspace, o *observed, nowMs int64) Record {
 	}
 	if s.Fingerprint != "" {
 		if f.has[slotFingerprint] && f.val[slotFingerprint] != "" {
-			r.Fingerprint = capString(f.val[slotFingerprint], 512)
-		} else if !s.FingerprintOptional {
+			r.Fingerprint = capString(f.val[slotFingerprint], fpKeep)
+			f.fpLong = f.fpLong || len(f.val[slotFingerprint]) > fpKeep
+		} else if !s.FingerprintOptional && !f.fpLong {
 			r.Flags |= FlagMissingFingerprint
+		}
+		if f.fpLong {
+			r.Flags |= FlagLongFingerprint
 		}
 	}
 	if f.decodeErr && !f.has[slotState] && !f.has[slotFingerprint] {

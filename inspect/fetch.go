@@ -209,6 +209,7 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 	// and the small fields of hashes too big to HMGET blindly.
 	pipe = f.c.Pipeline()
 	typ := make([]*redis.StatusCmd, len(keys))
+	fpHead := make([]*redis.Cmd, len(keys))
 	needC := false
 	for i := range keys {
 		o := &obs[i]
@@ -233,6 +234,13 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 			if hm[i] == nil && lens[i] != nil && !o.wrongType {
 				hm[i] = hmgetCmd(ctx, pipe, boxed[i], fieldSet, lens[i], ks.MaxValue)
 				o.f.truncated = anyOver(lens[i], ks.MaxValue)
+				if l := lens[i][slotFingerprint]; l != nil && l.Val() > ks.MaxValue {
+					o.f.fpLong = true
+					if l.Val() <= fpPrefixMax {
+						fpHead[i] = fpPrefixCmd(ctx, pipe, boxed[i], s.Fingerprint)
+						needC = true
+					}
+				}
 				if hm[i] != nil {
 					needC = true
 					hm[i].late = true
@@ -270,6 +278,11 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 		if hm[i] != nil && hm[i].late {
 			hm[i].read(&o.f, o)
 		}
+		if fpHead[i] != nil {
+			if v, err := fpHead[i].Text(); err == nil && v != "" {
+				o.f.val[slotFingerprint], o.f.has[slotFingerprint] = v, true
+			}
+		}
 		out.records = append(out.records, classify(ks, o, out.nowMs))
 	}
 	return out, nil
@@ -286,6 +299,23 @@ func intCmd(ctx context.Context, p redis.Pipeliner, args ...any) *redis.IntCmd {
 func keyIntCmd(ctx context.Context, p redis.Pipeliner, args ...any) *redis.IntCmd {
 	c := redis.NewIntCmd(ctx, args...)
 	c.SetFirstKeyPos(2)
+	_ = p.Process(ctx, c)
+	return c
+}
+
+// fpPrefixMax bounds the fingerprints whose head is read past the read
+// cap: the server copies the value to cut it, cheap up to 1 MiB.
+const fpPrefixMax = 1 << 20
+
+// fpKeep is how much of a fingerprint a record keeps.
+const fpKeep = 512
+
+// fpPrefix returns the head of a hash field, cut on the server so that a
+// long fingerprint is shown (truncated) without being fetched whole.
+const fpPrefix = `return string.sub(redis.call('HGET', KEYS[1], ARGV[1]) or '', 1, tonumber(ARGV[2]))`
+
+func fpPrefixCmd(ctx context.Context, p redis.Pipeliner, key any, field string) *redis.Cmd {
+	c := redis.NewCmd(ctx, "eval", fpPrefix, 1, key, field, fpKeep)
 	_ = p.Process(ctx, c)
 	return c
 }

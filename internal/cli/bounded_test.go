@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,5 +110,55 @@ func TestFilesAreBoundedAndRegular(t *testing.T) {
 	os.Chmod(pw, 0o600)
 	if r = runCLI(t, nil, "scan", "--url", url, "--preset", "atlasmart", "--password-file", pw); strings.Contains(r.stderr, "warning") {
 		t.Errorf("a private password file drew a warning: %q", r.stderr)
+	}
+}
+
+// A long fingerprint is present, never "missing": kept truncated to 512
+// bytes (its head read on the server when it is over the read cap) and
+// flagged long_fingerprint; one too big to cut cheaply is flagged, not
+// fetched.
+func TestLongFingerprintIsKept(t *testing.T) {
+	srv := redistest.Shared(t)
+	c := srv.Client(0)
+	defer c.Close()
+	ctx := context.Background()
+	p := "atlasmart:ch23:idem:c:POST:/fp:"
+	long := strings.Repeat("f", 65_537)
+	c.HSet(ctx, p+"65537", "state", "PROCESSING", "fingerprint", long)
+	c.HSet(ctx, p+"600", "state", "PROCESSING", "fingerprint", strings.Repeat("e", 600))
+	c.HSet(ctx, p+"2MB", "state", "PROCESSING", "fingerprint", strings.Repeat("d", 2<<20))
+	c.HSet(ctx, p+"none", "state", "PROCESSING")
+	r := runCLI(t, nil, "scan", "--url", srv.URL(0), "--preset", "atlasmart", "-o", "ndjson")
+	r.mustCode(t, 0)
+	got := map[string]struct {
+		Fingerprint *string
+		Flags       []string
+	}{}
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var rec struct {
+			Key         string
+			Fingerprint *string
+			Flags       []string
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		got[strings.TrimPrefix(rec.Key, p)] = struct {
+			Fingerprint *string
+			Flags       []string
+		}{rec.Fingerprint, rec.Flags}
+	}
+	for name, want := range map[string]string{"65537": strings.Repeat("f", 512), "600": strings.Repeat("e", 512), "2MB": ""} {
+		g := got[name]
+		flags := strings.Join(g.Flags, ",")
+		if !strings.Contains(flags, "long_fingerprint") || strings.Contains(flags, "missing_fingerprint") {
+			t.Errorf("%s: flags %s", name, flags)
+		}
+		if want != "" && (g.Fingerprint == nil || *g.Fingerprint != want) {
+			t.Errorf("%s: fingerprint %v, want its first 512 bytes", name, g.Fingerprint)
+		}
+	}
+	if flags := strings.Join(got["none"].Flags, ","); !strings.Contains(flags, "missing_fingerprint") || strings.Contains(flags, "long_fingerprint") {
+		t.Errorf("no fingerprint: flags %s", flags)
 	}
 }
