@@ -75,7 +75,9 @@ func TestBigCollectionsNeverStallRedis(t *testing.T) {
 			t.Errorf("detail of the big %s fetched %d fields", k, len(d.Fields))
 		}
 	}
-	if w := worst(); w > 50*time.Millisecond {
+	w := worst()
+	t.Logf("another client's PING: max %v", w)
+	if w > 50*time.Millisecond {
 		t.Errorf("another client's PING waited up to %v", w)
 	}
 	slow, err := c.Do(ctx, "slowlog", "get", 20).Slice()
