@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -160,5 +162,35 @@ func TestLongFingerprintIsKept(t *testing.T) {
 	}
 	if flags := strings.Join(got["none"].Flags, ","); !strings.Contains(flags, "missing_fingerprint") || strings.Contains(flags, "long_fingerprint") {
 		t.Errorf("no fingerprint: flags %s", flags)
+	}
+}
+
+// SIGTERM is honoured at any point: a write reading its keys from a stdin
+// that never closes ends within the grace period.
+func TestSigtermWhileBlocked(t *testing.T) {
+	bin := buildBinary(t)
+	cmd := exec.Command(bin, "fail", "--reason", "x", "--from-file", "-")
+	stdin, err := cmd.StdinPipe() // held open: the read never ends by itself
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupt {
+			t.Fatalf("after SIGTERM: %v, want exit %d", err, exitInterrupt)
+		}
+	case <-time.After(signalGrace + 5*time.Second):
+		cmd.Process.Kill()
+		t.Fatal("SIGTERM was not honoured: still blocked on stdin")
 	}
 }

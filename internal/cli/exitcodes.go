@@ -34,7 +34,7 @@ var exitCodeTable = []struct {
 	{exitNotFound, "not found: the key no longer exists"},
 	{exitPartial, "partial: a bulk write applied to some keys only (or was interrupted)"},
 	{exitThreshold, "`check`: a threshold was crossed"},
-	{exitInterrupt, "interrupted (Ctrl-C)"},
+	{exitInterrupt, "interrupted (Ctrl-C or SIGTERM; a command blocked where it cannot stop, such as on a stdin that stays open, is ended 3 s after the signal)"},
 }
 
 // exitErr carries an exit code with a one-line message.
