@@ -116,6 +116,37 @@ func TestPinnedVersion(t *testing.T) {
 	r.lastRefusal(atlasKey, Conflict)
 }
 
+// A record whose volatility changed after it was shown never matches its
+// pinned version: a TTL given to a record that had none, and a TTL taken
+// from one that had it, both conflict at plan and at apply.
+func TestPinnedVersionVolatility(t *testing.T) {
+	r := newRig(t, redistest.Shared(t))
+	ctx := context.Background()
+	ks := inspecttest.Keyspace(t, "atlasmart")
+	for _, tc := range []struct {
+		name          string
+		before, after func()
+		want          string
+	}{
+		{"TTL added", func() { r.c.Persist(ctx, atlasKey) }, func() { r.c.Expire(ctx, atlasKey, time.Hour) }, "TTL was re-set"},
+		{"TTL removed", func() {}, func() { r.c.Persist(ctx, atlasKey) }, "TTL was re-set"},
+	} {
+		r.c.Del(ctx, atlasKey)
+		r.reserveAtlas(atlasKey, fp("body-1"))
+		tc.before()
+		p := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey})
+		saw := Seen{State: p.Before.State, Fingerprint: p.Before.Fingerprint, Version: p.Before.Version}
+		tc.after()
+		pinned := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey, Saw: &saw})
+		if pinned.Outcome != Conflict || !strings.Contains(pinned.Refused, tc.want) {
+			t.Fatalf("%s: pinned plan %q %q", tc.name, pinned.Outcome, pinned.Refused)
+		}
+		if res := r.apply(p); res.Outcome != Conflict {
+			t.Fatalf("%s: apply of the plan read before: %+v", tc.name, res)
+		}
+	}
+}
+
 // The version is computed on the server: a huge value is hashed there,
 // never fetched, and a hash with more fields than can be pinned is refused.
 func TestVersionBounds(t *testing.T) {

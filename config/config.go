@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/safefile"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/internal/xdg"
 	"github.com/idemctl/idemctl/internal/yamldoc"
@@ -98,7 +98,7 @@ var ErrNotFound = errors.New("config file not found")
 
 // Load reads and checks a config file.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.Read(path, safefile.MaxConfig)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
 	}
@@ -168,6 +168,10 @@ func (c *Config) check() error {
 		}
 		if p.Scan.Count < 0 || p.Scan.KeysPerSec < 0 || p.Scan.MaxKeys < 0 {
 			return fmt.Errorf("line %d: profile %s: scan settings must not be negative", line, name)
+		}
+		if p.Scan.Count > inspect.MaxScanCount || p.Scan.KeysPerSec > inspect.MaxKeysPerSec || p.Scan.MaxNodes > inspect.MaxScanNodes || p.Scan.MaxNodes < 0 {
+			return fmt.Errorf("line %d: profile %s: scan settings out of range (count at most %d, keys_per_sec at most %d, max_nodes 0 to %d)",
+				line, name, inspect.MaxScanCount, inspect.MaxKeysPerSec, inspect.MaxScanNodes)
 		}
 	}
 	if c.DefaultProfile != "" && c.Profiles[c.DefaultProfile] == nil {

@@ -7,15 +7,18 @@ import (
 
 // observed is what the pipeline learned about one key.
 type observed struct {
-	key       string
-	pttl      int64 // ms; -1 none; -2 vanished
-	mem       int64 // -1 unknown
-	typ       KeyType
-	wrongType bool
-	f         fields
-	value     string // string containers: the value, up to the read cap
-	valueLen  int64  // string containers: STRLEN
-	lockPTTL  int64  // companion lock's PTTL, when the schema has one
+	key  string
+	pttl int64 // ms; -1 none; -2 vanished
+	mem  int64 // -1 unknown
+	// memEstimated: MEMORY USAGE sampled a big collection rather than
+	// walking it, so mem is an estimate (and no bound on any one field).
+	memEstimated bool
+	typ          KeyType
+	wrongType    bool
+	f            fields
+	value        string // string containers: the value, up to the read cap
+	valueLen     int64  // string containers: STRLEN
+	lockPTTL     int64  // companion lock's PTTL, when the schema has one
 }
 
 // classify turns one key's observations into a Record, using the Redis
@@ -30,6 +33,9 @@ func classify(ks *Keyspace, o *observed, nowMs int64) Record {
 		AgeMs:       -1,
 		ResponseLen: -1,
 		Type:        o.typ,
+	}
+	if o.memEstimated {
+		r.Flags |= FlagMemoryEstimated
 	}
 	if g, ok := ks.Template.Match(o.key); ok {
 		r.Groups = g
@@ -85,9 +91,13 @@ func classify(ks *Keyspace, o *observed, nowMs int64) Record {
 	}
 	if s.Fingerprint != "" {
 		if f.has[slotFingerprint] && f.val[slotFingerprint] != "" {
-			r.Fingerprint = capString(f.val[slotFingerprint], 512)
-		} else if !s.FingerprintOptional {
+			r.Fingerprint = capString(f.val[slotFingerprint], fpKeep)
+			f.fpLong = f.fpLong || len(f.val[slotFingerprint]) > fpKeep
+		} else if !s.FingerprintOptional && !f.fpLong {
 			r.Flags |= FlagMissingFingerprint
+		}
+		if f.fpLong {
+			r.Flags |= FlagLongFingerprint
 		}
 	}
 	if f.decodeErr && !f.has[slotState] && !f.has[slotFingerprint] {

@@ -24,6 +24,9 @@ type fields struct {
 	fieldTTLRead, fieldTTLMixed bool
 	decodeErr                   bool
 	truncated                   bool
+	// fpLong: the fingerprint is longer than a record keeps (512 bytes) or
+	// than the read cap; it is present, never "missing".
+	fpLong bool
 }
 
 // decodeJSON pulls the schema's fields out of a JSON object. A value cut by

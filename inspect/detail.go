@@ -40,7 +40,7 @@ type Detail struct {
 // FetchDetail reads one key whole when it is small, and only the schema's
 // fields (each capped) when it is not. The record is classified afresh.
 func FetchDetail(ctx context.Context, c redis.UniversalClient, ks *Keyspace, key string) (Detail, error) {
-	f := &fetcher{c: c, ks: ks, memOn: newTrue(), respAll: true}
+	f := &fetcher{c: c, ks: ks, memOn: newTrue(), respAll: true, samples: DetailMaxFields}
 	res, err := f.fetch(ctx, []string{key})
 	if err != nil {
 		return Detail{}, err
@@ -64,7 +64,8 @@ func FetchDetail(ctx context.Context, c redis.UniversalClient, ks *Keyspace, key
 	switch d.Record.Type {
 	case TypeHash:
 		d.FieldCount = hlen.Val()
-		small := d.FieldCount <= DetailMaxFields && d.Record.MemoryBytes >= 0 && d.Record.MemoryBytes <= DetailMaxBytes
+		small := d.FieldCount <= DetailMaxFields && d.Record.MemoryBytes >= 0 && d.Record.MemoryBytes <= DetailMaxBytes &&
+			!d.Record.Flags.Has(FlagMemoryEstimated)
 		if small {
 			all, err := c.HGetAll(ctx, key).Result()
 			if err != nil {

@@ -78,7 +78,14 @@ func Detect(ctx context.Context, c redis.UniversalClient, pattern string, n int)
 	best := res.Candidates[0]
 	if best.Rejected == "" && best.Matched > 0 && (best.Matched+best.Companions)*2 >= len(keys) {
 		res.Best = &res.Candidates[0]
+		if rest := len(keys) - best.Matched - best.Companions; rest > 0 {
+			res.Mixed = append(res.Mixed, fmt.Sprintf("%d of %d sampled keys are not %s records (another format, or not idempotency records)",
+				rest, len(keys), best.Preset))
+		}
 		for _, other := range res.Candidates[1:] {
+			if other.Rejected != "" {
+				continue // its own evidence contradicts it: it explains nothing
+			}
 			extra := 0
 			for k := range other.keys {
 				if !best.keys[k] {

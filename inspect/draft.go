@@ -47,24 +47,19 @@ func proposeMapping(ctx context.Context, c redis.UniversalClient, pattern string
 			ps.values = append(ps.values, capString(v, 256))
 		}
 	}
-	read := 0
-	for _, k := range keys {
-		if read == draftSample {
-			break
-		}
-		if container == "hash" {
-			if n, _ := c.HLen(ctx, k).Result(); n > 64 {
-				continue // not an idempotency record; never fetch it whole
-			}
-			m, err := c.HGetAll(ctx, k).Result()
-			if err != nil || len(m) == 0 {
-				continue
-			}
+	read, strs := 0, keys
+	if container == "hash" {
+		for _, m := range smallHashes(ctx, c, keys) {
 			read++
 			for f, v := range m {
 				note(f, v, false)
 			}
-			continue
+		}
+		strs = nil
+	}
+	for _, k := range strs {
+		if read == draftSample {
+			break
 		}
 		v, _ := c.GetRange(ctx, k, 0, 4095).Result()
 		var doc map[string]any
@@ -234,4 +229,44 @@ func allMatch(vals []string, re *regexp.Regexp) bool {
 		}
 	}
 	return true
+}
+
+// smallHashes reads whole up to draftSample of the keys that are small
+// hashes (at most 64 fields and 64 KiB, measured exactly by HLEN and
+// MEMORY USAGE first): two pipelines, and nothing big is ever walked.
+func smallHashes(ctx context.Context, c redis.UniversalClient, keys []string) []map[string]string {
+	pipe := c.Pipeline()
+	lens := make([]*redis.IntCmd, len(keys))
+	mems := make([]*redis.IntCmd, len(keys))
+	for i, k := range keys {
+		lens[i] = pipe.HLen(ctx, k)
+		mems[i] = pipe.MemoryUsage(ctx, k, memSamples)
+	}
+	_, _ = pipe.Exec(ctx) // per-key errors (WRONGTYPE, NOPERM) are read below
+	pipe = c.Pipeline()
+	var all []*redis.MapStringStringCmd
+	for i, k := range keys {
+		if len(all) == draftSample {
+			break
+		}
+		n, err := lens[i].Result()
+		if err != nil || n == 0 || n > 64 {
+			continue // not an idempotency record; never fetch it whole
+		}
+		if m, err := mems[i].Result(); err == nil && m > 64<<10 {
+			continue
+		}
+		all = append(all, pipe.HGetAll(ctx, k))
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	_, _ = pipe.Exec(ctx)
+	var out []map[string]string
+	for _, cmd := range all {
+		if m, err := cmd.Result(); err == nil && len(m) > 0 {
+			out = append(out, m)
+		}
+	}
+	return out
 }

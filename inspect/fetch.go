@@ -25,6 +25,23 @@ type fetcher struct {
 	// noFieldTTL is set once the server rejects HPTTL (Redis before 7.4,
 	// Valkey 8): it has no hash-field TTLs to read.
 	noFieldTTL atomic.Bool
+	// samples bounds MEMORY USAGE's walk (0: memSamples). A hash with at
+	// most that many fields is measured exactly; a bigger collection gets
+	// an estimate, never a walk of every element.
+	samples int64
+}
+
+// memSamples is MEMORY USAGE's sample count: above the listpack limit a
+// record hash is converted at (128 fields by default), so every hash that
+// could be a record is measured whole, and a 10,000,000-field hash costs
+// the server 128 steps, not ten million (SAMPLES 0 walks them all).
+const memSamples = 128
+
+func (f *fetcher) sampleCount() int64 {
+	if f.samples > 0 {
+		return f.samples
+	}
+	return memSamples
 }
 
 type fetched struct {
@@ -53,6 +70,11 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 	probe := make([]*redis.IntCmd, len(keys))   // STRLEN, or HSTRLEN(response) of a hash
 	getr := make([]*redis.StringCmd, len(keys)) // strings: GETRANGE 0 cap-1
 	lens := make([][]*redis.IntCmd, len(keys))  // hashes without memory: HSTRLEN per field
+	var hlen []*redis.IntCmd                    // hashes: HLEN, which says whether MEMORY USAGE is exact
+	if isHash && useMem {
+		hlen = make([]*redis.IntCmd, len(keys))
+	}
+	samples := f.sampleCount()
 	var lockTTL []*redis.IntCmd
 	if s.Lock != nil {
 		lockTTL = make([]*redis.IntCmd, len(keys))
@@ -69,7 +91,10 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 		if useMem && f.noSamples.Load() {
 			mem[i] = keyIntCmd(ctx, pipe, "memory", "usage", kb)
 		} else if useMem {
-			mem[i] = keyIntCmd(ctx, pipe, "memory", "usage", kb, "samples", 0)
+			mem[i] = keyIntCmd(ctx, pipe, "memory", "usage", kb, "samples", samples)
+		}
+		if hlen != nil {
+			hlen[i] = intCmd(ctx, pipe, "hlen", kb)
 		}
 		switch {
 		case !isHash:
@@ -126,8 +151,17 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 				needB = true
 			}
 		}
+		// Past the sample count MEMORY USAGE extrapolates: it is then no
+		// bound on any one field, and the record says it is an estimate.
+		if hlen != nil && o.mem >= 0 && hlen[i].Err() == nil && hlen[i].Val() > samples {
+			o.memEstimated = true
+		}
+		if hlen != nil && isWrongType(hlen[i].Err()) {
+			o.memEstimated = o.mem >= 0 // another type: its size may be sampled
+		}
 		if !isHash {
 			o.wrongType = isWrongType(probe[i].Err())
+			o.memEstimated = o.wrongType && o.mem >= 0 // a collection's size is sampled
 			if !o.wrongType {
 				o.typ = TypeString
 				o.valueLen = probe[i].Val()
@@ -143,17 +177,17 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 		}
 		o.typ = TypeHash // until a command says WRONGTYPE
 		switch {
-		case probe[i] != nil && isWrongType(probe[i].Err()):
+		case probe[i] != nil && isWrongType(probe[i].Err()), hlen != nil && isWrongType(hlen[i].Err()):
 			o.wrongType = true
 			continue
-		case small(o.mem, lens[i], ks.MaxValue):
+		case !o.memEstimated && small(o.mem, lens[i], ks.MaxValue):
 			hm[i] = hmgetCmd(ctx, pipe, boxed[i], fieldSet, nil, ks.MaxValue)
 			needB = needB || hm[i] != nil
 		case lens[i] == nil:
 			lens[i] = fieldLens(ctx, pipe, boxed[i], s)
 			needB = true
 		}
-		if probe[i] == nil && (o.mem < 0 || o.mem > ks.LargeResponse) {
+		if probe[i] == nil && (o.mem < 0 || o.memEstimated || o.mem > ks.LargeResponse) {
 			probe[i] = respLen(ctx, pipe, boxed[i], s)
 			needB = needB || probe[i] != nil
 		}
@@ -175,6 +209,7 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 	// and the small fields of hashes too big to HMGET blindly.
 	pipe = f.c.Pipeline()
 	typ := make([]*redis.StatusCmd, len(keys))
+	fpHead := make([]*redis.Cmd, len(keys))
 	needC := false
 	for i := range keys {
 		o := &obs[i]
@@ -199,6 +234,13 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 			if hm[i] == nil && lens[i] != nil && !o.wrongType {
 				hm[i] = hmgetCmd(ctx, pipe, boxed[i], fieldSet, lens[i], ks.MaxValue)
 				o.f.truncated = anyOver(lens[i], ks.MaxValue)
+				if l := lens[i][slotFingerprint]; l != nil && l.Val() > ks.MaxValue {
+					o.f.fpLong = true
+					if l.Val() <= fpPrefixMax {
+						fpHead[i] = fpPrefixCmd(ctx, pipe, boxed[i], s.Fingerprint)
+						needC = true
+					}
+				}
 				if hm[i] != nil {
 					needC = true
 					hm[i].late = true
@@ -225,6 +267,9 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 			if o.typ == TypeUnknown || typ[i].Val() == "none" {
 				o.pttl = -2
 			}
+			if o.typ == TypeString {
+				o.memEstimated = false // a string's size is never sampled
+			}
 		}
 		if o.pttl == -2 {
 			out.vanished++
@@ -232,6 +277,11 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 		}
 		if hm[i] != nil && hm[i].late {
 			hm[i].read(&o.f, o)
+		}
+		if fpHead[i] != nil {
+			if v, err := fpHead[i].Text(); err == nil && v != "" {
+				o.f.val[slotFingerprint], o.f.has[slotFingerprint] = v, true
+			}
 		}
 		out.records = append(out.records, classify(ks, o, out.nowMs))
 	}
@@ -249,6 +299,23 @@ func intCmd(ctx context.Context, p redis.Pipeliner, args ...any) *redis.IntCmd {
 func keyIntCmd(ctx context.Context, p redis.Pipeliner, args ...any) *redis.IntCmd {
 	c := redis.NewIntCmd(ctx, args...)
 	c.SetFirstKeyPos(2)
+	_ = p.Process(ctx, c)
+	return c
+}
+
+// fpPrefixMax bounds the fingerprints whose head is read past the read
+// cap: the server copies the value to cut it, cheap up to 1 MiB.
+const fpPrefixMax = 1 << 20
+
+// fpKeep is how much of a fingerprint a record keeps.
+const fpKeep = 512
+
+// fpPrefix returns the head of a hash field, cut on the server so that a
+// long fingerprint is shown (truncated) without being fetched whole.
+const fpPrefix = `return string.sub(redis.call('HGET', KEYS[1], ARGV[1]) or '', 1, tonumber(ARGV[2]))`
+
+func fpPrefixCmd(ctx context.Context, p redis.Pipeliner, key any, field string) *redis.Cmd {
+	c := redis.NewCmd(ctx, "eval", fpPrefix, 1, key, field, fpKeep)
 	_ = p.Process(ctx, c)
 	return c
 }

@@ -23,6 +23,8 @@ const (
 	FlagLockMissing                          // processing, and its companion lock is gone
 	FlagLockOnly                             // a lock whose record does not exist: an in-flight request
 	FlagFieldTTLMixed                        // hash fields with their own TTLs that end at different times
+	FlagMemoryEstimated                      // a big collection: MEMORY USAGE sampled it rather than walk it
+	FlagLongFingerprint                      // a fingerprint longer than shown (512 bytes) or than the read cap
 	numFlags               = iota
 )
 
@@ -50,6 +52,8 @@ var flagInfos = [numFlags]FlagInfo{
 	{FlagLockMissing, "lock_missing", "processing, but the lock its worker held is gone: the worker died", "nolock"},
 	{FlagLockOnly, "lock_only", "a lock with no record: a request in flight (the library writes the record only when done)", "lockonly"},
 	{FlagFieldTTLMixed, "field_ttl_mixed", "the record's fields carry their own TTLs and end at different times (e.g. a response that outlives its state): it will be left half-written", "fieldttl"},
+	{FlagMemoryEstimated, "memory_estimated", "a big collection: its memory is MEMORY USAGE's estimate from a sample, since measuring it exactly would walk every element and stall Redis", "estmem"},
+	{FlagLongFingerprint, "long_fingerprint", "the fingerprint is longer than idemctl shows (512 bytes; its head is kept) or than the read cap: present, but not a digest a library writes", "longfp"},
 }
 
 // AllFlags lists every flag with its name and explanation.

@@ -3,6 +3,7 @@ package inspect
 import (
 	"encoding/base64"
 	"strconv"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -104,7 +105,6 @@ func shortEscape(c byte) string {
 // AppendJSONString appends s as a JSON string, escaping everything a
 // terminal might act on; invalid UTF-8 becomes U+FFFD.
 func AppendJSONString(b []byte, s string) []byte {
-	const digits = "0123456789abcdef"
 	b = append(b, '"')
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -123,13 +123,22 @@ func AppendJSONString(b []byte, s string) []byte {
 		case r == utf8.RuneError && size <= 1:
 			b = append(b, `\ufffd`...)
 		case r < 0x20 || r == 0x7f || unsafeRune(r):
-			b = append(b, '\\', 'u', digits[r>>12&15], digits[r>>8&15], digits[r>>4&15], digits[r&15])
+			if hi, lo := utf16.EncodeRune(r); hi != utf8.RuneError {
+				b = appendU(appendU(b, hi), lo) // a surrogate pair past U+FFFF
+			} else {
+				b = appendU(b, r)
+			}
 		default:
 			b = append(b, s[i:i+size]...)
 		}
 		i += size
 	}
 	return append(b, '"')
+}
+
+func appendU(b []byte, u rune) []byte {
+	const digits = "0123456789abcdef"
+	return append(b, '\\', 'u', digits[u>>12&15], digits[u>>8&15], digits[u>>4&15], digits[u&15])
 }
 
 // Text is a string from Redis that marshals with AppendJSONString's

@@ -3,23 +3,32 @@ package inspect
 import (
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
-// Sanitize makes text from Redis safe for a terminal: C0 and C1 control
-// characters (ESC, CSI, OSC 52, BEL, NUL…), DEL, bidi overrides and other
-// invisible format characters are shown escaped (\x1b, \u202e), and invalid
-// UTF-8 bytes as \xNN. Nothing is ever interpreted by the terminal.
+// Sanitize makes text from Redis safe for a terminal: control characters
+// (ESC, CSI, OSC 52, BEL, NUL, C1…), DEL, and every code point that is
+// invisible or reorders text (format characters such as bidi marks and
+// zero-width joiners, line and paragraph separators, spaces other than
+// U+0020, Hangul fillers, tag characters, default-ignorable code points,
+// variation selectors standing alone) are shown escaped: \x1b, \u202e,
+// \U000e0041; invalid UTF-8 bytes as \xNN. A backslash is shown as \\, so
+// the text `\x1b` and a real ESC never look alike. Nothing is ever
+// interpreted by the terminal, and the escaped form decodes back to the
+// exact bytes.
 func Sanitize(s string) string {
 	if safeASCII(s) {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 16)
+	prev := rune(-1) // the last rune written as itself; -1 after an escape
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c < 0x7f {
+		if c >= 0x20 && c < 0x7f && c != '\\' {
 			b.WriteByte(c)
+			prev = rune(c)
 			i++
 			continue
 		}
@@ -28,6 +37,8 @@ func Sanitize(s string) string {
 		case r == utf8.RuneError && size <= 1:
 			b.WriteString(`\x`)
 			b.WriteString(hex2(c))
+		case r == '\\':
+			b.WriteString(`\\`)
 		case r < 0x20 || r == 0x7f:
 			switch r {
 			case '\n':
@@ -40,42 +51,72 @@ func Sanitize(s string) string {
 				b.WriteString(`\x`)
 				b.WriteString(hex2(byte(r)))
 			}
-		case unsafeRune(r):
-			b.WriteString(`\u`)
-			u := strconv.FormatInt(int64(r), 16)
-			b.WriteString(strings.Repeat("0", max(0, 4-len(u))) + u)
+		case escapedRune(prev, r):
+			if r > 0xffff {
+				b.WriteString(`\U`)
+				b.WriteString(pad(strconv.FormatInt(int64(r), 16), 8))
+			} else {
+				b.WriteString(`\u`)
+				b.WriteString(pad(strconv.FormatInt(int64(r), 16), 4))
+			}
 		default:
 			b.WriteString(s[i : i+size])
+			prev = r
+			i += size
+			continue
 		}
+		prev = -1
 		i += size
 	}
 	return b.String()
 }
 
+func pad(h string, n int) string { return strings.Repeat("0", max(0, n-len(h))) + h }
+
+// safeASCII reports text Sanitize leaves as it is: printable ASCII without
+// a backslash.
 func safeASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] >= 0x7f {
+		if s[i] < 0x20 || s[i] >= 0x7f || s[i] == '\\' {
 			return false
 		}
 	}
 	return true
 }
 
-// unsafeRune reports runes a terminal may act on or that hide or reorder text:
-// C1 controls, bidi controls, zero-width and other format characters.
-func unsafeRune(r rune) bool {
+// hangulFillers are letters (Lo) that render as nothing.
+var hangulFillers = [...]rune{0x115f, 0x1160, 0x3164, 0xffa0}
+
+// escapedRune reports a non-ASCII rune a terminal may act on, or that hides
+// or reorders text, given prev, the rune written before it as itself (-1
+// at the start or after an escape): a variation selector is kept only
+// where it can modify the visible character before it.
+func escapedRune(prev, r rune) bool {
 	switch {
-	case r >= 0x80 && r <= 0x9f: // C1: 0x9b is CSI, 0x9d is OSC
+	case r < 0x80:
+		return r < 0x20 || r == 0x7f
+	case r <= 0x9f: // C1: 0x9b is CSI, 0x9d is OSC
 		return true
-	case r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x2069:
+	case unicode.Is(unicode.Variation_Selector, r):
+		// kept after a character it can modify: non-ASCII (emoji, CJK) or a
+		// keycap base (0-9 # *); elsewhere it shows nothing
+		keycap := prev >= '0' && prev <= '9' || prev == '#' || prev == '*'
+		return !keycap && prev < 0x80 || unicode.Is(unicode.Variation_Selector, prev)
+	case unicode.In(r, unicode.Cf, unicode.Cc, unicode.Zl, unicode.Zp, unicode.Zs,
+		unicode.Other_Default_Ignorable_Code_Point, unicode.Noncharacter_Code_Point):
 		return true
-	case r == 0xfeff, r == 0x2028, r == 0x2029, r == 0xad:
-		return true
-	case r >= 0xfff9 && r <= 0xfffb:
-		return true
+	}
+	for _, f := range hangulFillers {
+		if r == f {
+			return true
+		}
 	}
 	return false
 }
+
+// unsafeRune reports runes escaped wherever they stand (JSON escapes a
+// variation selector even where Sanitize may keep it).
+func unsafeRune(r rune) bool { return escapedRune(-1, r) }
 
 func hex2(c byte) string {
 	const digits = "0123456789abcdef"

@@ -9,21 +9,44 @@ import (
 
 func TestSanitize(t *testing.T) {
 	cases := map[string]string{
-		"plain:key-1":             "plain:key-1",
-		"a\x1b[31mred":            `a\x1b[31mred`,
-		"\x1b]52;c;ZXZpbA==\x07x": `\x1b]52;c;ZXZpbA==\x07x`,
-		"nul\x00byte":             `nul\x00byte`,
-		"line\nbreak\ttab\r":      `line\nbreak\ttab\r`,
-		"bad\xffutf8":             `bad\xffutf8`,
-		"c1\u009bcsi":             `c1\u009bcsi`,
-		"bidi\u202eevil":          `bidi\u202eevil`,
-		"zero\u200bwidth":         `zero\u200bwidth`,
-		"del\x7f":                 `del\x7f`,
-		"ünïcödé ok ✓":            "ünïcödé ok ✓",
+		"plain:key-1":                    "plain:key-1",
+		"a\x1b[31mred":                   `a\x1b[31mred`,
+		"\x1b]52;c;ZXZpbA==\x07x":        `\x1b]52;c;ZXZpbA==\x07x`,
+		"nul\x00byte":                    `nul\x00byte`,
+		"line\nbreak\ttab\r":             `line\nbreak\ttab\r`,
+		"bad\xffutf8":                    `bad\xffutf8`,
+		"c1\u009bcsi":                    `c1\u009bcsi`,
+		"bidi\u202eevil":                 `bidi\u202eevil`,
+		"zero\u200bwidth":                `zero\u200bwidth`,
+		"del\x7f":                        `del\x7f`,
+		"ünïcödé ok ✓":                   "ünïcödé ok ✓",
+		`literal \x1b[31m`:               `literal \\x1b[31m`,
+		"arabic\u061cmark":               `arabic\u061cmark`,
+		"hangul\u3164\u115f\u1160\uffa0": `hangul\u3164\u115f\u1160\uffa0`,
+		"mongolian\u180e":                `mongolian\u180e`,
+		"tag\U000e0041\U000e007f":        `tag\U000e0041\U000e007f`,
+		"nbsp\u00a0here":                 `nbsp\u00a0here`,
+		"\ufe0fstart \ufe0f":             `\ufe0fstart \ufe0f`,
+		"heart\u2764\ufe0f":              "heart\u2764\ufe0f",
+		"vs\u2764\ufe0f\ufe0f":           "vs\u2764\ufe0f\\ufe0f",
+		"sep\u2028\u2029":                `sep\u2028\u2029`,
 	}
 	for in, want := range cases {
 		if got := Sanitize(in); got != want {
 			t.Errorf("Sanitize(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Text that looks like an escape and the character it names never look
+// alike: a literal backslash is escaped too.
+func TestSanitizeBackslash(t *testing.T) {
+	if a, b := Sanitize("\x1b[31m"), Sanitize(`\x1b[31m`); a == b {
+		t.Fatalf("a real ESC and the text \\x1b print the same: %q", a)
+	}
+	for _, s := range []string{`\`, `a\b`, `\u202e`, "\u202e"} {
+		if got, err := unsanitize(Sanitize(s)); err != nil || got != s {
+			t.Fatalf("%q → %q → %q %v", s, Sanitize(s), got, err)
 		}
 	}
 }
@@ -39,7 +62,7 @@ func noRawControls(t *testing.T, s string) {
 }
 
 func TestAppendJSONStringSafeAndValid(t *testing.T) {
-	in := "k\x1b]52;c;x\x07\u009b\u202e\"\\\xff\x00end"
+	in := "k\x1b]52;c;x\x07\u009b\u202e\U000e0041\u061c\"\\\xff\x00end"
 	out := AppendJSONString(nil, in)
 	noRawControls(t, string(out))
 	var back string

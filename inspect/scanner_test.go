@@ -126,9 +126,10 @@ func TestScanHostileRecords(t *testing.T) {
 	}
 	check(p+"c:POST:/l:list", inspect.FlagWrongType, inspect.TypeList)
 	check(p+"c:POST:/s:string", inspect.FlagWrongType, inspect.TypeString)
-	r := check(p+"c:POST:/big:fp", inspect.FlagTruncated|inspect.FlagMissingFingerprint, inspect.TypeHash)
-	if r.State != inspect.StateProcessing {
-		t.Errorf("big fingerprint: state %v (small fields must still be read)", r.State)
+	r := check(p+"c:POST:/big:fp", inspect.FlagTruncated|inspect.FlagLongFingerprint, inspect.TypeHash)
+	if r.State != inspect.StateProcessing || r.Flags.Has(inspect.FlagMissingFingerprint) || r.Fingerprint != strings.Repeat("f", 512) {
+		t.Errorf("big fingerprint: state %v, flags %v, fingerprint of %d bytes (small fields must still be read; the fingerprint's head kept)",
+			r.State, r.Flags, len(r.Fingerprint))
 	}
 	r = check(p+"c:POST:/big:resp", inspect.FlagLargeResponse, inspect.TypeHash)
 	if r.ResponseLen != 2<<20 || r.Fingerprint != fp || r.State != inspect.StateSucceeded {

@@ -42,7 +42,7 @@ func (w *writeFlags) register(fs *pflag.FlagSet, kind actions.Kind) {
 	}
 	fs.StringVar(&w.expectState, "expect-state", "", "refuse unless the record is in this state (stored or canonical)")
 	fs.StringVar(&w.expectFP, "expect-fingerprint", "", "refuse unless the record has this fingerprint")
-	fs.StringVar(&w.fromFile, "from-file", "", "read keys from a file (- for stdin): one per line, optionally KEY<TAB>STATE<TAB>FINGERPRINT<TAB>VERSION")
+	fs.StringVar(&w.fromFile, "from-file", "", "read keys from a file (- for stdin): one per line, optionally KEY<TAB>STATE<TAB>FINGERPRINT<TAB>VERSION; a line #b64<TAB>… holds the same columns in base64")
 	fs.BoolVar(&w.dryRun, "dry-run", false, "show what would change; write nothing")
 	fs.BoolVar(&w.yes, "yes", false, "do not ask for confirmation")
 	fs.BoolVar(&w.write, "write", false, "enable writes for this run (or writes: true in the profile)")
@@ -206,11 +206,13 @@ func readTargets(a *app, args []string, file string) ([]target, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimRight(sc.Text(), "\r")
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+		parts, err := actions.TargetColumns(sc.Text())
+		if err != nil {
+			return nil, usageErr("--from-file line %d: %v", n, err)
+		}
+		if parts == nil {
 			continue
 		}
-		parts := strings.Split(line, "\t")
 		t := target{key: parts[0]}
 		if len(parts) > 4 {
 			return nil, usageErr("--from-file line %d: %d tab-separated columns; want KEY[<TAB>STATE<TAB>FINGERPRINT[<TAB>VERSION]]", n, len(parts))
@@ -379,14 +381,12 @@ func exactCommand(kind actions.Kind, fs *pflag.FlagSet, plans []*actions.Plan, s
 	b.WriteString(" --yes --from-file - <<'EOF'\n")
 	for _, p := range plans {
 		if p.Refused == "" {
-			fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", p.Key, p.Before.State, p.Before.Fingerprint, p.Before.Version)
+			b.WriteString(actions.TargetLine(p.Key, p.Before.State, p.Before.Fingerprint, p.Before.Version) + "\n")
 		}
 	}
 	b.WriteString("EOF")
 	return b.String()
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func planResults(plans []*actions.Plan) []actions.Result {
 	out := make([]actions.Result, len(plans))

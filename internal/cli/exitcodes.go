@@ -37,7 +37,7 @@ var ExitCodeTable = []struct {
 	{ExitNotFound, "not found: the key no longer exists"},
 	{ExitPartial, "partial: a bulk write applied to some keys only (or was interrupted)"},
 	{ExitThreshold, "`check`: a threshold was crossed"},
-	{ExitInterrupt, "interrupted (Ctrl-C)"},
+	{ExitInterrupt, "interrupted (Ctrl-C or SIGTERM; a command blocked where it cannot stop, such as on a stdin that stays open, is ended 3 s after the signal)"},
 }
 
 // exitErr carries an exit code with a one-line message.

@@ -40,6 +40,7 @@ func Run(ctx context.Context, o IO, args []string) int {
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	exitAfterGrace(ctx, os.Stderr)
 	return Run(ctx, ProcessIO(), os.Args[1:])
 }
 

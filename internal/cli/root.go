@@ -34,7 +34,12 @@ func newRoot(a *app) *cobra.Command {
 			}
 			return pflag.ErrHelp // cobra prints the usage
 		},
-		PersistentPreRunE: func(c *cobra.Command, args []string) error { return a.applyEnv(c.Flags()) },
+		PersistentPreRunE: func(c *cobra.Command, args []string) error {
+			if err := a.applyEnv(c.Flags()); err != nil {
+				return err
+			}
+			return a.checkFlagRanges(c.Name(), c.Flags())
+		},
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
 	}
 	root.SuggestionsMinimumDistance = 2

@@ -176,6 +176,9 @@ func (a *app) resolveSession(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags
 	if err != nil {
 		return nil, err
 	}
+	if f := pick(cf.passwordFile, prof.PasswordFile); f != "" && pick(cf.passwordEnv, prof.PasswordEnv) == "" {
+		warnReadable(a, f)
+	}
 	if cf.passwordPrompt {
 		if pw, err = a.promptPassword(ep); err != nil {
 			return nil, err

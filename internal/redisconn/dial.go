@@ -6,11 +6,12 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/idemctl/idemctl/internal/safefile"
 )
 
 // Options are a resolved connection: where, how, and how long to wait.
@@ -78,9 +79,9 @@ func Dial(ctx context.Context, o Options, warn io.Writer) (redis.UniversalClient
 func tlsConfig(o Options, warn io.Writer) (*tls.Config, error) {
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: Host(o.Endpoint.Addr)}
 	if o.TLSCA != "" {
-		pem, err := os.ReadFile(o.TLSCA)
+		pem, err := safefile.Read(o.TLSCA, safefile.MaxPEM)
 		if err != nil {
-			return nil, inputErr("--tls-ca: " + err.Error())
+			return nil, inputErr("--tls-ca " + err.Error())
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {

@@ -1,8 +1,9 @@
 package redisconn
 
 import (
-	"os"
 	"strings"
+
+	"github.com/idemctl/idemctl/internal/safefile"
 )
 
 // ReadPassword takes the password from a file (its first line) or an
@@ -18,9 +19,9 @@ func ReadPassword(envName, file string, getenv func(string) string) (string, err
 		}
 		return v, nil
 	case file != "":
-		data, err := os.ReadFile(file)
+		data, err := safefile.Read(file, safefile.MaxPassword)
 		if err != nil {
-			return "", inputErr("--password-file: " + err.Error())
+			return "", inputErr("--password-file " + err.Error())
 		}
 		line, _, _ := strings.Cut(string(data), "\n")
 		return strings.TrimRight(line, "\r"), nil

@@ -20,17 +20,29 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Decode reads the first document in data into v, a pointer to a struct.
+// Decode reads the one document in data into v, a pointer to a struct; a
+// second, non-empty document is an error.
 // It returns the document's root node, for callers that map entries to
 // lines, or nil (and leaves v alone) when the document is empty. Every error
 // is one line that starts with "line N: ".
 func Decode(data []byte, v any) (*yaml.Node, error) {
 	var doc yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}
 		return nil, errors.New(syntaxError(err, data))
+	}
+	// A second document would be silently ignored: refuse it, unless it
+	// is empty (a trailing "---").
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return nil, errors.New(syntaxError(err, data))
+	case len(next.Content) > 0 && next.Content[0].ShortTag() != "!!null":
+		return nil, fmt.Errorf("line %d: a second YAML document (after ---): idemctl reads one; merge it into the first or keep it in another file", next.Content[0].Line)
 	}
 	if len(doc.Content) == 0 || doc.Content[0].ShortTag() == "!!null" {
 		return nil, nil // "---" alone, or only comments

@@ -41,6 +41,9 @@ func TestDecodeAccepts(t *testing.T) {
 		d.Ports[6379] != "main" || d.Plain != "p" {
 		t.Errorf("decoded %+v", d)
 	}
+	if _, err := Decode([]byte("name: a\n---\n"), &doc{}); err != nil {
+		t.Errorf("a trailing empty document: %v", err)
+	}
 	for _, empty := range []string{"", "# only a comment\n", "---\n"} {
 		var e doc
 		root, err := Decode([]byte(empty), &e)
@@ -64,6 +67,8 @@ func TestDecodeRefuses(t *testing.T) {
 		"named:\n  b:\n    <<: {cuont: 1}\n": `line 3: unknown setting "cuont" under named.b`,
 		"name: [a]\n":                        `line 1: name: want text, got a list`,
 		"inner: {count: {a: 1}}\n":           `line 1: inner.count: want a whole number, got a mapping`,
+		"name: a\n---\nname: b\n":            `line 3: a second YAML document (after ---)`,
+		"name: a\n---\n[unclosed\n":          `did not find expected`,
 	}
 	for src, want := range cases {
 		var d doc
