@@ -16,6 +16,7 @@ const (
 	exitNotFound   = 6 // the record to act on does not exist
 	exitPartial    = 7 // a bulk action applied to some records only
 	exitThreshold  = 8 // a check threshold was crossed
+	exitAudit      = 9 // the audit log could not be written: the run stopped before its next write
 	exitInterrupt  = 130
 )
 
@@ -34,6 +35,7 @@ var exitCodeTable = []struct {
 	{exitNotFound, "not found: the key no longer exists"},
 	{exitPartial, "partial: a bulk write applied to some keys only (or was interrupted)"},
 	{exitThreshold, "`check`: a threshold was crossed"},
+	{exitAudit, "audit log failure (disk full, I/O error): the run stopped before its next write; every write made has its intent in the log; free space and run the same command again"},
 	{exitInterrupt, "interrupted (Ctrl-C)"},
 }
 

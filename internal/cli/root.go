@@ -64,7 +64,7 @@ func newRoot(a *app) *cobra.Command {
 		}
 	}
 	add("inspect", newUICmd(a), newScanCmd(a), newStatsCmd(a), newCheckCmd(a), newDetectCmd(a), newExporterCmd(a))
-	add("write", newActionCmd(a, actions.KindExpire), newActionCmd(a, actions.KindFail), newActionCmd(a, actions.KindReconcile))
+	add("write", newActionCmd(a, actions.KindExpire), newActionCmd(a, actions.KindFail), newActionCmd(a, actions.KindReconcile), newAuditCmd(a))
 	add("setup", newDemoCmd(a), newSeedCmd(a), newPresetsCmd(a), newConfigCmd(a), newVersionCmd(a))
 	root.SetHelpCommand(newHelpCmd(a))
 	root.SetHelpCommandGroupID("setup")

@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+// auditOptions are the flags of audit and audit show.
+type auditOptions struct {
+	configPath, profile, auditLog, output string
+}
+
+func (o *auditOptions) register(fs *pflag.FlagSet) {
+	fs.StringVar(&o.auditLog, "audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
+	fs.StringVar(&o.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/idemctl/config.yaml)")
+	fs.StringVar(&o.profile, "profile", "", "profile from the config file (for its audit_log)")
+	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
+}
+
+func newAuditCmd(a *app) *cobra.Command {
+	var o auditOptions
+	c := newCommand("audit [flags]", "the runs in the audit log: what each planned, applied, and left undone",
+		"List the guarded-write runs recorded in the audit log, oldest first: the run id\n"+
+			"(the same input run again has the same id), when, who, the action, and how many\n"+
+			"keys it planned, applied, met in conflict, failed and left undone, over all its\n"+
+			"executions. 'idemctl audit show RUN' lists the keys a run left undone. Torn lines\n"+
+			"(left by a crash or a full disk, and marked by the next write) are counted on\n"+
+			"stderr. Reads the log only; never connects to Redis.",
+		func(ctx context.Context, fs *pflag.FlagSet, args []string) error {
+			runs, err := readRuns(a, &o)
+			if err != nil {
+				return err
+			}
+			if o.output == "json" {
+				sums := make([]actions.RunSummary, len(runs))
+				for i, r := range runs {
+					sums[i] = r.RunSummary
+				}
+				return writeJSON(a, map[string]any{"runs": sums})
+			}
+			tw := tabwriter.NewWriter(a.stdout, 2, 8, 2, ' ', 0)
+			fmt.Fprintln(tw, "RUN\tSTARTED\tOPERATOR\tACTION\tPLANNED\tAPPLIED\tCONFLICT\tFAILED\tUNDONE")
+			for _, r := range runs {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\n", r.ID, shortTime(r.Started), inspect.Sanitize(r.Operator),
+					r.Action, r.Planned, r.Applied, r.Conflict, r.Failed, r.Undone)
+			}
+			return tw.Flush()
+		})
+	o.register(c.Flags())
+	c.AddCommand(newAuditShowCmd(a))
+	return c
+}
+
+func newAuditShowCmd(a *app) *cobra.Command {
+	var o auditOptions
+	c := newCommand("show RUN [flags]", "what one run did, and every key it left undone",
+		"Show one run (its id, or the start of it) and the keys it left undone, each with the\n"+
+			"last thing the log says about it: an outcome (conflict, error, …), in_doubt (an\n"+
+			"intent without an outcome: the run was killed in between; running the same input\n"+
+			"again settles it) or not_attempted. Running the same command again applies what\n"+
+			"is left and reports the rest as already_applied.",
+		func(ctx context.Context, fs *pflag.FlagSet, args []string) error {
+			runs, err := readRuns(a, &o)
+			if err != nil {
+				return err
+			}
+			r, hits := actions.FindRun(runs, args[0])
+			if r == nil {
+				if len(hits) > 1 {
+					return usageErr("run %q is ambiguous: %d runs start with it", inspect.Sanitize(args[0]), len(hits))
+				}
+				return codeErr(exitNotFound, "no run %q in the audit log", inspect.Sanitize(args[0]))
+			}
+			if o.output == "json" {
+				return writeJSON(a, r)
+			}
+			fmt.Fprintf(a.stdout, "run %s: %s by %s, %s (last %s), %d execution(s)\nreason: %s\n",
+				r.ID, r.Action, inspect.Sanitize(r.Operator), shortTime(r.Started), shortTime(r.Last), r.Executions, inspect.Sanitize(r.Reason))
+			fmt.Fprintf(a.stdout, "planned %d, applied %d, conflict %d, failed %d, in doubt %d, undone %d\n",
+				r.Planned, r.Applied, r.Conflict, r.Failed, r.InDoubt, r.Undone)
+			if r.Undone == 0 {
+				fmt.Fprintln(a.stdout, "nothing left undone")
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 2, 8, 2, ' ', 0)
+			fmt.Fprintln(tw, "KEY\tLAST\tDETAIL")
+			for _, k := range r.UndoneKeys {
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", inspect.Sanitize(k.Key), k.Last, units.Clip(inspect.Sanitize(k.Detail), 100))
+			}
+			return tw.Flush()
+		})
+	c.Args = cobra.ExactArgs(1)
+	o.register(c.Flags())
+	return c
+}
+
+// readRuns reads the runs from the audit log the flags or profile name.
+func readRuns(a *app, o *auditOptions) ([]actions.RunReport, error) {
+	if o.output != "text" && o.output != "json" {
+		return nil, usageErr("--output %q: want text or json", o.output)
+	}
+	path := o.auditLog
+	if path == "" {
+		cfg, err := a.loadConfig(o.configPath)
+		if err != nil {
+			return nil, err
+		}
+		_, prof, err := cfg.Profile(o.profile)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		path = prof.AuditLog
+	}
+	if path == "" {
+		path = actions.DefaultAuditPath(a.getenv)
+	}
+	runs, lg, err := actions.AuditRuns(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, codeErr(exitNotFound, "no audit log at %s: nothing was written through it yet", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("audit log: %v", err)
+	}
+	if n := len(lg.Torn); n > 0 {
+		fmt.Fprintf(a.stderr, "idemctl: note: audit log %s: %d torn line(s) (a crash or a full disk) passed over\n", path, n)
+	}
+	for _, b := range lg.Bad {
+		fmt.Fprintf(a.stderr, "idemctl: warning: audit log %s line %d: not an entry (%s)\n", path, b.Line, units.OneLine(b.Err))
+	}
+	return runs, nil
+}
+
+// reportAudit says on stderr what a write run's audit log needed: torn
+// lines it repaired, and a stream it could not mirror into.
+func reportAudit(a *app, aud *actions.Auditor) {
+	for _, t := range aud.Repaired() {
+		fmt.Fprintf(a.stderr, "idemctl: warning: audit log %s: the line at byte %d (%d bytes) was left unfinished by an earlier run (a crash or a full disk); it was kept, terminated and marked\n",
+			aud.Path(), t.Offset, t.Len)
+	}
+	if err := aud.StreamError(); err != nil {
+		fmt.Fprintf(a.stderr, "idemctl: warning: audit stream: %v (the audit file has every entry)\n", err)
+	}
+}
+
+// shortTime is an entry's RFC 3339 time to the second.
+func shortTime(t string) string {
+	if len(t) >= 19 {
+		return t[:10] + " " + t[11:19]
+	}
+	return t
+}
