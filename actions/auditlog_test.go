@@ -3,6 +3,7 @@ package actions
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,6 +126,21 @@ func TestAuditValuesBounded(t *testing.T) {
 		t.Fatalf("intent with values left out must say it is not undoable: %v %q", in.Undoable, in.UndoNote)
 	}
 
+	// A multi-megabyte record: three 1 MB fields and a 2 MB response.
+	key4 := atlasKey + "-4"
+	mega := strings.Repeat("<", 1<<20)
+	r.reserveAtlas(key4, fp("body-4"))
+	if err := r.c.HSet(ctx, key4, "note1", mega, "note2", mega, "note3", mega, "response", mega+mega).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if res := r.apply(r.plan(Request{Kind: KindFail, Keyspace: ks, Key: key4})); res.Outcome != Applied {
+		t.Fatalf("fail on a multi-megabyte record: %+v", res)
+	}
+	in4, _ := r.lastWrite(key4, Applied)
+	if d := in4.Before.Omitted["response"]; d.Len != 2<<20 || *in4.Undoable {
+		t.Fatalf("multi-megabyte record: omitted %+v, undoable %v", in4.Before.Omitted, *in4.Undoable)
+	}
+
 	// A succeeded record's body (personal data) never reaches the log.
 	key2 := atlasKey + "-2"
 	body := `{"customer":"Jane Roe","card_last4":"4242","pad":"` + strings.Repeat("x", 100) + `"}`
@@ -176,5 +192,66 @@ func TestAuditEntryTooLongRefused(t *testing.T) {
 	}
 	if fi, _ := os.Stat(path); fi.Size() != 0 {
 		t.Fatalf("something was written: %d bytes", fi.Size())
+	}
+}
+
+// Group commit: a bulk run's plan, then each batch's intents together
+// before its writes, and its outcomes together after (two fsyncs a batch,
+// not two a write); every intent has its outcome.
+func TestGroupCommitOrder(t *testing.T) {
+	r := newRig(t, redistest.Shared(t))
+	ks := presetKeyspace(t, "atlasmart")
+	var plans []*Plan
+	for i := range 100 {
+		k := fmt.Sprintf("%s-gc-%03d", atlasKey, i)
+		r.reserveAtlas(k, fp(k))
+		plans = append(plans, r.plan(Request{Kind: KindFail, Keyspace: ks, Key: k}))
+	}
+	for _, res := range r.ex.ApplyAll(context.Background(), plans, 0, nil) {
+		if res.Outcome != Applied {
+			t.Fatalf("%+v", res)
+		}
+	}
+	var phases []string
+	for _, e := range r.entries() {
+		if e.Run != RunID(plans) {
+			t.Fatalf("entry outside the run: %+v", e)
+		}
+		if n := len(phases); n > 0 && phases[n-1] == e.Phase {
+			continue
+		}
+		phases = append(phases, e.Phase)
+	}
+	want := "plan intent outcome intent outcome" // 64 + 36
+	if got := strings.Join(phases, " "); got != want {
+		t.Fatalf("log phases %q, want %q", got, want)
+	}
+	if batchSize(50) != 2 || batchSize(1000) != 50 || batchSize(1) != 1 || batchSize(0) != maxBatch {
+		t.Fatal("batch sizes: about 50 ms of the rate, 1 to 64")
+	}
+}
+
+// --rate holds across batches: n writes at rate r take at least (n-1)/r,
+// and an absurd rate is no error (it used to panic in NewTicker).
+func TestApplyAllRate(t *testing.T) {
+	r := newRig(t, redistest.Shared(t))
+	ks := presetKeyspace(t, "atlasmart")
+	var plans []*Plan
+	for i := range 21 {
+		k := fmt.Sprintf("%s-rate-%03d", atlasKey, i)
+		r.reserveAtlas(k, fp(k))
+		plans = append(plans, r.plan(Request{Kind: KindExpire, Keyspace: ks, Key: k, TTL: TTL{Mode: TTLSet, D: time.Hour}}))
+	}
+	start := time.Now()
+	for _, res := range r.ex.ApplyAll(context.Background(), plans[:20], 100, nil) {
+		if res.Outcome != Applied {
+			t.Fatalf("%+v", res)
+		}
+	}
+	if d := time.Since(start); d < 190*time.Millisecond {
+		t.Fatalf("20 writes at --rate 100 took %v, want ≥ 190 ms", d)
+	}
+	if res := r.ex.ApplyAll(context.Background(), plans[20:], 2_000_000_000, nil); res[0].Outcome != Applied {
+		t.Fatalf("%+v", res[0])
 	}
 }
