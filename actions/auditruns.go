@@ -131,7 +131,7 @@ func (r *runAcc) report() RunReport {
 		}
 		l, ok := r.last[k]
 		if !ok {
-			l = RunKey{Key: k, Last: LastNotAttempted}
+			l = RunKey{Key: k, Last: LastNotAttempted, Detail: "no write attempted: refused while planning (gone, not a record the action applies to) or the run stopped first"}
 		}
 		switch Outcome(l.Last) {
 		case Conflict:

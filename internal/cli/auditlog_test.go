@@ -290,3 +290,49 @@ func TestKillNineMidRunResumes(t *testing.T) {
 	t.Logf("killed at %d of %d written (%d torn lines); the re-run applied %d and found %d already applied",
 		failed, len(keys), len(l.Torn), s["applied"], s["already_applied"])
 }
+
+// Another write failure than a full disk: the file-size limit (EFBIG, a
+// short write, then an error). The run stops with exit 9, every write made
+// has its intent, and the same command afterwards finishes the job.
+func TestAuditWriteErrorStopsRun(t *testing.T) {
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Fatal("prlimit not found: install util-linux (apt-get install -y util-linux)")
+	}
+	bin := buildBinary(t)
+	srv := redistest.Shared(t)
+	c := srv.Client(0)
+	defer c.Close()
+	keys := reserveMany(t, c, fmt.Sprintf("efbig-%d", time.Now().UnixNano()), 200)
+	dir := t.TempDir()
+	input := filepath.Join(dir, "keys.txt")
+	if err := os.WriteFile(input, []byte(strings.Join(keys, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	audit := filepath.Join(dir, "audit.log")
+	args := []string{"fail", "--url", srv.URL(0), "--preset", "atlasmart", "--from-file", input, "--reason", "size limit drill",
+		"--write", "--yes", "--rate", "200", "--audit-log", audit, "-o", "json"}
+	cmd := exec.Command(prlimit, append([]string{"--fsize=60000", bin}, args...)...)
+	cmd.Env = []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(dir, "cfg"), "PATH=/usr/bin:/bin"}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	code := -1
+	if cmd.ProcessState != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if last := lines[len(lines)-1]; code != exitAudit || !strings.Contains(last, "file too large — the run stopped") {
+		t.Fatalf("exit %d (%v), want %d and one line naming the failure; last line %q", code, err, exitAudit, last)
+	}
+	failed := noWriteWithoutIntent(t, c, keys, auditState(t, audit))
+	if failed == 0 || failed == len(keys) {
+		t.Fatalf("%d of %d written before the limit: not mid-run", failed, len(keys))
+	}
+	r := runCLI(t, nil, args...)
+	r.mustCode(t, 0)
+	if s := parseReport(t, r).Summary; s["already_applied"] != failed || s["applied"] != len(keys)-failed {
+		t.Fatalf("re-run after %d written: %v\n%s", failed, s, r.stderr)
+	}
+	auditState(t, audit)
+}
