@@ -175,6 +175,19 @@ func TestAuditValuesBounded(t *testing.T) {
 	if in3.Before.Fields["response"] != body || !*in3.Undoable {
 		t.Fatalf("audit_payloads: the body is kept and the intent undoable: %+v %v", in3.Before, *in3.Undoable)
 	}
+	// Even then, a delete of a succeeded record logs its body once: in the
+	// intent, not again in the outcome.
+	key5 := atlasKey + "-5"
+	body5 := strings.Replace(body, "Jane Roe", "John Doe", 1)
+	r.reserveAtlas(key5, fp("body-5"))
+	r.completeAtlas(key5, fp("body-5"), 201, body5)
+	if res := r.apply(r.plan(Request{Kind: KindExpire, Keyspace: ks, Key: key5, TTL: TTL{Mode: TTLSet}})); res.Outcome != Applied {
+		t.Fatalf("expire --ttl 0: %+v", res)
+	}
+	raw, _ = os.ReadFile(r.audit)
+	if n := bytes.Count(raw, []byte("John Doe")); n != 1 {
+		t.Fatalf("expire --ttl 0 with audit_payloads logged the body %d times, want once", n)
+	}
 }
 
 // An entry beyond the line limit (only a huge key can make one now) is

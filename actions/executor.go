@@ -60,11 +60,20 @@ func (e *Executor) entry(p *Plan, phase, run string) AuditEntry {
 	return en
 }
 
-// outcomeOf is the outcome line closing intent.
+// outcomeOf is the outcome line closing intent (same id). The snapshots
+// and the diff stay in the intent alone: a value is never logged twice.
 func outcomeOf(intent AuditEntry, res Result) AuditEntry {
 	out := intent
-	out.Phase, out.After, out.Undoable, out.UndoNote = PhaseOutcome, nil, nil, ""
+	out.Phase, out.Before, out.After, out.Changes, out.Undoable, out.UndoNote = PhaseOutcome, nil, nil, nil, nil, ""
 	out.Outcome, out.Detail, out.ServerMs = res.Outcome, res.Detail, res.ServerMs
+	return out
+}
+
+// refusalOf is the one line of a write refused before anything was sent:
+// no intent (nothing was about to change), the record as read.
+func (e *Executor) refusalOf(p *Plan, run string, res Result) AuditEntry {
+	out := e.entry(p, PhaseOutcome, run)
+	out.Outcome, out.Detail = res.Outcome, res.Detail
 	return out
 }
 

@@ -103,7 +103,7 @@ func (e *Executor) applyBatch(ctx context.Context, r *run, base int, out []Resul
 				// A conflict found while planning is a write attempted and
 				// refused, like one the script finds: audited the same way
 				// (one outcome line, no intent: nothing was about to change).
-				pre = append(pre, outcomeOf(e.entry(p, PhaseOutcome, r.id), res))
+				pre = append(pre, e.refusalOf(p, r.id, res))
 				audited[k] = true
 			}
 			if p.settles != nil && e.Audit != nil {
@@ -114,7 +114,7 @@ func (e *Executor) applyBatch(ctx context.Context, r *run, base int, out []Resul
 		case p.unpinned != nil:
 			res.Outcome, res.Detail = Refused, "the record's version could not be read, so the write cannot be guarded: "+explain(p.unpinned, e.Identity.RedisUser)
 			if e.Audit != nil {
-				pre = append(pre, outcomeOf(e.entry(p, PhaseOutcome, r.id), res))
+				pre = append(pre, e.refusalOf(p, r.id, res))
 				audited[k] = true
 			}
 		case e.Audit == nil:
