@@ -268,3 +268,29 @@ func TestApplyAllRate(t *testing.T) {
 		t.Fatalf("%+v", res[0])
 	}
 }
+
+// Plan parts stay bounded by keys and by bytes, and cover every plan once.
+func TestPlanChunks(t *testing.T) {
+	var plans []*Plan
+	for i := range 2500 {
+		k := fmt.Sprintf("k%d", i)
+		if i >= 2000 {
+			k = strings.Repeat("x", 100<<10) // 100 KiB keys: one or two a part
+		}
+		plans = append(plans, &Plan{Request: Request{Key: k}})
+	}
+	n := 0
+	for _, c := range planChunks(plans) {
+		size := 0
+		for _, p := range c {
+			size += len(p.Key)
+		}
+		if len(c) == 0 || len(c) > planPartKeys || size > planPartBytes && len(c) > 1 {
+			t.Fatalf("a part of %d keys, %d bytes", len(c), size)
+		}
+		n += len(c)
+	}
+	if n != len(plans) {
+		t.Fatalf("parts hold %d of %d plans", n, len(plans))
+	}
+}

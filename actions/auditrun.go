@@ -28,7 +28,26 @@ type RunPlan struct {
 	KeysBase64 map[int]string `json:"keys_base64,omitempty"`
 }
 
-const planPartKeys = 1000
+// A plan part holds at most planPartKeys keys and planPartBytes of them,
+// well under MaxAuditLine even when every byte needs escaping.
+const (
+	planPartKeys  = 1000
+	planPartBytes = 128 << 10
+)
+
+// planChunks splits a run's plans into plan parts.
+func planChunks(plans []*Plan) [][]*Plan {
+	var out [][]*Plan
+	start, size := 0, 0
+	for i, p := range plans {
+		if i > start && (i-start == planPartKeys || size+len(p.Key) > planPartBytes) {
+			out = append(out, plans[start:i])
+			start, size = i, 0
+		}
+		size += len(p.Key)
+	}
+	return append(out, plans[start:])
+}
 
 // RunID names a run by what it asks for: the action, its parameters and
 // every target with what the operator saw, in order. Running the same
@@ -61,12 +80,11 @@ func (e *Executor) planEntries(run string, plans []*Plan) []AuditEntry {
 		kh.Write([]byte{0})
 	}
 	sum := hex.EncodeToString(kh.Sum(nil))
-	parts := (len(plans) + planPartKeys - 1) / planPartKeys
+	chunks := planChunks(plans)
 	id := newID()
 	var out []AuditEntry
-	for part := range parts {
-		chunk := plans[part*planPartKeys : min((part+1)*planPartKeys, len(plans))]
-		rp := &RunPlan{Part: part + 1, Parts: parts, Planned: len(plans), Runnable: runnable, KeysSHA256: sum}
+	for part, chunk := range chunks {
+		rp := &RunPlan{Part: part + 1, Parts: len(chunks), Planned: len(plans), Runnable: runnable, KeysSHA256: sum}
 		for i, p := range chunk {
 			rp.Keys = append(rp.Keys, p.Key)
 			if !utf8.ValidString(p.Key) {
