@@ -42,7 +42,7 @@ func newAuditCmd(a *app) *cobra.Command {
 				return err
 			}
 			if o.output == "json" {
-				sums := make([]actions.RunSummary, len(runs))
+				sums := make([]actions.RunSummary, len(runs)) // [] when there are none
 				for i, r := range runs {
 					sums[i] = r.RunSummary
 				}
@@ -99,7 +99,12 @@ func newAuditShowCmd(a *app) *cobra.Command {
 			}
 			return tw.Flush()
 		})
-	c.Args = cobra.ExactArgs(1)
+	c.Args = func(c *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return usageErr("want one run id (see 'idemctl audit' for the list)")
+		}
+		return nil
+	}
 	o.register(c.Flags())
 	return c
 }
@@ -126,7 +131,8 @@ func readRuns(a *app, o *auditOptions) ([]actions.RunReport, error) {
 	}
 	runs, lg, err := actions.AuditRuns(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, codeErr(exitNotFound, "no audit log at %s: nothing was written through it yet", path)
+		fmt.Fprintf(a.stderr, "idemctl: note: no audit log at %s: nothing was written through it yet\n", path)
+		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %v", err)

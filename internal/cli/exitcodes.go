@@ -32,7 +32,7 @@ var exitCodeTable = []struct {
 	{exitIncomplete, "incomplete scan: the connection failed mid-scan; what was read is printed, the message says how far it got"},
 	{exitRefused, "refused: writes disabled, not confirmed, ACL (NOPERM), a protected profile's name not given, an action the schema cannot express, `seed` against a non-loopback server, `exporter` on a non-loopback address"},
 	{exitConflict, "conflict: the record changed since it was shown; nothing written"},
-	{exitNotFound, "not found: the key no longer exists"},
+	{exitNotFound, "not found: the key no longer exists (`audit show`: no such run)"},
 	{exitPartial, "partial: a bulk write applied to some keys only (or was interrupted)"},
 	{exitThreshold, "`check`: a threshold was crossed"},
 	{exitAudit, "audit log failure (disk full, I/O error): the run stopped before its next write; every write made has its intent in the log; free space and run the same command again"},
