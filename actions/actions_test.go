@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -26,7 +27,7 @@ type schemaCase struct {
 var schemaCases = []schemaCase{
 	{
 		name: "atlasmart", key: atlasKey,
-		ks:         func(t testing.TB) *inspect.Keyspace { return presetKeyspace(t, "atlasmart") },
+		ks:         func(t testing.TB) *inspect.Keyspace { return inspecttest.Keyspace(t, "atlasmart") },
 		processing: func(r *rig) { r.reserveAtlas(atlasKey, fp("body-1")) },
 		succeeded: func(r *rig) {
 			r.reserveAtlas(atlasKey, fp("body-1"))
@@ -36,14 +37,14 @@ var schemaCases = []schemaCase{
 	},
 	{
 		name: "setnx", key: setnxKey,
-		ks:              func(t testing.TB) *inspect.Keyspace { return presetKeyspace(t, "setnx") },
+		ks:              func(t testing.TB) *inspect.Keyspace { return inspecttest.Keyspace(t, "setnx") },
 		processing:      func(r *rig) { r.setMarker(setnxKey, "processing", time.Hour) },
 		succeeded:       func(r *rig) { r.setMarker(setnxKey, `{"order_id":"ord-1","total_cents":1200}`, time.Hour) },
 		processingState: "processing", doneSt: `{"order_id":"ord-1","total_cents":1200}`,
 	},
 	{
 		name: "json", key: jsonKey,
-		ks:              func(t testing.TB) *inspect.Keyspace { return schemaKeyspace(t, "jsonidem", jsonSchemaYAML) },
+		ks:              func(t testing.TB) *inspect.Keyspace { return inspecttest.Schema(t, "jsonidem", jsonSchemaYAML) },
 		processing:      func(r *rig) { r.setMarker(jsonKey, jsonProcessing, 120*time.Second) },
 		succeeded:       func(r *rig) { r.setMarker(jsonKey, jsonComplete, 120*time.Second) },
 		processingState: "IN_PROGRESS", doneSt: "COMPLETE",
@@ -116,7 +117,7 @@ func TestExpireZeroDeletes(t *testing.T) {
 // Force-fail a processing hash: exactly the planned fields, the server's
 // time, the operator, the reason, and the retention TTL.
 func TestFailHash(t *testing.T) {
-	ks := presetKeyspace(t, "atlasmart")
+	ks := inspecttest.Keyspace(t, "atlasmart")
 	spec := ks.Schema.Actions.Fail
 	for _, tc := range []struct {
 		name   string
@@ -136,12 +137,7 @@ func TestFailHash(t *testing.T) {
 			if p.Refused != "" {
 				t.Fatalf("refused: %s", p.Refused)
 			}
-			t0 := r.serverMs()
-			res := r.apply(p)
-			t1 := r.serverMs()
-			if res.Outcome != Applied {
-				t.Fatalf("fail: %+v", res)
-			}
+			res, t0, t1 := r.applyTimed(p)
 			got := r.raw(atlasKey)
 			wantStatus, wantResp := strconv.Itoa(spec.Status), spec.Response
 			if tc.status != 0 {
@@ -199,19 +195,14 @@ func TestFailJSON(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		t.Run(fmt.Sprintf("keep=%v", keep), func(t *testing.T) {
 			r := newRig(t, redistest.Shared(t))
-			ks := schemaKeyspace(t, "jsonidem", jsonSchemaYAML)
+			ks := inspecttest.Schema(t, "jsonidem", jsonSchemaYAML)
 			r.setMarker(jsonKey, jsonProcessing, 120*time.Second)
 			req := Request{Kind: KindFail, Keyspace: ks, Key: jsonKey, Reason: "stuck"}
 			if keep {
 				req.TTL = TTL{Mode: TTLKeep}
 			}
 			p := r.plan(req)
-			t0 := r.serverMs()
-			res := r.apply(p)
-			t1 := r.serverMs()
-			if res.Outcome != Applied {
-				t.Fatalf("fail: %+v", res)
-			}
+			res, t0, t1 := r.applyTimed(p)
 			doc := r.jsonDoc(jsonKey)
 			resp, _ := doc["response"].(map[string]any)
 			meta, _ := doc["meta"].(map[string]any)
@@ -240,7 +231,7 @@ func TestFailJSON(t *testing.T) {
 // Reconcile a processing (or failed) hash: succeeded with the reference,
 // who, when, why, and the schema's default status and response.
 func TestReconcileHash(t *testing.T) {
-	ks := presetKeyspace(t, "atlasmart")
+	ks := inspecttest.Keyspace(t, "atlasmart")
 	for _, from := range []string{"processing", "failed"} {
 		t.Run(from, func(t *testing.T) {
 			r := newRig(t, redistest.Shared(t))
@@ -251,12 +242,7 @@ func TestReconcileHash(t *testing.T) {
 				}
 			}
 			p := r.plan(Request{Kind: KindReconcile, Keyspace: ks, Key: atlasKey, Ref: "ord-42", Reason: "order exists in OMS"})
-			t0 := r.serverMs()
-			res := r.apply(p)
-			t1 := r.serverMs()
-			if res.Outcome != Applied {
-				t.Fatalf("reconcile: %+v", res)
-			}
+			_, t0, t1 := r.applyTimed(p)
 			got := r.raw(atlasKey)
 			if got["state"] != "SUCCEEDED" || got["status"] != "200" || got["response"] != `{"reconciled":true,"ref":"ord-42"}` ||
 				got["reconciled_ref"] != "ord-42" || got["reconciled_by"] != testUser || got["reason"] != "order exists in OMS" ||
@@ -280,7 +266,7 @@ func TestReconcileHash(t *testing.T) {
 
 func TestReconcileJSON(t *testing.T) {
 	r := newRig(t, redistest.Shared(t))
-	ks := schemaKeyspace(t, "jsonidem", jsonSchemaYAML)
+	ks := inspecttest.Schema(t, "jsonidem", jsonSchemaYAML)
 	r.setMarker(jsonKey, jsonProcessing, 120*time.Second)
 	res := r.apply(r.plan(Request{Kind: KindReconcile, Keyspace: ks, Key: jsonKey, Ref: "ord-42"}))
 	if res.Outcome != Applied {
@@ -299,7 +285,7 @@ func TestReconcileJSON(t *testing.T) {
 // A bare marker has no failed state: force-fail deletes it so the next retry
 // runs; reconcile writes "done", or the response given.
 func TestSetnxFailAndReconcile(t *testing.T) {
-	ks := presetKeyspace(t, "setnx")
+	ks := inspecttest.Keyspace(t, "setnx")
 	t.Run("fail-deletes", func(t *testing.T) {
 		r := newRig(t, redistest.Shared(t))
 		r.setMarker(setnxKey, "processing", time.Hour)
@@ -363,7 +349,7 @@ actions:
 		{"reconcile-succeeded", atlasKey, schemaCases[0].ks, schemaCases[0].succeeded, Request{Kind: KindReconcile, Ref: "x"}, Refused, "already succeeded"},
 		{"reconcile-no-ref-hash", atlasKey, schemaCases[0].ks, schemaCases[0].processing, Request{Kind: KindReconcile}, Refused, "--ref"},
 		{"reconcile-no-ref-json", jsonKey, schemaCases[2].ks, schemaCases[2].processing, Request{Kind: KindReconcile}, Refused, "--ref"},
-		{"schema-refuses", atlasKey, func(t testing.TB) *inspect.Keyspace { return schemaKeyspace(t, "refusing", refuseYAML) },
+		{"schema-refuses", atlasKey, func(t testing.TB) *inspect.Keyspace { return inspecttest.Schema(t, "refusing", refuseYAML) },
 			schemaCases[0].processing, Request{Kind: KindFail}, Refused, "never reads a failed state"},
 		{"wrong-type-list", atlasKey, schemaCases[0].ks, func(r *rig) { r.c.RPush(ctx, atlasKey, "PROCESSING") }, Request{Kind: KindFail}, Refused, "type (list)"},
 		{"wrong-type-hash-for-marker", setnxKey, schemaCases[1].ks, func(r *rig) { r.c.HSet(ctx, setnxKey, "state", "processing") }, Request{Kind: KindReconcile}, Refused, "type (hash)"},
@@ -398,7 +384,7 @@ actions:
 		r := newRig(t, redistest.Shared(t))
 		r.reserveAtlas(atlasKey, fp("b"))
 		for _, reason := range []string{"", "  \t"} {
-			_, err := BuildPlan(ctx, r.c, Request{Kind: KindFail, Keyspace: presetKeyspace(t, "atlasmart"), Key: atlasKey, Reason: reason})
+			_, err := BuildPlan(ctx, r.c, Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, Reason: reason})
 			if err == nil || !strings.Contains(err.Error(), "reason") {
 				t.Fatalf("reason %q: err %v", reason, err)
 			}
@@ -412,7 +398,7 @@ func ptr[T any](v T) *T { return &v }
 // a record holding values cjson would rewrite (rounded numbers, [] → {}) is
 // refused rather than silently damaged. An expire does not re-encode.
 func TestJSONWriteNeverCorruptsTheDocument(t *testing.T) {
-	ks := schemaKeyspace(t, "jsonidem", jsonSchemaYAML)
+	ks := inspecttest.Schema(t, "jsonidem", jsonSchemaYAML)
 	for _, tc := range []struct{ name, doc, where string }{
 		{"microseconds", `{"status":"IN_PROGRESS","fp":"a","created_us":1700000000123456}`, "created_us = 1700000000123456"},
 		{"int64-id", `{"status":"IN_PROGRESS","fp":"a","meta":{"order_id":1234567890123456789}}`, "meta.order_id"},
@@ -451,7 +437,7 @@ func TestJSONWriteNeverCorruptsTheDocument(t *testing.T) {
 // current values, and the planned record is what the server then holds.
 func TestJSONPlanShowsTheRealDiff(t *testing.T) {
 	r := newRig(t, redistest.Shared(t))
-	ks := schemaKeyspace(t, "jsonidem", jsonSchemaYAML)
+	ks := inspecttest.Schema(t, "jsonidem", jsonSchemaYAML)
 	r.setMarker(jsonKey, jsonProcessing, 120*time.Second)
 	p := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: jsonKey, Reason: "stuck"})
 	changes := map[string][2]string{}

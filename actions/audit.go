@@ -17,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/internal/xdg"
 )
 
 // Identity is who writes, where, recorded with every audit entry.
@@ -130,15 +132,10 @@ func (a *Auditor) Repaired() []TornLine {
 // DefaultAuditPath is $XDG_STATE_HOME/idemctl/audit.log (or ~/.local/state/…);
 // getenv is the caller's view of the environment.
 func DefaultAuditPath(getenv func(string) string) string {
-	dir := getenv("XDG_STATE_HOME")
-	if dir == "" {
-		home := getenv("HOME")
-		if home == "" {
-			return "idemctl-audit.log"
-		}
-		dir = filepath.Join(home, ".local", "state")
+	if p := xdg.Path(getenv, "XDG_STATE_HOME", filepath.Join(".local", "state"), "audit.log"); p != "" {
+		return p
 	}
-	return filepath.Join(dir, "idemctl", "audit.log")
+	return "idemctl-audit.log" // no HOME: the working directory
 }
 
 // OpenAudit opens (creating, mode 0600) the audit log for appending. Its

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -108,7 +109,7 @@ func TestAuditValuesBounded(t *testing.T) {
 	srv := redistest.Shared(t)
 	r := newRig(t, srv)
 	ctx := context.Background()
-	ks := presetKeyspace(t, "atlasmart")
+	ks := inspecttest.Keyspace(t, "atlasmart")
 	lt := strings.Repeat("<", 60_000)
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	if err := r.c.HSet(ctx, atlasKey, "note1", lt, "note2", lt, "note3", lt).Err(); err != nil {
@@ -213,7 +214,7 @@ func TestAuditEntryTooLongRefused(t *testing.T) {
 // not two a write); every intent has its outcome.
 func TestGroupCommitOrder(t *testing.T) {
 	r := newRig(t, redistest.Shared(t))
-	ks := presetKeyspace(t, "atlasmart")
+	ks := inspecttest.Keyspace(t, "atlasmart")
 	var plans []*Plan
 	for i := range 100 {
 		k := fmt.Sprintf("%s-gc-%03d", atlasKey, i)
@@ -248,7 +249,7 @@ func TestGroupCommitOrder(t *testing.T) {
 // and an absurd rate is no error (it used to panic in NewTicker).
 func TestApplyAllRate(t *testing.T) {
 	r := newRig(t, redistest.Shared(t))
-	ks := presetKeyspace(t, "atlasmart")
+	ks := inspecttest.Keyspace(t, "atlasmart")
 	var plans []*Plan
 	for i := range 21 {
 		k := fmt.Sprintf("%s-rate-%03d", atlasKey, i)

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -79,7 +80,7 @@ func TestCASConflictAfterPlan(t *testing.T) {
 func TestCASAgainstTheApplication(t *testing.T) {
 	r := newRig(t, redistest.Shared(t))
 	ctx := context.Background()
-	ks := presetKeyspace(t, "atlasmart")
+	ks := inspecttest.Keyspace(t, "atlasmart")
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	p := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey, Reason: "looks stuck"})
 	n, err := appsim.Complete.Run(ctx, r.c, []string{atlasKey}, fp("body-1"), 201, `{"order_id":"ord-1"}`, 300).Int64()
@@ -123,7 +124,7 @@ func TestSeenDiffersAtPlan(t *testing.T) {
 			r.reserveAtlas(atlasKey, fp("body-1"))
 			before := r.raw(atlasKey)
 			saw := tc.saw
-			p := r.plan(Request{Kind: KindFail, Keyspace: presetKeyspace(t, "atlasmart"), Key: atlasKey, Saw: &saw})
+			p := r.plan(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, Saw: &saw})
 			if p.Outcome != Conflict || !strings.Contains(p.Refused, tc.what) {
 				t.Fatalf("plan: %q %q", p.Outcome, p.Refused)
 			}
@@ -141,7 +142,7 @@ func TestSeenDiffersAtPlan(t *testing.T) {
 	t.Run("same", func(t *testing.T) {
 		r := newRig(t, redistest.Shared(t))
 		r.reserveAtlas(atlasKey, fp("body-1"))
-		p := r.plan(Request{Kind: KindFail, Keyspace: presetKeyspace(t, "atlasmart"), Key: atlasKey,
+		p := r.plan(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey,
 			Saw: &Seen{State: "PROCESSING", Fingerprint: fp("body-1")}})
 		if res := r.apply(p); res.Outcome != Applied {
 			t.Fatalf("apply: %+v", res)

@@ -14,7 +14,6 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/idemctl/idemctl/appsim"
-	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -67,33 +66,6 @@ const (
 	testUser = "oncall-tester"
 )
 
-func presetKeyspace(t testing.TB, name string) *inspect.Keyspace {
-	t.Helper()
-	s, err := inspect.Preset(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return keyspaceOf(t, s)
-}
-
-func schemaKeyspace(t testing.TB, name, doc string) *inspect.Keyspace {
-	t.Helper()
-	s, err := inspect.ParseSchemaYAML(name, []byte(doc))
-	if err != nil {
-		t.Fatalf("schema %s: %v", name, err)
-	}
-	return keyspaceOf(t, s)
-}
-
-func keyspaceOf(t testing.TB, s *inspect.Schema) *inspect.Keyspace {
-	t.Helper()
-	ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Schema: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ks
-}
-
 // rig is one executor with writes enabled and its own audit log, plus a
 // direct client to seed and inspect records behind the tool's back.
 type rig struct {
@@ -143,6 +115,29 @@ func (r *rig) plan(req Request) *Plan {
 func (r *rig) apply(p *Plan) Result {
 	r.t.Helper()
 	return r.ex.Apply(context.Background(), p)
+}
+
+// unchangedAfter checks a write that must have changed nothing: the record
+// is still before, and the audit log ends with the write's outcome.
+func (r *rig) unchangedAfter(before map[string]string, key string, want Outcome) {
+	r.t.Helper()
+	if !sameMap(before, r.raw(key)) {
+		r.t.Fatal("the record changed")
+	}
+	r.lastWrite(key, want)
+}
+
+// applyTimed applies a plan that must apply, between two readings of the
+// server's clock: a time the write stamps must lie in [t0, t1].
+func (r *rig) applyTimed(p *Plan) (res Result, t0, t1 int64) {
+	r.t.Helper()
+	t0 = r.serverMs()
+	res = r.apply(p)
+	t1 = r.serverMs()
+	if res.Outcome != Applied {
+		r.t.Fatalf("%s: %+v", p.Kind, res)
+	}
+	return res, t0, t1
 }
 
 // readAudit parses an audit log.

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 )
 
 // The one TTL reading both faces use: the CLI's rules.
@@ -58,14 +60,14 @@ func TestNeedsRef(t *testing.T) {
 		{"setnx", KindReconcile, false},
 		{"powertools", KindReconcile, false}, // refused by the schema, not for a ref
 	} {
-		if got := NeedsRef(c.kind, presetKeyspace(t, c.preset)); got != c.want {
+		if got := NeedsRef(c.kind, inspecttest.Keyspace(t, c.preset)); got != c.want {
 			t.Errorf("%s %s: NeedsRef %v, want %v", c.preset, c.kind, got, c.want)
 		}
 	}
 	if NeedsRef(KindReconcile, nil) {
 		t.Error("no keyspace: nothing to ask a reference for")
 	}
-	if NeedsRef(KindReconcile, schemaKeyspace(t, "json", jsonSchemaYAML)) != true {
+	if NeedsRef(KindReconcile, inspecttest.Schema(t, "json", jsonSchemaYAML)) != true {
 		t.Error("a custom schema with actions.reconcile.ref needs a reference")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -17,7 +18,7 @@ func TestReadOnlyRefusesAtApply(t *testing.T) {
 	r := newRig(t, redistest.Shared(t))
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	before := r.raw(atlasKey)
-	ks := presetKeyspace(t, "atlasmart")
+	ks := inspecttest.Keyspace(t, "atlasmart")
 	for _, pol := range []*Policy{{Writes: false}, nil} {
 		r.ex.Policy = pol
 		for _, req := range []Request{
@@ -60,7 +61,7 @@ func TestProtectedProfile(t *testing.T) {
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	pol := &Policy{Writes: true, Protected: true, Profile: "prod"}
 	r.ex.Policy = pol
-	ks := presetKeyspace(t, "atlasmart")
+	ks := inspecttest.Keyspace(t, "atlasmart")
 	req := Request{Kind: KindExpire, Keyspace: ks, Key: atlasKey, TTL: TTL{Mode: TTLSet, D: 2 * time.Hour}}
 
 	if !pol.NeedsProfileName() {
@@ -106,7 +107,7 @@ func TestNoAuditNoWrite(t *testing.T) {
 	r := newRig(t, redistest.Shared(t))
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	r.ex.Audit = nil
-	res := r.apply(r.plan(Request{Kind: KindFail, Keyspace: presetKeyspace(t, "atlasmart"), Key: atlasKey}))
+	res := r.apply(r.plan(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey}))
 	if res.Outcome != Refused || !strings.Contains(res.Detail, "audit") {
 		t.Fatalf("apply without audit: %+v", res)
 	}
@@ -120,7 +121,7 @@ func TestNoAuditNoWrite(t *testing.T) {
 	}
 	aud.Close()
 	r.ex.Audit = aud
-	res = r.apply(r.plan(Request{Kind: KindFail, Keyspace: presetKeyspace(t, "atlasmart"), Key: atlasKey}))
+	res = r.apply(r.plan(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey}))
 	if res.Outcome != Refused || !strings.Contains(res.Detail, "not written") {
 		t.Fatalf("apply with a broken audit log: %+v", res)
 	}
@@ -135,7 +136,7 @@ func TestNoAuditNoWrite(t *testing.T) {
 func TestNewExecutorAndPlanner(t *testing.T) {
 	r := newRig(t, redistest.Shared(t))
 	r.reserveAtlas(atlasKey, fp("body-1"))
-	c, ctx, ks := r.c, context.Background(), presetKeyspace(t, "atlasmart")
+	c, ctx, ks := r.c, context.Background(), inspecttest.Keyspace(t, "atlasmart")
 	dir := filepath.Join(t.TempDir(), "state", "idemctl")
 	s := Setup{Client: c, Policy: &Policy{Writes: true}, AuditPath: filepath.Join(dir, "audit.log"),
 		AuditStream: "idemctl:test-audit", Identity: Identity{OSUser: testUser, Profile: "test"}}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -29,7 +30,7 @@ import (
 // the application was told succeeded is lost.
 func TestRaceToolAgainstApplication(t *testing.T) {
 	r := newRig(t, redistest.Shared(t))
-	ks := presetKeyspace(t, "atlasmart")
+	ks := inspecttest.Keyspace(t, "atlasmart")
 	ctx := context.Background()
 	const nKeys = 200
 	keys := make([]string, nKeys)

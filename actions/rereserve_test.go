@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -50,7 +51,7 @@ func TestReReservationAlwaysConflicts(t *testing.T) {
 	for i := range 1200 {
 		f := formats[i%len(formats)]
 		req := reqs[(i/len(formats))%len(reqs)]
-		req.Keyspace, req.Key = presetKeyspace(t, f.name), f.key
+		req.Keyspace, req.Key = inspecttest.Keyspace(t, f.name), f.key
 		r.c.Del(ctx, f.key)
 		f.reserve(i)
 		p := r.plan(req)

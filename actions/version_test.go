@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -60,7 +61,7 @@ func TestGuardWholeRecord(t *testing.T) {
 			now := time.UnixMilli(r.serverMs())
 			r.c.SetNX(ctx, ptKey, powertoolsInProgress(now.Add(-time.Minute), -time.Second), time.Hour)
 			r.c.PExpire(ctx, ptKey, time.Hour-time.Minute)
-			req := Request{Kind: tc.kind, Keyspace: presetKeyspace(t, "powertools"), Key: ptKey}
+			req := Request{Kind: tc.kind, Keyspace: inspecttest.Keyspace(t, "powertools"), Key: ptKey}
 			if tc.kind == KindExpire {
 				req.TTL = TTL{Mode: TTLSet}
 			}
@@ -91,7 +92,7 @@ func TestGuardWholeRecord(t *testing.T) {
 func TestPinnedVersion(t *testing.T) {
 	r := newRig(t, redistest.Shared(t))
 	ctx := context.Background()
-	ks := presetKeyspace(t, "atlasmart")
+	ks := inspecttest.Keyspace(t, "atlasmart")
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	p := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey})
 	saw := Seen{State: p.Before.State, Fingerprint: p.Before.Fingerprint, Version: p.Before.Version}
@@ -137,7 +138,7 @@ func TestVersionBounds(t *testing.T) {
 		args = append(args, "f"+strconv.Itoa(i), "v")
 	}
 	r.c.HSet(ctx, atlasKey, args...)
-	p, err := r.ex.Plan(ctx, Request{Kind: KindFail, Keyspace: presetKeyspace(t, "atlasmart"), Key: atlasKey, Reason: "x"})
+	p, err := r.ex.Plan(ctx, Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, Reason: "x"})
 	if err == nil || !strings.Contains(err.Error(), "5003 fields") {
 		t.Fatalf("plan of a 5,003-field hash: %v %+v", err, p)
 	}
@@ -152,7 +153,7 @@ func TestExpireMovesTheStoredExpiry(t *testing.T) {
 		r := newRig(t, redistest.Shared(t))
 		now := time.UnixMilli(r.serverMs())
 		r.c.SetNX(ctx, ptKey, powertoolsInProgress(now, 2*time.Hour), time.Hour)
-		p := r.plan(Request{Kind: KindExpire, Keyspace: presetKeyspace(t, "powertools"), Key: ptKey, TTL: TTL{Mode: TTLSet, D: 3 * time.Hour}})
+		p := r.plan(Request{Kind: KindExpire, Keyspace: inspecttest.Keyspace(t, "powertools"), Key: ptKey, TTL: TTL{Mode: TTLSet, D: 3 * time.Hour}})
 		if p.Refused != "" {
 			t.Fatal(p.Refused)
 		}
@@ -179,7 +180,7 @@ func TestExpireMovesTheStoredExpiry(t *testing.T) {
 			t.Fatalf("an in-progress deadline before the new end moved: %d", ipe)
 		}
 		// A shorter life brings a later deadline down to the new end.
-		p = r.plan(Request{Kind: KindExpire, Keyspace: presetKeyspace(t, "powertools"), Key: ptKey, TTL: TTL{Mode: TTLSet, D: 10 * time.Minute}})
+		p = r.plan(Request{Kind: KindExpire, Keyspace: inspecttest.Keyspace(t, "powertools"), Key: ptKey, TTL: TTL{Mode: TTLSet, D: 10 * time.Minute}})
 		if res := r.apply(p); res.Outcome != Applied {
 			t.Fatalf("apply: %+v", res)
 		}
@@ -196,7 +197,7 @@ func TestExpireMovesTheStoredExpiry(t *testing.T) {
 		key := "order-7"
 		r.c.Set(ctx, key, fmt.Sprintf(`{"Key":"order-7","RequestHash":"h","Status":"completed","CreatedAt":%q,"ExpiresAt":%q}`,
 			now.Format(time.RFC3339Nano), now.Add(24*time.Hour).Format(time.RFC3339Nano)), 24*time.Hour)
-		p := r.plan(Request{Kind: KindExpire, Keyspace: presetKeyspace(t, "gopotency"), Key: key, TTL: TTL{Mode: TTLSet, D: 48 * time.Hour}})
+		p := r.plan(Request{Kind: KindExpire, Keyspace: inspecttest.Keyspace(t, "gopotency"), Key: key, TTL: TTL{Mode: TTLSet, D: 48 * time.Hour}})
 		if res := r.apply(p); res.Outcome != Applied {
 			t.Fatalf("apply: %+v %q", res, p.Refused)
 		}
@@ -251,7 +252,7 @@ func TestOptionsLandOrAreRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.setup()
 			req := tc.req
-			req.Keyspace = presetKeyspace(t, tc.ks)
+			req.Keyspace = inspecttest.Keyspace(t, tc.ks)
 			p := r.plan(req)
 			if p.Outcome != Refused || !strings.Contains(p.Refused, tc.why) {
 				t.Fatalf("plan: %q %q", p.Outcome, p.Refused)
@@ -268,7 +269,7 @@ func TestGuardedWritesKeepFieldTTLs(t *testing.T) {
 	r := newRig(t, redistest.Shared(t))
 	redistest.RequireFieldTTL(t, r.c)
 	ctx := context.Background()
-	ks := presetKeyspace(t, "atlasmart")
+	ks := inspecttest.Keyspace(t, "atlasmart")
 	fieldTTL := func(f string) int64 {
 		v, err := r.c.Do(ctx, "hpttl", atlasKey, "fields", 1, f).Int64Slice()
 		if err != nil || len(v) != 1 {

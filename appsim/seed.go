@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,6 +53,8 @@ type Plan struct {
 	// (HPEXPIRE, Redis 7.4+), as applications using hash-field expiry
 	// write them: the key itself never expires.
 	FieldTTL bool
+	// Progress, if set, is told the records written so far after each batch.
+	Progress func(written int)
 }
 
 // Expected is what a correct scan of the seeded records must report, in the
@@ -62,11 +66,33 @@ type Expected struct {
 	Flags   map[string]int64 `json:"flags"`
 }
 
+// Mismatches lists how a report (its total, stale count, and counts by
+// state and by flag) differs from what was seeded, one line each; none
+// when it agrees.
+func (e Expected) Mismatches(total, stale int64, byState, flags map[string]int64) []string {
+	var out []string
+	if total != e.Total || stale != e.Stale {
+		out = append(out, fmt.Sprintf("total %d stale %d, seeded %d and %d", total, stale, e.Total, e.Stale))
+	}
+	for _, c := range []struct {
+		name      string
+		got, want map[string]int64
+	}{{"by_state", byState, e.ByState}, {"flags", flags, e.Flags}} {
+		for _, k := range slices.Sorted(maps.Keys(c.want)) {
+			if c.got[k] != c.want[k] {
+				out = append(out, fmt.Sprintf("%s[%s] = %d, seeded %d", c.name, k, c.got[k], c.want[k]))
+			}
+		}
+	}
+	return out
+}
+
 // Result reports what was written.
 type Result struct {
 	Schema            string         `json:"schema"`
 	Match             string         `json:"match"`
 	Count             int            `json:"count"`
+	Written           int            `json:"written"` // less than count when cut short
 	Kinds             map[Kind]int64 `json:"kinds"`
 	ConflictsRejected int64          `json:"conflicts_rejected"`
 	Expected          Expected       `json:"expected"`
@@ -174,6 +200,10 @@ func Seed(ctx context.Context, c redis.UniversalClient, p Plan) (Result, error) 
 			}
 			if err != nil {
 				return res, err
+			}
+			res.Written = i + 1
+			if p.Progress != nil {
+				p.Progress(res.Written)
 			}
 			batch = batch[:0]
 		}

@@ -61,8 +61,8 @@ func TestSmoke(t *testing.T) {
 	if len(res.RSS) != 4 {
 		t.Errorf("want RSS at two counts for stats and scan, got %+v", res.RSS)
 	}
-	if len(res.Load) != 3 {
-		t.Fatalf("want 3 load phases, got %d", len(res.Load))
+	if len(res.Load) != 4 {
+		t.Fatalf("want 4 load phases, got %d", len(res.Load))
 	}
 	for _, l := range res.Load {
 		if l.Samples == 0 || l.P99 < l.P50 {

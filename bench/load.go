@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/inspect"
 )
 
 // probeInterval paces the probe: one PING per interval, so the probe itself
@@ -31,11 +33,13 @@ type LoadPhase struct {
 	ScanKeys int64         `json:"scan_keys,omitempty"`
 }
 
-// load measures PING latency from a separate connection while nothing,
-// an unthrottled idemctl scan, and a throttled one run.
+// load measures PING latency from a separate connection while nothing, an
+// unthrottled idemctl scan, a throttled one and one held to a latency
+// budget run, side by side in one run.
 func (h *harness) load(ctx context.Context) error {
 	k := h.cfg.ThrottledKeys
 	throttled := append(append([]string{"--output", "ndjson"}, throttleArgs...), "--max-keys", strconv.Itoa(k))
+	budget := append([]string{"--output", "ndjson"}, budgetArgs...)
 	phases := []struct {
 		name, label string
 		args        []string
@@ -43,7 +47,8 @@ func (h *harness) load(ctx context.Context) error {
 	}{
 		{"idle", "no scan running", nil, 0},
 		{"unthrottled", "idemctl scan --output ndjson (unthrottled)", []string{"--output", "ndjson"}, int64(h.cfg.N)},
-		{"throttled", "idemctl scan " + strings.Join(throttleArgs, " ") + " (production profile)", throttled, int64(k)},
+		{"throttled", "idemctl scan " + strings.Join(throttleArgs, " ") + " (fixed throttle)", throttled, int64(k)},
+		{"budget", "idemctl scan " + strings.Join(budgetArgs, " ") + " (production profile)", budget, int64(h.cfg.N)},
 	}
 	for _, p := range phases {
 		h.waitQuiet(ctx)
@@ -96,20 +101,7 @@ func (h *harness) probeDuring(ctx context.Context, work func() (Sample, error)) 
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(probeInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-pctx.Done():
-				return
-			case <-t.C:
-			}
-			start := time.Now()
-			if err := c.Ping(pctx).Err(); err != nil {
-				return
-			}
-			lat = append(lat, time.Since(start))
-		}
+		inspect.Probe(pctx, c, probeInterval, func(d time.Duration) { lat = append(lat, d) })
 	}()
 	s, err := work()
 	stop()

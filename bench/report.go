@@ -221,6 +221,7 @@ func (r *Results) evaluate() {
 		}
 	}
 	add(render)
+	r.evaluateBudget(add)
 	rm := Target{Name: "held record heap beyond key + fingerprint", Want: "≤ 250 B/record", Got: "not measured (-records)"}
 	if m := r.RecordMemory; m != nil {
 		rm.Got = fmt.Sprintf("%.0f B/record (%d records)", m.PerRecord(), m.Records)
@@ -236,6 +237,38 @@ func (r *Results) evaluate() {
 		}
 	}
 	add(wr)
+}
+
+// evaluateBudget checks the latency budget against the same run's idle
+// and fixed-throttle phases: another client's p99 within idle p99 + D, and
+// at least 2.5 × the throttle's keys/s.
+func (r *Results) evaluateBudget(add func(Target)) {
+	phases := map[string]LoadPhase{}
+	for _, p := range r.Load {
+		phases[p.Name] = p
+	}
+	idle, okI := phases["idle"]
+	thr, okT := phases["throttled"]
+	bud, okB := phases["budget"]
+	lat := Target{Name: "latency budget 1 ms: another client's PING p99", Want: "≤ idle p99 + 1 ms", Got: "not measured (-load)"}
+	rate := Target{Name: "latency budget 1 ms: keys/s vs the fixed throttle", Want: "≥ 2.5 ×", Got: "not measured (-load)"}
+	if okI && okT && okB && bud.ScanWall > 0 && thr.ScanWall > 0 {
+		lat.Got = fmt.Sprintf("p99 %v (idle %v, + %v)", bud.P99.Round(time.Microsecond), idle.P99.Round(time.Microsecond),
+			(bud.P99 - idle.P99).Round(time.Microsecond))
+		lat.Met, lat.Measured = bud.P99 <= idle.P99+latencyBudget, true
+		br, tr := bud.keysPerSec(), thr.keysPerSec()
+		rate.Got = fmt.Sprintf("%.2f × (%.0f vs %.0f keys/s)", br/tr, br, tr)
+		rate.Met, rate.Measured = br >= 2.5*tr, true
+	}
+	add(lat)
+	add(rate)
+}
+
+func (p LoadPhase) keysPerSec() float64 {
+	if p.ScanWall <= 0 {
+		return 0
+	}
+	return float64(p.ScanKeys) / p.ScanWall.Seconds()
 }
 
 // AllMet reports whether every measured target was met.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/internal/xdg"
 	"github.com/idemctl/idemctl/internal/yamldoc"
 )
 
@@ -67,6 +67,9 @@ type ScanConfig struct {
 	Count      int            `yaml:"count"`
 	KeysPerSec int            `yaml:"keys_per_sec"`
 	Pause      units.Duration `yaml:"pause"`
+	// MaxLatency is a latency budget instead of a fixed throttle: what
+	// another client may wait behind a scan, above the idle level.
+	MaxLatency units.Duration `yaml:"max_latency"`
 	MaxKeys    int64          `yaml:"max_keys"`
 	NoMemory   bool           `yaml:"no_memory"`
 	MaxNodes   int            `yaml:"max_nodes"`
@@ -92,15 +95,7 @@ type KeyspaceConfig struct {
 // DefaultPath is $XDG_CONFIG_HOME/idemctl/config.yaml (or ~/.config/…),
 // "" when neither is set; getenv is the caller's view of the environment.
 func DefaultPath(getenv func(string) string) string {
-	dir := getenv("XDG_CONFIG_HOME")
-	if dir == "" {
-		home := getenv("HOME")
-		if home == "" {
-			return ""
-		}
-		dir = filepath.Join(home, ".config")
-	}
-	return filepath.Join(dir, "idemctl", "config.yaml")
+	return xdg.Path(getenv, "XDG_CONFIG_HOME", ".config", "config.yaml")
 }
 
 // ErrNotFound is returned by Load for a missing file.

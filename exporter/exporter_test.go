@@ -12,13 +12,12 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/inspecttest"
+	"github.com/idemctl/idemctl/internal/promtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -45,11 +44,7 @@ func keyspace(t *testing.T, name string) *inspect.Keyspace {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Name: name, Schema: p, ReserveTTL: reserveTTL, ProcessingTimeout: timeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ks
+	return inspecttest.Spec(t, inspect.KeyspaceSpec{Name: name, Schema: p, ReserveTTL: reserveTTL, ProcessingTimeout: timeout})
 }
 
 func newExporter(t *testing.T, c redis.UniversalClient, mod func(*Config)) *Exporter {
@@ -69,50 +64,6 @@ func newExporter(t *testing.T, c redis.UniversalClient, mod func(*Config)) *Expo
 	return e
 }
 
-// scrape fetches /metrics and returns "name{l=v,…}" -> value.
-func scrape(t *testing.T, url string) map[string]float64 {
-	t.Helper()
-	resp, err := http.Get(url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("parse /metrics: %v", err)
-	}
-	out := map[string]float64{}
-	for name, f := range fams {
-		if !strings.HasPrefix(name, "idemctl_") {
-			continue
-		}
-		for _, m := range f.Metric {
-			out[seriesKey(name, m)] = value(m)
-		}
-	}
-	return out
-}
-
-func seriesKey(name string, m *dto.Metric) string {
-	var ls []string
-	for _, l := range m.Label {
-		ls = append(ls, l.GetName()+"="+l.GetValue())
-	}
-	slices.Sort(ls)
-	return name + "{" + strings.Join(ls, ",") + "}"
-}
-
-func value(m *dto.Metric) float64 {
-	switch {
-	case m.Gauge != nil:
-		return m.Gauge.GetValue()
-	case m.Counter != nil:
-		return m.Counter.GetValue()
-	}
-	return m.Untyped.GetValue()
-}
-
 func TestExporterKeepsLastGoodValuesWhenScansFail(t *testing.T) {
 	own := redistest.Own(t)
 	c := redis.NewClient(&redis.Options{Addr: own.Addr, DisableIdentity: true, MaxRetries: -1,
@@ -128,7 +79,7 @@ func TestExporterKeepsLastGoodValuesWhenScansFail(t *testing.T) {
 	if code, h := health(t, hs.URL); code != 503 || h.Status != "starting" {
 		t.Fatalf("healthz before any scan: %d %+v", code, h)
 	}
-	m := scrape(t, hs.URL)
+	m := promtest.Scrape(t, hs.URL+"/metrics")
 	if _, ok := m[`idemctl_records{keyspace=orders,state=processing}`]; ok || m["idemctl_last_success_timestamp_seconds{}"] != 0 {
 		t.Fatalf("record metrics before the first scan must be absent: %v", m)
 	}
@@ -138,7 +89,7 @@ func TestExporterKeepsLastGoodValuesWhenScansFail(t *testing.T) {
 	if code, h := health(t, hs.URL); code != 200 || h.Status != "ok" || h.Scans != 1 {
 		t.Fatalf("healthz after a scan: %d %+v", code, h)
 	}
-	before := scrape(t, hs.URL)
+	before := promtest.Scrape(t, hs.URL+"/metrics")
 	processing := `idemctl_records{keyspace=orders,state=processing}`
 	if before[processing] != float64(res.Expected.ByState["processing"]) || before["idemctl_scan_success{}"] != 1 {
 		t.Fatalf("after one scan: %v", before)
@@ -146,7 +97,7 @@ func TestExporterKeepsLastGoodValuesWhenScansFail(t *testing.T) {
 
 	own.Stop()
 	e.ScanOnce(context.Background())
-	after := scrape(t, hs.URL)
+	after := promtest.Scrape(t, hs.URL+"/metrics")
 	if after["idemctl_scan_success{}"] != 0 || after["idemctl_scan_errors_total{}"] != 1 || after["idemctl_scans_total{}"] != 2 ||
 		after["idemctl_scan_complete{keyspace=orders}"] != 0 {
 		t.Errorf("failed scan not reported: %v", after)
@@ -171,9 +122,7 @@ func TestExporterKeepsLastGoodValuesWhenScansFail(t *testing.T) {
 }
 
 func TestNeverTwoScansAtOnce(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	seed(t, c, 200)
 	entered, release := make(chan struct{}), make(chan struct{})
 	e := newExporter(t, c, func(cfg *Config) {
@@ -191,22 +140,20 @@ func TestNeverTwoScansAtOnce(t *testing.T) {
 	if e.ScanOnce(context.Background()) {
 		t.Error("a second scan started while one was running")
 	}
-	if m := scrape(t, hs.URL); m["idemctl_scan_in_progress{}"] != 1 {
+	if m := promtest.Scrape(t, hs.URL+"/metrics"); m["idemctl_scan_in_progress{}"] != 1 {
 		t.Errorf("scan_in_progress = %v during a scan", m["idemctl_scan_in_progress{}"])
 	}
 	close(release)
 	if !<-done {
 		t.Fatal("first scan did not finish")
 	}
-	if m := scrape(t, hs.URL); m["idemctl_scan_in_progress{}"] != 0 || m["idemctl_scans_total{}"] != 1 {
+	if m := promtest.Scrape(t, hs.URL+"/metrics"); m["idemctl_scan_in_progress{}"] != 0 || m["idemctl_scans_total{}"] != 1 {
 		t.Errorf("after the scan: %v", m)
 	}
 }
 
 func TestSlowScanTimesOutAsAMetric(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	seed(t, c, 2000)
 	e := newExporter(t, c, func(cfg *Config) {
 		cfg.Scan = inspect.Options{Count: 10, KeysPerSec: 200}
@@ -215,7 +162,7 @@ func TestSlowScanTimesOutAsAMetric(t *testing.T) {
 	hs := httptest.NewServer(e.Handler())
 	defer hs.Close()
 	e.ScanOnce(context.Background())
-	m := scrape(t, hs.URL)
+	m := promtest.Scrape(t, hs.URL+"/metrics")
 	if m["idemctl_scan_success{}"] != 0 || m["idemctl_scan_errors_total{}"] != 1 || m["idemctl_scan_duration_seconds{}"] < 0.2 {
 		t.Fatalf("timed-out scan: %v", m)
 	}
@@ -225,9 +172,7 @@ func TestSlowScanTimesOutAsAMetric(t *testing.T) {
 }
 
 func TestRunLoopAndShutdown(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	seed(t, c, 100)
 	e := newExporter(t, c, func(cfg *Config) { cfg.Interval = 50 * time.Millisecond })
 	ctx, cancel := context.WithCancel(context.Background())
@@ -251,15 +196,13 @@ func TestRunLoopAndShutdown(t *testing.T) {
 // Labels stay bounded: keyspace, state, flag and, when asked for, one
 // capture's top N plus an other bucket, whatever the number of keys.
 func TestLabelCardinalityAndGroupCap(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	res := seed(t, c, 3000)
 	e := newExporter(t, c, func(cfg *Config) { cfg.GroupLabel, cfg.GroupCap = "principal", 3 })
 	hs := httptest.NewServer(e.Handler())
 	defer hs.Close()
 	e.ScanOnce(context.Background())
-	m := scrape(t, hs.URL)
+	m := promtest.Scrape(t, hs.URL+"/metrics")
 	var groups []string
 	var sum float64
 	for k, v := range m {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -15,9 +16,7 @@ import (
 // age derived from it, and not as blocked forever. Fields ending at
 // different times are flagged.
 func TestHashFieldTTLs(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	redistest.RequireFieldTTL(t, c)
 	ctx := context.Background()
 	whole := "atlasmart:ch23:idem:c1:POST:/orders:hfe1"
@@ -26,7 +25,7 @@ func TestHashFieldTTLs(t *testing.T) {
 	c.Do(ctx, "hpexpire", whole, 50000, "fields", 2, "fingerprint", "state")
 	c.HSet(ctx, mixed, "fingerprint", "def", "state", "SUCCEEDED", "status", "201", "response", `{"id":2}`)
 	c.Do(ctx, "hpexpire", mixed, 60000, "fields", 3, "fingerprint", "state", "status") // the response never ends
-	recs, _ := scanAll(t, c, keyspace(t, "atlasmart"), inspect.Options{})
+	recs, _ := scanAll(t, c, inspecttest.Keyspace(t, "atlasmart"), inspect.Options{})
 	got := byKey(recs)
 	r := got[whole]
 	if r.TTLms <= 49000 || r.TTLms > 50000 || r.Flags.Has(inspect.FlagNoTTL) || r.Flags.Has(inspect.FlagProcessingNoTTL) ||
@@ -38,7 +37,7 @@ func TestHashFieldTTLs(t *testing.T) {
 		t.Fatalf("a response that outlives its state: ttl %d flags %v", r.TTLms, r.Flags)
 	}
 	// The detail view shows each field's own TTL.
-	d, err := inspect.FetchDetail(ctx, c, keyspace(t, "atlasmart"), mixed)
+	d, err := inspect.FetchDetail(ctx, c, inspecttest.Keyspace(t, "atlasmart"), mixed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,9 +54,7 @@ func TestHashFieldTTLs(t *testing.T) {
 // same counts by state, the same stale records, no record without a TTL
 // but those seeded without one.
 func TestSeededFieldTTLsReadLikeKeyTTLs(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	redistest.RequireFieldTTL(t, c)
 	ctx := context.Background()
 	plan := appsim.Plan{Schema: "atlasmart", Count: 400, ReserveTTL: 60 * time.Second, ProcessingTimeout: 30 * time.Second,
@@ -66,7 +63,7 @@ func TestSeededFieldTTLsReadLikeKeyTTLs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ks := keyspace(t, "atlasmart")
+	ks := inspecttest.Keyspace(t, "atlasmart")
 	recs, _ := scanAll(t, c, ks, inspect.Options{})
 	st := inspect.NewStats(10)
 	for i := range recs {

@@ -84,6 +84,23 @@ func appendIntOrNull(b []byte, v int64, null bool) []byte {
 	return strconv.AppendInt(b, v, 10)
 }
 
+// shortEscape is JSON's two-character escape for c, or "".
+func shortEscape(c byte) string {
+	switch c {
+	case '"':
+		return `\"`
+	case '\\':
+		return `\\`
+	case '\n':
+		return `\n`
+	case '\t':
+		return `\t`
+	case '\r':
+		return `\r`
+	}
+	return ""
+}
+
 // AppendJSONString appends s as a JSON string, escaping everything a
 // terminal might act on; invalid UTF-8 becomes U+FFFD.
 func AppendJSONString(b []byte, s string) []byte {
@@ -96,21 +113,8 @@ func AppendJSONString(b []byte, s string) []byte {
 			i++
 			continue
 		}
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-			i++
-			continue
-		case '\n':
-			b = append(b, `\n`...)
-			i++
-			continue
-		case '\t':
-			b = append(b, `\t`...)
-			i++
-			continue
-		case '\r':
-			b = append(b, `\r`...)
+		if esc := shortEscape(c); esc != "" {
+			b = append(b, esc...)
 			i++
 			continue
 		}

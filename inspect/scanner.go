@@ -19,9 +19,16 @@ type Options struct {
 	MaxKeys    int64         // stop after this many keys (0: all)
 	KeysPerSec int           // throttle (0: none)
 	Pause      time.Duration // sleep between SCAN calls
+	// MaxLatency is a latency budget: what another client's command may
+	// wait behind the scan, above the idle level. The scan reads one batch
+	// at a time, sized from what a probe connection sees (0: no budget).
+	MaxLatency time.Duration
 	FlushAfter time.Duration // send a partial batch after this long (default 100ms)
 	Replicas   bool          // scan one replica per shard instead of the primaries
 	MaxNodes   int           // cluster nodes scanned at a time (default 3)
+	// Progress, if set, is told how far the scan has come after each batch,
+	// in the goroutine that reads the batches (Scan's caller).
+	Progress func(Progress)
 	// ResponseSizes measures every record's response length. Without it a
 	// hash record's is measured only when MEMORY USAGE says the record could
 	// hold a response above the large-response threshold.
@@ -35,7 +42,7 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.InFlight <= 0 {
 		o.InFlight = 4
-		if o.KeysPerSec > 0 || o.Pause > 0 {
+		if o.KeysPerSec > 0 || o.Pause > 0 || o.MaxLatency > 0 {
 			// A throttled scan has time to spare: one pipeline at a time
 			// keeps the queue another client's command waits behind short.
 			o.InFlight = 1
@@ -56,6 +63,10 @@ type Batch struct {
 	Node         string // the server it was read from
 	Records      []Record
 	ServerTimeMs int64 // the Redis server's clock when the batch was read
+	// Done is the share of the whole scan (every keyspace on every node)
+	// visited when the batch was read, from the SCAN cursors: for progress
+	// lines and estimates of what is left.
+	Done float64
 }
 
 // Coverage says how much of a keyspace a scan saw.
@@ -91,7 +102,7 @@ func (c Coverage) KeysPerSec() float64 {
 // each batch in pipelines (several in flight), and sends classified records
 // to out. seen is shared by the nodes of a scan so a key met twice (a slot
 // migrating mid-scan) is reported once. Cancel ctx to stop.
-func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<- Batch, seen *dedup) Coverage {
+func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<- Batch, seen *dedup, prog *progress, task int) Coverage {
 	c := n.client
 	cov := Coverage{Keyspace: ks.Name, Match: ks.Match, Node: n.addr, Role: n.role, Slots: n.slots, Started: time.Now()}
 	ctx, cancel := context.WithCancel(ctx)
@@ -110,6 +121,29 @@ func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<-
 		errOnce.Do(func() { firstErr = err; cancel() })
 	}
 	f := &fetcher{c: c, ks: ks, memOn: &memOn, respAll: opt.ResponseSizes}
+	read := func(j job) {
+		if ctx.Err() != nil {
+			return // drain
+		}
+		fetch := f.fetch
+		if j.locks {
+			fetch = f.fetchOrphans
+		}
+		res, err := fetch(ctx, j.keys)
+		if err != nil {
+			fail(fmt.Errorf("reading %d keys: %w", len(j.keys), err))
+			return
+		}
+		vanished.Add(res.vanished)
+		records.Add(int64(len(res.records)))
+		if len(res.records) == 0 {
+			return
+		}
+		select {
+		case out <- Batch{Keyspace: ks, Node: n.addr, Records: res.records, ServerTimeMs: res.nowMs, Done: prog.done()}:
+		case <-ctx.Done():
+		}
+	}
 	work := make(chan job, opt.InFlight)
 	var wg sync.WaitGroup
 	for range opt.InFlight {
@@ -117,39 +151,35 @@ func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<-
 		go func() {
 			defer wg.Done()
 			for j := range work {
-				if ctx.Err() != nil {
-					continue // drain
-				}
-				keys := j.keys
-				fetch := f.fetch
-				if j.locks {
-					fetch = f.fetchOrphans
-				}
-				res, err := fetch(ctx, keys)
-				if err != nil {
-					fail(fmt.Errorf("reading %d keys: %w", len(keys), err))
-					continue
-				}
-				vanished.Add(res.vanished)
-				records.Add(int64(len(res.records)))
-				if len(res.records) == 0 {
-					continue
-				}
-				select {
-				case out <- Batch{Keyspace: ks, Node: n.addr, Records: res.records, ServerTimeMs: res.nowMs}:
-				case <-ctx.Done():
+				read(j)
+				if j.done != nil {
+					close(j.done)
 				}
 			}
 		}()
 	}
 
-	pending := make([]string, 0, opt.Count)
+	// Under a latency budget each batch is read before the next SCAN, its
+	// size set by the pacer; otherwise batches of opt.Count overlap.
+	count := opt.Count
+	var pace *pacer
+	if opt.MaxLatency > 0 {
+		pace = startPacer(ctx, c, opt.MaxLatency, min(opt.Count, 100))
+		defer pace.stop()
+		count = pace.size
+	}
+	pending := make([]string, 0, count)
 	var locks []string // companion lock keys, checked for orphans
 	pendingSince := time.Time{}
 	send := func() bool {
+		var waits []chan struct{}
 		for _, j := range []job{{keys: pending}, {keys: locks, locks: true}} {
 			if len(j.keys) == 0 {
 				continue
+			}
+			if pace != nil {
+				j.done = make(chan struct{})
+				waits = append(waits, j.done)
 			}
 			select {
 			case work <- j:
@@ -157,7 +187,14 @@ func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<-
 				return false
 			}
 		}
-		pending, locks = make([]string, 0, opt.Count), nil
+		for _, w := range waits {
+			select {
+			case <-w:
+			case <-ctx.Done():
+				return false
+			}
+		}
+		pending, locks = make([]string, 0, count), nil
 		return true
 	}
 	lock := ks.Schema.Lock
@@ -165,7 +202,7 @@ func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<-
 	limiter := newRateLimiter(opt.KeysPerSec)
 scan:
 	for {
-		keys, next, err := c.Scan(ctx, cursor, ks.Match, int64(opt.Count)).Result()
+		keys, next, err := c.Scan(ctx, cursor, ks.Match, int64(count)).Result()
 		if err != nil {
 			fail(fmt.Errorf("SCAN: %w", err))
 			break
@@ -189,25 +226,30 @@ scan:
 					if lock.Orphans {
 						locks = append(locks, k)
 					}
-					if len(locks) >= opt.Count && !send() {
+					if len(locks) >= count && !send() {
 						break scan
 					}
 					continue
 				}
 			}
 			pending = append(pending, k)
-			if len(pending) >= opt.Count && !send() {
+			if len(pending) >= count && !send() {
 				break scan
 			}
 		}
-		if len(pending)+len(locks) > 0 && time.Since(pendingSince) >= opt.FlushAfter && !send() {
+		if len(pending)+len(locks) > 0 && (pace != nil || time.Since(pendingSince) >= opt.FlushAfter) && !send() {
 			break
+		}
+		if pace != nil {
+			count = pace.adjust()
 		}
 		cursor = next
 		if cursor == 0 {
 			cov.Complete = true
+			prog.set(task, 1)
 			break
 		}
+		prog.set(task, CursorShare(cursor))
 		if !limiter.wait(ctx, len(keys), opt.Pause) {
 			break
 		}
@@ -265,7 +307,8 @@ func ScanAll(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt 
 		}
 	}()
 	var covs []Coverage
-	for _, ks := range kss {
+	prog := newProgress(len(kss) * len(nodes))
+	for ki, ks := range kss {
 		seen := newDedup()
 		kc := make([]Coverage, len(nodes))
 		sem := make(chan struct{}, opt.MaxNodes)
@@ -281,7 +324,7 @@ func ScanAll(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt 
 					return
 				}
 				defer func() { <-sem }()
-				kc[i] = scanNode(ctx, n, ks, opt, out, seen)
+				kc[i] = scanNode(ctx, n, ks, opt, out, seen, prog, ki*len(nodes)+i)
 			}()
 		}
 		wg.Wait()
@@ -323,6 +366,7 @@ func markMoved(ctx context.Context, c redis.UniversalClient, before topology, co
 type job struct {
 	keys  []string
 	locks bool
+	done  chan struct{} // closed once read, when the scan waits for it
 }
 
 // rateLimiter spaces SCAN calls so the key rate stays under a limit.

@@ -13,21 +13,9 @@ import (
 
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
-
-func keyspace(t testing.TB, preset string) *inspect.Keyspace {
-	t.Helper()
-	s, err := inspect.Preset(preset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Schema: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ks
-}
 
 // scanAll collects every record of one keyspace.
 func scanAll(t *testing.T, c redis.UniversalClient, ks *inspect.Keyspace, opt inspect.Options) ([]inspect.Record, inspect.Coverage) {
@@ -49,9 +37,7 @@ func byKey(recs []inspect.Record) map[string]inspect.Record {
 }
 
 func TestScanFindsEverySeededKeyOnce(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	ctx := context.Background()
 	res, err := appsim.Seed(ctx, c, appsim.Plan{Schema: "atlasmart", Count: 5000, ReserveTTL: time.Hour,
 		ProcessingTimeout: 10 * time.Minute, Retention: time.Hour, LargeResponse: 16 << 10, RandSeed: 7})
@@ -59,50 +45,54 @@ func TestScanFindsEverySeededKeyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Set(ctx, "unrelated:key", "x", 0)
-	ks := keyspace(t, "atlasmart")
+	ks := inspecttest.Keyspace(t, "atlasmart")
 	ks.ReserveTTL, ks.ProcessingTimeout = time.Hour, 10*time.Minute
-	recs, cov := scanAll(t, c, ks, inspect.Options{Count: 100})
-	if !cov.Complete || cov.Err != nil || cov.Keys != 5000 || len(recs) != 5000 {
-		t.Fatalf("coverage %+v, %d records", cov, len(recs))
-	}
-	want, _ := c.Keys(ctx, "atlasmart:*").Result()
-	got := make([]string, len(recs))
-	for i, r := range recs {
-		got[i] = r.Key
-	}
-	sort.Strings(want)
-	sort.Strings(got)
-	if strings.Join(want, "\n") != strings.Join(got, "\n") {
-		t.Fatal("scanned keys differ from the keys in Redis")
-	}
-	var stale, noTTL, large, proc int64
-	for _, r := range recs {
-		if r.MemoryBytes <= 0 || r.Type != inspect.TypeHash || r.Groups == nil {
-			t.Fatalf("record %s: memory %d type %v groups %v", r.Key, r.MemoryBytes, r.Type, r.Groups)
-		}
-		if r.Stale() {
-			stale++
-		}
-		if r.Flags.Has(inspect.FlagProcessingNoTTL) {
-			noTTL++
-		}
-		if r.Flags.Has(inspect.FlagLargeResponse) {
-			large++
-		}
-		if r.State == inspect.StateProcessing {
-			proc++
-		}
-	}
-	e := res.Expected
-	if stale != e.Stale || noTTL != e.Flags["processing_no_ttl"] || large != e.Flags["large_response"] || proc != e.ByState["processing"] {
-		t.Fatalf("stale %d noTTL %d large %d processing %d; seed expected %+v", stale, noTTL, large, proc, e)
+	// Batches of 100, several in flight; and under a 1 ms latency budget,
+	// one paced batch at a time: the same keys, classified the same.
+	for name, opt := range map[string]inspect.Options{"count": {Count: 100}, "budget": {MaxLatency: time.Millisecond}} {
+		t.Run(name, func(t *testing.T) {
+			recs, cov := scanAll(t, c, ks, opt)
+			if !cov.Complete || cov.Err != nil || cov.Keys != 5000 || len(recs) != 5000 {
+				t.Fatalf("coverage %+v, %d records", cov, len(recs))
+			}
+			want, _ := c.Keys(ctx, "atlasmart:*").Result()
+			got := make([]string, len(recs))
+			for i, r := range recs {
+				got[i] = r.Key
+			}
+			sort.Strings(want)
+			sort.Strings(got)
+			if strings.Join(want, "\n") != strings.Join(got, "\n") {
+				t.Fatal("scanned keys differ from the keys in Redis")
+			}
+			var stale, noTTL, large, proc int64
+			for _, r := range recs {
+				if r.MemoryBytes <= 0 || r.Type != inspect.TypeHash || r.Groups == nil {
+					t.Fatalf("record %s: memory %d type %v groups %v", r.Key, r.MemoryBytes, r.Type, r.Groups)
+				}
+				if r.Stale() {
+					stale++
+				}
+				if r.Flags.Has(inspect.FlagProcessingNoTTL) {
+					noTTL++
+				}
+				if r.Flags.Has(inspect.FlagLargeResponse) {
+					large++
+				}
+				if r.State == inspect.StateProcessing {
+					proc++
+				}
+			}
+			e := res.Expected
+			if stale != e.Stale || noTTL != e.Flags["processing_no_ttl"] || large != e.Flags["large_response"] || proc != e.ByState["processing"] {
+				t.Fatalf("stale %d noTTL %d large %d processing %d; seed expected %+v", stale, noTTL, large, proc, e)
+			}
+		})
 	}
 }
 
 func TestScanHostileRecords(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	ctx := context.Background()
 	p := "atlasmart:ch23:idem:"
 	fp := strings.Repeat("a", 64)
@@ -120,7 +110,7 @@ func TestScanHostileRecords(t *testing.T) {
 	c.HSet(ctx, evil, "state", "\x1b[2JSUCCEEDED", "fingerprint", "\x9b31m")
 	c.HSet(ctx, p+"c:POST:/n:num", "state", "SUCCEEDED", "fingerprint", fp, "status", "NaN")
 
-	recs, cov := scanAll(t, c, keyspace(t, "atlasmart"), inspect.Options{})
+	recs, cov := scanAll(t, c, inspecttest.Keyspace(t, "atlasmart"), inspect.Options{})
 	if !cov.Complete || len(recs) != 7 {
 		t.Fatalf("coverage %+v records %d", cov, len(recs))
 	}
@@ -175,7 +165,7 @@ func TestScanWithoutMemoryPermission(t *testing.T) {
 	defer admin.Do(ctx, "ACL", "DELUSER", "nomem")
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "nomem", Password: "nomem-pw", DisableIdentity: true})
 	defer c.Close()
-	recs, cov := scanAll(t, c, keyspace(t, "atlasmart"), inspect.Options{Count: 50})
+	recs, cov := scanAll(t, c, inspecttest.Keyspace(t, "atlasmart"), inspect.Options{Count: 50})
 	if !cov.Complete || cov.Err != nil || len(recs) != 300 || !cov.MemoryOff {
 		t.Fatalf("coverage %+v, %d records", cov, len(recs))
 	}
@@ -187,15 +177,13 @@ func TestScanWithoutMemoryPermission(t *testing.T) {
 }
 
 func TestScanCancelAndLimits(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	ctx := context.Background()
 	if _, err := appsim.Seed(ctx, c, appsim.Plan{Schema: "setnx", Count: 3000, ReserveTTL: time.Hour,
 		ProcessingTimeout: time.Minute, Retention: time.Hour, LargeResponse: 16 << 10}); err != nil {
 		t.Fatal(err)
 	}
-	ks := keyspace(t, "setnx")
+	ks := inspecttest.Keyspace(t, "setnx")
 	_, cov := scanAll(t, c, ks, inspect.Options{Count: 100, MaxKeys: 250})
 	if cov.Complete || !cov.Limited || cov.Keys != 250 || cov.Records != 250 {
 		t.Fatalf("max-keys coverage %+v", cov)
@@ -300,7 +288,7 @@ func TestScanCommandsPerKey(t *testing.T) {
 			if err := c.ConfigResetStat(ctx).Err(); err != nil {
 				t.Fatal(err)
 			}
-			recs, cov := scanAll(t, c, keyspace(t, "atlasmart"), tc.opt)
+			recs, cov := scanAll(t, c, inspecttest.Keyspace(t, "atlasmart"), tc.opt)
 			if !cov.Complete || len(recs) != 2000 {
 				t.Fatalf("coverage %+v, %d records", cov, len(recs))
 			}
@@ -347,7 +335,7 @@ func TestScanMisfitsWithoutProbe(t *testing.T) {
 	c.HSet(ctx, p+"c:POST:/ok:mid", "state", "SUCCEEDED", "fingerprint", fp, "response", strings.Repeat("r", 20<<10))
 	c.HSet(ctx, p+"c:POST:/ok:small", "state", "SUCCEEDED", "fingerprint", fp, "response", `{"ok":true}`)
 	for _, opt := range []inspect.Options{{}, {NoMemory: true}} {
-		recs, cov := scanAll(t, c, keyspace(t, "atlasmart"), opt)
+		recs, cov := scanAll(t, c, inspecttest.Keyspace(t, "atlasmart"), opt)
 		if !cov.Complete || len(recs) != 5 {
 			t.Fatalf("%+v: coverage %+v, %d records", opt, cov, len(recs))
 		}
@@ -387,31 +375,48 @@ func TestInFlightDefaults(t *testing.T) {
 	}
 }
 
-// BenchmarkScan is the hot path end to end against a real server: SCAN,
-// pipelined reads, decode and classify, and the hand-off of batches to the
-// caller's callback, per record.
-func BenchmarkScan(b *testing.B) {
-	srv := redistest.Own(b)
-	c := srv.Client(0)
-	defer c.Close()
+// Batches carry the share of the scan done, from the cursor: it never goes
+// back, and the scan ends at the whole of it.
+func TestScanReportsProgress(t *testing.T) {
+	_, c := redistest.SharedClient(t)
 	ctx := context.Background()
-	const n = 20_000
-	if _, err := appsim.Seed(ctx, c, appsim.Plan{Schema: "atlasmart", Count: n, ReserveTTL: time.Hour,
-		ProcessingTimeout: 10 * time.Minute, Retention: time.Hour, LargeResponse: 16 << 10, RandSeed: 7}); err != nil {
-		b.Fatal(err)
+	if _, err := appsim.Seed(ctx, c, appsim.Plan{Schema: "atlasmart", Count: 5000, ReserveTTL: time.Hour,
+		ProcessingTimeout: 10 * time.Minute, Retention: time.Hour, LargeResponse: 16 << 10, RandSeed: 3}); err != nil {
+		t.Fatal(err)
 	}
-	ks := keyspace(b, "atlasmart")
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		got := 0
-		covs, err := inspect.Scan(ctx, c, []*inspect.Keyspace{ks}, inspect.Options{}, func(batch inspect.Batch) error {
-			got += len(batch.Records)
-			return nil
-		})
-		if err != nil || got != n || covs[0].Err != nil {
-			b.Fatalf("%d records, %v", got, covs[0].Err)
+	var shares []float64
+	var last inspect.Progress
+	opt := inspect.Options{Count: 200, InFlight: 1, Progress: func(p inspect.Progress) { last = p }}
+	ks := inspecttest.Keyspace(t, "atlasmart")
+	_, err := inspect.Scan(ctx, c, []*inspect.Keyspace{ks}, opt, func(b inspect.Batch) error {
+		shares = append(shares, b.Done)
+		return nil
+	})
+	if err != nil || len(shares) < 10 {
+		t.Fatalf("%d batches, %v", len(shares), err)
+	}
+	for i := 1; i < len(shares); i++ {
+		if shares[i] < shares[i-1] {
+			t.Fatalf("progress went back: %v", shares)
 		}
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")
+	if mid := shares[len(shares)/2]; mid < 0.2 || mid > 0.8 {
+		t.Errorf("half the batches in, progress %.2f", mid)
+	}
+	if last := shares[len(shares)-1]; last != 1 {
+		t.Errorf("the last batch says %.3f done", last)
+	}
+	if last.Done != 1 || last.Records != 5000 || last.Rate() <= 0 {
+		t.Errorf("the last progress report: %+v", last)
+	}
+	// Cut short, the report says how much it covered.
+	st := inspect.NewStats(3)
+	covs, _ := inspect.Scan(ctx, c, []*inspect.Keyspace{ks}, inspect.Options{Count: 200, InFlight: 1, MaxKeys: 2000}, func(b inspect.Batch) error {
+		st.Add(b)
+		return nil
+	})
+	st.AddCoverage(covs...)
+	if r := st.Report(); r.Complete || r.Covered < 0.2 || r.Covered > 0.6 {
+		t.Errorf("2,000 of 5,000 keys: complete %v, covered %.2f", r.Complete, r.Covered)
+	}
 }

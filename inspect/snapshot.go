@@ -16,8 +16,9 @@ type Snapshot struct {
 	Started   time.Time
 	Duration  time.Duration
 	Keyspaces []KeyspaceSnapshot
-	Complete  bool  // every keyspace was covered end to end
-	Err       error // why not, when !Complete
+	Complete  bool    // every keyspace was covered end to end
+	Err       error   // why not, when !Complete
+	Covered   float64 // the share of the keyspaces visited (1 when complete)
 }
 
 // KeyspaceSnapshot is one keyspace's share of a scan.
@@ -68,7 +69,9 @@ func TakeSnapshot(ctx context.Context, c redis.UniversalClient, kss []*Keyspace,
 	for _, ks := range kss {
 		stats[ks] = NewStats(topN)
 	}
+	covered := 0.0
 	covs, _ := Scan(ctx, c, kss, opt, func(b Batch) error {
+		covered = max(covered, b.Done)
 		if st := stats[b.Keyspace]; st != nil {
 			st.Add(b)
 		}
@@ -95,6 +98,10 @@ func TakeSnapshot(ctx context.Context, c redis.UniversalClient, kss []*Keyspace,
 	}
 	if !snap.Complete && snap.Err == nil {
 		snap.Err = errors.New("scan incomplete")
+	}
+	snap.Covered = 1
+	if !snap.Complete {
+		snap.Covered = covered
 	}
 	return snap
 }

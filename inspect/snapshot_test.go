@@ -13,9 +13,7 @@ import (
 func TestSnapshotMatchesSeed(t *testing.T) {
 	// Long reserve TTL and timeout: no record changes class during the test.
 	const reserveTTL, timeout = time.Hour, 10 * time.Minute
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	res, err := appsim.Seed(context.Background(), c, appsim.Plan{
 		Schema: "atlasmart", Count: 3000, ReserveTTL: reserveTTL, ProcessingTimeout: timeout,
 		Retention: 5 * time.Minute, LargeResponse: inspect.DefaultLargeResponse, RandSeed: 7,
@@ -36,15 +34,8 @@ func TestSnapshotMatchesSeed(t *testing.T) {
 		t.Fatalf("snapshot: complete %v err %v keyspaces %d (a repeated keyspace counts once)", snap.Complete, snap.Err, len(snap.Keyspaces))
 	}
 	r := snap.Keyspaces[0].Report
-	for st, n := range res.Expected.ByState {
-		if r.ByState[st] != n {
-			t.Errorf("by_state[%s] = %d, seeded %d", st, r.ByState[st], n)
-		}
-	}
-	for f, n := range res.Expected.Flags {
-		if r.Flags[f] != n {
-			t.Errorf("flags[%s] = %d, seeded %d", f, r.Flags[f], n)
-		}
+	for _, m := range res.Expected.Mismatches(r.Total, r.Stale, r.ByState, r.Flags) {
+		t.Error(m)
 	}
 	tot := snap.Totals()
 	if tot.Records != 3000 || tot.Stale != res.Expected.Stale || tot.ProcessingNoTTL != res.Kinds[appsim.KindProcessingNoTTL] ||

@@ -22,6 +22,7 @@ type Stats struct {
 	groups    map[string]*topK
 	grpOrder  []string
 	coverage  []Coverage
+	covered   float64 // the largest Batch.Done seen
 }
 
 type ksStats struct {
@@ -54,6 +55,7 @@ func NewStats(topN int) *Stats {
 
 // Add folds a batch into the aggregate.
 func (s *Stats) Add(b Batch) {
+	s.covered = max(s.covered, b.Done)
 	for i := range b.Records {
 		s.AddRecord(&b.Records[i])
 	}
@@ -143,6 +145,9 @@ type Report struct {
 	Keyspaces     []KeyspaceReport       `json:"keyspaces"`
 	Coverage      []CoverageReport       `json:"coverage"`
 	Complete      bool                   `json:"complete"`
+	// Covered is the share of the keyspace the scan visited: 1 when it
+	// is complete, less when it was cut short (Ctrl-C, a lost node).
+	Covered float64 `json:"covered"`
 }
 
 // MemoryReport is memory in total and by state.
@@ -289,6 +294,10 @@ func (s *Stats) Report() Report {
 			r.Complete = false
 		}
 		r.Coverage = append(r.Coverage, cr)
+	}
+	r.Covered = s.covered
+	if r.Complete {
+		r.Covered = 1
 	}
 	return r
 }

@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -21,12 +22,19 @@ func Scan(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt Opt
 	defer cancel()
 	s := StartScan(ctx, c, kss, opt)
 	var err error
+	pr, started := Progress{}, time.Now()
 	for b := range s.Batches {
 		if err != nil {
 			continue // drain: the scan is winding down
 		}
 		if err = fn(b); err != nil {
 			cancel()
+		}
+		if opt.Progress != nil {
+			pr.Done = max(pr.Done, b.Done) // batches of several pipelines may cross
+			pr.Records += int64(len(b.Records))
+			pr.Elapsed = time.Since(started)
+			opt.Progress(pr)
 		}
 	}
 	if errors.Is(err, Stop) {

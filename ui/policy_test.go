@@ -11,6 +11,7 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -128,7 +129,7 @@ func TestDialogRefAndTTL(t *testing.T) {
 		}
 	}
 
-	plain := newTestModelWith(t, 120, 30, fixture(presetKeyspace(t, "setnx"), 10), executor(t, true))
+	plain := newTestModelWith(t, 120, 30, fixture(inspecttest.Keyspace(t, "setnx"), 10), executor(t, true))
 	press(plain, "R")
 	if !strings.Contains(screenText(plain), "optional: reference") {
 		t.Fatalf("setnx records no reference; the form should not demand one:\n%s", screenText(plain))
@@ -154,7 +155,7 @@ func TestDialogDefaultTTLOnADeletingAction(t *testing.T) {
 	if err := c.Set(ctx, key, "processing", time.Hour).Err(); err != nil {
 		t.Fatal(err)
 	}
-	ks := presetKeyspace(t, "setnx")
+	ks := inspecttest.Keyspace(t, "setnx")
 	ex, err := actions.NewExecutor(actions.Setup{Client: c, AuditPath: filepath.Join(t.TempDir(), "audit.log"),
 		Policy: &actions.Policy{Writes: true, Profile: "local"}, Identity: actions.Identity{OSUser: "tester"}})
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -24,21 +25,7 @@ var clock = time.Date(2026, 12, 2, 3, 14, 15, 0, time.UTC)
 
 func testKeyspace(t testing.TB) *inspect.Keyspace {
 	t.Helper()
-	return presetKeyspace(t, "atlasmart")
-}
-
-// presetKeyspace is a keyspace of a built-in schema with its defaults.
-func presetKeyspace(t testing.TB, name string) *inspect.Keyspace {
-	t.Helper()
-	s, err := inspect.Preset(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Schema: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ks
+	return inspecttest.Keyspace(t, "atlasmart")
 }
 
 // fixture builds n deterministic records in the lesson's format.

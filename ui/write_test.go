@@ -14,6 +14,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -148,20 +149,10 @@ func TestForceFailStaleFromKeyboard(t *testing.T) {
 	if m.screen != screenWrites || strings.Count(screenText(m), "applied") != 3 {
 		t.Fatalf("writes screen:\n%s", screenText(m))
 	}
-	entries := readAudit(t, f.audit)
+	entries := recordtest.AuditLines(t, f.audit)
 	if len(entries) != 7 || entries[0].Phase != actions.PhasePlan || entries[0].Planned != 3 {
 		t.Fatalf("audit has %d lines, want the run's plan, then an intent and an outcome per write (7)", len(entries))
 	}
-}
-
-// readAudit reads the audit log or fails the test.
-func readAudit(t *testing.T, path string) []actions.AuditEntry {
-	t.Helper()
-	out, err := actions.ReadAuditLog(path)
-	if err != nil {
-		t.Fatalf("audit log: %v", err)
-	}
-	return out
 }
 
 // The application completes a record after the operator saw it: the write

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
@@ -59,52 +58,23 @@ type target struct {
 	saw *actions.Seen
 }
 
-var actionAbout = map[actions.Kind]string{
-	actions.KindExpire: "Give records a new TTL, or delete them now (--ttl 0) so the client's next retry is\n" +
-		"processed afresh.",
-	actions.KindFail: "Force-fail processing records: a terminal failed state with a replay status and\n" +
-		"response (default: the schema's retryable error), failed_at (server time), failed_by\n" +
-		"and reason. For formats without a failed state the schema says what it means\n" +
-		"(a bare SETNX marker is deleted); an action a schema cannot express is refused.",
-	actions.KindReconcile: "Mark records reconciled after checking the authoritative system: succeeded (or the\n" +
-		"schema's configured state) with reconciled_ref, reconciled_by, reconciled_at, reason,\n" +
-		"and optionally a replay status and response.",
+// actionCmd is expire, fail or reconcile, with its flags.
+type actionCmd struct {
+	kind actions.Kind
+	cf   connFlags
+	kf   keyspaceFlags
+	wf   writeFlags
 }
 
-// actionCmdOptions are the flags of expire, fail and reconcile.
-type actionCmdOptions struct {
-	cf connFlags
-	kf keyspaceFlags
-	wf writeFlags
-}
-
-var actionSummary = map[actions.Kind]string{
-	actions.KindExpire:    "guarded write: new TTL, or delete (--ttl 0)",
-	actions.KindFail:      "guarded write: force-fail processing records",
-	actions.KindReconcile: "guarded write: mark records reconciled with the source of truth",
-}
-
-func newActionCmd(a *app, kind actions.Kind) *cobra.Command {
-	var o actionCmdOptions
-	c := newCommand(string(kind)+" KEY... --reason TEXT [flags]", actionSummary[kind], actionAbout[kind]+"\n\n"+
-		"Every write is a compare-and-set Lua script against the whole record shown (state,\n"+
-		"fingerprint, every field, TTL and lock: its version; or --expect-*), refused unless\n"+
-		"writes are enabled, confirmed (type yes, or the count for several keys; without a\n"+
-		"terminal it refuses and prints the exact command with --yes, pinned to each\n"+
-		"record's version), and audited before and after. Exit codes: 4 refused,\n"+
-		"5 conflict, 6 not found, 7 partial bulk run.",
-		func(ctx context.Context, fs *pflag.FlagSet, args []string) error {
-			return runAction(ctx, a, kind, fs, &o, args)
-		})
-	c.Args = cobra.ArbitraryArgs
-	fs := c.Flags()
-	addGroup(fs, groupWrite, func(fs *pflag.FlagSet) { o.wf.register(fs, kind) })
+// flags registers the write, keyspace and connection flags of o.kind.
+func (o *actionCmd) flags(fs *pflag.FlagSet) {
+	addGroup(fs, groupWrite, func(fs *pflag.FlagSet) { o.wf.register(fs, o.kind) })
 	addGroup(fs, groupKeyspace, o.kf.register)
 	addGroup(fs, groupConnection, o.cf.register)
-	return c
 }
 
-func runAction(ctx context.Context, a *app, kind actions.Kind, fs *pflag.FlagSet, o *actionCmdOptions, args []string) error {
+func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []string) error {
+	kind := o.kind
 	cf, kf, wf := &o.cf, &o.kf, &o.wf
 	if strings.TrimSpace(wf.reason) == "" {
 		return usageErr("--reason is required: say why, for the audit log")
@@ -140,7 +110,7 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, fs *pflag.FlagSet
 	setup := s.writeSetup(a.getenv, wf.write, wf.auditLog)
 	if !wf.dryRun {
 		if err := setup.Policy.Check(); errors.Is(err, actions.ErrReadOnly) {
-			return codeErr(exitRefused, "%v", err)
+			return codeErr(ExitRefused, "%v", err)
 		}
 	}
 	if err := s.connect(ctx, a); err != nil {
@@ -167,7 +137,7 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, fs *pflag.FlagSet
 		plans = append(plans, p)
 	}
 	if _, err := ex.MarkAlreadyApplied(plans); err != nil {
-		return codeErr(exitAudit, "%v: nothing was written", err)
+		return codeErr(ExitAudit, "%v: nothing was written", err)
 	}
 	runnable, conflicts := 0, 0
 	for _, p := range plans {
@@ -191,7 +161,7 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, fs *pflag.FlagSet
 	if runnable > 0 || conflicts > 0 {
 		// conflicts found while planning are audited too
 		if ex, err = actions.NewExecutor(setup); err != nil {
-			return codeErr(exitRefused, "%v: nothing was written", err)
+			return codeErr(ExitRefused, "%v: nothing was written", err)
 		}
 		defer ex.Close()
 	}
@@ -209,12 +179,12 @@ func runAction(ctx context.Context, a *app, kind actions.Kind, fs *pflag.FlagSet
 	}
 	if err := ex.RunStopped(); err != nil {
 		sum := actions.Summary(results)
-		return codeErr(exitAudit, "%v — the run stopped: %d applied, %d not written; free space and run the same command again",
+		return codeErr(ExitAudit, "%v — the run stopped: %d applied, %d not written; free space and run the same command again",
 			err, sum[actions.Applied], len(results)-sum[actions.Applied]-sum[actions.AlreadyApplied])
 	}
 	if ctx.Err() != nil {
 		sum := actions.Summary(results)
-		return codeErr(exitPartial, "interrupted: %d applied, %d skipped — see the report above", sum[actions.Applied], sum[actions.Skipped])
+		return codeErr(ExitPartial, "interrupted: %d applied, %d skipped — see the report above", sum[actions.Applied], sum[actions.Skipped])
 	}
 	return resultCode(results, len(plans))
 }
@@ -309,7 +279,7 @@ func (s *session) writeSetup(getenv func(string) string, writeFlag bool, auditLo
 	return actions.Setup{
 		Client:      s.client,
 		Policy:      &actions.Policy{Writes: writeFlag || s.profile.Writes, Protected: s.profile.Protected, Profile: s.profileName},
-		Identity:    actions.Identity{OSUser: s.osUser, RedisUser: s.ep.user, Profile: s.profileName, Address: s.ep.String()},
+		Identity:    actions.Identity{OSUser: s.osUser, RedisUser: s.ep.User, Profile: s.profileName, Address: s.ep.String()},
 		AuditPath:   path,
 		AuditStream: s.profile.AuditStream,
 		AuditValues: actions.AuditValues{MaxValue: int(s.profile.AuditMaxValue), Payloads: s.profile.AuditPayloads},
@@ -338,7 +308,7 @@ func printPlans(w io.Writer, kind actions.Kind, plans []*actions.Plan) {
 func confirm(a *app, kind actions.Kind, fs *pflag.FlagSet, wf *writeFlags, policy *actions.Policy, plans []*actions.Plan, n int, s *session) error {
 	if policy.NeedsProfileName() && wf.confirmProfile != "" {
 		if err := policy.ConfirmProfile(wf.confirmProfile); err != nil {
-			return codeErr(exitRefused, "--confirm-profile: %v", err)
+			return codeErr(ExitRefused, "--confirm-profile: %v", err)
 		}
 	}
 	if wf.yes && !policy.NeedsProfileName() {
@@ -347,14 +317,14 @@ func confirm(a *app, kind actions.Kind, fs *pflag.FlagSet, wf *writeFlags, polic
 	if !a.inTTY {
 		fmt.Fprintln(a.stderr, "idemctl: refusing to write without confirmation (no terminal). To apply exactly what is shown above, run:")
 		fmt.Fprintln(a.stderr, exactCommand(kind, fs, plans, s))
-		return codeErr(exitRefused, "not confirmed: nothing was written")
+		return codeErr(ExitRefused, "not confirmed: nothing was written")
 	}
 	in := bufio.NewReader(a.stdin)
 	if policy.NeedsProfileName() {
 		fmt.Fprintf(a.stderr, "Profile %q is protected. Type its name to allow writes: ", s.profileName)
 		line, _ := in.ReadString('\n')
 		if err := policy.ConfirmProfile(strings.TrimSpace(line)); err != nil {
-			return codeErr(exitRefused, "%v", err)
+			return codeErr(ExitRefused, "%v", err)
 		}
 	}
 	if wf.yes {
@@ -369,7 +339,7 @@ func confirm(a *app, kind actions.Kind, fs *pflag.FlagSet, wf *writeFlags, polic
 	}
 	line, _ := in.ReadString('\n')
 	if strings.TrimSpace(line) != want {
-		return codeErr(exitRefused, "not confirmed: nothing was written")
+		return codeErr(ExitRefused, "not confirmed: nothing was written")
 	}
 	return nil
 }
@@ -468,20 +438,20 @@ func resultCode(rs []actions.Result, n int) error {
 		return nil
 	}
 	if n > 1 && done > 0 {
-		return codeErr(exitPartial, "partial: %d of %d applied", done, n)
+		return codeErr(ExitPartial, "partial: %d of %d applied", done, n)
 	}
 	for _, r := range rs {
 		switch r.Outcome {
 		case actions.Applied, actions.AlreadyApplied, actions.Skipped:
 			continue
 		case actions.Conflict:
-			return codeErr(exitConflict, "conflict: the record changed; nothing written for %s", inspect.Sanitize(r.Key))
+			return codeErr(ExitConflict, "conflict: the record changed; nothing written for %s", inspect.Sanitize(r.Key))
 		case actions.NotFound:
-			return codeErr(exitNotFound, "not found: %s", inspect.Sanitize(r.Key))
+			return codeErr(ExitNotFound, "not found: %s", inspect.Sanitize(r.Key))
 		case actions.Refused:
-			return codeErr(exitRefused, "refused: %s", inspect.Sanitize(r.Detail))
+			return codeErr(ExitRefused, "refused: %s", inspect.Sanitize(r.Detail))
 		default:
-			return codeErr(exitError, "%s: %s", r.Outcome, inspect.Sanitize(r.Detail))
+			return codeErr(ExitError, "%s: %s", r.Outcome, inspect.Sanitize(r.Detail))
 		}
 	}
 	return nil

@@ -1,7 +1,6 @@
-package cli
+package cli_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,122 +11,19 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/internal/cli"
+	"github.com/idemctl/idemctl/internal/clitest"
+	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
-// runCLIStdin is runCLI with something on stdin (still not a terminal).
-func runCLIStdin(t *testing.T, stdin string, env map[string]string, args ...string) cliResult {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Run(context.Background(), testIO(t, env, stdin, &out, &errb), args)
-	return cliResult{out.String(), errb.String(), code}
-}
-
 const cliKey = "atlasmart:ch23:idem:customer-7:POST:/orders:req-cli"
-
-// reserve creates a PROCESSING record the way the application does.
-func reserve(t *testing.T, srv *redistest.Server, key, body string) string {
-	t.Helper()
-	c := srv.Client(0)
-	defer c.Close()
-	fp := appsim.Fingerprint(body)
-	if got, err := appsim.Reserve.Run(context.Background(), c, []string{key}, fp, 60).StringSlice(); err != nil || got[0] != "STARTED" {
-		t.Fatalf("RESERVE %s: %v %v", key, got, err)
-	}
-	return fp
-}
-
-func hgetall(t *testing.T, srv *redistest.Server, key string) map[string]string {
-	t.Helper()
-	c := srv.Client(0)
-	defer c.Close()
-	return c.HGetAll(context.Background(), key).Val()
-}
-
-// printedCommand finds the exact command a refused run printed, split into
-// arguments as a shell would, and the here-document it feeds on stdin.
-func printedCommand(t *testing.T, stderr string) (args []string, stdin string) {
-	t.Helper()
-	lines := strings.Split(stderr, "\n")
-	for i, l := range lines {
-		if !strings.HasPrefix(l, "  idemctl ") {
-			continue
-		}
-		words := shellWords(t, strings.TrimPrefix(l, "  idemctl "))
-		if n := len(words); n < 4 || words[n-1] != "<<EOF" || words[n-2] != "-" || words[n-3] != "--from-file" || words[n-4] != "--yes" {
-			t.Fatalf("the printed command does not end with --yes --from-file - <<'EOF': %q", l)
-		}
-		var doc strings.Builder
-		for _, d := range lines[i+1:] {
-			if d == "EOF" {
-				return words[:len(words)-1], doc.String()
-			}
-			doc.WriteString(d + "\n")
-		}
-		t.Fatalf("unterminated here-document in %q", stderr)
-	}
-	t.Fatalf("no command printed:\n%s", stderr)
-	return nil, ""
-}
-
-// shellWords splits a POSIX shell line of plain words and single quotes.
-func shellWords(t *testing.T, s string) []string {
-	t.Helper()
-	var out []string
-	var cur strings.Builder
-	in, quoted := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quoted:
-			if c == '\'' {
-				quoted = false
-			} else {
-				cur.WriteByte(c)
-			}
-		case c == '\'':
-			quoted, in = true, true
-		case c == '\\' && i+1 < len(s):
-			i++
-			cur.WriteByte(s[i])
-			in = true
-		case c == ' ':
-			if in {
-				out = append(out, cur.String())
-				cur.Reset()
-				in = false
-			}
-		case strings.ContainsRune("\"$`;&|()", rune(c)):
-			t.Fatalf("unexpected shell syntax %q in %q", c, s)
-		default:
-			cur.WriteByte(c)
-			in = true
-		}
-	}
-	if quoted {
-		t.Fatalf("unterminated quote in %q", s)
-	}
-	if in {
-		out = append(out, cur.String())
-	}
-	return out
-}
-
-// auditLines reads the audit log or fails the test.
-func auditLines(t *testing.T, path string) []actions.AuditEntry {
-	t.Helper()
-	out, err := actions.ReadAuditLog(path)
-	if err != nil {
-		t.Fatalf("audit log: %v", err)
-	}
-	return out
-}
 
 // Writes are refused unless enabled: nothing is read, written or audited.
 func TestActionCLIReadOnly(t *testing.T) {
 	srv := redistest.Shared(t)
-	reserve(t, srv, cliKey, "body")
-	before := hgetall(t, srv, cliKey)
+	recordtest.Reserve(t, srv, cliKey, "body")
+	before := recordtest.HGetAll(t, srv, cliKey)
 	audit := filepath.Join(t.TempDir(), "audit.log")
 	for _, args := range [][]string{
 		{"fail", cliKey},
@@ -135,24 +31,24 @@ func TestActionCLIReadOnly(t *testing.T) {
 		{"expire", cliKey, "--ttl", "0"},
 		{"fail", cliKey, "--yes"},
 	} {
-		r := runCLI(t, nil, append(args, "--reason", "x", "--url", srv.URL(0), "--preset", "atlasmart", "--audit-log", audit)...)
-		r.mustCode(t, exitRefused)
-		r.oneLineErr(t)
-		if !strings.Contains(r.stderr, "read-only") || !strings.Contains(r.stderr, "--write") {
-			t.Fatalf("%v: %q", args, r.stderr)
+		r := clitest.Run(t, nil, append(args, "--reason", "x", "--url", srv.URL(0), "--preset", "atlasmart", "--audit-log", audit)...)
+		r.MustCode(t, cli.ExitRefused)
+		r.OneLineErr(t)
+		if !strings.Contains(r.Stderr, "read-only") || !strings.Contains(r.Stderr, "--write") {
+			t.Fatalf("%v: %q", args, r.Stderr)
 		}
 	}
-	if after := hgetall(t, srv, cliKey); after["state"] != "PROCESSING" || len(after) != len(before) {
+	if after := recordtest.HGetAll(t, srv, cliKey); after["state"] != "PROCESSING" || len(after) != len(before) {
 		t.Fatalf("record changed: %q", after)
 	}
 	if _, err := os.Stat(audit); !os.IsNotExist(err) {
 		t.Fatalf("an audit log was written for refused writes: %v", err)
 	}
 	// A dry run with writes off shows the plan and exits 0.
-	r := runCLI(t, nil, "fail", cliKey, "--reason", "x", "--url", srv.URL(0), "--preset", "atlasmart", "--dry-run")
-	r.mustCode(t, exitOK)
-	if !strings.Contains(r.stderr, "FAILED") || !strings.Contains(r.stderr, "nothing was written") {
-		t.Fatalf("dry run: %q", r.stderr)
+	r := clitest.Run(t, nil, "fail", cliKey, "--reason", "x", "--url", srv.URL(0), "--preset", "atlasmart", "--dry-run")
+	r.MustCode(t, cli.ExitOK)
+	if !strings.Contains(r.Stderr, "FAILED") || !strings.Contains(r.Stderr, "nothing was written") {
+		t.Fatalf("dry run: %q", r.Stderr)
 	}
 }
 
@@ -169,46 +65,46 @@ func pinnedLine(doc, key, state, fp string) bool {
 func TestActionCLIConfirmAndExactCommand(t *testing.T) {
 	srv := redistest.Shared(t)
 	env := map[string]string{"XDG_STATE_HOME": t.TempDir()} // the printed command audits to the default log
-	fp := reserve(t, srv, cliKey, "body")
+	fp := recordtest.Reserve(t, srv, cliKey, "body")
 
-	r := runCLI(t, env, "fail", cliKey, "--reason", "worker died; it's INC-7", "--url", srv.URL(0), "--preset", "atlasmart", "--write")
-	r.mustCode(t, exitRefused)
-	if !strings.Contains(r.stderr, "--yes --from-file -") {
-		t.Fatalf("no exact command: %q", r.stderr)
+	r := clitest.Run(t, env, "fail", cliKey, "--reason", "worker died; it's INC-7", "--url", srv.URL(0), "--preset", "atlasmart", "--write")
+	r.MustCode(t, cli.ExitRefused)
+	if !strings.Contains(r.Stderr, "--yes --from-file -") {
+		t.Fatalf("no exact command: %q", r.Stderr)
 	}
-	args, stdin := printedCommand(t, r.stderr)
+	args, stdin := clitest.PrintedCommand(t, r.Stderr)
 	if !pinnedLine(stdin, cliKey, "PROCESSING", fp) {
 		t.Fatalf("here-document %q", stdin)
 	}
-	if got := hgetall(t, srv, cliKey)["state"]; got != "PROCESSING" {
+	if got := recordtest.HGetAll(t, srv, cliKey)["state"]; got != "PROCESSING" {
 		t.Fatalf("an unconfirmed write changed the record: %s", got)
 	}
 
-	r = runCLIStdin(t, stdin, env, args...)
-	r.mustCode(t, exitOK)
-	if !strings.HasPrefix(r.stdout, "applied") || !strings.Contains(r.stdout, "summary: 1 applied") {
-		t.Fatalf("stdout %q", r.stdout)
+	r = clitest.RunStdin(t, stdin, env, args...)
+	r.MustCode(t, cli.ExitOK)
+	if !strings.HasPrefix(r.Stdout, "applied") || !strings.Contains(r.Stdout, "summary: 1 applied") {
+		t.Fatalf("stdout %q", r.Stdout)
 	}
-	got := hgetall(t, srv, cliKey)
+	got := recordtest.HGetAll(t, srv, cliKey)
 	if got["state"] != "FAILED" || got["reason"] != "worker died; it's INC-7" || got["failed_by"] == "" {
 		t.Fatalf("record %q", got)
 	}
-	es := auditLines(t, filepath.Join(env["XDG_STATE_HOME"], "idemctl", "audit.log"))
+	es := recordtest.AuditLines(t, filepath.Join(env["XDG_STATE_HOME"], "idemctl", "audit.log"))
 	if len(es) != 2 || es[0].Phase != "intent" || es[1].Outcome != actions.Applied || es[0].ID != es[1].ID {
 		t.Fatalf("audit %+v", es)
 	}
 
 	// The same command again is the same run: the record it applied is
 	// reported already_applied, not a conflict, and nothing is written.
-	r = runCLIStdin(t, stdin, env, args...)
-	r.mustCode(t, exitOK)
-	if !strings.HasPrefix(r.stdout, "already_applied") || fmt.Sprint(got) != fmt.Sprint(hgetall(t, srv, cliKey)) {
-		t.Fatalf("stdout %q", r.stdout)
+	r = clitest.RunStdin(t, stdin, env, args...)
+	r.MustCode(t, cli.ExitOK)
+	if !strings.HasPrefix(r.Stdout, "already_applied") || fmt.Sprint(got) != fmt.Sprint(recordtest.HGetAll(t, srv, cliKey)) {
+		t.Fatalf("stdout %q", r.Stdout)
 	}
 
 	// An absent key.
-	r = runCLI(t, env, "fail", cliKey+"-gone", "--reason", "x", "--url", srv.URL(0), "--preset", "atlasmart", "--write", "--yes")
-	r.mustCode(t, exitNotFound)
+	r = clitest.Run(t, env, "fail", cliKey+"-gone", "--reason", "x", "--url", srv.URL(0), "--preset", "atlasmart", "--write", "--yes")
+	r.MustCode(t, cli.ExitNotFound)
 }
 
 // A bulk run where some records changed since they were shown: the rest
@@ -219,11 +115,11 @@ func TestActionCLIBulkPartial(t *testing.T) {
 	keys := []string{cliKey + "-a", cliKey + "-b", cliKey + "-c"}
 	fps := make([]string, len(keys))
 	for i, k := range keys {
-		fps[i] = reserve(t, srv, k, "body-"+k)
+		fps[i] = recordtest.Reserve(t, srv, k, "body-"+k)
 	}
-	r := runCLI(t, env, append([]string{"expire", "--reason", "stuck batch", "--ttl", "0", "--url", srv.URL(0), "--preset", "atlasmart", "--write"}, keys...)...)
-	r.mustCode(t, exitRefused)
-	args, stdin := printedCommand(t, r.stderr)
+	r := clitest.Run(t, env, append([]string{"expire", "--reason", "stuck batch", "--ttl", "0", "--url", srv.URL(0), "--preset", "atlasmart", "--write"}, keys...)...)
+	r.MustCode(t, cli.ExitRefused)
+	args, stdin := clitest.PrintedCommand(t, r.Stderr)
 	if strings.Count(stdin, "\n") != 3 {
 		t.Fatalf("here-document %q", stdin)
 	}
@@ -233,14 +129,14 @@ func TestActionCLIBulkPartial(t *testing.T) {
 	if n, err := appsim.Complete.Run(context.Background(), c, []string{keys[1]}, fps[1], 201, `{"ok":true}`, 300).Int64(); err != nil || n != 1 {
 		t.Fatalf("COMPLETE: %d %v", n, err)
 	}
-	r = runCLIStdin(t, stdin, env, append(args, "--output", "json")...)
-	r.mustCode(t, exitPartial)
+	r = clitest.RunStdin(t, stdin, env, append(args, "--output", "json")...)
+	r.MustCode(t, cli.ExitPartial)
 	var out struct {
 		Results []actions.Result `json:"results"`
 		Summary map[string]int   `json:"summary"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-		t.Fatalf("json output: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+		t.Fatalf("json output: %v\n%s", err, r.Stdout)
 	}
 	if out.Summary["applied"] != 2 || out.Summary["conflict"] != 1 || out.Results[1].Key != keys[1] || out.Results[1].Outcome != actions.Conflict {
 		t.Fatalf("results %+v", out)
@@ -279,11 +175,11 @@ keyspaces:
     preset: atlasmart
 `), 0o600)
 	env := map[string]string{"IDEM_PW": "op-pw", "XDG_STATE_HOME": filepath.Join(dir, "default-state")}
-	fp := reserve(t, srv, cliKey, "body")
-	r := runCLI(t, env, "reconcile", cliKey, "--config", cfg, "--profile", "prod", "--ref", "ord-7", "--reason", "in OMS", "--audit-log", audit)
-	r.mustCode(t, exitRefused)
-	args, stdin := printedCommand(t, r.stderr)
-	if strings.Contains(r.stderr, "op-pw") {
+	fp := recordtest.Reserve(t, srv, cliKey, "body")
+	r := clitest.Run(t, env, "reconcile", cliKey, "--config", cfg, "--profile", "prod", "--ref", "ord-7", "--reason", "in OMS", "--audit-log", audit)
+	r.MustCode(t, cli.ExitRefused)
+	args, stdin := clitest.PrintedCommand(t, r.Stderr)
+	if strings.Contains(r.Stderr, "op-pw") {
 		t.Fatal("the password was printed")
 	}
 	if !pinnedLine(stdin, cliKey, "PROCESSING", fp) {
@@ -296,14 +192,14 @@ keyspaces:
 			bad[i] = "production"
 		}
 	}
-	runCLIStdin(t, stdin, env, bad...).mustCode(t, exitRefused)
+	clitest.RunStdin(t, stdin, env, bad...).MustCode(t, cli.ExitRefused)
 
-	r = runCLIStdin(t, stdin, env, args...)
-	r.mustCode(t, exitOK)
-	if got := hgetall(t, srv, cliKey); got["state"] != "SUCCEEDED" || got["reconciled_ref"] != "ord-7" {
+	r = clitest.RunStdin(t, stdin, env, args...)
+	r.MustCode(t, cli.ExitOK)
+	if got := recordtest.HGetAll(t, srv, cliKey); got["state"] != "SUCCEEDED" || got["reconciled_ref"] != "ord-7" {
 		t.Fatalf("record %q", got)
 	}
-	es := auditLines(t, audit)
+	es := recordtest.AuditLines(t, audit)
 	if len(es) != 2 || es[1].Outcome != actions.Applied || es[0].RedisUser != "idem-op" || es[0].Profile != "prod" {
 		t.Fatalf("audit %s: %+v", audit, es)
 	}
@@ -318,7 +214,7 @@ keyspaces:
 // before anything is read.
 func TestActionCLIWriteInputs(t *testing.T) {
 	srv := redistest.Shared(t)
-	reserve(t, srv, cliKey, "body")
+	recordtest.Reserve(t, srv, cliKey, "body")
 	c := srv.Client(0)
 	defer c.Close()
 	const marker = "idempotency:order:cli-1"
@@ -336,20 +232,20 @@ func TestActionCLIWriteInputs(t *testing.T) {
 		{[]string{"expire", cliKey, "--preset", "atlasmart", "--ttl", "keep", "--write"}, "--ttl: bad duration"},
 		{[]string{"fail", cliKey, "--preset", "atlasmart", "--ttl", "500us", "--write"}, "--ttl: must be at least 1ms, or 0"},
 	} {
-		r := runCLI(t, nil, append(tc.args, base...)...)
-		r.mustCode(t, exitUsage)
-		r.oneLineErr(t)
-		if !strings.Contains(r.stderr, tc.want) {
-			t.Fatalf("%v: %q, want %q", tc.args, r.stderr, tc.want)
+		r := clitest.Run(t, nil, append(tc.args, base...)...)
+		r.MustCode(t, cli.ExitUsage)
+		r.OneLineErr(t)
+		if !strings.Contains(r.Stderr, tc.want) {
+			t.Fatalf("%v: %q, want %q", tc.args, r.Stderr, tc.want)
 		}
 	}
-	if got := hgetall(t, srv, cliKey)["state"]; got != "PROCESSING" {
+	if got := recordtest.HGetAll(t, srv, cliKey)["state"]; got != "PROCESSING" {
 		t.Fatalf("a refused input changed the record: %s", got)
 	}
 	// A bare marker records no reference: reconcile needs none.
-	r := runCLI(t, nil, append([]string{"reconcile", marker, "--preset", "setnx", "--dry-run"}, base...)...)
-	r.mustCode(t, exitOK)
-	if !strings.Contains(r.stderr, "1 of 1 would be written") {
-		t.Fatalf("reconcile a marker without --ref: %q", r.stderr)
+	r := clitest.Run(t, nil, append([]string{"reconcile", marker, "--preset", "setnx", "--dry-run"}, base...)...)
+	r.MustCode(t, cli.ExitOK)
+	if !strings.Contains(r.Stderr, "1 of 1 would be written") {
+		t.Fatalf("reconcile a marker without --ref: %q", r.Stderr)
 	}
 }

@@ -20,93 +20,83 @@ type auditOptions struct {
 	configPath, profile, auditLog, output string
 }
 
-func (o *auditOptions) register(fs *pflag.FlagSet) {
+func (o *auditOptions) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.auditLog, "audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
 	fs.StringVar(&o.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/idemctl/config.yaml)")
 	fs.StringVar(&o.profile, "profile", "", "profile from the config file (for its audit_log)")
 	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
 }
 
+// newAuditCmd is audit and audit show.
 func newAuditCmd(a *app) *cobra.Command {
-	var o auditOptions
-	c := newCommand("audit [flags]", "the runs in the audit log: what each planned, applied, and left undone",
-		"List the guarded-write runs recorded in the audit log, oldest first: the run id\n"+
-			"(the same input run again has the same id), when, who, the action, and how many\n"+
-			"keys it planned, applied, met in conflict, failed and left undone, over all its\n"+
-			"executions. 'idemctl audit show RUN' lists the keys a run left undone. Torn lines\n"+
-			"(left by a crash or a full disk, and marked by the next write) are counted on\n"+
-			"stderr. Reads the log only; never connects to Redis.",
-		func(ctx context.Context, fs *pflag.FlagSet, args []string) error {
-			runs, err := readRuns(a, &o)
-			if err != nil {
-				return err
-			}
-			if o.output == "json" {
-				sums := make([]actions.RunSummary, len(runs)) // [] when there are none
-				for i, r := range runs {
-					sums[i] = r.RunSummary
-				}
-				return writeJSON(a, map[string]any{"runs": sums})
-			}
-			tw := tabwriter.NewWriter(a.stdout, 2, 8, 2, ' ', 0)
-			fmt.Fprintln(tw, "RUN\tSTARTED\tOPERATOR\tACTION\tPLANNED\tAPPLIED\tCONFLICT\tFAILED\tUNDONE")
-			for _, r := range runs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\n", r.ID, shortTime(r.Started), inspect.Sanitize(r.Operator),
-					r.Action, r.Planned, r.Applied, r.Conflict, r.Failed, r.Undone)
-			}
-			return tw.Flush()
-		})
-	o.register(c.Flags())
-	c.AddCommand(newAuditShowCmd(a))
-	return c
-}
-
-func newAuditShowCmd(a *app) *cobra.Command {
-	var o auditOptions
-	c := newCommand("show RUN [flags]", "what one run did, and every key it left undone",
-		"Show one run (its id, or the start of it) and the keys it left undone, each with the\n"+
-			"last thing the log says about it: an outcome (conflict, error, …), in_doubt (an\n"+
-			"intent without an outcome: the run was killed in between; running the same input\n"+
-			"again settles it) or not_attempted. Running the same command again applies what\n"+
-			"is left and reports the rest as already_applied.",
-		func(ctx context.Context, fs *pflag.FlagSet, args []string) error {
-			runs, err := readRuns(a, &o)
-			if err != nil {
-				return err
-			}
-			r, hits := actions.FindRun(runs, args[0])
-			if r == nil {
-				if len(hits) > 1 {
-					return usageErr("run %q is ambiguous: %d runs start with it", inspect.Sanitize(args[0]), len(hits))
-				}
-				return codeErr(exitNotFound, "no run %q in the audit log", inspect.Sanitize(args[0]))
-			}
-			if o.output == "json" {
-				return writeJSON(a, r)
-			}
-			fmt.Fprintf(a.stdout, "run %s: %s by %s, %s (last %s), %d execution(s)\nreason: %s\n",
-				r.ID, r.Action, inspect.Sanitize(r.Operator), shortTime(r.Started), shortTime(r.Last), r.Executions, inspect.Sanitize(r.Reason))
-			fmt.Fprintf(a.stdout, "planned %d, applied %d, conflict %d, failed %d, in doubt %d, undone %d\n",
-				r.Planned, r.Applied, r.Conflict, r.Failed, r.InDoubt, r.Undone)
-			if r.Undone == 0 {
-				fmt.Fprintln(a.stdout, "nothing left undone")
-				return nil
-			}
-			tw := tabwriter.NewWriter(a.stdout, 2, 8, 2, ' ', 0)
-			fmt.Fprintln(tw, "KEY\tLAST\tDETAIL")
-			for _, k := range r.UndoneKeys {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", inspect.Sanitize(k.Key), k.Last, units.Clip(inspect.Sanitize(k.Detail), 100))
-			}
-			return tw.Flush()
-		})
-	c.Args = func(c *cobra.Command, args []string) error {
+	c := leaf(a, "audit", &auditCmd{})
+	show := leaf(a, "audit-show", &auditShowCmd{})
+	show.Args = func(c *cobra.Command, args []string) error {
 		if len(args) != 1 {
 			return usageErr("want one run id (see 'idemctl audit' for the list)")
 		}
 		return nil
 	}
-	o.register(c.Flags())
+	c.AddCommand(show)
 	return c
+}
+
+// auditCmd lists the runs.
+type auditCmd struct{ auditOptions }
+
+func (o *auditCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, _ []string) error {
+	runs, err := readRuns(a, &o.auditOptions)
+	if err != nil {
+		return err
+	}
+	if o.output == "json" {
+		sums := make([]actions.RunSummary, len(runs)) // [] when there are none
+		for i, r := range runs {
+			sums[i] = r.RunSummary
+		}
+		return writeJSON(a, map[string]any{"runs": sums})
+	}
+	tw := tabwriter.NewWriter(a.stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSTARTED\tOPERATOR\tACTION\tPLANNED\tAPPLIED\tCONFLICT\tFAILED\tUNDONE")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\n", r.ID, shortTime(r.Started), inspect.Sanitize(r.Operator),
+			r.Action, r.Planned, r.Applied, r.Conflict, r.Failed, r.Undone)
+	}
+	return tw.Flush()
+}
+
+// auditShowCmd shows one run and what it left undone.
+type auditShowCmd struct{ auditOptions }
+
+func (o *auditShowCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, args []string) error {
+	runs, err := readRuns(a, &o.auditOptions)
+	if err != nil {
+		return err
+	}
+	r, hits := actions.FindRun(runs, args[0])
+	if r == nil {
+		if len(hits) > 1 {
+			return usageErr("run %q is ambiguous: %d runs start with it", inspect.Sanitize(args[0]), len(hits))
+		}
+		return codeErr(ExitNotFound, "no run %q in the audit log", inspect.Sanitize(args[0]))
+	}
+	if o.output == "json" {
+		return writeJSON(a, r)
+	}
+	fmt.Fprintf(a.stdout, "run %s: %s by %s, %s (last %s), %d execution(s)\nreason: %s\n",
+		r.ID, r.Action, inspect.Sanitize(r.Operator), shortTime(r.Started), shortTime(r.Last), r.Executions, inspect.Sanitize(r.Reason))
+	fmt.Fprintf(a.stdout, "planned %d, applied %d, conflict %d, failed %d, in doubt %d, undone %d\n",
+		r.Planned, r.Applied, r.Conflict, r.Failed, r.InDoubt, r.Undone)
+	if r.Undone == 0 {
+		fmt.Fprintln(a.stdout, "nothing left undone")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tLAST\tDETAIL")
+	for _, k := range r.UndoneKeys {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", inspect.Sanitize(k.Key), k.Last, units.Clip(inspect.Sanitize(k.Detail), 100))
+	}
+	return tw.Flush()
 }
 
 // readRuns reads the runs from the audit log the flags or profile name.

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/inspect"
@@ -47,6 +46,7 @@ type checkResult struct {
 	Verdict    string      `json:"verdict"` // ok, fail, incomplete
 	Message    string      `json:"message"`
 	Complete   bool        `json:"complete"`
+	Covered    float64     `json:"covered"` // share of the keyspaces scanned
 	Error      string      `json:"error,omitempty"`
 	Records    int64       `json:"records"`
 	Keyspaces  []string    `json:"keyspaces"`
@@ -54,39 +54,28 @@ type checkResult struct {
 	Thresholds []threshold `json:"thresholds"`
 }
 
-// checkCmdOptions are check's flags.
-type checkCmdOptions struct {
-	cf                                     connFlags
-	kf                                     keyspaceFlags
-	sf                                     scanFlags
+// checkCmd holds check's flags.
+type checkCmd struct {
+	readFlags
 	maxStale, maxPNT, maxNoTTL, maxUnknown int64
 	maxOldest                              time.Duration
 	maxMem                                 int64
 	output                                 string
 }
 
-func newCheckCmd(a *app) *cobra.Command {
-	var o checkCmdOptions
-	c := newCommand("check --max-… [flags]", "one scan against thresholds (stale, no TTL, oldest processing…): exit 8 when crossed",
-		"One scan, judged against thresholds, for cron and CI: prints a one-line verdict\n"+
-			"and exits 0 when every threshold holds, 8 when one is crossed, 3 when the scan\n"+
-			"was incomplete (the data cannot clear the thresholds; a threshold crossed by\n"+
-			"what was read still exits 8, since more data only adds to it). Counts are summed\n"+
-			"over the keyspaces; a threshold is crossed when the value is above it.",
-		func(ctx context.Context, fs *pflag.FlagSet, _ []string) error { return runCheck(ctx, a, fs, &o) })
-	fs := c.Flags()
+// flags registers check's flags.
+func (o *checkCmd) flags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.maxStale, "max-stale", 0, "most stale processing records allowed")
 	fs.Int64Var(&o.maxPNT, "max-processing-no-ttl", 0, "most processing records without TTL allowed")
 	fs.Int64Var(&o.maxNoTTL, "max-no-ttl", 0, "most records without TTL allowed")
 	fs.Int64Var(&o.maxUnknown, "max-unknown-state", 0, "most records with an unknown state allowed")
-	fs.Var(durationValue{&o.maxOldest}, "max-oldest-processing", "oldest processing record's age allowed, e.g. 5m")
-	fs.Var(sizeValue{&o.maxMem}, "max-memory", "most memory allowed for the records, e.g. 512MiB")
+	fs.Var(durationValue(&o.maxOldest), "max-oldest-processing", "oldest processing record's age allowed, e.g. 5m")
+	fs.Var(sizeValue(&o.maxMem), "max-memory", "most memory allowed for the records, e.g. 512MiB")
 	outputFlag(fs, &o.output, "text", "text (one line) or json", "text", "json")
-	addReadFlags(fs, &o.cf, &o.kf, &o.sf)
-	return c
+	o.readFlags.register(fs)
 }
 
-func runCheck(ctx context.Context, a *app, fs *pflag.FlagSet, o *checkCmdOptions) error {
+func (o *checkCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
 	if o.output != "text" && o.output != "json" {
 		return usageErr("--output %q: want text or json", o.output)
 	}
@@ -116,15 +105,19 @@ func runCheck(ctx context.Context, a *app, fs *pflag.FlagSet, o *checkCmdOptions
 	if len(ths) == 0 {
 		return usageErr("no threshold given: pass at least one of --max-stale, --max-processing-no-ttl, --max-no-ttl, --max-unknown-state, --max-oldest-processing, --max-memory")
 	}
-	s, err := a.openSession(ctx, fs, &o.cf, &o.kf, &o.sf, true)
+	s, err := a.openRead(ctx, fs, &o.readFlags)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 
+	progress := a.newProgress("check", o.sf.quiet)
+	s.scan.Progress = progress.update
 	snap := inspect.TakeSnapshot(ctx, s.client, s.keyspaces, s.scan, 1)
+	progress.clear()
 	if ctx.Err() != nil {
-		return context.Canceled
+		// Ctrl-C: judge what was read; the verdict says how far it got.
+		snap.Err = fmt.Errorf("interrupted after %.0f%% of the keyspace", snap.Covered*100)
 	}
 	res := judge(&snap, ths)
 	if o.output == "json" {
@@ -140,9 +133,9 @@ func runCheck(ctx context.Context, a *app, fs *pflag.FlagSet, o *checkCmdOptions
 	// The verdict on stdout says it all: the exit code carries no second copy.
 	switch res.Verdict {
 	case "fail":
-		return &exitErr{code: exitThreshold}
+		return &exitErr{code: ExitThreshold}
 	case "incomplete":
-		return &exitErr{code: exitIncomplete}
+		return &exitErr{code: ExitIncomplete}
 	}
 	return nil
 }
@@ -152,7 +145,7 @@ func runCheck(ctx context.Context, a *app, fs *pflag.FlagSet, o *checkCmdOptions
 // crossed for certain, while one that holds proves nothing.
 func judge(snap *inspect.Snapshot, ths []threshold) checkResult {
 	tot := snap.Totals()
-	res := checkResult{Complete: snap.Complete, Records: tot.Records, DurationMs: snap.Duration.Milliseconds()}
+	res := checkResult{Complete: snap.Complete, Covered: snap.Covered, Records: tot.Records, DurationMs: snap.Duration.Milliseconds()}
 	for _, k := range snap.Keyspaces {
 		res.Keyspaces = append(res.Keyspaces, k.Name)
 	}

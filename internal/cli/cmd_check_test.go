@@ -1,4 +1,4 @@
-package cli
+package cli_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/internal/cli"
+	"github.com/idemctl/idemctl/internal/clitest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -14,20 +16,20 @@ import (
 // 20 without TTL), none unknown; the oldest processing record is 15–30 min old.
 func seedForCheck(t *testing.T, url string) []string {
 	t.Helper()
-	runCLI(t, nil, append([]string{"seed", "--url", url, "--count", "1000"}, exporterTiming...)...).mustCode(t, 0)
+	clitest.Run(t, nil, append([]string{"seed", "--url", url, "--count", "1000"}, exporterTiming...)...).MustCode(t, 0)
 	return append([]string{"check", "--url", url, "--preset", "atlasmart"}, exporterTiming...)
 }
 
 // verdict checks the one-line verdict and the exit code.
-func verdict(t *testing.T, r cliResult, code int, prefix string) {
+func verdict(t *testing.T, r clitest.Result, code int, prefix string) {
 	t.Helper()
-	r.mustCode(t, code)
-	if lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], prefix) {
-		t.Errorf("want one line starting %q, got %q", prefix, r.stdout)
+	r.MustCode(t, code)
+	if lines := strings.Split(strings.TrimRight(r.Stdout, "\n"), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], prefix) {
+		t.Errorf("want one line starting %q, got %q", prefix, r.Stdout)
 	}
 	// Said once: on stdout, never repeated on stderr.
-	if r.stderr != "" {
-		t.Errorf("the verdict is repeated on stderr: %q", r.stderr)
+	if r.Stderr != "" {
+		t.Errorf("the verdict is repeated on stderr: %q", r.Stderr)
 	}
 }
 
@@ -46,22 +48,22 @@ func TestCheckEachThreshold(t *testing.T) {
 	for _, c := range cases {
 		t.Run(strings.TrimPrefix(c.flag, "--"), func(t *testing.T) {
 			name := strings.ReplaceAll(strings.TrimPrefix(strings.TrimPrefix(c.flag, "--max-"), "--"), "-", "_")
-			r := runCLI(t, nil, append(append([]string{}, base...), c.flag, c.crossed)...)
-			verdict(t, r, exitThreshold, "FAIL: "+name+" ")
-			if !strings.Contains(r.stdout, name+" ") || !strings.Contains(r.stdout, " > ") {
-				t.Errorf("the verdict does not say what crossed: %q", r.stdout)
+			r := clitest.Run(t, nil, append(append([]string{}, base...), c.flag, c.crossed)...)
+			verdict(t, r, cli.ExitThreshold, "FAIL: "+name+" ")
+			if !strings.Contains(r.Stdout, name+" ") || !strings.Contains(r.Stdout, " > ") {
+				t.Errorf("the verdict does not say what crossed: %q", r.Stdout)
 			}
-			r = runCLI(t, nil, append(append([]string{}, base...), c.flag, c.held)...)
-			verdict(t, r, exitOK, "OK: "+name+" ")
+			r = clitest.Run(t, nil, append(append([]string{}, base...), c.flag, c.held)...)
+			verdict(t, r, cli.ExitOK, "OK: "+name+" ")
 		})
 	}
 
 	// The issue's example: the seeded stale and no-TTL records fail it.
-	r := runCLI(t, nil, append(base, "--max-stale", "0", "--max-processing-no-ttl", "0", "--max-oldest-processing", "5m")...)
-	verdict(t, r, exitThreshold, "FAIL: stale 80 > 0, processing_no_ttl 20 > 0, oldest_processing ")
+	r := clitest.Run(t, nil, append(base, "--max-stale", "0", "--max-processing-no-ttl", "0", "--max-oldest-processing", "5m")...)
+	verdict(t, r, cli.ExitThreshold, "FAIL: stale 80 > 0, processing_no_ttl 20 > 0, oldest_processing ")
 
-	r = runCLI(t, nil, append(base, "--max-unknown-state", "0", "--max-stale", "1000", "-o", "json")...)
-	r.mustCode(t, exitOK)
+	r = clitest.Run(t, nil, append(base, "--max-unknown-state", "0", "--max-stale", "1000", "-o", "json")...)
+	r.MustCode(t, cli.ExitOK)
 	var out struct {
 		Verdict    string `json:"verdict"`
 		Complete   bool   `json:"complete"`
@@ -72,7 +74,7 @@ func TestCheckEachThreshold(t *testing.T) {
 			Crossed bool   `json:"crossed"`
 		} `json:"thresholds"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.Verdict != "ok" || !out.Complete || out.Records != 1000 ||
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil || out.Verdict != "ok" || !out.Complete || out.Records != 1000 ||
 		len(out.Thresholds) != 2 || out.Thresholds[0].Name != "stale" || out.Thresholds[0].Value != 80 || out.Thresholds[0].Crossed {
 		t.Fatalf("json: %v %+v", err, out)
 	}
@@ -81,59 +83,59 @@ func TestCheckEachThreshold(t *testing.T) {
 	c := srv.Client(0)
 	defer c.Close()
 	c.HSet(context.Background(), "atlasmart:ch23:idem:customer-9:POST:/orders:odd", "state", "HALF_DONE", "fingerprint", "x")
-	r = runCLI(t, nil, append(base, "--max-unknown-state", "0")...)
-	verdict(t, r, exitThreshold, "FAIL: unknown_state 1 > 0")
+	r = clitest.Run(t, nil, append(base, "--max-unknown-state", "0")...)
+	verdict(t, r, cli.ExitThreshold, "FAIL: unknown_state 1 > 0")
 }
 
 // A check must never pass on a scan that did not see everything.
 func TestCheckIncompleteScan(t *testing.T) {
 	srv := redistest.Shared(t)
 	base := seedForCheck(t, srv.URL(0))
-	r := runCLI(t, nil, append(base, "--max-stale", "1000", "--max-keys", "100")...)
-	verdict(t, r, exitIncomplete, "INCOMPLETE: ")
-	if !strings.Contains(r.stdout, "--max-keys") {
-		t.Errorf("verdict should say why: %q", r.stdout)
+	r := clitest.Run(t, nil, append(base, "--max-stale", "1000", "--max-keys", "100")...)
+	verdict(t, r, cli.ExitIncomplete, "INCOMPLETE: ")
+	if !strings.Contains(r.Stdout, "--max-keys") {
+		t.Errorf("verdict should say why: %q", r.Stdout)
 	}
 	// What a partial scan already found only grows with the rest: crossed for certain.
-	r = runCLI(t, nil, append(base, "--max-stale", "0", "--max-keys", "500")...)
-	verdict(t, r, exitThreshold, "FAIL: stale ")
-	if !strings.Contains(r.stdout, "INCOMPLETE") {
-		t.Errorf("verdict should say the scan was incomplete: %q", r.stdout)
+	r = clitest.Run(t, nil, append(base, "--max-stale", "0", "--max-keys", "500")...)
+	verdict(t, r, cli.ExitThreshold, "FAIL: stale ")
+	if !strings.Contains(r.Stdout, "INCOMPLETE") {
+		t.Errorf("verdict should say the scan was incomplete: %q", r.Stdout)
 	}
 }
 
 func TestCheckServerDiesMidScan(t *testing.T) {
 	own := redistest.Own(t)
-	runCLI(t, nil, append([]string{"seed", "--url", own.URL(0), "--count", "20000"}, exporterTiming...)...).mustCode(t, 0)
+	clitest.Run(t, nil, append([]string{"seed", "--url", own.URL(0), "--count", "20000"}, exporterTiming...)...).MustCode(t, 0)
 	go func() {
 		time.Sleep(300 * time.Millisecond)
 		own.Stop()
 	}()
-	r := runCLI(t, nil, append([]string{"check", "--url", own.URL(0), "--preset", "atlasmart", "--max-stale", "100000",
+	r := clitest.Run(t, nil, append([]string{"check", "--url", own.URL(0), "--preset", "atlasmart", "--max-stale", "100000",
 		"--count", "100", "--keys-per-sec", "10000", "--dial-timeout", "1s", "--read-timeout", "1s"}, exporterTiming...)...)
-	verdict(t, r, exitIncomplete, "INCOMPLETE: ")
+	verdict(t, r, cli.ExitIncomplete, "INCOMPLETE: ")
 
 	// Unreachable from the start: a connection error, as for every command.
-	r = runCLI(t, nil, "check", "--url", own.URL(0), "--preset", "atlasmart", "--max-stale", "0", "--dial-timeout", "1s")
-	r.mustCode(t, exitError)
-	r.oneLineErr(t)
+	r = clitest.Run(t, nil, "check", "--url", own.URL(0), "--preset", "atlasmart", "--max-stale", "0", "--dial-timeout", "1s")
+	r.MustCode(t, cli.ExitError)
+	r.OneLineErr(t)
 }
 
 func TestCheckUsage(t *testing.T) {
 	srv := redistest.Shared(t)
 	base := []string{"check", "--url", srv.URL(0), "--preset", "atlasmart"}
 	for _, bad := range [][]string{{}, {"--max-stale", "-1"}, {"--max-stale", "0", "-o", "xml"}, {"--max-oldest-processing", "soon"}, {"--max-stale", "0", "x"}} {
-		r := runCLI(t, nil, append(append([]string{}, base...), bad...)...)
-		r.mustCode(t, exitUsage)
-		r.oneLineErr(t)
+		r := clitest.Run(t, nil, append(append([]string{}, base...), bad...)...)
+		r.MustCode(t, cli.ExitUsage)
+		r.OneLineErr(t)
 	}
-	r := runCLI(t, nil, "check", "--help")
-	r.mustCode(t, 0)
+	r := clitest.Run(t, nil, "check", "--help")
+	r.MustCode(t, 0)
 	for _, f := range []string{"--max-stale", "--max-processing-no-ttl", "--max-no-ttl", "--max-oldest-processing", "--max-unknown-state", "--max-memory", "--output"} {
-		if !strings.Contains(r.stdout, f) {
+		if !strings.Contains(r.Stdout, f) {
 			t.Errorf("check --help lacks %s", f)
 		}
 	}
 	// An empty keyspace passes: nothing is stuck.
-	verdict(t, runCLI(t, nil, append(base, "--max-stale", "0")...), exitOK, "OK: stale 0 <= 0 — 0 records")
+	verdict(t, clitest.Run(t, nil, append(base, "--max-stale", "0")...), cli.ExitOK, "OK: stale 0 <= 0 — 0 records")
 }

@@ -26,7 +26,7 @@ func newConfigCmd(a *app) *cobra.Command {
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error { return pflag.ErrHelp },
 	}
-	c.AddCommand(newConfigPathCmd(a), newConfigViewCmd(a))
+	c.AddCommand(leaf(a, "config-path", &configPathCmd{}), leaf(a, "config-view", &configViewCmd{}))
 	return c
 }
 
@@ -37,41 +37,39 @@ type configPathView struct {
 	Exists bool   `json:"exists"` // an absent default file is fine; an absent named one is an error elsewhere
 }
 
-func newConfigPathCmd(a *app) *cobra.Command {
-	var configPath, output string
-	c := newCommand("path [flags]", "the config file in effect, why (flag, environment or default), and whether it exists",
-		"Print the config file idemctl reads and why: --config, $IDEMCTL_CONFIG, or the\n"+
-			"default $XDG_CONFIG_HOME/idemctl/config.yaml (~/.config/idemctl/config.yaml);\n"+
-			"and whether it exists. The first line is the path alone, for scripts.",
-		func(context.Context, *pflag.FlagSet, []string) error {
-			f := a.configFile(configPath)
-			v := configPathView{Path: f.path, From: f.from}
-			if f.path != "" {
-				_, err := os.Stat(f.path)
-				v.Exists = err == nil
-			}
-			if output == "json" {
-				return writeJSON(a, v)
-			}
-			if output != "text" {
-				return usageErr("--output %q: want text or json", output)
-			}
-			if v.Path == "" {
-				fmt.Fprintln(a.stdout, "(none: neither --config, $IDEMCTL_CONFIG, $XDG_CONFIG_HOME nor $HOME is set)")
-				return nil
-			}
-			exists := "yes"
-			if !v.Exists {
-				exists = "no"
-			}
-			fmt.Fprintf(a.stdout, "%s\n  from:   %s\n  exists: %s\n", v.Path, configFromText(v.From), exists)
-			return nil
-		})
-	outputFlag(c.Flags(), &output, "text", "text or json", "text", "json")
-	addGroup(c.Flags(), groupConnection, func(fs *pflag.FlagSet) {
-		fs.StringVar(&configPath, "config", "", "config file (default $XDG_CONFIG_HOME/idemctl/config.yaml)")
+// configPathCmd names the config file in effect.
+type configPathCmd struct{ configPath, output string }
+
+func (o *configPathCmd) flags(fs *pflag.FlagSet) {
+	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
+	addGroup(fs, groupConnection, func(fs *pflag.FlagSet) {
+		fs.StringVar(&o.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/idemctl/config.yaml)")
 	})
-	return c
+}
+
+func (o *configPathCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, _ []string) error {
+	f := a.configFile(o.configPath)
+	v := configPathView{Path: f.path, From: f.from}
+	if f.path != "" {
+		_, err := os.Stat(f.path)
+		v.Exists = err == nil
+	}
+	if o.output == "json" {
+		return writeJSON(a, v)
+	}
+	if o.output != "text" {
+		return usageErr("--output %q: want text or json", o.output)
+	}
+	if v.Path == "" {
+		fmt.Fprintln(a.stdout, "(none: neither --config, $IDEMCTL_CONFIG, $XDG_CONFIG_HOME nor $HOME is set)")
+		return nil
+	}
+	exists := "yes"
+	if !v.Exists {
+		exists = "no"
+	}
+	fmt.Fprintf(a.stdout, "%s\n  from:   %s\n  exists: %s\n", v.Path, configFromText(v.From), exists)
+	return nil
 }
 
 func configFromText(from string) string {
@@ -125,6 +123,7 @@ type scanView struct {
 	MaxKeys       int64  `json:"max_keys" yaml:"max_keys"`
 	KeysPerSec    int    `json:"keys_per_sec" yaml:"keys_per_sec"`
 	Pause         string `json:"pause" yaml:"pause"`
+	MaxLatency    string `json:"max_latency" yaml:"max_latency"`
 	InFlight      int    `json:"in_flight" yaml:"in_flight"`
 	MaxNodes      int    `json:"max_nodes" yaml:"max_nodes"`
 	NoMemory      bool   `json:"no_memory" yaml:"no_memory"`
@@ -143,30 +142,19 @@ type keyspaceView struct {
 	MaxValue          string `json:"max_value" yaml:"max_value"`
 }
 
-// configViewCmdOptions are config view's flags: the same connection,
+// configViewCmd are config view's flags: the same connection,
 // keyspace and scan flags as scan, so it shows what scan would use.
-type configViewCmdOptions struct {
-	cf     connFlags
-	kf     keyspaceFlags
-	sf     scanFlags
+type configViewCmd struct {
+	readFlags
 	output string
 }
 
-func newConfigViewCmd(a *app) *cobra.Command {
-	var o configViewCmdOptions
-	c := newCommand("view [flags]", "the effective config: file, environment and flags merged, secrets redacted",
-		"Print the configuration a command run with the same flags would use: the config\n"+
-			"file's profile with the IDEMCTL_… variables and flags applied, its keyspaces with\n"+
-			"the presets' defaults filled in, and the scan settings. Passwords are never\n"+
-			"printed: only where they come from. Connects to nothing.",
-		func(ctx context.Context, fs *pflag.FlagSet, _ []string) error { return runConfigView(a, fs, &o) })
-	fs := c.Flags()
+func (o *configViewCmd) flags(fs *pflag.FlagSet) {
 	outputFlag(fs, &o.output, "yaml", "yaml or json", "yaml", "json")
-	addReadFlags(fs, &o.cf, &o.kf, &o.sf)
-	return c
+	o.readFlags.register(fs)
 }
 
-func runConfigView(a *app, fs *pflag.FlagSet, o *configViewCmdOptions) error {
+func (o *configViewCmd) run(_ context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
 	if o.output != "yaml" && o.output != "json" {
 		return usageErr("--output %q: want yaml or json", o.output)
 	}
@@ -203,15 +191,16 @@ func runConfigView(a *app, fs *pflag.FlagSet, o *configViewCmdOptions) error {
 	}
 	sort.Strings(v.Schemas)
 	v.Connection = connectionView{
-		URL: s.ep.String(), Mode: s.mode, Addrs: s.opts.seeds, SentinelMaster: s.opts.master, User: s.ep.user,
-		Password: passwordSource(&o.cf, s), TLSCA: s.opts.tlsCA, TLSInsecure: s.opts.tlsInsecure,
-		DialTimeout: s.opts.dialTimeout.String(), ReadTimeout: s.opts.readTimeout.String(), ReadFromReplicas: s.scan.Replicas,
+		URL: s.ep.String(), Mode: s.mode, Addrs: s.opts.Seeds, SentinelMaster: s.opts.Master, User: s.ep.User,
+		Password: passwordSource(&o.cf, s), TLSCA: s.opts.TLSCA, TLSInsecure: s.opts.TLSInsecure,
+		DialTimeout: s.opts.DialTimeout.String(), ReadTimeout: s.opts.ReadTimeout.String(), ReadFromReplicas: s.scan.Replicas,
 	}
 	audit := pick(s.profile.AuditLog, actions.DefaultAuditPath(a.getenv))
 	v.Writes = writesView{Enabled: s.profile.Writes, Protected: s.profile.Protected, AuditLog: audit, AuditStream: s.profile.AuditStream}
 	sc := s.scan
 	v.Scan = scanView{Count: sc.Count, MaxKeys: sc.MaxKeys, KeysPerSec: sc.KeysPerSec, Pause: durText(sc.Pause),
-		InFlight: sc.InFlight, MaxNodes: sc.MaxNodes, NoMemory: sc.NoMemory, ResponseSizes: sc.ResponseSizes}
+		MaxLatency: durText(sc.MaxLatency),
+		InFlight:   sc.InFlight, MaxNodes: sc.MaxNodes, NoMemory: sc.NoMemory, ResponseSizes: sc.ResponseSizes}
 	v.Keyspaces = []keyspaceView{}
 	for _, ks := range s.keyspaces {
 		v.Keyspaces = append(v.Keyspaces, keyspaceViewOf(ks))
@@ -240,7 +229,7 @@ func passwordSource(cf *connFlags, s *session) string {
 		return "$" + s.profile.PasswordEnv + " (profile)"
 	case s.profile.PasswordFile != "":
 		return "file " + s.profile.PasswordFile + " (profile)"
-	case s.ep.password != "":
+	case s.ep.Password != "":
 		return "in the URL (not shown)"
 	}
 	return "none"

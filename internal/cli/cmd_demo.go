@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
@@ -15,33 +14,24 @@ import (
 	"github.com/idemctl/idemctl/ui"
 )
 
-// demoCmdOptions are demo's flags.
-type demoCmdOptions struct {
+// demoCmd are demo's flags.
+type demoCmd struct {
 	count, rate int
 	crash       float64
 	auditLog    string
 	refresh     time.Duration
 }
 
-func newDemoCmd(a *app) *cobra.Command {
-	o := demoCmdOptions{refresh: 3 * time.Second}
-	c := newCommand("demo [flags]", "try it: the TUI on an embedded Redis with a live simulated application",
-		"Try idemctl with nothing installed: starts an embedded in-process Redis-compatible\n"+
-			"server (miniredis), seeds it with realistic records, runs a simulated application\n"+
-			"that keeps reserving and completing requests — and now and then crashes, leaving\n"+
-			"PROCESSING records that go stale while you watch — and opens the TUI on it with\n"+
-			"writes enabled (a sandbox: nothing leaves this process).",
-		func(ctx context.Context, _ *pflag.FlagSet, _ []string) error { return runDemo(ctx, a, &o) })
-	fs := c.Flags()
+func (o *demoCmd) flags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.count, "count", 3000, "records to seed")
 	fs.IntVar(&o.rate, "rate", 20, "simulated requests per second")
 	fs.Float64Var(&o.crash, "crash-rate", 0.05, "share of simulated requests whose worker crashes")
 	fs.StringVar(&o.auditLog, "audit-log", filepath.Join(os.TempDir(), "idemctl-demo-audit.log"), "the demo's own audit log")
-	fs.Var(durationValue{&o.refresh}, "refresh", "rescan interval")
-	return c
+	o.refresh = 3 * time.Second
+	fs.Var(durationValue(&o.refresh), "refresh", "rescan interval")
 }
 
-func runDemo(ctx context.Context, a *app, o *demoCmdOptions) error {
+func (o *demoCmd) run(ctx context.Context, a *app, _ *pflag.FlagSet, _ []string) error {
 	if o.count < 1 || o.rate < 0 || o.crash < 0 || o.crash > 1 {
 		return usageErr("--count must be positive, --rate ≥ 0, --crash-rate between 0 and 1")
 	}

@@ -6,37 +6,28 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/inspect"
 )
 
-// detectCmdOptions are detect's flags.
-type detectCmdOptions struct {
+// detectCmd holds detect's flags.
+type detectCmd struct {
 	cf     connFlags
 	match  string
 	sample int
 	output string
 }
 
-func newDetectCmd(a *app) *cobra.Command {
-	var o detectCmdOptions
-	c := newCommand("detect --match PATTERN [flags]", "sample keys and propose the record format, with evidence",
-		"Sample keys matching PATTERN and propose the record format: the preset that decodes\n"+
-			"them, with the evidence (fields and values that matched, how many samples agreed),\n"+
-			"or a draft explicit mapping, as a ready-to-paste keyspace YAML block. A pattern\n"+
-			"that mixes formats is reported.",
-		func(ctx context.Context, fs *pflag.FlagSet, _ []string) error { return runDetect(ctx, a, fs, &o) })
-	fs := c.Flags()
+// flags registers detect's flags.
+func (o *detectCmd) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.match, "match", "", "SCAN MATCH pattern to sample (required)")
 	fs.IntVar(&o.sample, "sample", 200, "keys to sample")
 	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
 	addGroup(fs, groupConnection, o.cf.register)
-	return c
 }
 
-func runDetect(ctx context.Context, a *app, fs *pflag.FlagSet, o *detectCmdOptions) error {
+func (o *detectCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
 	if o.match == "" {
 		return usageErr("--match is required: the keys to look at")
 	}

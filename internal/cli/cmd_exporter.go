@@ -7,20 +7,18 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/exporter"
+	"github.com/idemctl/idemctl/internal/redisconn"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
 const defaultListen = "127.0.0.1:9481"
 
-// exporterCmdOptions are exporter's flags.
-type exporterCmdOptions struct {
-	cf                    connFlags
-	kf                    keyspaceFlags
-	sf                    scanFlags
+// exporterCmd holds exporter's flags.
+type exporterCmd struct {
+	readFlags
 	listen                string
 	listenAny             bool
 	interval, scanTimeout time.Duration
@@ -28,28 +26,18 @@ type exporterCmdOptions struct {
 	groupCap              int
 }
 
-func newExporterCmd(a *app) *cobra.Command {
-	var o exporterCmdOptions
-	c := newCommand("exporter [flags]", "Prometheus metrics on /metrics from periodic throttled scans",
-		"Scan the keyspaces every --interval and serve Prometheus metrics on /metrics\n"+
-			"(records by keyspace and state, stale, no-TTL, flags, memory, oldest processing\n"+
-			"age, scan duration, coverage and errors) and data freshness on /healthz.\n"+
-			"Never two scans at once; a failed or timed-out scan is a metric, and the record\n"+
-			"metrics keep the last complete scan's values. Listens on loopback unless\n"+
-			"--listen-any. Stops cleanly on SIGINT/SIGTERM.",
-		func(ctx context.Context, fs *pflag.FlagSet, _ []string) error { return runExporter(ctx, a, fs, &o) })
-	fs := c.Flags()
+// flags registers exporter's flags.
+func (o *exporterCmd) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.listen, "listen", "", "address to serve on (default: the profile's listen, else "+defaultListen+")")
 	fs.BoolVar(&o.listenAny, "listen-any", false, "allow a non-loopback --listen (metrics name keyspaces and counts)")
-	fs.Var(durationValue{&o.interval}, "interval", "time between scan starts (default: the profile's exporter_interval, else 60s)")
-	fs.Var(durationValue{&o.scanTimeout}, "scan-timeout", "cut a scan running longer than this and count it as failed (default 5m)")
+	fs.Var(durationValue(&o.interval), "interval", "time between scan starts (default: the profile's exporter_interval, else 60s)")
+	fs.Var(durationValue(&o.scanTimeout), "scan-timeout", "cut a scan running longer than this and count it as failed (default 5m)")
 	fs.StringVar(&o.groupLabel, "group-label", "", "also expose the top values of this key-template capture (e.g. principal)")
 	fs.IntVar(&o.groupCap, "group-cap", 20, fmt.Sprintf("values kept for --group-label, the rest summed as %s (at most %d)", exporter.OtherValue, exporter.MaxGroupCap))
-	addReadFlags(fs, &o.cf, &o.kf, &o.sf)
-	return c
+	o.readFlags.register(fs)
 }
 
-func runExporter(ctx context.Context, a *app, fs *pflag.FlagSet, o *exporterCmdOptions) error {
+func (o *exporterCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
 	s, err := a.resolveSession(fs, &o.cf, &o.kf, &o.sf, true)
 	if err != nil {
 		return err
@@ -68,13 +56,13 @@ func runExporter(ctx context.Context, a *app, fs *pflag.FlagSet, o *exporterCmdO
 		return usageErr("--listen %q: %v", addr, err)
 	}
 	// Checked before binding: nothing is exposed by mistake.
-	if !o.listenAny && !isLoopback(addr) {
-		return codeErr(exitRefused, "refusing to listen on %s: not a loopback address (the metrics name keyspaces and counts; pass --listen-any if you mean it)", addr)
+	if !o.listenAny && !redisconn.IsLoopback(addr) {
+		return codeErr(ExitRefused, "refusing to listen on %s: not a loopback address (the metrics name keyspaces and counts; pass --listen-any if you mean it)", addr)
 	}
 	// One connection attempt now so a bad TLS file is a usage error at
 	// start; an unreachable server is only a failed scan, retried later.
 	if err := s.connect(ctx, a); err != nil {
-		if exitCode(err) == exitUsage {
+		if exitCode(err) == ExitUsage {
 			return err
 		}
 		fmt.Fprintf(a.stderr, "idemctl exporter: %s (retrying every scan)\n", units.OneLine(err.Error()))

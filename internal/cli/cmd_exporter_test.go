@@ -1,4 +1,4 @@
-package cli
+package cli_test
 
 import (
 	"bytes"
@@ -10,81 +10,29 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/idemctl/idemctl/exporter"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/cli"
+	"github.com/idemctl/idemctl/internal/clitest"
+	"github.com/idemctl/idemctl/internal/promtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
-// syncBuffer is a bytes.Buffer a running command and the test may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// bgCLI is idemctl running in a goroutine until its context is cancelled,
-// as a long-running command is stopped by SIGINT.
-type bgCLI struct {
-	cancel      context.CancelFunc
-	done        chan int
-	out, stderr *syncBuffer
-}
-
-func startCLI(t *testing.T, args ...string) *bgCLI {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	b := &bgCLI{cancel: cancel, done: make(chan int, 1), out: &syncBuffer{}, stderr: &syncBuffer{}}
-	io := testIO(t, nil, "", b.out, b.stderr)
-	go func() { b.done <- Run(ctx, io, args) }()
-	t.Cleanup(func() { b.stop(t) })
-	return b
-}
-
-// stop cancels the command and returns its result.
-func (b *bgCLI) stop(t *testing.T) cliResult {
-	t.Helper()
-	b.cancel()
-	select {
-	case code := <-b.done:
-		b.done <- code // later stops see it too
-		return cliResult{b.out.String(), b.stderr.String(), code}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("command did not stop within 10s after cancel; stderr: %s", b.stderr.String())
-	}
-	return cliResult{}
-}
-
 // waitHealthy polls /healthz until it answers 200.
-func waitHealthy(t *testing.T, b *bgCLI, addr string) {
+func waitHealthy(t *testing.T, b *clitest.Background, addr string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		select {
-		case code := <-b.done:
-			b.done <- code
-			t.Fatalf("exporter exited %d: %s", code, b.stderr.String())
-		default:
+		if code, ok := b.Exited(); ok {
+			t.Fatalf("exporter exited %d: %s", code, b.Stderr.String())
 		}
 		resp, err := http.Get("http://" + addr + "/healthz")
 		if err == nil {
@@ -95,48 +43,7 @@ func waitHealthy(t *testing.T, b *bgCLI, addr string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("/healthz not 200 within 30s; stderr: %s", b.stderr.String())
-}
-
-// scrapeMetrics fetches /metrics, parses it with expfmt and returns the
-// idemctl_* series as "name{label=value,…}" (labels sorted) -> value.
-func scrapeMetrics(t *testing.T, addr string) map[string]float64 {
-	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("parse /metrics: %v", err)
-	}
-	out := map[string]float64{}
-	for name, f := range fams {
-		if !strings.HasPrefix(name, "idemctl_") {
-			continue
-		}
-		for _, m := range f.Metric {
-			var ls []string
-			for _, l := range m.Label {
-				ls = append(ls, l.GetName()+"="+l.GetValue())
-			}
-			slices.Sort(ls)
-			out[name+"{"+strings.Join(ls, ",")+"}"] = metricValue(m)
-		}
-	}
-	return out
-}
-
-func metricValue(m *dto.Metric) float64 {
-	switch {
-	case m.Gauge != nil:
-		return m.Gauge.GetValue()
-	case m.Counter != nil:
-		return m.Counter.GetValue()
-	}
-	return m.GetUntyped().GetValue()
+	t.Fatalf("/healthz not 200 within 30s; stderr: %s", b.Stderr.String())
 }
 
 func freeAddr(t *testing.T) string {
@@ -145,18 +52,18 @@ func freeAddr(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return "127.0.0.1:" + itoa(port)
+	return "127.0.0.1:" + strconv.Itoa(port)
 }
 
 var exporterTiming = []string{"--reserve-ttl", "1h", "--processing-timeout", "10m"}
 
 // startExporter runs `idemctl exporter` on a free port and waits for its
 // first complete scan.
-func startExporter(t *testing.T, url string, extra ...string) (*bgCLI, string) {
+func startExporter(t *testing.T, url string, extra ...string) (*clitest.Background, string) {
 	t.Helper()
 	addr := freeAddr(t)
 	args := append([]string{"exporter", "--url", url, "--preset", "atlasmart", "--listen", addr}, exporterTiming...)
-	b := startCLI(t, append(args, extra...)...)
+	b := clitest.Start(t, append(args, extra...)...)
 	waitHealthy(t, b, addr)
 	return b, addr
 }
@@ -166,14 +73,14 @@ func startExporter(t *testing.T, url string, extra ...string) (*bgCLI, string) {
 func TestExporterMetricsMatchSeed(t *testing.T) {
 	srv := redistest.Shared(t)
 	url := srv.URL(0)
-	seed := runCLI(t, nil, append([]string{"seed", "--url", url, "--count", "5000"}, exporterTiming...)...)
-	seed.mustCode(t, 0)
-	var so seedOut
-	if err := json.Unmarshal([]byte(seed.stdout), &so); err != nil {
+	seed := clitest.Run(t, nil, append([]string{"seed", "--url", url, "--count", "5000"}, exporterTiming...)...)
+	seed.MustCode(t, 0)
+	var so clitest.SeedOut
+	if err := json.Unmarshal([]byte(seed.Stdout), &so); err != nil {
 		t.Fatal(err)
 	}
 	b, addr := startExporter(t, url, "--interval", "1m")
-	m := scrapeMetrics(t, addr)
+	m := promtest.Scrape(t, "http://"+addr+"/metrics")
 	ks := "keyspace=atlasmart"
 	want := map[string]float64{
 		"idemctl_stale_records{" + ks + "}":                  float64(so.Expected.Stale),
@@ -219,10 +126,10 @@ func TestExporterMetricsMatchSeed(t *testing.T) {
 			}
 		}
 	}
-	r := b.stop(t)
-	r.mustCode(t, 0)
-	if !strings.Contains(r.stderr, "serving http://"+addr+"/metrics") || !strings.Contains(r.stderr, "stopped") {
-		t.Errorf("stderr %q", r.stderr)
+	r := b.Stop(t)
+	r.MustCode(t, 0)
+	if !strings.Contains(r.Stderr, "serving http://"+addr+"/metrics") || !strings.Contains(r.Stderr, "stopped") {
+		t.Errorf("stderr %q", r.Stderr)
 	}
 }
 
@@ -266,21 +173,21 @@ func redisTruth(t *testing.T, srv *redistest.Server) (map[string]int64, float64)
 func TestExporterSurvivesUnreachableRedis(t *testing.T) {
 	dead := freeAddr(t)
 	addr := freeAddr(t)
-	b := startCLI(t, "exporter", "--url", "redis://"+dead, "--preset", "atlasmart", "--listen", addr,
+	b := clitest.Start(t, "exporter", "--url", "redis://"+dead, "--preset", "atlasmart", "--listen", addr,
 		"--interval", "1s", "--dial-timeout", "200ms", "--read-timeout", "200ms")
 	deadline := time.Now().Add(20 * time.Second)
 	var m map[string]float64
 	for time.Now().Before(deadline) {
 		if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
 			resp.Body.Close()
-			if m = scrapeMetrics(t, addr); m["idemctl_scan_errors_total{}"] >= 2 {
+			if m = promtest.Scrape(t, "http://"+addr+"/metrics"); m["idemctl_scan_errors_total{}"] >= 2 {
 				break
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	if m["idemctl_scan_errors_total{}"] < 2 || m["idemctl_scan_success{}"] != 0 || m["idemctl_last_success_timestamp_seconds{}"] != 0 {
-		t.Fatalf("metrics with Redis down: %v\nstderr: %s", m, b.stderr.String())
+		t.Fatalf("metrics with Redis down: %v\nstderr: %s", m, b.Stderr.String())
 	}
 	if _, ok := m["idemctl_records{keyspace=atlasmart,state=processing}"]; ok {
 		t.Error("record metrics must be absent until a scan completes, not zero")
@@ -295,10 +202,10 @@ func TestExporterSurvivesUnreachableRedis(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || h.Status != "starting" || !strings.Contains(h.LastError, "cannot connect to Redis") {
 		t.Errorf("healthz %d %+v", resp.StatusCode, h)
 	}
-	r := b.stop(t)
-	r.mustCode(t, 0)
-	if !strings.Contains(r.stderr, "scan failed") {
-		t.Errorf("stderr %q", r.stderr)
+	r := b.Stop(t)
+	r.MustCode(t, 0)
+	if !strings.Contains(r.Stderr, "scan failed") {
+		t.Errorf("stderr %q", r.Stderr)
 	}
 }
 
@@ -306,30 +213,30 @@ func TestExporterRefusesNonLoopbackAndBadFlags(t *testing.T) {
 	srv := redistest.Shared(t)
 	base := []string{"exporter", "--url", srv.URL(0), "--preset", "atlasmart"}
 	for _, listen := range []string{"0.0.0.0:9481", ":9481", "192.0.2.1:9481"} {
-		r := runCLI(t, nil, append(base, "--listen", listen)...)
-		r.mustCode(t, exitRefused)
-		r.oneLineErr(t)
-		if !strings.Contains(r.stderr, "--listen-any") {
-			t.Errorf("%s: %q", listen, r.stderr)
+		r := clitest.Run(t, nil, append(base, "--listen", listen)...)
+		r.MustCode(t, cli.ExitRefused)
+		r.OneLineErr(t)
+		if !strings.Contains(r.Stderr, "--listen-any") {
+			t.Errorf("%s: %q", listen, r.Stderr)
 		}
 	}
 	for _, bad := range [][]string{{"--interval", "10ms"}, {"--max-keys", "5"}, {"--listen", "no-port"},
 		{"--group-label", "tenant"}, {"--group-label", "principal", "--group-cap", "1000"}, {"extra-arg"}} {
-		r := runCLI(t, nil, append(append([]string{}, base...), bad...)...)
-		r.mustCode(t, exitUsage)
-		r.oneLineErr(t)
+		r := clitest.Run(t, nil, append(append([]string{}, base...), bad...)...)
+		r.MustCode(t, cli.ExitUsage)
+		r.OneLineErr(t)
 	}
 	// --listen-any is the explicit opt-in.
-	b := startCLI(t, append(base, "--listen", "0.0.0.0:0", "--listen-any")...)
+	b := clitest.Start(t, append(base, "--listen", "0.0.0.0:0", "--listen-any")...)
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(b.stderr.String(), "serving http://") && time.Now().Before(deadline) {
+	for !strings.Contains(b.Stderr.String(), "serving http://") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	b.stop(t).mustCode(t, 0)
-	h := runCLI(t, nil, "exporter", "--help")
-	h.mustCode(t, 0)
+	b.Stop(t).MustCode(t, 0)
+	h := clitest.Run(t, nil, "exporter", "--help")
+	h.MustCode(t, 0)
 	for _, f := range []string{"--listen", "--listen-any", "--interval", "--scan-timeout", "--keys-per-sec", "--group-cap"} {
-		if !strings.Contains(h.stdout, f) {
+		if !strings.Contains(h.Stdout, f) {
 			t.Errorf("exporter --help lacks %s", f)
 		}
 	}
@@ -338,7 +245,7 @@ func TestExporterRefusesNonLoopbackAndBadFlags(t *testing.T) {
 // The alert rules parse, and every idemctl_* metric and grouping label they
 // use is one a live exporter serves.
 func TestAlertRulesUseExportedMetrics(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(repoRoot, "alerts/idemctl-rules.yml"))
+	data, err := os.ReadFile(filepath.Join(clitest.RepoRoot, "alerts/idemctl-rules.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,10 +268,10 @@ func TestAlertRulesUseExportedMetrics(t *testing.T) {
 	}
 
 	srv := redistest.Shared(t)
-	runCLI(t, nil, append([]string{"seed", "--url", srv.URL(0), "--count", "200"}, exporterTiming...)...).mustCode(t, 0)
+	clitest.Run(t, nil, append([]string{"seed", "--url", srv.URL(0), "--count", "200"}, exporterTiming...)...).MustCode(t, 0)
 	_, addr := startExporter(t, srv.URL(0))
 	served := map[string]bool{}
-	for k := range scrapeMetrics(t, addr) {
+	for k := range promtest.Scrape(t, "http://"+addr+"/metrics") {
 		served[k[:strings.IndexByte(k, '{')]] = true
 	}
 	labels := append(exporter.LabelNames(), "instance", "job") // job and instance come from the scrape
@@ -432,12 +339,12 @@ func TestExporterListenFromProfile(t *testing.T) {
 			"\n    listen: \""+listen+"\"\n    exporter_interval: 7s\nkeyspaces:\n  - name: orders\n    preset: atlasmart\n"), 0o600)
 		return p
 	}
-	b := startCLI(t, "exporter", "--config", write(addr))
+	b := clitest.Start(t, "exporter", "--config", write(addr))
 	waitHealthy(t, b, addr)
-	m := scrapeMetrics(t, addr)
+	m := promtest.Scrape(t, "http://"+addr+"/metrics")
 	if m["idemctl_scan_interval_seconds{}"] != 7 || m["idemctl_scan_complete{keyspace=orders}"] != 1 {
 		t.Errorf("metrics %v", m)
 	}
-	b.stop(t).mustCode(t, 0)
-	runCLI(t, nil, "exporter", "--config", write("0.0.0.0:9481")).mustCode(t, exitRefused)
+	b.Stop(t).MustCode(t, 0)
+	clitest.Run(t, nil, "exporter", "--config", write("0.0.0.0:9481")).MustCode(t, cli.ExitRefused)
 }

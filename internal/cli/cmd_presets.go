@@ -1,24 +1,11 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-
 	"github.com/idemctl/idemctl/inspect"
 )
-
-func newPresetsCmd(a *app) *cobra.Command {
-	var output string
-	c := newCommand("presets [flags]", "list the built-in record formats",
-		"List the built-in record formats (schemas shipped with idemctl).",
-		func(context.Context, *pflag.FlagSet, []string) error { return runPresets(a, output) })
-	outputFlag(c.Flags(), &output, "text", "text or json", "text", "json")
-	return c
-}
 
 // presetInfo is one preset in presets -o json.
 type presetInfo struct {

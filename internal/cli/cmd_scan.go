@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/inspect"
@@ -28,11 +27,9 @@ func newRecordFilter(states, flags []string, stale bool) (inspect.Filter, error)
 	return f, nil
 }
 
-// scanCmdOptions are scan's flags.
-type scanCmdOptions struct {
-	cf        connFlags
-	kf        keyspaceFlags
-	sf        scanFlags
+// scanCmd holds scan's flags.
+type scanCmd struct {
+	readFlags
 	output    string
 	states    []string
 	stale     bool
@@ -40,24 +37,17 @@ type scanCmdOptions struct {
 	limit     int64
 }
 
-func newScanCmd(a *app) *cobra.Command {
-	var o scanCmdOptions
-	c := newCommand("scan [flags]", "list idempotency records with state, fingerprint, TTL, memory and flags",
-		"List idempotency records: state, fingerprint, TTL, memory, age and flags.\n"+
-			"Output streams as the scan goes; JSON strings are escaped for terminals, and\n"+
-			"keys that are not valid UTF-8 carry key_base64 with their exact bytes.",
-		func(ctx context.Context, fs *pflag.FlagSet, _ []string) error { return runScan(ctx, a, fs, &o) })
-	fs := c.Flags()
+// flags registers scan's flags.
+func (o *scanCmd) flags(fs *pflag.FlagSet) {
 	outputFlag(fs, &o.output, "", "table, json or ndjson (default: table on a terminal, ndjson otherwise)", "table", "json", "ndjson")
 	fs.StringSliceVar(&o.states, "state", nil, "only records in these canonical states (comma-separated)")
 	fs.BoolVar(&o.stale, "stale", false, "only stale processing records")
 	fs.StringSliceVar(&o.flagNames, "flag", nil, "only records with all of these flags (comma-separated)")
 	fs.Int64Var(&o.limit, "limit", 0, "stop after printing this many records")
-	addReadFlags(fs, &o.cf, &o.kf, &o.sf)
-	return c
+	o.readFlags.register(fs)
 }
 
-func runScan(ctx context.Context, a *app, fs *pflag.FlagSet, o *scanCmdOptions) error {
+func (o *scanCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
 	format, err := outputFormat(o.output, a.isTTY, "table", "json", "ndjson")
 	if err != nil {
 		return err
@@ -66,12 +56,15 @@ func runScan(ctx context.Context, a *app, fs *pflag.FlagSet, o *scanCmdOptions) 
 	if err != nil {
 		return err
 	}
-	s, err := a.openSession(ctx, fs, &o.cf, &o.kf, &o.sf, true)
+	s, err := a.openRead(ctx, fs, &o.readFlags)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 
+	progress := a.newProgress("scan", o.sf.quiet)
+	defer progress.clear()
+	s.scan.Progress = progress.update
 	w := newRecordWriter(format, a.stdout)
 	var printed int64
 	limited := func() bool { return o.limit > 0 && printed >= o.limit }
@@ -87,6 +80,7 @@ func runScan(ctx context.Context, a *app, fs *pflag.FlagSet, o *scanCmdOptions) 
 				break
 			}
 		}
+		progress.clear()
 		if err := w.flush(); err != nil {
 			return fmt.Errorf("writing output: %w", err)
 		}
@@ -134,7 +128,7 @@ func coverageResult(ctx context.Context, a *app, covs []inspect.Coverage, s *ses
 		}
 	}
 	if gaps != nil {
-		return codeErr(exitIncomplete, "scan incomplete: %s", strings.Join(gaps, "; "))
+		return codeErr(ExitIncomplete, "scan incomplete: %s", strings.Join(gaps, "; "))
 	}
 	return nil
 }

@@ -6,49 +6,41 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/redisconn"
+	"github.com/idemctl/idemctl/internal/units"
 )
 
-// seedCmdOptions are seed's flags.
-type seedCmdOptions struct {
+// seedCmd holds seed's flags.
+type seedCmd struct {
 	cf                          connFlags
 	count                       int
 	preset                      string
 	reserve, timeout, retention time.Duration
 	large                       int64
 	randSeed                    uint64
-	force, fieldTTL             bool
+	force, fieldTTL, quiet      bool
 }
 
-func newSeedCmd(a *app) *cobra.Command {
-	var o seedCmdOptions
-	c := newCommand("seed [flags]", "fill a (test) Redis with realistic records, as an application writes them",
-		"Fill a Redis with realistic idempotency records, written the way an application\n"+
-			"writes them (the lesson's atomic RESERVE/COMPLETE scripts, or SET NX markers):\n"+
-			"succeeded, processing, stale processing, processing without TTL, conflicting\n"+
-			"reuse and large responses over several principals and endpoints. Prints what it\n"+
-			"wrote as JSON, including the counts a correct 'idemctl stats' must report.\n"+
-			"Refuses a non-loopback server unless --force.",
-		func(ctx context.Context, fs *pflag.FlagSet, _ []string) error { return runSeed(ctx, a, fs, &o) })
-	fs := c.Flags()
+// flags registers seed's flags.
+func (o *seedCmd) flags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.count, "count", 1000, "records to write")
 	fs.StringVar(&o.preset, "preset", "atlasmart", "record format to write: atlasmart or setnx")
-	fs.Var(durationValue{&o.reserve}, "reserve-ttl", "TTL the reserve step sets (default: the preset's)")
-	fs.Var(durationValue{&o.timeout}, "processing-timeout", "timeout the stale records are past (default: the preset's)")
-	fs.Var(durationValue{&o.retention}, "retention", "TTL the complete step sets (default: the preset's)")
-	fs.Var(sizeValue{&o.large}, "large-response", "threshold the large responses exceed (default 16KiB)")
+	fs.Var(durationValue(&o.reserve), "reserve-ttl", "TTL the reserve step sets (default: the preset's)")
+	fs.Var(durationValue(&o.timeout), "processing-timeout", "timeout the stale records are past (default: the preset's)")
+	fs.Var(durationValue(&o.retention), "retention", "TTL the complete step sets (default: the preset's)")
+	fs.Var(sizeValue(&o.large), "large-response", "threshold the large responses exceed (default 16KiB)")
 	fs.Uint64Var(&o.randSeed, "rand-seed", 1, "random seed (same seed, same records)")
 	fs.BoolVar(&o.force, "force", false, "allow a non-loopback server")
 	fs.BoolVar(&o.fieldTTL, "field-ttl", false, "put each record's TTL on its fields instead of its key (HPEXPIRE; Redis 7.4+, atlasmart)")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress line on stderr (there is none unless stderr is a terminal)")
 	addGroup(fs, groupConnection, o.cf.register)
-	return c
 }
 
-func runSeed(ctx context.Context, a *app, fs *pflag.FlagSet, o *seedCmdOptions) error {
+func (o *seedCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
 	if o.count <= 0 {
 		return usageErr("--count must be positive")
 	}
@@ -70,17 +62,30 @@ func runSeed(ctx context.Context, a *app, fs *pflag.FlagSet, o *seedCmdOptions) 
 	}
 	defer s.Close()
 	// Checked before connecting: a refused seed sends nothing anywhere.
-	if !o.force && !isLoopback(s.ep.addr) {
-		return codeErr(exitRefused, "refusing to seed %s: not a loopback address (seed writes test data; pass --force if you mean it)", s.ep.addr)
+	if !o.force && !redisconn.IsLoopback(s.ep.Addr) {
+		return codeErr(ExitRefused, "refusing to seed %s: not a loopback address (seed writes test data; pass --force if you mean it)", s.ep.Addr)
 	}
 	if err := s.connect(ctx, a); err != nil {
 		return err
 	}
+	progress, started := a.newProgress("seed", o.quiet), time.Now()
+	plan.Progress = func(written int) {
+		progress.update(inspect.Progress{Done: float64(written) / float64(o.count), Records: int64(written), Elapsed: time.Since(started)})
+	}
 	res, err := appsim.Seed(ctx, s.client, plan)
-	if err != nil {
+	progress.clear()
+	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("seed %s: %w", s.ep, err)
 	}
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")
-	return enc.Encode(res)
+	if err := enc.Encode(res); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		// Ctrl-C: what was written is above (kinds, written); the expected
+		// counts are for a whole run only.
+		return codeErr(ExitInterrupt, "interrupted after writing %s of %s records", units.FormatCount(int64(res.Written)), units.FormatCount(int64(o.count)))
+	}
+	return nil
 }

@@ -9,38 +9,27 @@ import (
 	"math"
 	"strings"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
-// statsCmdOptions are stats' flags.
-type statsCmdOptions struct {
-	cf     connFlags
-	kf     keyspaceFlags
-	sf     scanFlags
+// statsCmd holds stats' flags.
+type statsCmd struct {
+	readFlags
 	output string
 	top    int
 }
 
-func newStatsCmd(a *app) *cobra.Command {
-	var o statsCmdOptions
-	c := newCommand("stats [flags]", "cardinality audit: counts by state, flags, memory, TTLs, ages, top groups",
-		"Cardinality audit of the keyspaces: totals by keyspace and state, flag counts,\n"+
-			"memory by state, a TTL histogram, processing-age percentiles, the top values\n"+
-			"of each key-template capture, and scan coverage. Memory stays bounded: the\n"+
-			"aggregate is built while the scan streams.",
-		func(ctx context.Context, fs *pflag.FlagSet, _ []string) error { return runStats(ctx, a, fs, &o) })
-	fs := c.Flags()
+// flags registers stats's flags.
+func (o *statsCmd) flags(fs *pflag.FlagSet) {
 	outputFlag(fs, &o.output, "", "table or json (default: table on a terminal, json otherwise)", "table", "json")
 	fs.IntVar(&o.top, "top", 10, "top N values per template capture")
-	addReadFlags(fs, &o.cf, &o.kf, &o.sf)
-	return c
+	o.readFlags.register(fs)
 }
 
-func runStats(ctx context.Context, a *app, fs *pflag.FlagSet, o *statsCmdOptions) error {
+func (o *statsCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
 	format, err := outputFormat(o.output, a.isTTY, "table", "json")
 	if err != nil {
 		return err
@@ -48,22 +37,22 @@ func runStats(ctx context.Context, a *app, fs *pflag.FlagSet, o *statsCmdOptions
 	if o.top < 1 {
 		return usageErr("--top must be at least 1")
 	}
-	s, err := a.openSession(ctx, fs, &o.cf, &o.kf, &o.sf, true)
+	s, err := a.openRead(ctx, fs, &o.readFlags)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 
+	progress := a.newProgress("stats", o.sf.quiet)
+	s.scan.Progress = progress.update
 	st := inspect.NewStats(o.top)
 	covs, _ := inspect.Scan(ctx, s.client, s.keyspaces, s.scan, func(b inspect.Batch) error {
 		st.Add(b)
 		return nil
 	})
+	progress.clear()
 	st.AddCoverage(covs...)
-	rep := st.Report()
-	if ctx.Err() != nil {
-		return context.Canceled
-	}
+	rep := st.Report() // cut short by Ctrl-C, it says so: complete false, covered < 1
 	w := bufio.NewWriter(a.stdout)
 	if format == "json" {
 		enc := json.NewEncoder(w)
@@ -77,7 +66,16 @@ func runStats(ctx context.Context, a *app, fs *pflag.FlagSet, o *statsCmdOptions
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
+	if ctx.Err() != nil {
+		return interrupted(rep.Covered)
+	}
 	return coverageResult(ctx, a, covs, s)
+}
+
+// interrupted is a scan command's answer to Ctrl-C once it has printed what
+// it read: the incomplete exit code, with how much was covered.
+func interrupted(covered float64) error {
+	return codeErr(ExitIncomplete, "interrupted after %.0f%% of the keyspace: the counts above are partial", covered*100)
 }
 
 func writeStatsTable(w io.Writer, r inspect.Report) {

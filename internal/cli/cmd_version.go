@@ -1,25 +1,13 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
-
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
-
-func newVersionCmd(a *app) *cobra.Command {
-	var output string
-	c := newCommand("version [flags]", "print the version", "Print idemctl's version and build.",
-		func(context.Context, *pflag.FlagSet, []string) error { return runVersion(a, output) })
-	outputFlag(c.Flags(), &output, "text", "text or json", "text", "json")
-	return c
-}
 
 // versionInfo is version -o json.
 type versionInfo struct {

@@ -1,4 +1,4 @@
-package cli
+package cli_test
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/idemctl/idemctl/internal/clitest"
 )
 
 const completionConfig = `
@@ -21,10 +23,10 @@ keyspaces:
 // returns the candidates without the trailing directive line.
 func completions(t *testing.T, env map[string]string, words ...string) []string {
 	t.Helper()
-	r := runCLI(t, env, append([]string{"__complete"}, words...)...)
-	r.mustCode(t, 0)
+	r := clitest.Run(t, env, append([]string{"__complete"}, words...)...)
+	r.MustCode(t, 0)
 	var out []string
-	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
 		if strings.HasPrefix(l, ":") {
 			break
 		}
@@ -96,14 +98,14 @@ func TestBashCompletion(t *testing.T) {
 	if _, err := os.Stat(bashCompletion); err != nil {
 		t.Fatal("bash-completion is not installed: install it with `apt-get install -y bash-completion` or run `bash .ci/run`")
 	}
-	bin := buildBinary(t)
+	bin := clitest.BuildBinary(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yaml")
 	os.WriteFile(cfg, []byte(completionConfig), 0o600)
 	script := filepath.Join(dir, "idemctl.bash")
-	r := runCLI(t, nil, "completion", "bash")
-	r.mustCode(t, 0)
-	os.WriteFile(script, []byte(r.stdout), 0o600)
+	r := clitest.Run(t, nil, "completion", "bash")
+	r.MustCode(t, 0)
+	os.WriteFile(script, []byte(r.Stdout), 0o600)
 
 	cmd := exec.Command("bash", "--norc", "--noprofile", "-c", `
 source "$BASH_COMPLETION" && source "$SCRIPT" || exit 9
@@ -144,13 +146,13 @@ comp idemctl completion ""
 func TestCompletionScripts(t *testing.T) {
 	for shell, marker := range map[string]string{"bash": "__start_idemctl", "zsh": "#compdef idemctl",
 		"fish": "complete -c idemctl", "powershell": "Register-ArgumentCompleter"} {
-		r := runCLI(t, nil, "completion", shell)
-		r.mustCode(t, 0)
-		if !strings.Contains(r.stdout, marker) || !strings.Contains(r.stdout, "__complete") {
+		r := clitest.Run(t, nil, "completion", shell)
+		r.MustCode(t, 0)
+		if !strings.Contains(r.Stdout, marker) || !strings.Contains(r.Stdout, "__complete") {
 			t.Errorf("%s script lacks %q or the __complete call", shell, marker)
 		}
 	}
-	if out, err := exec.Command("bash", "-n", "-c", runCLI(t, nil, "completion", "bash").stdout).CombinedOutput(); err != nil {
+	if out, err := exec.Command("bash", "-n", "-c", clitest.Run(t, nil, "completion", "bash").Stdout).CombinedOutput(); err != nil {
 		t.Errorf("bash -n: %v %s", err, out)
 	}
 }

@@ -3,40 +3,43 @@ package cli
 import (
 	"errors"
 	"fmt"
+
+	"github.com/idemctl/idemctl/internal/redisconn"
 )
 
 // Exit codes, documented in the README. Scripts rely on them: never reuse one.
+// Exported for the acceptance suites, which check them from outside.
 const (
-	exitOK         = 0
-	exitError      = 1 // Redis unreachable, server error, I/O error
-	exitUsage      = 2 // bad flags, bad config, unknown preset or profile
-	exitIncomplete = 3 // the scan did not cover the whole keyspace (node lost, error mid-scan)
-	exitRefused    = 4 // a write was refused: read-only profile, non-loopback seed, ACL
-	exitConflict   = 5 // compare-and-set found the record changed
-	exitNotFound   = 6 // the record to act on does not exist
-	exitPartial    = 7 // a bulk action applied to some records only
-	exitThreshold  = 8 // a check threshold was crossed
-	exitAudit      = 9 // the audit log could not be written: the run stopped before its next write
-	exitInterrupt  = 130
+	ExitOK         = 0
+	ExitError      = 1 // Redis unreachable, server error, I/O error
+	ExitUsage      = 2 // bad flags, bad config, unknown preset or profile
+	ExitIncomplete = 3 // the scan did not cover the whole keyspace (node lost, error mid-scan)
+	ExitRefused    = 4 // a write was refused: read-only profile, non-loopback seed, ACL
+	ExitConflict   = 5 // compare-and-set found the record changed
+	ExitNotFound   = 6 // the record to act on does not exist
+	ExitPartial    = 7 // a bulk action applied to some records only
+	ExitThreshold  = 8 // a check threshold was crossed
+	ExitAudit      = 9 // the audit log could not be written: the run stopped before its next write
+	ExitInterrupt  = 130
 )
 
-// exitCodeTable is the README's "Exit codes" table, for idemctl(1) and the
+// ExitCodeTable is the README's "Exit codes" table, for idemctl(1) and the
 // test that keeps the two in step.
-var exitCodeTable = []struct {
-	code    int
-	meaning string
+var ExitCodeTable = []struct {
+	Code    int
+	Meaning string
 }{
-	{exitOK, "success (also: a pattern that matched nothing — a note goes to stderr)"},
-	{exitError, "error: Redis unreachable, authentication failed, server error"},
-	{exitUsage, "usage: bad flag, argument or environment variable, bad config (the message names the line), unknown preset/profile/keyspace, a write missing what its schema needs (--reason, --ttl, --ref)"},
-	{exitIncomplete, "incomplete scan: the connection failed mid-scan; what was read is printed, the message says how far it got"},
-	{exitRefused, "refused: writes disabled, not confirmed, ACL (NOPERM), a protected profile's name not given, an action the schema cannot express, `seed` against a non-loopback server, `exporter` on a non-loopback address"},
-	{exitConflict, "conflict: the record changed since it was shown; nothing written"},
-	{exitNotFound, "not found: the key no longer exists (`audit show`: no such run)"},
-	{exitPartial, "partial: a bulk write applied to some keys only (or was interrupted)"},
-	{exitThreshold, "`check`: a threshold was crossed"},
-	{exitAudit, "audit log failure (disk full, I/O error): the run stopped before its next write; every write made has its intent in the log; free space and run the same command again"},
-	{exitInterrupt, "interrupted (Ctrl-C)"},
+	{ExitOK, "success (also: a pattern that matched nothing — a note goes to stderr)"},
+	{ExitError, "error: Redis unreachable, authentication failed, server error"},
+	{ExitUsage, "usage: bad flag, argument or environment variable, bad config (the message names the line), unknown preset/profile/keyspace, a write missing what its schema needs (--reason, --ttl, --ref)"},
+	{ExitIncomplete, "incomplete scan: the connection failed mid-scan; what was read is printed, the message says how far it got"},
+	{ExitRefused, "refused: writes disabled, not confirmed, ACL (NOPERM), a protected profile's name not given, an action the schema cannot express, `seed` against a non-loopback server, `exporter` on a non-loopback address"},
+	{ExitConflict, "conflict: the record changed since it was shown; nothing written"},
+	{ExitNotFound, "not found: the key no longer exists (`audit show`: no such run)"},
+	{ExitPartial, "partial: a bulk write applied to some keys only (or was interrupted)"},
+	{ExitThreshold, "`check`: a threshold was crossed"},
+	{ExitAudit, "audit log failure (disk full, I/O error): the run stopped before its next write; every write made has its intent in the log; free space and run the same command again"},
+	{ExitInterrupt, "interrupted (Ctrl-C)"},
 }
 
 // exitErr carries an exit code with a one-line message.
@@ -48,7 +51,7 @@ type exitErr struct {
 func (e *exitErr) Error() string { return e.msg }
 
 func usageErr(format string, a ...any) error {
-	return &exitErr{code: exitUsage, msg: fmt.Sprintf(format, a...)}
+	return &exitErr{code: ExitUsage, msg: fmt.Sprintf(format, a...)}
 }
 
 func codeErr(code int, format string, a ...any) error {
@@ -60,5 +63,9 @@ func exitCode(err error) int {
 	if errors.As(err, &e) {
 		return e.code
 	}
-	return exitError
+	var ce *redisconn.Error
+	if errors.As(err, &ce) && ce.Kind == redisconn.KindInput {
+		return ExitUsage
+	}
+	return ExitError
 }

@@ -1,4 +1,4 @@
-package cli
+package cli_test
 
 import (
 	"bytes"
@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemctl/idemctl/internal/cli"
+	"github.com/idemctl/idemctl/internal/clitest"
+	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -23,7 +26,7 @@ func TestExitCodesPerCommand(t *testing.T) {
 	port, _ := redistest.FreePort()
 	down := "redis://127.0.0.1:" + strconv.Itoa(port) + "/0"
 	key := cliKey + "-exit"
-	reserve(t, srv, key, "body")
+	recordtest.Reserve(t, srv, key, "body")
 	state := map[string]string{"XDG_STATE_HOME": t.TempDir()}
 	ks := []string{"--url", url, "--preset", "atlasmart"}
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
@@ -35,84 +38,84 @@ func TestExitCodesPerCommand(t *testing.T) {
 		args []string
 		code int
 	}{
-		{"scan ok", nil, append([]string{"scan"}, ks...), exitOK},
-		{"scan unreachable", nil, []string{"scan", "--url", down, "--preset", "atlasmart"}, exitError},
-		{"scan bad flag", nil, []string{"scan", "--bogus"}, exitUsage},
-		{"scan bad argument", nil, append([]string{"scan", "extra"}, ks...), exitUsage},
-		{"scan bad env", map[string]string{"IDEMCTL_DIAL_TIMEOUT": "soon"}, append([]string{"scan"}, ks...), exitUsage},
-		{"stats ok", nil, append([]string{"stats"}, ks...), exitOK},
-		{"stats unreachable", nil, []string{"stats", "--url", down, "--preset", "atlasmart"}, exitError},
-		{"stats bad --top", nil, append([]string{"stats", "--top", "0"}, ks...), exitUsage},
-		{"check ok", nil, append([]string{"check", "--max-stale", "10"}, ks...), exitOK},
-		{"check negative threshold", nil, append([]string{"check", "--max-no-ttl", "-1"}, ks...), exitUsage},
-		{"check threshold", nil, append([]string{"check", "--max-memory", "1"}, ks...), exitThreshold},
-		{"check no threshold", nil, append([]string{"check"}, ks...), exitUsage},
-		{"check unreachable", nil, []string{"check", "--url", down, "--preset", "atlasmart", "--max-stale", "0"}, exitError},
-		{"detect ok", nil, []string{"detect", "--url", url, "--match", "atlasmart:*"}, exitOK},
-		{"detect no --match", nil, []string{"detect", "--url", url}, exitUsage},
-		{"detect unreachable", nil, []string{"detect", "--url", down, "--match", "x"}, exitError},
-		{"exporter bad interval", nil, append([]string{"exporter", "--interval", "10ms"}, ks...), exitUsage},
-		{"exporter non-loopback", nil, append([]string{"exporter", "--listen", "192.0.2.1:9481"}, ks...), exitRefused},
-		{"expire no --ttl", state, append([]string{"expire", key, "--reason", "x"}, ks...), exitUsage},
-		{"expire no --reason", state, append([]string{"expire", key, "--ttl", "1m"}, ks...), exitUsage},
-		{"expire no keys", state, append([]string{"expire", "--ttl", "1m", "--reason", "x"}, ks...), exitUsage},
-		{"expire writes off", state, append([]string{"expire", key, "--ttl", "1m", "--reason", "x"}, ks...), exitRefused},
-		{"expire dry run", state, append([]string{"expire", key, "--ttl", "1m", "--reason", "x", "--dry-run"}, ks...), exitOK},
-		{"expire not found", state, append([]string{"expire", key + "-gone", "--ttl", "1m", "--reason", "x", "--write", "--yes"}, ks...), exitNotFound},
-		{"expire conflict", state, append([]string{"expire", key, "--ttl", "1m", "--reason", "x", "--write", "--yes", "--expect-state", "SUCCEEDED"}, ks...), exitConflict},
-		{"expire partial", state, append([]string{"expire", key, key + "-gone", "--ttl", "10m", "--reason", "x", "--write", "--yes"}, ks...), exitPartial},
-		{"fail not confirmed", state, append([]string{"fail", key, "--reason", "x", "--write"}, ks...), exitRefused},
-		{"fail bad --ttl", state, append([]string{"fail", key, "--reason", "x", "--ttl", "soon"}, ks...), exitUsage},
-		{"reconcile no --ref", state, append([]string{"reconcile", key, "--reason", "x", "--write", "--yes"}, ks...), exitUsage},
-		{"reconcile writes off", state, append([]string{"reconcile", key, "--reason", "x", "--ref", "ord-1"}, ks...), exitRefused},
-		{"seed bad preset", nil, []string{"seed", "--url", url, "--preset", "nope"}, exitUsage},
-		{"seed non-loopback", nil, []string{"seed", "--url", "redis://192.0.2.1:6379", "--count", "1"}, exitRefused},
-		{"seed unreachable", nil, []string{"seed", "--url", down, "--count", "1"}, exitError},
-		{"presets ok", nil, []string{"presets", "-o", "json"}, exitOK},
-		{"presets bad output", nil, []string{"presets", "-o", "xml"}, exitUsage},
-		{"version ok", nil, []string{"version", "-o", "json"}, exitOK},
-		{"version bad output", nil, []string{"version", "-o", "xml"}, exitUsage},
-		{"-v", nil, []string{"-v"}, exitOK},
-		{"config path", nil, []string{"config", "path"}, exitOK},
-		{"config view", nil, []string{"config", "view", "--config", cfg}, exitOK},
-		{"config view unknown profile", nil, []string{"config", "view", "--config", cfg, "--profile", "prod"}, exitUsage},
-		{"config view absent file", nil, []string{"config", "view", "--config", cfg + ".absent"}, exitUsage},
-		{"config unknown subcommand", nil, []string{"config", "nope"}, exitUsage},
-		{"completion bash", nil, []string{"completion", "bash"}, exitOK},
-		{"completion unknown shell", nil, []string{"completion", "tcsh"}, exitUsage},
-		{"ui without a terminal", nil, append([]string{"ui"}, ks...), exitUsage},
-		{"demo without a terminal", nil, []string{"demo"}, exitUsage},
-		{"help topic", nil, []string{"help", "connection"}, exitOK},
-		{"help unknown", nil, []string{"help", "nope"}, exitUsage},
-		{"unknown command", nil, []string{"nope"}, exitUsage},
+		{"scan ok", nil, append([]string{"scan"}, ks...), cli.ExitOK},
+		{"scan unreachable", nil, []string{"scan", "--url", down, "--preset", "atlasmart"}, cli.ExitError},
+		{"scan bad flag", nil, []string{"scan", "--bogus"}, cli.ExitUsage},
+		{"scan bad argument", nil, append([]string{"scan", "extra"}, ks...), cli.ExitUsage},
+		{"scan bad env", map[string]string{"IDEMCTL_DIAL_TIMEOUT": "soon"}, append([]string{"scan"}, ks...), cli.ExitUsage},
+		{"stats ok", nil, append([]string{"stats"}, ks...), cli.ExitOK},
+		{"stats unreachable", nil, []string{"stats", "--url", down, "--preset", "atlasmart"}, cli.ExitError},
+		{"stats bad --top", nil, append([]string{"stats", "--top", "0"}, ks...), cli.ExitUsage},
+		{"check ok", nil, append([]string{"check", "--max-stale", "10"}, ks...), cli.ExitOK},
+		{"check negative threshold", nil, append([]string{"check", "--max-no-ttl", "-1"}, ks...), cli.ExitUsage},
+		{"check threshold", nil, append([]string{"check", "--max-memory", "1"}, ks...), cli.ExitThreshold},
+		{"check no threshold", nil, append([]string{"check"}, ks...), cli.ExitUsage},
+		{"check unreachable", nil, []string{"check", "--url", down, "--preset", "atlasmart", "--max-stale", "0"}, cli.ExitError},
+		{"detect ok", nil, []string{"detect", "--url", url, "--match", "atlasmart:*"}, cli.ExitOK},
+		{"detect no --match", nil, []string{"detect", "--url", url}, cli.ExitUsage},
+		{"detect unreachable", nil, []string{"detect", "--url", down, "--match", "x"}, cli.ExitError},
+		{"exporter bad interval", nil, append([]string{"exporter", "--interval", "10ms"}, ks...), cli.ExitUsage},
+		{"exporter non-loopback", nil, append([]string{"exporter", "--listen", "192.0.2.1:9481"}, ks...), cli.ExitRefused},
+		{"expire no --ttl", state, append([]string{"expire", key, "--reason", "x"}, ks...), cli.ExitUsage},
+		{"expire no --reason", state, append([]string{"expire", key, "--ttl", "1m"}, ks...), cli.ExitUsage},
+		{"expire no keys", state, append([]string{"expire", "--ttl", "1m", "--reason", "x"}, ks...), cli.ExitUsage},
+		{"expire writes off", state, append([]string{"expire", key, "--ttl", "1m", "--reason", "x"}, ks...), cli.ExitRefused},
+		{"expire dry run", state, append([]string{"expire", key, "--ttl", "1m", "--reason", "x", "--dry-run"}, ks...), cli.ExitOK},
+		{"expire not found", state, append([]string{"expire", key + "-gone", "--ttl", "1m", "--reason", "x", "--write", "--yes"}, ks...), cli.ExitNotFound},
+		{"expire conflict", state, append([]string{"expire", key, "--ttl", "1m", "--reason", "x", "--write", "--yes", "--expect-state", "SUCCEEDED"}, ks...), cli.ExitConflict},
+		{"expire partial", state, append([]string{"expire", key, key + "-gone", "--ttl", "10m", "--reason", "x", "--write", "--yes"}, ks...), cli.ExitPartial},
+		{"fail not confirmed", state, append([]string{"fail", key, "--reason", "x", "--write"}, ks...), cli.ExitRefused},
+		{"fail bad --ttl", state, append([]string{"fail", key, "--reason", "x", "--ttl", "soon"}, ks...), cli.ExitUsage},
+		{"reconcile no --ref", state, append([]string{"reconcile", key, "--reason", "x", "--write", "--yes"}, ks...), cli.ExitUsage},
+		{"reconcile writes off", state, append([]string{"reconcile", key, "--reason", "x", "--ref", "ord-1"}, ks...), cli.ExitRefused},
+		{"seed bad preset", nil, []string{"seed", "--url", url, "--preset", "nope"}, cli.ExitUsage},
+		{"seed non-loopback", nil, []string{"seed", "--url", "redis://192.0.2.1:6379", "--count", "1"}, cli.ExitRefused},
+		{"seed unreachable", nil, []string{"seed", "--url", down, "--count", "1"}, cli.ExitError},
+		{"presets ok", nil, []string{"presets", "-o", "json"}, cli.ExitOK},
+		{"presets bad output", nil, []string{"presets", "-o", "xml"}, cli.ExitUsage},
+		{"version ok", nil, []string{"version", "-o", "json"}, cli.ExitOK},
+		{"version bad output", nil, []string{"version", "-o", "xml"}, cli.ExitUsage},
+		{"-v", nil, []string{"-v"}, cli.ExitOK},
+		{"config path", nil, []string{"config", "path"}, cli.ExitOK},
+		{"config view", nil, []string{"config", "view", "--config", cfg}, cli.ExitOK},
+		{"config view unknown profile", nil, []string{"config", "view", "--config", cfg, "--profile", "prod"}, cli.ExitUsage},
+		{"config view absent file", nil, []string{"config", "view", "--config", cfg + ".absent"}, cli.ExitUsage},
+		{"config unknown subcommand", nil, []string{"config", "nope"}, cli.ExitUsage},
+		{"completion bash", nil, []string{"completion", "bash"}, cli.ExitOK},
+		{"completion unknown shell", nil, []string{"completion", "tcsh"}, cli.ExitUsage},
+		{"ui without a terminal", nil, append([]string{"ui"}, ks...), cli.ExitUsage},
+		{"demo without a terminal", nil, []string{"demo"}, cli.ExitUsage},
+		{"help topic", nil, []string{"help", "connection"}, cli.ExitOK},
+		{"help unknown", nil, []string{"help", "nope"}, cli.ExitUsage},
+		{"unknown command", nil, []string{"nope"}, cli.ExitUsage},
 	}
 	for _, c := range cases {
-		r := runCLI(t, c.env, c.args...)
-		if r.code != c.code {
-			t.Errorf("%s: idemctl %s: exit %d, want %d\nstderr: %s", c.name, strings.Join(c.args, " "), r.code, c.code, r.stderr)
+		r := clitest.Run(t, c.env, c.args...)
+		if r.Code != c.code {
+			t.Errorf("%s: idemctl %s: exit %d, want %d\nstderr: %s", c.name, strings.Join(c.args, " "), r.Code, c.code, r.Stderr)
 		}
-		if c.code == exitUsage || c.code == exitError { // writes also show their plan on stderr
-			r.oneLineErr(t)
+		if c.code == cli.ExitUsage || c.code == cli.ExitError { // writes also show their plan on stderr
+			r.OneLineErr(t)
 		}
 	}
 }
 
 // The README's exit-code table is the one idemctl(1) prints.
 func TestExitCodesMatchTheREADME(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	readme, err := os.ReadFile(filepath.Join(clitest.RepoRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, section, _ := strings.Cut(string(readme), "\n## Exit codes\n")
 	section, _, _ = strings.Cut(section, "\n## ")
 	rows := regexp.MustCompile(`(?m)^\| (\d+) \| (.+) \|$`).FindAllStringSubmatch(section, -1)
-	if len(rows) != len(exitCodeTable) {
-		t.Fatalf("README lists %d exit codes, exitCodeTable %d", len(rows), len(exitCodeTable))
+	if len(rows) != len(cli.ExitCodeTable) {
+		t.Fatalf("README lists %d exit codes, cli.ExitCodeTable %d", len(rows), len(cli.ExitCodeTable))
 	}
 	for i, row := range rows {
-		want := exitCodeTable[i]
-		if row[1] != strconv.Itoa(want.code) || row[2] != want.meaning {
-			t.Errorf("README row %d: %s %q; exitCodeTable: %d %q", i, row[1], row[2], want.code, want.meaning)
+		want := cli.ExitCodeTable[i]
+		if row[1] != strconv.Itoa(want.Code) || row[2] != want.Meaning {
+			t.Errorf("README row %d: %s %q; cli.ExitCodeTable: %d %q", i, row[1], row[2], want.Code, want.Meaning)
 		}
 	}
 }
@@ -120,14 +123,14 @@ func TestExitCodesMatchTheREADME(t *testing.T) {
 // Ctrl-C in the middle of a scan: what was read is printed, exit 130.
 func TestInterruptedScanExits130(t *testing.T) {
 	srv := redistest.Shared(t)
-	runCLI(t, nil, "seed", "--url", srv.URL(0), "--count", "2000").mustCode(t, 0)
+	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "2000").MustCode(t, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := &fltWatch{hook: cancel}
+	out := &clitest.Buffer{OnFirstWrite: cancel}
 	var errb bytes.Buffer
-	code := Run(ctx, testIO(t, nil, "", out, &errb), []string{"scan", "--url", srv.URL(0), "--preset", "atlasmart",
+	code := cli.Run(ctx, clitest.IO(t, nil, "", out, &errb), []string{"scan", "--url", srv.URL(0), "--preset", "atlasmart",
 		"--count", "10", "--keys-per-sec", "200"})
-	if code != exitInterrupt || !strings.Contains(errb.String(), "interrupted") {
+	if code != cli.ExitInterrupt || !strings.Contains(errb.String(), "interrupted") {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
 	}
 }

@@ -43,12 +43,19 @@ func addGroup(fs *pflag.FlagSet, group string, register func(*pflag.FlagSet)) {
 	fs.AddFlagSet(g)
 }
 
-// addReadFlags registers the keyspace, scan and connection flags every
-// command that reads records takes.
-func addReadFlags(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags, sf *scanFlags) {
-	addGroup(fs, groupKeyspace, kf.register)
-	addGroup(fs, groupScan, sf.register)
-	addGroup(fs, groupConnection, cf.register)
+// readFlags are what every command that reads records takes: where to
+// connect, which keyspaces, and how hard to scan.
+type readFlags struct {
+	cf connFlags
+	kf keyspaceFlags
+	sf scanFlags
+}
+
+// register adds them in help order: keyspace, scan, connection.
+func (r *readFlags) register(fs *pflag.FlagSet) {
+	addGroup(fs, groupKeyspace, r.kf.register)
+	addGroup(fs, groupScan, r.sf.register)
+	addGroup(fs, groupConnection, r.cf.register)
 }
 
 func setAnnotation(f *pflag.Flag, key string, values ...string) {

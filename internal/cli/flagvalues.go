@@ -3,46 +3,48 @@ package cli
 import (
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/idemctl/idemctl/internal/units"
 )
 
-// durationValue is a pflag.Value accepting 30s, 5m, 2h, 1d or bare seconds.
-type durationValue struct{ d *time.Duration }
+// parsedValue is a pflag.Value read by parse and shown by format (empty
+// for the zero value, so help shows no default where none is set).
+type parsedValue[T comparable] struct {
+	p      *T
+	parse  func(string) (T, error)
+	format func(T) string
+	kind   string // the type help shows: duration, bytes
+}
 
-func (v durationValue) String() string {
-	if v.d == nil || *v.d == 0 {
+func (v parsedValue[T]) String() string {
+	var zero T
+	if v.p == nil || *v.p == zero {
 		return ""
 	}
-	return v.d.String()
+	return v.format(*v.p)
 }
-func (v durationValue) Set(s string) error {
-	d, err := units.ParseDuration(s)
+
+func (v parsedValue[T]) Set(s string) error {
+	x, err := v.parse(s)
 	if err != nil {
 		return err
 	}
-	*v.d = d
+	*v.p = x
 	return nil
 }
-func (v durationValue) Type() string { return "duration" }
 
-// sizeValue is a pflag.Value accepting 16384, 16KiB, 1MiB.
-type sizeValue struct{ n *int64 }
+func (v parsedValue[T]) Type() string { return v.kind }
 
-func (v sizeValue) String() string {
-	if v.n == nil || *v.n == 0 {
-		return ""
-	}
-	return units.FormatBytes(*v.n)
+// durationValue accepts 30s, 5m, 2h, 1d or bare seconds.
+func durationValue(d *time.Duration) pflag.Value {
+	return parsedValue[time.Duration]{d, units.ParseDuration, time.Duration.String, "duration"}
 }
-func (v sizeValue) Set(s string) error {
-	n, err := units.ParseByteSize(s)
-	if err != nil {
-		return err
-	}
-	*v.n = n
-	return nil
+
+// sizeValue accepts 16384, 16KiB, 1MiB.
+func sizeValue(n *int64) pflag.Value {
+	return parsedValue[int64]{n, units.ParseByteSize, units.FormatBytes, "bytes"}
 }
-func (v sizeValue) Type() string { return "bytes" }
 
 func firstDur(a, b time.Duration) time.Duration {
 	if a > 0 {

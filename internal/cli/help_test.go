@@ -1,4 +1,4 @@
-package cli
+package cli_test
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemctl/idemctl/internal/cli"
+	"github.com/idemctl/idemctl/internal/clitest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -13,48 +15,48 @@ import (
 // in full; the connection and scan flags by name, explained once in their
 // topics; booleans without [=true|false]; every IDEMCTL_ variable listed.
 func TestGroupedHelp(t *testing.T) {
-	h := runCLI(t, nil, "scan", "--help")
-	h.mustCode(t, 0)
+	h := clitest.Run(t, nil, "scan", "--help")
+	h.MustCode(t, 0)
 	for _, want := range []string{"\nFlags:\n", "\nOutput flags:\n", "\nKeyspace flags", "[$IDEMCTL_PRESET]",
 		"\nConnection flags (see 'idemctl help connection'):\n  --url --user", "\nScan flags (see 'idemctl help scanning'):\n  --count"} {
-		if !strings.Contains(h.stdout, want) {
-			t.Errorf("scan --help lacks %q:\n%s", want, h.stdout)
+		if !strings.Contains(h.Stdout, want) {
+			t.Errorf("scan --help lacks %q:\n%s", want, h.Stdout)
 		}
 	}
-	if strings.Contains(h.stdout, "Redis ACL user") || strings.Contains(h.stdout, "SCAN COUNT and keys") {
-		t.Errorf("scan --help repeats the shared flags in full:\n%s", h.stdout)
+	if strings.Contains(h.Stdout, "Redis ACL user") || strings.Contains(h.Stdout, "SCAN COUNT and keys") {
+		t.Errorf("scan --help repeats the shared flags in full:\n%s", h.Stdout)
 	}
-	w := runCLI(t, nil, "expire", "--help")
-	if !strings.Contains(w.stdout, "\nWrite flags:\n") || !strings.Contains(w.stdout, "      --dry-run   ") {
-		t.Errorf("expire --help:\n%s", w.stdout)
+	w := clitest.Run(t, nil, "expire", "--help")
+	if !strings.Contains(w.Stdout, "\nWrite flags:\n") || !strings.Contains(w.Stdout, "      --dry-run   ") {
+		t.Errorf("expire --help:\n%s", w.Stdout)
 	}
 	for _, args := range [][]string{{"scan", "--help"}, {"expire", "--help"}, {"ui", "--help"}, {"help", "connection"}, {"help", "scanning"}} {
-		if r := runCLI(t, nil, args...); strings.Contains(r.stdout, "true|false") {
+		if r := clitest.Run(t, nil, args...); strings.Contains(r.Stdout, "true|false") {
 			t.Errorf("%v shows [=true|false]", args)
 		}
 	}
-	c := runCLI(t, nil, "help", "connection")
-	c.mustCode(t, 0)
+	c := clitest.Run(t, nil, "help", "connection")
+	c.MustCode(t, 0)
 	for _, want := range []string{"--url", "[$IDEMCTL_URL]", "--profile", "[$IDEMCTL_PROFILE]", "Redis ACL user"} {
-		if !strings.Contains(c.stdout, want) {
+		if !strings.Contains(c.Stdout, want) {
 			t.Errorf("help connection lacks %q", want)
 		}
 	}
-	e := runCLI(t, nil, "help", "environment")
+	e := clitest.Run(t, nil, "help", "environment")
 	for _, want := range []string{"IDEMCTL_URL", "IDEMCTL_PROFILE", "IDEMCTL_CONFIG", "IDEMCTL_PRESET", "IDEMCTL_MATCH", "IDEMCTL_USER", "IDEMCTL_KEYSPACE", "NO_COLOR"} {
-		if !strings.Contains(e.stdout, want) {
+		if !strings.Contains(e.Stdout, want) {
 			t.Errorf("help environment lacks %s", want)
 		}
 	}
 	for _, v := range []string{"-v", "--version"} {
-		r := runCLI(t, nil, v)
-		r.mustCode(t, 0)
-		if !strings.HasPrefix(r.stdout, "idemctl ") {
-			t.Errorf("%s: %q", v, r.stdout)
+		r := clitest.Run(t, nil, v)
+		r.MustCode(t, 0)
+		if !strings.HasPrefix(r.Stdout, "idemctl ") {
+			t.Errorf("%s: %q", v, r.Stdout)
 		}
 	}
-	if r := runCLI(t, nil, "scna"); r.code != exitUsage || !strings.Contains(r.stderr, "did you mean scan") {
-		t.Errorf("a typo: exit %d, %q", r.code, r.stderr)
+	if r := clitest.Run(t, nil, "scna"); r.Code != cli.ExitUsage || !strings.Contains(r.Stderr, "did you mean scan") {
+		t.Errorf("a typo: exit %d, %q", r.Code, r.Stderr)
 	}
 }
 
@@ -63,33 +65,33 @@ func TestGroupedHelp(t *testing.T) {
 // used, is named on stderr; a file the operator named is not.
 func TestEnvironmentVariablesAndConfigNote(t *testing.T) {
 	srv := redistest.Shared(t)
-	runCLI(t, nil, "seed", "--url", srv.URL(0), "--count", "50").mustCode(t, 0)
+	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "50").MustCode(t, 0)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yaml")
 	os.WriteFile(cfg, []byte("profiles:\n  local:\n    url: "+srv.URL(0)+"\n  nowhere:\n    url: redis://127.0.0.1:1/0\n"), 0o600)
 
 	env := map[string]string{"IDEMCTL_CONFIG": cfg, "IDEMCTL_PROFILE": "local", "IDEMCTL_PRESET": "atlasmart"}
-	r := runCLI(t, env, "stats", "-o", "json")
-	r.mustCode(t, 0)
-	if !strings.Contains(r.stdout, `"total": 50`) || r.stderr != "" {
-		t.Fatalf("stats from the environment: %s %q", r.stdout, r.stderr)
+	r := clitest.Run(t, env, "stats", "-o", "json")
+	r.MustCode(t, 0)
+	if !strings.Contains(r.Stdout, `"total": 50`) || r.Stderr != "" {
+		t.Fatalf("stats from the environment: %s %q", r.Stdout, r.Stderr)
 	}
-	runCLI(t, env, "stats", "--profile", "nowhere", "--dial-timeout", "200ms").mustCode(t, exitError) // the flag wins
+	clitest.Run(t, env, "stats", "--profile", "nowhere", "--dial-timeout", "200ms").MustCode(t, cli.ExitError) // the flag wins
 	env["IDEMCTL_URL"] = "redis://127.0.0.1:1/0"
-	r = runCLI(t, env, "stats", "--dial-timeout", "200ms")
-	r.mustCode(t, exitError) // the variable wins over the profile, and says so
-	if !strings.Contains(r.stderr, "the URL comes from IDEMCTL_URL, not from profile local") {
-		t.Errorf("stderr %q", r.stderr)
+	r = clitest.Run(t, env, "stats", "--dial-timeout", "200ms")
+	r.MustCode(t, cli.ExitError) // the variable wins over the profile, and says so
+	if !strings.Contains(r.Stderr, "the URL comes from IDEMCTL_URL, not from profile local") {
+		t.Errorf("stderr %q", r.Stderr)
 	}
 
 	home := t.TempDir()
 	def := filepath.Join(home, ".config", "idemctl", "config.yaml")
 	os.MkdirAll(filepath.Dir(def), 0o700)
 	os.WriteFile(def, []byte("default_profile: local\nprofiles:\n  local:\n    url: "+srv.URL(0)+"\n"), 0o600)
-	r = runCLI(t, map[string]string{"HOME": home}, "scan", "--preset", "atlasmart", "-o", "ndjson")
-	r.mustCode(t, 0)
-	if r.stderr != "idemctl: using config "+def+" (profile local)\n" || strings.Count(r.stdout, "\n") != 50 {
-		t.Errorf("default config: stderr %q, %d records", r.stderr, strings.Count(r.stdout, "\n"))
+	r = clitest.Run(t, map[string]string{"HOME": home}, "scan", "--preset", "atlasmart", "-o", "ndjson")
+	r.MustCode(t, 0)
+	if r.Stderr != "idemctl: using config "+def+" (profile local)\n" || strings.Count(r.Stdout, "\n") != 50 {
+		t.Errorf("default config: stderr %q, %d records", r.Stderr, strings.Count(r.Stdout, "\n"))
 	}
 }
 
@@ -97,11 +99,11 @@ func TestEnvironmentVariablesAndConfigNote(t *testing.T) {
 // settings and never a secret.
 func TestConfigPathAndView(t *testing.T) {
 	home := t.TempDir()
-	r := runCLI(t, map[string]string{"HOME": home}, "config", "path")
-	r.mustCode(t, 0)
+	r := clitest.Run(t, map[string]string{"HOME": home}, "config", "path")
+	r.MustCode(t, 0)
 	want := filepath.Join(home, ".config", "idemctl", "config.yaml") + "\n  from:   the default location ($XDG_CONFIG_HOME, else ~/.config)\n  exists: no\n"
-	if r.stdout != want {
-		t.Errorf("config path: %q, want %q", r.stdout, want)
+	if r.Stdout != want {
+		t.Errorf("config path: %q, want %q", r.Stdout, want)
 	}
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yaml")
@@ -118,24 +120,24 @@ keyspaces:
     preset: atlasmart
     processing_timeout: 20s
 `), 0o600)
-	r = runCLI(t, map[string]string{"IDEMCTL_CONFIG": cfg}, "config", "path", "-o", "json")
-	if !strings.Contains(r.stdout, `"from": "IDEMCTL_CONFIG"`) || !strings.Contains(r.stdout, `"exists": true`) {
-		t.Errorf("config path -o json: %s", r.stdout)
+	r = clitest.Run(t, map[string]string{"IDEMCTL_CONFIG": cfg}, "config", "path", "-o", "json")
+	if !strings.Contains(r.Stdout, `"from": "IDEMCTL_CONFIG"`) || !strings.Contains(r.Stdout, `"exists": true`) {
+		t.Errorf("config path -o json: %s", r.Stdout)
 	}
-	r = runCLI(t, nil, "config", "view", "--config", cfg, "--count", "300")
-	r.mustCode(t, 0)
+	r = clitest.Run(t, nil, "config", "view", "--config", cfg, "--count", "300")
+	r.MustCode(t, 0)
 	for _, want := range []string{"profile: prod", "url: redis://ops@10.0.0.5:6380/2", "password: in the URL (not shown)",
 		"enabled: true", "max_keys: 5000", "keys_per_sec: 200", "count: 300", "name: orders", "processing_timeout: 20s", "schema: atlasmart"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("config view lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("config view lacks %q:\n%s", want, r.Stdout)
 		}
 	}
-	if strings.Contains(r.stdout+r.stderr, "hunter2") {
-		t.Fatalf("config view printed a password:\n%s%s", r.stdout, r.stderr)
+	if strings.Contains(r.Stdout+r.Stderr, "hunter2") {
+		t.Fatalf("config view printed a password:\n%s%s", r.Stdout, r.Stderr)
 	}
-	r = runCLI(t, map[string]string{"OTHER_PW": "s3cret-from-env"}, "config", "view", "--config", cfg, "--profile", "other", "-o", "json")
-	r.mustCode(t, 0)
-	if !strings.Contains(r.stdout, `"password": "$OTHER_PW (profile)"`) || strings.Contains(r.stdout, "s3cret") {
-		t.Errorf("config view -o json: %s", r.stdout)
+	r = clitest.Run(t, map[string]string{"OTHER_PW": "s3cret-from-env"}, "config", "view", "--config", cfg, "--profile", "other", "-o", "json")
+	r.MustCode(t, 0)
+	if !strings.Contains(r.Stdout, `"password": "$OTHER_PW (profile)"`) || strings.Contains(r.Stdout, "s3cret") {
+		t.Errorf("config view -o json: %s", r.Stdout)
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package cli_test
 
 import (
 	"bytes"
@@ -7,9 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/idemctl/idemctl/internal/cli"
+	"github.com/idemctl/idemctl/internal/clitest"
+	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -20,9 +24,9 @@ import (
 // process's own I/O is derailed, which shows the hostile environment bites.
 func TestSuiteIgnoresTheProcessEnvironment(t *testing.T) {
 	srv := redistest.Shared(t)
-	runCLI(t, nil, "seed", "--url", srv.URL(0), "--count", "200").mustCode(t, 0)
+	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "200").MustCode(t, 0)
 	key := cliKey + "-hermetic"
-	reserve(t, srv, key, "body")
+	recordtest.Reserve(t, srv, key, "body")
 	ks := []string{"--url", srv.URL(0), "--preset", "atlasmart"}
 	commands := [][]string{
 		append([]string{"scan", "-o", "ndjson"}, ks...),
@@ -39,8 +43,8 @@ func TestSuiteIgnoresTheProcessEnvironment(t *testing.T) {
 	run := func() []string {
 		var out []string
 		for _, args := range commands {
-			r := runCLI(t, map[string]string{"HOME": home}, args...)
-			out = append(out, strings.Join(args[:1], " ")+": "+itoa(r.code)+" "+stable(args[0], r.stdout)+" | "+stableErr(r.stderr))
+			r := clitest.Run(t, map[string]string{"HOME": home}, args...)
+			out = append(out, strings.Join(args[:1], " ")+": "+strconv.Itoa(r.Code)+" "+stable(args[0], r.Stdout)+" | "+stableErr(r.Stderr))
 		}
 		return out
 	}
@@ -72,9 +76,9 @@ func TestSuiteIgnoresTheProcessEnvironment(t *testing.T) {
 
 	// The control: the process's own I/O reads all of it, and fails.
 	var out, errb bytes.Buffer
-	real := ProcessIO()
+	real := cli.ProcessIO()
 	real.Stdout, real.Stderr, real.Stdin = &out, &errb, strings.NewReader("")
-	if code := Run(context.Background(), real, commands[1]); code == exitOK {
+	if code := cli.Run(context.Background(), real, commands[1]); code == cli.ExitOK {
 		t.Fatalf("the hostile environment had no effect on the process's own I/O: %s", errb.String())
 	}
 }
@@ -95,7 +99,7 @@ func stable(cmd, stdout string) string {
 		sort.Strings(keys)
 		return strings.Join(keys, ",")
 	case "stats":
-		var st statsOut
+		var st clitest.StatsOut
 		json.Unmarshal([]byte(stdout), &st)
 		b, _ := json.Marshal([]any{st.Total, st.ByState, st.Stale, st.Flags, st.Complete})
 		return string(b)

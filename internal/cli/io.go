@@ -23,6 +23,8 @@ type IO struct {
 	// default config and audit paths.
 	Getenv              func(string) string
 	StdinTTY, StdoutTTY bool
+	// StderrTTY lets long commands keep a progress line there.
+	StderrTTY bool
 	// User is the operator's OS user name, for the audit log.
 	User func() string
 	// ReadPassword prompts on the terminal and reads a line without echo.
@@ -45,7 +47,7 @@ func Main() int {
 func ProcessIO() IO {
 	return IO{
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
-		StdinTTY: isTerminal(os.Stdin), StdoutTTY: isTerminal(os.Stdout),
+		StdinTTY: isTerminal(os.Stdin), StdoutTTY: isTerminal(os.Stdout), StderrTTY: isTerminal(os.Stderr),
 		User: osUser,
 		ReadPassword: func(prompt string) (string, error) {
 			fmt.Fprint(os.Stderr, prompt)

@@ -1,11 +1,10 @@
-package cli
+package cli_test
 
 import (
 	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,95 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/internal/cli"
+	"github.com/idemctl/idemctl/internal/clitest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
-
-func TestMain(m *testing.M) { os.Exit(redistest.RunMain(m)) }
-
-type cliResult struct {
-	stdout, stderr string
-	code           int
-}
-
-// runCLI runs idemctl in-process, as a script would (stdout not a terminal).
-func runCLI(t *testing.T, env map[string]string, args ...string) cliResult {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Run(context.Background(), testIO(t, env, "", &out, &errb), args)
-	return cliResult{out.String(), errb.String(), code}
-}
-
-// testIO is all a test lets idemctl see: env is the whole environment (HOME
-// a fresh empty directory unless env names one), stdin and stdout are not
-// terminals. Nothing comes from the real process, so a developer's
-// ~/.config/idemctl or IDEMCTL_* variables change no result.
-func testIO(t *testing.T, env map[string]string, stdin string, stdout, stderr io.Writer) IO {
-	home := env["HOME"]
-	if home == "" {
-		home = t.TempDir()
-	}
-	return IO{
-		Stdin: strings.NewReader(stdin), Stdout: stdout, Stderr: stderr,
-		Getenv: func(k string) string {
-			if k == "HOME" {
-				return home
-			}
-			return env[k]
-		},
-		User: func() string { return "idemctl-test" },
-	}
-}
-
-func (r cliResult) mustCode(t *testing.T, want int) {
-	t.Helper()
-	if r.code != want {
-		t.Fatalf("exit %d, want %d\nstdout: %.2000s\nstderr: %s", r.code, want, r.stdout, r.stderr)
-	}
-}
-
-// oneLineErr checks an error is a single line without a stack trace.
-func (r cliResult) oneLineErr(t *testing.T) {
-	t.Helper()
-	var errLines []string
-	for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
-		if !strings.Contains(l, "warning:") {
-			errLines = append(errLines, l)
-		}
-	}
-	if len(errLines) != 1 || strings.Contains(r.stderr, "goroutine") || strings.Contains(r.stderr, "panic") {
-		t.Fatalf("want one clean line on stderr, got %q", r.stderr)
-	}
-}
-
-type seedOut struct {
-	Kinds             map[string]int64 `json:"kinds"`
-	ConflictsRejected int64            `json:"conflicts_rejected"`
-	Expected          struct {
-		Total   int64            `json:"total"`
-		ByState map[string]int64 `json:"by_state"`
-		Stale   int64            `json:"stale"`
-		Flags   map[string]int64 `json:"flags"`
-	} `json:"expected"`
-}
-
-type statsOut struct {
-	Total   int64            `json:"total"`
-	ByState map[string]int64 `json:"by_state"`
-	Stale   int64            `json:"stale"`
-	Flags   map[string]int64 `json:"flags"`
-	Memory  struct {
-		Total        int64 `json:"total"`
-		KnownRecords int64 `json:"known_records"`
-	} `json:"memory_bytes"`
-	Groups map[string]struct {
-		Distinct int64 `json:"distinct"`
-		Top      []struct {
-			Value string `json:"value"`
-			Count int64  `json:"count"`
-		} `json:"top"`
-	} `json:"groups"`
-	Complete bool `json:"complete"`
-}
 
 var recordFields = []string{"key", "keyspace", "type", "state", "raw_state", "fingerprint", "status", "ttl_ms",
 	"memory_bytes", "age_ms", "age_source", "stale", "flags", "groups"}
@@ -115,24 +29,24 @@ func TestSeedScanStatsAgree(t *testing.T) {
 	url := srv.URL(0)
 	// Long reserve TTL and timeout so no record changes class while the test runs.
 	timing := []string{"--reserve-ttl", "1h", "--processing-timeout", "10m"}
-	seed := runCLI(t, nil, append([]string{"seed", "--url", url, "--count", "100000"}, timing...)...)
-	seed.mustCode(t, 0)
-	var so seedOut
-	if err := json.Unmarshal([]byte(seed.stdout), &so); err != nil {
-		t.Fatalf("seed output: %v\n%s", err, seed.stdout)
+	seed := clitest.Run(t, nil, append([]string{"seed", "--url", url, "--count", "100000"}, timing...)...)
+	seed.MustCode(t, 0)
+	var so clitest.SeedOut
+	if err := json.Unmarshal([]byte(seed.Stdout), &so); err != nil {
+		t.Fatalf("seed output: %v\n%s", err, seed.Stdout)
 	}
 	if so.Expected.Total != 100000 || so.ConflictsRejected != so.Kinds["conflict"] || so.Kinds["stale"] == 0 {
 		t.Fatalf("seed: %+v", so)
 	}
 
-	scan := runCLI(t, nil, append([]string{"scan", "--url", url, "--preset", "atlasmart",
+	scan := clitest.Run(t, nil, append([]string{"scan", "--url", url, "--preset", "atlasmart",
 		"--match", "atlasmart:ch23:idem:*", "--output", "ndjson"}, timing...)...)
-	scan.mustCode(t, 0)
+	scan.MustCode(t, 0)
 	var keys []string
 	byState := map[string]int64{}
 	flags := map[string]int64{}
 	var stale int64
-	sc := bufio.NewScanner(strings.NewReader(scan.stdout))
+	sc := bufio.NewScanner(strings.NewReader(scan.Stdout))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		var rec map[string]any
@@ -185,24 +99,17 @@ func TestSeedScanStatsAgree(t *testing.T) {
 		}
 	}
 
-	st := runCLI(t, nil, append([]string{"stats", "--url", url, "--preset", "atlasmart", "--output", "json"}, timing...)...)
-	st.mustCode(t, 0)
-	var so2 statsOut
-	if err := json.Unmarshal([]byte(st.stdout), &so2); err != nil {
+	st := clitest.Run(t, nil, append([]string{"stats", "--url", url, "--preset", "atlasmart", "--output", "json"}, timing...)...)
+	st.MustCode(t, 0)
+	var so2 clitest.StatsOut
+	if err := json.Unmarshal([]byte(st.Stdout), &so2); err != nil {
 		t.Fatalf("stats output: %v", err)
 	}
-	if so2.Total != so.Expected.Total || so2.Stale != so.Expected.Stale || !so2.Complete {
-		t.Errorf("stats total %d stale %d complete %v; seed %d %d", so2.Total, so2.Stale, so2.Complete, so.Expected.Total, so.Expected.Stale)
+	if !so2.Complete {
+		t.Error("stats: scan not complete")
 	}
-	for k, n := range so.Expected.ByState {
-		if so2.ByState[k] != n {
-			t.Errorf("stats by_state[%s] = %d, seed wrote %d", k, so2.ByState[k], n)
-		}
-	}
-	for k, n := range so.Expected.Flags {
-		if so2.Flags[k] != n {
-			t.Errorf("stats flags[%s] = %d, seed wrote %d", k, so2.Flags[k], n)
-		}
+	for _, m := range so.Expected.Mismatches(so2.Total, so2.Stale, so2.ByState, so2.Flags) {
+		t.Errorf("stats: %s", m)
 	}
 	if so2.Memory.KnownRecords != 100000 || so2.Memory.Total < 100000*100 {
 		t.Errorf("memory %+v", so2.Memory)
@@ -216,14 +123,14 @@ func TestSeedScanStatsAgree(t *testing.T) {
 func TestSeedScanStatsDefaults(t *testing.T) {
 	srv := redistest.Shared(t)
 	url := srv.URL(0)
-	seed := runCLI(t, nil, "seed", "--url", url, "--count", "2000")
-	seed.mustCode(t, 0)
-	var so seedOut
-	json.Unmarshal([]byte(seed.stdout), &so)
-	st := runCLI(t, nil, "stats", "--url", url, "--preset", "atlasmart", "--output", "json")
-	st.mustCode(t, 0)
-	var so2 statsOut
-	json.Unmarshal([]byte(st.stdout), &so2)
+	seed := clitest.Run(t, nil, "seed", "--url", url, "--count", "2000")
+	seed.MustCode(t, 0)
+	var so clitest.SeedOut
+	json.Unmarshal([]byte(seed.Stdout), &so)
+	st := clitest.Run(t, nil, "stats", "--url", url, "--preset", "atlasmart", "--output", "json")
+	st.MustCode(t, 0)
+	var so2 clitest.StatsOut
+	json.Unmarshal([]byte(st.Stdout), &so2)
 	if so2.Total != 2000 || so2.Stale != so.Expected.Stale || so2.ByState["processing"] != so.Expected.ByState["processing"] {
 		t.Fatalf("stats %+v vs seed %+v", so2, so.Expected)
 	}
@@ -232,12 +139,12 @@ func TestSeedScanStatsDefaults(t *testing.T) {
 func TestScanFiltersAndFormats(t *testing.T) {
 	srv := redistest.Shared(t)
 	url := srv.URL(0)
-	runCLI(t, nil, "seed", "--url", url, "--count", "1000", "--reserve-ttl", "1h", "--processing-timeout", "10m").mustCode(t, 0)
+	clitest.Run(t, nil, "seed", "--url", url, "--count", "1000", "--reserve-ttl", "1h", "--processing-timeout", "10m").MustCode(t, 0)
 	base := []string{"scan", "--url", url, "--preset", "atlasmart", "--reserve-ttl", "1h", "--processing-timeout", "10m"}
 	count := func(extra ...string) int {
-		r := runCLI(t, nil, append(append([]string{}, base...), extra...)...)
-		r.mustCode(t, 0)
-		return strings.Count(r.stdout, "\n")
+		r := clitest.Run(t, nil, append(append([]string{}, base...), extra...)...)
+		r.MustCode(t, 0)
+		return strings.Count(r.Stdout, "\n")
 	}
 	if n := count("--stale"); n != 80 {
 		t.Errorf("--stale: %d lines, want 80", n)
@@ -254,89 +161,85 @@ func TestScanFiltersAndFormats(t *testing.T) {
 	if n := count("--limit", "7"); n != 7 {
 		t.Errorf("--limit 7: %d", n)
 	}
-	r := runCLI(t, nil, append(base, "--output", "json", "--stale")...)
-	r.mustCode(t, 0)
+	r := clitest.Run(t, nil, append(base, "--output", "json", "--stale")...)
+	r.MustCode(t, 0)
 	var arr []map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &arr); err != nil || len(arr) != 80 {
+	if err := json.Unmarshal([]byte(r.Stdout), &arr); err != nil || len(arr) != 80 {
 		t.Fatalf("json array: %v, %d records", err, len(arr))
 	}
-	r = runCLI(t, nil, append(base, "--output", "table", "--limit", "3")...)
-	r.mustCode(t, 0)
-	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); len(lines) != 4 || !strings.HasPrefix(lines[0], "STATE") {
-		t.Fatalf("table: %q", r.stdout)
+	r = clitest.Run(t, nil, append(base, "--output", "table", "--limit", "3")...)
+	r.MustCode(t, 0)
+	if lines := strings.Split(strings.TrimSpace(r.Stdout), "\n"); len(lines) != 4 || !strings.HasPrefix(lines[0], "STATE") {
+		t.Fatalf("table: %q", r.Stdout)
 	}
 	for _, bad := range [][]string{{"--state", "done"}, {"--flag", "nope"}, {"--output", "xml"}} {
-		r := runCLI(t, nil, append(append([]string{}, base...), bad...)...)
-		r.mustCode(t, exitUsage)
-		r.oneLineErr(t)
+		r := clitest.Run(t, nil, append(append([]string{}, base...), bad...)...)
+		r.MustCode(t, cli.ExitUsage)
+		r.OneLineErr(t)
 	}
 }
 
 func TestScanTableNeverPrintsControlBytes(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	srv, c := redistest.SharedClient(t)
 	evil := "atlasmart:ch23:idem:\x1b]52;c;ZXZpbA==\x07:POST:/x\x9b:\xff"
 	c.HSet(context.Background(), evil, "state", "PROCESSING\x1b[2J", "fingerprint", "\x1b[31mred")
 	for _, out := range []string{"table", "ndjson", "json"} {
-		r := runCLI(t, nil, "scan", "--url", srv.URL(0), "--preset", "atlasmart", "-o", out)
-		r.mustCode(t, 0)
-		if strings.ContainsAny(r.stdout, "\x1b\x07\x00") || strings.Contains(r.stdout, "\u009b") || strings.Contains(r.stdout, "\xff") {
-			t.Errorf("%s output holds raw control bytes: %q", out, r.stdout)
+		r := clitest.Run(t, nil, "scan", "--url", srv.URL(0), "--preset", "atlasmart", "-o", out)
+		r.MustCode(t, 0)
+		if strings.ContainsAny(r.Stdout, "\x1b\x07\x00") || strings.Contains(r.Stdout, "\u009b") || strings.Contains(r.Stdout, "\xff") {
+			t.Errorf("%s output holds raw control bytes: %q", out, r.Stdout)
 		}
 	}
-	r := runCLI(t, nil, "scan", "--url", srv.URL(0), "--preset", "atlasmart", "-o", "ndjson")
+	r := clitest.Run(t, nil, "scan", "--url", srv.URL(0), "--preset", "atlasmart", "-o", "ndjson")
 	var rec map[string]any
-	json.Unmarshal([]byte(r.stdout), &rec)
+	json.Unmarshal([]byte(r.Stdout), &rec)
 	if rec["key_base64"] == nil {
-		t.Fatalf("invalid UTF-8 key without key_base64: %s", r.stdout)
+		t.Fatalf("invalid UTF-8 key without key_base64: %s", r.Stdout)
 	}
 }
 
 func TestConnectionErrors(t *testing.T) {
 	port, _ := redistest.FreePort()
-	addr := "127.0.0.1:" + itoa(port)
-	r := runCLI(t, nil, "scan", "--url", "redis://admin:s3cr3t-pw@"+addr+"/0", "--preset", "atlasmart")
-	r.mustCode(t, exitError)
-	r.oneLineErr(t)
-	if !strings.Contains(r.stderr, "connection refused") || !strings.Contains(r.stderr, addr) || strings.Contains(r.stderr+r.stdout, "s3cr3t") {
-		t.Fatalf("stderr %q", r.stderr)
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	r := clitest.Run(t, nil, "scan", "--url", "redis://admin:s3cr3t-pw@"+addr+"/0", "--preset", "atlasmart")
+	r.MustCode(t, cli.ExitError)
+	r.OneLineErr(t)
+	if !strings.Contains(r.Stderr, "connection refused") || !strings.Contains(r.Stderr, addr) || strings.Contains(r.Stderr+r.Stdout, "s3cr3t") {
+		t.Fatalf("stderr %q", r.Stderr)
 	}
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	srv, c := redistest.SharedClient(t)
 	c.Do(context.Background(), "ACL", "SETUSER", "ops", "on", ">right-pw", "~*", "+@all")
 	defer c.Do(context.Background(), "ACL", "DELUSER", "ops")
-	r = runCLI(t, map[string]string{"PW": "wr0ng-pw"}, "scan", "--url", "redis://"+srv.Addr, "--user", "ops", "--password-env", "PW", "--preset", "atlasmart")
-	r.mustCode(t, exitError)
-	r.oneLineErr(t)
-	if !strings.Contains(r.stderr, "WRONGPASS") || strings.Contains(r.stderr, "wr0ng") {
-		t.Fatalf("stderr %q", r.stderr)
+	r = clitest.Run(t, map[string]string{"PW": "wr0ng-pw"}, "scan", "--url", "redis://"+srv.Addr, "--user", "ops", "--password-env", "PW", "--preset", "atlasmart")
+	r.MustCode(t, cli.ExitError)
+	r.OneLineErr(t)
+	if !strings.Contains(r.Stderr, "WRONGPASS") || strings.Contains(r.Stderr, "wr0ng") {
+		t.Fatalf("stderr %q", r.Stderr)
 	}
-	r = runCLI(t, map[string]string{"PW": "right-pw"}, "scan", "--url", "redis://"+srv.Addr, "--user", "ops", "--password-env", "PW", "--preset", "atlasmart")
-	r.mustCode(t, 0)
+	r = clitest.Run(t, map[string]string{"PW": "right-pw"}, "scan", "--url", "redis://"+srv.Addr, "--user", "ops", "--password-env", "PW", "--preset", "atlasmart")
+	r.MustCode(t, 0)
 	pwFile := filepath.Join(t.TempDir(), "pw")
 	os.WriteFile(pwFile, []byte("right-pw\n"), 0o600)
-	runCLI(t, nil, "scan", "--url", "redis://ops@"+srv.Addr, "--password-file", pwFile, "--preset", "atlasmart").mustCode(t, 0)
-	r = runCLI(t, nil, "scan", "--url", "redis://x:leak-me@"+srv.Addr, "--preset", "atlasmart")
-	if !strings.Contains(r.stderr, "visible in the process list") || strings.Contains(r.stderr, "leak-me") {
-		t.Fatalf("URL password warning: %q", r.stderr)
+	clitest.Run(t, nil, "scan", "--url", "redis://ops@"+srv.Addr, "--password-file", pwFile, "--preset", "atlasmart").MustCode(t, 0)
+	r = clitest.Run(t, nil, "scan", "--url", "redis://x:leak-me@"+srv.Addr, "--preset", "atlasmart")
+	if !strings.Contains(r.Stderr, "visible in the process list") || strings.Contains(r.Stderr, "leak-me") {
+		t.Fatalf("URL password warning: %q", r.Stderr)
 	}
 	for _, bad := range []string{"http://x", "redis://h:notaport", "redis://h:1/db"} {
-		r = runCLI(t, nil, "scan", "--url", bad, "--preset", "atlasmart")
-		r.mustCode(t, exitUsage)
-		r.oneLineErr(t)
+		r = clitest.Run(t, nil, "scan", "--url", bad, "--preset", "atlasmart")
+		r.MustCode(t, cli.ExitUsage)
+		r.OneLineErr(t)
 	}
 }
 
 func TestConfigFile(t *testing.T) {
 	srv := redistest.Shared(t)
-	runCLI(t, nil, "seed", "--url", srv.URL(0), "--count", "300").mustCode(t, 0)
+	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "300").MustCode(t, 0)
 	dir := t.TempDir()
 	n := 0
 	write := func(body string) string {
 		n++
-		p := filepath.Join(dir, itoa(n), "config.yaml")
+		p := filepath.Join(dir, strconv.Itoa(n), "config.yaml")
 		os.MkdirAll(filepath.Dir(p), 0o700)
 		os.WriteFile(p, []byte(body), 0o600)
 		return p
@@ -352,15 +255,15 @@ keyspaces:
     preset: atlasmart
     processing_timeout: 20s
 `)
-	r := runCLI(t, nil, "stats", "--config", good, "-o", "json")
-	r.mustCode(t, 0)
-	var so statsOut
-	json.Unmarshal([]byte(r.stdout), &so)
+	r := clitest.Run(t, nil, "stats", "--config", good, "-o", "json")
+	r.MustCode(t, 0)
+	var so clitest.StatsOut
+	json.Unmarshal([]byte(r.Stdout), &so)
 	if so.Total != 300 {
-		t.Fatalf("stats via config: %s %s", r.stdout, r.stderr)
+		t.Fatalf("stats via config: %s %s", r.Stdout, r.Stderr)
 	}
-	r = runCLI(t, map[string]string{"IDEMCTL_CONFIG": good}, "scan", "--keyspace", "orders", "--limit", "1")
-	r.mustCode(t, 0)
+	r = clitest.Run(t, map[string]string{"IDEMCTL_CONFIG": good}, "scan", "--keyspace", "orders", "--limit", "1")
+	r.MustCode(t, 0)
 	cases := map[string]string{
 		"unknown key":     "profiles:\n  local:\n    url: redis://x\n    colour: red\n",
 		"bad duration":    "keyspaces:\n  - name: a\n    preset: atlasmart\n    processing_timeout: soon\n",
@@ -370,86 +273,86 @@ keyspaces:
 		"default missing": "default_profile: prod\n",
 	}
 	for name, body := range cases {
-		r := runCLI(t, nil, "scan", "--config", write(body))
-		if r.code != exitUsage || !strings.Contains(r.stderr, "config.yaml") {
-			t.Errorf("%s: exit %d, stderr %q", name, r.code, r.stderr)
+		r := clitest.Run(t, nil, "scan", "--config", write(body))
+		if r.Code != cli.ExitUsage || !strings.Contains(r.Stderr, "config.yaml") {
+			t.Errorf("%s: exit %d, stderr %q", name, r.Code, r.Stderr)
 		}
-		r.oneLineErr(t)
-		if name != "default missing" && !strings.Contains(r.stderr, "line ") {
-			t.Errorf("%s: error does not name the line: %q", name, r.stderr)
+		r.OneLineErr(t)
+		if name != "default missing" && !strings.Contains(r.Stderr, "line ") {
+			t.Errorf("%s: error does not name the line: %q", name, r.Stderr)
 		}
 	}
-	r = runCLI(t, nil, "scan", "--config", filepath.Join(dir, "absent.yaml"))
-	r.mustCode(t, exitUsage)
-	r = runCLI(t, nil, "scan", "--config", good, "--profile", "prod")
-	r.mustCode(t, exitUsage)
-	if !strings.Contains(r.stderr, "local") {
-		t.Errorf("unknown profile should list the known ones: %q", r.stderr)
+	r = clitest.Run(t, nil, "scan", "--config", filepath.Join(dir, "absent.yaml"))
+	r.MustCode(t, cli.ExitUsage)
+	r = clitest.Run(t, nil, "scan", "--config", good, "--profile", "prod")
+	r.MustCode(t, cli.ExitUsage)
+	if !strings.Contains(r.Stderr, "local") {
+		t.Errorf("unknown profile should list the known ones: %q", r.Stderr)
 	}
 }
 
 func TestUsageAndExitCodes(t *testing.T) {
 	srv := redistest.Shared(t)
-	r := runCLI(t, nil)
-	r.mustCode(t, 0)
+	r := clitest.Run(t, nil)
+	r.MustCode(t, 0)
 	for _, cmd := range []string{"scan", "stats", "check", "exporter", "expire", "fail", "reconcile", "detect", "seed", "presets", "ui", "demo", "version"} {
-		if !strings.Contains(r.stdout, cmd) {
+		if !strings.Contains(r.Stdout, cmd) {
 			t.Errorf("usage lacks %s", cmd)
 		}
 		for _, help := range []string{"--help", "-h"} {
-			h := runCLI(t, nil, cmd, help)
-			h.mustCode(t, 0)
-			if strings.Count(h.stdout, "Usage: idemctl "+cmd) != 1 || h.stderr != "" {
-				t.Errorf("%s %s: want the usage once on stdout, got %q, stderr %q", cmd, help, h.stdout, h.stderr)
+			h := clitest.Run(t, nil, cmd, help)
+			h.MustCode(t, 0)
+			if strings.Count(h.Stdout, "Usage: idemctl "+cmd) != 1 || h.Stderr != "" {
+				t.Errorf("%s %s: want the usage once on stdout, got %q, stderr %q", cmd, help, h.Stdout, h.Stderr)
 			}
-			if m := regexp.MustCompile(`\(default [^)]*\) \(default`).FindString(h.stdout); m != "" {
+			if m := regexp.MustCompile(`\(default [^)]*\) \(default`).FindString(h.Stdout); m != "" {
 				t.Errorf("%s --help repeats a default: %q", cmd, m)
 			}
 		}
 	}
-	runCLI(t, nil, "help", "scan").mustCode(t, 0)
-	runCLI(t, nil, "nope").mustCode(t, exitUsage)
-	r = runCLI(t, nil, "scan", "--bogus")
-	r.mustCode(t, exitUsage)
-	r.oneLineErr(t)
-	r = runCLI(t, nil, "scan", "--url", srv.URL(0), "--preset", "nope")
-	r.mustCode(t, exitUsage)
-	r = runCLI(t, nil, "scan", "--url", srv.URL(0), "--match", "x:*")
-	r.mustCode(t, exitUsage)
-	r = runCLI(t, nil, "scan", "--url", srv.URL(0))
-	r.mustCode(t, exitUsage)
-	r = runCLI(t, nil, "version")
-	r.mustCode(t, 0)
-	if !strings.HasPrefix(r.stdout, "idemctl ") {
-		t.Errorf("version: %q", r.stdout)
+	clitest.Run(t, nil, "help", "scan").MustCode(t, 0)
+	clitest.Run(t, nil, "nope").MustCode(t, cli.ExitUsage)
+	r = clitest.Run(t, nil, "scan", "--bogus")
+	r.MustCode(t, cli.ExitUsage)
+	r.OneLineErr(t)
+	r = clitest.Run(t, nil, "scan", "--url", srv.URL(0), "--preset", "nope")
+	r.MustCode(t, cli.ExitUsage)
+	r = clitest.Run(t, nil, "scan", "--url", srv.URL(0), "--match", "x:*")
+	r.MustCode(t, cli.ExitUsage)
+	r = clitest.Run(t, nil, "scan", "--url", srv.URL(0))
+	r.MustCode(t, cli.ExitUsage)
+	r = clitest.Run(t, nil, "version")
+	r.MustCode(t, 0)
+	if !strings.HasPrefix(r.Stdout, "idemctl ") {
+		t.Errorf("version: %q", r.Stdout)
 	}
-	r = runCLI(t, nil, "presets")
-	if !strings.Contains(r.stdout, "atlasmart") || !strings.Contains(r.stdout, "setnx") {
-		t.Errorf("presets: %q", r.stdout)
+	r = clitest.Run(t, nil, "presets")
+	if !strings.Contains(r.Stdout, "atlasmart") || !strings.Contains(r.Stdout, "setnx") {
+		t.Errorf("presets: %q", r.Stdout)
 	}
-	r = runCLI(t, nil, "scan", "--url", srv.URL(0), "--preset", "setnx", "--match", "nothing:here:*")
-	r.mustCode(t, 0)
-	if !strings.Contains(r.stderr, "no keys match") {
-		t.Errorf("empty pattern: %q", r.stderr)
+	r = clitest.Run(t, nil, "scan", "--url", srv.URL(0), "--preset", "setnx", "--match", "nothing:here:*")
+	r.MustCode(t, 0)
+	if !strings.Contains(r.Stderr, "no keys match") {
+		t.Errorf("empty pattern: %q", r.Stderr)
 	}
 	// A refused seed sends nothing: TEST-NET-1 is never dialled.
-	r = runCLI(t, nil, "seed", "--url", "redis://192.0.2.1:6379", "--count", "1")
-	r.mustCode(t, exitRefused)
-	r.oneLineErr(t)
-	r = runCLI(t, nil, "seed", "--url", srv.URL(0), "--preset", "nope")
-	r.mustCode(t, exitUsage)
+	r = clitest.Run(t, nil, "seed", "--url", "redis://192.0.2.1:6379", "--count", "1")
+	r.MustCode(t, cli.ExitRefused)
+	r.OneLineErr(t)
+	r = clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--preset", "nope")
+	r.MustCode(t, cli.ExitUsage)
 }
 
 func TestSeedSetnxScan(t *testing.T) {
 	srv := redistest.Shared(t)
-	r := runCLI(t, nil, "seed", "--url", srv.URL(0), "--preset", "setnx", "--count", "1000")
-	r.mustCode(t, 0)
-	var so seedOut
-	json.Unmarshal([]byte(r.stdout), &so)
-	st := runCLI(t, nil, "stats", "--url", srv.URL(0), "--preset", "setnx", "-o", "json")
-	st.mustCode(t, 0)
-	var so2 statsOut
-	json.Unmarshal([]byte(st.stdout), &so2)
+	r := clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--preset", "setnx", "--count", "1000")
+	r.MustCode(t, 0)
+	var so clitest.SeedOut
+	json.Unmarshal([]byte(r.Stdout), &so)
+	st := clitest.Run(t, nil, "stats", "--url", srv.URL(0), "--preset", "setnx", "-o", "json")
+	st.MustCode(t, 0)
+	var so2 clitest.StatsOut
+	json.Unmarshal([]byte(st.Stdout), &so2)
 	if so2.Total != 1000 || so2.Stale != so.Expected.Stale || so2.Flags["processing_no_ttl"] != so.Expected.Flags["processing_no_ttl"] ||
 		so2.Flags["missing_fingerprint"] != 0 || so2.ByState["succeeded"] != so.Expected.ByState["succeeded"] {
 		t.Fatalf("setnx stats %+v vs seed %+v", so2, so.Expected)
@@ -460,18 +363,107 @@ func TestSeedSetnxScan(t *testing.T) {
 // how far it got, and the exit code is 3.
 func TestScanIncompleteWhenServerDies(t *testing.T) {
 	own := redistest.Own(t)
-	runCLI(t, nil, "seed", "--url", own.URL(0), "--count", "20000").mustCode(t, 0)
+	clitest.Run(t, nil, "seed", "--url", own.URL(0), "--count", "20000").MustCode(t, 0)
 	go func() {
 		time.Sleep(300 * time.Millisecond)
 		own.Stop()
 	}()
-	r := runCLI(t, nil, "scan", "--url", own.URL(0), "--preset", "atlasmart", "--count", "100", "--keys-per-sec", "10000",
+	r := clitest.Run(t, nil, "scan", "--url", own.URL(0), "--preset", "atlasmart", "--count", "100", "--keys-per-sec", "10000",
 		"--dial-timeout", "1s", "--read-timeout", "1s")
-	r.mustCode(t, exitIncomplete)
-	r.oneLineErr(t)
-	if !strings.Contains(r.stderr, "scan incomplete") || strings.Count(r.stdout, "\n") == 0 {
-		t.Fatalf("stderr %q, %d lines out", r.stderr, strings.Count(r.stdout, "\n"))
+	r.MustCode(t, cli.ExitIncomplete)
+	r.OneLineErr(t)
+	if !strings.Contains(r.Stderr, "scan incomplete") || strings.Count(r.Stdout, "\n") == 0 {
+		t.Fatalf("stderr %q, %d lines out", r.Stderr, strings.Count(r.Stdout, "\n"))
 	}
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }
+// runWithStderrTTY runs idemctl with stderr a terminal, cut off after limit.
+func runWithStderrTTY(t *testing.T, limit time.Duration, args ...string) clitest.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	var out, errb bytes.Buffer
+	o := clitest.IO(t, nil, "", &out, &errb)
+	o.StderrTTY = true
+	code := cli.Run(ctx, o, args)
+	return clitest.Result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+}
+
+// On a terminal, stats keeps a progress line on stderr and wipes it before
+// the report; --quiet, or stderr not a terminal, shows none; stdout (JSON
+// here) never carries it.
+func TestProgressLineOnATerminal(t *testing.T) {
+	srv := redistest.Shared(t)
+	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "3000").MustCode(t, 0)
+	base := []string{"stats", "--url", srv.URL(0), "--preset", "atlasmart", "-o", "json", "--count", "100", "--keys-per-sec", "10000"}
+
+	r := runWithStderrTTY(t, time.Minute, base...)
+	r.MustCode(t, cli.ExitOK)
+	if !strings.Contains(r.Stderr, "\r\x1b[Kstats ") || !strings.Contains(r.Stderr, "% · ") || !strings.Contains(r.Stderr, " records · ") ||
+		!strings.HasSuffix(r.Stderr, "\r\x1b[K") {
+		t.Fatalf("progress line: %q", r.Stderr)
+	}
+	if strings.Contains(r.Stdout, "\x1b") || !json.Valid([]byte(r.Stdout)) {
+		t.Fatalf("the progress line reached stdout: %q", r.Stdout)
+	}
+	if q := runWithStderrTTY(t, time.Minute, append(base, "--quiet")...); q.Code != 0 || q.Stderr != "" {
+		t.Fatalf("--quiet: exit %d, stderr %q", q.Code, q.Stderr)
+	}
+	if p := clitest.Run(t, nil, base...); p.Code != 0 || p.Stderr != "" {
+		t.Fatalf("stderr not a terminal: exit %d, stderr %q", p.Code, p.Stderr)
+	}
+}
+
+// Ctrl-C in the middle: stats and check print what they read, marked
+// incomplete with the share covered, and exit 3.
+func TestInterruptedStatsAndCheckReportWhatTheyRead(t *testing.T) {
+	srv := redistest.Shared(t)
+	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "5000").MustCode(t, 0)
+	slow := []string{"--url", srv.URL(0), "--preset", "atlasmart", "--count", "50", "--keys-per-sec", "1000", "--quiet"}
+
+	r := runWithStderrTTY(t, 1500*time.Millisecond, append([]string{"stats", "-o", "json"}, slow...)...)
+	r.MustCode(t, cli.ExitIncomplete)
+	var rep struct {
+		Total    int64   `json:"total"`
+		Complete bool    `json:"complete"`
+		Covered  float64 `json:"covered"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+		t.Fatalf("stats printed no report: %v %q", err, r.Stdout)
+	}
+	if rep.Complete || rep.Covered <= 0 || rep.Covered >= 0.9 || rep.Total == 0 || !strings.Contains(r.Stderr, "interrupted after") {
+		t.Fatalf("interrupted stats: %+v, stderr %q", rep, r.Stderr)
+	}
+
+	c := runWithStderrTTY(t, 1500*time.Millisecond, append([]string{"check", "--max-stale", "100000"}, slow...)...)
+	c.MustCode(t, cli.ExitIncomplete)
+	if !strings.HasPrefix(c.Stdout, "INCOMPLETE: interrupted after ") || !strings.Contains(c.Stdout, "% of the keyspace") {
+		t.Fatalf("interrupted check: %q %q", c.Stdout, c.Stderr)
+	}
+}
+
+// seed shows its progress too, and Ctrl-C reports what it wrote.
+func TestSeedProgressAndInterrupt(t *testing.T) {
+	srv := redistest.Shared(t)
+	// Ctrl-C as soon as the progress line first shows: after a batch.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out bytes.Buffer
+	errb := &clitest.Buffer{OnFirstWrite: cancel}
+	o := clitest.IO(t, nil, "", &out, errb)
+	o.StderrTTY = true
+	code := cli.Run(ctx, o, []string{"seed", "--url", srv.URL(0), "--count", "2000000"})
+	r := clitest.Result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+	r.MustCode(t, cli.ExitInterrupt)
+	var res struct{ Count, Written int }
+	if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil {
+		t.Fatalf("seed printed nothing on Ctrl-C: %v %q", err, r.Stdout)
+	}
+	c := srv.Client(0)
+	defer c.Close()
+	n, _ := c.DBSize(context.Background()).Result()
+	if res.Count != 2000000 || res.Written <= 0 || res.Written >= res.Count || n < int64(res.Written) ||
+		!strings.Contains(r.Stderr, "interrupted after writing ") || !strings.Contains(r.Stderr, "\r\x1b[Kseed ") {
+		t.Fatalf("interrupted seed: %+v (%d keys in Redis), stderr %q", res, n, r.Stderr)
+	}
+}

@@ -15,19 +15,18 @@ import (
 // environment and the exit codes, and one page per command, all from the
 // same definitions as --help. Hidden: packagers run it, operators read the
 // pages.
-func newManCmd(a *app) *cobra.Command {
-	c := newCommand("man DIR", "write the man pages (section 1) into DIR", "", nil)
-	c.Hidden = true
-	c.Args = cobra.ExactArgs(1)
-	c.RunE = func(c *cobra.Command, args []string) error {
-		n, err := writeManPages(c.Context(), c.Root(), args[0])
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(a.stderr, "wrote %d man pages to %s\n", n, args[0])
-		return nil
+// manCmd writes the man pages of the whole tree under root.
+type manCmd struct{ root *cobra.Command }
+
+func (*manCmd) flags(*pflag.FlagSet) {}
+
+func (o *manCmd) run(ctx context.Context, a *app, _ *pflag.FlagSet, args []string) error {
+	n, err := writeManPages(ctx, o.root, args[0])
+	if err != nil {
+		return err
 	}
-	return c
+	fmt.Fprintf(a.stderr, "wrote %d man pages to %s\n", n, args[0])
+	return nil
 }
 
 func writeManPages(ctx context.Context, root *cobra.Command, dir string) (int, error) {
@@ -101,8 +100,8 @@ func manPage(c *cobra.Command) string {
 		b.WriteString(".SH FILES\n.TP\n$XDG_CONFIG_HOME/idemctl/config.yaml\nthe default config file (~/.config/idemctl/config.yaml)\n" +
 			".TP\n$XDG_STATE_HOME/idemctl/audit.log\nthe default audit log (~/.local/state/idemctl/audit.log)\n")
 		b.WriteString(".SH EXIT STATUS\n")
-		for _, e := range exitCodeTable {
-			fmt.Fprintf(&b, ".TP\n.B %d\n%s\n", e.code, roffEscape(e.meaning))
+		for _, e := range ExitCodeTable {
+			fmt.Fprintf(&b, ".TP\n.B %d\n%s\n", e.Code, roffEscape(e.Meaning))
 		}
 	}
 	b.WriteString(".SH SEE ALSO\n")

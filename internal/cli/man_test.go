@@ -1,4 +1,4 @@
-package cli
+package cli_test
 
 import (
 	"os"
@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/idemctl/idemctl/internal/clitest"
 )
 
 // idemctl man DIR writes a page per command from the same definitions as
 // --help, and groff renders each without a warning.
 func TestManPages(t *testing.T) {
 	dir := t.TempDir()
-	runCLI(t, nil, "man", dir).mustCode(t, 0)
+	clitest.Run(t, nil, "man", dir).MustCode(t, 0)
 	for _, name := range []string{"idemctl", "idemctl-scan", "idemctl-stats", "idemctl-check", "idemctl-detect", "idemctl-exporter",
 		"idemctl-ui", "idemctl-expire", "idemctl-fail", "idemctl-reconcile", "idemctl-seed", "idemctl-presets", "idemctl-demo",
 		"idemctl-config", "idemctl-config-path", "idemctl-config-view", "idemctl-version", "idemctl-completion",

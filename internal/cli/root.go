@@ -63,13 +63,22 @@ func newRoot(a *app) *cobra.Command {
 			root.AddCommand(c)
 		}
 	}
-	add("inspect", newUICmd(a), newScanCmd(a), newStatsCmd(a), newCheckCmd(a), newDetectCmd(a), newExporterCmd(a))
-	add("write", newActionCmd(a, actions.KindExpire), newActionCmd(a, actions.KindFail), newActionCmd(a, actions.KindReconcile), newAuditCmd(a))
-	add("setup", newDemoCmd(a), newSeedCmd(a), newPresetsCmd(a), newConfigCmd(a), newVersionCmd(a))
+	add("inspect", leaf(a, "ui", &uiCmd{}), leaf(a, "scan", &scanCmd{}), leaf(a, "stats", &statsCmd{}),
+		leaf(a, "check", &checkCmd{}), leaf(a, "detect", &detectCmd{}), leaf(a, "exporter", &exporterCmd{}))
+	for _, kind := range []actions.Kind{actions.KindExpire, actions.KindFail, actions.KindReconcile} {
+		c := leaf(a, string(kind), &actionCmd{kind: kind})
+		c.Args = cobra.ArbitraryArgs
+		add("write", c)
+	}
+	add("write", newAuditCmd(a))
+	add("setup", leaf(a, "demo", &demoCmd{}), leaf(a, "seed", &seedCmd{}), leaf(a, "presets", &printCmd{print: runPresets}),
+		newConfigCmd(a), leaf(a, "version", &printCmd{print: runVersion}))
 	root.SetHelpCommand(newHelpCmd(a))
 	root.SetHelpCommandGroupID("setup")
 	root.SetCompletionCommandGroupID("setup")
-	root.AddCommand(newManCmd(a))
+	man := leaf(a, "man", &manCmd{root: root})
+	man.Hidden, man.Args = true, cobra.ExactArgs(1)
+	root.AddCommand(man)
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" {
@@ -95,17 +104,42 @@ func rootArgs(c *cobra.Command, args []string) error {
 	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
 		msg = fmt.Sprintf("unknown command %q: did you mean %s? (see 'idemctl help')", args[0], strings.Join(s, " or "))
 	}
-	return &exitErr{code: exitUsage, msg: msg}
+	return &exitErr{code: ExitUsage, msg: msg}
 }
 
-// newCommand is a leaf command: run gets the parsed flags and arguments.
-// Commands take no arguments unless they set Args themselves.
-func newCommand(use, short, long string, run func(ctx context.Context, fs *pflag.FlagSet, args []string) error) *cobra.Command {
+// command is one leaf command's options: it registers its flags, then
+// runs with them parsed.
+type command interface {
+	flags(fs *pflag.FlagSet)
+	run(ctx context.Context, a *app, fs *pflag.FlagSet, args []string) error
+}
+
+// printCmd is a command that only prints, as text or JSON: presets, version.
+type printCmd struct {
+	output string
+	print  func(a *app, output string) error
+}
+
+func (o *printCmd) flags(fs *pflag.FlagSet) {
+	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
+}
+
+func (o *printCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, _ []string) error {
+	return o.print(a, o.output)
+}
+
+// leaf builds the command NAME for cmd. Its usage line, summary and
+// description come from docs/NAME.txt: the help, the man pages and the
+// completions' descriptions are prose, edited as prose. Commands take no
+// arguments unless they set Args themselves.
+func leaf(a *app, name string, cmd command) *cobra.Command {
+	use, short, long := commandDoc(name)
 	c := &cobra.Command{
 		Use: use, Short: short, Long: long, Args: noArgs,
-		RunE: func(c *cobra.Command, args []string) error { return run(c.Context(), c.Flags(), args) },
+		RunE: func(c *cobra.Command, args []string) error { return cmd.run(c.Context(), a, c.Flags(), args) },
 	}
 	c.Flags().SortFlags = false
+	cmd.flags(c.Flags())
 	return c
 }
 

@@ -31,6 +31,7 @@ type app struct {
 	getenv       func(string) string
 	isTTY        bool // stdout is a terminal
 	inTTY        bool // stdin is a terminal
+	errTTY       bool // stderr is a terminal: progress lines
 	user         func() string
 	readPassword func(prompt string) (string, error)
 
@@ -41,7 +42,7 @@ type app struct {
 
 func newApp(o IO) *app {
 	a := &app{stdin: o.Stdin, stdout: o.Stdout, stderr: o.Stderr, getenv: o.Getenv,
-		isTTY: o.StdoutTTY, inTTY: o.StdinTTY, user: o.User, readPassword: o.ReadPassword}
+		isTTY: o.StdoutTTY, inTTY: o.StdinTTY, errTTY: o.StderrTTY, user: o.User, readPassword: o.ReadPassword}
 	if a.stdin == nil {
 		a.stdin = strings.NewReader("")
 	}
@@ -79,7 +80,7 @@ func (a *app) run(ctx context.Context, args []string) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(a.stderr, "idemctl: internal error: %v (please report it)\n", r)
-			code = exitError
+			code = ExitError
 		}
 	}()
 	switch {
@@ -107,12 +108,12 @@ func (a *app) run(ctx context.Context, args []string) (code int) {
 func (a *app) finish(ctx context.Context, name string, err error) int {
 	switch {
 	case err == nil:
-		return exitOK
+		return ExitOK
 	case errors.Is(err, pflag.ErrHelp):
-		return exitOK
+		return ExitOK
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
 		fmt.Fprintln(a.stderr, "idemctl: interrupted")
-		return exitInterrupt
+		return ExitInterrupt
 	}
 	if msg := units.OneLine(err.Error()); msg != "" {
 		fmt.Fprintf(a.stderr, "%s: %s\n", name, msg)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemctl/idemctl/config"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/redisconn"
 )
 
 // keyspaceFlags select and tune keyspaces without a config file.
@@ -35,11 +36,11 @@ func (k *keyspaceFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&k.schema, "schema", "", "record schema defined in the config file")
 	fs.StringSliceVar(&k.keyspaces, "keyspace", nil, "keyspace(s) from the config file (default: the profile's)")
 	fs.StringVar(&k.keyTemplate, "key-template", "", "key template, e.g. 'app:{principal}:{endpoint...}:{idem_key}'")
-	fs.Var(durationValue{&k.processingTimeout}, "processing-timeout", "processing records older than this are stale")
-	fs.Var(durationValue{&k.reserveTTL}, "reserve-ttl", "TTL the reserve step sets (age = reserve TTL - remaining TTL)")
-	fs.Var(durationValue{&k.retention}, "retention", "TTL the complete step sets (retry horizon)")
-	fs.Var(sizeValue{&k.largeResponse}, "large-response", "flag replay responses above this size (default 16KiB)")
-	fs.Var(sizeValue{&k.maxValue}, "max-value", "read cap for any single value (default 64KiB)")
+	fs.Var(durationValue(&k.processingTimeout), "processing-timeout", "processing records older than this are stale")
+	fs.Var(durationValue(&k.reserveTTL), "reserve-ttl", "TTL the reserve step sets (age = reserve TTL - remaining TTL)")
+	fs.Var(durationValue(&k.retention), "retention", "TTL the complete step sets (retry horizon)")
+	fs.Var(sizeValue(&k.largeResponse), "large-response", "flag replay responses above this size (default 16KiB)")
+	fs.Var(sizeValue(&k.maxValue), "max-value", "read cap for any single value (default 64KiB)")
 }
 
 func (k *keyspaceFlags) adHoc() bool {
@@ -53,9 +54,11 @@ type scanFlags struct {
 	maxKeys    int64
 	keysPerSec int
 	pause      time.Duration
+	maxLatency time.Duration
 	inFlight   int
 	maxNodes   int
 	respSizes  bool
+	quiet      bool
 }
 
 func (s *scanFlags) register(fs *pflag.FlagSet) {
@@ -63,10 +66,12 @@ func (s *scanFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&s.noMemory, "no-memory", false, "skip MEMORY USAGE per key")
 	fs.Int64Var(&s.maxKeys, "max-keys", 0, "stop after this many keys (0: all)")
 	fs.IntVar(&s.keysPerSec, "keys-per-sec", 0, "throttle: at most this many keys per second (0: unthrottled)")
-	fs.Var(durationValue{&s.pause}, "pause", "throttle: sleep this long between SCAN calls")
+	fs.Var(durationValue(&s.pause), "pause", "throttle: sleep this long between SCAN calls")
+	fs.Var(durationValue(&s.maxLatency), "max-latency", "latency budget: keep what another client waits behind the scan under this, above idle (e.g. 1ms); batches sized from a probe connection")
 	fs.IntVar(&s.inFlight, "in-flight", 0, "pipelines in flight (0: 4, or 1 when throttled by --keys-per-sec or --pause)")
 	fs.BoolVar(&s.respSizes, "response-sizes", false, "measure every record's response size (one more command per key; by default only records big enough to hold a large response)")
 	fs.IntVar(&s.maxNodes, "max-nodes", 3, "cluster nodes scanned at a time")
+	fs.BoolVar(&s.quiet, "quiet", false, "no progress line on stderr (there is none unless stderr is a terminal)")
 }
 
 // session is everything a command needs to talk to one Redis.
@@ -74,11 +79,11 @@ type session struct {
 	cfg         *config.Config
 	profileName string
 	profile     *config.Profile
-	ep          endpoint
+	ep          redisconn.Endpoint
 	client      redis.UniversalClient
 	keyspaces   []*inspect.Keyspace
 	scan        inspect.Options
-	opts        clientOpts
+	opts        redisconn.Options
 	mode        string // standalone, cluster or sentinel
 	osUser      string // for the audit log
 }
@@ -152,22 +157,22 @@ func (a *app) resolveSession(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags
 		rawURL = prof.URL
 	}
 	if rawURL == "" {
-		rawURL = defaultURL
+		rawURL = redisconn.DefaultURL
 	}
-	ep, err := parseURL(rawURL)
+	ep, err := redisconn.ParseURL(rawURL)
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
-	if ep.password != "" && fromFlag {
+	if ep.Password != "" && fromFlag {
 		fmt.Fprintln(a.stderr, "idemctl: warning: a password in --url is visible in the process list; use --password-env or --password-file")
 	}
-	if ep.password != "" && !fromFlag && cfg.Path != "" {
+	if ep.Password != "" && !fromFlag && cfg.Path != "" {
 		warnReadable(a, cfg.Path)
 	}
 	if u := pick(cf.user, prof.User); u != "" {
-		ep.user = u
+		ep.User = u
 	}
-	pw, err := readPassword(pick(cf.passwordEnv, prof.PasswordEnv), pick(cf.passwordFile, prof.PasswordFile), a.getenv)
+	pw, err := redisconn.ReadPassword(pick(cf.passwordEnv, prof.PasswordEnv), pick(cf.passwordFile, prof.PasswordFile), a.getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +182,7 @@ func (a *app) resolveSession(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags
 		}
 	}
 	if pw != "" {
-		ep.password = pw
+		ep.Password = pw
 	}
 	s.ep = ep
 
@@ -218,28 +223,33 @@ func (a *app) resolveSession(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags
 	if s.scan.Replicas && mode == "sentinel" {
 		return nil, usageErr("--read-from-replicas is not supported with Sentinel yet: scan the master, or point --url at a replica")
 	}
-	s.opts = clientOpts{
-		mode: mode, seeds: seeds, master: pick(cf.sentinel, prof.MasterName), sentinelPw: sentinelPw,
-		ep: ep, tlsCA: pick(cf.tlsCA, prof.TLSCA), tlsInsecure: cf.tlsInsecure || prof.TLSInsecure,
-		dialTimeout: cf.dialTimeout, readTimeout: cf.readTimeout, poolSize: s.scan.InFlight + 2,
+	s.opts = redisconn.Options{
+		Mode: mode, Seeds: seeds, Master: pick(cf.sentinel, prof.MasterName), SentinelPassword: sentinelPw,
+		Endpoint: ep, TLSCA: pick(cf.tlsCA, prof.TLSCA), TLSInsecure: cf.tlsInsecure || prof.TLSInsecure,
+		DialTimeout: cf.dialTimeout, ReadTimeout: cf.readTimeout, PoolSize: s.scan.InFlight + 2,
 	}
 	if !fs.Changed("dial-timeout") && prof.DialTimeout > 0 {
-		s.opts.dialTimeout = prof.DialTimeout.D()
+		s.opts.DialTimeout = prof.DialTimeout.D()
 	}
 	if !fs.Changed("read-timeout") && prof.ReadTimeout > 0 {
-		s.opts.readTimeout = prof.ReadTimeout.D()
+		s.opts.ReadTimeout = prof.ReadTimeout.D()
 	}
 	return s, nil
 }
 
 // connect dials the resolved endpoint.
 func (s *session) connect(ctx context.Context, a *app) error {
-	c, err := newClient(ctx, s.opts, a.stderr)
+	c, err := redisconn.Dial(ctx, s.opts, a.stderr)
 	if err != nil {
 		return err
 	}
 	s.client = c
 	return nil
+}
+
+// openRead opens the session of a command that reads records.
+func (a *app) openRead(ctx context.Context, fs *pflag.FlagSet, r *readFlags) (*session, error) {
+	return a.openSession(ctx, fs, &r.cf, &r.kf, &r.sf, true)
 }
 
 // openSession resolves and connects.
@@ -274,7 +284,7 @@ func scanOptions(fs *pflag.FlagSet, sf *scanFlags, prof *config.Profile) inspect
 	ps := prof.Scan
 	o := inspect.Options{
 		Count: sf.count, NoMemory: sf.noMemory, MaxKeys: sf.maxKeys,
-		KeysPerSec: sf.keysPerSec, Pause: sf.pause, InFlight: sf.inFlight, MaxNodes: sf.maxNodes,
+		KeysPerSec: sf.keysPerSec, Pause: sf.pause, MaxLatency: sf.maxLatency, InFlight: sf.inFlight, MaxNodes: sf.maxNodes,
 		ResponseSizes: sf.respSizes,
 	}
 	if !fs.Changed("max-nodes") && ps.MaxNodes > 0 {
@@ -294,6 +304,9 @@ func scanOptions(fs *pflag.FlagSet, sf *scanFlags, prof *config.Profile) inspect
 	}
 	if !fs.Changed("pause") && ps.Pause > 0 {
 		o.Pause = ps.Pause.D()
+	}
+	if !fs.Changed("max-latency") && ps.MaxLatency > 0 {
+		o.MaxLatency = ps.MaxLatency.D()
 	}
 	if !fs.Changed("response-sizes") && ps.ResponseSizes {
 		o.ResponseSizes = true
@@ -389,13 +402,13 @@ func (s *session) displayAddress() string {
 	case "cluster":
 		return s.ep.String() + " (cluster)"
 	case "sentinel":
-		return s.ep.String() + " (sentinel " + s.opts.master + ")"
+		return s.ep.String() + " (sentinel " + s.opts.Master + ")"
 	}
 	return s.ep.String()
 }
 
 // promptPassword reads a password from the terminal without echo.
-func (a *app) promptPassword(ep endpoint) (string, error) {
+func (a *app) promptPassword(ep redisconn.Endpoint) (string, error) {
 	if !a.inTTY {
 		return "", usageErr("--password-prompt needs a terminal; use --password-env or --password-file")
 	}

@@ -12,10 +12,7 @@ import (
 func sharedFlags() *pflag.FlagSet {
 	fs := pflag.NewFlagSet("shared", pflag.ContinueOnError)
 	fs.SortFlags = false
-	var cf connFlags
-	var kf keyspaceFlags
-	var sf scanFlags
-	addReadFlags(fs, &cf, &kf, &sf)
+	new(readFlags).register(fs)
 	return fs
 }
 

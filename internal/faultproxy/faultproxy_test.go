@@ -57,28 +57,28 @@ func TestProxyModes(t *testing.T) {
 		t.Fatalf("through the proxy: %q", v)
 	}
 
+	// setTimesOut sets k through the proxy, which must time out, then reads
+	// k directly: the server holds want.
+	setTimesOut := func(what, value, want string) {
+		t.Helper()
+		if err := c.Set(ctx, "k", value, 0).Err(); !isTimeout(err) {
+			t.Fatalf("%s: want a timeout, got %v", what, err)
+		}
+		if v := direct.Get(ctx, "k").Val(); v != want {
+			t.Fatalf("%s: the server holds %q, want %q", what, v, want)
+		}
+	}
+
 	// Replies dropped: the command runs on the server, the client times out.
 	p.DropReplies()
-	err = c.Set(ctx, "k", "ran-unseen", 0).Err()
-	if !isTimeout(err) {
-		t.Fatalf("drop replies: want a timeout, got %v", err)
-	}
-	if v := direct.Get(ctx, "k").Val(); v != "ran-unseen" {
-		t.Fatalf("drop replies: the command should have run on the server, value %q", v)
-	}
+	setTimesOut("drop replies", "ran-unseen", "ran-unseen")
 	if req, rep := p.Dropped(); req != 0 || rep == 0 {
 		t.Fatalf("dropped %d request / %d reply bytes", req, rep)
 	}
 
 	// Requests dropped: nothing reaches the server.
 	p.DropRequests()
-	err = c.Set(ctx, "k", "never-sent", 0).Err()
-	if !isTimeout(err) {
-		t.Fatalf("drop requests: want a timeout, got %v", err)
-	}
-	if v := direct.Get(ctx, "k").Val(); v != "ran-unseen" {
-		t.Fatalf("drop requests: the server saw the command, value %q", v)
-	}
+	setTimesOut("drop requests", "never-sent", "ran-unseen")
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	if err := p.WaitDropped(wctx, true, 1); err != nil {
 		t.Fatalf("WaitDropped: %v", err)

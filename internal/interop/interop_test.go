@@ -48,11 +48,8 @@ func TestSmoke(t *testing.T) {
 			body := map[string]any{"amount": 42, "currency": "EUR"}
 
 			// Complete a request.
-			first, err := d.Call(ctx, interop.Cmd{Lib: lib, Key: key + "-done", Body: body,
-				Status: 201, Response: map[string]any{"id": 1}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			first := must(t)(d.Call(ctx, interop.Cmd{Lib: lib, Key: key + "-done", Body: body,
+				Status: 201, Response: map[string]any{"id": 1}}))
 			if !first.Ran || first.Status != 201 || first.BodyString() != `{"id":1}` || first.Error != "" {
 				t.Fatalf("first call: %+v", first)
 			}
@@ -69,20 +66,14 @@ func TestSmoke(t *testing.T) {
 			}
 
 			// Replay it: the handler must not run, the same answer comes back.
-			again, err := d.Call(ctx, interop.Cmd{Lib: lib, Key: key + "-done", Body: body,
-				Status: 200, Response: map[string]any{"id": 2}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			again := must(t)(d.Call(ctx, interop.Cmd{Lib: lib, Key: key + "-done", Body: body,
+				Status: 200, Response: map[string]any{"id": 2}}))
 			if again.Ran || again.Status != 201 || again.BodyString() != `{"id":1}` {
 				t.Fatalf("replay: %+v", again)
 			}
 
 			// Crash inside the handler: the in-progress record stays.
-			crash, err := d.Call(ctx, interop.Cmd{Lib: lib, Key: key + "-crash", Body: body, Outcome: interop.Crash})
-			if err != nil {
-				t.Fatal(err)
-			}
+			crash := must(t)(d.Call(ctx, interop.Cmd{Lib: lib, Key: key + "-crash", Body: body, Outcome: interop.Crash}))
 			if !crash.Crashed || !crash.Ran || crash.RedisKey == "" {
 				t.Fatalf("crash: %+v", crash)
 			}
@@ -91,20 +82,14 @@ func TestSmoke(t *testing.T) {
 			if !strings.Contains(raw, inProgressMarker[lib]) || strings.Contains(raw, `"response"`) {
 				t.Errorf("crashed record is not in progress: %s", raw)
 			}
-			retry, err := d.Call(ctx, interop.Cmd{Lib: lib, Key: key + "-crash", Body: body})
-			if err != nil {
-				t.Fatal(err)
-			}
+			retry := must(t)(d.Call(ctx, interop.Cmd{Lib: lib, Key: key + "-crash", Body: body}))
 			if retry.Ran || retry.Error == "" {
 				t.Errorf("retry of a crashed request within its timeout: %+v", retry)
 			}
 
 			// Hold a request: a concurrent duplicate is refused, then it completes.
-			held, err := d.Start(ctx, lib+"-h", interop.Cmd{Lib: lib, Key: key + "-held", Body: body,
-				Status: 202, Response: map[string]any{"id": 3}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			held := must(t)(d.Start(ctx, lib+"-h", interop.Cmd{Lib: lib, Key: key + "-held", Body: body,
+				Status: 202, Response: map[string]any{"id": 3}}))
 			if !held.Started || held.RedisKey == "" {
 				t.Fatalf("start: %+v", held)
 			}
@@ -112,17 +97,11 @@ func TestSmoke(t *testing.T) {
 			if !strings.Contains(raw, inProgressMarker[lib]) {
 				t.Errorf("held record is not in progress: %s", raw)
 			}
-			dup, err := d.Call(ctx, interop.Cmd{Lib: lib, Key: key + "-held", Body: body})
-			if err != nil {
-				t.Fatal(err)
-			}
+			dup := must(t)(d.Call(ctx, interop.Cmd{Lib: lib, Key: key + "-held", Body: body}))
 			if dup.Ran || dup.Error == "" {
 				t.Errorf("duplicate of a held request: %+v", dup)
 			}
-			done, err := d.Finish(ctx, lib+"-h")
-			if err != nil {
-				t.Fatal(err)
-			}
+			done := must(t)(d.Finish(ctx, lib+"-h"))
 			if !done.Ran || done.Status != 202 || done.BodyString() != `{"id":3}` {
 				t.Errorf("finish: %+v", done)
 			}
@@ -144,10 +123,7 @@ func TestPowertoolsOrphanTakeover(t *testing.T) {
 	cmd := interop.Cmd{Lib: interop.Powertools, Key: "orphan", Body: map[string]any{"n": 1}, RemainingMs: 300}
 	crash := cmd
 	crash.Outcome = interop.Crash
-	r, err := d.Call(ctx, crash)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := must(t)(d.Call(ctx, crash))
 	raw, _ := rawRecord(t, rdb, r.RedisKey)
 	var rec struct {
 		Status               string `json:"status"`
@@ -160,10 +136,7 @@ func TestPowertoolsOrphanTakeover(t *testing.T) {
 	if wait := time.Until(time.UnixMilli(rec.InProgressExpiration)); wait > 0 {
 		time.Sleep(wait + 50*time.Millisecond)
 	}
-	r2, err := d.Call(ctx, cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r2 := must(t)(d.Call(ctx, cmd))
 	if !r2.Ran || r2.Status != 200 {
 		t.Fatalf("takeover: %+v", r2)
 	}
@@ -173,4 +146,16 @@ func TestPowertoolsOrphanTakeover(t *testing.T) {
 	}
 	raw, _ = rawRecord(t, rdb, r.RedisKey)
 	t.Logf("after takeover: %s", raw)
+}
+
+// must fails the test on a driver error, else passes the reply on:
+// must(t)(d.Call(ctx, cmd)).
+func must(t testing.TB) func(interop.Reply, error) interop.Reply {
+	return func(r interop.Reply, err error) interop.Reply {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
 }

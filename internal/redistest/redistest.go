@@ -150,6 +150,16 @@ func Shared(t testing.TB) *Server {
 	return shared
 }
 
+// SharedClient is Shared with a client on database 0, closed when the
+// test ends: most tests seed and read behind the tool's back.
+func SharedClient(t testing.TB) (*Server, *redis.Client) {
+	t.Helper()
+	srv := Shared(t)
+	c := srv.Client(0)
+	t.Cleanup(func() { c.Close() })
+	return srv, c
+}
+
 // Own starts a private server for one test (for tests that stop, pause or
 // reconfigure it) and stops it when the test ends.
 func Own(t testing.TB, extra ...string) *Server {

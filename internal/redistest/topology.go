@@ -21,9 +21,11 @@ type Cluster struct {
 }
 
 // Addrs lists every node's address.
-func (c *Cluster) Addrs() []string {
-	out := make([]string, len(c.Nodes))
-	for i, n := range c.Nodes {
+func (c *Cluster) Addrs() []string { return addrs(c.Nodes) }
+
+func addrs(servers []*Server) []string {
+	out := make([]string, len(servers))
+	for i, n := range servers {
 		out[i] = n.Addr
 	}
 	return out
@@ -91,18 +93,27 @@ func WaitClusterReplicasSynced(t testing.TB, c *Cluster, limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	for _, n := range c.Nodes {
 		cl := n.Client(0)
-		for {
+		pollUntil(t, deadline, "replica "+n.Addr+" never synced", func() (bool, error) {
 			info, err := cl.Info(context.Background(), "replication").Result()
-			if err == nil && (strings.Contains(info, "role:master") || strings.Contains(info, "master_link_status:up")) {
-				break
-			}
-			if time.Now().After(deadline) {
-				cl.Close()
-				t.Fatalf("replica %s never synced: %v", n.Addr, err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return err == nil && (strings.Contains(info, "role:master") || strings.Contains(info, "master_link_status:up")), err
+		})
 		cl.Close()
+	}
+}
+
+// pollUntil asks ok every 100 ms until it says yes, and fails the test
+// with what and ok's last error once deadline passes.
+func pollUntil(t testing.TB, deadline time.Time, what string, ok func() (bool, error)) {
+	t.Helper()
+	for {
+		done, err := ok()
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -115,13 +126,7 @@ type Sentinel struct {
 }
 
 // SentinelAddrs lists the sentinels' addresses.
-func (s *Sentinel) SentinelAddrs() []string {
-	out := make([]string, len(s.Sentinels))
-	for i, n := range s.Sentinels {
-		out[i] = n.Addr
-	}
-	return out
-}
+func (s *Sentinel) SentinelAddrs() []string { return addrs(s.Sentinels) }
 
 // CurrentPrimary asks a sentinel which address is the primary now.
 func (s *Sentinel) CurrentPrimary(ctx context.Context) (string, error) {
@@ -166,20 +171,14 @@ func StartSentinel(t testing.TB) *Sentinel {
 	deadline := time.Now().Add(30 * time.Second)
 	for _, sn := range s.Sentinels {
 		c := redis.NewSentinelClient(&redis.Options{Addr: sn.Addr})
-		for {
+		pollUntil(t, deadline, "sentinel "+sn.Addr+" never saw the set", func() (bool, error) {
 			reps, err := c.Replicas(ctx, s.Master).Result()
-			if err == nil && len(reps) == 1 {
-				others, _ := c.Sentinels(ctx, s.Master).Result()
-				if len(others) == 2 {
-					break
-				}
+			if err != nil || len(reps) != 1 {
+				return false, err
 			}
-			if time.Now().After(deadline) {
-				c.Close()
-				t.Fatalf("sentinel %s never saw the set: %v", sn.Addr, err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			others, err := c.Sentinels(ctx, s.Master).Result()
+			return len(others) == 2, err
+		})
 		c.Close()
 	}
 	return s

@@ -48,14 +48,20 @@ func ParseDuration(s string) (time.Duration, error) {
 // UnmarshalYAML reads a duration scalar; the document's decoder
 // (internal/yamldoc) puts the line and key before the error.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	return decodeScalar(n, "a duration such as 30s or 5m", ParseDuration, func(v time.Duration) { *d = Duration(v) })
+}
+
+// decodeScalar parses a YAML scalar with parse and hands the value to set;
+// a mapping or list where the scalar belongs is named with what is wanted.
+func decodeScalar[T any](n *yaml.Node, want string, parse func(string) (T, error), set func(T)) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("want a duration such as 30s or 5m")
+		return fmt.Errorf("want %s", want)
 	}
-	v, err := ParseDuration(n.Value)
+	v, err := parse(n.Value)
 	if err != nil {
 		return err
 	}
-	*d = Duration(v)
+	set(v)
 	return nil
 }
 
@@ -94,13 +100,5 @@ func ParseByteSize(s string) (int64, error) {
 // UnmarshalYAML reads a size scalar; the document's decoder puts the line
 // and key before the error.
 func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("want a size such as 16KiB")
-	}
-	v, err := ParseByteSize(n.Value)
-	if err != nil {
-		return err
-	}
-	*b = ByteSize(v)
-	return nil
+	return decodeScalar(n, "a size such as 16KiB", ParseByteSize, func(v int64) { *b = ByteSize(v) })
 }

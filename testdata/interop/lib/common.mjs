@@ -57,6 +57,18 @@ const replyHeaders = [
   "content-type", "idempotent-replayed", "retry-after", "idempotency-key", "x-interop-library-error",
 ];
 
+// callRoute sends a harness command to the express app on port as the
+// client would: its method and path (POST /orders by default), its key in
+// the idempotency-key header, and the call id for the hooks to tag.
+export function callRoute(port, c) {
+  const { cmd } = c;
+  return httpCall({
+    port, method: cmd.method || "POST", path: cmd.path || "/orders",
+    headers: { "idempotency-key": cmd.key, "x-interop-call-id": c.id },
+    body: cmd.body ?? {},
+  });
+}
+
 // httpCall sends one request to a loopback express server with no keep-alive
 // and returns {status, headers, text, body}.
 export function httpCall({ port, method, path, headers, body }) {

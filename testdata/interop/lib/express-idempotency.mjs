@@ -3,7 +3,7 @@
 import express from "express";
 import expressIdempotency from "express-idempotency";
 import redisAdapterModule from "express-idempotency-redis-adapter";
-import { expressRoute, jsonErrorHandler, listen, closeServer, httpCall, httpReply } from "./common.mjs";
+import { expressRoute, jsonErrorHandler, listen, closeServer, callRoute, httpReply } from "./common.mjs";
 
 const RedisAdapter = redisAdapterModule.default ?? redisAdapterModule;
 
@@ -50,11 +50,7 @@ export async function create(redisURL, cfg) {
     redisKey: (cmd) => cmd.key,
     async invoke(c) {
       const { cmd } = c;
-      const r = await httpCall({
-        port, method: cmd.method || "POST", path: cmd.path || "/orders",
-        headers: { "idempotency-key": cmd.key, "x-interop-call-id": c.id },
-        body: cmd.body ?? {},
-      });
+      const r = await callRoute(port, c);
       // Let the fire-and-forget hook run, then wait for its write.
       await new Promise((resolve) => setImmediate(resolve));
       await Promise.allSettled([...pending]);

@@ -2,7 +2,7 @@
 // loopback, through the harness's express glue (node-idempotency-express.mjs).
 import express from "express";
 import { nodeIdempotencyMiddleware } from "./node-idempotency-express.mjs";
-import { calls, expressRoute, jsonErrorHandler, listen, closeServer, httpCall, httpReply } from "./common.mjs";
+import { calls, expressRoute, jsonErrorHandler, listen, closeServer, callRoute, httpReply } from "./common.mjs";
 
 export function configOf(cmd) {
   return { ttlSeconds: cmd.ttlSeconds || 0 };
@@ -39,11 +39,7 @@ export async function create(redisURL, cfg) {
     redisKey,
     async invoke(c) {
       const { cmd } = c;
-      const r = await httpCall({
-        port, method: cmd.method || "POST", path: cmd.path || "/orders",
-        headers: { "idempotency-key": cmd.key, "x-interop-call-id": c.id },
-        body: cmd.body ?? {},
-      });
+      const r = await callRoute(port, c);
       await Promise.allSettled([...pending]);
       return httpReply(c, r, redisKey(cmd));
     },

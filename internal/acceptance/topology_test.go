@@ -1,4 +1,4 @@
-package cli
+package acceptance
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/internal/cli"
+	"github.com/idemctl/idemctl/internal/clitest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -67,9 +69,9 @@ func TestClusterScanFailoverAndNodeLoss(t *testing.T) {
 	url := "redis://" + cl.Nodes[0].Addr
 	base := append([]string{"--cluster", "--url", url, "--addrs", cl.Nodes[1].Addr, "--preset", "atlasmart"}, longTiming...)
 
-	scan := runCLI(t, nil, append([]string{"scan", "-o", "ndjson"}, base...)...)
-	scan.mustCode(t, 0)
-	keys := ndjsonKeys(t, scan.stdout)
+	scan := clitest.Run(t, nil, append([]string{"scan", "-o", "ndjson"}, base...)...)
+	scan.MustCode(t, 0)
+	keys := ndjsonKeys(t, scan.Stdout)
 	if len(keys) != 100000 {
 		t.Fatalf("cluster scan listed %d keys, want 100000", len(keys))
 	}
@@ -85,10 +87,10 @@ func TestClusterScanFailoverAndNodeLoss(t *testing.T) {
 	})
 	_ = n
 
-	st := runCLI(t, nil, append([]string{"stats", "-o", "json"}, base...)...)
-	st.mustCode(t, 0)
+	st := clitest.Run(t, nil, append([]string{"stats", "-o", "json"}, base...)...)
+	st.MustCode(t, 0)
 	var cov coverageOut
-	json.Unmarshal([]byte(st.stdout), &cov)
+	json.Unmarshal([]byte(st.Stdout), &cov)
 	if cov.Total != 100000 || !cov.Complete || len(cov.Coverage) != 3 {
 		t.Fatalf("stats: total %d complete %v coverage %+v", cov.Total, cov.Complete, cov.Coverage)
 	}
@@ -104,9 +106,9 @@ func TestClusterScanFailoverAndNodeLoss(t *testing.T) {
 	}
 
 	// Scanning the replicas spares the primaries and finds the same keys.
-	st = runCLI(t, nil, append([]string{"stats", "-o", "json", "--read-from-replicas"}, base...)...)
-	st.mustCode(t, 0)
-	json.Unmarshal([]byte(st.stdout), &cov)
+	st = clitest.Run(t, nil, append([]string{"stats", "-o", "json", "--read-from-replicas"}, base...)...)
+	st.MustCode(t, 0)
+	json.Unmarshal([]byte(st.Stdout), &cov)
 	if cov.Total != 100000 || len(cov.Coverage) != 3 {
 		t.Fatalf("replica stats: total %d coverage %+v", cov.Total, cov.Coverage)
 	}
@@ -144,25 +146,20 @@ func TestClusterScanFailoverAndNodeLoss(t *testing.T) {
 	// Gossip takes a moment to settle after a failover: a scan that sees the
 	// slot map change says so (exit 3, "slots moved"), and a rescan is clean.
 	for attempt := 0; ; attempt++ {
-		st = runCLI(t, nil, append([]string{"stats", "-o", "json"}, base...)...)
-		if st.code == exitIncomplete && strings.Contains(st.stderr, "slots moved") && attempt < 5 {
+		st = clitest.Run(t, nil, append([]string{"stats", "-o", "json"}, base...)...)
+		if st.Code == cli.ExitIncomplete && strings.Contains(st.Stderr, "slots moved") && attempt < 5 {
 			time.Sleep(time.Second)
 			continue
 		}
 		break
 	}
-	st.mustCode(t, 0)
-	json.Unmarshal([]byte(st.stdout), &cov)
+	st.MustCode(t, 0)
+	json.Unmarshal([]byte(st.Stdout), &cov)
 	if cov.Total != 100000 || !cov.Complete {
 		t.Fatalf("after failover: total %d complete %v", cov.Total, cov.Complete)
 	}
-	stale := runCLI(t, nil, append([]string{"scan", "-o", "ndjson", "--stale", "--limit", "1"}, base...)...)
-	var rec struct{ Key string }
-	json.Unmarshal([]byte(stale.stdout), &rec)
-	w := runCLI(t, nil, append([]string{"fail", rec.Key, "--reason", "failover drill", "--write", "--yes",
-		"--audit-log", t.TempDir() + "/audit.log"}, base...)...)
-	w.mustCode(t, 0)
-	if got, _ := cc.HGet(ctx, rec.Key, "state").Result(); got != "FAILED" {
+	key := failOneStale(t, base, "failover drill")
+	if got, _ := cc.HGet(ctx, key, "state").Result(); got != "FAILED" {
 		t.Fatalf("write after failover: state %q", got)
 	}
 	_ = res
@@ -186,22 +183,22 @@ func TestClusterScanFailoverAndNodeLoss(t *testing.T) {
 			"--cluster-to", masterIDs[1], "--cluster-slots", "200", "--cluster-yes").CombinedOutput()
 		done <- out
 	}()
-	r := runCLI(t, nil, append([]string{"scan", "-o", "ndjson", "--keys-per-sec", "40000", "--max-nodes", "1"}, base...)...)
+	r := clitest.Run(t, nil, append([]string{"scan", "-o", "ndjson", "--keys-per-sec", "40000", "--max-nodes", "1"}, base...)...)
 	reshard := <-done
-	got := ndjsonKeys(t, r.stdout)
-	switch r.code {
+	got := ndjsonKeys(t, r.Stdout)
+	switch r.Code {
 	case 0:
 		if len(got) != 100000 {
 			t.Fatalf("complete scan during resharding listed %d keys, want 100000\n%s", len(got), reshard)
 		}
-	case exitIncomplete:
-		if !strings.Contains(r.stderr, "slots moved during the scan") {
-			t.Fatalf("incomplete without naming the slots: %q", r.stderr)
+	case cli.ExitIncomplete:
+		if !strings.Contains(r.Stderr, "slots moved during the scan") {
+			t.Fatalf("incomplete without naming the slots: %q", r.Stderr)
 		}
 	default:
-		t.Fatalf("resharding scan: exit %d %s", r.code, r.stderr)
+		t.Fatalf("resharding scan: exit %d %s", r.Code, r.Stderr)
 	}
-	t.Logf("scan during resharding: exit %d, %d keys; %s", r.code, len(got), firstLine(r.stderr))
+	t.Logf("scan during resharding: exit %d, %d keys; %s", r.Code, len(got), firstLine(r.Stderr))
 
 	// A primary killed mid-scan: the report names the node and its slots.
 	victim := cl.Nodes[0]
@@ -220,11 +217,11 @@ func TestClusterScanFailoverAndNodeLoss(t *testing.T) {
 	if seed == victim.Addr {
 		seed = cl.Nodes[1].Addr
 	}
-	r = runCLI(t, nil, "scan", "-o", "ndjson", "--cluster", "--url", "redis://"+seed, "--preset", "atlasmart",
+	r = clitest.Run(t, nil, "scan", "-o", "ndjson", "--cluster", "--url", "redis://"+seed, "--preset", "atlasmart",
 		"--keys-per-sec", "15000", "--max-nodes", "1", "--read-timeout", "1s", "--dial-timeout", "1s")
-	r.mustCode(t, exitIncomplete)
-	if !strings.Contains(r.stderr, "scan incomplete") || !strings.Contains(r.stderr, victim.Addr) || !strings.Contains(r.stderr, "slots") {
-		t.Fatalf("node loss not named: %q", r.stderr)
+	r.MustCode(t, cli.ExitIncomplete)
+	if !strings.Contains(r.Stderr, "scan incomplete") || !strings.Contains(r.Stderr, victim.Addr) || !strings.Contains(r.Stderr, "slots") {
+		t.Fatalf("node loss not named: %q", r.Stderr)
 	}
 }
 
@@ -241,10 +238,10 @@ func TestSentinelScanAndFailover(t *testing.T) {
 	addrs := se.SentinelAddrs()
 	base := append([]string{"--sentinel-master", se.Master, "--url", "redis://" + addrs[0], "--addrs", strings.Join(addrs[1:], ","),
 		"--preset", "atlasmart"}, longTiming...)
-	st := runCLI(t, nil, append([]string{"stats", "-o", "json"}, base...)...)
-	st.mustCode(t, 0)
+	st := clitest.Run(t, nil, append([]string{"stats", "-o", "json"}, base...)...)
+	st.MustCode(t, 0)
 	var cov coverageOut
-	json.Unmarshal([]byte(st.stdout), &cov)
+	json.Unmarshal([]byte(st.Stdout), &cov)
 	if cov.Total != 20000 || !cov.Complete {
 		t.Fatalf("sentinel stats: %+v", cov)
 	}
@@ -287,19 +284,14 @@ func TestSentinelScanAndFailover(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	st = runCLI(t, nil, append([]string{"stats", "-o", "json"}, base...)...)
-	st.mustCode(t, 0)
-	json.Unmarshal([]byte(st.stdout), &cov)
+	st = clitest.Run(t, nil, append([]string{"stats", "-o", "json"}, base...)...)
+	st.MustCode(t, 0)
+	json.Unmarshal([]byte(st.Stdout), &cov)
 	if cov.Total != 20000 || !cov.Complete {
 		t.Fatalf("after failover: %+v", cov)
 	}
-	stale := runCLI(t, nil, append([]string{"scan", "-o", "ndjson", "--stale", "--limit", "1"}, base...)...)
-	var rec struct{ Key string }
-	json.Unmarshal([]byte(stale.stdout), &rec)
-	w := runCLI(t, nil, append([]string{"fail", rec.Key, "--reason", "sentinel drill", "--write", "--yes",
-		"--audit-log", t.TempDir() + "/audit.log"}, base...)...)
-	w.mustCode(t, 0)
-	if got, _ := rc.HGet(ctx, rec.Key, "state").Result(); got != "FAILED" {
+	key := failOneStale(t, base, "sentinel drill")
+	if got, _ := rc.HGet(ctx, key, "state").Result(); got != "FAILED" {
 		t.Fatalf("write after failover went elsewhere: state on the new primary %q", got)
 	}
 }
@@ -307,4 +299,19 @@ func TestSentinelScanAndFailover(t *testing.T) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// failOneStale finds a stale record through the CLI and force-fails it,
+// as an operator would after a failover, and returns its key.
+func failOneStale(t *testing.T, base []string, reason string) string {
+	t.Helper()
+	stale := clitest.Run(t, nil, append([]string{"scan", "-o", "ndjson", "--stale", "--limit", "1"}, base...)...)
+	var rec struct{ Key string }
+	if err := json.Unmarshal([]byte(stale.Stdout), &rec); err != nil || rec.Key == "" {
+		t.Fatalf("no stale record found: %v %s", err, stale.Stderr)
+	}
+	w := clitest.Run(t, nil, append([]string{"fail", rec.Key, "--reason", reason, "--write", "--yes",
+		"--audit-log", t.TempDir() + "/audit.log"}, base...)...)
+	w.MustCode(t, 0)
+	return rec.Key
 }

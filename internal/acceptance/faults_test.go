@@ -1,14 +1,12 @@
-package cli
+package acceptance
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,7 +15,10 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/cli"
+	"github.com/idemctl/idemctl/internal/clitest"
 	"github.com/idemctl/idemctl/internal/faultproxy"
+	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -25,68 +26,15 @@ import (
 // a restart mid-scan, CLIENT PAUSE during a write, OOM on write, and MEMORY
 // and OBJECT unavailable.
 
-// fltWatch is a stdout that calls hook (in its own goroutine) on the first
-// write: "the scan has printed records".
-type fltWatch struct {
-	mu   sync.Mutex
-	b    bytes.Buffer
-	once sync.Once
-	hook func()
-}
-
-func (w *fltWatch) Write(p []byte) (int, error) {
-	w.once.Do(func() {
-		if w.hook != nil {
-			go w.hook()
-		}
-	})
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *fltWatch) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
-
-// fltRunCLI is runCLI with a hook run as soon as the command first writes
-// to stdout.
-func fltRunCLI(t *testing.T, env map[string]string, onFirstOutput func(), args ...string) cliResult {
-	t.Helper()
-	out := &fltWatch{hook: onFirstOutput}
-	var errb bytes.Buffer
-	code := Run(context.Background(), testIO(t, env, "", out, &errb), args)
-	return cliResult{out.String(), errb.String(), code}
-}
-
-// fltRecords parses NDJSON scan output, failing on a malformed line.
-func fltRecords(t *testing.T, stdout string) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSuffix(stdout, "\n"), "\n") {
-		if l == "" {
-			continue
-		}
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(l), &rec); err != nil {
-			t.Fatalf("malformed NDJSON line %q: %v", l, err)
-		}
-		out = append(out, rec)
-	}
-	return out
-}
-
 // fltWriteErr checks a write command's stderr: the plan it showed, then
 // exactly one error line, last, and returns that line.
-func fltWriteErr(t *testing.T, r cliResult, cmd string) string {
+func fltWriteErr(t *testing.T, r clitest.Result, cmd string) string {
 	t.Helper()
-	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
 	last := lines[len(lines)-1]
-	if strings.Count(r.stderr, "idemctl "+cmd+":") != 1 || !strings.HasPrefix(last, "idemctl "+cmd+":") ||
-		strings.Contains(r.stderr, "goroutine") || strings.Contains(r.stderr, "panic") {
-		t.Fatalf("want the plan then one error line, got %q", r.stderr)
+	if strings.Count(r.Stderr, "idemctl "+cmd+":") != 1 || !strings.HasPrefix(last, "idemctl "+cmd+":") ||
+		strings.Contains(r.Stderr, "goroutine") || strings.Contains(r.Stderr, "panic") {
+		t.Fatalf("want the plan then one error line, got %q", r.Stderr)
 	}
 	return last
 }
@@ -98,79 +46,79 @@ var fltKeysRead = regexp.MustCompile(`(\d+) keys read there`)
 // command ends promptly with one clear line, and what was read is printed.
 func TestStalledConnectionMidScan(t *testing.T) {
 	srv := redistest.Shared(t)
-	runCLI(t, nil, "seed", "--url", srv.URL(0), "--count", "20000", "--reserve-ttl", "1h", "--processing-timeout", "10m").mustCode(t, exitOK)
+	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "20000", "--reserve-ttl", "1h", "--processing-timeout", "10m").MustCode(t, cli.ExitOK)
 	p, err := faultproxy.Start(srv.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
 	var stalled atomic.Int64 // when the proxy went dark, unix ns
-	r := fltRunCLI(t, nil, func() { stalled.Store(time.Now().UnixNano()); p.Blackhole() },
+	r := clitest.RunWatched(t, nil, func() { stalled.Store(time.Now().UnixNano()); p.Blackhole() },
 		"scan", "--url", "redis://"+p.Addr()+"/0", "--preset", "atlasmart", "--reserve-ttl", "1h", "--processing-timeout", "10m",
 		"--count", "200", "--keys-per-sec", "4000", "--read-timeout", "500ms", "--dial-timeout", "500ms")
 	if stalled.Load() == 0 {
-		t.Fatalf("the scan never printed anything: exit %d, stderr %q", r.code, r.stderr)
+		t.Fatalf("the scan never printed anything: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 	took := time.Since(time.Unix(0, stalled.Load()))
 	if took > 15*time.Second {
 		t.Fatalf("the stalled scan took %v to give up after the proxy went dark", took)
 	}
-	if r.code != exitIncomplete && r.code != exitError {
-		t.Fatalf("exit %d, want %d (incomplete) or %d; stderr %q", r.code, exitIncomplete, exitError, r.stderr)
+	if r.Code != cli.ExitIncomplete && r.Code != cli.ExitError {
+		t.Fatalf("exit %d, want %d (incomplete) or %d; stderr %q", r.Code, cli.ExitIncomplete, cli.ExitError, r.Stderr)
 	}
-	r.oneLineErr(t)
-	if !strings.Contains(r.stderr, "timeout") && !strings.Contains(r.stderr, "timed out") {
-		t.Errorf("the message does not say it timed out: %q", r.stderr)
+	r.OneLineErr(t)
+	if !strings.Contains(r.Stderr, "timeout") && !strings.Contains(r.Stderr, "timed out") {
+		t.Errorf("the message does not say it timed out: %q", r.Stderr)
 	}
-	recs := fltRecords(t, r.stdout)
+	recs := recordtest.NDJSON(t, r.Stdout)
 	if len(recs) == 0 || len(recs) >= 20000 {
 		t.Fatalf("%d records printed; want those read before the stall", len(recs))
 	}
-	if r.code == exitIncomplete {
-		m := fltKeysRead.FindStringSubmatch(r.stderr)
-		if m == nil || !strings.Contains(r.stderr, "scan incomplete") {
-			t.Fatalf("an incomplete scan must say how far it got: %q", r.stderr)
+	if r.Code == cli.ExitIncomplete {
+		m := fltKeysRead.FindStringSubmatch(r.Stderr)
+		if m == nil || !strings.Contains(r.Stderr, "scan incomplete") {
+			t.Fatalf("an incomplete scan must say how far it got: %q", r.Stderr)
 		}
 		if n, _ := strconv.Atoi(m[1]); n < len(recs) {
 			t.Errorf("coverage says %d keys read, %d records printed", n, len(recs))
 		}
 	}
-	t.Logf("gave up %v after the stall, %d records printed: %s", took.Round(time.Millisecond), len(recs), strings.TrimSpace(r.stderr))
+	t.Logf("gave up %v after the stall, %d records printed: %s", took.Round(time.Millisecond), len(recs), strings.TrimSpace(r.Stderr))
 }
 
 // (b) The server restarts (empty, same port) in the middle of a throttled
 // scan: exit 3, and the message says how far the scan got.
 func TestServerRestartMidScan(t *testing.T) {
 	own := redistest.Own(t)
-	runCLI(t, nil, "seed", "--url", own.URL(0), "--count", "20000", "--reserve-ttl", "1h", "--processing-timeout", "10m").mustCode(t, exitOK)
+	clitest.Run(t, nil, "seed", "--url", own.URL(0), "--count", "20000", "--reserve-ttl", "1h", "--processing-timeout", "10m").MustCode(t, cli.ExitOK)
 	printed := make(chan struct{})
-	done := make(chan cliResult, 1)
+	done := make(chan clitest.Result, 1)
 	go func() {
-		done <- fltRunCLI(t, nil, func() { close(printed) }, "scan", "--url", own.URL(0), "--preset", "atlasmart",
+		done <- clitest.RunWatched(t, nil, func() { close(printed) }, "scan", "--url", own.URL(0), "--preset", "atlasmart",
 			"--reserve-ttl", "1h", "--processing-timeout", "10m",
 			"--count", "200", "--keys-per-sec", "4000", "--read-timeout", "1s", "--dial-timeout", "1s")
 	}()
 	select {
 	case <-printed:
 	case r := <-done:
-		t.Fatalf("the scan ended before the restart: exit %d, stderr %q", r.code, r.stderr)
+		t.Fatalf("the scan ended before the restart: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 	own.Stop()
 	again := redistest.RestartOn(t, own.Port)
-	var r cliResult
+	var r clitest.Result
 	select {
 	case r = <-done:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the scan did not end within 30s of the restart")
 	}
-	r.mustCode(t, exitIncomplete)
-	r.oneLineErr(t)
-	m := fltKeysRead.FindStringSubmatch(r.stderr)
-	if m == nil || !strings.Contains(r.stderr, "scan incomplete") || !strings.Contains(r.stderr, own.Addr) {
-		t.Fatalf("stderr should name the node and the coverage reached: %q", r.stderr)
+	r.MustCode(t, cli.ExitIncomplete)
+	r.OneLineErr(t)
+	m := fltKeysRead.FindStringSubmatch(r.Stderr)
+	if m == nil || !strings.Contains(r.Stderr, "scan incomplete") || !strings.Contains(r.Stderr, own.Addr) {
+		t.Fatalf("stderr should name the node and the coverage reached: %q", r.Stderr)
 	}
 	n, _ := strconv.Atoi(m[1])
-	recs := fltRecords(t, r.stdout)
+	recs := recordtest.NDJSON(t, r.Stdout)
 	if n == 0 || n >= 20000 || len(recs) == 0 || len(recs) > n {
 		t.Fatalf("coverage %d keys, %d records printed", n, len(recs))
 	}
@@ -180,7 +128,7 @@ func TestServerRestartMidScan(t *testing.T) {
 	if err := c.Ping(context.Background()).Err(); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s", strings.TrimSpace(r.stderr))
+	t.Logf("%s", strings.TrimSpace(r.Stderr))
 }
 
 // (c) CLIENT PAUSE WRITE, issued by another client just before a write:
@@ -202,10 +150,10 @@ func TestClientPauseDuringWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	paused := time.Now()
-	r := runCLI(t, nil, "fail", key, "--reason", "stuck behind a pause", "--write", "--yes", "--audit-log", audit,
+	r := clitest.Run(t, nil, "fail", key, "--reason", "stuck behind a pause", "--write", "--yes", "--audit-log", audit,
 		"--url", own.URL(0), "--preset", "atlasmart", "--read-timeout", "500ms", "-o", "json")
 	if time.Since(paused) >= pause {
-		t.Fatalf("the write took longer than the pause (%v): nothing was tested; stderr %q", time.Since(paused), r.stderr)
+		t.Fatalf("the write took longer than the pause (%v): nothing was tested; stderr %q", time.Since(paused), r.Stderr)
 	}
 	out := secIntentAndOutcome(t, audit, key)
 	if !strings.Contains(out.Detail, "re-read") || !strings.Contains(out.Detail, "uncertain") {
@@ -214,14 +162,14 @@ func TestClientPauseDuringWrite(t *testing.T) {
 	var rep struct {
 		Results []actions.Result `json:"results"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Results) != 1 || rep.Results[0].Outcome != out.Outcome {
-		t.Fatalf("reported %s, audited %s (%v)", r.stdout, out.Outcome, err)
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || len(rep.Results) != 1 || rep.Results[0].Outcome != out.Outcome {
+		t.Fatalf("reported %s, audited %s (%v)", r.Stdout, out.Outcome, err)
 	}
 	switch out.Outcome {
 	case actions.Applied:
-		r.mustCode(t, exitOK)
+		r.MustCode(t, cli.ExitOK)
 	case actions.NotApplied, actions.Unknown:
-		r.mustCode(t, exitError)
+		r.MustCode(t, cli.ExitError)
 		if line := fltWriteErr(t, r, "fail"); !strings.Contains(line, string(out.Outcome)) || !strings.Contains(line, "re-read") {
 			t.Errorf("the message does not give the outcome %s and how it was settled: %q", out.Outcome, line)
 		}
@@ -242,7 +190,7 @@ func TestClientPauseDuringWrite(t *testing.T) {
 			t.Fatalf("reported not_applied, but the record changed after the pause: %v -> %v", before, after)
 		}
 	}
-	t.Logf("outcome %s (exit %d): %s", out.Outcome, r.code, out.Detail)
+	t.Logf("outcome %s (exit %d): %s", out.Outcome, r.Code, out.Detail)
 }
 
 // (d) Redis at maxmemory (noeviction) refuses the write: exit 1, the
@@ -270,9 +218,9 @@ func TestOOMOnWrite(t *testing.T) {
 	}
 	before, ttl := c.HGetAll(ctx, key).Val(), c.PTTL(ctx, key).Val()
 	audit := filepath.Join(t.TempDir(), "audit.log")
-	r := runCLI(t, nil, "fail", key, "--reason", "stuck", "--write", "--yes", "--audit-log", audit,
+	r := clitest.Run(t, nil, "fail", key, "--reason", "stuck", "--write", "--yes", "--audit-log", audit,
 		"--url", own.URL(0), "--preset", "atlasmart")
-	r.mustCode(t, exitError)
+	r.MustCode(t, cli.ExitError)
 	if line := fltWriteErr(t, r, "fail"); !strings.Contains(line, "OOM") || !strings.Contains(line, "maxmemory") {
 		t.Fatalf("the error should say OOM and maxmemory: %q", line)
 	}
@@ -324,11 +272,11 @@ func TestMemoryObjectRenamedOrDenied(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer tc.user.Close()
-			runCLI(t, nil, "seed", "--url", tc.srv.URL(0), "--count", "500").mustCode(t, exitOK)
+			clitest.Run(t, nil, "seed", "--url", tc.srv.URL(0), "--count", "500").MustCode(t, cli.ExitOK)
 			sc.Do(context.Background(), "ACL", "LOG", "RESET")
-			r := runCLI(t, env, append([]string{"scan", "--preset", "atlasmart", "-o", "ndjson"}, tc.url...)...)
-			r.mustCode(t, exitOK)
-			recs := fltRecords(t, r.stdout)
+			r := clitest.Run(t, env, append([]string{"scan", "--preset", "atlasmart", "-o", "ndjson"}, tc.url...)...)
+			r.MustCode(t, cli.ExitOK)
+			recs := recordtest.NDJSON(t, r.Stdout)
 			if len(recs) != 500 {
 				t.Fatalf("%d records, want 500", len(recs))
 			}
@@ -337,13 +285,13 @@ func TestMemoryObjectRenamedOrDenied(t *testing.T) {
 					t.Fatalf("memory_bytes should be null: %v", rec)
 				}
 			}
-			if strings.Count(r.stderr, "MEMORY USAGE") != 1 || !strings.Contains(r.stderr, "null") {
-				t.Fatalf("want one note that memory is unknown: %q", r.stderr)
+			if strings.Count(r.Stderr, "MEMORY USAGE") != 1 || !strings.Contains(r.Stderr, "null") {
+				t.Fatalf("want one note that memory is unknown: %q", r.Stderr)
 			}
-			r = runCLI(t, env, append([]string{"stats", "--preset", "atlasmart", "-o", "json"}, tc.url...)...)
-			r.mustCode(t, exitOK)
-			var st statsOut
-			if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Total != 500 || !st.Complete || st.Memory.KnownRecords != 0 {
+			r = clitest.Run(t, env, append([]string{"stats", "--preset", "atlasmart", "-o", "json"}, tc.url...)...)
+			r.MustCode(t, cli.ExitOK)
+			var st clitest.StatsOut
+			if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil || st.Total != 500 || !st.Complete || st.Memory.KnownRecords != 0 {
 				t.Fatalf("stats: %v %+v", err, st)
 			}
 			key, _ := recs[0]["key"].(string)

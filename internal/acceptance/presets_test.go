@@ -1,4 +1,4 @@
-package cli
+package acceptance
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/internal/cli"
+	"github.com/idemctl/idemctl/internal/clitest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -148,10 +150,10 @@ func TestLibraryPresetsScanDetectAndAct(t *testing.T) {
 		want := pc.write(ctx, c, time.Now())
 		url := srv.URL(db)
 		t.Run(pc.preset, func(t *testing.T) {
-			r := runCLI(t, nil, "scan", "--url", url, "--preset", pc.preset, "--match", pc.match, "-o", "ndjson")
-			r.mustCode(t, 0)
+			r := clitest.Run(t, nil, "scan", "--url", url, "--preset", pc.preset, "--match", pc.match, "-o", "ndjson")
+			r.MustCode(t, 0)
 			got := map[string]map[string]any{}
-			for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
 				var rec map[string]any
 				if err := json.Unmarshal([]byte(line), &rec); err != nil {
 					t.Fatalf("bad line %q", line)
@@ -159,7 +161,7 @@ func TestLibraryPresetsScanDetectAndAct(t *testing.T) {
 				got[rec["key"].(string)] = rec
 			}
 			if len(got) != len(want) {
-				t.Fatalf("listed %d records, want %d (lock companions are not records):\n%s", len(got), len(want), r.stdout)
+				t.Fatalf("listed %d records, want %d (lock companions are not records):\n%s", len(got), len(want), r.Stdout)
 			}
 			for key, w := range want {
 				rec, ok := got[key]
@@ -188,15 +190,15 @@ func TestLibraryPresetsScanDetectAndAct(t *testing.T) {
 					}
 				}
 			}
-			d := runCLI(t, nil, "detect", "--url", url, "--match", pc.match, "-o", "json")
-			d.mustCode(t, 0)
+			d := clitest.Run(t, nil, "detect", "--url", url, "--match", pc.match, "-o", "json")
+			d.MustCode(t, 0)
 			var det struct {
 				Best *struct{ Preset string } `json:"best"`
 				YAML string                   `json:"yaml"`
 			}
-			json.Unmarshal([]byte(d.stdout), &det)
+			json.Unmarshal([]byte(d.Stdout), &det)
 			if det.Best == nil || det.Best.Preset != pc.preset || !strings.Contains(det.YAML, "preset: "+pc.preset) {
-				t.Errorf("detect picked %+v, want %s:\n%s", det.Best, pc.preset, d.stdout)
+				t.Errorf("detect picked %+v, want %s:\n%s", det.Best, pc.preset, d.Stdout)
 			}
 		})
 	}
@@ -207,34 +209,34 @@ func TestLibraryPresetActions(t *testing.T) {
 	srv := redistest.Shared(t)
 	ctx := context.Background()
 	audit := t.TempDir() + "/audit.log"
-	act := func(db int, preset, match string, args ...string) cliResult {
+	act := func(db int, preset, match string, args ...string) clitest.Result {
 		base := []string{"--url", srv.URL(db), "--preset", preset, "--match", match, "--write", "--yes", "--audit-log", audit}
-		return runCLI(t, nil, append(args, base...)...)
+		return clitest.Run(t, nil, append(args, base...)...)
 	}
 	for i, pc := range presetCases {
 		pc.write(ctx, srv.Client(i+1), time.Now())
 	}
 	pt := srv.Client(1)
 	stale := "orders.app.handler#" + md5hex(`{"order":2}`)
-	act(1, "powertools", "*#*", "fail", stale, "--reason", "lambda timed out").mustCode(t, 0)
+	act(1, "powertools", "*#*", "fail", stale, "--reason", "lambda timed out").MustCode(t, 0)
 	if n, _ := pt.Exists(ctx, stale).Result(); n != 0 {
 		t.Fatal("powertools force-fail must delete the record")
 	}
 	r := act(1, "powertools", "*#*", "reconcile", "orders.app.handler#"+md5hex(`{"order":1}`), "--reason", "x", "--ref", "ord-1")
-	r.mustCode(t, exitRefused)
-	if !strings.Contains(r.stdout+r.stderr, "cannot express") {
-		t.Fatalf("refusal must say why: %s %s", r.stdout, r.stderr)
+	r.MustCode(t, cli.ExitRefused)
+	if !strings.Contains(r.Stdout+r.Stderr, "cannot express") {
+		t.Fatalf("refusal must say why: %s %s", r.Stdout, r.Stderr)
 	}
 
 	gp := srv.Client(4)
-	act(4, "gopotency", "*", "fail", "order-2", "--reason", "worker died").mustCode(t, 0)
+	act(4, "gopotency", "*", "fail", "order-2", "--reason", "worker died").MustCode(t, 0)
 	var doc map[string]any
 	v, _ := gp.Get(ctx, "order-2").Result()
 	json.Unmarshal([]byte(v), &doc)
 	if doc["Status"] != "failed" || doc["Response"].(map[string]any)["StatusCode"] != float64(503) || doc["RequestHash"] != md5hex("order-2") {
 		t.Fatalf("gopotency after fail: %s", v)
 	}
-	act(4, "gopotency", "*", "reconcile", "order-1", "--reason", "found in DB", "--ref", "ord-1").mustCode(t, 0)
+	act(4, "gopotency", "*", "reconcile", "order-1", "--reason", "found in DB", "--ref", "ord-1").MustCode(t, 0)
 	v, _ = gp.Get(ctx, "order-1").Result()
 	json.Unmarshal([]byte(v), &doc)
 	if doc["Status"] != "completed" || doc["idemctl"].(map[string]any)["reconciled_ref"] != "ord-1" {
@@ -244,9 +246,9 @@ func TestLibraryPresetActions(t *testing.T) {
 	nd := srv.Client(2)
 	r = act(2, "node-idempotency", "node-idempotency:*", "reconcile", "node-idempotency:POST:/orders:k1", "--reason", "ok in DB",
 		"--ref", "ord-9", "--response", `{"id":9}`, "--status", "201")
-	r.mustCode(t, 0)
-	if !strings.Contains(r.stderr, "response.additional.statusCode (none) → 201") {
-		t.Fatalf("the diff does not show the replay status: %s", r.stderr)
+	r.MustCode(t, 0)
+	if !strings.Contains(r.Stderr, "response.additional.statusCode (none) → 201") {
+		t.Fatalf("the diff does not show the replay status: %s", r.Stderr)
 	}
 	v, _ = nd.Get(ctx, "node-idempotency:POST:/orders:k1").Result()
 	json.Unmarshal([]byte(v), &doc)
@@ -257,29 +259,29 @@ func TestLibraryPresetActions(t *testing.T) {
 	}
 	// A stored error reconciled: the body replaces the error the plugins replay.
 	act(2, "node-idempotency", "node-idempotency:*", "reconcile", "node-idempotency:POST:/payments:k4", "--reason", "charged after all",
-		"--ref", "ord-4").mustCode(t, 0)
+		"--ref", "ord-4").MustCode(t, 0)
 	v, _ = nd.Get(ctx, "node-idempotency:POST:/payments:k4").Result()
 	if strings.Contains(v, `"error"`) || !strings.Contains(v, `"statusCode":200`) || !strings.Contains(v, `"reconciled":true`) {
 		t.Fatalf("node-idempotency error record after reconcile: %s", v)
 	}
 
-	act(2, "node-idempotency", "node-idempotency:*", "fail", "node-idempotency:POST:/v1/pay:ments:k2", "--reason", "worker died").mustCode(t, 0)
+	act(2, "node-idempotency", "node-idempotency:*", "fail", "node-idempotency:POST:/v1/pay:ments:k2", "--reason", "worker died").MustCode(t, 0)
 	if n, _ := nd.Exists(ctx, "node-idempotency:POST:/v1/pay:ments:k2").Result(); n != 0 {
 		t.Fatal("node-idempotency force-fail must delete the record (it has no failed state)")
 	}
 	fa := srv.Client(3)
-	act(3, "fastapi-idempotency", "idem:*", "fail", "idem:b:2", "--reason", "worker died").mustCode(t, 0)
+	act(3, "fastapi-idempotency", "idem:*", "fail", "idem:b:2", "--reason", "worker died").MustCode(t, 0)
 	if n, _ := fa.Exists(ctx, "idem:b:2").Result(); n != 0 {
 		t.Fatal("fastapi-idempotency force-fail must delete the record")
 	}
-	act(3, "fastapi-idempotency", "idem:*", "reconcile", "idem:a1", "--reason", "x", "--ref", "y").mustCode(t, exitRefused)
+	act(3, "fastapi-idempotency", "idem:*", "reconcile", "idem:a1", "--reason", "x", "--ref", "y").MustCode(t, cli.ExitRefused)
 
 	ml := srv.Client(5)
-	act(5, "marker-lock", "idempotency_keys:*", "fail", "idempotency_keys:lock:ghi", "--reason", "request abandoned").mustCode(t, 0)
+	act(5, "marker-lock", "idempotency_keys:*", "fail", "idempotency_keys:lock:ghi", "--reason", "request abandoned").MustCode(t, 0)
 	if n, _ := ml.Exists(ctx, "idempotency_keys:lock:ghi").Result(); n != 0 {
 		t.Fatal("marker-lock force-fail must delete the abandoned lock")
 	}
-	act(5, "marker-lock", "idempotency_keys:*", "reconcile", "idempotency_keys:lock:def", "--reason", "x", "--ref", "y").mustCode(t, exitRefused)
+	act(5, "marker-lock", "idempotency_keys:*", "reconcile", "idempotency_keys:lock:def", "--reason", "x", "--ref", "y").MustCode(t, cli.ExitRefused)
 }
 
 // detect proposes a preset only on positive evidence: records that decode
@@ -293,8 +295,8 @@ func TestDetectNeverProposesContradictedPreset(t *testing.T) {
 	for i := range 7 {
 		c.Set(ctx, fmt.Sprintf("replay:%d", i), mustJSON(map[string]any{"status": 201, "headers": map[string]any{}, "response": `{"id":1}`}), time.Hour)
 	}
-	d := runCLI(t, nil, "detect", "--url", srv.URL(0), "--match", "replay:*", "-o", "json")
-	d.mustCode(t, 0)
+	d := clitest.Run(t, nil, "detect", "--url", srv.URL(0), "--match", "replay:*", "-o", "json")
+	d.MustCode(t, 0)
 	var det struct {
 		Best       *struct{ Preset string } `json:"best"`
 		Candidates []struct {
@@ -303,11 +305,11 @@ func TestDetectNeverProposesContradictedPreset(t *testing.T) {
 		} `json:"candidates"`
 		YAML string `json:"yaml"`
 	}
-	if err := json.Unmarshal([]byte(d.stdout), &det); err != nil {
+	if err := json.Unmarshal([]byte(d.Stdout), &det); err != nil {
 		t.Fatal(err)
 	}
 	if det.Best != nil {
-		t.Fatalf("proposed %s for keys its template does not fit:\n%s", det.Best.Preset, d.stdout)
+		t.Fatalf("proposed %s for keys its template does not fit:\n%s", det.Best.Preset, d.Stdout)
 	}
 	rejected := false
 	for _, cand := range det.Candidates {
@@ -316,10 +318,10 @@ func TestDetectNeverProposesContradictedPreset(t *testing.T) {
 		}
 	}
 	if !rejected || !strings.Contains(det.YAML, "No preset fits") || !strings.Contains(det.YAML, "status: status") {
-		t.Fatalf("want marker-lock rejected with the evidence and a draft:\n%s", d.stdout)
+		t.Fatalf("want marker-lock rejected with the evidence and a draft:\n%s", d.Stdout)
 	}
-	text := runCLI(t, nil, "detect", "--url", srv.URL(0), "--match", "replay:*")
-	if strings.Contains(text.stdout, "✓") || !strings.Contains(text.stdout, "not proposed: its key template") {
-		t.Fatalf("text output:\n%s", text.stdout)
+	text := clitest.Run(t, nil, "detect", "--url", srv.URL(0), "--match", "replay:*")
+	if strings.Contains(text.Stdout, "✓") || !strings.Contains(text.Stdout, "not proposed: its key template") {
+		t.Fatalf("text output:\n%s", text.Stdout)
 	}
 }

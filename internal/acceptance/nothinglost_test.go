@@ -1,4 +1,4 @@
-package cli
+package acceptance
 
 import (
 	"bufio"
@@ -14,6 +14,8 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/internal/cli"
+	"github.com/idemctl/idemctl/internal/clitest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -22,9 +24,7 @@ import (
 // nothing outside the selection changed, every applied write was made
 // against exactly what the operator saw, and no application write was lost.
 func TestBulkWriteUnderTrafficLosesNothing(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	srv, c := redistest.SharedClient(t)
 	ctx := context.Background()
 	if _, err := appsim.Seed(ctx, c, seedPlan(2000)); err != nil {
 		t.Fatal(err)
@@ -34,11 +34,11 @@ func TestBulkWriteUnderTrafficLosesNothing(t *testing.T) {
 	for _, k := range keys {
 		before[k], _ = c.HGetAll(ctx, k).Result()
 	}
-	scan := runCLI(t, nil, append([]string{"scan", "--url", srv.URL(0), "--preset", "atlasmart", "--stale", "-o", "ndjson"}, longTiming...)...)
-	scan.mustCode(t, 0)
+	scan := clitest.Run(t, nil, append([]string{"scan", "--url", srv.URL(0), "--preset", "atlasmart", "--stale", "-o", "ndjson"}, longTiming...)...)
+	scan.MustCode(t, 0)
 	var plan strings.Builder
 	selected := map[string]bool{}
-	for _, line := range strings.Split(strings.TrimSpace(scan.stdout), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(scan.Stdout), "\n") {
 		var rec struct{ Key, RawState, Fingerprint string }
 		json.Unmarshal([]byte(line), &rec)
 		var raw map[string]any
@@ -76,12 +76,12 @@ func TestBulkWriteUnderTrafficLosesNothing(t *testing.T) {
 		}
 	}()
 	audit := filepath.Join(t.TempDir(), "audit.log")
-	r := runCLIStdin(t, plan.String(), nil, append([]string{"fail", "--url", srv.URL(0), "--preset", "atlasmart", "--from-file", "-",
+	r := clitest.RunStdin(t, plan.String(), nil, append([]string{"fail", "--url", srv.URL(0), "--preset", "atlasmart", "--from-file", "-",
 		"--reason", "bulk repair drill", "--write", "--yes", "--rate", "400", "--audit-log", audit}, longTiming...)...)
 	stop()
 	wg.Wait()
-	if r.code != 0 && r.code != exitPartial && r.code != exitConflict {
-		t.Fatalf("bulk fail: exit %d\n%s", r.code, r.stderr)
+	if r.Code != 0 && r.Code != cli.ExitPartial && r.Code != cli.ExitConflict {
+		t.Fatalf("bulk fail: exit %d\n%s", r.Code, r.Stderr)
 	}
 
 	// The audit log: every applied write was made against what was shown.

@@ -1,4 +1,4 @@
-package cli
+package acceptance
 
 // Issue 8's security guarantees, each against real redis-server processes:
 // TLS verified by default, secrets never printed, and the two least-privilege
@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,6 +19,9 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/cli"
+	"github.com/idemctl/idemctl/internal/clitest"
+	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -36,21 +40,11 @@ func secReserve(t *testing.T, c redis.Scripter, key, body string) string {
 	return fp
 }
 
-// secAudit reads the audit log or fails the test.
-func secAudit(t *testing.T, path string) []actions.AuditEntry {
-	t.Helper()
-	out, err := actions.ReadAuditLog(path)
-	if err != nil {
-		t.Fatalf("audit log: %v", err)
-	}
-	return out
-}
-
 // secIntentAndOutcome checks the log ends with an intent and an outcome for
 // key sharing an id, and returns the outcome.
 func secIntentAndOutcome(t *testing.T, path, key string) actions.AuditEntry {
 	t.Helper()
-	es := secAudit(t, path)
+	es := recordtest.AuditLines(t, path)
 	if len(es) < 2 {
 		t.Fatalf("audit log has %d entries, want an intent and an outcome", len(es))
 	}
@@ -84,16 +78,16 @@ func TestTLSVerifiedByDefault(t *testing.T) {
 	url := "rediss://" + srv.Addr
 
 	// Verified against the CA: works.
-	r := runCLI(t, nil, "scan", "--url", url, "--tls-ca", caPath, "--preset", "atlasmart")
-	r.mustCode(t, exitOK)
-	if !strings.Contains(r.stdout, key) || strings.Contains(r.stderr, "WARNING") {
-		t.Fatalf("verified TLS scan: stdout %q stderr %q", r.stdout, r.stderr)
+	r := clitest.Run(t, nil, "scan", "--url", url, "--tls-ca", caPath, "--preset", "atlasmart")
+	r.MustCode(t, cli.ExitOK)
+	if !strings.Contains(r.Stdout, key) || strings.Contains(r.Stderr, "WARNING") {
+		t.Fatalf("verified TLS scan: stdout %q stderr %q", r.Stdout, r.Stderr)
 	}
 
 	// The CA from a profile works the same way.
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	os.WriteFile(cfg, []byte("profiles:\n  tls:\n    url: "+url+"/0\n    tls_ca: "+caPath+"\n"), 0o600)
-	runCLI(t, nil, "stats", "--config", cfg, "--profile", "tls", "--preset", "atlasmart", "-o", "json").mustCode(t, exitOK)
+	clitest.Run(t, nil, "stats", "--config", cfg, "--profile", "tls", "--preset", "atlasmart", "-o", "json").MustCode(t, cli.ExitOK)
 
 	// Not verifiable: the system roots do not know the test CA, another CA
 	// did not sign it, or the name differs.
@@ -104,32 +98,32 @@ func TestTLSVerifiedByDefault(t *testing.T) {
 	for name, args := range map[string][]string{
 		"no --tls-ca":   {"--url", url},
 		"another CA":    {"--url", url, "--tls-ca", otherCA.PEMPath},
-		"name mismatch": {"--url", "rediss://localhost:" + itoa(srv.Port), "--tls-ca", caPath},
+		"name mismatch": {"--url", "rediss://localhost:" + strconv.Itoa(srv.Port), "--tls-ca", caPath},
 	} {
-		r := runCLI(t, nil, append([]string{"scan", "--preset", "atlasmart"}, args...)...)
-		r.mustCode(t, exitError)
-		r.oneLineErr(t)
-		if !strings.Contains(r.stderr, "certificate") || !strings.Contains(r.stderr, "--tls-ca") ||
-			!strings.Contains(r.stderr, "cannot connect to Redis at") || r.stdout != "" {
-			t.Errorf("%s: want a one-line certificate error with a --tls-ca hint, got stderr %q stdout %q", name, r.stderr, r.stdout)
+		r := clitest.Run(t, nil, append([]string{"scan", "--preset", "atlasmart"}, args...)...)
+		r.MustCode(t, cli.ExitError)
+		r.OneLineErr(t)
+		if !strings.Contains(r.Stderr, "certificate") || !strings.Contains(r.Stderr, "--tls-ca") ||
+			!strings.Contains(r.Stderr, "cannot connect to Redis at") || r.Stdout != "" {
+			t.Errorf("%s: want a one-line certificate error with a --tls-ca hint, got stderr %q stdout %q", name, r.Stderr, r.Stdout)
 		}
 	}
 
 	// --tls-insecure: works, and says loudly that nothing was verified.
-	r = runCLI(t, nil, "scan", "--url", url, "--tls-insecure", "--preset", "atlasmart")
-	r.mustCode(t, exitOK)
-	if !strings.Contains(r.stdout, key) || !strings.Contains(r.stderr, "WARNING") ||
-		!strings.Contains(r.stderr, "--tls-insecure") || !strings.Contains(r.stderr, "NOT verified") {
-		t.Fatalf("--tls-insecure: stdout %q stderr %q", r.stdout, r.stderr)
+	r = clitest.Run(t, nil, "scan", "--url", url, "--tls-insecure", "--preset", "atlasmart")
+	r.MustCode(t, cli.ExitOK)
+	if !strings.Contains(r.Stdout, key) || !strings.Contains(r.Stderr, "WARNING") ||
+		!strings.Contains(r.Stderr, "--tls-insecure") || !strings.Contains(r.Stderr, "NOT verified") {
+		t.Fatalf("--tls-insecure: stdout %q stderr %q", r.Stdout, r.Stderr)
 	}
 
 	// TLS flags with a plaintext URL are a usage error, before any dial.
 	for _, flag := range [][]string{{"--tls-ca", caPath}, {"--tls-insecure"}} {
-		r := runCLI(t, nil, append([]string{"scan", "--url", "redis://" + srv.Addr, "--preset", "atlasmart"}, flag...)...)
-		r.mustCode(t, exitUsage)
-		r.oneLineErr(t)
-		if !strings.Contains(r.stderr, "rediss://") {
-			t.Errorf("%v with redis://: %q", flag, r.stderr)
+		r := clitest.Run(t, nil, append([]string{"scan", "--url", "redis://" + srv.Addr, "--preset", "atlasmart"}, flag...)...)
+		r.MustCode(t, cli.ExitUsage)
+		r.OneLineErr(t)
+		if !strings.Contains(r.Stderr, "rediss://") {
+			t.Errorf("%v with redis://: %q", flag, r.Stderr)
 		}
 	}
 }
@@ -142,11 +136,11 @@ const (
 )
 
 // secNoLeak fails when a password, or a telling piece of one, was printed.
-func secNoLeak(t *testing.T, what string, r cliResult, extra ...string) {
+func secNoLeak(t *testing.T, what string, r clitest.Result, extra ...string) {
 	t.Helper()
 	for _, s := range []string{secPW, secWrong, "do-not-print"} {
-		if strings.Contains(r.stdout, s) || strings.Contains(r.stderr, s) {
-			t.Errorf("%s: a password appears in the output\nstdout: %.500s\nstderr: %s", what, r.stdout, r.stderr)
+		if strings.Contains(r.Stdout, s) || strings.Contains(r.Stderr, s) {
+			t.Errorf("%s: a password appears in the output\nstdout: %.500s\nstderr: %s", what, r.Stdout, r.Stderr)
 			return
 		}
 	}
@@ -181,7 +175,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	env := map[string]string{"IDEM_PW": secPW, "IDEM_WRONG": secWrong}
 
 	closedPort, _ := redistest.FreePort()
-	closed := "127.0.0.1:" + itoa(closedPort)
+	closed := "127.0.0.1:" + strconv.Itoa(closedPort)
 	tlsSrv, _ := redistest.StartTLS(t)
 
 	// How each source supplies a password, for a host.
@@ -209,47 +203,47 @@ func TestSecretsNeverPrinted(t *testing.T) {
 		}},
 	}
 	for _, src := range sources {
-		scan := func(scheme, addr, pw string, extra ...string) cliResult {
+		scan := func(scheme, addr, pw string, extra ...string) clitest.Result {
 			args := append([]string{"scan", "--preset", "atlasmart", "--dial-timeout", "500ms", "--read-timeout", "1s"}, src.args(scheme, addr, pw)...)
-			return runCLI(t, env, append(args, extra...)...)
+			return clitest.Run(t, env, append(args, extra...)...)
 		}
 		r := scan("redis", srv.Addr, secPW)
-		r.mustCode(t, exitOK)
-		if !strings.Contains(r.stdout, key) {
-			t.Fatalf("%s: the scan did not list the record: %q", src.name, r.stdout)
+		r.MustCode(t, cli.ExitOK)
+		if !strings.Contains(r.Stdout, key) {
+			t.Fatalf("%s: the scan did not list the record: %q", src.name, r.Stdout)
 		}
 		secNoLeak(t, src.name+" success", r)
-		if src.name == "URL" && !strings.Contains(r.stderr, "visible in the process list") {
-			t.Errorf("a password in --url should warn: %q", r.stderr)
+		if src.name == "URL" && !strings.Contains(r.Stderr, "visible in the process list") {
+			t.Errorf("a password in --url should warn: %q", r.Stderr)
 		}
 
 		r = scan("redis", srv.Addr, secWrong)
-		r.mustCode(t, exitError)
-		r.oneLineErr(t)
-		if !strings.Contains(r.stderr, "WRONGPASS") || !strings.Contains(r.stderr, "sec-ops") {
-			t.Errorf("%s wrong password: %q", src.name, r.stderr)
+		r.MustCode(t, cli.ExitError)
+		r.OneLineErr(t)
+		if !strings.Contains(r.Stderr, "WRONGPASS") || !strings.Contains(r.Stderr, "sec-ops") {
+			t.Errorf("%s wrong password: %q", src.name, r.Stderr)
 		}
 		secNoLeak(t, src.name+" wrong password", r)
 
 		r = scan("redis", closed, secPW)
-		r.mustCode(t, exitError)
-		r.oneLineErr(t)
-		if !strings.Contains(r.stderr, "connection refused") {
-			t.Errorf("%s unreachable: %q", src.name, r.stderr)
+		r.MustCode(t, cli.ExitError)
+		r.OneLineErr(t)
+		if !strings.Contains(r.Stderr, "connection refused") {
+			t.Errorf("%s unreachable: %q", src.name, r.Stderr)
 		}
 		secNoLeak(t, src.name+" unreachable", r)
 
 		r = scan("rediss", tlsSrv.Addr, secPW, "--dial-timeout", "5s") // no --tls-ca: verification fails
-		r.mustCode(t, exitError)
-		r.oneLineErr(t)
-		if !strings.Contains(r.stderr, "certificate") {
-			t.Errorf("%s TLS failure: %q", src.name, r.stderr)
+		r.MustCode(t, cli.ExitError)
+		r.OneLineErr(t)
+		if !strings.Contains(r.Stderr, "certificate") {
+			t.Errorf("%s TLS failure: %q", src.name, r.Stderr)
 		}
 		secNoLeak(t, src.name+" TLS verification failure", r)
 
 		r = scan("rediss", srv.Addr, secPW, "--read-timeout", "500ms") // TLS to a plaintext server
-		r.mustCode(t, exitError)
-		r.oneLineErr(t)
+		r.MustCode(t, cli.ExitError)
+		r.OneLineErr(t)
 		secNoLeak(t, src.name+" TLS handshake with a plaintext server", r)
 	}
 
@@ -259,19 +253,19 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	for _, src := range sources {
 		args := append([]string{"fail", key, "--reason", "stuck since the deploy", "--write", "--audit-log", audit,
 			"--preset", "atlasmart"}, src.args("redis", srv.Addr, secPW)...)
-		r := runCLI(t, env, args...)
-		r.mustCode(t, exitRefused)
-		if !strings.Contains(r.stderr, "--yes --from-file -") {
-			t.Fatalf("%s: no exact command printed: %q", src.name, r.stderr)
+		r := clitest.Run(t, env, args...)
+		r.MustCode(t, cli.ExitRefused)
+		if !strings.Contains(r.Stderr, "--yes --from-file -") {
+			t.Fatalf("%s: no exact command printed: %q", src.name, r.Stderr)
 		}
 		secNoLeak(t, src.name+" unconfirmed write", r)
 	}
 
 	// An applied write with the password in the URL: the audit log names
 	// the user and address, never the password.
-	r := runCLI(t, env, "fail", key, "--reason", "stuck since the deploy", "--write", "--yes", "--audit-log", audit,
+	r := clitest.Run(t, env, "fail", key, "--reason", "stuck since the deploy", "--write", "--yes", "--audit-log", audit,
 		"--preset", "atlasmart", "--url", "redis://sec-ops:"+secPW+"@"+srv.Addr+"/0")
-	r.mustCode(t, exitOK)
+	r.MustCode(t, cli.ExitOK)
 	secNoLeak(t, "applied write", r, audit)
 	out := secIntentAndOutcome(t, audit, key)
 	if out.Outcome != actions.Applied || out.Address != "redis://sec-ops@"+srv.Addr+"/0" || out.RedisUser != "sec-ops" {
@@ -288,12 +282,12 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	oc := own.Client(0)
 	defer oc.Close()
 	oc.Do(ctx, "ACL", "SETUSER", "sec-ops", "reset", "on", ">"+secPW, "~*", "&*", "+@all")
-	runCLI(t, nil, "seed", "--url", own.URL(0), "--count", "5000").mustCode(t, exitOK)
-	r = fltRunCLI(t, nil, func() { own.Stop() }, "scan", "--url", "redis://sec-ops:"+secPW+"@"+own.Addr+"/0",
+	clitest.Run(t, nil, "seed", "--url", own.URL(0), "--count", "5000").MustCode(t, cli.ExitOK)
+	r = clitest.RunWatched(t, nil, func() { own.Stop() }, "scan", "--url", "redis://sec-ops:"+secPW+"@"+own.Addr+"/0",
 		"--preset", "atlasmart", "--count", "100", "--keys-per-sec", "5000", "--dial-timeout", "500ms", "--read-timeout", "500ms")
-	r.mustCode(t, exitIncomplete)
-	if !strings.Contains(r.stderr, "scan incomplete") {
-		t.Errorf("interrupted scan: %q", r.stderr)
+	r.MustCode(t, cli.ExitIncomplete)
+	if !strings.Contains(r.Stderr, "scan incomplete") {
+		t.Errorf("interrupted scan: %q", r.Stderr)
 	}
 	secNoLeak(t, "interrupted scan", r)
 
@@ -307,21 +301,21 @@ func TestSecretsNeverPrinted(t *testing.T) {
 		if err := os.Chmod(cfg, tc.mode); err != nil {
 			t.Fatal(err)
 		}
-		r := runCLI(t, nil, "scan", "--config", cfg, "--profile", "p", "--preset", "atlasmart")
-		r.mustCode(t, exitOK)
+		r := clitest.Run(t, nil, "scan", "--config", cfg, "--profile", "p", "--preset", "atlasmart")
+		r.MustCode(t, cli.ExitOK)
 		secNoLeak(t, "config "+tc.mode.String(), r)
-		if got := strings.Contains(r.stderr, "readable by others"); got != tc.warn {
-			t.Errorf("config mode %04o: warning %v, want %v: %q", tc.mode, got, tc.warn, r.stderr)
+		if got := strings.Contains(r.Stderr, "readable by others"); got != tc.warn {
+			t.Errorf("config mode %04o: warning %v, want %v: %q", tc.mode, got, tc.warn, r.Stderr)
 		}
 	}
 	// Without a password in it, a world-readable config is fine.
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	os.WriteFile(cfg, []byte("profiles:\n  p:\n    url: redis://sec-ops@"+srv.Addr+"/0\n    password_env: IDEM_PW\n"), 0o644)
 	os.Chmod(cfg, 0o644)
-	r = runCLI(t, env, "scan", "--config", cfg, "--profile", "p", "--preset", "atlasmart")
-	r.mustCode(t, exitOK)
-	if strings.Contains(r.stderr, "readable by others") {
-		t.Errorf("a config without a password should not warn: %q", r.stderr)
+	r = clitest.Run(t, env, "scan", "--config", cfg, "--profile", "p", "--preset", "atlasmart")
+	r.MustCode(t, cli.ExitOK)
+	if strings.Contains(r.Stderr, "readable by others") {
+		t.Errorf("a config without a password should not warn: %q", r.Stderr)
 	}
 }
 
@@ -336,14 +330,14 @@ func TestSecretsNeverPrintedMalformedURL(t *testing.T) {
 			"redis://ops:" + pw + "@127.0.0.1:6379",
 			"rediss://:" + pw + "@127.0.0.1",
 		} {
-			r := runCLI(t, nil, "scan", "--url", u, "--preset", "atlasmart", "--dial-timeout", "300ms")
-			if r.code == exitOK {
+			r := clitest.Run(t, nil, "scan", "--url", u, "--preset", "atlasmart", "--dial-timeout", "300ms")
+			if r.Code == cli.ExitOK {
 				t.Fatalf("%q: exit 0", u)
 			}
-			r.oneLineErr(t)
+			r.OneLineErr(t)
 			for i := 0; i+3 <= len(pw); i++ {
-				if w := pw[i : i+3]; strings.Contains(r.stderr+r.stdout, w) {
-					t.Errorf("--url %q: the output holds %q, a piece of the password: %q", u, w, r.stderr)
+				if w := pw[i : i+3]; strings.Contains(r.Stderr+r.Stdout, w) {
+					t.Errorf("--url %q: the output holds %q, a piece of the password: %q", u, w, r.Stderr)
 					break
 				}
 			}
@@ -368,7 +362,7 @@ const (
 // (logged) when the README has none yet.
 func secReadmeACL(t *testing.T, user, proposed string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	b, err := os.ReadFile(filepath.Join(clitest.RepoRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +396,7 @@ func secFieldTTLs(admin *redis.Client) bool {
 // `<!-- name -->` `+a +b …` (the additions for newer servers).
 func secReadmeRights(t *testing.T, name string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	b, err := os.ReadFile(filepath.Join(clitest.RepoRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,8 +470,8 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	asOperator := []string{"--url", "redis://idemctl-operator@" + srv.Addr + "/0", "--password-env", "OPER_PW"}
 
 	// Records of two formats, one hash too large to read whole.
-	runCLI(t, nil, "seed", "--url", srv.URL(0), "--count", "300", "--reserve-ttl", "1h", "--processing-timeout", "10m").mustCode(t, exitOK)
-	runCLI(t, nil, "seed", "--url", srv.URL(0), "--count", "50", "--preset", "setnx").mustCode(t, exitOK)
+	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "300", "--reserve-ttl", "1h", "--processing-timeout", "10m").MustCode(t, cli.ExitOK)
+	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "50", "--preset", "setnx").MustCode(t, cli.ExitOK)
 	big := secKey("big-1")
 	secReserve(t, admin, big, `{"sku":"big"}`)
 	admin.HSet(ctx, big, "response", strings.Repeat("x", 300<<10))
@@ -487,24 +481,24 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	admin.Do(ctx, "ACL", "LOG", "RESET")
 
 	// The inspector reads everything it needs.
-	r := runCLI(t, env, append([]string{"scan", "--preset", "atlasmart", "-o", "ndjson"}, asInspector...)...)
-	r.mustCode(t, exitOK)
-	if n := strings.Count(r.stdout, "\n"); n != 303 || strings.Contains(r.stdout, `"memory_bytes":null`) || strings.Contains(r.stderr, "MEMORY") {
-		t.Fatalf("scan as inspector: %d records, stderr %q", n, r.stderr)
+	r := clitest.Run(t, env, append([]string{"scan", "--preset", "atlasmart", "-o", "ndjson"}, asInspector...)...)
+	r.MustCode(t, cli.ExitOK)
+	if n := strings.Count(r.Stdout, "\n"); n != 303 || strings.Contains(r.Stdout, `"memory_bytes":null`) || strings.Contains(r.Stderr, "MEMORY") {
+		t.Fatalf("scan as inspector: %d records, stderr %q", n, r.Stderr)
 	}
-	r = runCLI(t, env, append([]string{"scan", "--preset", "setnx", "-o", "ndjson"}, asInspector...)...)
-	r.mustCode(t, exitOK)
-	if n := strings.Count(r.stdout, "\n"); n != 50 {
+	r = clitest.Run(t, env, append([]string{"scan", "--preset", "setnx", "-o", "ndjson"}, asInspector...)...)
+	r.MustCode(t, cli.ExitOK)
+	if n := strings.Count(r.Stdout, "\n"); n != 50 {
 		t.Fatalf("setnx scan as inspector: %d records", n)
 	}
-	r = runCLI(t, env, append([]string{"stats", "--preset", "atlasmart", "-o", "json"}, asInspector...)...)
-	r.mustCode(t, exitOK)
-	var st statsOut
-	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Total != 303 || !st.Complete || st.Memory.KnownRecords != 303 {
+	r = clitest.Run(t, env, append([]string{"stats", "--preset", "atlasmart", "-o", "json"}, asInspector...)...)
+	r.MustCode(t, cli.ExitOK)
+	var st clitest.StatsOut
+	if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil || st.Total != 303 || !st.Complete || st.Memory.KnownRecords != 303 {
 		t.Fatalf("stats as inspector: %v %+v", err, st)
 	}
-	r = runCLI(t, env, append([]string{"check", "--preset", "atlasmart", "--max-unknown-state", "1000000"}, asInspector...)...)
-	r.mustCode(t, exitOK)
+	r = clitest.Run(t, env, append([]string{"check", "--preset", "atlasmart", "--max-unknown-state", "1000000"}, asInspector...)...)
+	r.MustCode(t, cli.ExitOK)
 	ic := secUserClient(srv.Addr, "idemctl-inspector", "insp-"+secPW)
 	defer ic.Close()
 	ks := secKeyspace(t, "atlasmart")
@@ -535,11 +529,11 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	// lock companions (marker-lock) probes keys outside the role's patterns:
 	// refused per key by the ACL (and logged there), never a failed command.
 	admin.Do(ctx, "ACL", "LOG", "RESET")
-	r = runCLI(t, env, append([]string{"detect", "--match", "atlasmart:ch23:idem:*", "-o", "json"}, asInspector...)...)
-	r.mustCode(t, exitOK)
+	r = clitest.Run(t, env, append([]string{"detect", "--match", "atlasmart:ch23:idem:*", "-o", "json"}, asInspector...)...)
+	r.MustCode(t, cli.ExitOK)
 	var det inspect.DetectResult
-	if err := json.Unmarshal([]byte(r.stdout), &det); err != nil || det.Best == nil || det.Best.Preset != "atlasmart" {
-		t.Fatalf("detect as inspector: %v %s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &det); err != nil || det.Best == nil || det.Best.Preset != "atlasmart" {
+		t.Fatalf("detect as inspector: %v %s", err, r.Stdout)
 	}
 	keyDenials := 0
 	for _, d := range secACLDenials(t, admin, "idemctl-inspector") {
@@ -555,12 +549,12 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	// The inspector may not write: refused, explained, nothing changed.
 	audit := filepath.Join(t.TempDir(), "audit.log")
 	before := admin.HGetAll(ctx, k1).Val()
-	r = runCLI(t, env, append([]string{"fail", k1, "--reason", "stuck", "--write", "--yes", "--audit-log", audit,
+	r = clitest.Run(t, env, append([]string{"fail", k1, "--reason", "stuck", "--write", "--yes", "--audit-log", audit,
 		"--preset", "atlasmart"}, asInspector...)...)
-	r.mustCode(t, exitRefused)
+	r.MustCode(t, cli.ExitRefused)
 	for _, want := range []string{"NOPERM", "idemctl-inspector", "+evalsha", "operator"} {
-		if !strings.Contains(r.stderr+r.stdout, want) {
-			t.Errorf("the refusal does not mention %q: stdout %q stderr %q", want, r.stdout, r.stderr)
+		if !strings.Contains(r.Stderr+r.Stdout, want) {
+			t.Errorf("the refusal does not mention %q: stdout %q stderr %q", want, r.Stdout, r.Stderr)
 		}
 	}
 	if after := admin.HGetAll(ctx, k1).Val(); !secSameMap(before, after) {
@@ -568,16 +562,16 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	}
 	// Refused before anything was sent (the inspector cannot even read the
 	// record's version): one audited outcome line, no intent.
-	if es := secAudit(t, audit); len(es) != 1 || es[0].Phase != "outcome" || es[0].Key != k1 || es[0].Outcome != actions.Refused {
+	if es := recordtest.AuditLines(t, audit); len(es) != 1 || es[0].Phase != "outcome" || es[0].Key != k1 || es[0].Outcome != actions.Refused {
 		t.Fatalf("audited refusal: %+v", es)
 	}
 
 	// The operator writes (the script cache is empty: EVALSHA, then EVAL).
 	admin.ScriptFlush(ctx)
 	admin.Do(ctx, "ACL", "LOG", "RESET")
-	r = runCLI(t, env, append([]string{"fail", k1, "--reason", "stuck", "--write", "--yes", "--audit-log", audit,
+	r = clitest.Run(t, env, append([]string{"fail", k1, "--reason", "stuck", "--write", "--yes", "--audit-log", audit,
 		"--preset", "atlasmart", "--expect-fingerprint", fp1}, asOperator...)...)
-	r.mustCode(t, exitOK)
+	r.MustCode(t, cli.ExitOK)
 	if got := admin.HGet(ctx, k1, "state").Val(); got != "FAILED" {
 		t.Fatalf("operator fail: state %q", got)
 	}
@@ -589,10 +583,10 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	os.WriteFile(cfg, []byte("profiles:\n  ops:\n    url: redis://idemctl-operator@"+srv.Addr+"/0\n    password_env: OPER_PW\n"+
 		"    audit_log: "+audit+"\n    audit_stream: idemctl:audit\n"), 0o600)
-	r = runCLI(t, env, "fail", k2, "--reason", "stuck", "--write", "--yes", "--config", cfg, "--profile", "ops", "--preset", "atlasmart")
-	r.mustCode(t, exitOK)
-	if strings.Contains(r.stderr, "audit stream") {
-		t.Fatalf("audit stream refused: %q", r.stderr)
+	r = clitest.Run(t, env, "fail", k2, "--reason", "stuck", "--write", "--yes", "--config", cfg, "--profile", "ops", "--preset", "atlasmart")
+	r.MustCode(t, cli.ExitOK)
+	if strings.Contains(r.Stderr, "audit stream") {
+		t.Fatalf("audit stream refused: %q", r.Stderr)
 	}
 	entries, err := admin.XRange(ctx, "idemctl:audit", "-", "+").Result()
 	if err != nil || len(entries) != 2 {

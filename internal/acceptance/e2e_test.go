@@ -1,4 +1,4 @@
-package cli
+package acceptance
 
 import (
 	"os"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idemctl/idemctl/internal/clitest"
 )
 
 // tmuxSession drives the real binary in a real terminal (tmux), as an
@@ -16,18 +18,6 @@ type tmuxSession struct {
 	t      *testing.T
 	socket string
 	name   string
-}
-
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "idemctl")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = repoRoot
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 func newTmux(t *testing.T, w, h int, command string) *tmuxSession {
@@ -83,7 +73,7 @@ func (s *tmuxSession) waitFor(what string, want ...string) string {
 // keyboard the operator filters to stale records, opens one and reads why it
 // is stale and how its age was derived; the terminal is restored on quit.
 func TestDemoEndToEndInTmux(t *testing.T) {
-	bin := buildBinary(t)
+	bin := clitest.BuildBinary(t)
 	for _, size := range [][2]int{{80, 24}, {200, 50}} {
 		s := newTmux(t, size[0], size[1], bin+" demo; echo EXITED:$?; sleep 60")
 		scr := s.waitFor("first screen", "WRITES ENABLED", "records in", "STATE", "processing", "succeeded")
@@ -114,7 +104,7 @@ func TestDemoEndToEndInTmux(t *testing.T) {
 // records, mark several, force-fail them through the confirmation, and see
 // the outcome in the writes screen and the audit log.
 func TestDemoForceFailInTmux(t *testing.T) {
-	bin := buildBinary(t)
+	bin := clitest.BuildBinary(t)
 	audit := filepath.Join(t.TempDir(), "audit.log")
 	s := newTmux(t, 100, 30, bin+" demo --audit-log "+audit+"; echo EXITED:$?; sleep 60")
 	s.waitFor("first screen", "WRITES ENABLED", "records in")

@@ -1,4 +1,4 @@
-package cli
+package acceptance
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/internal/cli"
+	"github.com/idemctl/idemctl/internal/clitest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -81,11 +83,11 @@ func noWriteWithoutIntent(t *testing.T, c *redis.Client, keys []string, l *actio
 
 func auditRuns(t *testing.T, audit string) []actions.RunSummary {
 	t.Helper()
-	r := runCLI(t, nil, "audit", "--audit-log", audit, "-o", "json")
-	r.mustCode(t, 0)
+	r := clitest.Run(t, nil, "audit", "--audit-log", audit, "-o", "json")
+	r.MustCode(t, 0)
 	var out struct{ Runs []actions.RunSummary }
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-		t.Fatalf("audit -o json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+		t.Fatalf("audit -o json: %v\n%s", err, r.Stdout)
 	}
 	return out.Runs
 }
@@ -95,11 +97,11 @@ type writeReport struct {
 	Summary map[string]int
 }
 
-func parseReport(t *testing.T, r cliResult) writeReport {
+func parseReport(t *testing.T, r clitest.Result) writeReport {
 	t.Helper()
 	var w writeReport
-	if err := json.Unmarshal([]byte(r.stdout), &w); err != nil {
-		t.Fatalf("write report: %v\n%s\n%s", err, r.stdout, r.stderr)
+	if err := json.Unmarshal([]byte(r.Stdout), &w); err != nil {
+		t.Fatalf("write report: %v\n%s\n%s", err, r.Stdout, r.Stderr)
 	}
 	return w
 }
@@ -128,9 +130,9 @@ func TestAuditFullDiskStopsThenResumes(t *testing.T) {
 	args := []string{"fail", "--url", srv.URL(0), "--preset", "atlasmart", "--from-file", "-", "--reason", "full disk drill",
 		"--write", "--yes", "--rate", "200", "--audit-log", audit, "-o", "json"}
 
-	r := runCLIStdin(t, input, nil, args...)
-	r.mustCode(t, exitAudit)
-	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	r := clitest.RunStdin(t, input, nil, args...)
+	r.MustCode(t, cli.ExitAudit)
+	lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
 	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "idemctl fail: audit log "+audit+": write: no space left on device — the run stopped: ") {
 		t.Fatalf("want the last line to name the full disk, got %q", last)
 	}
@@ -150,14 +152,14 @@ func TestAuditFullDiskStopsThenResumes(t *testing.T) {
 	if out, err := exec.Command("mount", "-o", "remount,size=16m", dir).CombinedOutput(); err != nil {
 		t.Fatalf("remount: %v %s", err, out)
 	}
-	r = runCLIStdin(t, input, nil, args...)
-	r.mustCode(t, 0)
+	r = clitest.RunStdin(t, input, nil, args...)
+	r.MustCode(t, 0)
 	second := parseReport(t, r)
 	if second.Summary["already_applied"] != failed || second.Summary["applied"] != len(keys)-failed || second.Summary["conflict"] != 0 {
 		t.Fatalf("re-run: %v, want %d already_applied and %d applied", second.Summary, failed, len(keys)-failed)
 	}
-	if torn != strings.Contains(r.stderr, "was left unfinished by an earlier run") {
-		t.Fatalf("torn tail %v, reported: %q", torn, r.stderr)
+	if torn != strings.Contains(r.Stderr, "was left unfinished by an earlier run") {
+		t.Fatalf("torn tail %v, reported: %q", torn, r.Stderr)
 	}
 	l = auditState(t, audit)
 	if torn && len(l.Torn) != 1 {
@@ -183,12 +185,12 @@ func TestRunNamedRerunAlreadyApplied(t *testing.T) {
 	audit := filepath.Join(t.TempDir(), "audit.log")
 	base := []string{"fail", "--url", srv.URL(0), "--preset", "atlasmart", "--reason", "named run", "--write", "--audit-log", audit, "-o", "json"}
 	// Without a terminal the command is printed, pinned to each version.
-	r := runCLI(t, nil, append(base, keys...)...)
-	r.mustCode(t, exitRefused)
-	_, doc, ok := strings.Cut(r.stderr, "<<'EOF'\n")
+	r := clitest.Run(t, nil, append(base, keys...)...)
+	r.MustCode(t, cli.ExitRefused)
+	_, doc, ok := strings.Cut(r.Stderr, "<<'EOF'\n")
 	pinned, _, ok2 := strings.Cut(doc, "EOF")
 	if !ok || !ok2 || strings.Count(pinned, "\n") != len(keys) {
-		t.Fatalf("no pinned command printed:\n%s", r.stderr)
+		t.Fatalf("no pinned command printed:\n%s", r.Stderr)
 	}
 	// The application completes the last ten before the first execution.
 	ctx := context.Background()
@@ -196,36 +198,36 @@ func TestRunNamedRerunAlreadyApplied(t *testing.T) {
 		appsim.Complete.Run(ctx, c, []string{k}, appsim.Fingerprint(k), 201, `{"ok":true}`, 3600)
 	}
 	args := append(base, "--yes", "--from-file", "-")
-	r = runCLIStdin(t, pinned, nil, args...)
-	r.mustCode(t, exitPartial)
+	r = clitest.RunStdin(t, pinned, nil, args...)
+	r.MustCode(t, cli.ExitPartial)
 	if s := parseReport(t, r).Summary; s["applied"] != 30 || s["conflict"] != 10 {
 		t.Fatalf("first execution: %v", s)
 	}
-	r = runCLIStdin(t, pinned, nil, args...)
+	r = clitest.RunStdin(t, pinned, nil, args...)
 	if s := parseReport(t, r).Summary; s["already_applied"] != 30 || s["conflict"] != 10 || s["applied"] != 0 {
-		t.Fatalf("re-run: %v (exit %d)\n%s", s, r.code, r.stderr)
+		t.Fatalf("re-run: %v (exit %d)\n%s", s, r.Code, r.Stderr)
 	}
 	runs := auditRuns(t, audit)
 	if len(runs) != 1 || runs[0].Planned != 40 || runs[0].Applied != 30 || runs[0].Conflict != 10 || runs[0].Undone != 10 ||
 		runs[0].Operator != "idemctl-test" || runs[0].Action != actions.KindFail || runs[0].Executions != 2 {
 		t.Fatalf("audit: %+v", runs)
 	}
-	text := runCLI(t, nil, "audit", "--audit-log", audit)
-	text.mustCode(t, 0)
-	if !strings.Contains(text.stdout, runs[0].ID) || !strings.Contains(text.stdout, "UNDONE") {
-		t.Fatalf("audit text:\n%s", text.stdout)
+	text := clitest.Run(t, nil, "audit", "--audit-log", audit)
+	text.MustCode(t, 0)
+	if !strings.Contains(text.Stdout, runs[0].ID) || !strings.Contains(text.Stdout, "UNDONE") {
+		t.Fatalf("audit text:\n%s", text.Stdout)
 	}
-	show := runCLI(t, nil, "audit", "show", runs[0].ID[:8], "--audit-log", audit)
-	show.mustCode(t, 0)
+	show := clitest.Run(t, nil, "audit", "show", runs[0].ID[:8], "--audit-log", audit)
+	show.MustCode(t, 0)
 	for _, k := range keys[30:] {
-		if !strings.Contains(show.stdout, k) {
-			t.Fatalf("audit show does not list %s:\n%s", k, show.stdout)
+		if !strings.Contains(show.Stdout, k) {
+			t.Fatalf("audit show does not list %s:\n%s", k, show.Stdout)
 		}
 	}
-	if strings.Contains(show.stdout, keys[0]) {
-		t.Fatalf("audit show lists an applied key:\n%s", show.stdout)
+	if strings.Contains(show.Stdout, keys[0]) {
+		t.Fatalf("audit show lists an applied key:\n%s", show.Stdout)
 	}
-	runCLI(t, nil, "audit", "show", "ffffffffffff", "--audit-log", audit).mustCode(t, exitNotFound)
+	clitest.Run(t, nil, "audit", "show", "ffffffffffff", "--audit-log", audit).MustCode(t, cli.ExitNotFound)
 }
 
 // kill -9 in the middle of a bulk run: every record written has its intent
@@ -234,7 +236,7 @@ func TestRunNamedRerunAlreadyApplied(t *testing.T) {
 // what the killed run did as already_applied — including writes whose
 // outcome the kill cut off — with no conflicts.
 func TestKillNineMidRunResumes(t *testing.T) {
-	bin := buildBinary(t)
+	bin := clitest.BuildBinary(t)
 	srv := redistest.Shared(t)
 	c := srv.Client(0)
 	defer c.Close()
@@ -282,8 +284,8 @@ func TestKillNineMidRunResumes(t *testing.T) {
 			delete(open, e.ID)
 		}
 	}
-	r := runCLI(t, nil, args...)
-	r.mustCode(t, 0)
+	r := clitest.Run(t, nil, args...)
+	r.MustCode(t, 0)
 	s := parseReport(t, r).Summary
 	if s["already_applied"] != failed || s["applied"] != len(keys)-failed || s["conflict"] != 0 {
 		t.Fatalf("after kill -9 at %d written: re-run %v", failed, s)
@@ -308,7 +310,7 @@ func TestAuditWriteErrorStopsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal("prlimit not found: install util-linux (apt-get install -y util-linux)")
 	}
-	bin := buildBinary(t)
+	bin := clitest.BuildBinary(t)
 	srv := redistest.Shared(t)
 	c := srv.Client(0)
 	defer c.Close()
@@ -331,17 +333,17 @@ func TestAuditWriteErrorStopsRun(t *testing.T) {
 		code = cmd.ProcessState.ExitCode()
 	}
 	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-	if last := lines[len(lines)-1]; code != exitAudit || !strings.Contains(last, "file too large — the run stopped") {
-		t.Fatalf("exit %d (%v), want %d and one line naming the failure; last line %q", code, err, exitAudit, last)
+	if last := lines[len(lines)-1]; code != cli.ExitAudit || !strings.Contains(last, "file too large — the run stopped") {
+		t.Fatalf("exit %d (%v), want %d and one line naming the failure; last line %q", code, err, cli.ExitAudit, last)
 	}
 	failed := noWriteWithoutIntent(t, c, keys, auditState(t, audit))
 	if failed == 0 || failed == len(keys) {
 		t.Fatalf("%d of %d written before the limit: not mid-run", failed, len(keys))
 	}
-	r := runCLI(t, nil, args...)
-	r.mustCode(t, 0)
+	r := clitest.Run(t, nil, args...)
+	r.MustCode(t, 0)
 	if s := parseReport(t, r).Summary; s["already_applied"] != failed || s["applied"] != len(keys)-failed {
-		t.Fatalf("re-run after %d written: %v\n%s", failed, s, r.stderr)
+		t.Fatalf("re-run after %d written: %v\n%s", failed, s, r.Stderr)
 	}
 	auditState(t, audit)
 }

@@ -1,4 +1,4 @@
-package cli
+package acceptance
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/cli"
+	"github.com/idemctl/idemctl/internal/clitest"
 	"github.com/idemctl/idemctl/internal/interop"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
@@ -111,12 +113,12 @@ func (r *interopRig) retry(key string) interop.Reply {
 	return r.call(interop.Cmd{Key: key, Status: 200, Response: map[string]any{"id": "afresh"}})
 }
 
-func (r *interopRig) cli(args ...string) cliResult {
+func (r *interopRig) cli(args ...string) clitest.Result {
 	r.t.Helper()
-	return runCLI(r.t, nil, append(args, "--url", r.srv.URL(0), "--preset", r.il.preset, "--match", r.il.match)...)
+	return clitest.Run(r.t, nil, append(args, "--url", r.srv.URL(0), "--preset", r.il.preset, "--match", r.il.match)...)
 }
 
-func (r *interopRig) write(args ...string) cliResult {
+func (r *interopRig) write(args ...string) clitest.Result {
 	r.t.Helper()
 	return r.cli(append(args, "--write", "--yes", "--audit-log", r.audit)...)
 }
@@ -125,9 +127,9 @@ func (r *interopRig) write(args ...string) cliResult {
 func (r *interopRig) scan() map[string]map[string]any {
 	r.t.Helper()
 	res := r.cli("scan", "-o", "ndjson", "--processing-timeout", r.il.timeout)
-	res.mustCode(r.t, exitOK)
+	res.MustCode(r.t, cli.ExitOK)
 	out := map[string]map[string]any{}
-	for _, line := range strings.Split(strings.TrimSpace(res.stdout), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(res.Stdout), "\n") {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			r.t.Fatalf("scan line %q: %v", line, err)
@@ -232,11 +234,11 @@ func (r *interopRig) readsAsTheLibraryMeansIt() {
 		t.Fatalf("%s left a record for a failed handler", r.il.lib)
 	}
 
-	det := runCLI(t, nil, "detect", "-o", "json", "--url", r.srv.URL(0), "--match", r.il.match)
-	det.mustCode(t, exitOK)
+	det := clitest.Run(t, nil, "detect", "-o", "json", "--url", r.srv.URL(0), "--match", r.il.match)
+	det.MustCode(t, cli.ExitOK)
 	var d inspect.DetectResult
-	if err := json.Unmarshal([]byte(det.stdout), &d); err != nil || d.Best == nil || d.Best.Preset != r.il.preset {
-		t.Fatalf("detect: %v\n%s", err, det.stdout)
+	if err := json.Unmarshal([]byte(det.Stdout), &d); err != nil || d.Best == nil || d.Best.Preset != r.il.preset {
+		t.Fatalf("detect: %v\n%s", err, det.Stdout)
 	}
 
 	recs := r.scan()
@@ -277,10 +279,10 @@ func (r *interopRig) readsAsTheLibraryMeansIt() {
 			t.Errorf("%s: status %v, the library replays %v", key, rec["status"], doc["response"])
 		}
 	}
-	var s statsOut
+	var s clitest.StatsOut
 	st := r.cli("stats", "-o", "json", "--processing-timeout", r.il.timeout)
-	st.mustCode(t, exitOK)
-	if err := json.Unmarshal([]byte(st.stdout), &s); err != nil {
+	st.MustCode(t, cli.ExitOK)
+	if err := json.Unmarshal([]byte(st.Stdout), &s); err != nil {
 		t.Fatal(err)
 	}
 	nStale := int64(0)
@@ -314,14 +316,14 @@ func (r *interopRig) repairsReadBackThroughTheLibrary() {
 	if rep := r.retry("fail-me"); rep.Ran {
 		t.Fatalf("a retry ran while the crashed record was there: %+v", rep)
 	}
-	r.write("fail", k, "--reason", "worker died; nothing in the orders DB").mustCode(t, exitOK)
+	r.write("fail", k, "--reason", "worker died; nothing in the orders DB").MustCode(t, cli.ExitOK)
 	if rep := r.retry("fail-me"); !rep.Ran || rep.Status != 200 {
 		t.Fatalf("after fail, a retry: %+v", rep)
 	}
 
 	// expire --ttl 0: the same.
 	k = r.crash("drop-me", 0)
-	r.write("expire", k, "--ttl", "0", "--reason", "let the client retry").mustCode(t, exitOK)
+	r.write("expire", k, "--ttl", "0", "--reason", "let the client retry").MustCode(t, cli.ExitOK)
 	if rep := r.retry("drop-me"); !rep.Ran {
 		t.Fatalf("after expire --ttl 0, a retry: %+v", rep)
 	}
@@ -330,9 +332,9 @@ func (r *interopRig) repairsReadBackThroughTheLibrary() {
 	// after its old end (Powertools reads its own expiration field).
 	k = r.complete("extend-me", 2).RedisKey
 	res := r.write("expire", k, "--ttl", "1h", "--reason", "keep the replay for the incident")
-	res.mustCode(t, exitOK)
-	if r.il.lib == interop.Powertools && !strings.Contains(res.stderr, "expiration") {
-		t.Errorf("the diff does not show the stored expiration: %s", res.stderr)
+	res.MustCode(t, cli.ExitOK)
+	if r.il.lib == interop.Powertools && !strings.Contains(res.Stderr, "expiration") {
+		t.Errorf("the diff does not show the stored expiration: %s", res.Stderr)
 	}
 	time.Sleep(2500 * time.Millisecond)
 	if rep := r.retry("extend-me"); rep.Ran || rep.Status != 201 {
@@ -340,7 +342,7 @@ func (r *interopRig) repairsReadBackThroughTheLibrary() {
 	}
 	// …and a shorter life ends it for the library too.
 	k = r.complete("shorten-me", 0).RedisKey
-	r.write("expire", k, "--ttl", "1s", "--reason", "replay no longer wanted").mustCode(t, exitOK)
+	r.write("expire", k, "--ttl", "1s", "--reason", "replay no longer wanted").MustCode(t, cli.ExitOK)
 	time.Sleep(1200 * time.Millisecond)
 	if rep := r.retry("shorten-me"); !rep.Ran {
 		t.Fatalf("after expire --ttl 1s, a retry: %+v", rep)
@@ -351,15 +353,15 @@ func (r *interopRig) repairsReadBackThroughTheLibrary() {
 	res = r.write("reconcile", k, "--ref", "ord-77", "--status", "201", "--response", `{"id":"ord-77"}`,
 		"--reason", "charged per the PSP; the order exists")
 	if !r.il.reconcilable {
-		res.mustCode(t, exitRefused)
-		if !strings.Contains(res.stdout+res.stderr, "cannot express reconcile") {
-			t.Fatalf("the refusal does not say why: %s %s", res.stdout, res.stderr)
+		res.MustCode(t, cli.ExitRefused)
+		if !strings.Contains(res.Stdout+res.Stderr, "cannot express reconcile") {
+			t.Fatalf("the refusal does not say why: %s %s", res.Stdout, res.Stderr)
 		}
 		return
 	}
-	res.mustCode(t, exitOK)
-	if !strings.Contains(res.stderr, "201") {
-		t.Errorf("the diff does not show the status: %s", res.stderr)
+	res.MustCode(t, cli.ExitOK)
+	if !strings.Contains(res.Stderr, "201") {
+		t.Errorf("the diff does not show the status: %s", res.Stderr)
 	}
 	rep := r.retry("reconcile-me")
 	if rep.Ran || rep.Status != 201 || rep.Error != "" || rep.BodyString() != `{"id":"ord-77"}` {
@@ -368,7 +370,7 @@ func (r *interopRig) repairsReadBackThroughTheLibrary() {
 	if r.il.errorRecord {
 		// A stored failure reconciled: the library replays the body.
 		rep := r.call(interop.Cmd{Key: "declined-2", Outcome: interop.Error, Status: 402})
-		r.write("reconcile", rep.RedisKey, "--ref", "ord-78", "--reason", "charged after all").mustCode(t, exitOK)
+		r.write("reconcile", rep.RedisKey, "--ref", "ord-78", "--reason", "charged after all").MustCode(t, cli.ExitOK)
 		again := r.retry("declined-2")
 		if again.Ran || again.Status != 200 || again.Error != "" || !strings.Contains(again.BodyString(), `"ord-78"`) {
 			t.Fatalf("after reconciling a stored error, a retry: %+v", again)
@@ -444,14 +446,14 @@ func (r *interopRig) racesEndInConflict() {
 	// was printed, even when state and fingerprint are the same.
 	key = r.crash("pinned", 0)
 	res := r.cli("fail", key, "--reason", "stuck", "--write", "--audit-log", r.audit)
-	res.mustCode(t, exitRefused)
-	args, stdin := printedCommand(t, res.stderr)
+	res.MustCode(t, cli.ExitRefused)
+	args, stdin := clitest.PrintedCommand(t, res.Stderr)
 	r.rdb.Del(ctx, key)
 	r.crash("pinned", 0) // the same request again: identical bytes, a new reservation
 	before, _ := r.rdb.Get(ctx, key).Result()
-	again := runCLIStdin(t, stdin, nil, args...)
-	again.mustCode(t, exitConflict)
-	if after, _ := r.rdb.Get(ctx, key).Result(); after != before || !strings.Contains(again.stdout+again.stderr, "TTL was re-set") {
-		t.Fatalf("pinned command on a re-reserved record: %s %s", again.stdout, again.stderr)
+	again := clitest.RunStdin(t, stdin, nil, args...)
+	again.MustCode(t, cli.ExitConflict)
+	if after, _ := r.rdb.Get(ctx, key).Result(); after != before || !strings.Contains(again.Stdout+again.Stderr, "TTL was re-set") {
+		t.Fatalf("pinned command on a re-reserved record: %s %s", again.Stdout, again.Stderr)
 	}
 }

@@ -1,11 +1,13 @@
-package cli
+package acceptance
 
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/idemctl/idemctl/internal/clitest"
 	"github.com/idemctl/idemctl/internal/faultproxy"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
@@ -14,9 +16,7 @@ import (
 // 100k fields under the pattern are scanned, flagged and bounded — the
 // bytes the server sends stay far below what it holds.
 func TestHugeValuesAreNeverFetched(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	srv, c := redistest.SharedClient(t)
 	ctx := context.Background()
 	p := "atlasmart:ch23:idem:"
 	big := strings.Repeat("x", 50<<20)
@@ -27,7 +27,7 @@ func TestHugeValuesAreNeverFetched(t *testing.T) {
 	c.HSet(ctx, longKey, "state", "PROCESSING", "fingerprint", strings.Repeat("b", 64))
 	fields := make([]any, 0, 200_000)
 	for i := range 100_000 {
-		fields = append(fields, "f"+itoa(i), "v")
+		fields = append(fields, "f"+strconv.Itoa(i), "v")
 	}
 	c.HSet(ctx, p+"c:POST:/wide:fields", fields...)
 	c.HSet(ctx, p+"c:POST:/wide:fields", "state", "PROCESSING", "fingerprint", strings.Repeat("c", 64))
@@ -39,8 +39,8 @@ func TestHugeValuesAreNeverFetched(t *testing.T) {
 	defer px.Close()
 	for _, cmd := range [][]string{{"scan", "-o", "ndjson"}, {"stats", "-o", "json"}} {
 		_, before := px.Forwarded()
-		r := runCLI(t, nil, append(cmd, "--url", "redis://"+px.Addr(), "--preset", "atlasmart")...)
-		r.mustCode(t, 0)
+		r := clitest.Run(t, nil, append(cmd, "--url", "redis://"+px.Addr(), "--preset", "atlasmart")...)
+		r.MustCode(t, 0)
 		_, after := px.Forwarded()
 		if got := after - before; got > 4<<20 {
 			t.Fatalf("%s fetched %d bytes from a server holding 150 MB of values: reads are not bounded", cmd[0], got)
@@ -49,7 +49,7 @@ func TestHugeValuesAreNeverFetched(t *testing.T) {
 			continue
 		}
 		flags := map[string]string{}
-		for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
 			var rec struct {
 				Key   string
 				Flags []string

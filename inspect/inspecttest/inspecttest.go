@@ -1,0 +1,40 @@
+// Package inspecttest builds keyspaces for tests, as httptest builds
+// servers: a preset or a schema document in, a ready keyspace out, the
+// test failed on any error.
+package inspecttest
+
+import (
+	"testing"
+
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// Keyspace is the named preset's keyspace with its defaults.
+func Keyspace(t testing.TB, preset string) *inspect.Keyspace {
+	t.Helper()
+	s, err := inspect.Preset(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Spec(t, inspect.KeyspaceSpec{Schema: s})
+}
+
+// Schema is the keyspace of a schema given as YAML.
+func Schema(t testing.TB, name, doc string) *inspect.Keyspace {
+	t.Helper()
+	s, err := inspect.ParseSchemaYAML(name, []byte(doc))
+	if err != nil {
+		t.Fatalf("schema %s: %v", name, err)
+	}
+	return Spec(t, inspect.KeyspaceSpec{Schema: s})
+}
+
+// Spec is the keyspace of a full specification.
+func Spec(t testing.TB, spec inspect.KeyspaceSpec) *inspect.Keyspace {
+	t.Helper()
+	ks, err := inspect.NewKeyspace(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ks
+}

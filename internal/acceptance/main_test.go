@@ -1,0 +1,13 @@
+// Package acceptance holds the suites that cut across commands: security,
+// faults, topologies, hostile data, the real idempotency libraries and the
+// terminal UI end to end, each against real servers through the clitest kit.
+package acceptance
+
+import (
+	"os"
+	"testing"
+
+	"github.com/idemctl/idemctl/internal/redistest"
+)
+
+func TestMain(m *testing.M) { os.Exit(redistest.RunMain(m)) }

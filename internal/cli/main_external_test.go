@@ -1,0 +1,10 @@
+package cli_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/idemctl/idemctl/internal/redistest"
+)
+
+func TestMain(m *testing.M) { os.Exit(redistest.RunMain(m)) }
