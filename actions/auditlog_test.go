@@ -214,13 +214,7 @@ func TestAuditEntryTooLongRefused(t *testing.T) {
 // not two a write); every intent has its outcome.
 func TestGroupCommitOrder(t *testing.T) {
 	r := newRig(t, redistest.Shared(t))
-	ks := inspecttest.Keyspace(t, "atlasmart")
-	var plans []*Plan
-	for i := range 100 {
-		k := fmt.Sprintf("%s-gc-%03d", atlasKey, i)
-		r.reserveAtlas(k, fp(k))
-		plans = append(plans, r.plan(Request{Kind: KindFail, Keyspace: ks, Key: k}))
-	}
+	plans := r.reservePlans("gc", 100, Request{Kind: KindFail})
 	for _, res := range r.ex.ApplyAll(context.Background(), plans, 0, nil) {
 		if res.Outcome != Applied {
 			t.Fatalf("%+v", res)
@@ -249,13 +243,7 @@ func TestGroupCommitOrder(t *testing.T) {
 // and an absurd rate is no error (it used to panic in NewTicker).
 func TestApplyAllRate(t *testing.T) {
 	r := newRig(t, redistest.Shared(t))
-	ks := inspecttest.Keyspace(t, "atlasmart")
-	var plans []*Plan
-	for i := range 21 {
-		k := fmt.Sprintf("%s-rate-%03d", atlasKey, i)
-		r.reserveAtlas(k, fp(k))
-		plans = append(plans, r.plan(Request{Kind: KindExpire, Keyspace: ks, Key: k, TTL: TTL{Mode: TTLSet, D: time.Hour}}))
-	}
+	plans := r.reservePlans("rate", 21, Request{Kind: KindExpire, TTL: TTL{Mode: TTLSet, D: time.Hour}})
 	start := time.Now()
 	for _, res := range r.ex.ApplyAll(context.Background(), plans[:20], 100, nil) {
 		if res.Outcome != Applied {
@@ -294,4 +282,18 @@ func TestPlanChunks(t *testing.T) {
 	if n != len(plans) {
 		t.Fatalf("parts hold %d of %d plans", n, len(plans))
 	}
+}
+
+// reservePlans reserves n atlasmart records named by tag and plans req on
+// each.
+func (r *rig) reservePlans(tag string, n int, req Request) []*Plan {
+	r.t.Helper()
+	req.Keyspace = inspecttest.Keyspace(r.t, "atlasmart")
+	var plans []*Plan
+	for i := range n {
+		req.Key = fmt.Sprintf("%s-%s-%03d", atlasKey, tag, i)
+		r.reserveAtlas(req.Key, fp(req.Key))
+		plans = append(plans, r.plan(req))
+	}
+	return plans
 }

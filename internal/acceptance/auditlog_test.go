@@ -241,16 +241,9 @@ func TestKillNineMidRunResumes(t *testing.T) {
 	c := srv.Client(0)
 	defer c.Close()
 	keys := reserveMany(t, c, fmt.Sprintf("kill9-%d", time.Now().UnixNano()), 3000)
-	dir := t.TempDir()
-	input := filepath.Join(dir, "keys.txt")
-	if err := os.WriteFile(input, []byte(strings.Join(keys, "\n")+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	audit := filepath.Join(dir, "audit.log")
-	args := []string{"fail", "--url", srv.URL(0), "--preset", "atlasmart", "--from-file", input, "--reason", "kill drill",
-		"--write", "--yes", "--rate", "100000", "--audit-log", audit, "-o", "json"}
+	dir, audit, args := bulkFail(t, srv, keys, "kill drill", "100000")
 	cmd := exec.Command(bin, args...)
-	cmd.Env = []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(dir, "cfg"), "PATH=/usr/bin:/bin"}
+	cmd.Env = binaryEnv(dir)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -315,16 +308,9 @@ func TestAuditWriteErrorStopsRun(t *testing.T) {
 	c := srv.Client(0)
 	defer c.Close()
 	keys := reserveMany(t, c, fmt.Sprintf("efbig-%d", time.Now().UnixNano()), 200)
-	dir := t.TempDir()
-	input := filepath.Join(dir, "keys.txt")
-	if err := os.WriteFile(input, []byte(strings.Join(keys, "\n")+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	audit := filepath.Join(dir, "audit.log")
-	args := []string{"fail", "--url", srv.URL(0), "--preset", "atlasmart", "--from-file", input, "--reason", "size limit drill",
-		"--write", "--yes", "--rate", "200", "--audit-log", audit, "-o", "json"}
+	dir, audit, args := bulkFail(t, srv, keys, "size limit drill", "200")
 	cmd := exec.Command(prlimit, append([]string{"--fsize=60000", bin}, args...)...)
-	cmd.Env = []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(dir, "cfg"), "PATH=/usr/bin:/bin"}
+	cmd.Env = binaryEnv(dir)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	err = cmd.Run()
@@ -346,4 +332,23 @@ func TestAuditWriteErrorStopsRun(t *testing.T) {
 		t.Fatalf("re-run after %d written: %v\n%s", failed, s, r.Stderr)
 	}
 	auditState(t, audit)
+}
+
+// bulkFail writes keys to a --from-file input in a fresh directory and
+// returns it, the audit log there, and the bulk fail command's arguments.
+func bulkFail(t *testing.T, srv *redistest.Server, keys []string, reason, rate string) (dir, audit string, args []string) {
+	t.Helper()
+	dir = t.TempDir()
+	input := filepath.Join(dir, "keys.txt")
+	if err := os.WriteFile(input, []byte(strings.Join(keys, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	audit = filepath.Join(dir, "audit.log")
+	return dir, audit, []string{"fail", "--url", srv.URL(0), "--preset", "atlasmart", "--from-file", input, "--reason", reason,
+		"--write", "--yes", "--rate", rate, "--audit-log", audit, "-o", "json"}
+}
+
+// binaryEnv is the whole environment of a built idemctl run by a test.
+func binaryEnv(dir string) []string {
+	return []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(dir, "cfg"), "PATH=/usr/bin:/bin"}
 }
