@@ -63,19 +63,22 @@ type Seen struct {
 type Outcome string
 
 const (
-	Applied    Outcome = "applied"
-	Conflict   Outcome = "conflict"    // the record changed since the operator saw it: nothing written
-	NotFound   Outcome = "not_found"   // the key is gone
-	Refused    Outcome = "refused"     // policy, schema or ACL said no: nothing written
-	Failed     Outcome = "error"       // the server answered with an error: nothing written
-	NotApplied Outcome = "not_applied" // the outcome was uncertain; a re-read shows it did not happen
-	Unknown    Outcome = "unknown"     // uncertain, and the re-read could not tell
-	Skipped    Outcome = "skipped"     // a bulk run was cancelled before this one
+	Applied Outcome = "applied"
+	// AlreadyApplied: an earlier execution of the same run applied it
+	// (see Executor.MarkAlreadyApplied); nothing written now.
+	AlreadyApplied Outcome = "already_applied"
+	Conflict       Outcome = "conflict"    // the record changed since the operator saw it: nothing written
+	NotFound       Outcome = "not_found"   // the key is gone
+	Refused        Outcome = "refused"     // policy, schema or ACL said no: nothing written
+	Failed         Outcome = "error"       // the server answered with an error: nothing written
+	NotApplied     Outcome = "not_applied" // the outcome was uncertain; a re-read shows it did not happen
+	Unknown        Outcome = "unknown"     // uncertain, and the re-read could not tell
+	Skipped        Outcome = "skipped"     // a bulk run was cancelled before this one
 )
 
 // Outcomes lists every outcome in the order summaries give them: what was
 // done first, then what stopped a write, then what was never tried.
-var Outcomes = []Outcome{Applied, Conflict, NotFound, Refused, Failed, NotApplied, Unknown, Skipped}
+var Outcomes = []Outcome{Applied, AlreadyApplied, Conflict, NotFound, Refused, Failed, NotApplied, Unknown, Skipped}
 
 // Snapshot is a record's state as read (bounded) or as a write will leave it.
 type Snapshot struct {
@@ -87,6 +90,9 @@ type Snapshot struct {
 	Version     string            `json:"version,omitempty"` // the whole record's digest, as printed for --from-file
 	TTLms       int64             `json:"ttl_ms"`            // -1 none, -2 gone
 	Fields      map[string]string `json:"fields,omitempty"`
+	// Omitted are values not held whole: cut by the read cap (Fields then
+	// shows their length), or left out of an audit entry (AuditValues).
+	Omitted map[string]ValueDigest `json:"omitted,omitempty"`
 }
 
 // Change is one line of a before/after diff.

@@ -1,12 +1,15 @@
 package actions
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -26,13 +29,24 @@ type Identity struct {
 	Address   string `json:"address"` // redacted: never holds a password
 }
 
-// AuditEntry is one line of the audit log: an intent before a write, an
-// outcome after it, sharing an id.
+// Audit phases. A run writes its plan, then for each write an intent
+// (durable before the script runs) and an outcome sharing the intent's id.
+const (
+	PhasePlan    = "plan"
+	PhaseIntent  = "intent"
+	PhaseOutcome = "outcome"
+	PhaseRepair  = "repair" // marks a torn line left by an earlier crash or full disk
+)
+
+// AuditEntry is one line of the audit log.
 type AuditEntry struct {
 	Time string `json:"time"`
 	ID   string `json:"id"`
-	// Phase is "intent" (written and fsynced before the script runs) or "outcome".
+	// Phase is one of the Phase constants.
 	Phase string `json:"phase"`
+	// Run names the run (ApplyAll) the entry belongs to; re-running the
+	// same input gives the same id.
+	Run string `json:"run,omitempty"`
 	Identity
 	Keyspace  string    `json:"keyspace"`
 	Key       string    `json:"key"`
@@ -40,12 +54,46 @@ type AuditEntry struct {
 	Action    Kind      `json:"action"`
 	Reason    string    `json:"reason"`
 	Before    *Snapshot `json:"before,omitempty"`
-	After     *Snapshot `json:"after,omitempty"` // planned (intent) or observed by a re-read (outcome)
+	After     *Snapshot `json:"after,omitempty"` // planned (intent)
 	Changes   []Change  `json:"changes,omitempty"`
-	Outcome   Outcome   `json:"outcome,omitempty"`
-	Detail    string    `json:"detail,omitempty"`
-	ServerMs  int64     `json:"server_ms,omitempty"`
+	// Undoable says whether Before holds every value exactly (an intent):
+	// false when a value was left out (too long, a payload, cut by the read
+	// cap), with UndoNote saying which and why.
+	Undoable *bool   `json:"undoable,omitempty"`
+	UndoNote string  `json:"undo_note,omitempty"`
+	Outcome  Outcome `json:"outcome,omitempty"`
+	Detail   string  `json:"detail,omitempty"`
+	ServerMs int64   `json:"server_ms,omitempty"`
+	// Plan entries: the run's targets, in parts of at most planPartKeys.
+	*RunPlan
+	// Repair entries: the torn lines this one marks.
+	Torn []TornLine `json:"torn,omitempty"`
 }
+
+// entryKey is the entry's key, exact even when it is not UTF-8.
+func (e *AuditEntry) entryKey() string {
+	if e.KeyBase64 != "" {
+		if b, err := base64.StdEncoding.DecodeString(e.KeyBase64); err == nil {
+			return string(b)
+		}
+	}
+	return e.Key
+}
+
+// TornLine is a line an interrupted write left unfinished: where it starts
+// (byte offset), how long it is, and its digest. It stays in the log as
+// it was, terminated, and a repair entry names it.
+type TornLine struct {
+	Offset int64  `json:"offset"`
+	Len    int64  `json:"len"`
+	SHA256 string `json:"sha256"`
+}
+
+// MaxAuditLine bounds one audit line as written: values beyond the
+// AuditValues cap are recorded by length and digest, so only a huge key
+// or reason can reach it, and such an entry is refused (and so is its
+// write). The reader accepts far longer lines (maxReadLine).
+const MaxAuditLine = 1 << 20
 
 // Auditor appends entries to a file (fsynced) and optionally to a Redis stream.
 type Auditor struct {
@@ -54,9 +102,17 @@ type Auditor struct {
 	path   string
 	stream string
 	client redis.UniversalClient
+	// Values says how much of each value the log keeps.
+	Values AuditValues
+	// Identity signs repair entries.
+	Identity Identity
 	// streamErr is the last failure to mirror into the stream: the mirror
 	// is best effort, the fsynced file is the record.
 	streamErr error
+	// checkTail: the file may end in a torn line (just opened, or a write
+	// failed): the next append looks, and repairs it first.
+	checkTail bool
+	repaired  []TornLine
 }
 
 // StreamError returns the last stream mirroring failure, if any.
@@ -64,6 +120,13 @@ func (a *Auditor) StreamError() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.streamErr
+}
+
+// Repaired lists the torn lines this auditor found and marked, to report.
+func (a *Auditor) Repaired() []TornLine {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]TornLine(nil), a.repaired...)
 }
 
 // DefaultAuditPath is $XDG_STATE_HOME/idemctl/audit.log (or ~/.local/state/…);
@@ -75,16 +138,17 @@ func DefaultAuditPath(getenv func(string) string) string {
 	return "idemctl-audit.log" // no HOME: the working directory
 }
 
-// OpenAudit opens (creating, mode 0600) the audit log for appending.
+// OpenAudit opens (creating, mode 0600) the audit log for appending. Its
+// tail is checked, and repaired if torn, before the first append.
 func OpenAudit(path string) (*Auditor, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
-	return &Auditor{f: f, path: path}, nil
+	return &Auditor{f: f, path: path, checkTail: true, Values: DefaultAuditValues()}, nil
 }
 
 // WithStream also XADDs every entry to a Redis stream.
@@ -99,34 +163,120 @@ func (a *Auditor) Path() string { return a.path }
 // Close closes the file.
 func (a *Auditor) Close() error { return a.f.Close() }
 
+// AuditFailure is a failure to make entries durable: the run that met it
+// stops before its next write.
+type AuditFailure struct {
+	Path string
+	Op   string // "write", "fsync", "repair", "entry"
+	Err  error
+}
+
+func (e *AuditFailure) Error() string {
+	err := e.Err
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the path is said once
+	}
+	return fmt.Sprintf("audit log %s: %s: %v", e.Path, e.Op, err)
+}
+
+func (e *AuditFailure) Unwrap() error { return e.Err }
+
 // Write appends one entry and fsyncs it. A write whose intent cannot be
 // recorded must not run, so callers treat an error as a refusal.
 func (a *Auditor) Write(ctx context.Context, e AuditEntry) error {
+	return a.Append(ctx, e)
+}
+
+// Append writes entries with one write and one fsync (the group commit):
+// all are durable when it returns nil. A torn tail left by an earlier
+// failure is repaired first, so a new line never continues a torn one.
+func (a *Auditor) Append(ctx context.Context, es ...AuditEntry) error {
+	if len(es) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	for _, e := range es {
+		line, err := marshalEntry(e, now)
+		if err != nil {
+			return &AuditFailure{Path: a.path, Op: "entry", Err: err}
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	unlock, err := lockFile(a.f)
+	if err != nil {
+		return &AuditFailure{Path: a.path, Op: "lock", Err: err}
+	}
+	defer unlock()
+	if a.checkTail {
+		torn, err := repairTail(a.f, a.Identity)
+		if err != nil {
+			return &AuditFailure{Path: a.path, Op: "repairing a torn line", Err: err}
+		}
+		a.repaired = append(a.repaired, torn...)
+		a.checkTail = false
+	}
+	if _, err := a.f.Write(buf.Bytes()); err != nil {
+		a.checkTail = true // it may have left part of a line
+		return &AuditFailure{Path: a.path, Op: "write", Err: err}
+	}
+	if err := a.f.Sync(); err != nil {
+		a.checkTail = true
+		return &AuditFailure{Path: a.path, Op: "fsync", Err: err}
+	}
+	if a.stream != "" && a.client != nil {
+		a.mirror(ctx, buf.Bytes())
+	}
+	return nil
+}
+
+// mirror XADDs the lines just written, in one pipeline.
+func (a *Auditor) mirror(ctx context.Context, lines []byte) {
+	xctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	pipe := a.client.Pipeline()
+	for _, l := range bytes.Split(bytes.TrimSuffix(lines, []byte{'\n'}), []byte{'\n'}) {
+		pipe.XAdd(xctx, &redis.XAddArgs{Stream: a.stream, MaxLen: 100000, Approx: true, Values: []any{"entry", string(l)}})
+	}
+	_, a.streamErr = pipe.Exec(xctx)
+}
+
+// marshalEntry is one entry's line, without its newline.
+func marshalEntry(e AuditEntry, now string) ([]byte, error) {
 	if e.Time == "" {
-		e.Time = time.Now().UTC().Format(time.RFC3339Nano)
+		e.Time = now
 	}
 	if !utf8.ValidString(e.Key) {
 		e.KeyBase64 = base64.StdEncoding.EncodeToString([]byte(e.Key))
 	}
+	e.Reason, e.Detail = clipText(e.Reason), clipText(e.Detail)
 	line, err := json.Marshal(e)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if _, err := a.f.Write(append(line, '\n')); err != nil {
-		return fmt.Errorf("audit log %s: %w", a.path, err)
+	if len(line) > MaxAuditLine {
+		return nil, fmt.Errorf("an entry of %d bytes exceeds the %d-byte line limit (key of %d bytes)", len(line), MaxAuditLine, len(e.Key))
 	}
-	if err := a.f.Sync(); err != nil {
-		return fmt.Errorf("audit log %s: fsync: %w", a.path, err)
+	return line, nil
+}
+
+// maxText bounds a reason or detail in the log.
+const maxText = 4 << 10
+
+// clipText cuts s to maxText bytes on a rune boundary, saying how long it was.
+func clipText(s string) string {
+	if len(s) <= maxText {
+		return s
 	}
-	if a.stream != "" && a.client != nil {
-		xctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		defer cancel()
-		a.streamErr = a.client.XAdd(xctx, &redis.XAddArgs{Stream: a.stream, MaxLen: 100000, Approx: true,
-			Values: []any{"entry", string(line)}}).Err()
+	cut := maxText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
 	}
-	return nil
+	return s[:cut] + fmt.Sprintf("… (%d bytes in all)", len(s))
 }
 
 func newID() string {

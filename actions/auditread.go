@@ -2,35 +2,147 @@ package actions
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 )
 
-// maxAuditLine bounds one audit line when reading a log back (entries carry
-// before/after values, each capped well below this).
-const maxAuditLine = 1 << 20
+// maxReadLine bounds one line when reading a log back: far above what the
+// writer produces (MaxAuditLine), and above the lines of older versions,
+// which wrote values whole.
+const maxReadLine = 64 << 20
 
-// ReadAuditLog reads an audit log written by an Auditor, one entry a line,
-// in order. A line that is not an entry is an error naming its number.
+// AuditLog is an audit log read back.
+type AuditLog struct {
+	Entries []AuditEntry
+	// Torn are lines an interrupted write left unfinished: marked by a
+	// repair entry, or the last line still without its newline.
+	Torn []TornLine
+	// Bad are lines that are neither entries nor marked torn.
+	Bad []BadLine
+}
+
+// BadLine is a line that is not an entry.
+type BadLine struct {
+	Line   int
+	Offset int64
+	Len    int64
+	Err    string
+}
+
+// ReadAudit reads a whole audit log. It never stops at a bad line: every
+// entry is returned, and torn and bad lines are listed apart.
+func ReadAudit(path string) (*AuditLog, error) {
+	out := &AuditLog{}
+	var err error
+	out.Torn, out.Bad, err = scanAudit(path, nil, func(e AuditEntry) { out.Entries = append(out.Entries, e) })
+	return out, err
+}
+
+// ReadAuditLog reads an audit log's entries in order. Torn lines (marked,
+// or the unfinished last one) are passed over; a line that is not an entry
+// and that no repair names is an error naming its number, returned with
+// every entry read.
 func ReadAuditLog(path string) ([]AuditEntry, error) {
-	f, err := os.Open(path)
+	l, err := ReadAudit(path)
 	if err != nil {
 		return nil, err
 	}
+	if len(l.Bad) > 0 {
+		b := l.Bad[0]
+		return l.Entries, fmt.Errorf("%s line %d: %s", path, b.Line, b.Err)
+	}
+	return l.Entries, nil
+}
+
+// repairMark finds repair entries without parsing every line.
+var repairMark = []byte(`"phase":"` + PhaseRepair + `"`)
+
+// scanAudit reads the log line by line (no line too long for it up to
+// maxReadLine). keep, when set, picks the lines worth parsing by their raw
+// bytes (repair entries are always read); fn gets each entry parsed.
+func scanAudit(path string, keep func([]byte) bool, fn func(AuditEntry)) (torn []TornLine, bad []BadLine, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
 	defer f.Close()
-	var out []AuditEntry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), maxAuditLine)
-	for n := 1; sc.Scan(); n++ {
-		var e AuditEntry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return out, fmt.Errorf("%s line %d: %w", path, n, err)
+	r := bufio.NewReaderSize(f, 256<<10)
+	marked := map[int64]bool{}
+	var (
+		off  int64
+		line []byte
+	)
+	for n := 1; ; n++ {
+		raw, long, rerr := readLine(r, &line)
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return torn, bad, fmt.Errorf("%s: %w", path, rerr)
 		}
-		out = append(out, e)
+		if len(raw) == 0 && long == 0 && errors.Is(rerr, io.EOF) {
+			break
+		}
+		size := int64(len(raw)) + long // the newline included
+		terminated := rerr == nil
+		content := bytes.TrimSuffix(raw, []byte{'\n'})
+		switch {
+		case long > 0:
+			bad = append(bad, BadLine{Line: n, Offset: off, Len: int64(len(content)) + long, Err: fmt.Sprintf("line longer than %d bytes", maxReadLine)})
+		case len(bytes.TrimSpace(content)) == 0:
+			// an empty line holds nothing
+		case keep != nil && !keep(content) && !bytes.Contains(content, repairMark):
+		default:
+			var e AuditEntry
+			if uerr := json.Unmarshal(content, &e); uerr != nil {
+				if !terminated {
+					// the last line, still unfinished: a crash or a write in flight
+					torn = append(torn, TornLine{Offset: off, Len: int64(len(content))})
+				} else {
+					bad = append(bad, BadLine{Line: n, Offset: off, Len: int64(len(content)), Err: uerr.Error()})
+				}
+				break
+			}
+			for _, t := range e.Torn {
+				marked[t.Offset] = true
+			}
+			fn(e)
+		}
+		off += size
+		if !terminated {
+			break
+		}
 	}
-	if err := sc.Err(); err != nil {
-		return out, fmt.Errorf("%s: %w", path, err)
+	// Lines a repair entry names are torn, not bad.
+	kept := bad[:0]
+	for _, b := range bad {
+		if marked[b.Offset] {
+			torn = append(torn, TornLine{Offset: b.Offset, Len: b.Len})
+			continue
+		}
+		kept = append(kept, b)
 	}
-	return out, nil
+	return torn, kept, nil
+}
+
+// readLine reads one line into *buf (reused) with its newline, if any. A
+// line longer than maxReadLine is skipped: long counts the bytes dropped
+// (its newline included).
+// The error is io.EOF when the file ended before a newline.
+func readLine(r *bufio.Reader, buf *[]byte) (line []byte, long int64, err error) {
+	*buf = (*buf)[:0]
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if long > 0 || len(*buf)+len(chunk) > maxReadLine {
+			long += int64(len(*buf) + len(chunk))
+			*buf = (*buf)[:0]
+		} else {
+			*buf = append(*buf, chunk...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return *buf, long, err
+	}
 }

@@ -21,7 +21,9 @@ type Executor struct {
 	Audit    *Auditor
 	Identity Identity
 
-	opened *Auditor // the log NewExecutor opened, for Close
+	opened    *Auditor // the log NewExecutor opened, for Close
+	auditPath string   // where MarkAlreadyApplied reads earlier runs
+	stopped   error    // why the last run stopped early (an audit failure)
 }
 
 // Plan reads the record and builds the guarded write for req.
@@ -32,46 +34,53 @@ func (e *Executor) Plan(ctx context.Context, req Request) (*Plan, error) {
 	return BuildPlan(ctx, e.Client, req)
 }
 
-// Apply runs one plan: policy check, intent audited (fsynced), the CAS
-// script, outcome audited. An uncertain outcome (timeout, lost connection)
-// is settled by re-reading the record, never assumed.
+// Apply runs one plan, as a run of one (see ApplyAll).
 func (e *Executor) Apply(ctx context.Context, p *Plan) Result {
-	res := Result{Key: p.Key, Action: p.Kind, Changes: p.Changes}
-	if err := e.Policy.Check(); err != nil {
-		res.Outcome, res.Detail = Refused, err.Error()
-		return res
-	}
-	if p.Refused != "" {
-		res.Outcome, res.Detail = p.Outcome, p.Refused
-		if res.Outcome == "" {
-			res.Outcome = Refused
-		}
-		if res.Outcome == Conflict {
-			// A conflict found while planning is a write attempted and
-			// refused, like one the script finds: audited the same way.
-			res.Detail += e.auditUnsent(ctx, p, res)
-		}
-		return res
-	}
-	if p.unpinned != nil {
-		res.Outcome, res.Detail = Refused, "the record's version could not be read, so the write cannot be guarded: "+explain(p.unpinned, e.Identity.RedisUser)
-		res.Detail += e.auditUnsent(ctx, p, res)
-		return res
-	}
-	if e.Audit == nil {
-		res.Outcome, res.Detail = Refused, "no audit log: writes are never made unaudited"
-		return res
-	}
-	id := newID()
-	base := AuditEntry{ID: id, Identity: e.Identity, Keyspace: p.Keyspace.Name, Key: p.Key,
-		Action: p.Kind, Reason: p.Reason, Before: &p.Before, Changes: p.Changes}
-	intent := base
-	intent.Phase, intent.After = "intent", &p.After
-	if err := e.Audit.Write(ctx, intent); err != nil {
-		res.Outcome, res.Detail = Refused, "not written: "+err.Error()
-		return res
-	}
+	return e.ApplyAll(ctx, []*Plan{p}, 0, nil)[0]
+}
 
+// entry is an audit line about p, its values bounded as the log keeps them.
+func (e *Executor) entry(p *Plan, phase, run string) AuditEntry {
+	ks := ""
+	if p.Keyspace != nil {
+		ks = p.Keyspace.Name
+	}
+	before := p.Before
+	en := AuditEntry{ID: newID(), Phase: phase, Run: run, Identity: e.Identity, Keyspace: ks, Key: p.Key,
+		Action: p.Kind, Reason: p.Reason, Before: &before, Changes: p.Changes}
+	if phase == PhaseIntent {
+		after := p.After
+		en.After = &after
+	}
+	var v AuditValues
+	if e.Audit != nil {
+		v = e.Audit.Values
+	}
+	v.auditCopy(&en, p.Keyspace)
+	return en
+}
+
+// outcomeOf is the outcome line closing intent (same id). The snapshots
+// and the diff stay in the intent alone: a value is never logged twice.
+func outcomeOf(intent AuditEntry, res Result) AuditEntry {
+	out := intent
+	out.Phase, out.Before, out.After, out.Changes, out.Undoable, out.UndoNote = PhaseOutcome, nil, nil, nil, nil, ""
+	out.Outcome, out.Detail, out.ServerMs = res.Outcome, res.Detail, res.ServerMs
+	return out
+}
+
+// refusalOf is the one line of a write refused before anything was sent:
+// no intent (nothing was about to change), the record as read.
+func (e *Executor) refusalOf(p *Plan, run string, res Result) AuditEntry {
+	out := e.entry(p, PhaseOutcome, run)
+	out.Outcome, out.Detail = res.Outcome, res.Detail
+	return out
+}
+
+// write runs one planned write whose intent is durable: the CAS script,
+// and, when the outcome is uncertain (timeout, lost connection), a re-read
+// that settles it, never an assumption.
+func (e *Executor) write(ctx context.Context, p *Plan, res Result) Result {
 	reply, err := e.runScript(ctx, p)
 	switch {
 	case err == nil:
@@ -93,32 +102,7 @@ func (e *Executor) Apply(ctx context.Context, p *Plan) Result {
 	default:
 		res.Outcome, res.Detail = e.settle(ctx, p, err)
 	}
-	out := base
-	out.Phase, out.Outcome, out.Detail, out.ServerMs = "outcome", res.Outcome, res.Detail, res.ServerMs
-	if err := e.Audit.Write(context.WithoutCancel(ctx), out); err != nil {
-		res.Detail += "; WARNING: the outcome could not be audited: " + err.Error()
-	}
 	return res
-}
-
-// auditUnsent records a write refused before anything was sent (one
-// outcome line, no intent: nothing was about to change). It returns a
-// warning to append to the detail if the line could not be written.
-func (e *Executor) auditUnsent(ctx context.Context, p *Plan, res Result) string {
-	if e.Audit == nil {
-		return ""
-	}
-	ks := ""
-	if p.Keyspace != nil {
-		ks = p.Keyspace.Name
-	}
-	before := p.Before
-	out := AuditEntry{ID: newID(), Phase: "outcome", Identity: e.Identity, Keyspace: ks, Key: p.Key,
-		Action: p.Kind, Reason: p.Reason, Before: &before, Outcome: res.Outcome, Detail: res.Detail}
-	if err := e.Audit.Write(context.WithoutCancel(ctx), out); err != nil {
-		return "; WARNING: this refusal could not be audited: " + err.Error()
-	}
-	return ""
 }
 
 // runScript sends the plan's script over the record and its companion. A
@@ -281,31 +265,7 @@ func explain(err error, user string) string {
 	return msg
 }
 
-// ApplyAll runs plans one after another at most ratePerSec a second,
-// reporting each result. Cancelling ctx stops before the next write; the
-// rest are reported as skipped, so the report says exactly what was done.
-func (e *Executor) ApplyAll(ctx context.Context, plans []*Plan, ratePerSec int, progress func(i int, r Result)) []Result {
-	out := make([]Result, len(plans))
-	var tick *time.Ticker
-	if ratePerSec > 0 {
-		tick = time.NewTicker(time.Second / time.Duration(ratePerSec))
-		defer tick.Stop()
-	}
-	for i, p := range plans {
-		if ctx.Err() == nil && tick != nil && i > 0 {
-			select {
-			case <-tick.C:
-			case <-ctx.Done():
-			}
-		}
-		if ctx.Err() != nil {
-			out[i] = Result{Key: p.Key, Action: p.Kind, Outcome: Skipped, Detail: "cancelled before this write"}
-		} else {
-			out[i] = e.Apply(ctx, p)
-		}
-		if progress != nil {
-			progress(i, out[i])
-		}
-	}
-	return out
-}
+// RunStopped is why the last ApplyAll stopped early: the audit log could
+// not be written (nil otherwise). Every write it made has a durable
+// intent; the ones after the failure were not made.
+func (e *Executor) RunStopped() error { return e.stopped }

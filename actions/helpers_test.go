@@ -182,8 +182,8 @@ func (r *rig) lastWrite(key string, want Outcome) (intent, outcome AuditEntry) {
 	if intent.Phase != "intent" || outcome.Phase != "outcome" || intent.ID == "" || intent.ID != outcome.ID {
 		r.t.Fatalf("audit tail is not an intent/outcome pair with one id:\n%+v\n%+v", intent, outcome)
 	}
-	if intent.Key != key || outcome.Key != key || intent.Before == nil || intent.After == nil || outcome.Before == nil {
-		r.t.Fatalf("audit pair lacks key or snapshots: %+v / %+v", intent, outcome)
+	if intent.Key != key || outcome.Key != key || intent.Before == nil || intent.After == nil || outcome.Before != nil {
+		r.t.Fatalf("audit pair lacks key or snapshots, or the outcome repeats them: %+v / %+v", intent, outcome)
 	}
 	if outcome.Outcome != want {
 		r.t.Fatalf("audited outcome %q (%s), want %q", outcome.Outcome, outcome.Detail, want)

@@ -84,7 +84,7 @@ func TestTallyInOutcomeOrder(t *testing.T) {
 	for _, o := range Outcomes {
 		seen[o] = true
 	}
-	if len(seen) != 8 || len(Outcomes) != 8 {
+	if len(seen) != 9 || len(Outcomes) != 9 {
 		t.Fatalf("Outcomes lists %d distinct of %d: every outcome once", len(seen), len(Outcomes))
 	}
 }

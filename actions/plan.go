@@ -49,8 +49,9 @@ type Plan struct {
 	comp     string  // the companion key in the version ("" none)
 	script   *casScript
 	args     []any
-	planned  time.Time // when the record was read: bounds how far its TTL can have counted down
-	nowMs    int64     // the server's clock when it was read
+	planned  time.Time   // when the record was read: bounds how far its TTL can have counted down
+	nowMs    int64       // the server's clock when it was read
+	settles  *AuditEntry // an earlier intent of the same run this plan's already_applied closes
 }
 
 const nowMarker = "\x00now"
@@ -80,6 +81,10 @@ func readSnapshot(ctx context.Context, c redis.UniversalClient, ks *inspect.Keys
 		v := f.Value
 		if f.Truncated {
 			v = fmt.Sprintf("‹%d bytes›", f.Len)
+			if s.Omitted == nil {
+				s.Omitted = map[string]ValueDigest{}
+			}
+			s.Omitted[f.Name] = ValueDigest{Len: f.Len, Why: whyReadCap}
 		}
 		s.Fields[f.Name] = v
 	}

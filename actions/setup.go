@@ -17,6 +17,9 @@ type Setup struct {
 	AuditPath string
 	// AuditStream, when set, also receives every entry (XADD, best effort).
 	AuditStream string
+	// AuditValues says how much of each value the log keeps (zero: the
+	// defaults, no payloads).
+	AuditValues AuditValues
 }
 
 // NewExecutor opens the audit log (and its stream) and returns an executor
@@ -33,6 +36,7 @@ func NewExecutor(s Setup) (*Executor, error) {
 		aud.WithStream(s.Client, s.AuditStream)
 	}
 	ex := NewPlanner(s)
+	aud.Values, aud.Identity = s.AuditValues, ex.Identity
 	ex.Audit, ex.opened = aud, aud
 	return ex, nil
 }
@@ -47,7 +51,7 @@ func NewPlanner(s Setup) *Executor {
 	if id.RedisUser == "" {
 		id.RedisUser = "default"
 	}
-	return &Executor{Client: s.Client, Policy: s.Policy, Identity: id}
+	return &Executor{Client: s.Client, Policy: s.Policy, Identity: id, auditPath: s.AuditPath}
 }
 
 // Close closes the audit log NewExecutor opened (nothing else: the client

@@ -63,6 +63,9 @@ type Config struct {
 	TUI           bool
 	Records       bool
 	GoBench       bool
+	Writes        bool   // measure a bulk guarded write run (audited writes/s)
+	WriteKeys     int    // records it writes
+	WriteDir      string // where its audit log goes ("" the system's temp dir)
 	Strict        bool
 	Log           io.Writer // progress; nil: discarded
 }
@@ -70,7 +73,7 @@ type Config struct {
 // DefaultConfig is the full run the issue asks for.
 func DefaultConfig() Config {
 	return Config{N: 1_000_000, Rounds: 3, IdleProbe: 3 * time.Second, QuietCPU: 0.15, QuietWait: 3 * time.Minute,
-		Load: true, TUI: true, Records: true, GoBench: true}
+		Load: true, TUI: true, Records: true, GoBench: true, Writes: true, WriteKeys: 20_000}
 }
 
 // ApplySmoke shrinks the run for CI, keeping any value set explicitly.
@@ -84,6 +87,9 @@ func (c *Config) ApplySmoke(set map[string]bool) {
 	}
 	if !set["gobench"] {
 		c.GoBench = false
+	}
+	if !set["write-keys"] {
+		c.WriteKeys = 2_000
 	}
 	c.IdleProbe = 500 * time.Millisecond
 	if !set["quiet-wait"] {
@@ -99,8 +105,8 @@ func (c *Config) logf(format string, a ...any) {
 
 // Run builds, starts, seeds, measures, and returns the results.
 func Run(ctx context.Context, cfg Config) (*Results, error) {
-	if cfg.N < 1 || cfg.Rounds < 1 {
-		return nil, fmt.Errorf("-n and -rounds must be positive")
+	if cfg.N < 1 || cfg.Rounds < 1 || cfg.Writes && cfg.WriteKeys < 1 {
+		return nil, fmt.Errorf("-n, -rounds and -write-keys must be positive")
 	}
 	for _, bin := range []string{"redis-server", "redis-cli"} {
 		if _, err := exec.LookPath(bin); err != nil {
@@ -160,6 +166,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		{"tui", cfg.TUI, h.tui},
 		{"records", cfg.Records, h.records},
 		{"gobench", cfg.GoBench, h.goBench},
+		{"writes", cfg.Writes, h.writes}, // last: it changes records
 	}
 	for _, s := range steps {
 		if !s.on {

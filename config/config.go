@@ -55,6 +55,11 @@ type Profile struct {
 	// and the time between its scans.
 	Listen           string         `yaml:"listen"`
 	ExporterInterval units.Duration `yaml:"exporter_interval"`
+
+	// The audit log keeps values up to AuditMaxValue bytes (0: 1 KiB) and,
+	// only with AuditPayloads, response bodies; the rest by length and digest.
+	AuditMaxValue units.ByteSize `yaml:"audit_max_value"`
+	AuditPayloads bool           `yaml:"audit_payloads"`
 }
 
 // ScanConfig throttles scans against this profile.

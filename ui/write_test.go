@@ -150,8 +150,8 @@ func TestForceFailStaleFromKeyboard(t *testing.T) {
 		t.Fatalf("writes screen:\n%s", screenText(m))
 	}
 	entries := recordtest.AuditLines(t, f.audit)
-	if len(entries) != 6 {
-		t.Fatalf("audit has %d lines, want an intent and an outcome per write (6)", len(entries))
+	if len(entries) != 7 || entries[0].Phase != actions.PhasePlan || entries[0].Planned != 3 {
+		t.Fatalf("audit has %d lines, want the run's plan, then an intent and an outcome per write (7)", len(entries))
 	}
 }
 

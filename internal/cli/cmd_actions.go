@@ -136,6 +136,9 @@ func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 		}
 		plans = append(plans, p)
 	}
+	if _, err := ex.MarkAlreadyApplied(plans); err != nil {
+		return codeErr(ExitAudit, "%v: nothing was written", err)
+	}
 	runnable, conflicts := 0, 0
 	for _, p := range plans {
 		switch {
@@ -172,9 +175,12 @@ func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 	}
 	printResults(a, wf.output, results)
 	if ex.Audit != nil {
-		if err := ex.Audit.StreamError(); err != nil {
-			fmt.Fprintf(a.stderr, "idemctl: warning: audit stream: %v (the audit file has every entry)\n", err)
-		}
+		reportAudit(a, ex.Audit)
+	}
+	if err := ex.RunStopped(); err != nil {
+		sum := actions.Summary(results)
+		return codeErr(ExitAudit, "%v — the run stopped: %d applied, %d not written; free space and run the same command again",
+			err, sum[actions.Applied], len(results)-sum[actions.Applied]-sum[actions.AlreadyApplied])
 	}
 	if ctx.Err() != nil {
 		sum := actions.Summary(results)
@@ -278,6 +284,7 @@ func (s *session) writeSetup(getenv func(string) string, writeFlag bool, auditLo
 		Identity:    actions.Identity{OSUser: s.osUser, RedisUser: s.ep.User, Profile: s.profileName, Address: s.ep.String()},
 		AuditPath:   path,
 		AuditStream: s.profile.AuditStream,
+		AuditValues: actions.AuditValues{MaxValue: int(s.profile.AuditMaxValue), Payloads: s.profile.AuditPayloads},
 	}
 }
 
@@ -422,18 +429,20 @@ func printResults(a *app, format string, rs []actions.Result) {
 	fmt.Fprintf(a.stdout, "summary: %s\n", sum)
 }
 
-// resultCode maps outcomes to the documented exit codes.
+// resultCode maps outcomes to the documented exit codes. A key an earlier
+// execution of the same run applied counts as done.
 func resultCode(rs []actions.Result, n int) error {
 	sum := actions.Summary(rs)
-	if sum[actions.Applied] == len(rs) {
+	done := sum[actions.Applied] + sum[actions.AlreadyApplied]
+	if done == len(rs) {
 		return nil
 	}
-	if n > 1 && sum[actions.Applied] > 0 {
-		return codeErr(ExitPartial, "partial: %d of %d applied", sum[actions.Applied], n)
+	if n > 1 && done > 0 {
+		return codeErr(ExitPartial, "partial: %d of %d applied", done, n)
 	}
 	for _, r := range rs {
 		switch r.Outcome {
-		case actions.Applied, actions.Skipped:
+		case actions.Applied, actions.AlreadyApplied, actions.Skipped:
 			continue
 		case actions.Conflict:
 			return codeErr(ExitConflict, "conflict: the record changed; nothing written for %s", inspect.Sanitize(r.Key))

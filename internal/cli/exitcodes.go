@@ -11,14 +11,15 @@ import (
 // Exported for the acceptance suites, which check them from outside.
 const (
 	ExitOK         = 0
-	ExitError      = 1 // Redis unreachable, server error, I/O error
-	ExitUsage      = 2 // bad flags, bad config, unknown preset or profile
-	ExitIncomplete = 3 // the scan did not cover the whole keyspace (node lost, error mid-scan)
-	ExitRefused    = 4 // a write was refused: read-only profile, non-loopback seed, ACL
-	ExitConflict   = 5 // compare-and-set found the record changed
-	ExitNotFound   = 6 // the record to act on does not exist
-	ExitPartial    = 7 // a bulk action applied to some records only
-	ExitThreshold  = 8 // a check threshold was crossed
+	ExitError      = 1  // Redis unreachable, server error, I/O error
+	ExitUsage      = 2  // bad flags, bad config, unknown preset or profile
+	ExitIncomplete = 3  // the scan did not cover the whole keyspace (node lost, error mid-scan)
+	ExitRefused    = 4  // a write was refused: read-only profile, non-loopback seed, ACL
+	ExitConflict   = 5  // compare-and-set found the record changed
+	ExitNotFound   = 6  // the record to act on does not exist
+	ExitPartial    = 7  // a bulk action applied to some records only
+	ExitThreshold  = 8  // a check threshold was crossed
+	ExitAudit      = 12 // the audit log could not be written: the run stopped before its next write
 	ExitInterrupt  = 130
 )
 
@@ -34,9 +35,10 @@ var ExitCodeTable = []struct {
 	{ExitIncomplete, "incomplete scan: the connection failed mid-scan; what was read is printed, the message says how far it got"},
 	{ExitRefused, "refused: writes disabled, not confirmed, ACL (NOPERM), a protected profile's name not given, an action the schema cannot express, `seed` against a non-loopback server, `exporter` on a non-loopback address"},
 	{ExitConflict, "conflict: the record changed since it was shown; nothing written"},
-	{ExitNotFound, "not found: the key no longer exists"},
+	{ExitNotFound, "not found: the key no longer exists (`audit show`: no such run)"},
 	{ExitPartial, "partial: a bulk write applied to some keys only (or was interrupted)"},
 	{ExitThreshold, "`check`: a threshold was crossed"},
+	{ExitAudit, "audit log failure (disk full, I/O error): the run stopped before its next write; every write made has its intent in the log; free space and run the same command again"},
 	{ExitInterrupt, "interrupted (Ctrl-C or SIGTERM; a command blocked where it cannot stop, such as on a stdin that stays open, is ended 3 s after the signal)"},
 }
 

@@ -75,6 +75,7 @@ func newRoot(a *app) *cobra.Command {
 		c.Args = cobra.ArbitraryArgs
 		add("write", c)
 	}
+	add("write", newAuditCmd(a))
 	add("setup", leaf(a, "demo", &demoCmd{}), leaf(a, "seed", &seedCmd{}), leaf(a, "presets", &printCmd{print: runPresets}),
 		newConfigCmd(a), leaf(a, "version", &printCmd{print: runVersion}))
 	root.SetHelpCommand(newHelpCmd(a))
@@ -230,5 +231,5 @@ func writeRootHelp(w io.Writer, root *cobra.Command) {
 	fmt.Fprintln(w, "\nFlags:\n  -h, --help      this help\n  -v, --version   print the version")
 	fmt.Fprintln(w, "\nRun 'idemctl COMMAND --help' for a command's flags. Exit codes: 0 ok, 1 error,")
 	fmt.Fprintln(w, "2 usage/config, 3 incomplete scan, 4 refused, 5 conflict, 6 not found, 7 partial,")
-	fmt.Fprintln(w, "8 check threshold crossed, 130 interrupted.")
+	fmt.Fprintln(w, "8 check threshold crossed, 12 audit log failure, 130 interrupted (all: idemctl(1)).")
 }

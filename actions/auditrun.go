@@ -1,0 +1,219 @@
+package actions
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+	"unicode/utf8"
+)
+
+// RunPlan is the body of a plan entry: the run's targets, in parts of at
+// most planPartKeys keys, so a line stays bounded however many keys a run
+// has.
+type RunPlan struct {
+	Part       int      `json:"part"`
+	Parts      int      `json:"parts"`
+	Planned    int      `json:"planned"`  // targets in the whole run
+	Runnable   int      `json:"runnable"` // of those, the ones planned to be written
+	KeysSHA256 string   `json:"keys_sha256"`
+	Keys       []string `json:"keys"`
+	// KeysBase64 holds, by index in Keys, the exact bytes of keys that are
+	// not UTF-8.
+	KeysBase64 map[int]string `json:"keys_base64,omitempty"`
+}
+
+// A plan part holds at most planPartKeys keys and planPartBytes of them,
+// well under MaxAuditLine even when every byte needs escaping.
+const (
+	planPartKeys  = 1000
+	planPartBytes = 128 << 10
+)
+
+// planChunks splits a run's plans into plan parts.
+func planChunks(plans []*Plan) [][]*Plan {
+	var out [][]*Plan
+	start, size := 0, 0
+	for i, p := range plans {
+		if i > start && (i-start == planPartKeys || size+len(p.Key) > planPartBytes) {
+			out = append(out, plans[start:i])
+			start, size = i, 0
+		}
+		size += len(p.Key)
+	}
+	return append(out, plans[start:])
+}
+
+// RunID names a run by what it asks for: the action, its parameters and
+// every target with what the operator saw, in order. Running the same
+// input again (the same --from-file, the same printed command) gives the
+// same id, so the audit log tells what an earlier execution already did.
+func RunID(plans []*Plan) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	for _, p := range plans {
+		r := p.Request
+		ks := ""
+		if r.Keyspace != nil {
+			ks = r.Keyspace.Name
+		}
+		_ = enc.Encode([]any{r.Kind, ks, base64.StdEncoding.EncodeToString([]byte(r.Key)), r.Reason, r.TTL.Mode, int64(r.TTL.D),
+			r.Ref, r.Status, r.Response, r.Saw, r.ExpectState, r.ExpectFingerprint})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// planEntries are a run's plan lines, all sharing one id (this execution).
+func (e *Executor) planEntries(run string, plans []*Plan) []AuditEntry {
+	runnable := 0
+	kh := sha256.New()
+	for _, p := range plans {
+		if p.Refused == "" {
+			runnable++
+		}
+		kh.Write([]byte(p.Key))
+		kh.Write([]byte{0})
+	}
+	sum := hex.EncodeToString(kh.Sum(nil))
+	chunks := planChunks(plans)
+	id := newID()
+	var out []AuditEntry
+	for part, chunk := range chunks {
+		rp := &RunPlan{Part: part + 1, Parts: len(chunks), Planned: len(plans), Runnable: runnable, KeysSHA256: sum}
+		for i, p := range chunk {
+			rp.Keys = append(rp.Keys, p.Key)
+			if !utf8.ValidString(p.Key) {
+				if rp.KeysBase64 == nil {
+					rp.KeysBase64 = map[int]string{}
+				}
+				rp.KeysBase64[i] = base64.StdEncoding.EncodeToString([]byte(p.Key))
+			}
+		}
+		first := chunk[0]
+		out = append(out, AuditEntry{ID: id, Phase: PhasePlan, Run: run, Identity: e.Identity,
+			Action: first.Kind, Reason: first.Reason, RunPlan: rp})
+	}
+	return out
+}
+
+// keys are the plan part's keys, exact.
+func (rp *RunPlan) keys() []string {
+	out := append([]string(nil), rp.Keys...)
+	for i, b := range rp.KeysBase64 {
+		if k, err := base64.StdEncoding.DecodeString(b); err == nil && i < len(out) {
+			out[i] = string(k)
+		}
+	}
+	return out
+}
+
+// runTrace is what the log says a run did, key by key.
+type runTrace struct {
+	applied map[string]string     // key → time of its applied outcome
+	inDoubt map[string]AuditEntry // key → an intent with no outcome at all
+}
+
+// traceRun reads what earlier executions of run did.
+func traceRun(path, run string) (*runTrace, error) {
+	mark := []byte(`"run":"` + run + `"`)
+	intents := map[string]AuditEntry{}
+	closed := map[string]bool{}
+	t := &runTrace{applied: map[string]string{}, inDoubt: map[string]AuditEntry{}}
+	_, _, err := scanAudit(path, func(raw []byte) bool { return bytes.Contains(raw, mark) }, func(e AuditEntry) {
+		if e.Run != run {
+			return
+		}
+		switch e.Phase {
+		case PhaseIntent:
+			intents[e.ID] = e
+		case PhaseOutcome:
+			closed[e.ID] = true
+			if e.Outcome == Applied {
+				t.applied[e.entryKey()] = e.Time
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	for id, in := range intents {
+		if !closed[id] {
+			t.inDoubt[in.entryKey()] = in
+		}
+	}
+	return t, nil
+}
+
+// MarkAlreadyApplied looks in the audit log for earlier executions of the
+// same run (RunID) and marks the plans they already applied: they are
+// reported as already_applied, not written again and not called conflicts.
+// A write whose intent is in the log without an outcome (the run was
+// killed in between) counts as applied when the record is now exactly
+// what that intent planned; its intent is then closed by the next run.
+// It returns how many plans it marked.
+func (e *Executor) MarkAlreadyApplied(plans []*Plan) (int, error) {
+	path := e.auditPath
+	if path == "" && e.Audit != nil {
+		path = e.Audit.Path()
+	}
+	if path == "" || len(plans) == 0 {
+		return 0, nil
+	}
+	run := RunID(plans)
+	t, err := traceRun(path, run)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading the audit log: %w", err)
+	}
+	n := 0
+	for _, p := range plans {
+		if at, ok := t.applied[p.Key]; ok {
+			p.Refused, p.Outcome = "applied by an earlier execution of this run ("+run+") at "+at, AlreadyApplied
+			n++
+			continue
+		}
+		in, ok := t.inDoubt[p.Key]
+		if !ok || in.After == nil {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339Nano, in.Time)
+		if err != nil || !matchesLogged(p.Before, in.After, time.Since(at)) {
+			continue
+		}
+		p.Refused, p.Outcome = "applied by an earlier execution of this run ("+run+"), which stopped before recording it: the record is as that write left it", AlreadyApplied
+		p.settles = &in
+		n++
+	}
+	return n, nil
+}
+
+// matchesLogged compares a record read now with a snapshot from the log,
+// whose long values are digests.
+func matchesLogged(now Snapshot, want *Snapshot, elapsed time.Duration) bool {
+	w := *want
+	for k, d := range want.Omitted {
+		var cur string
+		switch k {
+		case "(state)":
+			cur, w.State = now.State, now.State
+		case "(fingerprint)":
+			cur, w.Fingerprint = now.Fingerprint, now.Fingerprint
+		default:
+			cur = now.Fields[k]
+		}
+		if d.SHA256 == "" {
+			continue // never read whole: the rest must tell
+		}
+		if _, cut := now.Omitted[k]; cut || digestOf(cur, "").SHA256 != d.SHA256 {
+			return false
+		}
+	}
+	return sameOutcome(now, w, !w.Exists, elapsed)
+}

@@ -1,0 +1,172 @@
+package actions
+
+import (
+	"sort"
+	"strings"
+)
+
+// RunSummary is what the audit log says about one run, all its executions
+// together (a re-run of the same input has the same id).
+type RunSummary struct {
+	ID         string `json:"id"`
+	Started    string `json:"started"` // its first entry
+	Last       string `json:"last"`    // its last entry
+	Operator   string `json:"operator"`
+	Profile    string `json:"profile"`
+	Action     Kind   `json:"action"`
+	Reason     string `json:"reason"`
+	Executions int    `json:"executions"`
+	Planned    int    `json:"planned"`
+	Applied    int    `json:"applied"`
+	Conflict   int    `json:"conflict"`
+	Failed     int    `json:"failed"` // error, unknown, not_applied, refused
+	InDoubt    int    `json:"in_doubt"`
+	Undone     int    `json:"undone"` // planned and not applied
+}
+
+// RunKey is a planned key a run left undone, with the last thing the log
+// says about it.
+type RunKey struct {
+	Key    string `json:"key"`
+	Last   string `json:"last"` // an outcome, "in_doubt" (an intent without outcome) or "not_attempted"
+	Detail string `json:"detail,omitempty"`
+	Time   string `json:"time,omitempty"`
+}
+
+// RunReport is a run's summary and the keys it left undone.
+type RunReport struct {
+	RunSummary
+	UndoneKeys []RunKey `json:"undone_keys"`
+}
+
+// Lasts of a RunKey besides outcomes.
+const (
+	LastInDoubt      = "in_doubt"
+	LastNotAttempted = "not_attempted"
+)
+
+type runAcc struct {
+	rep     RunReport
+	keys    []string
+	planned map[string]bool
+	execs   map[string]bool
+	applied map[string]bool
+	last    map[string]RunKey
+	open    map[string]string // intent id → key
+}
+
+// AuditRuns reads the log and sums up every named run, oldest first, with
+// the log's torn and bad lines.
+func AuditRuns(path string) ([]RunReport, *AuditLog, error) {
+	runs := map[string]*runAcc{}
+	var order []string
+	lg := &AuditLog{}
+	var err error
+	lg.Torn, lg.Bad, err = scanAudit(path, nil, func(e AuditEntry) {
+		if e.Run == "" {
+			return
+		}
+		r := runs[e.Run]
+		if r == nil {
+			r = &runAcc{planned: map[string]bool{}, execs: map[string]bool{}, applied: map[string]bool{},
+				last: map[string]RunKey{}, open: map[string]string{}}
+			r.rep.ID, r.rep.Started, r.rep.Operator, r.rep.Profile, r.rep.Action, r.rep.Reason =
+				e.Run, e.Time, e.OSUser, e.Profile, e.Action, e.Reason
+			runs[e.Run] = r
+			order = append(order, e.Run)
+		}
+		r.rep.Last = e.Time
+		r.add(e)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]RunReport, 0, len(order))
+	for _, id := range order {
+		out = append(out, runs[id].report())
+	}
+	return out, lg, nil
+}
+
+func (r *runAcc) plan(k string) {
+	if !r.planned[k] {
+		r.planned[k] = true
+		r.keys = append(r.keys, k)
+	}
+}
+
+func (r *runAcc) add(e AuditEntry) {
+	switch e.Phase {
+	case PhasePlan:
+		if e.Part <= 1 {
+			r.execs[e.ID] = true
+		}
+		for _, k := range e.RunPlan.keys() {
+			r.plan(k)
+		}
+	case PhaseIntent:
+		k := e.entryKey()
+		r.plan(k)
+		r.open[e.ID] = k
+		r.last[k] = RunKey{Key: k, Last: LastInDoubt, Detail: "an intent without an outcome: the run stopped between them; re-run it to settle", Time: e.Time}
+	case PhaseOutcome:
+		k := e.entryKey()
+		r.plan(k)
+		delete(r.open, e.ID)
+		if e.Outcome == Applied {
+			r.applied[k] = true
+		}
+		r.last[k] = RunKey{Key: k, Last: string(e.Outcome), Detail: e.Detail, Time: e.Time}
+	}
+}
+
+func (r *runAcc) report() RunReport {
+	rep := r.rep
+	rep.Executions = max(len(r.execs), 1)
+	rep.Planned = len(r.keys)
+	for _, k := range r.keys {
+		if r.applied[k] {
+			rep.Applied++
+			continue
+		}
+		l, ok := r.last[k]
+		if !ok {
+			l = RunKey{Key: k, Last: LastNotAttempted, Detail: "no write attempted: refused while planning (gone, not a record the action applies to) or the run stopped first"}
+		}
+		switch Outcome(l.Last) {
+		case Conflict:
+			rep.Conflict++
+		case Failed, Unknown, NotApplied, Refused:
+			rep.Failed++
+		}
+		if l.Last == LastInDoubt {
+			rep.InDoubt++
+		}
+		rep.UndoneKeys = append(rep.UndoneKeys, l)
+	}
+	rep.Undone = len(rep.UndoneKeys)
+	if rep.UndoneKeys == nil {
+		rep.UndoneKeys = []RunKey{}
+	}
+	return rep
+}
+
+// FindRun picks the run whose id is id or starts with it (unambiguously).
+func FindRun(runs []RunReport, id string) (*RunReport, []string) {
+	var hits []string
+	var found *RunReport
+	for i := range runs {
+		if runs[i].ID == id {
+			return &runs[i], nil
+		}
+		if id != "" && strings.HasPrefix(runs[i].ID, id) {
+			hits = append(hits, runs[i].ID)
+			found = &runs[i]
+		}
+	}
+	if len(hits) == 1 {
+		return found, nil
+	}
+	sort.Strings(hits)
+	return nil, hits
+}

@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+// auditOptions are the flags of audit and audit show.
+type auditOptions struct {
+	configPath, profile, auditLog, output string
+}
+
+func (o *auditOptions) flags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.auditLog, "audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
+	fs.StringVar(&o.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/idemctl/config.yaml)")
+	fs.StringVar(&o.profile, "profile", "", "profile from the config file (for its audit_log)")
+	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
+}
+
+// newAuditCmd is audit and audit show.
+func newAuditCmd(a *app) *cobra.Command {
+	c := leaf(a, "audit", &auditCmd{})
+	show := leaf(a, "audit-show", &auditShowCmd{})
+	show.Args = func(c *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return usageErr("want one run id (see 'idemctl audit' for the list)")
+		}
+		return nil
+	}
+	c.AddCommand(show)
+	return c
+}
+
+// auditCmd lists the runs.
+type auditCmd struct{ auditOptions }
+
+func (o *auditCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, _ []string) error {
+	runs, err := readRuns(a, &o.auditOptions)
+	if err != nil {
+		return err
+	}
+	if o.output == "json" {
+		sums := make([]actions.RunSummary, len(runs)) // [] when there are none
+		for i, r := range runs {
+			sums[i] = r.RunSummary
+		}
+		return writeJSON(a, map[string]any{"runs": sums})
+	}
+	tw := tabwriter.NewWriter(a.stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSTARTED\tOPERATOR\tACTION\tPLANNED\tAPPLIED\tCONFLICT\tFAILED\tUNDONE")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\n", r.ID, shortTime(r.Started), inspect.Sanitize(r.Operator),
+			r.Action, r.Planned, r.Applied, r.Conflict, r.Failed, r.Undone)
+	}
+	return tw.Flush()
+}
+
+// auditShowCmd shows one run and what it left undone.
+type auditShowCmd struct{ auditOptions }
+
+func (o *auditShowCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, args []string) error {
+	runs, err := readRuns(a, &o.auditOptions)
+	if err != nil {
+		return err
+	}
+	r, hits := actions.FindRun(runs, args[0])
+	if r == nil {
+		if len(hits) > 1 {
+			return usageErr("run %q is ambiguous: %d runs start with it", inspect.Sanitize(args[0]), len(hits))
+		}
+		return codeErr(ExitNotFound, "no run %q in the audit log", inspect.Sanitize(args[0]))
+	}
+	if o.output == "json" {
+		return writeJSON(a, r)
+	}
+	fmt.Fprintf(a.stdout, "run %s: %s by %s, %s (last %s), %d execution(s)\nreason: %s\n",
+		r.ID, r.Action, inspect.Sanitize(r.Operator), shortTime(r.Started), shortTime(r.Last), r.Executions, inspect.Sanitize(r.Reason))
+	fmt.Fprintf(a.stdout, "planned %d, applied %d, conflict %d, failed %d, in doubt %d, undone %d\n",
+		r.Planned, r.Applied, r.Conflict, r.Failed, r.InDoubt, r.Undone)
+	if r.Undone == 0 {
+		fmt.Fprintln(a.stdout, "nothing left undone")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tLAST\tDETAIL")
+	for _, k := range r.UndoneKeys {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", inspect.Sanitize(k.Key), k.Last, units.Clip(inspect.Sanitize(k.Detail), 100))
+	}
+	return tw.Flush()
+}
+
+// readRuns reads the runs from the audit log the flags or profile name.
+func readRuns(a *app, o *auditOptions) ([]actions.RunReport, error) {
+	if o.output != "text" && o.output != "json" {
+		return nil, usageErr("--output %q: want text or json", o.output)
+	}
+	path := o.auditLog
+	if path == "" {
+		cfg, err := a.loadConfig(o.configPath)
+		if err != nil {
+			return nil, err
+		}
+		_, prof, err := cfg.Profile(o.profile)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		path = prof.AuditLog
+	}
+	if path == "" {
+		path = actions.DefaultAuditPath(a.getenv)
+	}
+	runs, lg, err := actions.AuditRuns(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(a.stderr, "idemctl: note: no audit log at %s: nothing was written through it yet\n", path)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("audit log: %v", err)
+	}
+	if n := len(lg.Torn); n > 0 {
+		fmt.Fprintf(a.stderr, "idemctl: note: audit log %s: %d torn line(s) (a crash or a full disk) passed over\n", path, n)
+	}
+	for _, b := range lg.Bad {
+		fmt.Fprintf(a.stderr, "idemctl: warning: audit log %s line %d: not an entry (%s)\n", path, b.Line, units.OneLine(b.Err))
+	}
+	return runs, nil
+}
+
+// reportAudit says on stderr what a write run's audit log needed: torn
+// lines it repaired, and a stream it could not mirror into.
+func reportAudit(a *app, aud *actions.Auditor) {
+	for _, t := range aud.Repaired() {
+		fmt.Fprintf(a.stderr, "idemctl: warning: audit log %s: the line at byte %d (%d bytes) was left unfinished by an earlier run (a crash or a full disk); it was kept, terminated and marked\n",
+			aud.Path(), t.Offset, t.Len)
+	}
+	if err := aud.StreamError(); err != nil {
+		fmt.Fprintf(a.stderr, "idemctl: warning: audit stream: %v (the audit file has every entry)\n", err)
+	}
+}
+
+// shortTime is an entry's RFC 3339 time to the second.
+func shortTime(t string) string {
+	if len(t) >= 19 {
+		return t[:10] + " " + t[11:19]
+	}
+	return t
+}
