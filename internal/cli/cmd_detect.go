@@ -86,7 +86,7 @@ func runDetect(ctx context.Context, a *app, fs *pflag.FlagSet, o *detectCmdOptio
 	}
 	fmt.Fprintln(a.stdout)
 	for _, line := range strings.Split(strings.TrimRight(res.YAML, "\n"), "\n") {
-		fmt.Fprintln(a.stdout, inspect.Sanitize(line)) // values come from Redis
+		fmt.Fprintln(a.stdout, line) // Redis text in it is quoted with Sanitize's escapes
 	}
 	return nil
 }
