@@ -216,5 +216,5 @@ func score(ctx context.Context, c redis.UniversalClient, name, pattern string, k
 }
 
 func presetYAML(preset, pattern string) string {
-	return fmt.Sprintf("keyspaces:\n  - name: %s\n    match: %q\n    preset: %s\n", preset, pattern, preset)
+	return fmt.Sprintf("keyspaces:\n  - name: %s\n    match: %s\n    preset: %s\n", preset, yamlQuote(pattern), preset)
 }

@@ -88,37 +88,37 @@ func proposeMapping(ctx context.Context, c redis.UniversalClient, pattern string
 	state, presence := draftState(paths, read)
 	switch {
 	case state != nil:
-		fmt.Fprintf(&b, "    state:\n      field: %s # on %d of %d records\n      map:\n", state.path, state.seen, read)
+		fmt.Fprintf(&b, "    state:\n      field: %s # on %d of %d records\n      map:\n", yamlScalar(state.path), state.seen, read)
 		for _, v := range distinct(state.values) {
-			fmt.Fprintf(&b, "        %s: unknown # processing, succeeded, failed or reconciled?\n", strconv.Quote(v))
+			fmt.Fprintf(&b, "        %s: unknown # processing, succeeded, failed or reconciled?\n", yamlQuote(v))
 		}
 	case presence != nil && presence.seen == read:
-		fmt.Fprintf(&b, "    # no state field; %s holds an HTTP status on every record: a stored response?\n", presence.path)
-		fmt.Fprintf(&b, "    state:\n      field: %s\n      otherwise: succeeded\n", presence.path)
+		fmt.Fprintf(&b, "    # no state field; %s holds an HTTP status on every record: a stored response?\n", Sanitize(presence.path))
+		fmt.Fprintf(&b, "    state:\n      field: %s\n      otherwise: succeeded\n", yamlScalar(presence.path))
 	case presence != nil:
 		fmt.Fprintf(&b, "    # no state field; %s is on %d of %d records: read as \"present once completed\"?\n",
-			presence.path, presence.seen, read)
-		fmt.Fprintf(&b, "    state:\n      field: %s\n      otherwise: succeeded\n      missing: processing\n", presence.path)
+			Sanitize(presence.path), presence.seen, read)
+		fmt.Fprintf(&b, "    state:\n      field: %s\n      otherwise: succeeded\n      missing: processing\n", yamlScalar(presence.path))
 	default:
 		fmt.Fprintf(&b, "    state:\n      field: \"\" # nothing looks like a state\n")
 	}
 	if fp := firstPath(paths, func(ps *pathStats) bool { return allMatch(ps.values, hexish) }); fp != nil {
-		fmt.Fprintf(&b, "    fingerprint: %s # hex on every record that has it\n", fp.path)
+		fmt.Fprintf(&b, "    fingerprint: %s # hex on every record that has it\n", yamlScalar(fp.path))
 	}
 	if st := firstPath(paths, func(ps *pathStats) bool {
 		return named(ps.path, "statuscode", "status_code", "status") && allHTTPStatus(ps.values)
 	}); st != nil {
-		fmt.Fprintf(&b, "    status: %s\n", st.path)
+		fmt.Fprintf(&b, "    status: %s\n", yamlScalar(st.path))
 	}
 	if rp := firstPath(paths, func(ps *pathStats) bool { return named(ps.path, "body", "response", "data", "result") }); rp != nil {
-		fmt.Fprintf(&b, "    response: %s\n", rp.path)
+		fmt.Fprintf(&b, "    response: %s\n", yamlScalar(rp.path))
 	}
 	var seen []string
 	for _, ps := range paths {
 		seen = append(seen, fmt.Sprintf("%s×%d", ps.path, ps.seen))
 	}
-	fmt.Fprintf(&b, "    # fields seen (records holding each): %s\n", strings.Join(seen, ", "))
-	fmt.Fprintf(&b, "keyspaces:\n  - name: detected\n    match: %q\n    schema: detected\n", pattern)
+	fmt.Fprintf(&b, "    # fields seen (records holding each): %s\n", Sanitize(strings.Join(seen, ", ")))
+	fmt.Fprintf(&b, "keyspaces:\n  - name: detected\n    match: %s\n    schema: detected\n", yamlQuote(pattern))
 	return b.String()
 }
 
@@ -269,4 +269,23 @@ func smallHashes(ctx context.Context, c redis.UniversalClient, keys []string) []
 		}
 	}
 	return out
+}
+
+// plainYAML matches what YAML reads as the same plain text.
+var plainYAML = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.\-]*$`)
+
+// yamlScalar writes s as a YAML scalar: plain when that reads back the
+// same, else quoted by yamlQuote.
+func yamlScalar(s string) string {
+	if plainYAML.MatchString(s) {
+		return s
+	}
+	return yamlQuote(s)
+}
+
+// yamlQuote writes s (text from Redis) as a double-quoted YAML scalar that
+// is safe on a terminal and reads back as s: Sanitize's escapes (\\, \n,
+// \t, \uXXXX, \UXXXXXXXX) are YAML's own.
+func yamlQuote(s string) string {
+	return `"` + strings.ReplaceAll(Sanitize(s), `"`, `\"`) + `"`
 }

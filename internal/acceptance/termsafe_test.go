@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/idemctl/idemctl/internal/clitest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
@@ -31,7 +33,7 @@ func TestInvisibleTextNeverReachesTheTerminal(t *testing.T) {
 	}
 	c.HSet(ctx, p+"real\x1b[31m:POST:/o:esc", "state", "PROCESSING", "fingerprint", "a")
 	c.HSet(ctx, p+`text\x1b[31m:POST:/o:esc`, "state", "PROCESSING", "fingerprint", "a")
-	for _, cmd := range [][]string{{"scan", "-o", "table"}, {"scan", "-o", "ndjson"}, {"stats", "--top", "50"}} {
+	for _, cmd := range [][]string{{"scan", "-o", "table"}, {"scan", "-o", "ndjson"}, {"stats", "--top", "50"}, {"stats", "--top", "50", "-o", "json"}} {
 		r := clitest.Run(t, nil, append(cmd, "--url", srv.URL(0), "--preset", "atlasmart")...)
 		r.MustCode(t, 0)
 		for _, s := range invisibleText {
@@ -48,5 +50,43 @@ func TestInvisibleTextNeverReachesTheTerminal(t *testing.T) {
 				t.Errorf("a real ESC and the text \\x1b are not told apart (%d, %d):\n%s", real, text, r.Stdout)
 			}
 		}
+	}
+}
+
+// detect's draft quotes what it takes from Redis with Sanitize's escapes,
+// which YAML reads back: the terminal sees no raw control or invisible
+// character, and the pasted YAML holds the exact field names and values.
+func TestDetectDraftIsSafeAndExact(t *testing.T) {
+	srv := redistest.Shared(t)
+	c := srv.Client(0)
+	defer c.Close()
+	ctx := context.Background()
+	state := "in \"prog\\ress\u061c"
+	for i := range 3 {
+		c.HSet(ctx, "draft:"+strconv.Itoa(i), "state", state, "fp\x1b\u3164", strings.Repeat("ab", 32))
+	}
+	r := clitest.Run(t, nil, "detect", "--url", srv.URL(0), "--match", "draft:*")
+	r.MustCode(t, 0)
+	for _, bad := range []string{"\x1b", "\u061c", "\u3164"} {
+		if strings.Contains(r.Stdout, bad) {
+			t.Fatalf("%q reached the terminal:\n%s", bad, r.Stdout)
+		}
+	}
+	i := strings.Index(r.Stdout, "schemas:")
+	var doc struct {
+		Schemas map[string]struct {
+			State struct {
+				Field string
+				Map   map[string]string
+			}
+			Fingerprint string
+		}
+	}
+	if err := yaml.Unmarshal([]byte(r.Stdout[i:]), &doc); err != nil {
+		t.Fatalf("the draft is not YAML: %v\n%s", err, r.Stdout[i:])
+	}
+	d := doc.Schemas["detected"]
+	if _, ok := d.State.Map[state]; d.State.Field != "state" || !ok || d.Fingerprint != "fp\x1b\u3164" {
+		t.Fatalf("the draft does not read back exactly: %+v\n%s", d, r.Stdout[i:])
 	}
 }

@@ -77,7 +77,7 @@ func (o *detectCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []stri
 	}
 	fmt.Fprintln(a.stdout)
 	for _, line := range strings.Split(strings.TrimRight(res.YAML, "\n"), "\n") {
-		fmt.Fprintln(a.stdout, inspect.Sanitize(line)) // values come from Redis
+		fmt.Fprintln(a.stdout, line) // Redis text in it is quoted with Sanitize's escapes
 	}
 	return nil
 }
