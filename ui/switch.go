@@ -90,6 +90,7 @@ func (m *Model) restart(what string) tea.Cmd {
 	if m.screen == screenDetail {
 		m.screen = screenRecords
 	}
+	m.resize(m.width, m.height) // the header names the new source
 	cmd := m.startScan()
 	m.status = "now reading " + what
 	return cmd

@@ -67,6 +67,7 @@ type Model struct {
 	width, height int
 	layout        tableLayout
 	twoLineHeader bool
+	headerCache   [numScreens + 2]string // by screen; cleared when the size, styles or source change
 
 	screen     screen
 	showHelp   bool
@@ -177,6 +178,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.dark = msg.IsDark()
 		m.styles = NewStyles(m.dark, m.opts.NoColor)
 		m.help.Styles = help.DefaultStyles(m.dark)
+		m.resize(m.width, m.height) // the header is drawn anew in these styles
 		return m, nil
 	case batchMsg:
 		if msg.gen != m.gen {
@@ -411,6 +413,7 @@ func (m *Model) shutdown() {
 
 func (m *Model) resize(w, h int) {
 	m.width, m.height = max(w, 20), max(h, 6)
+	m.headerCache = [numScreens + 2]string{}
 	// The header takes two lines when some screen's would not fit one; the
 	// choice is made here, so the body's height never changes with the screen.
 	m.twoLineHeader = false

@@ -120,6 +120,15 @@ func (m *Model) profileLabel() string {
 // last the badge's long form. Only when even that does not fit is the
 // address cut, in its middle.
 func (m *Model) headerView() string {
+	if h := m.headerCache[m.screen]; h != "" {
+		return h
+	}
+	h := m.renderHeader()
+	m.headerCache[m.screen] = h
+	return h
+}
+
+func (m *Model) renderHeader() string {
 	s := m.styles
 	long, short := "READ-ONLY", "READ-ONLY"
 	badgeStyle := s.Badge
