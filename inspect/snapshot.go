@@ -18,6 +18,7 @@ type Snapshot struct {
 	Keyspaces []KeyspaceSnapshot
 	Complete  bool  // every keyspace was covered end to end
 	Err       error // why not, when !Complete
+	DBKeys    int64 // keys in the database, read when a keyspace matched none; -1: not read
 }
 
 // KeyspaceSnapshot is one keyspace's share of a scan.
@@ -95,6 +96,16 @@ func TakeSnapshot(ctx context.Context, c redis.UniversalClient, kss []*Keyspace,
 	}
 	if !snap.Complete && snap.Err == nil {
 		snap.Err = errors.New("scan incomplete")
+	}
+	snap.DBKeys = -1
+	for _, k := range snap.Keyspaces {
+		if k.Coverage.Complete && k.Coverage.Keys == 0 && ctx.Err() == nil {
+			// an empty pattern proves nothing while the database holds other keys
+			if n, err := DBKeys(ctx, c); err == nil {
+				snap.DBKeys = n
+			}
+			break
+		}
 	}
 	return snap
 }

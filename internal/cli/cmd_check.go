@@ -44,7 +44,7 @@ func (t threshold) String() string {
 }
 
 type checkResult struct {
-	Verdict    string      `json:"verdict"` // ok, fail, incomplete
+	Verdict    string      `json:"verdict"` // ok, fail, incomplete, cannot_judge
 	Message    string      `json:"message"`
 	Complete   bool        `json:"complete"`
 	Error      string      `json:"error,omitempty"`
@@ -52,6 +52,8 @@ type checkResult struct {
 	Keyspaces  []string    `json:"keyspaces"`
 	DurationMs int64       `json:"duration_ms"`
 	Thresholds []threshold `json:"thresholds"`
+	// CannotJudge: why the data cannot back the verdict (cause and fix each)
+	CannotJudge []inspect.Gap `json:"cannot_judge"`
 }
 
 // checkCmdOptions are check's flags.
@@ -71,8 +73,11 @@ func newCheckCmd(a *app) *cobra.Command {
 		"One scan, judged against thresholds, for cron and CI: prints a one-line verdict\n"+
 			"and exits 0 when every threshold holds, 8 when one is crossed, 3 when the scan\n"+
 			"was incomplete (the data cannot clear the thresholds; a threshold crossed by\n"+
-			"what was read still exits 8, since more data only adds to it). Counts are summed\n"+
-			"over the keyspaces; a threshold is crossed when the value is above it.",
+			"what was read still exits 8, since more data only adds to it), 9 when the data\n"+
+			"cannot back a verdict (processing records of unknown age, records that do not\n"+
+			"decode, a pattern matching nothing): the line names the cause and the fix.\n"+
+			"Counts are summed over the keyspaces; a threshold is crossed when the value is\n"+
+			"above it.",
 		func(ctx context.Context, fs *pflag.FlagSet, _ []string) error { return runCheck(ctx, a, fs, &o) })
 	fs := c.Flags()
 	fs.Int64Var(&o.maxStale, "max-stale", 0, "most stale processing records allowed")
@@ -143,6 +148,8 @@ func runCheck(ctx context.Context, a *app, fs *pflag.FlagSet, o *checkCmdOptions
 		return &exitErr{code: exitThreshold}
 	case "incomplete":
 		return &exitErr{code: exitIncomplete}
+	case verdictUnjudged:
+		return &exitErr{code: exitUnjudged}
 	}
 	return nil
 }
@@ -159,6 +166,7 @@ func judge(snap *inspect.Snapshot, ths []threshold) checkResult {
 	if !snap.Complete && snap.Err != nil {
 		res.Error = snap.Err.Error()
 	}
+	res.CannotJudge = relevantGaps(snap.Gaps(), ths)
 	var crossed, held []string
 	for _, t := range ths {
 		t.Value = t.get(tot)
@@ -181,10 +189,15 @@ func judge(snap *inspect.Snapshot, ths []threshold) checkResult {
 		}
 		if !snap.Complete {
 			scope += "; scan INCOMPLETE, so these are lower bounds: " + res.Error
+		} else if len(res.CannotJudge) > 0 {
+			scope += "; also " + unjudgedMessage(res.CannotJudge, nil)
 		}
 	case !snap.Complete:
 		res.Verdict = "incomplete"
 		res.Message = "INCOMPLETE: " + units.OneLine(res.Error) + "; thresholds not judged (so far: " + strings.Join(held, ", ") + ")"
+	case len(res.CannotJudge) > 0:
+		res.Verdict = verdictUnjudged
+		res.Message = unjudgedMessage(res.CannotJudge, held)
 	default:
 		res.Verdict = "ok"
 		res.Message = "OK: " + strings.Join(held, ", ")

@@ -52,7 +52,18 @@ func TestCheckEachThreshold(t *testing.T) {
 				t.Errorf("the verdict does not say what crossed: %q", r.stdout)
 			}
 			r = runCLI(t, nil, append(append([]string{}, base...), c.flag, c.held)...)
-			verdict(t, r, exitOK, "OK: "+name+" ")
+			if name != "stale" && name != "oldest_processing" {
+				verdict(t, r, exitOK, "OK: "+name+" ")
+				return
+			}
+			// The 20 processing records without TTL have no age: an age
+			// verdict cannot be backed until their own threshold judges them.
+			verdict(t, r, exitUnjudged, "CANNOT JUDGE: cannot judge 20 processing records in atlasmart: they have no TTL")
+			r = runCLI(t, nil, append(append([]string{}, base...), c.flag, c.held, "--max-processing-no-ttl", "20")...)
+			verdict(t, r, exitOK, "OK: ")
+			if !strings.Contains(r.stdout, name+" ") {
+				t.Errorf("the verdict does not name %s: %q", name, r.stdout)
+			}
 		})
 	}
 
@@ -60,7 +71,7 @@ func TestCheckEachThreshold(t *testing.T) {
 	r := runCLI(t, nil, append(base, "--max-stale", "0", "--max-processing-no-ttl", "0", "--max-oldest-processing", "5m")...)
 	verdict(t, r, exitThreshold, "FAIL: stale 80 > 0, processing_no_ttl 20 > 0, oldest_processing ")
 
-	r = runCLI(t, nil, append(base, "--max-unknown-state", "0", "--max-stale", "1000", "-o", "json")...)
+	r = runCLI(t, nil, append(base, "--max-unknown-state", "0", "--max-stale", "1000", "--max-processing-no-ttl", "20", "-o", "json")...)
 	r.mustCode(t, exitOK)
 	var out struct {
 		Verdict    string `json:"verdict"`
@@ -73,7 +84,7 @@ func TestCheckEachThreshold(t *testing.T) {
 		} `json:"thresholds"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.Verdict != "ok" || !out.Complete || out.Records != 1000 ||
-		len(out.Thresholds) != 2 || out.Thresholds[0].Name != "stale" || out.Thresholds[0].Value != 80 || out.Thresholds[0].Crossed {
+		len(out.Thresholds) != 3 || out.Thresholds[0].Name != "stale" || out.Thresholds[0].Value != 80 || out.Thresholds[0].Crossed {
 		t.Fatalf("json: %v %+v", err, out)
 	}
 

@@ -16,6 +16,7 @@ const (
 	exitNotFound   = 6 // the record to act on does not exist
 	exitPartial    = 7 // a bulk action applied to some records only
 	exitThreshold  = 8 // a check threshold was crossed
+	exitUnjudged   = 9 // check: the data cannot back a verdict (ages unknown, undecoded, empty pattern)
 	exitInterrupt  = 130
 )
 
@@ -34,6 +35,7 @@ var exitCodeTable = []struct {
 	{exitNotFound, "not found: the key no longer exists"},
 	{exitPartial, "partial: a bulk write applied to some keys only (or was interrupted)"},
 	{exitThreshold, "`check`: a threshold was crossed"},
+	{exitUnjudged, "`check`: cannot judge — the data cannot back a verdict (processing records whose age cannot be derived, a keyspace whose records mostly do not decode, a pattern matching nothing while the database holds other keys); the line names the cause and the fix"},
 	{exitInterrupt, "interrupted (Ctrl-C)"},
 }
 

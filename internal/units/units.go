@@ -104,3 +104,19 @@ func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 	*b = ByteSize(v)
 	return nil
 }
+
+// ConfigDuration writes d the way a config file or flag takes it, shortest
+// first: 6h, 90m, 45s, 1h30m (never Go's "6h0m0s").
+func ConfigDuration(d time.Duration) string {
+	if d <= 0 {
+		return "0s"
+	}
+	s := d.Round(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/idemctl/idemctl/internal/redistest"
+)
+
+// The issue's reproduction: records reserved with a 6 h TTL, judged under
+// the preset's 1 m reserve TTL. Their ages cannot be derived, so check must
+// not say OK: it names the records, the cause and the reserve TTL to set.
+func TestCheckCannotJudgeTTLAboveReserve(t *testing.T) {
+	srv := redistest.Shared(t)
+	url := srv.URL(0)
+	runCLI(t, nil, "seed", "--url", url, "--count", "2000", "--reserve-ttl", "6h", "--processing-timeout", "10m").mustCode(t, 0)
+	base := []string{"check", "--url", url, "--preset", "atlasmart"}
+
+	r := runCLI(t, nil, append(base, "--max-stale", "0", "--max-oldest-processing", "5m")...)
+	verdict(t, r, exitUnjudged, "CANNOT JUDGE: cannot judge ")
+	for _, want := range []string{"processing records in atlasmart: their TTL (up to 5h", "above the configured reserve TTL (1m)",
+		"reserve_ttl: 6h", "--reserve-ttl 6h", "stale 0 <= 0"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("verdict lacks %q: %s", want, r.stdout)
+		}
+	}
+
+	// JSON: the gaps with cause and fix; the counts add up to what seed wrote.
+	r = runCLI(t, nil, append(base, "--max-stale", "0", "--max-processing-no-ttl", "0", "-o", "json")...)
+	r.mustCode(t, exitThreshold) // the 40 processing records without TTL cross for certain
+	var out checkResult
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Verdict != "fail" || len(out.CannotJudge) != 1 || out.CannotJudge[0].Cause != "ttl_above_reserve" || out.CannotJudge[0].Records != 360 {
+		t.Fatalf("verdict %s, gaps %+v", out.Verdict, out.CannotJudge)
+	}
+	if !strings.Contains(out.Message, "also CANNOT JUDGE") {
+		t.Errorf("a FAIL should still say what it could not judge: %s", out.Message)
+	}
+
+	// A threshold that needs no age is judged as before.
+	verdict(t, runCLI(t, nil, append(base, "--max-memory", "1GiB")...), exitOK, "OK: memory ")
+
+	// With the reserve TTL the application really sets, every age is known.
+	r = runCLI(t, nil, append(base, "--reserve-ttl", "6h", "--processing-timeout", "10m", "--max-stale", "1000", "--max-processing-no-ttl", "40")...)
+	verdict(t, r, exitOK, "OK: stale 160 <= 1000")
+}
+
+// A pattern that matches nothing while the database holds other keys, and a
+// keyspace whose records mostly do not decode, cannot back an all-clear;
+// an empty database can.
+func TestCheckCannotJudgeEmptyPatternAndUndecoded(t *testing.T) {
+	srv := redistest.Shared(t)
+	url := srv.URL(0)
+	base := []string{"check", "--url", url, "--preset", "atlasmart", "--max-stale", "0"}
+	verdict(t, runCLI(t, nil, base...), exitOK, "OK: stale 0 <= 0 — 0 records")
+
+	c := srv.Client(0)
+	defer c.Close()
+	ctx := context.Background()
+	for _, k := range []string{"orders:idem:a", "orders:idem:b", "orders:idem:c"} {
+		c.Set(ctx, k, `{"status":"IN_PROGRESS"}`, 0)
+	}
+	r := runCLI(t, nil, base...)
+	verdict(t, r, exitUnjudged, "CANNOT JUDGE: cannot judge keyspace atlasmart: its pattern \"atlasmart:ch23:idem:*\" matched no key, while the database holds 3 keys")
+	if !strings.Contains(r.stdout, "idemctl detect") {
+		t.Errorf("no fix: %s", r.stdout)
+	}
+	// The same keys under a pattern that matches them, read with the wrong schema.
+	r = runCLI(t, nil, append(base, "--match", "orders:idem:*")...)
+	verdict(t, r, exitUnjudged, "CANNOT JUDGE: cannot judge keyspace atlasmart: 3 of 3 records (100%) do not decode as atlasmart")
+	// The right schema judges them.
+	r = runCLI(t, nil, "check", "--url", url, "--preset", "node-idempotency", "--match", "orders:idem:*", "--max-unknown-state", "0")
+	verdict(t, r, exitOK, "OK: unknown_state 0 <= 0")
+}
