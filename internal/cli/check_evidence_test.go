@@ -44,6 +44,24 @@ func TestCheckCannotJudgeTTLAboveReserve(t *testing.T) {
 	// A threshold that needs no age is judged as before.
 	verdict(t, runCLI(t, nil, append(base, "--max-memory", "1GiB")...), exitOK, "OK: memory ")
 
+	// stats says the same, first in the table and as cannot_judge in JSON.
+	r = runCLI(t, nil, "stats", "--url", url, "--preset", "atlasmart", "-o", "table")
+	r.mustCode(t, exitOK)
+	if !strings.HasPrefix(r.stdout, "CANNOT JUDGE\n  cannot judge 360 processing records in atlasmart: their TTL") || !strings.Contains(r.stdout, "reserve_ttl: 6h") {
+		t.Errorf("stats table:\n%s", r.stdout)
+	}
+	r = runCLI(t, nil, "stats", "--url", url, "--preset", "atlasmart", "-o", "json")
+	var rep struct {
+		CannotJudge []struct{ Cause string } `json:"cannot_judge"`
+		Keyspaces   []struct {
+			AgeUnknown map[string]int64 `json:"age_unknown"`
+		} `json:"keyspaces"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.CannotJudge) != 2 || rep.CannotJudge[0].Cause != "ttl_above_reserve" ||
+		rep.Keyspaces[0].AgeUnknown["ttl_above_reserve"] != 360 || rep.Keyspaces[0].AgeUnknown["no_ttl"] != 40 {
+		t.Errorf("stats json: %v %+v", err, rep)
+	}
+
 	// With the reserve TTL the application really sets, every age is known.
 	r = runCLI(t, nil, append(base, "--reserve-ttl", "6h", "--processing-timeout", "10m", "--max-stale", "1000", "--max-processing-no-ttl", "40")...)
 	verdict(t, r, exitOK, "OK: stale 160 <= 1000")

@@ -64,6 +64,7 @@ func runStats(ctx context.Context, a *app, fs *pflag.FlagSet, o *statsCmdOptions
 	if ctx.Err() != nil {
 		return context.Canceled
 	}
+	fillGaps(ctx, s, &rep)
 	w := bufio.NewWriter(a.stdout)
 	if format == "json" {
 		enc := json.NewEncoder(w)
@@ -82,6 +83,7 @@ func runStats(ctx context.Context, a *app, fs *pflag.FlagSet, o *statsCmdOptions
 
 func writeStatsTable(w io.Writer, r inspect.Report) {
 	n := units.FormatCount
+	writeGaps(w, r.CannotJudge)
 	fmt.Fprintf(w, "RECORDS %s   stale %s   memory %s", n(r.Total), n(r.Stale), units.FormatBytes(r.MemoryBytes.Total))
 	if r.MemoryBytes.KnownRecords < r.Total {
 		fmt.Fprintf(w, " (known for %s)", n(r.MemoryBytes.KnownRecords))
