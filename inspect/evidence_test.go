@@ -62,8 +62,8 @@ func TestAgeGapCauses(t *testing.T) {
 
 func TestProposeDuration(t *testing.T) {
 	for ms, want := range map[int64]time.Duration{
-		6*3_600_000 - 5_000: 6 * time.Hour,  // a record reserved 5 s ago under EX 6h
-		3_600_000 + 900:     time.Hour,      // EX rounded up by a second
+		6*3_600_000 - 5_000: 6 * time.Hour, // a record reserved 5 s ago under EX 6h
+		3_600_000 + 900:     time.Hour,     // EX rounded up by a second
 		59_000:              58 * time.Second,
 		90_500:              2 * time.Minute,
 		1:                   time.Second,
