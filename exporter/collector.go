@@ -41,6 +41,8 @@ var (
 	mMemoryUnknown   = def("memory_unknown_records", gauge, "Records whose MEMORY USAGE could not be read (last complete scan).", "keyspace")
 	mOldest          = def("oldest_processing_age_seconds", gauge, "Age of the oldest processing record whose age is known; 0 when none (last complete scan).", "keyspace")
 	mAgeUnknown      = def("processing_age_unknown_records", gauge, "Processing records whose age cannot be derived (last complete scan).", "keyspace")
+	mAgeGap          = def("age_unknown_records", gauge, "Processing records whose staleness cannot be judged, by cause: the stuck-request alerts are blind to them (last complete scan).", "keyspace", "cause")
+	mCannotJudge     = def("cannot_judge", gauge, "1 when verdicts on the keyspace cannot be backed for this reason: age_unknown, undecoded, no_match (last complete scan).", "keyspace", "kind")
 	mGroup           = def("group_records", gauge, "Records per value of one key-template capture: the top N values and "+OtherValue+" (last complete scan).", "keyspace", "capture", "value")
 
 	mScanKeys     = def("scan_keys", gauge, "Keys the last scan read.", "keyspace")
@@ -58,7 +60,7 @@ var (
 )
 
 var allMetrics = []*metricDef{
-	mRecords, mStale, mNoTTL, mProcessingNoTTL, mFlag, mMemory, mMemoryUnknown, mOldest, mAgeUnknown, mGroup,
+	mRecords, mStale, mNoTTL, mProcessingNoTTL, mFlag, mMemory, mMemoryUnknown, mOldest, mAgeUnknown, mAgeGap, mCannotJudge, mGroup,
 	mScanKeys, mScanComplete, mDuration, mSuccess, mInProgress, mLastSuccess, mScans, mErrors, mKeysTotal,
 	mInterval, mTimeout, mInfo,
 }
@@ -124,6 +126,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	if st.good == nil {
 		return // no complete scan yet: absent, not a misleading zero
 	}
+	emitGaps(emit, st.good)
 	for _, k := range st.good.Keyspaces {
 		r := &k.Report
 		for _, s := range inspect.AllStates() {
