@@ -63,6 +63,14 @@ func (s *Snapshot) Totals() Totals {
 // the values kept per template capture. Cancel ctx (or give it a deadline)
 // to stop early: the snapshot is then incomplete and says why.
 func TakeSnapshot(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt Options, topN int) Snapshot {
+	return TakeSnapshotEach(ctx, c, kss, opt, topN, nil)
+}
+
+// TakeSnapshotEach is TakeSnapshot that also hands each record to each (when
+// not nil) as it streams, for callers that keep more than the aggregate
+// (doctor's sample keys and TTL extremes). The record is only valid during
+// the call.
+func TakeSnapshotEach(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt Options, topN int, each func(*Record)) Snapshot {
 	kss = UniqueKeyspaces(kss)
 	snap := Snapshot{Started: time.Now()}
 	stats := make(map[*Keyspace]*Stats, len(kss))
@@ -72,6 +80,11 @@ func TakeSnapshot(ctx context.Context, c redis.UniversalClient, kss []*Keyspace,
 	covs, _ := Scan(ctx, c, kss, opt, func(b Batch) error {
 		if st := stats[b.Keyspace]; st != nil {
 			st.Add(b)
+		}
+		if each != nil {
+			for i := range b.Records {
+				each(&b.Records[i])
+			}
 		}
 		return nil
 	})

@@ -27,7 +27,7 @@ func TestSuiteIgnoresTheProcessEnvironment(t *testing.T) {
 	commands := [][]string{
 		append([]string{"scan", "-o", "ndjson"}, ks...),
 		append([]string{"stats", "-o", "json"}, ks...),
-		append([]string{"check", "--max-stale", "100000"}, ks...),
+		append([]string{"check", "--max-stale", "100000", "--max-processing-no-ttl", "100000"}, ks...), // the seed's processing records without TTL are judged
 		{"detect", "--url", srv.URL(0), "--match", "atlasmart:*"},
 		append([]string{"expire", key, "--ttl", "1h", "--reason", "hermetic", "--dry-run"}, ks...),
 		{"presets"},
