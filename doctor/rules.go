@@ -187,7 +187,7 @@ func ruleReserveTTL(in *input, v ksView, rep *Report) (string, string) {
 				fmt.Sprintf("%s of %s processing records with a TTL are above it", count(above), count(o.procTTLN)),
 			},
 			Figures: figs, Samples: o.samples["age:"+inspect.AgeGapTTLAboveReserve.String()],
-			Fix:     keyspaceSetting(v.ks.Name, "reserve_ttl", proposed) + " — the TTL the application's reserve step sets, read from the largest TTL seen"})
+			Fix: keyspaceSetting(v.ks.Name, "reserve_ttl", proposed) + " — the TTL the application's reserve step sets, read from the largest TTL seen"})
 	case o.procTTLN >= 10 && o.procTTLMax*2 < reserve.Milliseconds():
 		rep.add(Finding{Rule: "reserve-ttl", Severity: Warning, Keyspace: v.ks.Name,
 			Title: "the configured reserve TTL is over twice the largest TTL any processing record carries: ages are overstated and records look stale too early",
@@ -228,7 +228,7 @@ func ruleProcessingTimeout(in *input, v ksView, rep *Report) (string, string) {
 	case a.P99*10 < t && a.P99 > 0:
 		p := max(inspect.ProposeDuration(a.P99*3), time.Second)
 		rep.add(Finding{Rule: "processing-timeout", Severity: Info, Keyspace: v.ks.Name,
-			Title: "the processing timeout is over ten times the slowest request in flight: a crashed request waits the whole timeout before anyone sees it",
+			Title:    "the processing timeout is over ten times the slowest request in flight: a crashed request waits the whole timeout before anyone sees it",
 			Evidence: []string{fmt.Sprintf("processing age p99 %s over %s records; timeout %s", dur(a.P99), count(a.Count), cfg(timeout))},
 			Figures:  figs,
 			Fix:      keyspaceSetting(v.ks.Name, "processing_timeout", p) + " (three times the observed p99) for faster recovery"})
@@ -335,7 +335,7 @@ func ruleInProgressExpiration(in *input, v ksView, rep *Report) (string, string)
 				"TypeScript's takes such a record over at once, so a retry runs the handler again while the first invocation may still be running",
 		},
 		Figures: map[string]int64{"records": n}, Samples: v.obs.samples["no_deadline"],
-		Fix:     "register the Lambda context in the handler: Python config.register_lambda_context(context); TypeScript config.registerLambdaContext(context) (makeIdempotent/idempotent do it when given the context)"})
+		Fix: "register the Lambda context in the handler: Python config.register_lambda_context(context); TypeScript config.registerLambdaContext(context) (makeIdempotent/idempotent do it when given the context)"})
 	return "", ""
 }
 
@@ -551,7 +551,7 @@ func ruleMissingFingerprint(in *input, v ksView, rep *Report) (string, string) {
 		Title:    fmt.Sprintf("%s records have no fingerprint: reuse of their keys with another body cannot be detected", count(n)),
 		Evidence: []string{fmt.Sprintf("%s of %s records lack %s", count(n), count(v.rep.Total), inspect.Sanitize(s.Fingerprint))},
 		Figures:  map[string]int64{"records": n}, Samples: v.obs.samples[inspect.FlagMissingFingerprint.String()],
-		Fix:      "make the reserve step store the request fingerprint (" + inspect.Sanitize(s.Fingerprint) + ") with the record"})
+		Fix: "make the reserve step store the request fingerprint (" + inspect.Sanitize(s.Fingerprint) + ") with the record"})
 	return "", ""
 }
 
@@ -568,7 +568,7 @@ func ruleLargeResponse(in *input, v ksView, rep *Report) (string, string) {
 		Evidence: []string{fmt.Sprintf("%s records above %s; the largest %s; the keyspace uses %s",
 			count(n), units.FormatBytes(v.ks.LargeResponse), units.FormatBytes(v.obs.respMax), units.FormatBytes(v.rep.MemoryBytes.Total))},
 		Figures: map[string]int64{"records": n, "largest_bytes": v.obs.respMax}, Samples: v.obs.samples[inspect.FlagLargeResponse.String()],
-		Fix:     "store a bounded replay (status and a reference to the result) instead of the whole body; if these sizes are expected, raise large_response for the keyspace"})
+		Fix: "store a bounded replay (status and a reference to the result) instead of the whole body; if these sizes are expected, raise large_response for the keyspace"})
 	return "", ""
 }
 
@@ -592,7 +592,7 @@ func ruleFieldTTL(in *input, rep *Report) {
 			Title:    fmt.Sprintf("%s records have fields that expire at different times: each will be left half-written (a response without its state, or the reverse)", count(mixed)),
 			Evidence: []string{fmt.Sprintf("%s records flagged field_ttl_mixed; %s keys with hash-field TTLs (INFO keyspace subexpiry)", count(mixed), count(sub))},
 			Figures:  map[string]int64{"records": mixed, "subexpiry_keys": sub}, Samples: capSamples(samples),
-			Fix:      "expire the record as a whole (EXPIRE on the key) rather than its fields (HEXPIRE), or give every field the same HPEXPIRE in one call"})
+			Fix: "expire the record as a whole (EXPIRE on the key) rather than its fields (HEXPIRE), or give every field the same HPEXPIRE in one call"})
 	case known && sub > 0:
 		rep.add(Finding{Rule: "field-ttl", Severity: Info,
 			Title:    "the server holds hashes whose fields expire individually: idemctl reads a record's end as its first field's",

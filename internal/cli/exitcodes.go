@@ -7,17 +7,19 @@ import (
 
 // Exit codes, documented in the README. Scripts rely on them: never reuse one.
 const (
-	exitOK         = 0
-	exitError      = 1 // Redis unreachable, server error, I/O error
-	exitUsage      = 2 // bad flags, bad config, unknown preset or profile
-	exitIncomplete = 3 // the scan did not cover the whole keyspace (node lost, error mid-scan)
-	exitRefused    = 4 // a write was refused: read-only profile, non-loopback seed, ACL
-	exitConflict   = 5 // compare-and-set found the record changed
-	exitNotFound   = 6 // the record to act on does not exist
-	exitPartial    = 7 // a bulk action applied to some records only
-	exitThreshold  = 8 // a check threshold was crossed
-	exitUnjudged   = 9 // check: the data cannot back a verdict (ages unknown, undecoded, empty pattern)
-	exitInterrupt  = 130
+	exitOK             = 0
+	exitError          = 1  // Redis unreachable, server error, I/O error
+	exitUsage          = 2  // bad flags, bad config, unknown preset or profile
+	exitIncomplete     = 3  // the scan did not cover the whole keyspace (node lost, error mid-scan)
+	exitRefused        = 4  // a write was refused: read-only profile, non-loopback seed, ACL
+	exitConflict       = 5  // compare-and-set found the record changed
+	exitNotFound       = 6  // the record to act on does not exist
+	exitPartial        = 7  // a bulk action applied to some records only
+	exitThreshold      = 8  // a check threshold was crossed
+	exitUnjudged       = 9  // check: the data cannot back a verdict (ages unknown, undecoded, empty pattern); doctor: a rule could not run
+	exitDoctorWarning  = 10 // doctor: the worst finding is a warning
+	exitDoctorCritical = 11 // doctor: the worst finding is critical
+	exitInterrupt      = 130
 )
 
 // exitCodeTable is the README's "Exit codes" table, for idemctl(1) and the
@@ -35,7 +37,9 @@ var exitCodeTable = []struct {
 	{exitNotFound, "not found: the key no longer exists"},
 	{exitPartial, "partial: a bulk write applied to some keys only (or was interrupted)"},
 	{exitThreshold, "`check`: a threshold was crossed"},
-	{exitUnjudged, "`check`: cannot judge — the data cannot back a verdict (processing records whose age cannot be derived, a keyspace whose records mostly do not decode, a pattern matching nothing while the database holds other keys); the line names the cause and the fix"},
+	{exitUnjudged, "`check`: cannot judge — the data cannot back a verdict (processing records whose age cannot be derived, a keyspace whose records mostly do not decode, a pattern matching nothing while the database holds other keys); the line names the cause and the fix; `doctor`: a rule could not run (ACL, server version) and nothing worse was found"},
+	{exitDoctorWarning, "`doctor`: the worst finding is a warning"},
+	{exitDoctorCritical, "`doctor`: the worst finding is critical"},
 	{exitInterrupt, "interrupted (Ctrl-C)"},
 }
 

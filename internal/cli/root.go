@@ -63,7 +63,7 @@ func newRoot(a *app) *cobra.Command {
 			root.AddCommand(c)
 		}
 	}
-	add("inspect", newUICmd(a), newScanCmd(a), newStatsCmd(a), newCheckCmd(a), newDetectCmd(a), newExporterCmd(a))
+	add("inspect", newUICmd(a), newScanCmd(a), newStatsCmd(a), newCheckCmd(a), newDoctorCmd(a), newDetectCmd(a), newExporterCmd(a))
 	add("write", newActionCmd(a, actions.KindExpire), newActionCmd(a, actions.KindFail), newActionCmd(a, actions.KindReconcile))
 	add("setup", newDemoCmd(a), newSeedCmd(a), newPresetsCmd(a), newConfigCmd(a), newVersionCmd(a))
 	root.SetHelpCommand(newHelpCmd(a))

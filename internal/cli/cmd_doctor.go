@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/idemctl/idemctl/doctor"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+// doctorCmdOptions are doctor's flags.
+type doctorCmdOptions struct {
+	cf           connFlags
+	kf           keyspaceFlags
+	sf           scanFlags
+	output       string
+	retryHorizon time.Duration
+	requireFsync string
+	maxLag       time.Duration
+}
+
+func newDoctorCmd(a *app) *cobra.Command {
+	o := doctorCmdOptions{retryHorizon: 24 * time.Hour, maxLag: 10 * time.Second}
+	c := newCommand("doctor [flags]", "one read-only pass over server and keyspaces: every misconfiguration, its evidence and its fix",
+		"One read-only pass over the server (INFO, and CONFIG GET where the ACL allows it)\n"+
+			"and the keyspaces (one scan). Prints each finding with its rule, severity\n"+
+			"(critical, warning, info), the evidence (figures, sample keys) and the exact\n"+
+			"fix; a rule that could not run says why (skipped), never passes. Exit 0 when\n"+
+			"nothing above info was found, 9 when a rule could not run, 10 for a warning,\n"+
+			"11 for a critical finding.",
+		func(ctx context.Context, fs *pflag.FlagSet, _ []string) error { return runDoctor(ctx, a, fs, &o) })
+	fs := c.Flags()
+	outputFlag(fs, &o.output, "", "table or json (default: table on a terminal, json otherwise)", "table", "json")
+	fs.Var(durationValue{&o.retryHorizon}, "retry-horizon", "how long clients may retry a request: retention must cover it")
+	fs.StringVar(&o.requireFsync, "require-fsync", "everysec", "weakest appendfsync accepted: always, everysec or no")
+	fs.Var(durationValue{&o.maxLag}, "max-lag", "replication lag above which a failover loses records")
+	addReadFlags(fs, &o.cf, &o.kf, &o.sf)
+	return c
+}
+
+func runDoctor(ctx context.Context, a *app, fs *pflag.FlagSet, o *doctorCmdOptions) error {
+	format, err := outputFormat(o.output, a.isTTY, "table", "json")
+	if err != nil {
+		return err
+	}
+	switch o.requireFsync {
+	case "always", "everysec", "no":
+	default:
+		return usageErr("--require-fsync %q: want always, everysec or no", o.requireFsync)
+	}
+	if o.retryHorizon <= 0 {
+		return usageErr("--retry-horizon must be above 0")
+	}
+	s, err := a.openSession(ctx, fs, &o.cf, &o.kf, &o.sf, true)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	rep := doctor.Run(ctx, s.client, s.keyspaces, s.scan, doctor.Options{RetryHorizon: o.retryHorizon, RequireFsync: o.requireFsync, MaxLag: o.maxLag})
+	if ctx.Err() != nil {
+		return context.Canceled
+	}
+	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].Severity > rep.Findings[j].Severity })
+	w := bufio.NewWriter(a.stdout)
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		err = enc.Encode(rep)
+	} else {
+		writeDoctorTable(w, &rep, s.ep.String())
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	return &exitErr{code: doctorExit(&rep)} // the report on stdout says it all
+}
+
+// doctorExit is the exit code for the worst finding: 11 critical, 10
+// warning, else 9 when a rule could not run, else 0.
+func doctorExit(rep *doctor.Report) int {
+	if worst, ok := rep.Worst(); ok && worst > doctor.Info {
+		if worst == doctor.Critical {
+			return exitDoctorCritical
+		}
+		return exitDoctorWarning
+	}
+	if rep.Skipped() > 0 {
+		return exitUnjudged
+	}
+	return exitOK
+}
+
+func writeDoctorTable(w io.Writer, rep *doctor.Report, ep string) {
+	for _, f := range rep.Findings {
+		where := ""
+		if f.Keyspace != "" {
+			where = " [" + inspect.Sanitize(f.Keyspace) + "]"
+		}
+		fmt.Fprintf(w, "%-8s %s%s: %s\n", strings.ToUpper(f.Severity.String()), f.Rule, where, f.Title)
+		for _, e := range f.Evidence {
+			fmt.Fprintf(w, "  evidence: %s\n", units.OneLine(e))
+		}
+		if len(f.Samples) > 0 {
+			fmt.Fprintf(w, "  samples:  %s\n", strings.Join(f.Samples, "  "))
+		}
+		fmt.Fprintf(w, "  fix:      %s\n\n", units.OneLine(f.Fix))
+	}
+	ok, nodata := 0, 0
+	for _, c := range rep.Checks {
+		switch c.Status {
+		case doctor.StatusSkipped:
+			where := ""
+			if c.Keyspace != "" {
+				where = " [" + inspect.Sanitize(c.Keyspace) + "]"
+			}
+			fmt.Fprintf(w, "SKIPPED  %s%s: %s\n", c.Rule, where, units.OneLine(c.Reason))
+		case doctor.StatusOK:
+			ok++
+		case doctor.StatusNoData:
+			nodata++
+		}
+	}
+	counts := []string{}
+	for _, s := range []string{"critical", "warning", "info"} {
+		counts = append(counts, fmt.Sprintf("%d %s", rep.Counts[s], s))
+	}
+	version := rep.Version
+	if version == "" {
+		version = "version unknown"
+	}
+	fmt.Fprintf(w, "%s; %d checks clean, %d with nothing to judge, %d skipped — %s records on %s (%s), in %s\n",
+		strings.Join(counts, ", "), ok, nodata, rep.Skipped(), units.FormatCount(rep.Records), ep, inspect.Sanitize(version),
+		units.FormatMs(max(rep.Duration, time.Millisecond).Milliseconds()))
+}

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/idemctl/idemctl/internal/redistest"
+)
+
+// The scenario through the command: records reserved with a 6 h
+// TTL under the preset's 1 m reserve TTL. doctor proposes reserve_ttl 6h,
+// names persistence off (redistest runs without it), and exits 11.
+func TestDoctorProposesReserveTTL(t *testing.T) {
+	srv := redistest.Shared(t)
+	url := srv.URL(0)
+	runCLI(t, nil, "seed", "--url", url, "--count", "2000", "--reserve-ttl", "6h", "--processing-timeout", "10m", "--retention", "1h").mustCode(t, 0)
+
+	r := runCLI(t, nil, "doctor", "--url", url, "--preset", "atlasmart", "-o", "json")
+	r.mustCode(t, exitDoctorCritical)
+	var rep struct {
+		Findings []struct {
+			Rule, Severity, Keyspace, Title, Fix string
+			Evidence                             []string
+			Figures                              map[string]int64
+			Samples                              []string
+		}
+		Checks []struct{ Rule, Status, Reason string }
+		Counts map[string]int
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, f := range rep.Findings {
+		got[f.Rule] = f.Severity
+		if f.Rule == "reserve-ttl" && (f.Figures["proposed_reserve_ttl_ms"] != 6*3_600_000 || !strings.Contains(f.Fix, "reserve_ttl: 6h") || len(f.Samples) == 0) {
+			t.Errorf("reserve-ttl: %+v", f)
+		}
+		if f.Fix == "" || len(f.Evidence) == 0 {
+			t.Errorf("%s: a finding needs evidence and a fix: %+v", f.Rule, f)
+		}
+	}
+	for rule, sev := range map[string]string{"reserve-ttl": "critical", "processing-no-ttl": "critical", "persistence": "critical",
+		"retention": "warning", "large-response": "warning", "missing-fingerprint": "", "eviction": ""} {
+		if got[rule] != sev {
+			t.Errorf("%s: %q, want %s (findings %v)", rule, got[rule], sev, got)
+		}
+	}
+	if rep.Counts["critical"] != 3 {
+		t.Errorf("counts %v", rep.Counts)
+	}
+
+	// The table: findings worst first, each with evidence and fix, a summary.
+	r = runCLI(t, nil, "doctor", "--url", url, "--preset", "atlasmart", "-o", "table")
+	r.mustCode(t, exitDoctorCritical)
+	if !strings.HasPrefix(r.stdout, "CRITICAL ") || !strings.Contains(r.stdout, "  fix:      reserve_ttl: 6h under keyspaces.atlasmart") ||
+		!strings.Contains(r.stdout, "3 critical, ") || r.stderr != "" {
+		t.Errorf("table:\n%s\nstderr %q", r.stdout, r.stderr)
+	}
+
+	// With the application's reserve TTL, the reserve TTL rule is quiet.
+	r = runCLI(t, nil, "doctor", "--url", url, "--preset", "atlasmart", "--reserve-ttl", "6h", "--processing-timeout", "10m", "-o", "json")
+	rep.Checks = nil
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rep.Checks {
+		if c.Rule == "reserve-ttl" && c.Status != "ok" {
+			t.Errorf("reserve-ttl with --reserve-ttl 6h: %+v", c)
+		}
+	}
+}
+
+// Exit by the worst severity: a warning is 10; nothing above info, 0.
+func TestDoctorExitByWorstSeverity(t *testing.T) {
+	srv := redistest.Own(t, "--appendonly", "yes")
+	url := srv.URL(0)
+	c := srv.Client(0)
+	defer c.Close()
+	reserve(t, srv, cliKey, "body") // one record in flight, reserve TTL 60s: judged, healthy
+	r := runCLI(t, nil, "doctor", "--url", url, "--preset", "atlasmart", "-o", "table")
+	r.mustCode(t, exitOK)
+	if !strings.HasPrefix(r.stdout, "0 critical, 0 warning, 0 info;") {
+		t.Errorf("%s", r.stdout)
+	}
+	r = runCLI(t, nil, "doctor", "--url", url, "--preset", "atlasmart", "--require-fsync", "always")
+	r.mustCode(t, exitDoctorWarning)
+
+	for _, bad := range [][]string{{"--require-fsync", "sometimes"}, {"--retry-horizon", "0s"}, {"-o", "xml"}} {
+		r := runCLI(t, nil, append([]string{"doctor", "--url", url, "--preset", "atlasmart"}, bad...)...)
+		r.mustCode(t, exitUsage)
+		r.oneLineErr(t)
+	}
+}
