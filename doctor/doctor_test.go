@@ -430,3 +430,36 @@ func TestFieldTTL(t *testing.T) {
 		t.Fatalf("%+v", f)
 	}
 }
+
+// Keys with a hash tag around the principal all land on one node: doctor
+// says so; the same keys without the tag spread, and it stays quiet.
+func TestClusterKeyspaceOnOneNode(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 0)
+	c := cl.Client()
+	defer c.Close()
+	ctx := context.Background()
+	write := func(format string) {
+		p := c.Pipeline()
+		for i := range 300 {
+			key := fmt.Sprintf(format, i)
+			p.HSet(ctx, key, "state", "SUCCEEDED", "fingerprint", "fp", "status", "200")
+			p.Expire(ctx, key, 24*time.Hour)
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ks := keyspace(t, "atlasmart", nil)
+	write("atlasmart:ch23:idem:customer-%d:POST:/orders:req")
+	quiet(t, run(t, c, Options{}, ks), "cluster-slots", "atlasmart", StatusOK)
+
+	if err := c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return n.FlushAll(ctx).Err() }); err != nil {
+		t.Fatal(err)
+	}
+	write("atlasmart:ch23:idem:{customer-1}:POST:/orders:req-%d")
+	f := finding(t, run(t, c, Options{}, ks), "cluster-slots", "atlasmart")
+	if f.Severity != Warning || f.Figures["keys_on_busiest_node"] < 300 || !strings.Contains(strings.Join(f.Evidence, " "), "top principal: {customer-1}") {
+		t.Fatalf("%+v", f)
+	}
+	quiet(t, run(t, redistest.Shared(t).Client(0), Options{}, ks), "cluster-slots", "atlasmart", StatusNoData)
+}

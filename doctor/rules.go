@@ -20,12 +20,13 @@ type input struct {
 
 // ksView is one keyspace as the rules see it.
 type ksView struct {
-	ks  *inspect.Keyspace
-	rep *inspect.Report         // this keyspace's aggregate; nil when the scan found no record
-	kr  *inspect.KeyspaceReport // its keyspace row (age-unknown causes, undecoded)
-	age inspect.AgeReport
-	obs *ksObs
-	cov inspect.Coverage
+	ks    *inspect.Keyspace
+	rep   *inspect.Report         // this keyspace's aggregate; nil when the scan found no record
+	kr    *inspect.KeyspaceReport // its keyspace row (age-unknown causes, undecoded)
+	age   inspect.AgeReport
+	obs   *ksObs
+	cov   inspect.Coverage
+	nodes []inspect.Coverage
 }
 
 func (in *input) keyspaces() []ksView {
@@ -37,7 +38,7 @@ func (in *input) keyspaces() []ksView {
 			if k.Name != ks.Name {
 				continue
 			}
-			v.cov, v.age = k.Coverage, k.Report.ProcessingAge
+			v.cov, v.age, v.nodes = k.Coverage, k.Report.ProcessingAge, k.Nodes
 			for j := range k.Report.Keyspaces {
 				if k.Report.Keyspaces[j].Name == ks.Name {
 					v.rep, v.kr = &k.Report, &k.Report.Keyspaces[j]
@@ -108,6 +109,7 @@ var rules = []rule{
 	{"eviction", ruleEviction},
 	{"persistence", rulePersistence},
 	{"replica", ruleReplica},
+	perKeyspace("cluster-slots", ruleClusterSlots),
 	perKeyspace("mixed-formats", ruleMixedFormats),
 	perKeyspace("missing-fingerprint", ruleMissingFingerprint),
 	perKeyspace("large-response", ruleLargeResponse),
@@ -611,4 +613,51 @@ func capSamples(s []string) []string {
 		return s[:samplesPer]
 	}
 	return s
+}
+
+// ruleClusterSlots: a keyspace whose keys sit on one node of a cluster
+// (a hash tag around the principal, e.g. {customer-42}) makes that node the
+// hot spot for every request of it, and its failover the loss of all of it.
+func ruleClusterSlots(in *input, v ksView, rep *Report) (string, string) {
+	if len(v.nodes) < 2 {
+		return StatusNoData, "not a cluster (or one primary): nothing to spread over"
+	}
+	var total, top int64
+	topNode := ""
+	for _, n := range v.nodes {
+		total += n.Keys
+		if n.Keys > top {
+			top, topNode = n.Keys, n.Node
+		}
+	}
+	if total < 100 {
+		return StatusNoData, fmt.Sprintf("only %d keys: too few to judge their spread", total)
+	}
+	fair := total / int64(len(v.nodes))
+	if top*10 < total*8 || top < 2*fair {
+		return StatusOK, ""
+	}
+	ev := []string{fmt.Sprintf("%s of %s keys (%d%%) on %s (slots %s); %d primaries", count(top), count(total), top*100/total,
+		inspect.Sanitize(topNode), slotsOf(v.nodes, topNode), len(v.nodes))}
+	if v.rep != nil {
+		for _, name := range v.rep.GroupOrder {
+			if g := v.rep.Groups[name]; len(g.Top) > 0 {
+				ev = append(ev, fmt.Sprintf("top %s: %s with %s records", inspect.Sanitize(name), inspect.Sanitize(string(g.Top[0].Value)), count(g.Top[0].Count)))
+			}
+		}
+	}
+	rep.add(Finding{Rule: "cluster-slots", Severity: Warning, Keyspace: v.ks.Name,
+		Title:    "the keyspace is concentrated on one cluster node: that node takes every request of it, and its failover loses all of it",
+		Evidence: ev, Figures: map[string]int64{"keys": total, "keys_on_busiest_node": top},
+		Fix: "drop the hash tag ({…}) from the idempotency key, or tag by request rather than by principal, so keys spread over the slots"})
+	return "", ""
+}
+
+func slotsOf(nodes []inspect.Coverage, addr string) string {
+	for _, n := range nodes {
+		if n.Node == addr {
+			return n.Slots
+		}
+	}
+	return "?"
 }

@@ -26,7 +26,8 @@ type KeyspaceSnapshot struct {
 	Name     string
 	Report   Report // this keyspace only
 	Coverage Coverage
-	Scanned  bool // false when the scan stopped before reaching it
+	Scanned  bool       // false when the scan stopped before reaching it
+	Nodes    []Coverage // per node (a cluster's primaries), before merging
 }
 
 // Totals are a snapshot's numbers summed over its keyspaces.
@@ -98,7 +99,7 @@ func TakeSnapshotEach(ctx context.Context, c redis.UniversalClient, kss []*Keysp
 		cs := byName[ks.Name]
 		st := stats[ks]
 		st.AddCoverage(cs...)
-		ksn := KeyspaceSnapshot{Name: ks.Name, Report: st.Report(), Coverage: mergeCoverage(ks, cs), Scanned: len(cs) > 0}
+		ksn := KeyspaceSnapshot{Name: ks.Name, Report: st.Report(), Coverage: mergeCoverage(ks, cs), Scanned: len(cs) > 0, Nodes: cs}
 		if err := coverageErr(ksn); err != nil && snap.Err == nil {
 			snap.Err = err
 		}
