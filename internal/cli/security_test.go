@@ -505,6 +505,9 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	}
 	r = runCLI(t, env, append([]string{"check", "--preset", "atlasmart", "--max-unknown-state", "1000000"}, asInspector...)...)
 	r.mustCode(t, exitOK)
+	// A pattern matching nothing in a database with keys: DBSIZE tells, within the role.
+	r = runCLI(t, env, append([]string{"check", "--preset", "atlasmart", "--match", "atlasmart:none:*", "--max-stale", "0"}, asInspector...)...)
+	r.mustCode(t, exitUnjudged)
 	ic := secUserClient(srv.Addr, "idemctl-inspector", "insp-"+secPW)
 	defer ic.Close()
 	ks := secKeyspace(t, "atlasmart")
