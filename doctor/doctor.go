@@ -117,11 +117,32 @@ func (r *Report) Skipped() int {
 
 // Run makes the one read-only pass: server facts, then a scan of kss.
 func Run(ctx context.Context, c redis.UniversalClient, kss []*inspect.Keyspace, scan inspect.Options, opt Options) Report {
+	srv := ReadServer(ctx, c, true)
+	p := NewPass(opt)
+	snap := inspect.TakeSnapshotEach(ctx, c, kss, scan, 1, p.Observe)
+	return p.Judge(&srv, &snap, kss)
+}
+
+// Pass gathers, while a scan streams, what the rules need beyond the
+// snapshot (sample keys, TTL extremes), so a caller that scans anyway (the
+// exporter) judges with no second pass.
+type Pass struct {
+	opt Options
+	obs *observations
+}
+
+// NewPass starts a pass; hand Observe to inspect.TakeSnapshotEach.
+func NewPass(opt Options) *Pass {
 	opt.defaults()
-	srv := ReadServer(ctx, c)
-	obs := newObservations()
-	snap := inspect.TakeSnapshotEach(ctx, c, kss, scan, 1, obs.add)
-	in := &input{opt: opt, srv: &srv, snap: &snap, obs: obs, kss: inspect.UniqueKeyspaces(kss)}
+	return &Pass{opt: opt, obs: newObservations()}
+}
+
+// Observe folds one streamed record in.
+func (p *Pass) Observe(r *inspect.Record) { p.obs.add(r) }
+
+// Judge runs every rule on the server facts and the finished snapshot.
+func (p *Pass) Judge(srv *Server, snap *inspect.Snapshot, kss []*inspect.Keyspace) Report {
+	in := &input{opt: p.opt, srv: srv, snap: snap, obs: p.obs, kss: inspect.UniqueKeyspaces(kss)}
 	rep := Report{Server: srv.Addr, Version: srv.Info["redis_version"], Complete: snap.Complete, Duration: snap.Duration}
 	if v := srv.Info["valkey_version"]; v != "" {
 		rep.Version = "valkey " + v

@@ -28,10 +28,11 @@ type Server struct {
 // configParams are the CONFIG parameters the rules read.
 var configParams = []string{"save", "appendonly", "appendfsync", "replica-read-only", "maxmemory-policy"}
 
-// ReadServer runs INFO and CONFIG GET on one server. A cluster is read
-// through one primary: eviction and persistence settings are set per
-// node, and the findings name the node they came from.
-func ReadServer(ctx context.Context, c redis.UniversalClient) Server {
+// ReadServer runs INFO, and CONFIG GET when withConfig, on one server. A
+// cluster is read through one primary (the first by address). Without
+// CONFIG (a caller that was refused it before, and would only fill the
+// server's ACL LOG every minute), ConfigErr says it was not asked.
+func ReadServer(ctx context.Context, c redis.UniversalClient, withConfig bool) Server {
 	s := Server{Addr: addrOf(c)}
 	if cc, ok := c.(*redis.ClusterClient); ok {
 		var first *redis.Client
@@ -52,6 +53,10 @@ func ReadServer(ctx context.Context, c redis.UniversalClient) Server {
 		s.Info = parseInfo(raw)
 	}
 	s.Config = map[string]string{}
+	if !withConfig {
+		s.ConfigErr = errors.New("CONFIG GET was refused on an earlier scan: not asked again")
+		return s
+	}
 	for _, p := range configParams {
 		m, err := c.ConfigGet(ctx, p).Result()
 		if err != nil {

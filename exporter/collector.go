@@ -43,6 +43,9 @@ var (
 	mAgeUnknown      = def("processing_age_unknown_records", gauge, "Processing records whose age cannot be derived (last complete scan).", "keyspace")
 	mAgeGap          = def("age_unknown_records", gauge, "Processing records whose staleness cannot be judged, by cause: the stuck-request alerts are blind to them (last complete scan).", "keyspace", "cause")
 	mCannotJudge     = def("cannot_judge", gauge, "1 when verdicts on the keyspace cannot be backed for this reason: age_unknown, undecoded, no_match (last complete scan).", "keyspace", "kind")
+	mDoctorFindings  = def("doctor_findings", gauge, "idemctl doctor's findings on the last complete scan, by severity (critical, warning, info).", "severity")
+	mDoctorFinding   = def("doctor_finding", gauge, "1 for each idemctl doctor finding on the last complete scan: rule, keyspace (\"\" for the server) and severity; absent when the rule found nothing.", "rule", "keyspace", "severity")
+	mDoctorSkipped   = def("doctor_skipped_checks", gauge, "idemctl doctor checks that could not run on the last complete scan (ACL, server version): not passed.")
 	mGroup           = def("group_records", gauge, "Records per value of one key-template capture: the top N values and "+OtherValue+" (last complete scan).", "keyspace", "capture", "value")
 
 	mScanKeys     = def("scan_keys", gauge, "Keys the last scan read.", "keyspace")
@@ -60,7 +63,7 @@ var (
 )
 
 var allMetrics = []*metricDef{
-	mRecords, mStale, mNoTTL, mProcessingNoTTL, mFlag, mMemory, mMemoryUnknown, mOldest, mAgeUnknown, mAgeGap, mCannotJudge, mGroup,
+	mRecords, mStale, mNoTTL, mProcessingNoTTL, mFlag, mMemory, mMemoryUnknown, mOldest, mAgeUnknown, mAgeGap, mCannotJudge, mDoctorFindings, mDoctorFinding, mDoctorSkipped, mGroup,
 	mScanKeys, mScanComplete, mDuration, mSuccess, mInProgress, mLastSuccess, mScans, mErrors, mKeysTotal,
 	mInterval, mTimeout, mInfo,
 }
@@ -127,6 +130,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		return // no complete scan yet: absent, not a misleading zero
 	}
 	emitGaps(emit, st.good)
+	emitDoctor(emit, st.goodDoc)
 	for _, k := range st.good.Keyspaces {
 		r := &k.Report
 		for _, s := range inspect.AllStates() {

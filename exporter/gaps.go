@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"github.com/idemctl/idemctl/doctor"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -31,4 +32,38 @@ func ageUnknown(r *inspect.Report, keyspace, cause string) int64 {
 		}
 	}
 	return 0
+}
+
+// emitDoctor exports doctor's findings on the last complete scan: counts by
+// severity (every severity, zero or not), one series per finding, and the
+// checks that could not run. Rules and keyspaces are fixed by the code and
+// the configuration, so the series are bounded.
+func emitDoctor(emit func(*metricDef, float64, ...string), rep *doctor.Report) {
+	if rep == nil {
+		return
+	}
+	for _, s := range []doctor.Severity{doctor.Critical, doctor.Warning, doctor.Info} {
+		emit(mDoctorFindings, float64(rep.Counts[s.String()]), s.String())
+	}
+	seen := map[[2]string]bool{}
+	for _, f := range rep.Findings {
+		// a rule may find twice on one keyspace (a replica and its lag): the worst counts
+		k := [2]string{f.Rule, f.Keyspace}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		emit(mDoctorFinding, 1, f.Rule, f.Keyspace, worstOf(rep, f.Rule, f.Keyspace).String())
+	}
+	emit(mDoctorSkipped, float64(rep.Skipped()))
+}
+
+func worstOf(rep *doctor.Report, rule, keyspace string) doctor.Severity {
+	w := doctor.Info
+	for _, f := range rep.Findings {
+		if f.Rule == rule && f.Keyspace == keyspace {
+			w = max(w, f.Severity)
+		}
+	}
+	return w
 }

@@ -22,7 +22,7 @@ func TestEngineImportsNoUI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list ./internal/...: %v", err)
 	}
-	pkgs := []string{"./inspect", "./appsim", "./config", "./exporter", "./actions"}
+	pkgs := []string{"./inspect", "./appsim", "./config", "./exporter", "./actions", "./doctor"}
 	for _, p := range strings.Fields(string(internal)) {
 		if !strings.HasSuffix(p, "/internal/cli") {
 			pkgs = append(pkgs, p)

@@ -30,3 +30,29 @@ func TestExporterExportsAgeUnknown(t *testing.T) {
 		}
 	}
 }
+
+// doctor rides on each exporter scan: its findings become series an alert
+// can match (redistest's servers run without persistence: critical).
+func TestExporterExportsDoctorFindings(t *testing.T) {
+	srv := redistest.Shared(t)
+	url := srv.URL(0)
+	runCLI(t, nil, "seed", "--url", url, "--count", "500", "--reserve-ttl", "6h", "--processing-timeout", "10m").mustCode(t, 0)
+	_, addr := startExporter(t, url, "--reserve-ttl", "1m", "--interval", "1m")
+	m := scrapeMetrics(t, addr)
+	for k, v := range map[string]float64{
+		"idemctl_doctor_finding{keyspace=,rule=persistence,severity=critical}":                1,
+		"idemctl_doctor_finding{keyspace=atlasmart,rule=reserve-ttl,severity=critical}":       1,
+		"idemctl_doctor_finding{keyspace=atlasmart,rule=processing-no-ttl,severity=critical}": 1,
+		"idemctl_doctor_skipped_checks{}":                                                     0,
+	} {
+		if got, ok := m[k]; !ok || got != v {
+			t.Errorf("%s = %v (served %v), want %v", k, got, ok, v)
+		}
+	}
+	if m["idemctl_doctor_findings{severity=critical}"] < 3 {
+		t.Errorf("critical findings %v", m["idemctl_doctor_findings{severity=critical}"])
+	}
+	if _, ok := m["idemctl_doctor_finding{keyspace=,rule=eviction,severity=critical}"]; ok {
+		t.Error("a rule that found nothing has a series")
+	}
+}
