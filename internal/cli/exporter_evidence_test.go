@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/idemctl/idemctl/internal/redistest"
@@ -10,11 +11,7 @@ import (
 // scanned under a 1 m one, are exported as of unknown age by cause, and the
 // keyspace as one whose verdicts cannot be backed.
 func TestExporterExportsAgeUnknown(t *testing.T) {
-	srv := redistest.Shared(t)
-	url := srv.URL(0)
-	runCLI(t, nil, "seed", "--url", url, "--count", "2000", "--reserve-ttl", "6h", "--processing-timeout", "10m").mustCode(t, 0)
-	_, addr := startExporter(t, url, "--reserve-ttl", "1m", "--interval", "1m")
-	m := scrapeMetrics(t, addr)
+	m := scrapeSixHourSeed(t, 2000)
 	want := map[string]float64{
 		"idemctl_age_unknown_records{cause=ttl_above_reserve,keyspace=atlasmart}": 360,
 		"idemctl_age_unknown_records{cause=no_ttl,keyspace=atlasmart}":            40,
@@ -34,11 +31,7 @@ func TestExporterExportsAgeUnknown(t *testing.T) {
 // doctor rides on each exporter scan: its findings become series an alert
 // can match (redistest's servers run without persistence: critical).
 func TestExporterExportsDoctorFindings(t *testing.T) {
-	srv := redistest.Shared(t)
-	url := srv.URL(0)
-	runCLI(t, nil, "seed", "--url", url, "--count", "500", "--reserve-ttl", "6h", "--processing-timeout", "10m").mustCode(t, 0)
-	_, addr := startExporter(t, url, "--reserve-ttl", "1m", "--interval", "1m")
-	m := scrapeMetrics(t, addr)
+	m := scrapeSixHourSeed(t, 500)
 	for k, v := range map[string]float64{
 		"idemctl_doctor_finding{keyspace=,rule=persistence,severity=critical}":                1,
 		"idemctl_doctor_finding{keyspace=atlasmart,rule=reserve-ttl,severity=critical}":       1,
@@ -55,4 +48,15 @@ func TestExporterExportsDoctorFindings(t *testing.T) {
 	if _, ok := m["idemctl_doctor_finding{keyspace=,rule=eviction,severity=critical}"]; ok {
 		t.Error("a rule that found nothing has a series")
 	}
+}
+
+// scrapeSixHourSeed seeds n records reserved with EX 6h and scrapes an
+// exporter that believes the preset's 1m reserve TTL.
+func scrapeSixHourSeed(t *testing.T, n int) map[string]float64 {
+	t.Helper()
+	srv := redistest.Shared(t)
+	url := srv.URL(0)
+	runCLI(t, nil, "seed", "--url", url, "--count", strconv.Itoa(n), "--reserve-ttl", "6h", "--processing-timeout", "10m").mustCode(t, 0)
+	_, addr := startExporter(t, url, "--reserve-ttl", "1m", "--interval", "1m")
+	return scrapeMetrics(t, addr)
 }
