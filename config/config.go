@@ -25,6 +25,7 @@ type Config struct {
 	Profiles       map[string]*Profile        `yaml:"profiles"`
 	Keyspaces      []KeyspaceConfig           `yaml:"keyspaces"`
 	Schemas        map[string]*inspect.Schema `yaml:"schemas"`
+	Doctor         DoctorConfig               `yaml:"doctor"` // doctor.go
 
 	Path  string `yaml:"-"`
 	lines lineIndex
@@ -174,6 +175,9 @@ func (c *Config) check() error {
 		if p.Scan.Count < 0 || p.Scan.KeysPerSec < 0 || p.Scan.MaxKeys < 0 {
 			return fmt.Errorf("line %d: profile %s: scan settings must not be negative", line, name)
 		}
+	}
+	if err := c.checkDoctor(); err != nil {
+		return err
 	}
 	if c.DefaultProfile != "" && c.Profiles[c.DefaultProfile] == nil {
 		return fmt.Errorf("line %d: default_profile %q is not a profile (have: %s)", c.lines.at("default_profile", ""), c.DefaultProfile, strings.Join(c.ProfileNames(), ", "))

@@ -44,14 +44,16 @@ type Finding struct {
 	Figures  map[string]int64 `json:"figures,omitempty"` // the evidence's numbers, for scripts
 	Samples  []string         `json:"samples,omitempty"` // sanitized keys
 	Fix      string           `json:"fix"`
+	Silenced string           `json:"silenced,omitempty"` // the configured reason, when accepted deliberately
 }
 
 // Check statuses: what became of each rule on each keyspace (or the server).
 const (
-	StatusFinding = "finding" // it found something (see findings)
-	StatusOK      = "ok"      // it ran on enough data and found nothing
-	StatusNoData  = "no_data" // it ran, but nothing in the data could show the problem
-	StatusSkipped = "skipped" // it could not run (ACL, server version, incomplete data): not passed
+	StatusFinding  = "finding"  // it found something (see findings)
+	StatusOK       = "ok"       // it ran on enough data and found nothing
+	StatusNoData   = "no_data"  // it ran, but nothing in the data could show the problem
+	StatusSkipped  = "skipped"  // it could not run (ACL, server version, incomplete data): not passed
+	StatusSilenced = "silenced" // it found something the config accepts, with a reason
 )
 
 // Check is one rule's outcome, so "nothing found" is never confused with
@@ -68,6 +70,24 @@ type Options struct {
 	RetryHorizon time.Duration // how long clients may retry: retention must cover it (default 24h)
 	RequireFsync string        // weakest appendfsync accepted: always, everysec (default) or no
 	MaxLag       time.Duration // replication lag above which a failover loses records (default 10s)
+	Silence      []Silence     // findings accepted deliberately
+}
+
+// Silence accepts one rule's findings (on one keyspace, or everywhere when
+// Keyspace is ""), for a reason that is shown with them.
+type Silence struct {
+	Rule     string `yaml:"rule" json:"rule"`
+	Keyspace string `yaml:"keyspace" json:"keyspace,omitempty"`
+	Reason   string `yaml:"reason" json:"reason"`
+}
+
+func (o *Options) silenced(f *Finding) string {
+	for _, s := range o.Silence {
+		if s.Rule == f.Rule && (s.Keyspace == "" || s.Keyspace == f.Keyspace) {
+			return s.Reason
+		}
+	}
+	return ""
 }
 
 func (o *Options) defaults() {
@@ -91,12 +111,16 @@ type Report struct {
 	Duration time.Duration  `json:"-"`
 	Findings []Finding      `json:"findings"`
 	Checks   []Check        `json:"checks"`
-	Counts   map[string]int `json:"counts"` // findings by severity
+	Counts   map[string]int `json:"counts"` // findings by severity, silenced ones left out
 }
 
-// Worst is the worst severity found; ok is false when nothing was found.
+// Worst is the worst severity found, silenced findings aside; ok is false
+// when nothing was found.
 func (r *Report) Worst() (s Severity, ok bool) {
 	for _, f := range r.Findings {
+		if f.Silenced != "" {
+			continue
+		}
 		if !ok || f.Severity > s {
 			s, ok = f.Severity, true
 		}
@@ -151,9 +175,21 @@ func (p *Pass) Judge(srv *Server, snap *inspect.Snapshot, kss []*inspect.Keyspac
 	for _, r := range rules {
 		r.run(in, &rep)
 	}
+	for i := range rep.Findings {
+		f := &rep.Findings[i]
+		if f.Silenced = p.opt.silenced(f); f.Silenced != "" {
+			for j := range rep.Checks {
+				if c := &rep.Checks[j]; c.Rule == f.Rule && c.Keyspace == f.Keyspace && c.Status == StatusFinding {
+					c.Status, c.Reason = StatusSilenced, f.Silenced
+				}
+			}
+		}
+	}
 	rep.Counts = map[string]int{}
 	for _, f := range rep.Findings {
-		rep.Counts[f.Severity.String()]++
+		if f.Silenced == "" {
+			rep.Counts[f.Severity.String()]++
+		}
 	}
 	return rep
 }

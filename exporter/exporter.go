@@ -31,7 +31,8 @@ type Config struct {
 	GroupLabel  string        // optional: a template capture exposed as top-N values
 	GroupCap    int           // N for GroupLabel
 	Version     string
-	Log         io.Writer // one line per failed scan and per recovery
+	Log         io.Writer      // one line per failed scan and per recovery
+	Doctor      doctor.Options // the config's doctor settings and silences
 }
 
 // MaxGroupCap bounds the series one capture may add per keyspace.
@@ -125,7 +126,7 @@ func (e *Exporter) ScanOnce(ctx context.Context) bool {
 		// and what its rules gather from the streamed records.
 		srv := doctor.ReadServer(sctx, c, !e.noConfig)
 		e.noConfig = e.noConfig || srv.ConfigErr != nil
-		pass := doctor.NewPass(doctor.Options{})
+		pass := doctor.NewPass(e.cfg.Doctor)
 		snap = inspect.TakeSnapshotEach(sctx, c, e.cfg.Keyspaces, e.cfg.Scan, e.cfg.GroupCap, pass.Observe)
 		rep := pass.Judge(&srv, &snap, e.cfg.Keyspaces)
 		doc = &rep

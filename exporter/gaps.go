@@ -47,6 +47,9 @@ func emitDoctor(emit func(*metricDef, float64, ...string), rep *doctor.Report) {
 	}
 	seen := map[[2]string]bool{}
 	for _, f := range rep.Findings {
+		if f.Silenced != "" {
+			continue // accepted in the config, with a reason
+		}
 		// a rule may find twice on one keyspace (a replica and its lag): the worst counts
 		k := [2]string{f.Rule, f.Keyspace}
 		if seen[k] {
@@ -61,7 +64,7 @@ func emitDoctor(emit func(*metricDef, float64, ...string), rep *doctor.Report) {
 func worstOf(rep *doctor.Report, rule, keyspace string) doctor.Severity {
 	w := doctor.Info
 	for _, f := range rep.Findings {
-		if f.Rule == rule && f.Keyspace == keyspace {
+		if f.Rule == rule && f.Keyspace == keyspace && f.Silenced == "" {
 			w = max(w, f.Severity)
 		}
 	}

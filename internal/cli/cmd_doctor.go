@@ -66,7 +66,15 @@ func runDoctor(ctx context.Context, a *app, fs *pflag.FlagSet, o *doctorCmdOptio
 		return err
 	}
 	defer s.Close()
-	rep := doctor.Run(ctx, s.client, s.keyspaces, s.scan, doctor.Options{RetryHorizon: o.retryHorizon, RequireFsync: o.requireFsync, MaxLag: o.maxLag})
+	opt := s.cfg.DoctorOptions() // the config's doctor: section; flags given win
+	if fs.Changed("retry-horizon") || opt.RetryHorizon == 0 {
+		opt.RetryHorizon = o.retryHorizon
+	}
+	if fs.Changed("require-fsync") || opt.RequireFsync == "" {
+		opt.RequireFsync = o.requireFsync
+	}
+	opt.MaxLag = o.maxLag
+	rep := doctor.Run(ctx, s.client, s.keyspaces, s.scan, opt)
 	if ctx.Err() != nil {
 		return context.Canceled
 	}
@@ -106,11 +114,10 @@ func doctorExit(rep *doctor.Report) int {
 
 func writeDoctorTable(w io.Writer, rep *doctor.Report, ep string) {
 	for _, f := range rep.Findings {
-		where := ""
-		if f.Keyspace != "" {
-			where = " [" + inspect.Sanitize(f.Keyspace) + "]"
+		if f.Silenced != "" {
+			continue // listed after the skipped checks
 		}
-		fmt.Fprintf(w, "%-8s %s%s: %s\n", strings.ToUpper(f.Severity.String()), f.Rule, where, f.Title)
+		fmt.Fprintf(w, "%-8s %s%s: %s\n", strings.ToUpper(f.Severity.String()), f.Rule, onKeyspace(f.Keyspace), f.Title)
 		for _, e := range f.Evidence {
 			fmt.Fprintf(w, "  evidence: %s\n", units.OneLine(e))
 		}
@@ -123,15 +130,18 @@ func writeDoctorTable(w io.Writer, rep *doctor.Report, ep string) {
 	for _, c := range rep.Checks {
 		switch c.Status {
 		case doctor.StatusSkipped:
-			where := ""
-			if c.Keyspace != "" {
-				where = " [" + inspect.Sanitize(c.Keyspace) + "]"
-			}
-			fmt.Fprintf(w, "SKIPPED  %s%s: %s\n", c.Rule, where, units.OneLine(c.Reason))
+			fmt.Fprintf(w, "SKIPPED  %s%s: %s\n", c.Rule, onKeyspace(c.Keyspace), units.OneLine(c.Reason))
 		case doctor.StatusOK:
 			ok++
 		case doctor.StatusNoData:
 			nodata++
+		}
+	}
+	silenced := 0
+	for _, f := range rep.Findings {
+		if f.Silenced != "" {
+			silenced++
+			fmt.Fprintf(w, "SILENCED %s%s (%s): %s — %s\n", f.Rule, onKeyspace(f.Keyspace), f.Severity, f.Title, units.OneLine(f.Silenced))
 		}
 	}
 	counts := []string{}
@@ -142,7 +152,15 @@ func writeDoctorTable(w io.Writer, rep *doctor.Report, ep string) {
 	if version == "" {
 		version = "version unknown"
 	}
-	fmt.Fprintf(w, "%s; %d checks clean, %d with nothing to judge, %d skipped — %s records on %s (%s), in %s\n",
-		strings.Join(counts, ", "), ok, nodata, rep.Skipped(), units.FormatCount(rep.Records), ep, inspect.Sanitize(version),
+	fmt.Fprintf(w, "%s; %d checks clean, %d with nothing to judge, %d skipped, %d silenced — %s records on %s (%s), in %s\n",
+		strings.Join(counts, ", "), ok, nodata, rep.Skipped(), silenced, units.FormatCount(rep.Records), ep, inspect.Sanitize(version),
 		units.FormatMs(max(rep.Duration, time.Millisecond).Milliseconds()))
+}
+
+// onKeyspace is " [name]" for a keyspace's finding, "" for the server's.
+func onKeyspace(ks string) string {
+	if ks == "" {
+		return ""
+	}
+	return " [" + inspect.Sanitize(ks) + "]"
 }

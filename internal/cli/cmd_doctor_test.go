@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -91,5 +93,27 @@ func TestDoctorExitByWorstSeverity(t *testing.T) {
 		r := runCLI(t, nil, append([]string{"doctor", "--url", url, "--preset", "atlasmart"}, bad...)...)
 		r.mustCode(t, exitUsage)
 		r.oneLineErr(t)
+	}
+}
+
+// A finding accepted in the config is listed with its reason and no longer
+// sets the exit code.
+func TestDoctorSilencedFinding(t *testing.T) {
+	srv := redistest.Own(t) // no persistence: critical
+	reserve(t, srv, cliKey, "body")
+	base := []string{"doctor", "--url", srv.URL(0), "--preset", "atlasmart"}
+	runCLI(t, nil, base...).mustCode(t, exitDoctorCritical)
+
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	os.WriteFile(cfg, []byte("doctor:\n  silence:\n    - rule: persistence\n      reason: \"dev box: records may be lost\"\n"), 0o600)
+	r := runCLI(t, nil, append(base, "--config", cfg, "-o", "table")...)
+	r.mustCode(t, exitOK)
+	if !strings.Contains(r.stdout, "SILENCED persistence (critical): persistence is off") || !strings.Contains(r.stdout, "— dev box: records may be lost") ||
+		!strings.Contains(r.stdout, "0 critical, 0 warning, 0 info;") || !strings.Contains(r.stdout, "1 silenced") {
+		t.Errorf("%s", r.stdout)
+	}
+	r = runCLI(t, nil, append(base, "--config", cfg, "-o", "json")...)
+	if !strings.Contains(r.stdout, `"silenced": "dev box: records may be lost"`) || !strings.Contains(r.stdout, `"status": "silenced"`) {
+		t.Errorf("%s", r.stdout)
 	}
 }

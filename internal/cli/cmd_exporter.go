@@ -90,6 +90,7 @@ func runExporter(ctx context.Context, a *app, fs *pflag.FlagSet, o *exporterCmdO
 		},
 		Keyspaces: s.keyspaces, Scan: s.scan, Interval: every, ScanTimeout: limit,
 		GroupLabel: o.groupLabel, GroupCap: o.groupCap, Version: version, Log: a.stderr,
+		Doctor: s.cfg.DoctorOptions(),
 	})
 	if err != nil {
 		return usageErr("%v", err)
