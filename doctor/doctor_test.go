@@ -301,6 +301,9 @@ func TestACLRefusalsAreSkippedNotPassed(t *testing.T) {
 		t.Errorf("%+v", f)
 	}
 	quiet(t, rep, "persistence", "", StatusSkipped)
+	if s := ReadServer(ctx, cl, true); !s.ConfigRefused { // the exporter stops asking
+		t.Errorf("CONFIG GET refused by the ACL, but not marked so: %v", s.ConfigErr)
+	}
 	if !strings.Contains(checkReason(rep, "persistence"), "CONFIG GET refused by the ACL") {
 		t.Errorf("reason: %q", checkReason(rep, "persistence"))
 	}

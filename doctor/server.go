@@ -23,6 +23,9 @@ type Server struct {
 	InfoErr   error
 	Config    map[string]string // CONFIG GET results that were allowed
 	ConfigErr error             // why CONFIG GET was refused, when it was
+	// ConfigRefused: the server answered CONFIG GET with an error (ACL,
+	// renamed command), not a network failure: asking again won't help.
+	ConfigRefused bool
 }
 
 // configParams are the CONFIG parameters the rules read.
@@ -60,7 +63,8 @@ func ReadServer(ctx context.Context, c redis.UniversalClient, withConfig bool) S
 	for _, p := range configParams {
 		m, err := c.ConfigGet(ctx, p).Result()
 		if err != nil {
-			s.ConfigErr = refusal("CONFIG GET", err)
+			var re redis.Error
+			s.ConfigErr, s.ConfigRefused = refusal("CONFIG GET", err), errors.As(err, &re)
 			break
 		}
 		for k, v := range m {

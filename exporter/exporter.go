@@ -124,12 +124,14 @@ func (e *Exporter) ScanOnce(ctx context.Context) bool {
 	if err == nil {
 		// doctor rides on the scan: INFO (and CONFIG GET while allowed),
 		// and what its rules gather from the streamed records.
-		srv := doctor.ReadServer(sctx, c, !e.noConfig)
-		e.noConfig = e.noConfig || srv.ConfigErr != nil
 		pass := doctor.NewPass(e.cfg.Doctor)
 		snap = inspect.TakeSnapshotEach(sctx, c, e.cfg.Keyspaces, e.cfg.Scan, e.cfg.GroupCap, pass.Observe)
-		rep := pass.Judge(&srv, &snap, e.cfg.Keyspaces)
-		doc = &rep
+		if snap.Complete { // after the scan, so its duration and timeout stay the scan's own
+			srv := doctor.ReadServer(sctx, c, !e.noConfig)
+			e.noConfig = e.noConfig || srv.ConfigRefused
+			rep := pass.Judge(&srv, &snap, e.cfg.Keyspaces)
+			doc = &rep
+		}
 	}
 	if ctx.Err() != nil {
 		return false // shutting down: not a failed scan
