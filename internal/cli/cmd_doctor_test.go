@@ -61,6 +61,13 @@ func TestDoctorProposesReserveTTL(t *testing.T) {
 		t.Errorf("table:\n%s\nstderr %q", r.stdout, r.stderr)
 	}
 
+	// detect proposes the same reserve TTL from its sample, beside the preset's.
+	r = runCLI(t, nil, "detect", "--url", url, "--match", "atlasmart:*", "--sample", "1000")
+	r.mustCode(t, exitOK)
+	if !strings.Contains(r.stdout, "  reserve_ttl         1m → 6h: ") || !strings.Contains(r.stdout, "    reserve_ttl: 6h # preset default 1m") {
+		t.Errorf("detect:\n%s", r.stdout)
+	}
+
 	// With the application's reserve TTL, the reserve TTL rule is quiet.
 	r = runCLI(t, nil, "doctor", "--url", url, "--preset", "atlasmart", "--reserve-ttl", "6h", "--processing-timeout", "10m", "-o", "json")
 	rep.Checks = nil
