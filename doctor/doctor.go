@@ -185,6 +185,17 @@ func (p *Pass) Judge(srv *Server, snap *inspect.Snapshot, kss []*inspect.Keyspac
 			}
 		}
 	}
+	for j := range rep.Checks {
+		// a rule that cannot run here (CONFIG refused on a managed service)
+		// may be accepted too: said with both reasons, not counted as skipped
+		c := &rep.Checks[j]
+		if c.Status != StatusSkipped {
+			continue
+		}
+		if why := p.opt.silenced(&Finding{Rule: c.Rule, Keyspace: c.Keyspace}); why != "" {
+			c.Status, c.Reason = StatusSilenced, why+" (skipped: "+c.Reason+")"
+		}
+	}
 	rep.Counts = map[string]int{}
 	for _, f := range rep.Findings {
 		if f.Silenced == "" {

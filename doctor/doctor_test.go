@@ -320,6 +320,13 @@ func TestACLRefusalsAreSkippedNotPassed(t *testing.T) {
 	if rep.Skipped() < 3 {
 		t.Errorf("skipped %d", rep.Skipped())
 	}
+
+	// Accepted in the config: silenced with both reasons, no longer skipped.
+	rep = run(t, cl2, Options{Silence: []Silence{{Rule: "persistence", Reason: "managed service: no INFO for us"}}}, ks)
+	quiet(t, rep, "persistence", "", StatusSilenced)
+	if r := checkReason(rep, "persistence"); !strings.HasPrefix(r, "managed service: no INFO for us (skipped: INFO refused") {
+		t.Errorf("%q", r)
+	}
 }
 
 func checkReason(rep Report, rule string) string {

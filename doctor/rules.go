@@ -147,7 +147,7 @@ func ruleCoverage(in *input, rep *Report) {
 				Evidence: []string{g.Message}, Fix: g.Fix})
 		case g.Kind == inspect.GapNoMatch:
 			rep.add(Finding{Rule: "scan-coverage", Severity: Critical, Keyspace: g.Keyspace, Title: "the keyspace's pattern matches no key in a database that holds keys",
-				Evidence: []string{g.Message}, Figures: map[string]int64{"unmatched_keys": in.snap.DBKeys}, Fix: g.Fix})
+				Evidence: []string{g.Message}, Figures: map[string]int64{"database_keys": in.snap.DBKeys}, Fix: g.Fix})
 		case g.Cause == inspect.AgeGapTTLUnreadable.String() || g.Cause == inspect.AgeGapNoTimestamp.String():
 			rep.add(Finding{Rule: "scan-coverage", Severity: Critical, Keyspace: g.Keyspace, Title: "processing records whose age cannot be derived: stale detection is blind to them",
 				Evidence: []string{g.Message}, Figures: map[string]int64{"records": g.Records},
@@ -287,7 +287,7 @@ func ruleNoTTL(in *input, v ksView, rep *Report) (string, string) {
 	}
 	s := v.ks.Schema.Name
 	rep.add(Finding{Rule: "no-ttl", Severity: Warning, Keyspace: v.ks.Name,
-		Title: fmt.Sprintf("%s completed records never expire: they pile up until Redis is full", count(n)),
+		Title: fmt.Sprintf("%s records that are not in flight never expire: they pile up until Redis is full", count(n)),
 		Evidence: []string{fmt.Sprintf("%s of %s records have no TTL (PTTL -1)", count(n), count(v.rep.Total)),
 			"likely cause: " + causeFor(noTTLCause, s, "the writer stored them without a TTL (or a PERSIST removed it)")},
 		Figures: map[string]int64{"records": n}, Samples: v.obs.samples[inspect.FlagNoTTL.String()],
