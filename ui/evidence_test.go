@@ -45,3 +45,12 @@ func TestCannotJudgeBanner(t *testing.T) {
 		t.Errorf("banner without a gap:\n%s", screenText(m))
 	}
 }
+
+// The detail view says why such a record's age is unknown.
+func TestAgeExplainTTLAboveReserve(t *testing.T) {
+	ks := testKeyspace(t)
+	r := inspect.Record{Keyspace: ks, State: inspect.StateProcessing, TTLms: 6*3_600_000 - 2_000, AgeMs: -1}
+	if got := ageExplain(&r, ks, 0); !strings.Contains(got, "its TTL (5h59m) is above the configured reserve TTL (1m00s)") {
+		t.Errorf("%q", got)
+	}
+}
