@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -39,7 +40,10 @@ func ReadServer(ctx context.Context, c redis.UniversalClient, withConfig bool) S
 	s := Server{Addr: addrOf(c)}
 	if cc, ok := c.(*redis.ClusterClient); ok {
 		var first *redis.Client
+		var mu sync.Mutex // ForEachMaster calls back concurrently
 		_ = cc.ForEachMaster(ctx, func(_ context.Context, n *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
 			if first == nil || n.Options().Addr < first.Options().Addr {
 				first = n
 			}
