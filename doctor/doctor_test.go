@@ -352,6 +352,22 @@ func TestReplicaAcceptingWrites(t *testing.T) {
 		cl.Close()
 		if !c.want {
 			quiet(t, r, "replica", "", StatusOK)
+			// No word from the primary for a second (it pings every 10 s):
+			// over a 500 ms lag budget, the replica is behind.
+			cl = rep.Client(0)
+			deadline := time.Now().Add(10 * time.Second)
+			for time.Now().Before(deadline) {
+				s := ReadServer(context.Background(), cl, false)
+				if n, ok := s.infoInt("master_last_io_seconds_ago"); ok && n >= 1 && s.Info["master_link_status"] == "up" {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			f := finding(t, run(t, cl, Options{MaxLag: 500 * time.Millisecond}, ks), "replica", "")
+			cl.Close()
+			if f.Severity != Warning || f.Figures["lag_seconds"] < 1 {
+				t.Errorf("%+v", f)
+			}
 			continue
 		}
 		if f := finding(t, r, "replica", ""); f.Severity != Critical || !strings.Contains(f.Fix, "replica-read-only yes") {
@@ -429,6 +445,8 @@ func TestFieldTTL(t *testing.T) {
 	defer c.Close()
 	redistest.RequireFieldTTL(t, c)
 	ctx := context.Background()
+	atlas(t, c, "k", "SUCCEEDED", "fp", time.Hour, 1, "status", "200") // a key TTL: nothing to say
+	quiet(t, run(t, c, Options{}, keyspace(t, "atlasmart", nil)), "field-ttl", "", StatusOK)
 	atlas(t, c, "f", "SUCCEEDED", "fp", 0, 1, "status", "200", "response", "{}")
 	key := atlasPrefix + "f-0"
 	if err := c.Do(ctx, "hpexpire", key, 60_000, "fields", 2, "state", "fingerprint").Err(); err != nil {
