@@ -167,7 +167,8 @@ func (p *Pass) Observe(r *inspect.Record) { p.obs.add(r) }
 // Judge runs every rule on the server facts and the finished snapshot.
 func (p *Pass) Judge(srv *Server, snap *inspect.Snapshot, kss []*inspect.Keyspace) Report {
 	in := &input{opt: p.opt, srv: srv, snap: snap, obs: p.obs, kss: inspect.UniqueKeyspaces(kss)}
-	rep := Report{Server: srv.Addr, Version: srv.Info["redis_version"], Complete: snap.Complete, Duration: snap.Duration}
+	rep := Report{Server: srv.Addr, Version: srv.Info["redis_version"], Complete: snap.Complete, Duration: snap.Duration,
+		Findings: []Finding{}, Checks: []Check{}} // [] in JSON, never null
 	if v := srv.Info["valkey_version"]; v != "" {
 		rep.Version = "valkey " + v
 	}

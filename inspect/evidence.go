@@ -167,7 +167,7 @@ func (r Report) Gaps(dbKeys int64) []Gap {
 			m.Error = c.Error
 		}
 	}
-	var gaps []Gap
+	gaps := []Gap{} // [] in JSON, never null
 	for _, c := range merged {
 		if g, ok := coverageGap(c, dbKeys-scanned); ok {
 			gaps = append(gaps, g)
@@ -262,7 +262,7 @@ func (s *Snapshot) Gaps() []Gap {
 	for _, k := range s.Keyspaces {
 		scanned += k.Coverage.Keys
 	}
-	var gaps []Gap
+	gaps := []Gap{}
 	for _, k := range s.Keyspaces {
 		r := k.Report
 		if len(r.Coverage) == 0 {

@@ -21,7 +21,7 @@ func relevantGaps(gaps []inspect.Gap, ths []threshold) []inspect.Gap {
 		ages = ages || t.Name == "stale" || t.Name == "oldest_processing"
 		pnt = pnt || t.Name == "processing_no_ttl"
 	}
-	var out []inspect.Gap
+	out := []inspect.Gap{} // [] in JSON, never null
 	for _, g := range gaps {
 		switch {
 		case g.Kind == inspect.GapScanIncomplete:

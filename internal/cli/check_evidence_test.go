@@ -75,6 +75,9 @@ func TestCheckCannotJudgeEmptyPatternAndUndecoded(t *testing.T) {
 	url := srv.URL(0)
 	base := []string{"check", "--url", url, "--preset", "atlasmart", "--max-stale", "0"}
 	verdict(t, runCLI(t, nil, base...), exitOK, "OK: stale 0 <= 0 — 0 records")
+	if r := runCLI(t, nil, append(base, "-o", "json")...); !strings.Contains(r.stdout, `"cannot_judge": []`) {
+		t.Errorf("an empty list, never null: %s", r.stdout)
+	}
 
 	c := srv.Client(0)
 	defer c.Close()
