@@ -102,6 +102,14 @@ func stable(cmd, stdout string) string {
 	case "check":
 		verdict, _, _ := strings.Cut(stdout, ", scanned in")
 		return verdict
+	case "detect": // its timing proposals are read from TTLs running down
+		var keep []string
+		for _, l := range strings.Split(stdout, "\n") {
+			if t := strings.TrimSpace(l); !strings.HasPrefix(t, "reserve_ttl") && !strings.HasPrefix(t, "processing_timeout") && !strings.HasPrefix(t, "retention") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "\n")
 	}
 	return stdout
 }
