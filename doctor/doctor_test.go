@@ -489,5 +489,14 @@ func TestClusterKeyspaceOnOneNode(t *testing.T) {
 	if f.Severity != Warning || f.Figures["keys_on_busiest_node"] < 300 || !strings.Contains(strings.Join(f.Evidence, " "), "top principal: {customer-1}") {
 		t.Fatalf("%+v", f)
 	}
+	// The database's key count, summed over the primaries, tells an empty
+	// pattern from an idle keyspace on a cluster too.
+	if n, err := inspect.DBKeys(ctx, c); err != nil || n != 300 {
+		t.Errorf("DBKeys on the cluster: %d, %v", n, err)
+	}
+	f = finding(t, run(t, c, Options{}, keyspace(t, "setnx", nil)), "scan-coverage", "setnx")
+	if !strings.Contains(f.Evidence[0], "the database holds 300 keys no keyspace matched") {
+		t.Errorf("%+v", f)
+	}
 	quiet(t, run(t, redistest.Shared(t).Client(0), Options{}, ks), "cluster-slots", "atlasmart", StatusNoData)
 }
