@@ -25,6 +25,7 @@ type Config struct {
 	Profiles       map[string]*Profile        `yaml:"profiles"`
 	Keyspaces      []KeyspaceConfig           `yaml:"keyspaces"`
 	Schemas        map[string]*inspect.Schema `yaml:"schemas"`
+	Doctor         DoctorConfig               `yaml:"doctor"` // doctor.go
 
 	Path  string `yaml:"-"`
 	lines lineIndex
@@ -178,6 +179,9 @@ func (c *Config) check() error {
 			return fmt.Errorf("line %d: profile %s: scan settings out of range (count at most %d, keys_per_sec at most %d, max_nodes 0 to %d)",
 				line, name, inspect.MaxScanCount, inspect.MaxKeysPerSec, inspect.MaxScanNodes)
 		}
+	}
+	if err := c.checkDoctor(); err != nil {
+		return err
 	}
 	if c.DefaultProfile != "" && c.Profiles[c.DefaultProfile] == nil {
 		return fmt.Errorf("line %d: default_profile %q is not a profile (have: %s)", c.lines.at("default_profile", ""), c.DefaultProfile, strings.Join(c.ProfileNames(), ", "))

@@ -43,7 +43,7 @@ func TestExampleConfigParses(t *testing.T) {
 		"processing_timeout:", "reserve_ttl:", "retention:", "large_response:", "max_value:", "container:",
 		"codec:", "otherwise:", "missing:", "mode:", "addrs:", "master_name:", "sentinel_password_env:",
 		"read_from_replicas:", "max_nodes:", "fingerprint:", "status:", "response:", "created:", "deadline:", "age_from_ttl:", "expires:", "failure:",
-		"requires:", "actions:", "set:", "ref:"} {
+		"requires:", "actions:", "set:", "ref:", "retry_horizon:", "require_fsync:", "silence:"} {
 		if !strings.Contains(string(data), key) {
 			t.Errorf("config.example.yaml does not document %s", key)
 		}
@@ -81,7 +81,7 @@ func TestParseErrorsSpeakTheFilesTerms(t *testing.T) {
 		{"unknown keyspace setting", "keyspaces:\n  - name: k\n    prest: atlasmart\n",
 			`line 3: unknown setting "prest" under keyspaces[0] (did you mean preset? known: name, match, preset,`},
 		{"unknown top-level setting", "keyspace: []\n",
-			`line 1: unknown setting "keyspace" at the top level (did you mean keyspaces? known: default_profile, profiles, keyspaces, schemas)`},
+			`line 1: unknown setting "keyspace" at the top level (did you mean keyspaces? known: default_profile, profiles, keyspaces, schemas, doctor)`},
 		{"unknown schema setting", "schemas:\n  s:\n    container: hash\n    state: {field: s, mapp: {}}\n",
 			`line 4: unknown setting "mapp" under schemas.s.state (did you mean map? known: field, map, otherwise, missing)`},
 		{"unknown and far from any", "profiles:\n  prod:\n    scan:\n      velocity: 3\n",
@@ -119,7 +119,7 @@ func TestParseErrorsSpeakTheFilesTerms(t *testing.T) {
 		{"keyspaces given a mapping", "keyspaces: {orders: {}}\n",
 			`line 1: keyspaces: want a list such as [a, b], got a mapping`},
 		{"not settings at all", "hello\n",
-			`line 1: want settings (default_profile, profiles, keyspaces, schemas), got "hello"`},
+			`line 1: want settings (default_profile, profiles, keyspaces, schemas, doctor), got "hello"`},
 		{"set twice", "profiles:\n  prod:\n    url: a\n    url: b\n",
 			`line 4: profiles.prod.url is set twice (first on line 3)`},
 		{"profile twice", "profiles:\n  prod: {}\n  prod: {}\n",

@@ -41,6 +41,13 @@ var (
 	mMemoryUnknown   = def("memory_unknown_records", gauge, "Records whose MEMORY USAGE could not be read (last complete scan).", "keyspace")
 	mOldest          = def("oldest_processing_age_seconds", gauge, "Age of the oldest processing record whose age is known; 0 when none (last complete scan).", "keyspace")
 	mAgeUnknown      = def("processing_age_unknown_records", gauge, "Processing records whose age cannot be derived (last complete scan).", "keyspace")
+	mAgeGap          = def("age_unknown_records", gauge, "Processing records whose staleness cannot be judged, by cause: the stuck-request alerts are blind to them (last complete scan).", "keyspace", "cause")
+	mCannotJudge     = def("cannot_judge", gauge, "1 when verdicts on the keyspace cannot be backed for this reason: age_unknown, undecoded, no_match (last complete scan).", "keyspace", "kind")
+	mTTLBucket       = def("ttl_bucket_records", gauge, "Records by remaining TTL: bucket is the upper bound (1m … 7d, inf), none (no TTL) or unknown; not cumulative (last complete scan).", "keyspace", "bucket")
+	mAgeQuantile     = def("processing_age_quantile_seconds", gauge, "Processing-record age percentiles among records of known age: quantile 0.5, 0.9, 0.99 and 1 (the oldest); ~3% precision (last complete scan).", "keyspace", "quantile")
+	mDoctorFindings  = def("doctor_findings", gauge, "idemctl doctor's findings on the last complete scan, by severity (critical, warning, info).", "severity")
+	mDoctorFinding   = def("doctor_finding", gauge, "1 for each idemctl doctor finding on the last complete scan: rule, keyspace (\"\" for the server) and severity; absent when the rule found nothing.", "rule", "keyspace", "severity")
+	mDoctorSkipped   = def("doctor_skipped_checks", gauge, "idemctl doctor checks that could not run on the last complete scan (ACL, server version): not passed.")
 	mGroup           = def("group_records", gauge, "Records per value of one key-template capture: the top N values and "+OtherValue+" (last complete scan).", "keyspace", "capture", "value")
 
 	mScanKeys     = def("scan_keys", gauge, "Keys the last scan read.", "keyspace")
@@ -58,7 +65,7 @@ var (
 )
 
 var allMetrics = []*metricDef{
-	mRecords, mStale, mNoTTL, mProcessingNoTTL, mFlag, mMemory, mMemoryUnknown, mOldest, mAgeUnknown, mGroup,
+	mRecords, mStale, mNoTTL, mProcessingNoTTL, mFlag, mMemory, mMemoryUnknown, mOldest, mAgeUnknown, mAgeGap, mCannotJudge, mTTLBucket, mAgeQuantile, mDoctorFindings, mDoctorFinding, mDoctorSkipped, mGroup,
 	mScanKeys, mScanComplete, mDuration, mSuccess, mInProgress, mLastSuccess, mScans, mErrors, mKeysTotal,
 	mInterval, mTimeout, mInfo,
 }
@@ -124,6 +131,8 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	if st.good == nil {
 		return // no complete scan yet: absent, not a misleading zero
 	}
+	emitGaps(emit, st.good)
+	emitDoctor(emit, st.goodDoc)
 	for _, k := range st.good.Keyspaces {
 		r := &k.Report
 		for _, s := range inspect.AllStates() {
@@ -139,6 +148,16 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		emit(mMemoryUnknown, float64(r.Total-r.MemoryBytes.KnownRecords), k.Name)
 		emit(mOldest, float64(r.ProcessingAge.Max)/1000, k.Name)
 		emit(mAgeUnknown, float64(r.ProcessingAge.Unknown), k.Name)
+		for _, b := range r.TTLHistogram {
+			emit(mTTLBucket, float64(b.Count), k.Name, b.Le)
+		}
+		a := r.ProcessingAge
+		for _, q := range []struct {
+			q  string
+			ms int64
+		}{{"0.5", a.P50}, {"0.9", a.P90}, {"0.99", a.P99}, {"1", a.Max}} {
+			emit(mAgeQuantile, float64(q.ms)/1000, k.Name, q.q)
+		}
 		if cfg.GroupLabel != "" {
 			for _, g := range groupCounts(r, cfg.GroupLabel, cfg.GroupCap) {
 				emit(mGroup, float64(g.n), k.Name, cfg.GroupLabel, g.value)

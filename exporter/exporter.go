@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/doctor"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -30,7 +31,8 @@ type Config struct {
 	GroupLabel  string        // optional: a template capture exposed as top-N values
 	GroupCap    int           // N for GroupLabel
 	Version     string
-	Log         io.Writer // one line per failed scan and per recovery
+	Log         io.Writer      // one line per failed scan and per recovery
+	Doctor      doctor.Options // the config's doctor settings and silences
 }
 
 // MaxGroupCap bounds the series one capture may add per keyspace.
@@ -44,12 +46,14 @@ type Exporter struct {
 	inProgress atomic.Bool
 	mu         sync.RWMutex
 	good       *inspect.Snapshot // last complete scan
+	goodDoc    *doctor.Report    // doctor's findings on it
 	last       *inspect.Snapshot // last scan, complete or not
 	lastOK     time.Time
 	scans      uint64
 	errors     uint64
 	keysTotal  int64
 	failStreak int
+	noConfig   bool // CONFIG GET was refused: not asked again (scan goroutine only)
 }
 
 // New checks the config.
@@ -115,24 +119,35 @@ func (e *Exporter) ScanOnce(ctx context.Context) bool {
 		for _, ks := range e.cfg.Keyspaces {
 			snap.Keyspaces = append(snap.Keyspaces, inspect.KeyspaceSnapshot{Name: ks.Name})
 		}
-	} else {
-		snap = inspect.TakeSnapshot(sctx, c, e.cfg.Keyspaces, e.cfg.Scan, e.cfg.GroupCap)
+	}
+	var doc *doctor.Report
+	if err == nil {
+		// doctor rides on the scan: INFO (and CONFIG GET while allowed),
+		// and what its rules gather from the streamed records.
+		pass := doctor.NewPass(e.cfg.Doctor)
+		snap = inspect.TakeSnapshotEach(sctx, c, e.cfg.Keyspaces, e.cfg.Scan, e.cfg.GroupCap, pass.Observe)
+		if snap.Complete { // after the scan, so its duration and timeout stay the scan's own
+			srv := doctor.ReadServer(sctx, c, !e.noConfig)
+			e.noConfig = e.noConfig || srv.ConfigRefused
+			rep := pass.Judge(&srv, &snap, e.cfg.Keyspaces)
+			doc = &rep
+		}
 	}
 	if ctx.Err() != nil {
 		return false // shutting down: not a failed scan
 	}
-	e.publish(&snap)
+	e.publish(&snap, doc)
 	return true
 }
 
-func (e *Exporter) publish(s *inspect.Snapshot) {
+func (e *Exporter) publish(s *inspect.Snapshot, doc *doctor.Report) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.scans++
 	e.last = s
 	e.keysTotal += s.Totals().Keys
 	if s.Complete {
-		e.good, e.lastOK = s, s.Started.Add(s.Duration)
+		e.good, e.goodDoc, e.lastOK = s, doc, s.Started.Add(s.Duration)
 		if e.failStreak > 0 {
 			fmt.Fprintf(e.cfg.Log, "idemctl exporter: scan complete again after %d failed scan(s)\n", e.failStreak)
 		}
@@ -158,6 +173,7 @@ func errText(err error) string {
 // exporterState is a consistent copy for one scrape.
 type exporterState struct {
 	good, last  *inspect.Snapshot
+	goodDoc     *doctor.Report
 	lastSuccess time.Time
 	scans       uint64
 	errors      uint64
@@ -169,7 +185,7 @@ func (e *Exporter) state() exporterState {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	return exporterState{
-		good: e.good, last: e.last, lastSuccess: e.lastOK, scans: e.scans, errors: e.errors,
+		good: e.good, goodDoc: e.goodDoc, last: e.last, lastSuccess: e.lastOK, scans: e.scans, errors: e.errors,
 		keysTotal: e.keysTotal, inProgress: e.inProgress.Load(),
 	}
 }

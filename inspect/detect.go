@@ -30,7 +30,8 @@ type DetectResult struct {
 	Types      map[string]int `json:"types"`
 	Best       *Candidate     `json:"best,omitempty"`
 	Candidates []Candidate    `json:"candidates"`
-	Mixed      []string       `json:"mixed,omitempty"` // other presets explaining keys the best does not
+	Mixed      []string       `json:"mixed,omitempty"`  // other presets explaining keys the best does not
+	Timing     []Proposal     `json:"timing,omitempty"` // reserve_ttl, processing_timeout, retention from the sample
 	YAML       string         `json:"yaml"`
 }
 
@@ -96,7 +97,10 @@ func Detect(ctx context.Context, c redis.UniversalClient, pattern string, n int)
 				res.Mixed = append(res.Mixed, fmt.Sprintf("%s explains %d keys %s does not", other.Preset, extra, best.Preset))
 			}
 		}
-		res.YAML = presetYAML(res.Best.Preset, pattern)
+		if res.Timing, err = proposeTiming(ctx, c, res.Best.Preset, pattern, keys); err != nil {
+			return res, err
+		}
+		res.YAML = presetYAML(res.Best.Preset, pattern) + timingYAML(res.Timing)
 	} else {
 		res.YAML = proposeMapping(ctx, c, pattern, keys, res.Types)
 	}

@@ -19,6 +19,7 @@ type Snapshot struct {
 	Complete  bool    // every keyspace was covered end to end
 	Err       error   // why not, when !Complete
 	Covered   float64 // the share of the keyspaces visited (1 when complete)
+	DBKeys    int64   // keys in the database, read when a keyspace matched none; -1: not read
 }
 
 // KeyspaceSnapshot is one keyspace's share of a scan.
@@ -26,7 +27,8 @@ type KeyspaceSnapshot struct {
 	Name     string
 	Report   Report // this keyspace only
 	Coverage Coverage
-	Scanned  bool // false when the scan stopped before reaching it
+	Scanned  bool       // false when the scan stopped before reaching it
+	Nodes    []Coverage // per node (a cluster's primaries), before merging
 }
 
 // Totals are a snapshot's numbers summed over its keyspaces.
@@ -63,6 +65,14 @@ func (s *Snapshot) Totals() Totals {
 // the values kept per template capture. Cancel ctx (or give it a deadline)
 // to stop early: the snapshot is then incomplete and says why.
 func TakeSnapshot(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt Options, topN int) Snapshot {
+	return TakeSnapshotEach(ctx, c, kss, opt, topN, nil)
+}
+
+// TakeSnapshotEach is TakeSnapshot that also hands each record to each (when
+// not nil) as it streams, for callers that keep more than the aggregate
+// (doctor's sample keys and TTL extremes). The record is only valid during
+// the call.
+func TakeSnapshotEach(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt Options, topN int, each func(*Record)) Snapshot {
 	kss = UniqueKeyspaces(kss)
 	snap := Snapshot{Started: time.Now()}
 	stats := make(map[*Keyspace]*Stats, len(kss))
@@ -74,6 +84,11 @@ func TakeSnapshot(ctx context.Context, c redis.UniversalClient, kss []*Keyspace,
 		covered = max(covered, b.Done)
 		if st := stats[b.Keyspace]; st != nil {
 			st.Add(b)
+		}
+		if each != nil {
+			for i := range b.Records {
+				each(&b.Records[i])
+			}
 		}
 		return nil
 	})
@@ -87,7 +102,7 @@ func TakeSnapshot(ctx context.Context, c redis.UniversalClient, kss []*Keyspace,
 		cs := byName[ks.Name]
 		st := stats[ks]
 		st.AddCoverage(cs...)
-		ksn := KeyspaceSnapshot{Name: ks.Name, Report: st.Report(), Coverage: mergeCoverage(ks, cs), Scanned: len(cs) > 0}
+		ksn := KeyspaceSnapshot{Name: ks.Name, Report: st.Report(), Coverage: mergeCoverage(ks, cs), Scanned: len(cs) > 0, Nodes: cs}
 		if err := coverageErr(ksn); err != nil && snap.Err == nil {
 			snap.Err = err
 		}
@@ -102,6 +117,16 @@ func TakeSnapshot(ctx context.Context, c redis.UniversalClient, kss []*Keyspace,
 	snap.Covered = 1
 	if !snap.Complete {
 		snap.Covered = covered
+	}
+	snap.DBKeys = -1
+	for _, k := range snap.Keyspaces {
+		if k.Coverage.Complete && k.Coverage.Keys == 0 && ctx.Err() == nil {
+			// an empty pattern proves nothing while the database holds other keys
+			if n, err := DBKeys(ctx, c); err == nil {
+				snap.DBKeys = n
+			}
+			break
+		}
 	}
 	return snap
 }

@@ -33,6 +33,7 @@ type ksStats struct {
 	stale   int64
 	noTTL   int64
 	memory  int64
+	ev      ageEvidence
 }
 
 const numTTLBuckets = 8
@@ -100,7 +101,11 @@ func (s *Stats) AddRecord(r *Record) {
 	if r.Keyspace != nil {
 		ks := s.keyspaces[r.Keyspace.Name]
 		if ks == nil {
-			ks = &ksStats{match: r.Keyspace.Match}
+			ks = &ksStats{match: r.Keyspace.Match, ev: ageEvidence{reserveTTL: r.Keyspace.ReserveTTL,
+				timeout: r.Keyspace.ProcessingTimeout, retention: r.Keyspace.Retention}}
+			if r.Keyspace.Schema != nil {
+				ks.ev.schema = r.Keyspace.Schema.Name
+			}
 			s.keyspaces[r.Keyspace.Name] = ks
 			s.ksOrder = append(s.ksOrder, r.Keyspace.Name)
 		}
@@ -113,6 +118,7 @@ func (s *Stats) AddRecord(r *Record) {
 			ks.noTTL++
 		}
 		ks.memory += max(r.MemoryBytes, 0)
+		ks.ev.add(r)
 		if r.Groups != nil {
 			for i, name := range r.Keyspace.Template.Names() {
 				t := s.groups[name]
@@ -153,7 +159,8 @@ type Report struct {
 	// Sample is set when the scan read a sample (Options.Sample): every
 	// count above is then an estimate for the whole keyspace, and this
 	// holds the share read and each count's 95 % interval.
-	Sample *SampleReport `json:"sample,omitempty"`
+	Sample      *SampleReport `json:"sample,omitempty"`
+	CannotJudge []Gap         `json:"cannot_judge"` // why verdicts on these records cannot be backed (see Gaps)
 }
 
 // MemoryReport is memory in total and by state.
@@ -209,6 +216,9 @@ type KeyspaceReport struct {
 	Stale       int64            `json:"stale"`
 	NoTTL       int64            `json:"no_ttl"`
 	MemoryBytes int64            `json:"memory_bytes"`
+	AgeUnknown  map[string]int64 `json:"age_unknown"` // processing records whose staleness cannot be judged, by cause
+	Undecoded   int64            `json:"undecoded"`   // records that do not decode with the schema
+	ev          *ageEvidence
 }
 
 // CoverageReport is Coverage shaped for JSON.
@@ -282,9 +292,11 @@ func (s *Stats) Report() Report {
 	}
 	for _, name := range s.ksOrder {
 		k := s.keyspaces[name]
+		ev := k.ev // a copy: the report does not move with later records
 		r.Keyspaces = append(r.Keyspaces, KeyspaceReport{
 			Name: name, Match: Text(k.match), Total: k.total, ByState: stateMap(&k.byState),
 			Stale: k.stale, NoTTL: k.noTTL, MemoryBytes: k.memory,
+			AgeUnknown: k.ev.byCause(), Undecoded: k.ev.undecoded, ev: &ev,
 		})
 	}
 	for _, c := range s.coverage {
@@ -311,6 +323,7 @@ func (s *Stats) Report() Report {
 		r.Covered = p
 		r.estimate(p, read, s.memSq)
 	}
+	r.CannotJudge = r.Gaps(-1)
 	return r
 }
 

@@ -296,6 +296,9 @@ func ageExplain(r *inspect.Record, ks *inspect.Keyspace, elapsed time.Duration) 
 			return "unknown: the TTL was reset when the record completed, and no timestamp is stored"
 		case r.TTLms == -1:
 			return "unknown: no TTL to derive it from and no timestamp stored"
+		case r.AgeGap() == inspect.AgeGapTTLAboveReserve:
+			return fmt.Sprintf("unknown: its TTL (%s) is above the configured reserve TTL (%s), so the application reserves with a longer one: set reserve_ttl to it (idemctl doctor proposes a value)",
+				units.FormatMs(r.TTLms), units.FormatMs(ks.ReserveTTL.Milliseconds()))
 		default:
 			return "unknown: no timestamp stored and the TTL does not reveal it"
 		}

@@ -84,6 +84,7 @@ type Model struct {
 	lastComplete time.Time
 
 	banner    string
+	gaps      gapCache // the cannot-judge banner (evidence.go)
 	dataStale bool
 	backoff   time.Duration
 	status    string

@@ -22,6 +22,9 @@ func (m *Model) chromeLines() int {
 	if m.banner != "" {
 		n++
 	}
+	if m.showsGapBanner() {
+		n++
+	}
 	return n
 }
 
@@ -37,6 +40,10 @@ func (m *Model) View() tea.View {
 	if m.banner != "" {
 		b.WriteString("\n")
 		b.WriteString(m.styles.Banner.Render(fit(" ⚠ "+m.bannerText(), m.width)))
+	}
+	if m.showsGapBanner() {
+		b.WriteString("\n")
+		b.WriteString(m.styles.Banner.Render(fit(" ⚠ "+m.gapBanner(), m.width)))
 	}
 	b.WriteString("\n")
 	body := ""

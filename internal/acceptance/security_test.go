@@ -499,6 +499,9 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	}
 	r = clitest.Run(t, env, append([]string{"check", "--preset", "atlasmart", "--max-unknown-state", "1000000"}, asInspector...)...)
 	r.MustCode(t, cli.ExitOK)
+	// A pattern matching nothing in a database with keys: DBSIZE tells, within the role.
+	r = clitest.Run(t, env, append([]string{"check", "--preset", "atlasmart", "--match", "atlasmart:none:*", "--max-stale", "0"}, asInspector...)...)
+	r.MustCode(t, cli.ExitUnjudged)
 	ic := secUserClient(srv.Addr, "idemctl-inspector", "insp-"+secPW)
 	defer ic.Close()
 	ks := secKeyspace(t, "atlasmart")

@@ -43,7 +43,7 @@ func (t threshold) String() string {
 }
 
 type checkResult struct {
-	Verdict    string      `json:"verdict"` // ok, fail, incomplete
+	Verdict    string      `json:"verdict"` // ok, fail, incomplete, cannot_judge
 	Message    string      `json:"message"`
 	Complete   bool        `json:"complete"`
 	Covered    float64     `json:"covered"` // share of the keyspaces scanned
@@ -52,6 +52,8 @@ type checkResult struct {
 	Keyspaces  []string    `json:"keyspaces"`
 	DurationMs int64       `json:"duration_ms"`
 	Thresholds []threshold `json:"thresholds"`
+	// CannotJudge: why the data cannot back the verdict (cause and fix each)
+	CannotJudge []inspect.Gap `json:"cannot_judge"`
 }
 
 // checkCmd holds check's flags.
@@ -136,6 +138,8 @@ func (o *checkCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 		return &exitErr{code: ExitThreshold}
 	case "incomplete":
 		return &exitErr{code: ExitIncomplete}
+	case verdictUnjudged:
+		return &exitErr{code: ExitUnjudged}
 	}
 	return nil
 }
@@ -152,6 +156,7 @@ func judge(snap *inspect.Snapshot, ths []threshold) checkResult {
 	if !snap.Complete && snap.Err != nil {
 		res.Error = snap.Err.Error()
 	}
+	res.CannotJudge = relevantGaps(snap.Gaps(), ths)
 	var crossed, held []string
 	for _, t := range ths {
 		t.Value = t.get(tot)
@@ -174,10 +179,15 @@ func judge(snap *inspect.Snapshot, ths []threshold) checkResult {
 		}
 		if !snap.Complete {
 			scope += "; scan INCOMPLETE, so these are lower bounds: " + res.Error
+		} else if len(res.CannotJudge) > 0 {
+			scope += "; also " + unjudgedMessage(res.CannotJudge, nil)
 		}
 	case !snap.Complete:
 		res.Verdict = "incomplete"
 		res.Message = "INCOMPLETE: " + units.OneLine(res.Error) + "; thresholds not judged (so far: " + strings.Join(held, ", ") + ")"
+	case len(res.CannotJudge) > 0:
+		res.Verdict = verdictUnjudged
+		res.Message = unjudgedMessage(res.CannotJudge, held)
 	default:
 		res.Verdict = "ok"
 		res.Message = "OK: " + strings.Join(held, ", ")

@@ -54,7 +54,18 @@ func TestCheckEachThreshold(t *testing.T) {
 				t.Errorf("the verdict does not say what crossed: %q", r.Stdout)
 			}
 			r = clitest.Run(t, nil, append(append([]string{}, base...), c.flag, c.held)...)
-			verdict(t, r, cli.ExitOK, "OK: "+name+" ")
+			if name != "stale" && name != "oldest_processing" {
+				verdict(t, r, cli.ExitOK, "OK: "+name+" ")
+				return
+			}
+			// The 20 processing records without TTL have no age: an age
+			// verdict cannot be backed until their own threshold judges them.
+			verdict(t, r, cli.ExitUnjudged, "CANNOT JUDGE: cannot judge 20 processing records in atlasmart: they have no TTL")
+			r = clitest.Run(t, nil, append(append([]string{}, base...), c.flag, c.held, "--max-processing-no-ttl", "20")...)
+			verdict(t, r, cli.ExitOK, "OK: ")
+			if !strings.Contains(r.Stdout, name+" ") {
+				t.Errorf("the verdict does not name %s: %q", name, r.Stdout)
+			}
 		})
 	}
 
@@ -62,7 +73,7 @@ func TestCheckEachThreshold(t *testing.T) {
 	r := clitest.Run(t, nil, append(base, "--max-stale", "0", "--max-processing-no-ttl", "0", "--max-oldest-processing", "5m")...)
 	verdict(t, r, cli.ExitThreshold, "FAIL: stale 80 > 0, processing_no_ttl 20 > 0, oldest_processing ")
 
-	r = clitest.Run(t, nil, append(base, "--max-unknown-state", "0", "--max-stale", "1000", "-o", "json")...)
+	r = clitest.Run(t, nil, append(base, "--max-unknown-state", "0", "--max-stale", "1000", "--max-processing-no-ttl", "20", "-o", "json")...)
 	r.MustCode(t, cli.ExitOK)
 	var out struct {
 		Verdict    string `json:"verdict"`
@@ -75,7 +86,7 @@ func TestCheckEachThreshold(t *testing.T) {
 		} `json:"thresholds"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil || out.Verdict != "ok" || !out.Complete || out.Records != 1000 ||
-		len(out.Thresholds) != 2 || out.Thresholds[0].Name != "stale" || out.Thresholds[0].Value != 80 || out.Thresholds[0].Crossed {
+		len(out.Thresholds) != 3 || out.Thresholds[0].Name != "stale" || out.Thresholds[0].Value != 80 || out.Thresholds[0].Crossed {
 		t.Fatalf("json: %v %+v", err, out)
 	}
 

@@ -72,6 +72,7 @@ func (o *detectCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []stri
 	if res.Best == nil {
 		fmt.Fprintln(a.stdout, "\nno preset decodes most of these keys.")
 	}
+	writeTiming(a.stdout, res.Timing)
 	for _, m := range res.Mixed {
 		fmt.Fprintf(a.stdout, "\nmixed formats: %s — narrow --match or configure one keyspace per format\n", m)
 	}

@@ -59,6 +59,7 @@ func (o *statsCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 	progress.clear()
 	st.AddCoverage(covs...)
 	rep := st.Report() // cut short by Ctrl-C, it says so: complete false, covered < 1
+	fillGaps(ctx, s, &rep)
 	w := bufio.NewWriter(a.stdout)
 	if format == "json" {
 		enc := json.NewEncoder(w)
@@ -91,6 +92,7 @@ func writeStatsTable(w io.Writer, r inspect.Report) {
 		fmt.Fprintf(w, "SAMPLE  %.1f%% of the keyspace read (%s records): every count is an estimate for the whole, its 95%% interval in [ ]\n\n",
 			sm.Share*100, n(sm.RecordsRead))
 	}
+	writeGaps(w, r.CannotJudge)
 	fmt.Fprintf(w, "RECORDS %s   stale %s   memory %s", est("total", r.Total), est("stale", r.Stale),
 		units.FormatBytes(r.MemoryBytes.Total)+sampleInterval(r.Sample, "memory_bytes.total", units.FormatBytes))
 	if r.MemoryBytes.KnownRecords < r.Total {

@@ -10,17 +10,20 @@ import (
 // Exit codes, documented in the README. Scripts rely on them: never reuse one.
 // Exported for the acceptance suites, which check them from outside.
 const (
-	ExitOK         = 0
-	ExitError      = 1  // Redis unreachable, server error, I/O error
-	ExitUsage      = 2  // bad flags, bad config, unknown preset or profile
-	ExitIncomplete = 3  // the scan did not cover the whole keyspace (node lost, error mid-scan)
-	ExitRefused    = 4  // a write was refused: read-only profile, non-loopback seed, ACL
-	ExitConflict   = 5  // compare-and-set found the record changed
-	ExitNotFound   = 6  // the record to act on does not exist
-	ExitPartial    = 7  // a bulk action applied to some records only
-	ExitThreshold  = 8  // a check threshold was crossed
-	ExitAudit      = 12 // the audit log could not be written: the run stopped before its next write
-	ExitInterrupt  = 130
+	ExitOK             = 0
+	ExitError          = 1  // Redis unreachable, server error, I/O error
+	ExitUsage          = 2  // bad flags, bad config, unknown preset or profile
+	ExitIncomplete     = 3  // the scan did not cover the whole keyspace (node lost, error mid-scan)
+	ExitRefused        = 4  // a write was refused: read-only profile, non-loopback seed, ACL
+	ExitConflict       = 5  // compare-and-set found the record changed
+	ExitNotFound       = 6  // the record to act on does not exist
+	ExitPartial        = 7  // a bulk action applied to some records only
+	ExitThreshold      = 8  // a check threshold was crossed
+	ExitUnjudged       = 9  // check: the data cannot back a verdict (ages unknown, undecoded, empty pattern); doctor: a rule could not run
+	ExitDoctorWarning  = 10 // doctor: the worst finding is a warning
+	ExitDoctorCritical = 11 // doctor: the worst finding is critical
+	ExitAudit          = 12 // the audit log could not be written: the run stopped before its next write
+	ExitInterrupt      = 130
 )
 
 // ExitCodeTable is the README's "Exit codes" table, for idemctl(1) and the
@@ -38,6 +41,9 @@ var ExitCodeTable = []struct {
 	{ExitNotFound, "not found: the key no longer exists (`audit show`: no such run)"},
 	{ExitPartial, "partial: a bulk write applied to some keys only (or was interrupted)"},
 	{ExitThreshold, "`check`: a threshold was crossed"},
+	{ExitUnjudged, "`check`: cannot judge — the data cannot back a verdict (processing records whose age cannot be derived, a keyspace whose records mostly do not decode, a pattern matching nothing while the database holds other keys); the line names the cause and the fix; `doctor`: a rule could not run (ACL, server version) and nothing worse was found"},
+	{ExitDoctorWarning, "`doctor`: the worst finding is a warning"},
+	{ExitDoctorCritical, "`doctor`: the worst finding is critical"},
 	{ExitAudit, "audit log failure (disk full, I/O error): the run stopped before its next write; every write made has its intent in the log; free space and run the same command again"},
 	{ExitInterrupt, "interrupted (Ctrl-C or SIGTERM; a command blocked where it cannot stop, such as on a stdin that stays open, is ended 3 s after the signal)"},
 }

@@ -69,7 +69,7 @@ func newRoot(a *app) *cobra.Command {
 		}
 	}
 	add("inspect", leaf(a, "ui", &uiCmd{}), leaf(a, "scan", &scanCmd{}), leaf(a, "stats", &statsCmd{}),
-		leaf(a, "check", &checkCmd{}), leaf(a, "detect", &detectCmd{}), leaf(a, "exporter", &exporterCmd{}))
+		leaf(a, "check", &checkCmd{}), leaf(a, "doctor", &doctorCmd{}), leaf(a, "detect", &detectCmd{}), leaf(a, "exporter", &exporterCmd{}))
 	for _, kind := range []actions.Kind{actions.KindExpire, actions.KindFail, actions.KindReconcile} {
 		c := leaf(a, string(kind), &actionCmd{kind: kind})
 		c.Args = cobra.ArbitraryArgs
@@ -231,5 +231,6 @@ func writeRootHelp(w io.Writer, root *cobra.Command) {
 	fmt.Fprintln(w, "\nFlags:\n  -h, --help      this help\n  -v, --version   print the version")
 	fmt.Fprintln(w, "\nRun 'idemctl COMMAND --help' for a command's flags. Exit codes: 0 ok, 1 error,")
 	fmt.Fprintln(w, "2 usage/config, 3 incomplete scan, 4 refused, 5 conflict, 6 not found, 7 partial,")
-	fmt.Fprintln(w, "8 check threshold crossed, 12 audit log failure, 130 interrupted (all: idemctl(1)).")
+	fmt.Fprintln(w, "8 check threshold crossed, 9 cannot judge, 10/11 doctor warning/critical,")
+	fmt.Fprintln(w, "12 audit log failure, 130 interrupted (all: idemctl(1)).")
 }

@@ -2,6 +2,7 @@ package units
 
 import (
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -61,6 +62,22 @@ func TestOneLine(t *testing.T) {
 	} {
 		if got := OneLine(in); got != want {
 			t.Errorf("OneLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestConfigDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		6 * time.Hour: "6h", 90 * time.Second: "1m30s", 45 * time.Second: "45s", 90 * time.Minute: "1h30m",
+		10 * time.Minute: "10m", 0: "0s", 1500 * time.Millisecond: "2s", 48 * time.Hour: "48h",
+	} {
+		if got := ConfigDuration(d); got != want {
+			t.Errorf("ConfigDuration(%v) = %q, want %q", d, got, want)
+		}
+		if d > 0 {
+			if back, err := ParseDuration(ConfigDuration(d)); err != nil || back != d.Round(time.Second) {
+				t.Errorf("ParseDuration(%q) = %v, %v", ConfigDuration(d), back, err)
+			}
 		}
 	}
 }

@@ -102,3 +102,19 @@ func ParseByteSize(s string) (int64, error) {
 func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 	return decodeScalar(n, "a size such as 16KiB", ParseByteSize, func(v int64) { *b = ByteSize(v) })
 }
+
+// ConfigDuration writes d the way a config file or flag takes it, shortest
+// first: 6h, 90m, 45s, 1h30m (never Go's "6h0m0s").
+func ConfigDuration(d time.Duration) string {
+	if d <= 0 {
+		return "0s"
+	}
+	s := d.Round(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

@@ -1,0 +1,109 @@
+package inspect
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+// Proposal is one timing setting detect proposes from the sampled records,
+// beside the preset's default, with what it rests on.
+type Proposal struct {
+	Setting  string `json:"setting"` // reserve_ttl, processing_timeout, retention
+	Value    string `json:"value"`   // "" when the sample cannot support one
+	Default  string `json:"preset_default"`
+	Evidence string `json:"evidence"`
+}
+
+// minTimingSample is how many records a timing proposal needs.
+const minTimingSample = 5
+
+// proposeTiming reads the sampled records as preset reads them and
+// proposes reserve_ttl (the largest TTL left on a processing record: the
+// newest one's is nearly the TTL the reserve step sets), retention (the
+// same for completed records) and processing_timeout (three times the
+// median processing age under the proposed reserve TTL: stuck records
+// inflate the tail, so the median is used).
+func proposeTiming(ctx context.Context, c redis.UniversalClient, preset, pattern string, keys []string) ([]Proposal, error) {
+	s, err := Preset(preset)
+	if err != nil {
+		return nil, err
+	}
+	ks, err := NewKeyspace(KeyspaceSpec{Schema: s, Match: pattern})
+	if err != nil {
+		return nil, err
+	}
+	f := &fetcher{c: c, ks: ks, memOn: newTrue()}
+	res, err := f.fetch(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	var procTTL, doneTTL []int64
+	for i := range res.records {
+		r := &res.records[i]
+		if r.TTLms <= 0 || r.Flags&(FlagUndecoded|FlagWrongType) != 0 {
+			continue
+		}
+		switch r.State {
+		case StateProcessing:
+			procTTL = append(procTTL, r.TTLms)
+		case StateSucceeded, StateFailed, StateReconciled:
+			doneTTL = append(doneTTL, r.TTLms)
+		}
+	}
+	d := s.Defaults
+	reserve := Proposal{Setting: "reserve_ttl", Default: units.ConfigDuration(d.ReserveTTL.D())}
+	timeout := Proposal{Setting: "processing_timeout", Default: units.ConfigDuration(d.ProcessingTimeout.D())}
+	retention := Proposal{Setting: "retention", Default: units.ConfigDuration(d.Retention.D())}
+
+	var reserveD time.Duration
+	switch {
+	case !s.AgeFromTTL:
+		reserve.Evidence = "not needed: " + preset + " stores the times it needs in the record"
+	case len(procTTL) < minTimingSample:
+		reserve.Evidence = fmt.Sprintf("not proposed: %d processing records with a TTL in the sample (%d needed); sample more (--sample) while requests are in flight", len(procTTL), minTimingSample)
+	default:
+		top := slices.Max(procTTL)
+		reserveD = ProposeDuration(top)
+		reserve.Value = units.ConfigDuration(reserveD)
+		reserve.Evidence = fmt.Sprintf("the largest TTL left on %d sampled processing records is %s: the newest record's TTL is nearly the one its reserve step set", len(procTTL), units.FormatMs(top))
+	}
+	if reserveD > 0 {
+		ages := make([]int64, len(procTTL))
+		for i, t := range procTTL {
+			ages[i] = max(reserveD.Milliseconds()-t, 0)
+		}
+		sort.Slice(ages, func(i, j int) bool { return ages[i] < ages[j] })
+		med := ages[len(ages)/2]
+		timeout.Value = units.ConfigDuration(max(ProposeDuration(3*med), time.Second))
+		timeout.Evidence = fmt.Sprintf("three times the median age (%s) of %d sampled processing records under reserve_ttl %s; crashed records inflate the tail, so the median is used",
+			units.FormatMs(med), len(ages), reserve.Value)
+	} else {
+		timeout.Evidence = "not proposed: no processing ages to measure (see reserve_ttl)"
+	}
+	if len(doneTTL) < minTimingSample {
+		retention.Evidence = fmt.Sprintf("not proposed: %d completed records with a TTL in the sample (%d needed)", len(doneTTL), minTimingSample)
+	} else {
+		top := slices.Max(doneTTL)
+		retention.Value = units.ConfigDuration(ProposeDuration(top))
+		retention.Evidence = fmt.Sprintf("the largest TTL left on %d sampled completed records is %s: the TTL the complete step sets", len(doneTTL), units.FormatMs(top))
+	}
+	return []Proposal{reserve, timeout, retention}, nil
+}
+
+// timingYAML appends the proposed settings to a keyspace block.
+func timingYAML(ps []Proposal) string {
+	out := ""
+	for _, p := range ps {
+		if p.Value != "" {
+			out += fmt.Sprintf("    %s: %s # preset default %s\n", p.Setting, p.Value, p.Default)
+		}
+	}
+	return out
+}

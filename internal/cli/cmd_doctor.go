@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/idemctl/idemctl/doctor"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+// doctorCmd holds doctor's flags.
+type doctorCmd struct {
+	readFlags
+	output       string
+	retryHorizon time.Duration
+	requireFsync string
+	maxLag       time.Duration
+}
+
+func (o *doctorCmd) flags(fs *pflag.FlagSet) {
+	o.retryHorizon, o.maxLag = 24*time.Hour, 10*time.Second
+	outputFlag(fs, &o.output, "", "table or json (default: table on a terminal, json otherwise)", "table", "json")
+	fs.Var(durationValue(&o.retryHorizon), "retry-horizon", "how long clients may retry a request: retention must cover it")
+	fs.StringVar(&o.requireFsync, "require-fsync", "everysec", "weakest appendfsync accepted: always, everysec or no")
+	fs.Var(durationValue(&o.maxLag), "max-lag", "replication lag above which a failover loses records")
+	o.readFlags.register(fs)
+}
+
+func (o *doctorCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
+	format, err := outputFormat(o.output, a.isTTY, "table", "json")
+	if err != nil {
+		return err
+	}
+	switch o.requireFsync {
+	case "always", "everysec", "no":
+	default:
+		return usageErr("--require-fsync %q: want always, everysec or no", o.requireFsync)
+	}
+	if o.retryHorizon <= 0 {
+		return usageErr("--retry-horizon must be above 0")
+	}
+	s, err := a.openRead(ctx, fs, &o.readFlags)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	opt := s.cfg.DoctorOptions() // the config's doctor: section; flags given win
+	if fs.Changed("retry-horizon") || opt.RetryHorizon == 0 {
+		opt.RetryHorizon = o.retryHorizon
+	}
+	if fs.Changed("require-fsync") || opt.RequireFsync == "" {
+		opt.RequireFsync = o.requireFsync
+	}
+	opt.MaxLag = o.maxLag
+	rep := doctor.Run(ctx, s.client, s.keyspaces, s.scan, opt)
+	if ctx.Err() != nil {
+		return context.Canceled
+	}
+	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].Severity > rep.Findings[j].Severity })
+	w := bufio.NewWriter(a.stdout)
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		err = enc.Encode(rep)
+	} else {
+		writeDoctorTable(w, &rep, s.ep.String())
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	return &exitErr{code: doctorExit(&rep)} // the report on stdout says it all
+}
+
+// doctorExit is the exit code for the worst finding: 11 critical, 10
+// warning, else 9 when a rule could not run, else 0.
+func doctorExit(rep *doctor.Report) int {
+	if worst, ok := rep.Worst(); ok && worst > doctor.Info {
+		if worst == doctor.Critical {
+			return ExitDoctorCritical
+		}
+		return ExitDoctorWarning
+	}
+	if rep.Skipped() > 0 {
+		return ExitUnjudged
+	}
+	return ExitOK
+}
+
+func writeDoctorTable(w io.Writer, rep *doctor.Report, ep string) {
+	for _, f := range rep.Findings {
+		if f.Silenced != "" {
+			continue // listed after the skipped checks
+		}
+		fmt.Fprintf(w, "%-8s %s%s: %s\n", strings.ToUpper(f.Severity.String()), f.Rule, onKeyspace(f.Keyspace), f.Title)
+		for _, e := range f.Evidence {
+			fmt.Fprintf(w, "  evidence: %s\n", units.OneLine(e))
+		}
+		if len(f.Samples) > 0 {
+			fmt.Fprintf(w, "  samples:  %s\n", strings.Join(f.Samples, "  "))
+		}
+		fmt.Fprintf(w, "  fix:      %s\n\n", units.OneLine(f.Fix))
+	}
+	ok, nodata := 0, 0
+	for _, c := range rep.Checks {
+		switch c.Status {
+		case doctor.StatusSkipped:
+			fmt.Fprintf(w, "SKIPPED  %s%s: %s\n", c.Rule, onKeyspace(c.Keyspace), units.OneLine(c.Reason))
+		case doctor.StatusOK:
+			ok++
+		case doctor.StatusNoData:
+			nodata++
+		}
+	}
+	silenced := 0
+	for _, f := range rep.Findings {
+		if f.Silenced != "" {
+			silenced++
+			fmt.Fprintf(w, "SILENCED %s%s (%s): %s — %s\n", f.Rule, onKeyspace(f.Keyspace), f.Severity, f.Title, units.OneLine(f.Silenced))
+		}
+	}
+	counts := []string{}
+	for _, s := range []string{"critical", "warning", "info"} {
+		counts = append(counts, fmt.Sprintf("%d %s", rep.Counts[s], s))
+	}
+	version := rep.Version
+	if version == "" {
+		version = "version unknown"
+	}
+	fmt.Fprintf(w, "%s; %d checks clean, %d with nothing to judge, %d skipped, %d silenced — %s records on %s (%s), in %s\n",
+		strings.Join(counts, ", "), ok, nodata, rep.Skipped(), silenced, units.FormatCount(rep.Records), ep, inspect.Sanitize(version),
+		units.FormatMs(max(rep.Duration, time.Millisecond).Milliseconds()))
+}
+
+// onKeyspace is " [name]" for a keyspace's finding, "" for the server's.
+func onKeyspace(ks string) string {
+	if ks == "" {
+		return ""
+	}
+	return " [" + inspect.Sanitize(ks) + "]"
+}

@@ -1,0 +1,23 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// writeTiming lists detect's timing proposals beside the preset's defaults.
+func writeTiming(w io.Writer, ps []inspect.Proposal) {
+	if len(ps) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\ntiming from the sample (preset default → proposed):")
+	for _, p := range ps {
+		v := p.Value
+		if v == "" {
+			v = "—"
+		}
+		fmt.Fprintf(w, "  %-19s %s → %s: %s\n", p.Setting, p.Default, v, inspect.Sanitize(p.Evidence))
+	}
+}
