@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -23,7 +24,8 @@ type Executor struct {
 
 	opened    *Auditor // the log NewExecutor opened, for Close
 	auditPath string   // where MarkAlreadyApplied reads earlier runs
-	stopped   error    // why the last run stopped early (an audit failure)
+	mu        sync.Mutex
+	stopped   error // why the last run stopped early (an audit failure)
 }
 
 // Plan reads the record and builds the guarded write for req.
@@ -268,4 +270,8 @@ func explain(err error, user string) string {
 // RunStopped is why the last ApplyAll stopped early: the audit log could
 // not be written (nil otherwise). Every write it made has a durable
 // intent; the ones after the failure were not made.
-func (e *Executor) RunStopped() error { return e.stopped }
+func (e *Executor) RunStopped() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stopped
+}

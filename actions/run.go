@@ -27,6 +27,7 @@ type run struct {
 	rate    int
 	start   time.Time
 	sent    int
+	stopped error // why the run stopped early (an audit failure)
 }
 
 // pace waits until the run may send its next write: the n-th write of a
@@ -59,14 +60,20 @@ func (r *run) pace(ctx context.Context) {
 // what was done.
 func (e *Executor) ApplyAll(ctx context.Context, plans []*Plan, ratePerSec int, progress func(i int, r Result)) []Result {
 	out := make([]Result, len(plans))
-	e.stopped = nil
 	r := &run{id: RunID(plans), plans: plans, rate: ratePerSec, start: time.Now()}
+	// Runs may share an executor (the TUI, tests racing the application):
+	// the stop is the run's own, published for RunStopped when it ends.
+	defer func() {
+		e.mu.Lock()
+		e.stopped = r.stopped
+		e.mu.Unlock()
+	}()
 	size := batchSize(ratePerSec)
 	for i := 0; i < len(plans); i += size {
-		if e.stopped != nil || ctx.Err() != nil {
+		if r.stopped != nil || ctx.Err() != nil {
 			detail := "cancelled before this write"
-			if e.stopped != nil {
-				detail = "not written: the run stopped: " + e.stopped.Error()
+			if r.stopped != nil {
+				detail = "not written: the run stopped: " + r.stopped.Error()
 			}
 			for k := i; k < len(plans); k++ {
 				out[k] = Result{Key: plans[k].Key, Action: plans[k].Kind, Outcome: Skipped, Detail: detail}
@@ -131,7 +138,7 @@ func (e *Executor) applyBatch(ctx context.Context, r *run, base int, out []Resul
 			pre = append(e.planEntries(r.id, r.plans), pre...)
 		}
 		if err := e.Audit.Append(ctx, pre...); err != nil {
-			e.stopped = err
+			r.stopped = err
 			for k := range out {
 				switch {
 				case intents[k].ID != "":
@@ -165,7 +172,7 @@ func (e *Executor) applyBatch(ctx context.Context, r *run, base int, out []Resul
 		}
 	}
 	if err := e.Audit.Append(context.WithoutCancel(ctx), outcomes...); err != nil {
-		e.stopped = err
+		r.stopped = err
 		for k := range intents {
 			out[k].Detail += "; WARNING: the outcome could not be audited: " + err.Error()
 		}
