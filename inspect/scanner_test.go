@@ -148,9 +148,7 @@ func TestScanHostileRecords(t *testing.T) {
 }
 
 func TestScanWithoutMemoryPermission(t *testing.T) {
-	srv := redistest.Shared(t)
-	admin := srv.Client(0)
-	defer admin.Close()
+	srv, admin := redistest.SharedClient(t)
 	ctx := context.Background()
 	if _, err := appsim.Seed(ctx, admin, appsim.Plan{Schema: "atlasmart", Count: 300, ReserveTTL: time.Hour,
 		ProcessingTimeout: time.Minute, Retention: time.Hour, LargeResponse: 16 << 10}); err != nil {
