@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -19,19 +20,11 @@ func TestMain(m *testing.M) { os.Exit(redistest.RunMain(m)) }
 
 func keyspace(t *testing.T, preset string, set func(*inspect.KeyspaceSpec)) *inspect.Keyspace {
 	t.Helper()
-	s, err := inspect.Preset(preset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp := inspect.KeyspaceSpec{Schema: s}
+	sp := inspect.KeyspaceSpec{Schema: inspecttest.Preset(t, preset)}
 	if set != nil {
 		set(&sp)
 	}
-	ks, err := inspect.NewKeyspace(sp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ks
+	return inspecttest.Spec(t, sp)
 }
 
 func run(t *testing.T, c redis.UniversalClient, opt Options, kss ...*inspect.Keyspace) Report {
