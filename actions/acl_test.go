@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/inspect/inspecttest"
-	"github.com/idemctl/idemctl/internal/redistest"
 )
 
 // readRights is the inspection role: every read idemctl issues, no scripts.
@@ -46,7 +45,7 @@ func aclUser(t *testing.T, r *rig, name string, rights ...[]string) *Executor {
 }
 
 func TestACLReadOnlyUserIsRefused(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	ex := aclUser(t, r, "idem-reader", readRights)
 	ctx := context.Background()
 	r.reserveAtlas(atlasKey, fp("body-1"))
@@ -77,7 +76,7 @@ func TestACLReadOnlyUserIsRefused(t *testing.T) {
 // Redis stops the script at its first write, before anything changed, and
 // the operator is told which rights are missing.
 func TestACLScriptingWithoutWriteCommands(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	ex := aclUser(t, r, "idem-scripter", readRights, scriptRights)
 	ctx := context.Background()
 	r.reserveAtlas(atlasKey, fp("body-1"))
@@ -97,7 +96,7 @@ func TestACLScriptingWithoutWriteCommands(t *testing.T) {
 // fails half-way and Redis does not roll back. The result must say so, never
 // "nothing written".
 func TestACLScriptFailsHalfway(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	ex := aclUser(t, r, "idem-halfway", readRights, scriptRights, []string{"+hset"}) // no +pexpire
 	ctx := context.Background()
 	r.reserveAtlas(atlasKey, fp("body-1"))
@@ -121,7 +120,7 @@ func TestACLScriptFailsHalfway(t *testing.T) {
 // The operator role: the read rights, the scripting commands, and the
 // commands the scripts run. Every action applies on every format.
 func TestACLOperatorWrites(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	ex := aclUser(t, r, "idem-operator", readRights, scriptRights, writeRights)
 	ctx := context.Background()
 	// A fresh script cache: the operator's first EVALSHA meets NOSCRIPT and

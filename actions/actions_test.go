@@ -11,7 +11,6 @@ import (
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/inspecttest"
-	"github.com/idemctl/idemctl/internal/redistest"
 )
 
 // schemaCase is one built-in or custom record format with a processing and
@@ -56,7 +55,7 @@ func TestExpireChangesOnlyTheTTL(t *testing.T) {
 	for _, sc := range schemaCases {
 		for _, which := range []string{"processing", "succeeded"} {
 			t.Run(sc.name+"/"+which, func(t *testing.T) {
-				r := newRig(t, redistest.Shared(t))
+				r := sharedRig(t)
 				seed, state := sc.processing, sc.processingState
 				if which == "succeeded" {
 					seed, state = sc.succeeded, sc.doneSt
@@ -93,7 +92,7 @@ func TestExpireChangesOnlyTheTTL(t *testing.T) {
 func TestExpireZeroDeletes(t *testing.T) {
 	for _, sc := range schemaCases {
 		t.Run(sc.name, func(t *testing.T) {
-			r := newRig(t, redistest.Shared(t))
+			r := sharedRig(t)
 			sc.processing(r)
 			p := r.plan(Request{Kind: KindExpire, Keyspace: sc.ks(t), Key: sc.key, TTL: TTL{Mode: TTLSet, D: 0}})
 			if !p.Delete || p.After.Exists {
@@ -130,7 +129,7 @@ func TestFailHash(t *testing.T) {
 		{name: "explicit", ttl: TTL{Mode: TTLSet, D: 90 * time.Second}, status: 500, resp: ptr("upstream exploded")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, redistest.Shared(t))
+			r := sharedRig(t)
 			r.reserveAtlas(atlasKey, fp("body-1"))
 			ttlBefore := r.pttl(atlasKey)
 			p := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey, Reason: "worker crashed (INC-7)", TTL: tc.ttl, Status: tc.status, Response: tc.resp})
@@ -194,7 +193,7 @@ func TestFailHash(t *testing.T) {
 func TestFailJSON(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		t.Run(fmt.Sprintf("keep=%v", keep), func(t *testing.T) {
-			r := newRig(t, redistest.Shared(t))
+			r := sharedRig(t)
 			ks := inspecttest.Schema(t, "jsonidem", jsonSchemaYAML)
 			r.setMarker(jsonKey, jsonProcessing, 120*time.Second)
 			req := Request{Kind: KindFail, Keyspace: ks, Key: jsonKey, Reason: "stuck"}
@@ -234,7 +233,7 @@ func TestReconcileHash(t *testing.T) {
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	for _, from := range []string{"processing", "failed"} {
 		t.Run(from, func(t *testing.T) {
-			r := newRig(t, redistest.Shared(t))
+			r := sharedRig(t)
 			r.reserveAtlas(atlasKey, fp("body-1"))
 			if from == "failed" {
 				if res := r.apply(r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey})); res.Outcome != Applied {
@@ -265,7 +264,7 @@ func TestReconcileHash(t *testing.T) {
 }
 
 func TestReconcileJSON(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	ks := inspecttest.Schema(t, "jsonidem", jsonSchemaYAML)
 	r.setMarker(jsonKey, jsonProcessing, 120*time.Second)
 	res := r.apply(r.plan(Request{Kind: KindReconcile, Keyspace: ks, Key: jsonKey, Ref: "ord-42"}))
@@ -287,7 +286,7 @@ func TestReconcileJSON(t *testing.T) {
 func TestSetnxFailAndReconcile(t *testing.T) {
 	ks := inspecttest.Keyspace(t, "setnx")
 	t.Run("fail-deletes", func(t *testing.T) {
-		r := newRig(t, redistest.Shared(t))
+		r := sharedRig(t)
 		r.setMarker(setnxKey, "processing", time.Hour)
 		p := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: setnxKey})
 		if !p.Delete {
@@ -303,7 +302,7 @@ func TestSetnxFailAndReconcile(t *testing.T) {
 	})
 	for _, resp := range []*string{nil, ptr(`{"order_id":"ord-9","total_cents":1200}`)} {
 		t.Run(fmt.Sprintf("reconcile-response=%v", resp != nil), func(t *testing.T) {
-			r := newRig(t, redistest.Shared(t))
+			r := sharedRig(t)
 			r.setMarker(setnxKey, "1", 0) // a marker set without EX: blocked forever
 			res := r.apply(r.plan(Request{Kind: KindReconcile, Keyspace: ks, Key: setnxKey, Response: resp}))
 			if res.Outcome != Applied {
@@ -359,7 +358,7 @@ actions:
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, redistest.Shared(t))
+			r := sharedRig(t)
 			tc.seed(r)
 			before, ttl := r.raw(tc.key), r.pttl(tc.key)
 			req := tc.req
@@ -381,7 +380,7 @@ actions:
 		})
 	}
 	t.Run("no-reason", func(t *testing.T) {
-		r := newRig(t, redistest.Shared(t))
+		r := sharedRig(t)
 		r.reserveAtlas(atlasKey, fp("b"))
 		for _, reason := range []string{"", "  \t"} {
 			_, err := BuildPlan(ctx, r.c, Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, Reason: reason})
@@ -405,7 +404,7 @@ func TestJSONWriteNeverCorruptsTheDocument(t *testing.T) {
 		{"empty-array", `{"status":"IN_PROGRESS","fp":"a","items":[]}`, "items = []"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, redistest.Shared(t))
+			r := sharedRig(t)
 			r.setMarker(jsonKey, tc.doc, time.Minute)
 			for _, kind := range []Kind{KindFail, KindReconcile} {
 				p := r.plan(Request{Kind: kind, Keyspace: ks, Key: jsonKey, Ref: "ord-1"})
@@ -424,7 +423,7 @@ func TestJSONWriteNeverCorruptsTheDocument(t *testing.T) {
 		})
 	}
 	t.Run("response", func(t *testing.T) {
-		r := newRig(t, redistest.Shared(t))
+		r := sharedRig(t)
 		r.setMarker(jsonKey, jsonProcessing, time.Minute)
 		p := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: jsonKey, Response: ptr(`{"charge_id":98765432109876543}`)})
 		if p.Outcome != Refused || !strings.Contains(p.Refused, "charge_id") {
@@ -436,7 +435,7 @@ func TestJSONWriteNeverCorruptsTheDocument(t *testing.T) {
 // The diff shown before a JSON write names the decoded fields with their
 // current values, and the planned record is what the server then holds.
 func TestJSONPlanShowsTheRealDiff(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	ks := inspecttest.Schema(t, "jsonidem", jsonSchemaYAML)
 	r.setMarker(jsonKey, jsonProcessing, 120*time.Second)
 	p := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: jsonKey, Reason: "stuck"})

@@ -213,7 +213,7 @@ func TestAuditEntryTooLongRefused(t *testing.T) {
 // before its writes, and its outcomes together after (two fsyncs a batch,
 // not two a write); every intent has its outcome.
 func TestGroupCommitOrder(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	plans := r.reservePlans("gc", 100, Request{Kind: KindFail})
 	for _, res := range r.ex.ApplyAll(context.Background(), plans, 0, nil) {
 		if res.Outcome != Applied {
@@ -242,7 +242,7 @@ func TestGroupCommitOrder(t *testing.T) {
 // --rate holds across batches: n writes at rate r take at least (n-1)/r,
 // and an absurd rate is no error (it used to panic in NewTicker).
 func TestApplyAllRate(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	plans := r.reservePlans("rate", 21, Request{Kind: KindExpire, TTL: TTL{Mode: TTLSet, D: time.Hour}})
 	start := time.Now()
 	for _, res := range r.ex.ApplyAll(context.Background(), plans[:20], 100, nil) {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect/inspecttest"
-	"github.com/idemctl/idemctl/internal/redistest"
 )
 
 // Compare-and-set: a record that changes between the plan and the write is
@@ -50,7 +49,7 @@ func TestCASConflictAfterPlan(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, redistest.Shared(t))
+			r := sharedRig(t)
 			tc.sc.processing(r)
 			req := tc.req
 			req.Keyspace, req.Key = tc.sc.ks(t), tc.key
@@ -78,7 +77,7 @@ func TestCASConflictAfterPlan(t *testing.T) {
 // The lesson's application completing between plan and write: the scripts
 // the service runs, not a hand-made change.
 func TestCASAgainstTheApplication(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	ctx := context.Background()
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	r.reserveAtlas(atlasKey, fp("body-1"))
@@ -120,7 +119,7 @@ func TestSeenDiffersAtPlan(t *testing.T) {
 		{"fingerprint", Seen{State: "PROCESSING", Fingerprint: fp("other")}, "fingerprint"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, redistest.Shared(t))
+			r := sharedRig(t)
 			r.reserveAtlas(atlasKey, fp("body-1"))
 			before := r.raw(atlasKey)
 			saw := tc.saw
@@ -140,7 +139,7 @@ func TestSeenDiffersAtPlan(t *testing.T) {
 		})
 	}
 	t.Run("same", func(t *testing.T) {
-		r := newRig(t, redistest.Shared(t))
+		r := sharedRig(t)
 		r.reserveAtlas(atlasKey, fp("body-1"))
 		p := r.plan(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey,
 			Saw: &Seen{State: "PROCESSING", Fingerprint: fp("body-1")}})
@@ -154,7 +153,7 @@ func TestSeenDiffersAtPlan(t *testing.T) {
 func TestDeletedAfterPlan(t *testing.T) {
 	for _, sc := range schemaCases {
 		t.Run(sc.name, func(t *testing.T) {
-			r := newRig(t, redistest.Shared(t))
+			r := sharedRig(t)
 			sc.processing(r)
 			p := r.plan(Request{Kind: KindReconcile, Keyspace: sc.ks(t), Key: sc.key, Ref: "ord-1"})
 			if p.Refused != "" {

@@ -92,6 +92,9 @@ func newRig(t *testing.T, srv *redistest.Server) *rig {
 	return &rig{t: t, srv: srv, c: c, policy: pol, audit: path, ex: ex}
 }
 
+// sharedRig is a rig on the package's shared server, flushed for the test.
+func sharedRig(t *testing.T) *rig { return newRig(t, redistest.Shared(t)) }
+
 // testClient is a client for the executor: no retries, short timeouts.
 func testClient(addr, user, password string, readTimeout time.Duration, retries int) *redis.Client {
 	return redis.NewClient(&redis.Options{Addr: addr, Username: user, Password: password,

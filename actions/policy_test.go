@@ -10,12 +10,11 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/inspect/inspecttest"
-	"github.com/idemctl/idemctl/internal/redistest"
 )
 
 // Read-only is enforced where the write happens, whoever calls Apply.
 func TestReadOnlyRefusesAtApply(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	before := r.raw(atlasKey)
 	ks := inspecttest.Keyspace(t, "atlasmart")
@@ -57,7 +56,7 @@ func TestReadOnlyRefusesAtApply(t *testing.T) {
 // A protected profile refuses until its exact name is typed; a wrong name
 // is an error and keeps it locked.
 func TestProtectedProfile(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	pol := &Policy{Writes: true, Protected: true, Profile: "prod"}
 	r.ex.Policy = pol
@@ -104,7 +103,7 @@ func TestProtectedProfile(t *testing.T) {
 
 // Without an audit log nothing is written.
 func TestNoAuditNoWrite(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	r.ex.Audit = nil
 	res := r.apply(r.plan(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey}))
@@ -134,7 +133,7 @@ func TestNoAuditNoWrite(t *testing.T) {
 // stream; the executor writes, audits both, and Close closes the file.
 // A planner opens nothing and cannot write.
 func TestNewExecutorAndPlanner(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	c, ctx, ks := r.c, context.Background(), inspecttest.Keyspace(t, "atlasmart")
 	dir := filepath.Join(t.TempDir(), "state", "idemctl")

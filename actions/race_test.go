@@ -13,7 +13,6 @@ import (
 
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect/inspecttest"
-	"github.com/idemctl/idemctl/internal/redistest"
 )
 
 // A live race between the application and the operator's tool on one pool
@@ -29,7 +28,7 @@ import (
 // it planned against, every other write changed nothing, and no COMPLETE
 // the application was told succeeded is lost.
 func TestRaceToolAgainstApplication(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	ctx := context.Background()
 	const nKeys = 200

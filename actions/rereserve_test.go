@@ -8,7 +8,6 @@ import (
 
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect/inspecttest"
-	"github.com/idemctl/idemctl/internal/redistest"
 )
 
 // A re-reservation between the tool's read and its write always ends in a
@@ -23,7 +22,7 @@ import (
 // network): a delete and a byte-identical reservation within the same
 // millisecond leave nothing a client can observe, expiry time included.
 func TestReReservationAlwaysConflicts(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	ctx := context.Background()
 	type format struct {
 		name, key string

@@ -57,7 +57,7 @@ func TestGuardWholeRecord(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, redistest.Shared(t))
+			r := sharedRig(t)
 			now := time.UnixMilli(r.serverMs())
 			r.c.SetNX(ctx, ptKey, powertoolsInProgress(now.Add(-time.Minute), -time.Second), time.Hour)
 			r.c.PExpire(ctx, ptKey, time.Hour-time.Minute)
@@ -90,7 +90,7 @@ func TestGuardWholeRecord(t *testing.T) {
 // a way state and fingerprint do not show (the TTL re-set) conflicts, and
 // the conflict says what changed.
 func TestPinnedVersion(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	ctx := context.Background()
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	r.reserveAtlas(atlasKey, fp("body-1"))
@@ -120,7 +120,7 @@ func TestPinnedVersion(t *testing.T) {
 // pinned version: a TTL given to a record that had none, and a TTL taken
 // from one that had it, both conflict at plan and at apply.
 func TestPinnedVersionVolatility(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	ctx := context.Background()
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	for _, tc := range []struct {
@@ -150,7 +150,7 @@ func TestPinnedVersionVolatility(t *testing.T) {
 // The version is computed on the server: a huge value is hashed there,
 // never fetched, and a hash with more fields than can be pinned is refused.
 func TestVersionBounds(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	ctx := context.Background()
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	r.c.HSet(ctx, atlasKey, "response", strings.Repeat("x", 5<<20))
@@ -181,7 +181,7 @@ func TestVersionBounds(t *testing.T) {
 func TestExpireMovesTheStoredExpiry(t *testing.T) {
 	ctx := context.Background()
 	t.Run("powertools", func(t *testing.T) {
-		r := newRig(t, redistest.Shared(t))
+		r := sharedRig(t)
 		now := time.UnixMilli(r.serverMs())
 		r.c.SetNX(ctx, ptKey, powertoolsInProgress(now, 2*time.Hour), time.Hour)
 		p := r.plan(Request{Kind: KindExpire, Keyspace: inspecttest.Keyspace(t, "powertools"), Key: ptKey, TTL: TTL{Mode: TTLSet, D: 3 * time.Hour}})
@@ -223,7 +223,7 @@ func TestExpireMovesTheStoredExpiry(t *testing.T) {
 		}
 	})
 	t.Run("gopotency rfc3339", func(t *testing.T) {
-		r := newRig(t, redistest.Shared(t))
+		r := sharedRig(t)
 		now := time.UnixMilli(r.serverMs()).UTC()
 		key := "order-7"
 		r.c.Set(ctx, key, fmt.Sprintf(`{"Key":"order-7","RequestHash":"h","Status":"completed","CreatedAt":%q,"ExpiresAt":%q}`,
@@ -244,7 +244,7 @@ func res0(r *rig) int64 { return r.serverMs() }
 // The script's calendar arithmetic agrees with Go's for dates around leap
 // days, year ends and the epoch.
 func TestScriptRFC3339(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	ctx := context.Background()
 	src := timeLua + `return rfc3339(tonumber(ARGV[1]))`
 	for _, tm := range []string{"1970-01-01T00:00:00.000Z", "2000-02-29T23:59:59.999Z", "2024-12-31T12:00:00.001Z",
@@ -260,7 +260,7 @@ func TestScriptRFC3339(t *testing.T) {
 // Defect 3: an option the library would not read is refused with the
 // reason, never accepted and dropped.
 func TestOptionsLandOrAreRefused(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	ctx := context.Background()
 	body := `{"id":1}`
 	for _, tc := range []struct {
@@ -297,7 +297,7 @@ func TestOptionsLandOrAreRefused(t *testing.T) {
 // where the record lives by them, and the compare-and-set covers them: an
 // application that re-sets a field's TTL between plan and write wins.
 func TestGuardedWritesKeepFieldTTLs(t *testing.T) {
-	r := newRig(t, redistest.Shared(t))
+	r := sharedRig(t)
 	redistest.RequireFieldTTL(t, r.c)
 	ctx := context.Background()
 	ks := inspecttest.Keyspace(t, "atlasmart")

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -19,19 +20,11 @@ func TestMain(m *testing.M) { os.Exit(redistest.RunMain(m)) }
 
 func keyspace(t *testing.T, preset string, set func(*inspect.KeyspaceSpec)) *inspect.Keyspace {
 	t.Helper()
-	s, err := inspect.Preset(preset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp := inspect.KeyspaceSpec{Schema: s}
+	sp := inspect.KeyspaceSpec{Schema: inspecttest.Preset(t, preset)}
 	if set != nil {
 		set(&sp)
 	}
-	ks, err := inspect.NewKeyspace(sp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ks
+	return inspecttest.Spec(t, sp)
 }
 
 func run(t *testing.T, c redis.UniversalClient, opt Options, kss ...*inspect.Keyspace) Report {
@@ -101,9 +94,7 @@ func atlas(t *testing.T, c *redis.Client, tag, state, fp string, ttl time.Durati
 // The issue's reproduction: records reserved with EX 6h, read under the
 // preset's 1m reserve TTL. doctor proposes 6h; with 6h it stays quiet.
 func TestReserveTTLProposedFromObservedTTLs(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	atlas(t, c, "six", "PROCESSING", "fp", 6*time.Hour-3*time.Second, 30)
 	atlas(t, c, "older", "PROCESSING", "fp", 5*time.Hour, 30)
 
@@ -125,9 +116,7 @@ func TestReserveTTLProposedFromObservedTTLs(t *testing.T) {
 }
 
 func TestProcessingTimeoutAgainstAges(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	// reserve TTL 1h; ages 40–50 min against a 5 min timeout: most look stale
 	atlas(t, c, "slow", "PROCESSING", "fp", 15*time.Minute, 12)
 	atlas(t, c, "slower", "PROCESSING", "fp", 10*time.Minute, 12)
@@ -150,9 +139,7 @@ func TestProcessingTimeoutAgainstAges(t *testing.T) {
 }
 
 func TestRetentionAgainstRetryHorizon(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	ks := keyspace(t, "atlasmart", nil)
 	atlas(t, c, "done", "SUCCEEDED", "fp", 300*time.Second, 20, "status", "200", "response", strings.Repeat("x", 200))
 	f := finding(t, run(t, c, Options{}, ks), "retention", "atlasmart")
@@ -173,9 +160,7 @@ func TestRetentionAgainstRetryHorizon(t *testing.T) {
 }
 
 func TestRecordsWithoutTTL(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	atlas(t, c, "ok", "SUCCEEDED", "fp", time.Hour, 5, "status", "200")
 	atlas(t, c, "inflight", "PROCESSING", "fp", 30*time.Second, 5)
 	rep := run(t, c, Options{}, keyspace(t, "atlasmart", nil))
@@ -204,9 +189,7 @@ func TestRecordsWithoutTTL(t *testing.T) {
 // Powertools stores in_progress_expiration only when the Lambda context is
 // registered; the finding explains what each library does without it.
 func TestPowertoolsInProgressExpiration(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	ctx := context.Background()
 	exp := time.Now().Add(time.Hour).Unix()
 	c.Set(ctx, "orders.handler#aaaa", fmt.Sprintf(`{"status":"INPROGRESS","expiration":%d,"in_progress_expiration":%d}`, exp, time.Now().Add(time.Minute).UnixMilli()), time.Hour)
@@ -380,9 +363,7 @@ func TestReplicaAcceptingWrites(t *testing.T) {
 }
 
 func TestMixedFormatsFingerprintsLargeResponses(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	ctx := context.Background()
 	ks := keyspace(t, "atlasmart", nil)
 	atlas(t, c, "good", "SUCCEEDED", "fp", time.Hour, 10, "status", "200", "response", "{}")
@@ -421,9 +402,7 @@ func TestMixedFormatsFingerprintsLargeResponses(t *testing.T) {
 // A pattern that matches nothing in a database that holds keys, and an
 // incomplete scan, are findings: counts of zero prove nothing.
 func TestScanCoverage(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	rep := run(t, c, Options{}, keyspace(t, "atlasmart", nil))
 	quiet(t, rep, "scan-coverage", "", StatusOK) // an empty database: nothing to see
 	c.Set(context.Background(), "orders:idem:1", "x", time.Hour)
@@ -440,9 +419,7 @@ func TestScanCoverage(t *testing.T) {
 }
 
 func TestFieldTTL(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	redistest.RequireFieldTTL(t, c)
 	ctx := context.Background()
 	atlas(t, c, "k", "SUCCEEDED", "fp", time.Hour, 1, "status", "200") // a key TTL: nothing to say

@@ -64,6 +64,19 @@ func (v ksView) processing() int64 {
 	return v.rep.ByState["processing"]
 }
 
+// judge is the verdict on a keyspace where n records are at fault, when
+// there is no finding to add (quiet): nothing to judge without records, ok
+// when none is at fault.
+func (v ksView) judge(n int64) (status, reason string, quiet bool) {
+	switch {
+	case v.rep == nil:
+		return StatusNoData, "no records", true
+	case n <= 0:
+		return StatusOK, "", true
+	}
+	return "", "", false
+}
+
 // rule is one check, in the order the issue lists them.
 type rule struct {
 	id  string
@@ -279,11 +292,8 @@ func ruleRetention(in *input, v ksView, rep *Report) (string, string) {
 
 func ruleNoTTL(in *input, v ksView, rep *Report) (string, string) {
 	n := v.flag("no_ttl") - v.flag("processing_no_ttl")
-	if v.rep == nil {
-		return StatusNoData, "no records"
-	}
-	if n <= 0 {
-		return StatusOK, ""
+	if status, reason, quiet := v.judge(n); quiet {
+		return status, reason
 	}
 	s := v.ks.Schema.Name
 	rep.add(Finding{Rule: "no-ttl", Severity: Warning, Keyspace: v.ks.Name,
@@ -298,11 +308,8 @@ func ruleNoTTL(in *input, v ksView, rep *Report) (string, string) {
 
 func ruleProcessingNoTTL(in *input, v ksView, rep *Report) (string, string) {
 	n := v.flag("processing_no_ttl")
-	if v.rep == nil {
-		return StatusNoData, "no records"
-	}
-	if n == 0 {
-		return StatusOK, ""
+	if status, reason, quiet := v.judge(n); quiet {
+		return status, reason
 	}
 	s := v.ks.Schema.Name
 	rep.add(Finding{Rule: "processing-no-ttl", Severity: Critical, Keyspace: v.ks.Name,
@@ -543,11 +550,8 @@ func ruleMissingFingerprint(in *input, v ksView, rep *Report) (string, string) {
 		return "", ""
 	}
 	n := v.flag("missing_fingerprint")
-	if v.rep == nil {
-		return StatusNoData, "no records"
-	}
-	if n == 0 {
-		return StatusOK, ""
+	if status, reason, quiet := v.judge(n); quiet {
+		return status, reason
 	}
 	rep.add(Finding{Rule: "missing-fingerprint", Severity: Warning, Keyspace: v.ks.Name,
 		Title:    fmt.Sprintf("%s records have no fingerprint: reuse of their keys with another body cannot be detected", count(n)),
@@ -559,11 +563,8 @@ func ruleMissingFingerprint(in *input, v ksView, rep *Report) (string, string) {
 
 func ruleLargeResponse(in *input, v ksView, rep *Report) (string, string) {
 	n := v.flag("large_response")
-	if v.rep == nil {
-		return StatusNoData, "no records"
-	}
-	if n == 0 {
-		return StatusOK, ""
+	if status, reason, quiet := v.judge(n); quiet {
+		return status, reason
 	}
 	rep.add(Finding{Rule: "large-response", Severity: Warning, Keyspace: v.ks.Name,
 		Title: fmt.Sprintf("%s records store replay bodies above %s: memory, and personal data kept for the whole retention", count(n), units.FormatBytes(v.ks.LargeResponse)),

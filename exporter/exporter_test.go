@@ -40,11 +40,7 @@ func seed(t *testing.T, c redis.UniversalClient, n int) appsim.Result {
 
 func keyspace(t *testing.T, name string) *inspect.Keyspace {
 	t.Helper()
-	p, err := inspect.Preset("atlasmart")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return inspecttest.Spec(t, inspect.KeyspaceSpec{Name: name, Schema: p, ReserveTTL: reserveTTL, ProcessingTimeout: timeout})
+	return inspecttest.Spec(t, inspect.KeyspaceSpec{Name: name, Schema: inspecttest.Preset(t, "atlasmart"), ReserveTTL: reserveTTL, ProcessingTimeout: timeout})
 }
 
 func newExporter(t *testing.T, c redis.UniversalClient, mod func(*Config)) *Exporter {

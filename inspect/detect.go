@@ -53,7 +53,7 @@ func Detect(ctx context.Context, c redis.UniversalClient, pattern string, n int)
 	for i, k := range keys {
 		types[i] = pipe.Type(ctx, k)
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !isServerErr(err) {
+	if err := execPipe(ctx, pipe); err != nil {
 		return res, err
 	}
 	for _, t := range types {

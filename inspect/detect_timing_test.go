@@ -14,9 +14,7 @@ import (
 // sampled TTLs, beside the preset's defaults, and says when the sample
 // cannot support one.
 func TestDetectProposesTiming(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	_, c := redistest.SharedClient(t)
 	ctx := context.Background()
 	write := func(state string, ttl time.Duration, n int) {
 		for i := range n {

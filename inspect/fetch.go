@@ -108,14 +108,11 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 			probe[i] = respLen(ctx, pipe, kb, s)
 		}
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !isServerErr(err) {
-		return fetched{}, err
-	}
-	now, err := timeCmd.Result()
+	nowMs, err := execTimed(ctx, pipe, timeCmd)
 	if err != nil {
 		return fetched{}, err
 	}
-	out := fetched{nowMs: now.UnixMilli()}
+	out := fetched{nowMs: nowMs}
 
 	// Phase B: the fields of hashes known to be small, the sizes of the
 	// others' fields, and the response length where the record could hold a
@@ -200,7 +197,7 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 		}
 	}
 	if needB {
-		if _, err := pipe.Exec(ctx); err != nil && !isServerErr(err) {
+		if err := execPipe(ctx, pipe); err != nil {
 			return fetched{}, err
 		}
 	}
@@ -254,7 +251,7 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 		}
 	}
 	if needC {
-		if _, err := pipe.Exec(ctx); err != nil && !isServerErr(err) {
+		if err := execPipe(ctx, pipe); err != nil {
 			return fetched{}, err
 		}
 	}
@@ -476,6 +473,29 @@ func (h *hmget) read(f *fields, o *observed) {
 	}
 }
 
+// execPipe runs a pipeline. A server's error answer to one command stays on
+// that command (a WRONGTYPE is a finding, not a failure); only a broken
+// connection or a cancelled context fails the batch.
+func execPipe(ctx context.Context, pipe redis.Pipeliner) error {
+	if _, err := pipe.Exec(ctx); err != nil && !isServerErr(err) {
+		return err
+	}
+	return nil
+}
+
+// execTimed runs a pipeline queued behind timeCmd (its TIME) and returns the
+// server's clock in milliseconds, the "now" its answers are judged against.
+func execTimed(ctx context.Context, pipe redis.Pipeliner, timeCmd *redis.TimeCmd) (int64, error) {
+	if err := execPipe(ctx, pipe); err != nil {
+		return 0, err
+	}
+	now, err := timeCmd.Result()
+	if err != nil {
+		return 0, err
+	}
+	return now.UnixMilli(), nil
+}
+
 func isServerErr(err error) bool {
 	var re redis.Error
 	return errors.As(err, &re) && !errors.Is(err, context.Canceled)
@@ -516,14 +536,11 @@ func (f *fetcher) fetchOrphans(ctx context.Context, locks []string) (fetched, er
 		val[i] = redis.NewStringCmd(ctx, "getrange", k, 0, 63) // a lock value is a time or a token
 		_ = pipe.Process(ctx, val[i])
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !isServerErr(err) {
-		return fetched{}, err
-	}
-	now, err := timeCmd.Result()
+	nowMs, err := execTimed(ctx, pipe, timeCmd)
 	if err != nil {
 		return fetched{}, err
 	}
-	out := fetched{nowMs: now.UnixMilli()}
+	out := fetched{nowMs: nowMs}
 	timeout := ks.ProcessingTimeout.Milliseconds()
 	for i, k := range locks {
 		if exists[i].Val() != 0 || pttl[i].Val() == -2 {

@@ -41,7 +41,7 @@ func byKey(recs []inspect.Record) map[string]inspect.Record {
 func TestScanFindsEverySeededKeyOnce(t *testing.T) {
 	_, c := redistest.SharedClient(t)
 	ctx := context.Background()
-	res := seedAtlas(t, c, 5000, 7)
+	res := seedRecords(t, c, "atlasmart", 5000, 7)
 	c.Set(ctx, "unrelated:key", "x", 0)
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	ks.ReserveTTL, ks.ProcessingTimeout = time.Hour, 10*time.Minute
@@ -148,14 +148,9 @@ func TestScanHostileRecords(t *testing.T) {
 }
 
 func TestScanWithoutMemoryPermission(t *testing.T) {
-	srv := redistest.Shared(t)
-	admin := srv.Client(0)
-	defer admin.Close()
+	srv, admin := redistest.SharedClient(t)
 	ctx := context.Background()
-	if _, err := appsim.Seed(ctx, admin, appsim.Plan{Schema: "atlasmart", Count: 300, ReserveTTL: time.Hour,
-		ProcessingTimeout: time.Minute, Retention: time.Hour, LargeResponse: 16 << 10}); err != nil {
-		t.Fatal(err)
-	}
+	seedRecords(t, admin, "atlasmart", 300, 0)
 	err := admin.Do(ctx, "ACL", "SETUSER", "nomem", "on", ">nomem-pw", "~*", "-@all",
 		"+ping", "+scan", "+type", "+hmget", "+hstrlen", "+hlen", "+pttl", "+time", "+strlen", "+getrange").Err()
 	if err != nil {
@@ -178,10 +173,7 @@ func TestScanWithoutMemoryPermission(t *testing.T) {
 func TestScanCancelAndLimits(t *testing.T) {
 	_, c := redistest.SharedClient(t)
 	ctx := context.Background()
-	if _, err := appsim.Seed(ctx, c, appsim.Plan{Schema: "setnx", Count: 3000, ReserveTTL: time.Hour,
-		ProcessingTimeout: time.Minute, Retention: time.Hour, LargeResponse: 16 << 10}); err != nil {
-		t.Fatal(err)
-	}
+	seedRecords(t, c, "setnx", 3000, 0)
 	ks := inspecttest.Keyspace(t, "setnx")
 	_, cov := scanAll(t, c, ks, inspect.Options{Count: 100, MaxKeys: 250})
 	if cov.Complete || !cov.Limited || cov.Keys != 250 || cov.Records != 250 {
@@ -251,11 +243,7 @@ func TestScanCommandsPerKey(t *testing.T) {
 	c := srv.Client(0)
 	defer c.Close()
 	ctx := context.Background()
-	res, err := appsim.Seed(ctx, c, appsim.Plan{Schema: "atlasmart", Count: 2000, ReserveTTL: time.Hour,
-		ProcessingTimeout: time.Minute, Retention: time.Hour, LargeResponse: 16 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := seedRecords(t, c, "atlasmart", 2000, 0)
 	large := res.Kinds[appsim.KindLargeResponse]
 	if large == 0 {
 		t.Fatal("seed wrote no large responses")
@@ -379,7 +367,7 @@ func TestInFlightDefaults(t *testing.T) {
 func TestScanReportsProgress(t *testing.T) {
 	_, c := redistest.SharedClient(t)
 	ctx := context.Background()
-	seedAtlas(t, c, 5000, 3)
+	seedRecords(t, c, "atlasmart", 5000, 3)
 	var shares []float64
 	var last inspect.Progress
 	opt := inspect.Options{Count: 200, InFlight: 1, Progress: func(p inspect.Progress) { last = p }}
@@ -417,11 +405,11 @@ func TestScanReportsProgress(t *testing.T) {
 	}
 }
 
-// seedAtlas writes n atlasmart records that stay as written for an hour
-// (reserve TTL 1h, timeout 10m) and returns what was seeded.
-func seedAtlas(t *testing.T, c redis.UniversalClient, n int, seed uint64) appsim.Result {
+// seedRecords writes n records of a preset's schema that stay as written for
+// an hour (reserve TTL 1h, timeout 10m) and returns what was seeded.
+func seedRecords(t *testing.T, c redis.UniversalClient, schema string, n int, seed uint64) appsim.Result {
 	t.Helper()
-	res, err := appsim.Seed(context.Background(), c, appsim.Plan{Schema: "atlasmart", Count: n, ReserveTTL: time.Hour,
+	res, err := appsim.Seed(context.Background(), c, appsim.Plan{Schema: schema, Count: n, ReserveTTL: time.Hour,
 		ProcessingTimeout: 10 * time.Minute, Retention: time.Hour, LargeResponse: 16 << 10, RandSeed: seed})
 	if err != nil {
 		t.Fatal(err)
@@ -436,7 +424,7 @@ func seedAtlas(t *testing.T, c redis.UniversalClient, n int, seed uint64) appsim
 func TestSampleIntervalsHoldTheTrueCounts(t *testing.T) {
 	_, c := redistest.SharedClient(t)
 	ctx := context.Background()
-	seedAtlas(t, c, 20000, 11)
+	seedRecords(t, c, "atlasmart", 20000, 11)
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	ks.ReserveTTL, ks.ProcessingTimeout = time.Hour, 10*time.Minute
 	report := func(opt inspect.Options) inspect.Report {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -21,14 +22,7 @@ func TestSnapshotMatchesSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := inspect.Preset("atlasmart")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Name: "orders", Schema: p, ReserveTTL: reserveTTL, ProcessingTimeout: timeout})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ks := inspecttest.Spec(t, inspect.KeyspaceSpec{Name: "orders", Schema: inspecttest.Preset(t, "atlasmart"), ReserveTTL: reserveTTL, ProcessingTimeout: timeout})
 	snap := inspect.TakeSnapshot(context.Background(), c, []*inspect.Keyspace{ks, ks}, inspect.Options{}, 5)
 	if !snap.Complete || snap.Err != nil || len(snap.Keyspaces) != 1 {
 		t.Fatalf("snapshot: complete %v err %v keyspaces %d (a repeated keyspace counts once)", snap.Complete, snap.Err, len(snap.Keyspaces))

@@ -83,12 +83,6 @@ func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Back):
 		m.screen, m.detail = screenRecords, nil
 		return nil
-	case key.Matches(msg, k.Quit):
-		m.shutdown()
-		return tea.Quit
-	case key.Matches(msg, k.Help):
-		m.showHelp, m.helpScroll = true, 0
-		return nil
 	case key.Matches(msg, k.Reveal):
 		m.detail.reveal = !m.detail.reveal
 		m.renderDetail()

@@ -147,9 +147,7 @@ func TestDialogRefAndTTL(t *testing.T) {
 // unset --ttl: force-failing a bare marker deletes it, and an explicit TTL
 // would be refused as dropped.
 func TestDialogDefaultTTLOnADeletingAction(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	t.Cleanup(func() { c.Close() })
+	_, c := redistest.SharedClient(t)
 	ctx := context.Background()
 	const key = "idempotency:order:ui-1"
 	if err := c.Set(ctx, key, "processing", time.Hour).Err(); err != nil {

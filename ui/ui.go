@@ -286,10 +286,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
-	if m.screen == screenDetail {
-		return m.onDetailKey(msg)
-	}
 	k := m.keys
+	// Quit and help mean the same on every screen, the detail view included.
 	switch {
 	case key.Matches(msg, k.Quit):
 		m.shutdown()
@@ -297,6 +295,11 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Help):
 		m.showHelp, m.helpScroll = true, 0
 		return nil
+	}
+	if m.screen == screenDetail {
+		return m.onDetailKey(msg)
+	}
+	switch {
 	case key.Matches(msg, k.NextScreen):
 		m.screen, m.scroll, m.drillSel = (m.screen+1)%numScreens, 0, 0
 		return nil

@@ -185,6 +185,11 @@ func TestFilterStaleOpenDetail(t *testing.T) {
 		t.Errorf("TTL did not count down:\n%s", screenText(m))
 	}
 	clock = clock.Add(-3 * time.Second)
+	press(m, "?")
+	if !m.showHelp || m.screen != screenDetail {
+		t.Fatal("? on the detail screen did not open the help over it")
+	}
+	press(m, "x") // closes the help, back on the detail screen
 	press(m, "esc")
 	if m.screen != screenRecords {
 		t.Fatal("esc did not go back")

@@ -47,9 +47,7 @@ type liveFixture struct {
 
 func newLive(t *testing.T, writes, protected bool) *liveFixture {
 	t.Helper()
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	t.Cleanup(func() { c.Close() })
+	srv, c := redistest.SharedClient(t)
 	ctx := context.Background()
 	if _, err := appsim.Seed(ctx, c, appsim.Plan{Schema: "atlasmart", Count: 300, ReserveTTL: time.Hour,
 		ProcessingTimeout: 10 * time.Minute, Retention: time.Hour, LargeResponse: 16 << 10}); err != nil {

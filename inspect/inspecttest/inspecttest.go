@@ -12,11 +12,17 @@ import (
 // Keyspace is the named preset's keyspace with its defaults.
 func Keyspace(t testing.TB, preset string) *inspect.Keyspace {
 	t.Helper()
-	s, err := inspect.Preset(preset)
+	return Spec(t, inspect.KeyspaceSpec{Schema: Preset(t, preset)})
+}
+
+// Preset is the named preset's schema, for a spec that sets more.
+func Preset(t testing.TB, name string) *inspect.Schema {
+	t.Helper()
+	s, err := inspect.Preset(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Spec(t, inspect.KeyspaceSpec{Schema: s})
+	return s
 }
 
 // Schema is the keyspace of a schema given as YAML.
