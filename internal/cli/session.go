@@ -255,6 +255,19 @@ func (a *app) openRead(ctx context.Context, fs *pflag.FlagSet, r *readFlags) (*s
 	return a.openSession(ctx, fs, &r.cf, &r.kf, &r.sf, true)
 }
 
+// openScan is openRead for a command that walks the keyspace: its scan
+// reports to the progress line of label (nil when quiet or not on a
+// terminal), which the caller clears before it prints.
+func (a *app) openScan(ctx context.Context, fs *pflag.FlagSet, r *readFlags, label string) (*session, *progressLine, error) {
+	s, err := a.openRead(ctx, fs, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	progress := a.newProgress(label, r.sf.quiet)
+	s.scan.Progress = progress.update
+	return s, progress, nil
+}
+
 // openSession resolves and connects.
 func (a *app) openSession(ctx context.Context, fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags, sf *scanFlags, needKeyspaces bool) (*session, error) {
 	s, err := a.resolveSession(fs, cf, kf, sf, needKeyspaces)
