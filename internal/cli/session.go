@@ -130,17 +130,27 @@ func (a *app) loadConfig(path string) (*config.Config, error) {
 	return cfg, nil
 }
 
+// loadProfile is loadConfig and the profile it names (or its default); an
+// unknown profile is a usage error.
+func (a *app) loadProfile(configPath, profile string) (*config.Config, string, *config.Profile, error) {
+	cfg, err := a.loadConfig(configPath)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	name, prof, err := cfg.Profile(profile)
+	if err != nil {
+		return nil, "", nil, usageErr("%v", err)
+	}
+	return cfg, name, prof, nil
+}
+
 // resolveSession resolves config, profile and flags (flags win) and builds
 // the keyspaces, without connecting. needKeyspaces=false is for commands
 // that only write.
 func (a *app) resolveSession(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags, sf *scanFlags, needKeyspaces bool) (*session, error) {
-	cfg, err := a.loadConfig(cf.configPath)
+	cfg, name, prof, err := a.loadProfile(cf.configPath, cf.profile)
 	if err != nil {
 		return nil, err
-	}
-	name, prof, err := cfg.Profile(cf.profile)
-	if err != nil {
-		return nil, usageErr("%v", err)
 	}
 	s := &session{cfg: cfg, profileName: name, profile: prof, osUser: a.user()}
 	if cfg.Path != "" && a.configFile(cf.configPath).from == "default" && !a.configNoted {
