@@ -60,9 +60,7 @@ type interopRig struct {
 }
 
 func newInteropRig(t *testing.T, il interopLib) *interopRig {
-	srv := redistest.Own(t)
-	rdb := srv.Client(0)
-	t.Cleanup(func() { rdb.Close() })
+	srv, rdb := redistest.OwnClient(t)
 	return &interopRig{t: t, il: il, srv: srv, rdb: rdb, d: interop.Start(t, srv.Addr),
 		audit: filepath.Join(t.TempDir(), "audit.log"), body: map[string]any{"sku": "book-1", "qty": 2}}
 }

@@ -283,9 +283,8 @@ func TestLibraryPresetActions(t *testing.T) {
 // mapping instead, with the evidence. (marker-lock was proposed, with a
 // tick, for records its template did not fit.)
 func TestDetectNeverProposesContradictedPreset(t *testing.T) {
-	srv := redistest.Shared(t)
+	srv, c := redistest.SharedClient(t)
 	ctx := context.Background()
-	c := srv.Client(0)
 	for i := range 7 {
 		c.Set(ctx, fmt.Sprintf("replay:%d", i), mustJSON(map[string]any{"status": 201, "headers": map[string]any{}, "response": `{"id":1}`}), time.Hour)
 	}
