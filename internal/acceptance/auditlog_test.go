@@ -121,9 +121,7 @@ func TestAuditFullDiskStopsThenResumes(t *testing.T) {
 		t.Fatalf("mount tmpfs: %v %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	srv, c := redistest.SharedClient(t)
 	keys := reserveMany(t, c, fmt.Sprintf("fulldisk-%d", time.Now().UnixNano()), 300)
 	input := strings.Join(keys, "\n") + "\n"
 	audit := filepath.Join(dir, "audit.log")
@@ -178,9 +176,7 @@ func TestAuditFullDiskStopsThenResumes(t *testing.T) {
 // and then reports every key already_applied (it used to answer conflicts,
 // exit 5), and audit / audit show list the run and what it left undone.
 func TestRunNamedRerunAlreadyApplied(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	srv, c := redistest.SharedClient(t)
 	keys := reserveMany(t, c, fmt.Sprintf("named-%d", time.Now().UnixNano()), 40)
 	audit := filepath.Join(t.TempDir(), "audit.log")
 	base := []string{"fail", "--url", srv.URL(0), "--preset", "atlasmart", "--reason", "named run", "--write", "--audit-log", audit, "-o", "json"}
@@ -237,9 +233,7 @@ func TestRunNamedRerunAlreadyApplied(t *testing.T) {
 // outcome the kill cut off — with no conflicts.
 func TestKillNineMidRunResumes(t *testing.T) {
 	bin := clitest.BuildBinary(t)
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	srv, c := redistest.SharedClient(t)
 	keys := reserveMany(t, c, fmt.Sprintf("kill9-%d", time.Now().UnixNano()), 3000)
 	dir, audit, args := bulkFail(t, srv, keys, "kill drill", "100000")
 	cmd := exec.Command(bin, args...)
@@ -304,9 +298,7 @@ func TestAuditWriteErrorStopsRun(t *testing.T) {
 		t.Fatal("prlimit not found: install util-linux (apt-get install -y util-linux)")
 	}
 	bin := clitest.BuildBinary(t)
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	srv, c := redistest.SharedClient(t)
 	keys := reserveMany(t, c, fmt.Sprintf("efbig-%d", time.Now().UnixNano()), 200)
 	dir, audit, args := bulkFail(t, srv, keys, "size limit drill", "200")
 	cmd := exec.Command(prlimit, append([]string{"--fsize=60000", bin}, args...)...)

@@ -23,9 +23,7 @@ import (
 // fetch and a write plan, and SLOWLOG holds no command over 10 ms. (MEMORY
 // USAGE … SAMPLES 0 on the hash alone took ~400 ms on this server.)
 func TestBigCollectionsNeverStallRedis(t *testing.T) {
-	srv := redistest.Own(t)
-	c := srv.Client(0)
-	defer c.Close()
+	srv, c := redistest.OwnClient(t)
 	ctx := context.Background()
 	p := "atlasmart:ch23:idem:"
 	buildBig(t, c, p)
@@ -94,9 +92,7 @@ func TestBigCollectionsNeverStallRedis(t *testing.T) {
 // detect's draft reads sample hashes whole only when they are small in
 // bytes too: a 3-field hash holding 20 MB is measured, never fetched.
 func TestDetectDraftNeverFetchesBigHashes(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	srv, c := redistest.SharedClient(t)
 	ctx := context.Background()
 	big := strings.Repeat("x", 20<<20)
 	for i := range 3 {

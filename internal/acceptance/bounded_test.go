@@ -122,9 +122,7 @@ func TestFilesAreBoundedAndRegular(t *testing.T) {
 // flagged long_fingerprint; one too big to cut cheaply is flagged, not
 // fetched.
 func TestLongFingerprintIsKept(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	srv, c := redistest.SharedClient(t)
 	ctx := context.Background()
 	p := "atlasmart:ch23:idem:c:POST:/fp:"
 	long := strings.Repeat("f", 65_537)

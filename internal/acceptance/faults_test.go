@@ -46,7 +46,7 @@ var fltKeysRead = regexp.MustCompile(`(\d+) keys read there`)
 // command ends promptly with one clear line, and what was read is printed.
 func TestStalledConnectionMidScan(t *testing.T) {
 	srv := redistest.Shared(t)
-	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "20000", "--reserve-ttl", "1h", "--processing-timeout", "10m").MustCode(t, cli.ExitOK)
+	clitest.Seed(t, srv.URL(0), 20000, "--reserve-ttl", "1h", "--processing-timeout", "10m")
 	p, err := faultproxy.Start(srv.Addr)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func TestStalledConnectionMidScan(t *testing.T) {
 // scan: exit 3, and the message says how far the scan got.
 func TestServerRestartMidScan(t *testing.T) {
 	own := redistest.Own(t)
-	clitest.Run(t, nil, "seed", "--url", own.URL(0), "--count", "20000", "--reserve-ttl", "1h", "--processing-timeout", "10m").MustCode(t, cli.ExitOK)
+	clitest.Seed(t, own.URL(0), 20000, "--reserve-ttl", "1h", "--processing-timeout", "10m")
 	printed := make(chan struct{})
 	done := make(chan clitest.Result, 1)
 	go func() {
@@ -136,10 +136,8 @@ func TestServerRestartMidScan(t *testing.T) {
 // re-read and audited — never assumed — with the exit code to match. Once
 // the pause ends, the record is what the outcome said.
 func TestClientPauseDuringWrite(t *testing.T) {
-	own := redistest.Own(t)
+	own, c := redistest.OwnClient(t)
 	ctx := context.Background()
-	c := own.Client(0)
-	defer c.Close()
 	key := secKey("paused-1")
 	secReserve(t, c, key, `{"sku":"paused"}`)
 	before := c.HGetAll(ctx, key).Val()
@@ -197,10 +195,8 @@ func TestClientPauseDuringWrite(t *testing.T) {
 // message says OOM and maxmemory, the record is unchanged, and the audit
 // log has the intent and an error outcome.
 func TestOOMOnWrite(t *testing.T) {
-	own := redistest.Own(t, "--maxmemory", "2mb", "--maxmemory-policy", "noeviction")
+	own, c := redistest.OwnClient(t, "--maxmemory", "2mb", "--maxmemory-policy", "noeviction")
 	ctx := context.Background()
-	c := own.Client(0)
-	defer c.Close()
 	key := secKey("oom-1")
 	secReserve(t, c, key, `{"sku":"oom"}`)
 	filler := strings.Repeat("f", 32<<10)
@@ -236,16 +232,12 @@ func TestOOMOnWrite(t *testing.T) {
 // the scan completes with memory unknown (null) and says so once; the
 // detail fetch works with the encoding unknown.
 func TestMemoryObjectRenamedOrDenied(t *testing.T) {
-	renamed := redistest.Own(t, "--rename-command", "MEMORY", "", "--rename-command", "OBJECT", "")
-	rc := renamed.Client(0)
-	defer rc.Close()
+	renamed, rc := redistest.OwnClient(t, "--rename-command", "MEMORY", "", "--rename-command", "OBJECT", "")
 	if err := rc.Do(context.Background(), "MEMORY", "USAGE", "x").Err(); err == nil || !strings.Contains(err.Error(), "unknown command") {
 		t.Fatalf("MEMORY should be renamed away: %v", err)
 	}
 
-	shared := redistest.Shared(t)
-	sc := shared.Client(0)
-	defer sc.Close()
+	shared, sc := redistest.SharedClient(t)
 	// The README's inspector role without the two optional rights.
 	fields := secReadmeACL(t, "idemctl-inspector", secProposedInspectorACL)
 	if secFieldTTLs(sc) {
@@ -272,7 +264,7 @@ func TestMemoryObjectRenamedOrDenied(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer tc.user.Close()
-			clitest.Run(t, nil, "seed", "--url", tc.srv.URL(0), "--count", "500").MustCode(t, cli.ExitOK)
+			clitest.Seed(t, tc.srv.URL(0), 500)
 			sc.Do(context.Background(), "ACL", "LOG", "RESET")
 			r := clitest.Run(t, env, append([]string{"scan", "--preset", "atlasmart", "-o", "ndjson"}, tc.url...)...)
 			r.MustCode(t, cli.ExitOK)

@@ -17,6 +17,7 @@ import (
 	"github.com/idemctl/idemctl/internal/cli"
 	"github.com/idemctl/idemctl/internal/clitest"
 	"github.com/idemctl/idemctl/internal/interop"
+	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -59,9 +60,7 @@ type interopRig struct {
 }
 
 func newInteropRig(t *testing.T, il interopLib) *interopRig {
-	srv := redistest.Own(t)
-	rdb := srv.Client(0)
-	t.Cleanup(func() { rdb.Close() })
+	srv, rdb := redistest.OwnClient(t)
 	return &interopRig{t: t, il: il, srv: srv, rdb: rdb, d: interop.Start(t, srv.Addr),
 		audit: filepath.Join(t.TempDir(), "audit.log"), body: map[string]any{"sku": "book-1", "qty": 2}}
 }
@@ -128,15 +127,7 @@ func (r *interopRig) scan() map[string]map[string]any {
 	r.t.Helper()
 	res := r.cli("scan", "-o", "ndjson", "--processing-timeout", r.il.timeout)
 	res.MustCode(r.t, cli.ExitOK)
-	out := map[string]map[string]any{}
-	for _, line := range strings.Split(strings.TrimSpace(res.Stdout), "\n") {
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(line), &rec); err != nil {
-			r.t.Fatalf("scan line %q: %v", line, err)
-		}
-		out[rec["key"].(string)] = rec
-	}
-	return out
+	return recordtest.NDJSONByKey(r.t, res.Stdout)
 }
 
 // stored decodes the library's own record.

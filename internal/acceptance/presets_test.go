@@ -15,6 +15,7 @@ import (
 
 	"github.com/idemctl/idemctl/internal/cli"
 	"github.com/idemctl/idemctl/internal/clitest"
+	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -152,14 +153,7 @@ func TestLibraryPresetsScanDetectAndAct(t *testing.T) {
 		t.Run(pc.preset, func(t *testing.T) {
 			r := clitest.Run(t, nil, "scan", "--url", url, "--preset", pc.preset, "--match", pc.match, "-o", "ndjson")
 			r.MustCode(t, 0)
-			got := map[string]map[string]any{}
-			for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
-				var rec map[string]any
-				if err := json.Unmarshal([]byte(line), &rec); err != nil {
-					t.Fatalf("bad line %q", line)
-				}
-				got[rec["key"].(string)] = rec
-			}
+			got := recordtest.NDJSONByKey(t, r.Stdout)
 			if len(got) != len(want) {
 				t.Fatalf("listed %d records, want %d (lock companions are not records):\n%s", len(got), len(want), r.Stdout)
 			}
@@ -289,9 +283,8 @@ func TestLibraryPresetActions(t *testing.T) {
 // mapping instead, with the evidence. (marker-lock was proposed, with a
 // tick, for records its template did not fit.)
 func TestDetectNeverProposesContradictedPreset(t *testing.T) {
-	srv := redistest.Shared(t)
+	srv, c := redistest.SharedClient(t)
 	ctx := context.Background()
-	c := srv.Client(0)
 	for i := range 7 {
 		c.Set(ctx, fmt.Sprintf("replay:%d", i), mustJSON(map[string]any{"status": 201, "headers": map[string]any{}, "response": `{"id":1}`}), time.Hour)
 	}

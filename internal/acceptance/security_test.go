@@ -278,11 +278,9 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	}
 
 	// An interrupted scan reports how far it got, without the URL's password.
-	own := redistest.Own(t)
-	oc := own.Client(0)
-	defer oc.Close()
+	own, oc := redistest.OwnClient(t)
 	oc.Do(ctx, "ACL", "SETUSER", "sec-ops", "reset", "on", ">"+secPW, "~*", "&*", "+@all")
-	clitest.Run(t, nil, "seed", "--url", own.URL(0), "--count", "5000").MustCode(t, cli.ExitOK)
+	clitest.Seed(t, own.URL(0), 5000)
 	r = clitest.RunWatched(t, nil, func() { own.Stop() }, "scan", "--url", "redis://sec-ops:"+secPW+"@"+own.Addr+"/0",
 		"--preset", "atlasmart", "--count", "100", "--keys-per-sec", "5000", "--dial-timeout", "500ms", "--read-timeout", "500ms")
 	r.MustCode(t, cli.ExitIncomplete)
@@ -470,8 +468,8 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	asOperator := []string{"--url", "redis://idemctl-operator@" + srv.Addr + "/0", "--password-env", "OPER_PW"}
 
 	// Records of two formats, one hash too large to read whole.
-	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "300", "--reserve-ttl", "1h", "--processing-timeout", "10m").MustCode(t, cli.ExitOK)
-	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "50", "--preset", "setnx").MustCode(t, cli.ExitOK)
+	clitest.Seed(t, srv.URL(0), 300, "--reserve-ttl", "1h", "--processing-timeout", "10m")
+	clitest.Seed(t, srv.URL(0), 50, "--preset", "setnx")
 	big := secKey("big-1")
 	secReserve(t, admin, big, `{"sku":"big"}`)
 	admin.HSet(ctx, big, "response", strings.Repeat("x", 300<<10))

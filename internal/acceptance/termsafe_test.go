@@ -23,9 +23,7 @@ var invisibleText = []string{"\u061c", "\u3164", "\u115f", "\u1160", "\uffa0", "
 // differently from one holding a real ESC: the table, ndjson, stats' top
 // values.
 func TestInvisibleTextNeverReachesTheTerminal(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	srv, c := redistest.SharedClient(t)
 	ctx := context.Background()
 	p := "atlasmart:ch23:idem:"
 	for i, s := range invisibleText {
@@ -57,9 +55,7 @@ func TestInvisibleTextNeverReachesTheTerminal(t *testing.T) {
 // which YAML reads back: the terminal sees no raw control or invisible
 // character, and the pasted YAML holds the exact field names and values.
 func TestDetectDraftIsSafeAndExact(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	srv, c := redistest.SharedClient(t)
 	ctx := context.Background()
 	state := "in \"prog\\ress\u061c"
 	for i := range 3 {

@@ -15,9 +15,7 @@ import (
 // the preset's 1 m reserve TTL. Their ages cannot be derived, so check must
 // not say OK: it names the records, the cause and the reserve TTL to set.
 func TestCheckCannotJudgeTTLAboveReserve(t *testing.T) {
-	srv := redistest.Shared(t)
-	url := srv.URL(0)
-	clitest.Run(t, nil, "seed", "--url", url, "--count", "2000", "--reserve-ttl", "6h", "--processing-timeout", "10m").MustCode(t, 0)
+	url := clitest.SeededURL(t, 2000, "--reserve-ttl", "6h", "--processing-timeout", "10m")
 	base := []string{"check", "--url", url, "--preset", "atlasmart"}
 
 	r := clitest.Run(t, nil, append(base, "--max-stale", "0", "--max-oldest-processing", "5m")...)

@@ -153,10 +153,8 @@ func TestActionCLIBulkPartial(t *testing.T) {
 // the audit log, the credentials' source. Run as printed, it writes through
 // the same profile and audits to the same file.
 func TestActionCLIExactCommandKeepsTheSession(t *testing.T) {
-	srv := redistest.Shared(t)
+	srv, c := redistest.SharedClient(t)
 	dir := t.TempDir()
-	c := srv.Client(0)
-	defer c.Close()
 	ctx := context.Background()
 	c.Do(ctx, "ACL", "SETUSER", "idem-op", "reset", "on", ">op-pw", "~*", "+@all")
 	defer c.Do(ctx, "ACL", "DELUSER", "idem-op")
@@ -213,10 +211,8 @@ keyspaces:
 // records one. Each is a usage error (2), found before the policy and
 // before anything is read.
 func TestActionCLIWriteInputs(t *testing.T) {
-	srv := redistest.Shared(t)
+	srv, c := redistest.SharedClient(t)
 	recordtest.Reserve(t, srv, cliKey, "body")
-	c := srv.Client(0)
-	defer c.Close()
 	const marker = "idempotency:order:cli-1"
 	if err := c.Set(context.Background(), marker, "processing", 0).Err(); err != nil {
 		t.Fatal(err)

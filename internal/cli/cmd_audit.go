@@ -106,13 +106,9 @@ func readRuns(a *app, o *auditOptions) ([]actions.RunReport, error) {
 	}
 	path := o.auditLog
 	if path == "" {
-		cfg, err := a.loadConfig(o.configPath)
+		_, _, prof, err := a.loadProfile(o.configPath, o.profile)
 		if err != nil {
 			return nil, err
-		}
-		_, prof, err := cfg.Profile(o.profile)
-		if err != nil {
-			return nil, usageErr("%v", err)
 		}
 		path = prof.AuditLog
 	}

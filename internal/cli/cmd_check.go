@@ -107,14 +107,11 @@ func (o *checkCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 	if len(ths) == 0 {
 		return usageErr("no threshold given: pass at least one of --max-stale, --max-processing-no-ttl, --max-no-ttl, --max-unknown-state, --max-oldest-processing, --max-memory")
 	}
-	s, err := a.openRead(ctx, fs, &o.readFlags)
+	s, progress, err := a.openScan(ctx, fs, &o.readFlags, "check")
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-
-	progress := a.newProgress("check", o.sf.quiet)
-	s.scan.Progress = progress.update
 	snap := inspect.TakeSnapshot(ctx, s.client, s.keyspaces, s.scan, 1)
 	progress.clear()
 	if ctx.Err() != nil {

@@ -16,7 +16,7 @@ import (
 // 20 without TTL), none unknown; the oldest processing record is 15–30 min old.
 func seedForCheck(t *testing.T, url string) []string {
 	t.Helper()
-	clitest.Run(t, nil, append([]string{"seed", "--url", url, "--count", "1000"}, exporterTiming...)...).MustCode(t, 0)
+	clitest.Seed(t, url, 1000, exporterTiming...)
 	return append([]string{"check", "--url", url, "--preset", "atlasmart"}, exporterTiming...)
 }
 
@@ -117,7 +117,7 @@ func TestCheckIncompleteScan(t *testing.T) {
 
 func TestCheckServerDiesMidScan(t *testing.T) {
 	own := redistest.Own(t)
-	clitest.Run(t, nil, append([]string{"seed", "--url", own.URL(0), "--count", "20000"}, exporterTiming...)...).MustCode(t, 0)
+	clitest.Seed(t, own.URL(0), 20000, exporterTiming...)
 	go func() {
 		time.Sleep(300 * time.Millisecond)
 		own.Stop()

@@ -17,9 +17,7 @@ import (
 // TTL under the preset's 1 m reserve TTL. doctor proposes reserve_ttl 6h,
 // names persistence off (redistest runs without it), and exits 11.
 func TestDoctorProposesReserveTTL(t *testing.T) {
-	srv := redistest.Shared(t)
-	url := srv.URL(0)
-	clitest.Run(t, nil, "seed", "--url", url, "--count", "2000", "--reserve-ttl", "6h", "--processing-timeout", "10m", "--retention", "1h").MustCode(t, 0)
+	url := clitest.SeededURL(t, 2000, "--reserve-ttl", "6h", "--processing-timeout", "10m", "--retention", "1h")
 
 	r := clitest.Run(t, nil, "doctor", "--url", url, "--preset", "atlasmart", "-o", "json")
 	r.MustCode(t, cli.ExitDoctorCritical)
@@ -88,8 +86,6 @@ func TestDoctorProposesReserveTTL(t *testing.T) {
 func TestDoctorExitByWorstSeverity(t *testing.T) {
 	srv := redistest.Own(t, "--appendonly", "yes")
 	url := srv.URL(0)
-	c := srv.Client(0)
-	defer c.Close()
 	recordtest.Reserve(t, srv, cliKey, "body") // one record in flight, reserve TTL 60s: judged, healthy
 	r := clitest.Run(t, nil, "doctor", "--url", url, "--preset", "atlasmart", "-o", "table")
 	r.MustCode(t, cli.ExitOK)

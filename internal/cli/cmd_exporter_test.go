@@ -73,12 +73,7 @@ func startExporter(t *testing.T, url string, extra ...string) (*clitest.Backgrou
 func TestExporterMetricsMatchSeed(t *testing.T) {
 	srv := redistest.Shared(t)
 	url := srv.URL(0)
-	seed := clitest.Run(t, nil, append([]string{"seed", "--url", url, "--count", "5000"}, exporterTiming...)...)
-	seed.MustCode(t, 0)
-	var so clitest.SeedOut
-	if err := json.Unmarshal([]byte(seed.Stdout), &so); err != nil {
-		t.Fatal(err)
-	}
+	so := clitest.Seed(t, url, 5000, exporterTiming...)
 	b, addr := startExporter(t, url, "--interval", "1m")
 	m := promtest.Scrape(t, "http://"+addr+"/metrics")
 	ks := "keyspace=atlasmart"
@@ -267,9 +262,8 @@ func TestAlertRulesUseExportedMetrics(t *testing.T) {
 		t.Fatalf("alerts/idemctl-rules.yml: %v", err)
 	}
 
-	srv := redistest.Shared(t)
-	clitest.Run(t, nil, append([]string{"seed", "--url", srv.URL(0), "--count", "200"}, exporterTiming...)...).MustCode(t, 0)
-	_, addr := startExporter(t, srv.URL(0))
+	url := clitest.SeededURL(t, 200, exporterTiming...)
+	_, addr := startExporter(t, url)
 	served := map[string]bool{}
 	for k := range promtest.Scrape(t, "http://"+addr+"/metrics") {
 		served[k[:strings.IndexByte(k, '{')]] = true

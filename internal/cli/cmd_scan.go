@@ -56,15 +56,12 @@ func (o *scanCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string
 	if err != nil {
 		return err
 	}
-	s, err := a.openRead(ctx, fs, &o.readFlags)
+	s, progress, err := a.openScan(ctx, fs, &o.readFlags, "scan")
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-
-	progress := a.newProgress("scan", o.sf.quiet)
 	defer progress.clear()
-	s.scan.Progress = progress.update
 	w := newRecordWriter(format, a.stdout)
 	var printed int64
 	limited := func() bool { return o.limit > 0 && printed >= o.limit }

@@ -42,14 +42,11 @@ func (o *statsCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 	if o.top < 1 {
 		return usageErr("--top must be at least 1")
 	}
-	s, err := a.openRead(ctx, fs, &o.readFlags)
+	s, progress, err := a.openScan(ctx, fs, &o.readFlags, "stats")
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-
-	progress := a.newProgress("stats", o.sf.quiet)
-	s.scan.Progress = progress.update
 	s.scan.Sample, s.scan.SampleTime = o.sample, o.sampleTime
 	st := inspect.NewStats(o.top)
 	covs, _ := inspect.Scan(ctx, s.client, s.keyspaces, s.scan, func(b inspect.Batch) error {

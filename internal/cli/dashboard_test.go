@@ -12,7 +12,6 @@ import (
 	"github.com/idemctl/idemctl/exporter"
 	"github.com/idemctl/idemctl/internal/clitest"
 	"github.com/idemctl/idemctl/internal/promtest"
-	"github.com/idemctl/idemctl/internal/redistest"
 )
 
 // The Grafana dashboard's every query (panels and variables) uses only
@@ -46,9 +45,8 @@ func TestDashboardUsesExportedMetrics(t *testing.T) {
 		t.Fatalf("dashboards/idemctl.json: %v", err)
 	}
 
-	srv := redistest.Shared(t)
-	clitest.Run(t, nil, append([]string{"seed", "--url", srv.URL(0), "--count", "300"}, exporterTiming...)...).MustCode(t, 0)
-	_, addr := startExporter(t, srv.URL(0), "--group-label", "endpoint")
+	url := clitest.SeededURL(t, 300, exporterTiming...)
+	_, addr := startExporter(t, url, "--group-label", "endpoint")
 	served := map[string]bool{}
 	for k := range promtest.Scrape(t, "http://"+addr+"/metrics") {
 		served[k[:strings.IndexByte(k, '{')]] = true

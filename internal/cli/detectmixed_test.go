@@ -16,9 +16,7 @@ import (
 // pattern: it names the mix, and never proposes a preset whose key
 // template fits none of the sampled keys.
 func TestDetectMixedFormats(t *testing.T) {
-	srv := redistest.Shared(t)
-	c := srv.Client(0)
-	defer c.Close()
+	srv, c := redistest.SharedClient(t)
 	ctx := context.Background()
 	for i := range 21 {
 		c.Set(ctx, fmt.Sprintf("node-idempotency:POST:/orders:k%d", i), `{"status":"IN_PROGRESS","fingerPrint":"aa11"}`, time.Hour)

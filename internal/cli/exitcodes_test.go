@@ -125,13 +125,12 @@ func TestExitCodesMatchTheREADME(t *testing.T) {
 
 // Ctrl-C in the middle of a scan: what was read is printed, exit 130.
 func TestInterruptedScanExits130(t *testing.T) {
-	srv := redistest.Shared(t)
-	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "2000").MustCode(t, 0)
+	url := clitest.SeededURL(t, 2000)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out := &clitest.Buffer{OnFirstWrite: cancel}
 	var errb bytes.Buffer
-	code := cli.Run(ctx, clitest.IO(t, nil, "", out, &errb), []string{"scan", "--url", srv.URL(0), "--preset", "atlasmart",
+	code := cli.Run(ctx, clitest.IO(t, nil, "", out, &errb), []string{"scan", "--url", url, "--preset", "atlasmart",
 		"--count", "10", "--keys-per-sec", "200"})
 	if code != cli.ExitInterrupt || !strings.Contains(errb.String(), "interrupted") {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())

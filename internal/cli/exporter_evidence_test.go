@@ -1,12 +1,10 @@
 package cli_test
 
 import (
-	"strconv"
 	"testing"
 
 	"github.com/idemctl/idemctl/internal/clitest"
 	"github.com/idemctl/idemctl/internal/promtest"
-	"github.com/idemctl/idemctl/internal/redistest"
 )
 
 // The exporter says what check says: records seeded with a 6 h reserve TTL,
@@ -56,9 +54,7 @@ func TestExporterExportsDoctorFindings(t *testing.T) {
 // exporter that believes the preset's 1m reserve TTL.
 func scrapeSixHourSeed(t *testing.T, n int) map[string]float64 {
 	t.Helper()
-	srv := redistest.Shared(t)
-	url := srv.URL(0)
-	clitest.Run(t, nil, "seed", "--url", url, "--count", strconv.Itoa(n), "--reserve-ttl", "6h", "--processing-timeout", "10m").MustCode(t, 0)
+	url := clitest.SeededURL(t, n, "--reserve-ttl", "6h", "--processing-timeout", "10m")
 	_, addr := startExporter(t, url, "--reserve-ttl", "1m", "--interval", "1m")
 	return promtest.Scrape(t, "http://"+addr+"/metrics")
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/idemctl/idemctl/internal/cli"
 	"github.com/idemctl/idemctl/internal/clitest"
-	"github.com/idemctl/idemctl/internal/redistest"
 )
 
 // Help groups the flags: a command's own, output, write and keyspace flags
@@ -64,11 +63,10 @@ func TestGroupedHelp(t *testing.T) {
 // variable, the variable over the profile. The default config file, when
 // used, is named on stderr; a file the operator named is not.
 func TestEnvironmentVariablesAndConfigNote(t *testing.T) {
-	srv := redistest.Shared(t)
-	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "50").MustCode(t, 0)
+	url := clitest.SeededURL(t, 50)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yaml")
-	os.WriteFile(cfg, []byte("profiles:\n  local:\n    url: "+srv.URL(0)+"\n  nowhere:\n    url: redis://127.0.0.1:1/0\n"), 0o600)
+	os.WriteFile(cfg, []byte("profiles:\n  local:\n    url: "+url+"\n  nowhere:\n    url: redis://127.0.0.1:1/0\n"), 0o600)
 
 	env := map[string]string{"IDEMCTL_CONFIG": cfg, "IDEMCTL_PROFILE": "local", "IDEMCTL_PRESET": "atlasmart"}
 	r := clitest.Run(t, env, "stats", "-o", "json")
@@ -87,7 +85,7 @@ func TestEnvironmentVariablesAndConfigNote(t *testing.T) {
 	home := t.TempDir()
 	def := filepath.Join(home, ".config", "idemctl", "config.yaml")
 	os.MkdirAll(filepath.Dir(def), 0o700)
-	os.WriteFile(def, []byte("default_profile: local\nprofiles:\n  local:\n    url: "+srv.URL(0)+"\n"), 0o600)
+	os.WriteFile(def, []byte("default_profile: local\nprofiles:\n  local:\n    url: "+url+"\n"), 0o600)
 	r = clitest.Run(t, map[string]string{"HOME": home}, "scan", "--preset", "atlasmart", "-o", "ndjson")
 	r.MustCode(t, 0)
 	if r.Stderr != "idemctl: using config "+def+" (profile local)\n" || strings.Count(r.Stdout, "\n") != 50 {

@@ -24,7 +24,7 @@ import (
 // process's own I/O is derailed, which shows the hostile environment bites.
 func TestSuiteIgnoresTheProcessEnvironment(t *testing.T) {
 	srv := redistest.Shared(t)
-	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "200").MustCode(t, 0)
+	clitest.Seed(t, srv.URL(0), 200)
 	key := cliKey + "-hermetic"
 	recordtest.Reserve(t, srv, key, "body")
 	ks := []string{"--url", srv.URL(0), "--preset", "atlasmart"}

@@ -30,12 +30,7 @@ func TestSeedScanStatsAgree(t *testing.T) {
 	url := srv.URL(0)
 	// Long reserve TTL and timeout so no record changes class while the test runs.
 	timing := []string{"--reserve-ttl", "1h", "--processing-timeout", "10m"}
-	seed := clitest.Run(t, nil, append([]string{"seed", "--url", url, "--count", "100000"}, timing...)...)
-	seed.MustCode(t, 0)
-	var so clitest.SeedOut
-	if err := json.Unmarshal([]byte(seed.Stdout), &so); err != nil {
-		t.Fatalf("seed output: %v\n%s", err, seed.Stdout)
-	}
+	so := clitest.Seed(t, url, 100000, timing...)
 	if so.Expected.Total != 100000 || so.ConflictsRejected != so.Kinds["conflict"] || so.Kinds["stale"] == 0 {
 		t.Fatalf("seed: %+v", so)
 	}
@@ -122,12 +117,8 @@ func TestSeedScanStatsAgree(t *testing.T) {
 
 // The same flow with the preset's own defaults, exactly as the README shows it.
 func TestSeedScanStatsDefaults(t *testing.T) {
-	srv := redistest.Shared(t)
-	url := srv.URL(0)
-	seed := clitest.Run(t, nil, "seed", "--url", url, "--count", "2000")
-	seed.MustCode(t, 0)
-	var so clitest.SeedOut
-	json.Unmarshal([]byte(seed.Stdout), &so)
+	url := redistest.Shared(t).URL(0)
+	so := clitest.Seed(t, url, 2000)
 	st := clitest.Run(t, nil, "stats", "--url", url, "--preset", "atlasmart", "--output", "json")
 	st.MustCode(t, 0)
 	var so2 clitest.StatsOut
@@ -138,9 +129,7 @@ func TestSeedScanStatsDefaults(t *testing.T) {
 }
 
 func TestScanFiltersAndFormats(t *testing.T) {
-	srv := redistest.Shared(t)
-	url := srv.URL(0)
-	clitest.Run(t, nil, "seed", "--url", url, "--count", "1000", "--reserve-ttl", "1h", "--processing-timeout", "10m").MustCode(t, 0)
+	url := clitest.SeededURL(t, 1000, "--reserve-ttl", "1h", "--processing-timeout", "10m")
 	base := []string{"scan", "--url", url, "--preset", "atlasmart", "--reserve-ttl", "1h", "--processing-timeout", "10m"}
 	count := func(extra ...string) int {
 		r := clitest.Run(t, nil, append(append([]string{}, base...), extra...)...)
@@ -235,7 +224,7 @@ func TestConnectionErrors(t *testing.T) {
 
 func TestConfigFile(t *testing.T) {
 	srv := redistest.Shared(t)
-	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "300").MustCode(t, 0)
+	clitest.Seed(t, srv.URL(0), 300)
 	dir := t.TempDir()
 	n := 0
 	write := func(body string) string {
@@ -346,10 +335,7 @@ func TestUsageAndExitCodes(t *testing.T) {
 
 func TestSeedSetnxScan(t *testing.T) {
 	srv := redistest.Shared(t)
-	r := clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--preset", "setnx", "--count", "1000")
-	r.MustCode(t, 0)
-	var so clitest.SeedOut
-	json.Unmarshal([]byte(r.Stdout), &so)
+	so := clitest.Seed(t, srv.URL(0), 1000, "--preset", "setnx")
 	st := clitest.Run(t, nil, "stats", "--url", srv.URL(0), "--preset", "setnx", "-o", "json")
 	st.MustCode(t, 0)
 	var so2 clitest.StatsOut
@@ -364,7 +350,7 @@ func TestSeedSetnxScan(t *testing.T) {
 // how far it got, and the exit code is 3.
 func TestScanIncompleteWhenServerDies(t *testing.T) {
 	own := redistest.Own(t)
-	clitest.Run(t, nil, "seed", "--url", own.URL(0), "--count", "20000").MustCode(t, 0)
+	clitest.Seed(t, own.URL(0), 20000)
 	go func() {
 		time.Sleep(300 * time.Millisecond)
 		own.Stop()
@@ -394,9 +380,8 @@ func runWithStderrTTY(t *testing.T, limit time.Duration, args ...string) clitest
 // the report; --quiet, or stderr not a terminal, shows none; stdout (JSON
 // here) never carries it.
 func TestProgressLineOnATerminal(t *testing.T) {
-	srv := redistest.Shared(t)
-	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "3000").MustCode(t, 0)
-	base := []string{"stats", "--url", srv.URL(0), "--preset", "atlasmart", "-o", "json", "--count", "100", "--keys-per-sec", "10000"}
+	url := clitest.SeededURL(t, 3000)
+	base := []string{"stats", "--url", url, "--preset", "atlasmart", "-o", "json", "--count", "100", "--keys-per-sec", "10000"}
 
 	r := runWithStderrTTY(t, time.Minute, base...)
 	r.MustCode(t, cli.ExitOK)
@@ -418,9 +403,8 @@ func TestProgressLineOnATerminal(t *testing.T) {
 // Ctrl-C in the middle: stats and check print what they read, marked
 // incomplete with the share covered, and exit 3.
 func TestInterruptedStatsAndCheckReportWhatTheyRead(t *testing.T) {
-	srv := redistest.Shared(t)
-	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "5000").MustCode(t, 0)
-	slow := []string{"--url", srv.URL(0), "--preset", "atlasmart", "--count", "50", "--keys-per-sec", "1000", "--quiet"}
+	url := clitest.SeededURL(t, 5000)
+	slow := []string{"--url", url, "--preset", "atlasmart", "--count", "50", "--keys-per-sec", "1000", "--quiet"}
 
 	r := runWithStderrTTY(t, 1500*time.Millisecond, append([]string{"stats", "-o", "json"}, slow...)...)
 	r.MustCode(t, cli.ExitIncomplete)
@@ -472,9 +456,8 @@ func TestSeedProgressAndInterrupt(t *testing.T) {
 // stats --sample reads a share and reports estimates with 95 % intervals;
 // a share outside (0, 1) is a usage error.
 func TestStatsSample(t *testing.T) {
-	srv := redistest.Shared(t)
-	clitest.Run(t, nil, "seed", "--url", srv.URL(0), "--count", "20000").MustCode(t, 0)
-	base := []string{"stats", "--url", srv.URL(0), "--preset", "atlasmart", "-o", "json"}
+	url := clitest.SeededURL(t, 20000)
+	base := []string{"stats", "--url", url, "--preset", "atlasmart", "-o", "json"}
 	var full, smp struct {
 		Total   int64            `json:"total"`
 		ByState map[string]int64 `json:"by_state"`

@@ -130,17 +130,27 @@ func (a *app) loadConfig(path string) (*config.Config, error) {
 	return cfg, nil
 }
 
+// loadProfile is loadConfig and the profile it names (or its default); an
+// unknown profile is a usage error.
+func (a *app) loadProfile(configPath, profile string) (*config.Config, string, *config.Profile, error) {
+	cfg, err := a.loadConfig(configPath)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	name, prof, err := cfg.Profile(profile)
+	if err != nil {
+		return nil, "", nil, usageErr("%v", err)
+	}
+	return cfg, name, prof, nil
+}
+
 // resolveSession resolves config, profile and flags (flags win) and builds
 // the keyspaces, without connecting. needKeyspaces=false is for commands
 // that only write.
 func (a *app) resolveSession(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags, sf *scanFlags, needKeyspaces bool) (*session, error) {
-	cfg, err := a.loadConfig(cf.configPath)
+	cfg, name, prof, err := a.loadProfile(cf.configPath, cf.profile)
 	if err != nil {
 		return nil, err
-	}
-	name, prof, err := cfg.Profile(cf.profile)
-	if err != nil {
-		return nil, usageErr("%v", err)
 	}
 	s := &session{cfg: cfg, profileName: name, profile: prof, osUser: a.user()}
 	if cfg.Path != "" && a.configFile(cf.configPath).from == "default" && !a.configNoted {
@@ -253,6 +263,19 @@ func (s *session) connect(ctx context.Context, a *app) error {
 // openRead opens the session of a command that reads records.
 func (a *app) openRead(ctx context.Context, fs *pflag.FlagSet, r *readFlags) (*session, error) {
 	return a.openSession(ctx, fs, &r.cf, &r.kf, &r.sf, true)
+}
+
+// openScan is openRead for a command that walks the keyspace: its scan
+// reports to the progress line of label (nil when quiet or not on a
+// terminal), which the caller clears before it prints.
+func (a *app) openScan(ctx context.Context, fs *pflag.FlagSet, r *readFlags, label string) (*session, *progressLine, error) {
+	s, err := a.openRead(ctx, fs, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	progress := a.newProgress(label, r.sf.quiet)
+	s.scan.Progress = progress.update
+	return s, progress, nil
 }
 
 // openSession resolves and connects.

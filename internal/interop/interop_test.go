@@ -34,9 +34,7 @@ func rawRecord(t *testing.T, rdb *redis.Client, key string) (string, time.Durati
 }
 
 func TestSmoke(t *testing.T) {
-	srv := redistest.Own(t)
-	rdb := srv.Client(0)
-	defer rdb.Close()
+	srv, rdb := redistest.OwnClient(t)
 	d := interop.Start(t, srv.Addr)
 	t.Logf("versions: %v", d.Versions)
 
@@ -113,9 +111,7 @@ func TestSmoke(t *testing.T) {
 // getRemainingTimeInMillis) has passed, Powertools takes the record over
 // under a <key>:lock and runs the handler again.
 func TestPowertoolsOrphanTakeover(t *testing.T) {
-	srv := redistest.Own(t)
-	rdb := srv.Client(0)
-	defer rdb.Close()
+	srv, rdb := redistest.OwnClient(t)
 	d := interop.Start(t, srv.Addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -61,3 +61,14 @@ func NDJSON(t testing.TB, stdout string) []map[string]any {
 	}
 	return out
 }
+
+// NDJSONByKey is NDJSON indexed by each record's key.
+func NDJSONByKey(t testing.TB, stdout string) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for _, rec := range NDJSON(t, stdout) {
+		key, _ := rec["key"].(string)
+		out[key] = rec
+	}
+	return out
+}

@@ -171,3 +171,12 @@ func Own(t testing.TB, extra ...string) *Server {
 	t.Cleanup(s.Stop)
 	return s
 }
+
+// OwnClient is Own with a client on database 0, closed when the test ends.
+func OwnClient(t testing.TB, extra ...string) (*Server, *redis.Client) {
+	t.Helper()
+	s := Own(t, extra...)
+	c := s.Client(0)
+	t.Cleanup(func() { c.Close() })
+	return s, c
+}
