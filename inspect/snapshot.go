@@ -73,18 +73,9 @@ func TakeSnapshot(ctx context.Context, c redis.UniversalClient, kss []*Keyspace,
 // (doctor's sample keys and TTL extremes). The record is only valid during
 // the call.
 func TakeSnapshotEach(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt Options, topN int, each func(*Record)) Snapshot {
-	kss = UniqueKeyspaces(kss)
-	snap := Snapshot{Started: time.Now()}
-	stats := make(map[*Keyspace]*Stats, len(kss))
-	for _, ks := range kss {
-		stats[ks] = NewStats(topN)
-	}
-	covered := 0.0
-	covs, _ := Scan(ctx, c, kss, opt, func(b Batch) error {
-		covered = max(covered, b.Done)
-		if st := stats[b.Keyspace]; st != nil {
-			st.Add(b)
-		}
+	sb := NewSnapshotBuilder(kss, topN)
+	covs, _ := Scan(ctx, c, sb.Keyspaces(), opt, func(b Batch) error {
+		sb.Add(b)
 		if each != nil {
 			for i := range b.Records {
 				each(&b.Records[i])
@@ -92,15 +83,51 @@ func TakeSnapshotEach(ctx context.Context, c redis.UniversalClient, kss []*Keysp
 		}
 		return nil
 	})
-	snap.Duration = time.Since(snap.Started)
+	return sb.Finish(ctx, c, covs)
+}
+
+// SnapshotBuilder builds a Snapshot from the batches of a scan its caller
+// reads itself (the TUI's), as TakeSnapshot does from its own.
+type SnapshotBuilder struct {
+	kss     []*Keyspace
+	stats   map[*Keyspace]*Stats
+	started time.Time
+	covered float64
+}
+
+// NewSnapshotBuilder starts a snapshot of kss (each counted once).
+func NewSnapshotBuilder(kss []*Keyspace, topN int) *SnapshotBuilder {
+	sb := &SnapshotBuilder{kss: UniqueKeyspaces(kss), stats: map[*Keyspace]*Stats{}, started: time.Now()}
+	for _, ks := range sb.kss {
+		sb.stats[ks] = NewStats(topN)
+	}
+	return sb
+}
+
+// Keyspaces are the keyspaces to scan.
+func (sb *SnapshotBuilder) Keyspaces() []*Keyspace { return sb.kss }
+
+// Add folds one batch in.
+func (sb *SnapshotBuilder) Add(b Batch) {
+	sb.covered = max(sb.covered, b.Done)
+	if st := sb.stats[b.Keyspace]; st != nil {
+		st.Add(b)
+	}
+}
+
+// Finish makes the snapshot once the scan has ended with covs. It may read
+// DBSIZE: a pattern that matched nothing proves nothing while the database
+// holds other keys.
+func (sb *SnapshotBuilder) Finish(ctx context.Context, c redis.UniversalClient, covs []Coverage) Snapshot {
+	snap := Snapshot{Started: sb.started, Duration: time.Since(sb.started)}
 	byName := map[string][]Coverage{}
 	for _, c := range covs {
 		byName[c.Keyspace] = append(byName[c.Keyspace], c)
 	}
 	snap.Complete = true
-	for _, ks := range kss {
+	for _, ks := range sb.kss {
 		cs := byName[ks.Name]
-		st := stats[ks]
+		st := sb.stats[ks]
 		st.AddCoverage(cs...)
 		ksn := KeyspaceSnapshot{Name: ks.Name, Report: st.Report(), Coverage: mergeCoverage(ks, cs), Scanned: len(cs) > 0, Nodes: cs}
 		if err := coverageErr(ksn); err != nil && snap.Err == nil {
@@ -116,7 +143,7 @@ func TakeSnapshotEach(ctx context.Context, c redis.UniversalClient, kss []*Keysp
 	}
 	snap.Covered = 1
 	if !snap.Complete {
-		snap.Covered = covered
+		snap.Covered = sb.covered
 	}
 	snap.DBKeys = -1
 	for _, k := range snap.Keyspaces {

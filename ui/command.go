@@ -25,7 +25,7 @@ import (
 //	:keyspace NAME scan only that configured keyspace (:keyspace all: every one)
 //	:db N          read database N of the same server (read-only sessions)
 //	:q             quit
-const commandHelp = "export FILE(.csv|.ndjson) · fail · expire · reconcile · group [NAME] · keyspace NAME|all · db N · q"
+const commandHelp = "export FILE(.csv|.ndjson) · fail · expire · reconcile · group [NAME] · keyspace NAME|all · db N · doctor · q"
 
 func newCommandInput() textinput.Model {
 	in := textinput.New()
@@ -83,6 +83,12 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		return m.switchDB(arg)
 	case "profile":
 		m.status = ":profile: a profile brings its own server, credentials and write policy; restart with idemctl --profile NAME"
+		return nil
+	case "doctor":
+		if m.screen != screenDoctor {
+			m.doctorFrom = m.screen
+		}
+		m.screen, m.scroll = screenDoctor, 0
 		return nil
 	case "group":
 		if arg != "" && !containsName(m.captureNames(), arg) {

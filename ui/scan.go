@@ -46,7 +46,8 @@ type scanRun struct {
 	perKS    map[string]int64
 	perNode  map[string]int64
 	covs     []inspect.Coverage
-	next     tea.Cmd // re-armed after each batch
+	next     tea.Cmd    // re-armed after each batch
+	doctor   *doctorRun // nil without a doctor
 }
 
 const maxCoalesce = 32
@@ -94,6 +95,7 @@ func (m *Model) beginRun() context.Context {
 	m.gen++
 	ctx, cancel := context.WithCancel(m.ctx)
 	run := &scanRun{gen: m.gen, cancel: cancel, started: m.now(), stats: inspect.NewStats(10), perKS: map[string]int64{}, perNode: map[string]int64{}}
+	run.doctor = m.newDoctorRun()
 	run.live = m.store.recs.Len() == 0
 	if !run.live {
 		run.pending = &store{f: m.store.f, sortCol: m.store.sortCol, sortDesc: m.store.sortDesc}
@@ -134,6 +136,7 @@ func (m *Model) onBatch(msg batchMsg) {
 	for _, b := range msg.batches {
 		target.add(b.Records)
 		run.stats.Add(b)
+		run.doctor.observe(b)
 		run.records += int64(len(b.Records))
 		run.perKS[b.Keyspace.Name] += int64(len(b.Records))
 		run.perNode[b.Node] += int64(len(b.Records))
@@ -202,11 +205,12 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 	m.lastComplete = run.finished
 	m.afterScan()
 	m.status = ""
+	judge := run.doctor.judge(m.ctx, m.gen, m.opts.Client, m.opts.Keyspaces, msg.covs, !m.doctorNoConfig)
 	if m.opts.Refresh > 0 {
 		gen := m.gen
-		return tea.Tick(m.opts.Refresh, func(time.Time) tea.Msg { return refreshMsg{gen: gen} })
+		return tea.Batch(judge, tea.Tick(m.opts.Refresh, func(time.Time) tea.Msg { return refreshMsg{gen: gen} }))
 	}
-	return nil
+	return judge
 }
 
 // mergeKeepingCursor merges a store's new records into its order and

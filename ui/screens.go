@@ -72,6 +72,9 @@ func (m *Model) overviewView() string {
 	}
 	plain := func(_ int, s string) string { return s }
 	var b strings.Builder
+	if line := m.doctorSummary(); line != "" {
+		b.WriteString(s.Error.Render(fit(line, m.width)) + "\n")
+	}
 	b.WriteString(s.ColHead.Render(fit(overviewRow(shown, titles, plain), m.width)))
 	byName := map[string]inspect.KeyspaceReport{}
 	for _, k := range rep.Keyspaces {

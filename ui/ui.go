@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/doctor"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -39,6 +40,9 @@ type Options struct {
 	// Reveal shows response payloads without pressing v (they can carry
 	// personal data, so they are hidden by default).
 	Reveal bool
+	// Doctor, when set, judges doctor's rules after each complete scan for
+	// the Doctor screen.
+	Doctor *doctor.Options
 }
 
 type screen int
@@ -50,6 +54,7 @@ const (
 	screenWrites
 	numScreens
 	screenDetail // entered from records, not part of the tab cycle
+	screenDoctor // :doctor, not part of the tab cycle; esc goes back
 )
 
 var screenNames = [...]string{"Overview", "Records", "Stats", "Writes"}
@@ -67,7 +72,7 @@ type Model struct {
 	width, height int
 	layout        tableLayout
 	twoLineHeader bool
-	headerCache   [numScreens + 2]string // by screen; cleared when the size, styles or source change
+	headerCache   [numScreens + 3]string // by screen; cleared when the size, styles or source change
 
 	screen     screen
 	showHelp   bool
@@ -82,6 +87,12 @@ type Model struct {
 	stats        *inspect.Stats
 	serverTimeMs int64
 	lastComplete time.Time
+	// doctorReport is the newest judgement for the Doctor screen; doctorNoConfig
+	// remembers a refused CONFIG GET, not asked again this session.
+	doctorReport   *doctor.Report
+	doctorAt       time.Time
+	doctorNoConfig bool
+	doctorFrom     screen // where esc returns to
 
 	banner    string
 	gaps      gapCache // the cannot-judge banner (evidence.go)
@@ -187,6 +198,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.onBatch(msg)
 		return m, m.rearm()
+	case doctorMsg:
+		if msg.gen == m.gen {
+			m.onDoctor(msg)
+		}
+		return m, nil
 	case scanDoneMsg:
 		if msg.gen != m.gen {
 			return m, nil
@@ -299,6 +315,10 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.screen == screenDetail {
 		return m.onDetailKey(msg)
 	}
+	if m.screen == screenDoctor && key.Matches(msg, k.Back) {
+		m.screen, m.scroll = m.doctorFrom, 0
+		return nil
+	}
 	switch {
 	case key.Matches(msg, k.NextScreen):
 		m.screen, m.scroll, m.drillSel = (m.screen+1)%numScreens, 0, 0
@@ -347,7 +367,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		case key.Matches(msg, k.PageDown):
 			m.scroll += m.bodyHeight()
 		}
-	case screenWrites:
+	case screenWrites, screenDoctor:
 		if d, ok := m.keys.moves(msg, m.bodyHeight()); ok {
 			m.scroll = clampAdd(m.scroll, d) // and to the content when drawn
 		}
@@ -417,7 +437,7 @@ func (m *Model) shutdown() {
 
 func (m *Model) resize(w, h int) {
 	m.width, m.height = max(w, 20), max(h, 6)
-	m.headerCache = [numScreens + 2]string{}
+	m.headerCache = [numScreens + 3]string{}
 	// The header takes two lines when some screen's would not fit one; the
 	// choice is made here, so the body's height never changes with the screen.
 	m.twoLineHeader = false

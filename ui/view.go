@@ -60,6 +60,8 @@ func (m *Model) View() tea.View {
 		body = m.drillScreen(m.statsView)
 	case m.screen == screenWrites:
 		body = m.scrolled(m.writesView())
+	case m.screen == screenDoctor:
+		body = m.scrolled(m.doctorView())
 	case m.screen == screenDetail:
 		body = m.vp.View()
 	}

@@ -44,6 +44,8 @@ func (o *uiCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) 
 		Profile: s.profileName, Address: s.displayAddress(), User: s.ep.User, Refresh: o.refresh, Reveal: o.reveal,
 		NoColor: a.getenv("NO_COLOR") != "",
 	}
+	dopt := s.cfg.DoctorOptions() // the config's doctor: section, as 'idemctl doctor' reads it
+	opts.Doctor = &dopt
 	// The TUI reads the policy from its executor: none, read-only.
 	if setup := s.writeSetup(a.getenv, o.write, o.auditLog); setup.Policy.Writes {
 		ex, err := actions.NewExecutor(setup)

@@ -1,0 +1,70 @@
+package ui
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/doctor"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/redistest"
+)
+
+// :doctor shows doctor's findings, judged after the scan from what it read
+// (seeded processing records without TTL are a finding), and esc comes back.
+func TestDoctorScreen(t *testing.T) {
+	srv, c := redistest.SharedClient(t)
+	ctx := context.Background()
+	if _, err := appsim.Seed(ctx, c, appsim.Plan{Schema: "atlasmart", Count: 300, ReserveTTL: time.Hour,
+		ProcessingTimeout: 10 * time.Minute, Retention: time.Hour, LargeResponse: 16 << 10}); err != nil {
+		t.Fatal(err)
+	}
+	ks := testKeyspace(t)
+	ks.ReserveTTL, ks.ProcessingTimeout, ks.Retention = time.Hour, 10*time.Minute, time.Hour
+	open := func(m *Model) string {
+		press(m, ":")
+		typeText(m, "doctor")
+		_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+		run(m, cmd)
+		return screenText(m)
+	}
+
+	m := New(ctx, Options{Client: c, Keyspaces: []*inspect.Keyspace{ks}, Address: srv.URL(0), NoColor: true, Doctor: &doctor.Options{}})
+	defer m.shutdown()
+	m.resize(100, 40)
+	if got := open(m); !strings.Contains(got, "judged when the scan completes") {
+		t.Fatalf("before the scan:\n%s", got)
+	}
+	press(m, "esc")
+	run(m, m.startScan())
+	if m.doctorReport == nil {
+		t.Fatal("no judgement after the scan")
+	}
+	press(m, "tab", "tab", "tab") // Overview
+	if got := screenText(m); !strings.Contains(got, "doctor: 2 critical · ") || !strings.Contains(got, ":doctor shows the findings") {
+		t.Errorf("the Overview does not point to the findings:\n%s", got)
+	}
+	got := open(m)
+	for _, want := range []string{"DOCTOR", "after the scan of 300 records", "CRITICAL  processing-no-ttl [atlasmart]", "fix: "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("doctor screen lacks %q:\n%s", want, got)
+		}
+	}
+	press(m, "esc")
+	if m.screen != screenOverview {
+		t.Errorf("esc went to screen %d, want the Overview it came from", m.screen)
+	}
+
+	// Without a doctor (the demo), the screen says so and nothing is judged.
+	bare := New(ctx, Options{Client: c, Keyspaces: []*inspect.Keyspace{ks}, Address: srv.URL(0), NoColor: true})
+	defer bare.shutdown()
+	bare.resize(100, 40)
+	run(bare, bare.startScan())
+	if got := open(bare); bare.doctorReport != nil || !strings.Contains(got, "not available in this session") {
+		t.Fatalf("without a doctor:\n%s", got)
+	}
+}
