@@ -4,27 +4,18 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/doctor"
 	"github.com/idemctl/idemctl/inspect"
-	"github.com/idemctl/idemctl/internal/redistest"
 )
 
 // :doctor shows doctor's findings, judged after the scan from what it read
 // (seeded processing records without TTL are a finding), and esc comes back.
 func TestDoctorScreen(t *testing.T) {
-	srv, c := redistest.SharedClient(t)
+	srv, c, ks := seeded(t)
 	ctx := context.Background()
-	if _, err := appsim.Seed(ctx, c, appsim.Plan{Schema: "atlasmart", Count: 300, ReserveTTL: time.Hour,
-		ProcessingTimeout: 10 * time.Minute, Retention: time.Hour, LargeResponse: 16 << 10}); err != nil {
-		t.Fatal(err)
-	}
-	ks := testKeyspace(t)
-	ks.ReserveTTL, ks.ProcessingTimeout, ks.Retention = time.Hour, 10*time.Minute, time.Hour
 	open := func(m *Model) string {
 		press(m, ":")
 		typeText(m, "doctor")

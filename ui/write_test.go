@@ -45,16 +45,24 @@ type liveFixture struct {
 	ks     *inspect.Keyspace
 }
 
-func newLive(t *testing.T, writes, protected bool) *liveFixture {
+// seeded is the shared server holding 300 atlasmart records written as
+// the application writes them, a client, and their keyspace.
+func seeded(t *testing.T) (*redistest.Server, *redis.Client, *inspect.Keyspace) {
 	t.Helper()
 	srv, c := redistest.SharedClient(t)
-	ctx := context.Background()
-	if _, err := appsim.Seed(ctx, c, appsim.Plan{Schema: "atlasmart", Count: 300, ReserveTTL: time.Hour,
+	if _, err := appsim.Seed(context.Background(), c, appsim.Plan{Schema: "atlasmart", Count: 300, ReserveTTL: time.Hour,
 		ProcessingTimeout: 10 * time.Minute, Retention: time.Hour, LargeResponse: 16 << 10}); err != nil {
 		t.Fatal(err)
 	}
 	ks := testKeyspace(t)
 	ks.ReserveTTL, ks.ProcessingTimeout, ks.Retention = time.Hour, 10*time.Minute, time.Hour
+	return srv, c, ks
+}
+
+func newLive(t *testing.T, writes, protected bool) *liveFixture {
+	t.Helper()
+	srv, c, ks := seeded(t)
+	ctx := context.Background()
 	auditPath := filepath.Join(t.TempDir(), "audit.log")
 	// The policy reaches the UI only through the executor, as from the CLI.
 	ex, err := actions.NewExecutor(actions.Setup{Client: c, AuditPath: auditPath,
