@@ -55,6 +55,7 @@ var (
 	mDuration     = def("scan_duration_seconds", gauge, "How long the last scan took.")
 	mSuccess      = def("scan_success", gauge, "1 when the last scan was complete, 0 when it failed, timed out or stopped early.")
 	mInProgress   = def("scan_in_progress", gauge, "1 while a scan runs.")
+	mProgress     = def("scan_progress_ratio", gauge, "Share of the keyspaces the running scan has visited, from the SCAN cursors (0 when none runs).")
 	mLastSuccess  = def("last_success_timestamp_seconds", gauge, "Unix time the last complete scan finished; 0 before the first.")
 	mScans        = def("scans_total", counter, "Scans finished, complete or not.")
 	mErrors       = def("scan_errors_total", counter, "Scans that failed, timed out or stopped early.")
@@ -66,7 +67,7 @@ var (
 
 var allMetrics = []*metricDef{
 	mRecords, mStale, mNoTTL, mProcessingNoTTL, mFlag, mMemory, mMemoryUnknown, mOldest, mAgeUnknown, mAgeGap, mCannotJudge, mTTLBucket, mAgeQuantile, mDoctorFindings, mDoctorFinding, mDoctorSkipped, mGroup,
-	mScanKeys, mScanComplete, mDuration, mSuccess, mInProgress, mLastSuccess, mScans, mErrors, mKeysTotal,
+	mScanKeys, mScanComplete, mDuration, mSuccess, mInProgress, mProgress, mLastSuccess, mScans, mErrors, mKeysTotal,
 	mInterval, mTimeout, mInfo,
 }
 
@@ -112,6 +113,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	emit(mInterval, cfg.Interval.Seconds())
 	emit(mTimeout, cfg.ScanTimeout.Seconds())
 	emit(mInProgress, b2f(st.inProgress))
+	progress := 0.0
+	if st.inProgress {
+		progress = st.progress
+	}
+	emit(mProgress, progress)
 	emit(mScans, float64(st.scans))
 	emit(mErrors, float64(st.errors))
 	emit(mKeysTotal, float64(st.keysTotal))

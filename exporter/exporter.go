@@ -44,6 +44,7 @@ type Exporter struct {
 	scanMu sync.Mutex // held for the whole of a scan: never two at once
 
 	inProgress atomic.Bool
+	progress   atomic.Uint64 // the running scan's share done × progressScale
 	mu         sync.RWMutex
 	good       *inspect.Snapshot // last complete scan
 	goodDoc    *doctor.Report    // doctor's findings on it
@@ -107,6 +108,7 @@ func (e *Exporter) ScanOnce(ctx context.Context) bool {
 	}
 	defer e.scanMu.Unlock()
 	e.inProgress.Store(true)
+	e.progress.Store(0)
 	defer e.inProgress.Store(false)
 
 	sctx, cancel := context.WithTimeout(ctx, e.cfg.ScanTimeout)
@@ -125,7 +127,9 @@ func (e *Exporter) ScanOnce(ctx context.Context) bool {
 		// doctor rides on the scan: INFO (and CONFIG GET while allowed),
 		// and what its rules gather from the streamed records.
 		pass := doctor.NewPass(e.cfg.Doctor)
-		snap = inspect.TakeSnapshotEach(sctx, c, e.cfg.Keyspaces, e.cfg.Scan, e.cfg.GroupCap, pass.Observe)
+		opt := e.cfg.Scan
+		opt.Progress = func(p inspect.Progress) { e.progress.Store(uint64(p.Done * progressScale)) }
+		snap = inspect.TakeSnapshotEach(sctx, c, e.cfg.Keyspaces, opt, e.cfg.GroupCap, pass.Observe)
 		if snap.Complete { // after the scan, so its duration and timeout stay the scan's own
 			srv := doctor.ReadServer(sctx, c, !e.noConfig)
 			e.noConfig = e.noConfig || srv.ConfigRefused
@@ -179,13 +183,16 @@ type exporterState struct {
 	errors      uint64
 	keysTotal   int64
 	inProgress  bool
+	progress    float64 // share of the running scan done
 }
+
+const progressScale = 1 << 30
 
 func (e *Exporter) state() exporterState {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	return exporterState{
 		good: e.good, goodDoc: e.goodDoc, last: e.last, lastSuccess: e.lastOK, scans: e.scans, errors: e.errors,
-		keysTotal: e.keysTotal, inProgress: e.inProgress.Load(),
+		keysTotal: e.keysTotal, inProgress: e.inProgress.Load(), progress: float64(e.progress.Load()) / progressScale,
 	}
 }

@@ -117,6 +117,29 @@ func TestExporterKeepsLastGoodValuesWhenScansFail(t *testing.T) {
 	}
 }
 
+// While a scan runs, scan_progress_ratio follows its SCAN cursors; it is 0
+// when none runs.
+func TestScanProgressExported(t *testing.T) {
+	_, c := redistest.SharedClient(t)
+	seed(t, c, 2000)
+	e := newExporter(t, c, func(cfg *Config) { cfg.Scan = inspect.Options{Count: 100, KeysPerSec: 2000} })
+	hs := httptest.NewServer(e.Handler())
+	defer hs.Close()
+	done := make(chan bool)
+	go func() { done <- e.ScanOnce(context.Background()) }()
+	var seen float64
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && (seen <= 0 || seen >= 1); {
+		time.Sleep(50 * time.Millisecond)
+		seen = promtest.Scrape(t, hs.URL+"/metrics")["idemctl_scan_progress_ratio{}"]
+	}
+	if !<-done || seen <= 0 || seen >= 1 {
+		t.Fatalf("progress during the scan: %v", seen)
+	}
+	if v := promtest.Scrape(t, hs.URL+"/metrics")["idemctl_scan_progress_ratio{}"]; v != 0 {
+		t.Errorf("progress after the scan: %v", v)
+	}
+}
+
 func TestNeverTwoScansAtOnce(t *testing.T) {
 	_, c := redistest.SharedClient(t)
 	seed(t, c, 200)

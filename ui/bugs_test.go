@@ -295,3 +295,19 @@ func TestHelpFitsEightyColumns(t *testing.T) {
 		t.Fatal("another key did not close the help")
 	}
 }
+
+// The progress line gives the share done, from the SCAN cursor, and the
+// time left at the pace so far.
+func TestScanProgressShareAndTimeLeft(t *testing.T) {
+	ks := testKeyspace(t)
+	now := clock
+	m := New(t.Context(), Options{Keyspaces: []*inspect.Keyspace{ks}, NoColor: true, Now: func() time.Time { return now }})
+	m.resize(100, 24)
+	m.beginRun()
+	now = now.Add(2 * time.Second)
+	b := inspect.Batch{Keyspace: ks, Records: fixture(ks, 500), ServerTimeMs: clock.UnixMilli(), Done: 0.25}
+	m.Update(batchMsg{gen: m.gen, batches: []inspect.Batch{b}})
+	if got := screenText(m); !strings.Contains(got, "⟳ scanning: 25% · 500 records · 250/s · 2.0s · 6.0s left") {
+		t.Fatalf("progress line:\n%s", got)
+	}
+}

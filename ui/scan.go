@@ -48,6 +48,7 @@ type scanRun struct {
 	covs     []inspect.Coverage
 	next     tea.Cmd    // re-armed after each batch
 	doctor   *doctorRun // nil without a doctor
+	done     float64    // share of the keyspaces visited, from the SCAN cursors
 }
 
 const maxCoalesce = 32
@@ -137,6 +138,7 @@ func (m *Model) onBatch(msg batchMsg) {
 		target.add(b.Records)
 		run.stats.Add(b)
 		run.doctor.observe(b)
+		run.done = max(run.done, b.Done)
 		run.records += int64(len(b.Records))
 		run.perKS[b.Keyspace.Name] += int64(len(b.Records))
 		run.perNode[b.Node] += int64(len(b.Records))

@@ -233,6 +233,13 @@ func (m *Model) progressView() string {
 	switch {
 	case m.scanning():
 		line = fmt.Sprintf("⟳ scanning: %s records · %s/s · %s", units.FormatCount(run.records), units.FormatCount(int64(rate)), fmtDur(el))
+		if run.done > 0 {
+			// the share from the SCAN cursor, and the time left at this pace
+			line = fmt.Sprintf("⟳ scanning: %.0f%% · %s records · %s/s · %s", run.done*100, units.FormatCount(run.records), units.FormatCount(int64(rate)), fmtDur(el))
+			if left, ok := (inspect.Progress{Done: run.done, Records: run.records, Elapsed: el}).Left(); ok {
+				line += " · " + fmtDur(left) + " left"
+			}
+		}
 		if !run.live {
 			line += fmt.Sprintf(" (refresh; showing %s records from %s)", units.FormatCount(int64(m.store.recs.Len())), m.lastComplete.Format("15:04:05"))
 		}
