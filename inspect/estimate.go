@@ -115,6 +115,19 @@ func (r *Report) estimate(p float64, keysRead int64, memSq float64) {
 			k.ByState[st] = n
 		}
 		k.MemoryBytes = int64(math.Round(float64(k.MemoryBytes) / p))
+		for cause, n := range k.AgeUnknown {
+			count("keyspaces."+k.Name+".age_unknown."+cause, &n)
+			k.AgeUnknown[cause] = n
+		}
+		count("keyspaces."+k.Name+".undecoded", &k.Undecoded)
+		if k.ev != nil { // what cannot be judged, in the same scale (a copy: Stats keeps the sample's)
+			ev := *k.ev
+			for g := range ev.gaps {
+				ev.gaps[g] = int64(math.Round(float64(ev.gaps[g]) / p))
+			}
+			ev.undecoded = int64(math.Round(float64(ev.undecoded) / p))
+			k.ev = &ev
+		}
 	}
 	r.Sample = sr
 }

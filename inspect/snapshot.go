@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -41,6 +42,59 @@ type Totals struct {
 	MemoryBytes        int64
 	OldestProcessingMs int64 // 0 when no processing record has a known age
 	Keys               int64 // keys the scan read
+}
+
+// Sampled reports a snapshot of a sample (Options.Sample): its totals are
+// estimates, with the intervals of SampleIntervals.
+func (s *Snapshot) Sampled() bool {
+	for _, k := range s.Keyspaces {
+		if k.Report.Sample != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// SampleIntervals are the 95 % intervals of the Totals a sample estimates,
+// by Totals' names (stale, no_ttl, processing_no_ttl, unknown_state,
+// memory, records), each summed over the keyspaces — wider than 95 %
+// together, which errs on the side of "cannot tell". nil when not sampled.
+func (s *Snapshot) SampleIntervals() map[string]Interval {
+	if !s.Sampled() {
+		return nil
+	}
+	paths := map[string]string{"records": "total", "stale": "stale", "no_ttl": "flags.no_ttl",
+		"processing_no_ttl": "flags.processing_no_ttl", "unknown_state": "flags.unknown_state", "memory": "memory_bytes.total"}
+	out := map[string]Interval{}
+	for name, path := range paths {
+		var sum Interval
+		for _, k := range s.Keyspaces {
+			iv, ok := Interval{}, false
+			if sm := k.Report.Sample; sm != nil {
+				iv, ok = sm.Intervals95[path]
+			}
+			if !ok { // read whole: its count is exact
+				v := exactCount(&k.Report, path)
+				iv = Interval{v, v}
+			}
+			sum.Low, sum.High = sum.Low+iv.Low, sum.High+iv.High
+		}
+		out[name] = sum
+	}
+	return out
+}
+
+// exactCount is the count at path of a report read whole.
+func exactCount(r *Report, path string) int64 {
+	switch path {
+	case "total":
+		return r.Total
+	case "stale":
+		return r.Stale
+	case "memory_bytes.total":
+		return r.MemoryBytes.Total
+	}
+	return r.Flags[strings.TrimPrefix(path, "flags.")]
 }
 
 // Totals sums the keyspaces.
@@ -138,7 +192,7 @@ func (sb *SnapshotBuilder) Finish(ctx context.Context, c redis.UniversalClient, 
 		}
 		snap.Keyspaces = append(snap.Keyspaces, ksn)
 	}
-	if !snap.Complete && snap.Err == nil {
+	if !snap.Complete && snap.Err == nil && !snap.Sampled() {
 		snap.Err = errors.New("scan incomplete")
 	}
 	snap.Covered = 1
@@ -174,6 +228,7 @@ func mergeCoverage(ks *Keyspace, cs []Coverage) Coverage {
 		m.Duration = max(m.Duration, c.Duration)
 		m.Complete = m.Complete && c.Complete
 		m.Limited = m.Limited || c.Limited
+		m.Sampled = m.Sampled || c.Sampled
 		m.MemoryOff = m.MemoryOff || c.MemoryOff
 		if c.Err != nil && m.Err == nil {
 			m.Err = c.Err
@@ -197,6 +252,8 @@ func coverageErr(k KeyspaceSnapshot) error {
 		return fmt.Errorf("keyspace %s (%s): %v — %d keys read before it stopped", k.Name, Sanitize(c.Match), c.Err, c.Keys)
 	case c.Limited:
 		return fmt.Errorf("keyspace %s: stopped at --max-keys after %d keys", k.Name, c.Keys)
+	case c.Sampled:
+		return nil // a sample stops early by design: its report carries the intervals
 	case !c.Complete:
 		return fmt.Errorf("keyspace %s: scan incomplete after %d keys", k.Name, c.Keys)
 	}

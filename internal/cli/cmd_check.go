@@ -21,7 +21,11 @@ type threshold struct {
 	Max     int64  `json:"max"`
 	Value   int64  `json:"value"`
 	Crossed bool   `json:"crossed"`
-	get     func(inspect.Totals) int64
+	// Sampled: the value's 95 % interval, and whether the sample settles
+	// the threshold either way.
+	Interval  *inspect.Interval `json:"interval_95,omitempty"`
+	Undecided bool              `json:"undecided,omitempty"`
+	get       func(inspect.Totals) int64
 }
 
 func (t threshold) format(v int64) string {
@@ -36,17 +40,25 @@ func (t threshold) format(v int64) string {
 
 func (t threshold) String() string {
 	op := "<="
-	if t.Crossed {
+	switch {
+	case t.Undecided:
+		op = "vs"
+	case t.Crossed:
 		op = ">"
 	}
-	return fmt.Sprintf("%s %s %s %s", t.Name, t.format(t.Value), op, t.format(t.Max))
+	v := t.format(t.Value)
+	if t.Interval != nil {
+		v = "≈" + v + " [" + t.format(t.Interval.Low) + "–" + t.format(t.Interval.High) + "]"
+	}
+	return fmt.Sprintf("%s %s %s %s", t.Name, v, op, t.format(t.Max))
 }
 
 type checkResult struct {
 	Verdict    string      `json:"verdict"` // ok, fail, incomplete, cannot_judge
 	Message    string      `json:"message"`
 	Complete   bool        `json:"complete"`
-	Covered    float64     `json:"covered"` // share of the keyspaces scanned
+	Covered    float64     `json:"covered"`           // share of the keyspaces scanned
+	Sampled    bool        `json:"sampled,omitempty"` // judged on a sample's 95% intervals
 	Error      string      `json:"error,omitempty"`
 	Records    int64       `json:"records"`
 	Keyspaces  []string    `json:"keyspaces"`
@@ -63,6 +75,8 @@ type checkCmd struct {
 	maxOldest                              time.Duration
 	maxMem                                 int64
 	output                                 string
+	sample                                 float64
+	sampleTime                             time.Duration
 }
 
 // flags registers check's flags.
@@ -74,6 +88,8 @@ func (o *checkCmd) flags(fs *pflag.FlagSet) {
 	fs.Var(durationValue(&o.maxOldest), "max-oldest-processing", "oldest processing record's age allowed, e.g. 5m")
 	fs.Var(sizeValue(&o.maxMem), "max-memory", "most memory allowed for the records, e.g. 512MiB")
 	outputFlag(fs, &o.output, "text", "text (one line) or json", "text", "json")
+	fs.Var(shareValue(&o.sample), "sample", "read this share of the keyspace (e.g. 1%) and judge the 95% intervals: crossed or held for sure, or 'cannot tell' (exit 3)")
+	fs.Var(durationValue(&o.sampleTime), "sample-time", "read for this long (e.g. 30s) and judge the 95% intervals")
 	o.readFlags.register(fs)
 }
 
@@ -112,6 +128,7 @@ func (o *checkCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 		return err
 	}
 	defer s.Close()
+	s.scan.Sample, s.scan.SampleTime = o.sample, o.sampleTime
 	snap := inspect.TakeSnapshot(ctx, s.client, s.keyspaces, s.scan, 1)
 	progress.clear()
 	if ctx.Err() != nil {
@@ -154,19 +171,30 @@ func judge(snap *inspect.Snapshot, ths []threshold) checkResult {
 		res.Error = snap.Err.Error()
 	}
 	res.CannotJudge = relevantGaps(snap.Gaps(), ths)
-	var crossed, held []string
+	ivs := snap.SampleIntervals() // nil unless a sample was read
+	res.Sampled = ivs != nil
+	var crossed, held, open []string
 	for _, t := range ths {
 		t.Value = t.get(tot)
 		t.Crossed = t.Value > t.Max
+		if ivs != nil {
+			judgeSampled(&t, ivs)
+		}
 		res.Thresholds = append(res.Thresholds, t)
-		if t.Crossed {
+		switch {
+		case t.Undecided:
+			open = append(open, t.String())
+		case t.Crossed:
 			crossed = append(crossed, t.String())
-		} else {
+		default:
 			held = append(held, t.String())
 		}
 	}
 	scope := fmt.Sprintf("%s records in %s (%s), scanned in %s", units.FormatCount(tot.Records), plural(len(res.Keyspaces), "keyspace"),
 		strings.Join(res.Keyspaces, ", "), units.FormatMs(max(snap.Duration, time.Millisecond).Milliseconds()))
+	if ivs != nil {
+		scope = fmt.Sprintf("estimated from a %.1f%% sample (95%% intervals): ", snap.Covered*100) + scope
+	}
 	switch {
 	case len(crossed) > 0:
 		res.Verdict = "fail"
@@ -174,14 +202,20 @@ func judge(snap *inspect.Snapshot, ths []threshold) checkResult {
 		if len(held) > 0 {
 			res.Message += "; ok: " + strings.Join(held, ", ")
 		}
-		if !snap.Complete {
+		if !snap.Complete && snap.Err != nil {
 			scope += "; scan INCOMPLETE, so these are lower bounds: " + res.Error
 		} else if len(res.CannotJudge) > 0 {
 			scope += "; also " + unjudgedMessage(res.CannotJudge, nil)
 		}
-	case !snap.Complete:
+	case !snap.Complete && snap.Err != nil:
 		res.Verdict = "incomplete"
 		res.Message = "INCOMPLETE: " + units.OneLine(res.Error) + "; thresholds not judged (so far: " + strings.Join(held, ", ") + ")"
+	case len(open) > 0:
+		res.Verdict = "incomplete" // more data can settle it: exit 3, as for a partial scan
+		res.Message = "CANNOT TELL from the sample: " + strings.Join(open, ", ") + "; read more (a larger --sample) or scan all"
+		if len(held) > 0 {
+			res.Message += "; ok: " + strings.Join(held, ", ")
+		}
 	case len(res.CannotJudge) > 0:
 		res.Verdict = verdictUnjudged
 		res.Message = unjudgedMessage(res.CannotJudge, held)
@@ -191,6 +225,20 @@ func judge(snap *inspect.Snapshot, ths []threshold) checkResult {
 	}
 	res.Message = units.OneLine(res.Message + " — " + scope)
 	return res
+}
+
+// judgeSampled settles t on its 95 % interval: crossed when the whole
+// interval is above the limit, held when it is at or below, otherwise
+// undecided. The oldest processing age has no interval — a sample's oldest
+// is only a lower bound — so it can be crossed but never cleared.
+func judgeSampled(t *threshold, ivs map[string]inspect.Interval) {
+	iv, ok := ivs[t.Name]
+	if !ok {
+		t.Crossed, t.Undecided = t.Value > t.Max, t.Value <= t.Max
+		return
+	}
+	t.Interval = &iv
+	t.Crossed, t.Undecided = iv.Low > t.Max, iv.Low <= t.Max && iv.High > t.Max
 }
 
 func plural(n int, word string) string {

@@ -150,3 +150,21 @@ func TestCheckUsage(t *testing.T) {
 	// An empty keyspace passes: nothing is stuck.
 	verdict(t, clitest.Run(t, nil, append(base, "--max-stale", "0")...), cli.ExitOK, "OK: stale 0 <= 0 — 0 records")
 }
+
+// check --sample judges the 95% intervals: crossed for sure, held for
+// sure, or, when the interval straddles the limit (or, for the oldest age,
+// the sample cannot rule it out), "cannot tell" with exit 3.
+func TestCheckSample(t *testing.T) {
+	url := clitest.SeededURL(t, 20000, "--reserve-ttl", "1h", "--processing-timeout", "10m")
+	base := []string{"check", "--url", url, "--preset", "atlasmart", "--reserve-ttl", "1h", "--processing-timeout", "10m", "--sample", "20%"}
+
+	r := clitest.Run(t, nil, append(base, "--max-processing-no-ttl", "0")...)
+	verdict(t, r, cli.ExitThreshold, "FAIL: processing_no_ttl ≈")
+	if !strings.Contains(r.Stdout, "estimated from a ") || !strings.Contains(r.Stdout, "] > 0") {
+		t.Errorf("a sampled FAIL shows its interval and the sample: %s", r.Stdout)
+	}
+	verdict(t, clitest.Run(t, nil, append(base, "--max-processing-no-ttl", "1000000", "--max-no-ttl", "1000000")...), cli.ExitOK, "OK: processing_no_ttl ≈")
+	verdict(t, clitest.Run(t, nil, append(base, "--max-processing-no-ttl", "1000000", "--max-oldest-processing", "100h")...),
+		cli.ExitIncomplete, "CANNOT TELL from the sample: oldest_processing ")
+	clitest.Run(t, nil, append(base[:len(base)-1], "0", "--max-stale", "0")...).MustCode(t, cli.ExitUsage)
+}
