@@ -63,6 +63,9 @@ type Config struct {
 	TUI           bool
 	Records       bool
 	GoBench       bool
+	Sampling      bool   // check stats --sample's intervals against the full scan
+	SampleShare   string // the share each sampled run reads
+	SampleRuns    int    // sampled runs
 	Writes        bool   // measure a bulk guarded write run (audited writes/s)
 	WriteKeys     int    // records it writes
 	WriteDir      string // where its audit log goes ("" the system's temp dir)
@@ -73,7 +76,8 @@ type Config struct {
 // DefaultConfig is the full run the issue asks for.
 func DefaultConfig() Config {
 	return Config{N: 1_000_000, Rounds: 3, IdleProbe: 3 * time.Second, QuietCPU: 0.15, QuietWait: 3 * time.Minute,
-		Load: true, TUI: true, Records: true, GoBench: true, Writes: true, WriteKeys: 20_000}
+		Load: true, TUI: true, Records: true, GoBench: true, Writes: true, WriteKeys: 20_000,
+		Sampling: true, SampleShare: "1%", SampleRuns: 20}
 }
 
 // ApplySmoke shrinks the run for CI, keeping any value set explicitly.
@@ -90,6 +94,12 @@ func (c *Config) ApplySmoke(set map[string]bool) {
 	}
 	if !set["write-keys"] {
 		c.WriteKeys = 2_000
+	}
+	if !set["sample-runs"] {
+		c.SampleRuns = 3
+	}
+	if !set["sample"] {
+		c.SampleShare = "20%" // 1 % of 20,000 records is too few to say much
 	}
 	c.IdleProbe = 500 * time.Millisecond
 	if !set["quiet-wait"] {
@@ -166,6 +176,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		{"tui", cfg.TUI, h.tui},
 		{"records", cfg.Records, h.records},
 		{"gobench", cfg.GoBench, h.goBench},
+		{"sampling", cfg.Sampling, h.sampling},
 		{"writes", cfg.Writes, h.writes}, // last: it changes records
 	}
 	for _, s := range steps {

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// SampleResult is how well `stats --sample` estimates: each run reads a
+// share from a random start, and every count it reports is checked against
+// the full scan of the same data.
+type SampleResult struct {
+	Share      string        `json:"share"`
+	Runs       int           `json:"runs"`
+	Intervals  int           `json:"intervals"` // counts compared, over all runs
+	Held       int           `json:"held"`      // of which the true value lay inside the 95 % interval
+	MedianWall time.Duration `json:"median_wall_ns"`
+	FullWall   time.Duration `json:"full_wall_ns"` // the full stats run it is compared with
+}
+
+// sampling runs stats once in full and cfg.SampleRuns times with
+// --sample cfg.SampleShare.
+func (h *harness) sampling(ctx context.Context) error {
+	stats := func(extra ...string) (inspect.Report, Sample, error) {
+		var out bytes.Buffer
+		s, err := h.runIdemctl(ctx, &out, h.idemctlArgs("stats", append([]string{"--output", "json"}, extra...)...)...)
+		if err != nil {
+			return inspect.Report{}, s, err
+		}
+		var r inspect.Report
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			return r, s, fmt.Errorf("stats output: %v", err)
+		}
+		return r, s, nil
+	}
+	full, fs, err := stats()
+	if err != nil {
+		return err
+	}
+	truth := map[string]int64{"total": full.Total, "stale": full.Stale, "memory_bytes.total": full.MemoryBytes.Total}
+	for k, v := range full.ByState {
+		truth["by_state."+k] = v
+	}
+	for k, v := range full.Flags {
+		truth["flags."+k] = v
+	}
+	res := &SampleResult{Share: h.cfg.SampleShare, FullWall: fs.Wall}
+	var walls []time.Duration
+	for range h.cfg.SampleRuns {
+		r, s, err := stats("--sample", h.cfg.SampleShare)
+		if err != nil {
+			return err
+		}
+		if r.Sample == nil {
+			return fmt.Errorf("stats --sample %s reported no sample", h.cfg.SampleShare)
+		}
+		walls = append(walls, s.Wall)
+		res.Runs++
+		for path, v := range truth {
+			res.Intervals++
+			if iv, ok := r.Sample.Intervals95[path]; ok && iv.Contains(v) {
+				res.Held++
+			}
+		}
+	}
+	res.MedianWall = medianDur(walls)
+	h.res.Sampling = res
+	h.cfg.logf("sampling: %d of %d intervals held the full scan's count over %d runs of --sample %s (median %v; full %v)",
+		res.Held, res.Intervals, res.Runs, res.Share, res.MedianWall.Round(time.Millisecond), res.FullWall.Round(time.Millisecond))
+	return nil
+}
