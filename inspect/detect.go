@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -39,8 +40,16 @@ type DetectResult struct {
 // them: which decodes the most records with a known state, whose template
 // fits, which lock companions it recognises.
 func Detect(ctx context.Context, c redis.UniversalClient, pattern string, n int) (DetectResult, error) {
+	return DetectProgress(ctx, c, pattern, n, nil)
+}
+
+// DetectProgress is Detect telling progress how far the search for sample
+// keys has come: on a sparse pattern in a big database, SCAN MATCH may walk
+// most of the table to find them. Done is the larger of the share of keys
+// found and the share of the table visited.
+func DetectProgress(ctx context.Context, c redis.UniversalClient, pattern string, n int, progress func(Progress)) (DetectResult, error) {
 	res := DetectResult{Match: pattern, Types: map[string]int{}}
-	keys, err := sampleKeys(ctx, c, pattern, n)
+	keys, err := sampleKeys(ctx, c, pattern, n, progress)
 	if err != nil {
 		return res, err
 	}
@@ -107,13 +116,14 @@ func Detect(ctx context.Context, c redis.UniversalClient, pattern string, n int)
 	return res, nil
 }
 
-func sampleKeys(ctx context.Context, c redis.UniversalClient, pattern string, n int) ([]string, error) {
+func sampleKeys(ctx context.Context, c redis.UniversalClient, pattern string, n int, progress func(Progress)) ([]string, error) {
 	nodes, _, err := discover(ctx, c, false)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, nd := range nodes {
+	started := time.Now()
+	for i, nd := range nodes {
 		var cursor uint64
 		for len(out) < n {
 			keys, next, err := nd.client.Scan(ctx, cursor, pattern, 1000).Result()
@@ -127,6 +137,10 @@ func sampleKeys(ctx context.Context, c redis.UniversalClient, pattern string, n 
 			}
 			if cursor = next; cursor == 0 {
 				break
+			}
+			if progress != nil {
+				table := (float64(i) + CursorShare(cursor)) / float64(len(nodes))
+				progress(Progress{Done: max(table, float64(len(out))/float64(n)), Records: int64(len(out)), Elapsed: time.Since(started)})
 			}
 		}
 	}

@@ -17,6 +17,7 @@ type detectCmd struct {
 	match  string
 	sample int
 	output string
+	quiet  bool
 }
 
 // flags registers detect's flags.
@@ -24,6 +25,7 @@ func (o *detectCmd) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.match, "match", "", "SCAN MATCH pattern to sample (required)")
 	fs.IntVar(&o.sample, "sample", 200, "keys to sample")
 	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress line on stderr (there is none unless stderr is a terminal)")
 	addGroup(fs, groupConnection, o.cf.register)
 }
 
@@ -42,7 +44,9 @@ func (o *detectCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []stri
 		return err
 	}
 	defer s.Close()
-	res, err := inspect.Detect(ctx, s.client, o.match, o.sample)
+	progress := a.newProgress("detect", o.quiet)
+	res, err := inspect.DetectProgress(ctx, s.client, o.match, o.sample, progress.update)
+	progress.clear()
 	if err != nil {
 		return fmt.Errorf("detect: %w", err)
 	}

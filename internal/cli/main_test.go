@@ -489,3 +489,13 @@ func TestStatsSample(t *testing.T) {
 		clitest.Run(t, nil, append(base, "--sample", bad)...).MustCode(t, cli.ExitUsage)
 	}
 }
+
+// detect shows how far its search for sample keys has come, on a terminal.
+func TestDetectProgressLine(t *testing.T) {
+	url := clitest.SeededURL(t, 5000)
+	r := runWithStderrTTY(t, time.Minute, "detect", "--url", url, "--match", "atlasmart:*", "--sample", "3000")
+	r.MustCode(t, cli.ExitOK)
+	if !strings.Contains(r.Stderr, "\r\x1b[Kdetect ") || !strings.HasSuffix(r.Stderr, "\r\x1b[K") || strings.Contains(r.Stdout, "\x1b") {
+		t.Fatalf("detect's progress: stderr %q", r.Stderr)
+	}
+}
