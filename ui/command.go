@@ -25,7 +25,7 @@ import (
 //	:keyspace NAME scan only that configured keyspace (:keyspace all: every one)
 //	:db N          read database N of the same server (read-only sessions)
 //	:q             quit
-const commandHelp = "export FILE(.csv|.ndjson) · fail · expire · reconcile · group [NAME] · keyspace NAME|all · db N · doctor · q"
+const commandHelp = "export FILE(.csv|.ndjson) · fail · expire · reconcile · group [NAME] · keyspace NAME|all · db N · profile NAME · doctor · q"
 
 func newCommandInput() textinput.Model {
 	in := textinput.New()
@@ -82,8 +82,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 	case "db":
 		return m.switchDB(arg)
 	case "profile":
-		m.status = ":profile: a profile brings its own server, credentials and write policy; restart with idemctl --profile NAME"
-		return nil
+		return m.switchProfile(arg)
 	case "doctor":
 		if m.screen != screenDoctor {
 			m.doctorFrom = m.screen

@@ -75,6 +75,54 @@ func (m *Model) switchDB(arg string) tea.Cmd {
 	return m.restart("database " + strconv.Itoa(n))
 }
 
+// profileMsg brings another profile, opened in the background (it connects).
+type profileMsg struct {
+	name  string
+	opts  Options
+	close func()
+	err   error
+}
+
+// switchProfile opens another profile of the config: its own server,
+// credentials, keyspaces and write policy, through the command layer.
+func (m *Model) switchProfile(name string) tea.Cmd {
+	open := m.opts.OpenProfile
+	switch {
+	case open == nil:
+		m.status = ":profile: this session has no config to switch in; restart with idemctl --profile NAME"
+		return nil
+	case name == "":
+		m.status = ":profile needs a profile name, e.g. :profile staging"
+		return nil
+	}
+	ctx := m.ctx
+	m.status = "opening profile " + inspect.Sanitize(name) + "…"
+	return func() tea.Msg {
+		o, closeFn, err := open(ctx, name)
+		return profileMsg{name: name, opts: o, close: closeFn, err: err}
+	}
+}
+
+// onProfile swaps the new profile in: what the old one showed is dropped,
+// its connections are released, and the write keys follow the new policy.
+func (m *Model) onProfile(msg profileMsg) tea.Cmd {
+	if msg.err != nil {
+		m.status = ":profile " + inspect.Sanitize(msg.name) + ": " + inspect.Sanitize(msg.err.Error())
+		return nil
+	}
+	m.releaseSource()
+	o := msg.opts
+	o.NoColor, o.Now, o.Refresh, o.Reveal, o.OpenProfile = m.opts.NoColor, m.opts.Now, m.opts.Refresh, m.opts.Reveal, m.opts.OpenProfile
+	m.opts, m.closeProfile, m.allKeyspaces = o, msg.close, nil
+	m.doctorReport, m.doctorNoConfig = nil, false
+	m.keys.SetWrites(m.canWrite())
+	cmd := m.restart("profile " + inspect.Sanitize(msg.name))
+	if o.Notice != "" {
+		m.status += " — " + inspect.Sanitize(o.Notice)
+	}
+	return cmd
+}
+
 // restart drops what is shown and scans the new source from scratch.
 func (m *Model) restart(what string) tea.Cmd {
 	if m.run != nil {

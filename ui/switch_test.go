@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -74,5 +75,60 @@ func TestSwitchDatabaseAndKeyspace(t *testing.T) {
 	press(w, "enter")
 	if !strings.Contains(w.status, "restart with --db 5") {
 		t.Fatalf("a writing session switched database: %q", w.status)
+	}
+}
+
+// :profile NAME swaps in another profile's server and policy without a
+// restart: what the old one showed is dropped, its resources released, and
+// an error leaves the session as it was.
+func TestSwitchProfile(t *testing.T) {
+	srv, c, ks := seeded(t)
+	ctx := context.Background()
+	other := srv.Client(5)
+	defer other.Close()
+	if _, err := appsim.Seed(ctx, other, appsim.Plan{Schema: "atlasmart", Count: 40, ReserveTTL: time.Hour,
+		ProcessingTimeout: 10 * time.Minute, Retention: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	closed := 0
+	open := func(_ context.Context, name string) (Options, func(), error) {
+		if name != "staging" {
+			return Options{}, nil, errors.New("no profile " + name + " in the config")
+		}
+		return Options{Client: other, Keyspaces: []*inspect.Keyspace{ks}, Profile: "staging", Address: srv.URL(5), Notice: "a warning"},
+			func() { closed++ }, nil
+	}
+	m := New(ctx, Options{Client: c, Keyspaces: []*inspect.Keyspace{ks}, Profile: "prod", Address: srv.URL(0), NoColor: true, OpenProfile: open})
+	m.resize(100, 30)
+	run(m, m.startScan())
+	command := func(line string) {
+		press(m, ":")
+		typeText(m, line)
+		_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+		run(m, cmd)
+	}
+	command("profile nope")
+	if m.opts.Profile != "prod" || m.store.recs.Len() != 300 || !strings.Contains(m.status, "no profile nope") {
+		t.Fatalf("a failed switch changed the session: %q, %d records, status %q", m.opts.Profile, m.store.recs.Len(), m.status)
+	}
+	press(m, ":")
+	typeText(m, "profile staging")
+	_, open1 := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	_, scan := m.Update(open1()) // the profile opened: the notice shows while its scan starts
+	if !strings.Contains(m.status, "now reading profile staging — a warning") {
+		t.Errorf("status after the switch: %q", m.status)
+	}
+	run(m, scan)
+	if got := screenText(m); m.opts.Profile != "staging" || m.store.recs.Len() != 40 || !strings.Contains(got, "staging") ||
+		!strings.Contains(got, srv.Addr+"/5") || m.opts.OpenProfile == nil {
+		t.Fatalf("after :profile staging: %d records\n%s", m.store.recs.Len(), got)
+	}
+	command("profile staging")
+	if closed != 1 {
+		t.Errorf("switching again released %d profiles, want 1", closed)
+	}
+	m.shutdown()
+	if closed != 2 {
+		t.Errorf("quitting released %d profiles, want 2", closed)
 	}
 }

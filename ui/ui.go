@@ -43,6 +43,13 @@ type Options struct {
 	// Doctor, when set, judges doctor's rules after each complete scan for
 	// the Doctor screen.
 	Doctor *doctor.Options
+	// OpenProfile, when set, resolves and connects another profile of the
+	// config for :profile NAME: its server, keyspaces, scan settings and
+	// write policy, and a func that releases them. The UI's own settings
+	// (colours, refresh, reveal) stay.
+	OpenProfile func(ctx context.Context, name string) (Options, func(), error)
+	// Notice is what opening the session had to say (a warning), shown once.
+	Notice string
 }
 
 type screen int
@@ -93,6 +100,8 @@ type Model struct {
 	doctorAt       time.Time
 	doctorNoConfig bool
 	doctorFrom     screen // where esc returns to
+	// closeProfile releases a profile opened with :profile.
+	closeProfile func()
 
 	banner    string
 	gaps      gapCache // the cannot-judge banner (evidence.go)
@@ -198,6 +207,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.onBatch(msg)
 		return m, m.rearm()
+	case profileMsg:
+		return m, m.onProfile(msg)
 	case doctorMsg:
 		if msg.gen == m.gen {
 			m.onDoctor(msg)
@@ -420,9 +431,9 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	return nil
 }
 
-// shutdown stops background work before quitting; a bulk write stops
-// before its next record.
-func (m *Model) shutdown() {
+// releaseSource stops the scan and releases the connections this model
+// opened itself (:db) or was handed with a profile (:profile).
+func (m *Model) releaseSource() {
 	if m.run != nil {
 		m.run.cancel()
 	}
@@ -430,6 +441,16 @@ func (m *Model) shutdown() {
 		m.ownClient.Close()
 		m.ownClient = nil
 	}
+	if m.closeProfile != nil {
+		m.closeProfile()
+		m.closeProfile = nil
+	}
+}
+
+// shutdown stops background work before quitting; a bulk write stops
+// before its next record.
+func (m *Model) shutdown() {
+	m.releaseSource()
 	if m.dialog != nil && m.dialog.cancel != nil {
 		m.dialog.cancel()
 	}
