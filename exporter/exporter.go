@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -44,7 +45,7 @@ type Exporter struct {
 	scanMu sync.Mutex // held for the whole of a scan: never two at once
 
 	inProgress atomic.Bool
-	progress   atomic.Uint64 // the running scan's share done × progressScale
+	progress   atomic.Uint64 // the running scan's share done, as float64 bits
 	mu         sync.RWMutex
 	good       *inspect.Snapshot // last complete scan
 	goodDoc    *doctor.Report    // doctor's findings on it
@@ -128,7 +129,7 @@ func (e *Exporter) ScanOnce(ctx context.Context) bool {
 		// and what its rules gather from the streamed records.
 		pass := doctor.NewPass(e.cfg.Doctor)
 		opt := e.cfg.Scan
-		opt.Progress = func(p inspect.Progress) { e.progress.Store(uint64(p.Done * progressScale)) }
+		opt.Progress = func(p inspect.Progress) { e.progress.Store(math.Float64bits(p.Done)) }
 		snap = inspect.TakeSnapshotEach(sctx, c, e.cfg.Keyspaces, opt, e.cfg.GroupCap, pass.Observe)
 		if snap.Complete { // after the scan, so its duration and timeout stay the scan's own
 			srv := doctor.ReadServer(sctx, c, !e.noConfig)
@@ -186,13 +187,11 @@ type exporterState struct {
 	progress    float64 // share of the running scan done
 }
 
-const progressScale = 1 << 30
-
 func (e *Exporter) state() exporterState {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	return exporterState{
 		good: e.good, goodDoc: e.goodDoc, last: e.last, lastSuccess: e.lastOK, scans: e.scans, errors: e.errors,
-		keysTotal: e.keysTotal, inProgress: e.inProgress.Load(), progress: float64(e.progress.Load()) / progressScale,
+		keysTotal: e.keysTotal, inProgress: e.inProgress.Load(), progress: math.Float64frombits(e.progress.Load()),
 	}
 }
