@@ -91,6 +91,7 @@ type KeyspaceConfig struct {
 	Retention         units.Duration `yaml:"retention"`
 	LargeResponse     units.ByteSize `yaml:"large_response"`
 	MaxValue          units.ByteSize `yaml:"max_value"`
+	Verify            *VerifyConfig  `yaml:"verify"` // verify.go
 }
 
 // DefaultPath is $XDG_CONFIG_HOME/idemctl/config.yaml (or ~/.config/…),
@@ -154,8 +155,12 @@ func (c *Config) check() error {
 			return fmt.Errorf("line %d: keyspace %q defined twice", line, k.Name)
 		}
 		names[k.Name] = true
-		if _, err := c.Keyspace(k.Name); err != nil {
+		ks, err := c.Keyspace(k.Name)
+		if err != nil {
 			return fmt.Errorf("line %d: %v", line, err)
+		}
+		if err := k.Verify.check(ks); err != nil {
+			return fmt.Errorf("line %d: keyspace %s: verify: %v", c.lines.atOr(line, "keyspaces", fmt.Sprint(i), "verify"), k.Name, err)
 		}
 	}
 	for name, p := range c.Profiles {
@@ -306,6 +311,12 @@ func indexLines(root *yaml.Node) lineIndex {
 		case yaml.SequenceNode:
 			for j, item := range val.Content {
 				idx[fmt.Sprintf("%s/%d", sec, j)] = item.Line
+				if item.Kind != yaml.MappingNode {
+					continue
+				}
+				for k := 0; k+1 < len(item.Content); k += 2 { // an item's own keys
+					idx[fmt.Sprintf("%s/%d/%s", sec, j, item.Content[k].Value)] = item.Content[k].Line
+				}
 			}
 		}
 	}
@@ -313,3 +324,11 @@ func indexLines(root *yaml.Node) lineIndex {
 }
 
 func (l lineIndex) at(section, name string) int { return l[section+"/"+name] }
+
+// atOr is the line of a key inside an entry (section/name/key), or def.
+func (l lineIndex) atOr(def int, section, name, key string) int {
+	if n, ok := l[section+"/"+name+"/"+key]; ok {
+		return n
+	}
+	return def
+}

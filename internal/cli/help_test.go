@@ -117,6 +117,9 @@ keyspaces:
   - name: orders
     preset: atlasmart
     processing_timeout: 20s
+    verify:
+      command: [hooks/verify-orders, "{idem_key}"]
+      env: {PGPASSWORD: pg-secret-value}
 `), 0o600)
 	r = clitest.Run(t, map[string]string{"IDEMCTL_CONFIG": cfg}, "config", "path", "-o", "json")
 	if !strings.Contains(r.Stdout, `"from": "IDEMCTL_CONFIG"`) || !strings.Contains(r.Stdout, `"exists": true`) {
@@ -125,12 +128,13 @@ keyspaces:
 	r = clitest.Run(t, nil, "config", "view", "--config", cfg, "--count", "300")
 	r.MustCode(t, 0)
 	for _, want := range []string{"profile: prod", "url: redis://ops@10.0.0.5:6380/2", "password: in the URL (not shown)",
-		"enabled: true", "max_keys: 5000", "keys_per_sec: 200", "count: 300", "name: orders", "processing_timeout: 20s", "schema: atlasmart"} {
+		"enabled: true", "max_keys: 5000", "keys_per_sec: 200", "count: 300", "name: orders", "processing_timeout: 20s", "schema: atlasmart",
+		"verify:\n        command:\n            - " + filepath.Join(dir, "hooks/verify-orders") + "\n            - '{idem_key}'\n        timeout: 5s\n        concurrency: 4\n        env:\n            - PGPASSWORD\n"} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("config view lacks %q:\n%s", want, r.Stdout)
 		}
 	}
-	if strings.Contains(r.Stdout+r.Stderr, "hunter2") {
+	if strings.Contains(r.Stdout+r.Stderr, "hunter2") || strings.Contains(r.Stdout+r.Stderr, "pg-secret") {
 		t.Fatalf("config view printed a password:\n%s%s", r.Stdout, r.Stderr)
 	}
 	r = clitest.Run(t, map[string]string{"OTHER_PW": "s3cret-from-env"}, "config", "view", "--config", cfg, "--profile", "other", "-o", "json")
