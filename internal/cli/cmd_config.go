@@ -133,16 +133,18 @@ type scanView struct {
 }
 
 type keyspaceView struct {
-	Name              string      `json:"name" yaml:"name"`
-	Match             string      `json:"match" yaml:"match"`
-	Schema            string      `json:"schema" yaml:"schema"`
-	KeyTemplate       string      `json:"key_template,omitempty" yaml:"key_template,omitempty"`
-	ProcessingTimeout string      `json:"processing_timeout" yaml:"processing_timeout"`
-	ReserveTTL        string      `json:"reserve_ttl" yaml:"reserve_ttl"`
-	Retention         string      `json:"retention" yaml:"retention"`
-	LargeResponse     string      `json:"large_response" yaml:"large_response"`
-	MaxValue          string      `json:"max_value" yaml:"max_value"`
-	Verify            *verifyView `json:"verify,omitempty" yaml:"verify,omitempty"`
+	Name              string `json:"name" yaml:"name"`
+	Match             string `json:"match" yaml:"match"`
+	Schema            string `json:"schema" yaml:"schema"`
+	KeyTemplate       string `json:"key_template,omitempty" yaml:"key_template,omitempty"`
+	ProcessingTimeout string `json:"processing_timeout" yaml:"processing_timeout"`
+	ReserveTTL        string `json:"reserve_ttl" yaml:"reserve_ttl"`
+	Retention         string `json:"retention" yaml:"retention"`
+	LargeResponse     string `json:"large_response" yaml:"large_response"`
+	MaxValue          string `json:"max_value" yaml:"max_value"`
+
+	// the keyspace's verify hook, if it has one
+	Verify *verifyView `json:"verify,omitempty" yaml:"verify,omitempty"`
 }
 
 // verifyView is a keyspace's verify hook; its environment by name only
