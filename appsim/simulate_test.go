@@ -52,7 +52,7 @@ var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // well-formed lesson record, and returns the counts by stored state.
 func checkKeyspace(t *testing.T, c *redis.Client) (processing, succeeded int64) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	iter := c.Scan(ctx, 0, "*", 1000).Iterator()
 	for iter.Next(ctx) {
 		key := iter.Val()
