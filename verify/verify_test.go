@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/pgtest"
 )
 
 func testKeyspace(t *testing.T) *inspect.Keyspace {
@@ -40,15 +42,15 @@ func hook(mode string, timeout time.Duration, args ...string) Hook {
 
 func TestVerdicts(t *testing.T) {
 	rec := record(t, "atlasmart:ch23:idem:alice:POST:/orders:k1")
-	r := hook("done", 5*time.Second, "{idem_key}").Verify(context.Background(), rec)
+	r := hook("done", 5*time.Second, "{idem_key}").Verify(t.Context(), rec)
 	if r.Verdict != Done || r.Ref != "order-k1" || r.Status != 201 || r.Response == nil || *r.Response != `{"id":1}` || r.Detail != "found" {
 		t.Fatalf("done: %+v", r)
 	}
-	r = hook("not_done", 5*time.Second).Verify(context.Background(), rec)
+	r = hook("not_done", 5*time.Second).Verify(t.Context(), rec)
 	if r.Verdict != NotDone || r.Detail != "no order" || r.Why != "" {
 		t.Fatalf("not_done: %+v", r)
 	}
-	r = hook("unknown", 5*time.Second).Verify(context.Background(), rec)
+	r = hook("unknown", 5*time.Second).Verify(t.Context(), rec)
 	if r.Verdict != Unknown || !strings.Contains(r.Why, "database unreachable") {
 		t.Fatalf("unknown: %+v", r)
 	}
@@ -59,14 +61,14 @@ func TestVerdicts(t *testing.T) {
 func TestArgumentsAreNotInterpreted(t *testing.T) {
 	key := "atlasmart:ch23:idem:al ice:POST:/orders:k'$(touch /tmp/pwned)\";x"
 	rec := record(t, key)
-	r := hook("args", 5*time.Second, "{principal}", "--key={idem_key}", "{key}", `{"literal":1}`, "{fingerprint}", "{state}", "{keyspace}").Verify(context.Background(), rec)
+	r := hook("args", 5*time.Second, "{principal}", "--key={idem_key}", "{key}", `{"literal":1}`, "{fingerprint}", "{state}", "{keyspace}").Verify(t.Context(), rec)
 	want := "al ice|--key=k'$(touch /tmp/pwned)\";x|" + key + `|{"literal":1}|fp1|PROCESSING|orders`
 	if r.Verdict != NotDone || r.Detail != want {
 		t.Fatalf("got %+v\nwant detail %q", r, want)
 	}
 	rec.Key = "atlasmart:ch23:idem:a:POST:/o:k\x00"
 	rec.Groups, _ = rec.Keyspace.Template.Match(rec.Key)
-	r = hook("args", 5*time.Second, "{idem_key}").Verify(context.Background(), rec)
+	r = hook("args", 5*time.Second, "{idem_key}").Verify(t.Context(), rec)
 	if r.Verdict != Unknown || !strings.Contains(r.Why, "NUL") {
 		t.Fatalf("NUL: %+v", r)
 	}
@@ -77,7 +79,7 @@ func TestNeverOnRecordsNotProcessing(t *testing.T) {
 	rec.State, rec.RawState = inspect.StateSucceeded, "SUCCEEDED"
 	// a hook that would leave a mark if it ran
 	mark := t.TempDir() + "/ran"
-	r := Hook{Command: []string{"/bin/sh", "-c", "touch " + mark}, Timeout: time.Second}.Verify(context.Background(), rec)
+	r := Hook{Command: []string{"/bin/sh", "-c", "touch " + mark}, Timeout: time.Second}.Verify(t.Context(), rec)
 	if r.Verdict != Unknown || !strings.Contains(r.Why, "not processing") {
 		t.Fatalf("%+v", r)
 	}
@@ -111,7 +113,7 @@ func TestMisbehavingHooksAreUnknown(t *testing.T) {
 		t.Run(c.mode, func(t *testing.T) {
 			const timeout = 700 * time.Millisecond
 			start := time.Now()
-			r := hook(c.mode, timeout).Verify(context.Background(), rec)
+			r := hook(c.mode, timeout).Verify(t.Context(), rec)
 			took := time.Since(start)
 			if r.Verdict != Unknown || !strings.Contains(r.Why, c.why) {
 				t.Fatalf("got %s (%q), want unknown with %q", r.Verdict, r.Why, c.why)
@@ -131,7 +133,7 @@ func TestMisbehavingHooksAreUnknown(t *testing.T) {
 func TestTimeoutKillsProcessGroup(t *testing.T) {
 	rec := record(t, "atlasmart:ch23:idem:alice:POST:/orders:k1")
 	pidFile := t.TempDir() + "/pid"
-	r := hook("hang-child-wait", 500*time.Millisecond, pidFile).Verify(context.Background(), rec)
+	r := hook("hang-child-wait", 500*time.Millisecond, pidFile).Verify(t.Context(), rec)
 	if r.Verdict != Unknown || !strings.Contains(r.Why, "timed out") {
 		t.Fatalf("%+v", r)
 	}
@@ -178,7 +180,7 @@ func TestVerifyAllBoundsConcurrency(t *testing.T) {
 	script := `n=$(ls ` + dir + ` | wc -l); touch ` + dir + `/$$; echo $n >> ` + dir + `.seen; sleep 0.2; rm ` + dir + `/$$; echo '{"verdict":"not_done"}'`
 	h := Hook{Command: []string{"/bin/sh", "-c", script, "{idem_key}"}, Timeout: 5 * time.Second, Concurrency: 2}
 	got := map[int]Verdict{}
-	h.VerifyAll(context.Background(), recs, func(i int, r Result) { got[i] = r.Verdict })
+	h.VerifyAll(t.Context(), recs, func(i int, r Result) { got[i] = r.Verdict })
 	if len(got) != len(recs) {
 		t.Fatalf("%d results for %d records", len(got), len(recs))
 	}
@@ -197,7 +199,7 @@ func TestVerifyAllBoundsConcurrency(t *testing.T) {
 
 func TestVerifyAllInterrupted(t *testing.T) {
 	recs := []*inspect.Record{record(t, "atlasmart:ch23:idem:a:POST:/o:k1"), record(t, "atlasmart:ch23:idem:a:POST:/o:k2")}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	n := 0
 	hook("hang", time.Minute).VerifyAll(ctx, recs, func(i int, r Result) {
@@ -234,12 +236,56 @@ func TestCheck(t *testing.T) {
 
 func TestSegfaultingHook(t *testing.T) {
 	rec := record(t, "atlasmart:ch23:idem:alice:POST:/orders:k1")
-	r := Hook{Command: []string{"/bin/sh", "-c", "kill -SEGV $$"}, Timeout: 2 * time.Second}.Verify(context.Background(), rec)
+	r := Hook{Command: []string{"/bin/sh", "-c", "kill -SEGV $$"}, Timeout: 2 * time.Second}.Verify(t.Context(), rec)
 	if r.Verdict != Unknown || r.Why != "the hook was killed by signal 11 (segmentation fault)" {
 		t.Fatalf("%+v", r)
 	}
-	r = Hook{Command: []string{"/nonexistent/verify-orders"}}.Verify(context.Background(), rec)
+	r = Hook{Command: []string{"/nonexistent/verify-orders"}}.Verify(t.Context(), rec)
 	if r.Verdict != Unknown || r.Why != "the hook could not be started: /nonexistent/verify-orders not found" {
 		t.Fatalf("%+v", r)
+	}
+}
+
+// The example hook against a real PostgreSQL: done with the order's id,
+// status and response; not_done without an order; a hostile key stays
+// data; unknown, with the database's reason, once the server is gone.
+func TestExampleVerifyOrders(t *testing.T) {
+	if _, err := pgtest.Psql(); err != nil {
+		t.Fatal(err)
+	}
+	pg := pgtest.Own(t)
+	var id int64
+	err := pg.DB().QueryRow(`INSERT INTO orders (principal, idem_key, amount, status, response) VALUES ('alice', 'k1', 5, 201, '{"order_id":1}') RETURNING id`).Scan(&id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, _ := filepath.Abs("../examples/verify-orders")
+	h := Hook{Command: []string{script, "{principal}", "{idem_key}"}, Timeout: 10 * time.Second, Env: pg.Env()}
+	ctx := t.Context()
+
+	r := h.Verify(ctx, record(t, "atlasmart:ch23:idem:alice:POST:/orders:k1"))
+	if r.Verdict != Done || r.Ref != strconv.FormatInt(id, 10) || r.Status != 201 || r.Response == nil || *r.Response != `{"order_id":1}` || !strings.HasPrefix(r.Detail, "order 1 created ") {
+		t.Fatalf("existing order: %+v", r)
+	}
+	r = h.Verify(ctx, record(t, "atlasmart:ch23:idem:alice:POST:/orders:k2"))
+	if r.Verdict != NotDone || r.Detail != "no order for this idempotency key" {
+		t.Fatalf("missing order: %+v", r)
+	}
+	hostile := "atlasmart:ch23:idem:alice:POST:/orders:k1' OR '1'='1'; DROP TABLE orders; --$(touch x)"
+	r = h.Verify(ctx, record(t, hostile))
+	if r.Verdict != NotDone {
+		t.Fatalf("hostile key: %+v", r)
+	}
+	if err := pg.DB().QueryRow(`SELECT count(*) FROM orders`).Scan(new(int)); err != nil {
+		t.Fatalf("the orders table is gone: %v", err)
+	}
+	if _, err := os.Stat("x"); err == nil {
+		os.Remove("x")
+		t.Fatal("record text reached a shell")
+	}
+	pg.Stop()
+	r = h.Verify(ctx, record(t, "atlasmart:ch23:idem:alice:POST:/orders:k1"))
+	if r.Verdict != Unknown || !strings.Contains(r.Why, "database error (psql exit 2): psql: error: connection to server at") {
+		t.Fatalf("database gone: %+v", r)
 	}
 }
