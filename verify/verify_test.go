@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/pgtest"
 )
@@ -287,5 +288,29 @@ func TestExampleVerifyOrders(t *testing.T) {
 	r = h.Verify(ctx, record(t, "atlasmart:ch23:idem:alice:POST:/orders:k1"))
 	if r.Verdict != Unknown || !strings.Contains(r.Why, "database error (psql exit 2): psql: error: connection to server at") {
 		t.Fatalf("database gone: %+v", r)
+	}
+}
+
+// A verdict makes one write: done → reconcile with the hook's ref, status
+// and response, and the evidence for the audit log; not_done → fail;
+// unknown, or done without the ref the schema records → none, with why.
+func TestActionFor(t *testing.T) {
+	rec := record(t, "atlasmart:ch23:idem:alice:POST:/orders:k1")
+	saw := &actions.Seen{State: "PROCESSING", Fingerprint: "fp1", Version: "0123456789abcdef0123"}
+	body := `{"order_id":7}`
+	a := ActionFor(rec, Result{Verdict: Done, Ref: "7", Status: 201, Response: &body, Detail: "order 7", Took: 1500 * time.Millisecond}, saw, "r", "verify-orders")
+	q := a.Request
+	if a.Left != "" || q.Kind != actions.KindReconcile || q.Ref != "7" || q.Status != 201 || q.Response != &body || q.Saw != saw || q.Reason != "r" ||
+		*q.Evidence != (actions.Evidence{Verdict: "done", Ref: "7", Detail: "order 7", Hook: "verify-orders", TookMs: 1500}) {
+		t.Fatalf("done: %+v %+v", a, q.Evidence)
+	}
+	if a := ActionFor(rec, Result{Verdict: NotDone, Detail: "no order"}, saw, "r", "h"); a.Left != "" || a.Request.Kind != actions.KindFail || a.Request.Evidence.Verdict != "not_done" {
+		t.Fatalf("not_done: %+v", a)
+	}
+	if a := ActionFor(rec, Result{Verdict: Done}, saw, "r", "h"); !strings.Contains(a.Left, "done without a ref") {
+		t.Fatalf("done without ref: %+v", a)
+	}
+	if a := ActionFor(rec, unknown("the hook timed out after 5s and was killed"), saw, "r", "h"); a.Left != "the hook timed out after 5s and was killed" {
+		t.Fatalf("unknown: %+v", a)
 	}
 }
