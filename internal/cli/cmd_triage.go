@@ -53,11 +53,10 @@ func (o *triageCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 	if err != nil {
 		return err
 	}
-	hooks := map[string]*verify.Hook{}
+	hooks := s.verifyHooks()
 	var hooked []*inspect.Keyspace
 	for _, ks := range s.keyspaces {
-		if h := s.cfg.VerifyHook(ks.Name); h != nil {
-			hooks[ks.Name] = h
+		if hooks[ks.Name] != nil {
 			hooked = append(hooked, ks)
 		}
 	}
@@ -120,6 +119,17 @@ func (o *triageCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 		}
 	})
 	return o.finish(a, items, results, wf.dryRun, err)
+}
+
+// verifyHooks are the session's keyspaces' verify hooks, by keyspace name.
+func (s *session) verifyHooks() map[string]*verify.Hook {
+	out := map[string]*verify.Hook{}
+	for _, ks := range s.keyspaces {
+		if h := s.cfg.VerifyHook(ks.Name); h != nil {
+			out[ks.Name] = h
+		}
+	}
+	return out
 }
 
 // named reads the records given as KEY… or --from-file.
