@@ -43,15 +43,15 @@ func hook(mode string, timeout time.Duration, args ...string) Hook {
 
 func TestVerdicts(t *testing.T) {
 	rec := record(t, "atlasmart:ch23:idem:alice:POST:/orders:k1")
-	r := hook("done", 5*time.Second, "{idem_key}").Verify(t.Context(), rec)
+	r := hook("done", 20*time.Second, "{idem_key}").Verify(t.Context(), rec)
 	if r.Verdict != Done || r.Ref != "order-k1" || r.Status != 201 || r.Response == nil || *r.Response != `{"id":1}` || r.Detail != "found" {
 		t.Fatalf("done: %+v", r)
 	}
-	r = hook("not_done", 5*time.Second).Verify(t.Context(), rec)
+	r = hook("not_done", 20*time.Second).Verify(t.Context(), rec)
 	if r.Verdict != NotDone || r.Detail != "no order" || r.Why != "" {
 		t.Fatalf("not_done: %+v", r)
 	}
-	r = hook("unknown", 5*time.Second).Verify(t.Context(), rec)
+	r = hook("unknown", 20*time.Second).Verify(t.Context(), rec)
 	if r.Verdict != Unknown || !strings.Contains(r.Why, "database unreachable") {
 		t.Fatalf("unknown: %+v", r)
 	}
@@ -62,14 +62,14 @@ func TestVerdicts(t *testing.T) {
 func TestArgumentsAreNotInterpreted(t *testing.T) {
 	key := "atlasmart:ch23:idem:al ice:POST:/orders:k'$(touch /tmp/pwned)\";x"
 	rec := record(t, key)
-	r := hook("args", 5*time.Second, "{principal}", "--key={idem_key}", "{key}", `{"literal":1}`, "{fingerprint}", "{state}", "{keyspace}").Verify(t.Context(), rec)
+	r := hook("args", 20*time.Second, "{principal}", "--key={idem_key}", "{key}", `{"literal":1}`, "{fingerprint}", "{state}", "{keyspace}").Verify(t.Context(), rec)
 	want := "al ice|--key=k'$(touch /tmp/pwned)\";x|" + key + `|{"literal":1}|fp1|PROCESSING|orders`
 	if r.Verdict != NotDone || r.Detail != want {
 		t.Fatalf("got %+v\nwant detail %q", r, want)
 	}
 	rec.Key = "atlasmart:ch23:idem:a:POST:/o:k\x00"
 	rec.Groups, _ = rec.Keyspace.Template.Match(rec.Key)
-	r = hook("args", 5*time.Second, "{idem_key}").Verify(t.Context(), rec)
+	r = hook("args", 20*time.Second, "{idem_key}").Verify(t.Context(), rec)
 	if r.Verdict != Unknown || !strings.Contains(r.Why, "NUL") {
 		t.Fatalf("NUL: %+v", r)
 	}
@@ -112,14 +112,20 @@ func TestMisbehavingHooksAreUnknown(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
-			const timeout = 700 * time.Millisecond
+			// A generous timeout for hooks that end on their own (the
+			// re-executed test binary starts slowly under -race on a busy
+			// machine); a short one where the timeout is the point.
+			timeout := 20 * time.Second
+			if c.mode == "hang" {
+				timeout = 700 * time.Millisecond
+			}
 			start := time.Now()
 			r := hook(c.mode, timeout).Verify(t.Context(), rec)
 			took := time.Since(start)
 			if r.Verdict != Unknown || !strings.Contains(r.Why, c.why) {
 				t.Fatalf("got %s (%q), want unknown with %q", r.Verdict, r.Why, c.why)
 			}
-			if took > timeout+waitDelay+time.Second {
+			if took > timeout+waitDelay+2*time.Second {
 				t.Fatalf("took %s, past the %s timeout", took, timeout)
 			}
 			if strings.ContainsAny(r.Why, "\x1b\x07\n") {
@@ -134,11 +140,13 @@ func TestMisbehavingHooksAreUnknown(t *testing.T) {
 func TestTimeoutKillsProcessGroup(t *testing.T) {
 	rec := record(t, "atlasmart:ch23:idem:alice:POST:/orders:k1")
 	pidFile := t.TempDir() + "/pid"
-	r := hook("hang-child-wait", 500*time.Millisecond, pidFile).Verify(t.Context(), rec)
+	// long enough for the re-executed binary to start its child and say
+	// its pid, even under -race
+	r := hook("hang-child-wait", 3*time.Second, pidFile).Verify(t.Context(), rec)
 	if r.Verdict != Unknown || !strings.Contains(r.Why, "timed out") {
 		t.Fatalf("%+v", r)
 	}
-	if r.Took > 2*time.Second {
+	if r.Took > 5*time.Second {
 		t.Fatalf("took %s", r.Took)
 	}
 	b, err := os.ReadFile(pidFile)

@@ -168,7 +168,7 @@ func TestTriageUnderTrafficLosesNothing(t *testing.T) {
 	defer func() { stop(); <-running }()
 	time.Sleep(2500 * time.Millisecond) // stuck records pile up and pass their timeout
 
-	cfg := clitest.TriageConfig(t, srv.URL(0), timeout.String(), pg.Env(), clitest.VerifyOrders(t), "{principal}", "{idem_key}")
+	cfg := clitest.TriageConfig(t, srv.URL(0), timeout.String(), "20s", pg.Env(), clitest.VerifyOrders(t), "{principal}", "{idem_key}")
 	audit := filepath.Join(t.TempDir(), "audit.log")
 	started := time.Now()
 	r := clitest.Run(t, nil, "triage", "--config", cfg, "--audit-log", audit, "--write", "--yes", "-o", "json")
@@ -256,7 +256,7 @@ garbage-*) echo 'Order found!' ;;
 twice-*) echo '{"verdict":"done","ref":"1"}{"verdict":"not_done"}' ;;
 *) echo 'psql: could not connect' >&2; exit 3 ;;
 esac`
-	cfg := clitest.TriageConfig(t, srv.URL(0), "1s", nil, "/bin/sh", "-c", script, "hook", "{idem_key}")
+	cfg := clitest.TriageConfig(t, srv.URL(0), "1s", "3s", nil, "/bin/sh", "-c", script, "hook", "{idem_key}")
 	keys := map[string]string{}
 	for _, k := range []string{"hang-1", "crash-1", "garbage-1", "twice-1", "exit-1"} {
 		key := appsim.OrderKey("customer-1", k)

@@ -259,7 +259,7 @@ func TestTriageCLI(t *testing.T) {
 	app := appsim.NewOrdersApp(rc, pg.DB(), appsim.OrdersConfig{CrashBeforeInsert: 0.3, CrashAfterInsert: 0.3, RandSeed: 3})
 	app.Serve(40)
 	tr := app.Truth()
-	cfg := clitest.TriageConfig(t, srv.URL(0), "1s", pg.Env(), clitest.VerifyOrders(t), "{principal}", "{idem_key}")
+	cfg := clitest.TriageConfig(t, srv.URL(0), "1s", "20s", pg.Env(), clitest.VerifyOrders(t), "{principal}", "{idem_key}")
 	audit := filepath.Join(t.TempDir(), "audit.log")
 	base := []string{"triage", "--config", cfg, "--audit-log", audit}
 

@@ -24,9 +24,10 @@ func VerifyOrders(t testing.TB) string {
 }
 
 // TriageConfig writes a config whose atlasmart keyspace "orders" (reserve
-// TTL 600s as appsim.OrdersApp sets it, stale after timeout) has the verify
-// hook command with env (NAME=value, e.g. pgtest's), and returns its path.
-func TriageConfig(t testing.TB, redisURL, timeout string, env []string, command ...string) string {
+// TTL 600s as appsim.OrdersApp sets it, stale after staleAfter) has the
+// verify hook command, run with hookTimeout and env (NAME=value, e.g.
+// pgtest's), and returns its path.
+func TriageConfig(t testing.TB, redisURL, staleAfter, hookTimeout string, env []string, command ...string) string {
 	t.Helper()
 	envMap := map[string]string{}
 	for _, e := range env {
@@ -45,10 +46,10 @@ keyspaces:
     processing_timeout: %s
     verify:
       command: %s
-      timeout: 3s
+      timeout: %s
       concurrency: 4
       env: %s
-`, redisURL, timeout, cmd, envDoc)
+`, redisURL, staleAfter, cmd, hookTimeout, envDoc)
 	p := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
