@@ -5,19 +5,21 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/idemctl/idemctl/actions"
 )
 
-// VerifyOrders is the example hook's absolute path (examples/verify-orders).
+// VerifyOrders is the example hook's absolute path (examples/verify-orders):
+// a relative one would be taken from the config's folder.
 func VerifyOrders(t testing.TB) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	p := filepath.Join(filepath.Dir(file), "..", "..", "examples", "verify-orders")
-	if _, err := os.Stat(p); err != nil {
+	p, err := filepath.Abs(filepath.Join(RepoRoot, "examples", "verify-orders"))
+	if err == nil {
+		_, err = os.Stat(p)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	return p
