@@ -32,12 +32,15 @@ func fakeHook(mode string, args []string) int {
 		fmt.Printf(`{"verdict":"not_done","detail":%q}`, strings.Join(args, "|"))
 	case "hang":
 		time.Sleep(time.Hour)
-	case "hang-child":
-		// a grandchild that keeps stdout open after the hook exits
+	case "hang-child", "escape":
+		// prints its verdict and exits, leaving a child that holds stdout
+		// open: in its process group, or escaped into a session of its own
 		cmd := exec.Command("sleep", "3600")
 		cmd.Stdout = os.Stdout
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: mode == "escape"}
 		_ = cmd.Start()
-		fmt.Printf("%d\n", cmd.Process.Pid)
+		_ = os.WriteFile(args[0], []byte(fmt.Sprint(cmd.Process.Pid)), 0o600)
+		fmt.Println(`{"verdict":"not_done"}`)
 		return 0
 	case "hang-child-wait":
 		// the hook and its grandchild both hang: the group is killed

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -15,9 +16,10 @@ import (
 	"github.com/idemctl/idemctl/internal/units"
 )
 
-// waitDelay bounds how long a run waits, once its hook has exited or been
-// killed, for a descendant that still holds its output open.
-const waitDelay = 500 * time.Millisecond
+// drainLimit bounds how long a run reads, once its hook's process group
+// is dead, from a descendant that left the group and still holds the
+// hook's output open.
+const drainLimit = 2 * time.Second
 
 // capped keeps the first max bytes written and stops the run on more.
 type capped struct {
@@ -50,8 +52,9 @@ func (c *capped) bytes() ([]byte, bool) {
 }
 
 // run executes argv in its own process group, with no stdin, the timeout
-// and the output cap; the whole group is killed when the run ends, so
-// nothing the hook started outlives it.
+// and the output cap. The whole group is killed as soon as the hook exits
+// (or times out, or prints too much), so nothing it started outlives it
+// and what it printed is read to the end at once.
 func (h Hook) run(ctx context.Context, argv []string) Result {
 	timeout := h.Timeout
 	if timeout <= 0 {
@@ -65,19 +68,59 @@ func (h Hook) run(ctx context.Context, argv []string) Result {
 	cmd := exec.CommandContext(overflowed, argv[0], argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return killGroup(cmd) }
-	cmd.WaitDelay = waitDelay
 	if len(h.Env) > 0 {
 		cmd.Env = append(os.Environ(), h.Env...)
 	}
+	// Our own pipes, read by our own goroutines: Wait then returns when
+	// the hook exits, whoever else holds the pipes.
 	stdout := &capped{max: MaxOutput, stop: stopOverflow}
 	stderr := &capped{max: maxStderr}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-
-	if err := cmd.Start(); err != nil {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return unknown("the hook could not be started: %v", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return unknown("the hook could not be started: %v", err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
 		return unknown("the hook could not be started: %s", startErr(argv[0], err))
 	}
-	err := cmd.Wait()
-	_ = killGroup(cmd) // descendants left behind by a hook that exited
+	drained := make(chan struct{}, 2)
+	for _, p := range []struct {
+		r *os.File
+		w io.Writer
+	}{{outR, stdout}, {errR, stderr}} {
+		go func() {
+			_, _ = io.Copy(p.w, p.r)
+			drained <- struct{}{}
+		}()
+	}
+	err = cmd.Wait()
+	_ = killGroup(cmd) // what the hook left running, holding its output
+	heldOpen := false
+	limit := time.NewTimer(drainLimit)
+	for range 2 {
+		select {
+		case <-drained:
+		case <-limit.C:
+			heldOpen = true
+			outR.Close() // unblocks the reads
+			errR.Close()
+			<-drained
+		}
+	}
+	limit.Stop()
+	outR.Close()
+	errR.Close()
 	out, over := stdout.bytes()
 	errText, _ := stderr.bytes()
 	switch {
@@ -89,6 +132,8 @@ func (h Hook) run(ctx context.Context, argv []string) Result {
 		return unknown("the hook timed out after %s and was killed", timeout)
 	case err != nil:
 		return unknown("the hook %s%s", exitText(err), stderrText(errText))
+	case heldOpen:
+		return unknown("the hook exited but left a process, outside its process group, holding its output open")
 	}
 	return parseOutput(out)
 }
@@ -113,9 +158,6 @@ func exitText(err error) string {
 			return fmt.Sprintf("was killed by signal %d (%s)", ws.Signal(), ws.Signal())
 		}
 		return fmt.Sprintf("exited with status %d", ee.ExitCode())
-	}
-	if errors.Is(err, exec.ErrWaitDelay) {
-		return "exited but left a process holding its output open"
 	}
 	return "failed: " + err.Error()
 }
