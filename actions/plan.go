@@ -43,6 +43,10 @@ type Plan struct {
 	Delete  bool
 	Refused string // non-empty: why this write cannot run (nothing is sent)
 	Outcome Outcome
+	// Read is the record as classified when the plan was read, at the
+	// server time ReadAtMs: the very version the script is pinned to, so a
+	// caller that selected it from a scan can check it still qualifies.
+	Read *inspect.Record
 
 	version  Version // the whole record as read, pinned for the script
 	unpinned error   // why the version could not be read (ACL): Apply refuses
@@ -269,6 +273,8 @@ func BuildPlan(ctx context.Context, c redis.UniversalClient, req Request) (*Plan
 		return p, nil
 	}
 	p.nowMs = d.ServerTimeMs
+	rec := d.Record
+	p.Read = &rec
 	saw := Seen{State: before.State, Fingerprint: before.Fingerprint}
 	if req.Saw != nil {
 		saw = *req.Saw
@@ -290,6 +296,10 @@ func BuildPlan(ctx context.Context, c redis.UniversalClient, req Request) (*Plan
 	}
 	return p, nil
 }
+
+// ReadAtMs is the server's clock when the plan's record was read (0 when
+// it was not).
+func (p *Plan) ReadAtMs() int64 { return p.nowMs }
 
 // changedSince compares the record read now with what the operator saw.
 func (p *Plan) changedSince(saw Seen) string {

@@ -136,17 +136,17 @@ func Parse(data []byte) (*Config, error) {
 func (c *Config) check() error {
 	for name, s := range c.Schemas {
 		if s == nil {
-			return fmt.Errorf("line %d: schema %s is empty", c.lines.at("schemas", name), name)
+			return fmt.Errorf("line %d: schema %s is empty", c.lines.At("schemas", name), name)
 		}
 		s.Name = name
 		if err := s.Compile(); err != nil {
-			return fmt.Errorf("line %d: %v", c.lines.at("schemas", name), err)
+			return fmt.Errorf("line %d: %v", c.lines.At("schemas", name), err)
 		}
 	}
 	names := map[string]bool{}
 	for i := range c.Keyspaces {
 		k := &c.Keyspaces[i]
-		line := c.lines.at("keyspaces", fmt.Sprint(i))
+		line := c.lines.At("keyspaces", fmt.Sprint(i))
 		if k.Name == "" {
 			return fmt.Errorf("line %d: keyspace needs a name", line)
 		}
@@ -163,7 +163,7 @@ func (c *Config) check() error {
 			c.Profiles[name] = &Profile{}
 			continue
 		}
-		line := c.lines.at("profiles", name)
+		line := c.lines.At("profiles", name)
 		for _, ks := range p.Keyspaces {
 			if !names[ks] {
 				return fmt.Errorf("line %d: profile %s: unknown keyspace %q", line, name, ks)
@@ -184,7 +184,7 @@ func (c *Config) check() error {
 		return err
 	}
 	if c.DefaultProfile != "" && c.Profiles[c.DefaultProfile] == nil {
-		return fmt.Errorf("line %d: default_profile %q is not a profile (have: %s)", c.lines.at("default_profile", ""), c.DefaultProfile, strings.Join(c.ProfileNames(), ", "))
+		return fmt.Errorf("line %d: default_profile %q is not a profile (have: %s)", c.lines.At("default_profile", ""), c.DefaultProfile, strings.Join(c.ProfileNames(), ", "))
 	}
 	return nil
 }
@@ -286,30 +286,7 @@ func (c *Config) KeyspacesFor(p *Profile) ([]*inspect.Keyspace, error) {
 }
 
 // lineIndex maps "section/name" to the line where that entry starts, and
-// "section/" to the line of the section's key.
-type lineIndex map[string]int
+// "section/" to the line of the section's key (see yamldoc.Index).
+type lineIndex = yamldoc.Lines
 
-func indexLines(root *yaml.Node) lineIndex {
-	idx := lineIndex{}
-	if root == nil || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
-		return idx
-	}
-	top := root.Content[0]
-	for i := 0; i+1 < len(top.Content); i += 2 {
-		sec, val := top.Content[i].Value, top.Content[i+1]
-		idx[sec+"/"] = top.Content[i].Line
-		switch val.Kind {
-		case yaml.MappingNode:
-			for j := 0; j+1 < len(val.Content); j += 2 {
-				idx[sec+"/"+val.Content[j].Value] = val.Content[j].Line
-			}
-		case yaml.SequenceNode:
-			for j, item := range val.Content {
-				idx[fmt.Sprintf("%s/%d", sec, j)] = item.Line
-			}
-		}
-	}
-	return idx
-}
-
-func (l lineIndex) at(section, name string) int { return l[section+"/"+name] }
+func indexLines(root *yaml.Node) lineIndex { return yamldoc.Index(root) }
