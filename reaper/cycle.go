@@ -90,8 +90,8 @@ type candidate struct {
 
 // Cycle runs one pass: the lease, then each rule in turn, within the
 // policy's cycle deadline. A copy without the lease acts on nothing.
-func (r *Reaper) Cycle(ctx context.Context) CycleReport {
-	rep := CycleReport{Started: time.Now(), Apply: r.Apply}
+func (r *Reaper) Cycle(ctx context.Context) (rep CycleReport) {
+	rep = CycleReport{Started: time.Now(), Apply: r.Apply}
 	defer func() {
 		rep.TookMs = time.Since(rep.Started).Milliseconds()
 		r.Metrics.observe(&rep)

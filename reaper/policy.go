@@ -198,7 +198,13 @@ func Parse(data []byte) (*Policy, error) {
 		return nil, fmt.Errorf("line %d: rules: the policy has none (want one per keyspace: keyspace, select, action, max_per_cycle, per_hour, breaker)", at("rules"))
 	}
 	for i, rc := range f.Rules {
-		r, err := checkRule(rc, func(key ...string) int { return at(append([]string{"rules", strconv.Itoa(i)}, key...)...) })
+		item := []string{"rules", strconv.Itoa(i)}
+		r, err := checkRule(rc, func(key ...string) int {
+			if n := lines.At(append(item, key...)...); n > 0 {
+				return n
+			}
+			return at(item...) // a missing key: the rule's own line
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -309,8 +315,10 @@ func (r *Rule) describe() string {
 	if r.Flags != 0 {
 		parts = append(parts, "flags "+r.Flags.String())
 	}
-	if r.States.Has(inspect.StateProcessing) {
-		parts = append(parts, "overdue by "+units.ConfigDuration(r.MinOverdue))
+	if r.States.Has(inspect.StateProcessing) && r.MinOverdue > 0 {
+		parts = append(parts, units.ConfigDuration(r.MinOverdue)+" past the processing timeout")
+	} else if r.States.Has(inspect.StateProcessing) {
+		parts = append(parts, "past the processing timeout")
 	}
 	if r.LockAbsent {
 		parts = append(parts, "lock absent")

@@ -75,6 +75,7 @@ func newRoot(a *app) *cobra.Command {
 		c.Args = cobra.ArbitraryArgs
 		add("write", c)
 	}
+	add("write", leaf(a, "reap", &reapCmd{}))
 	add("write", newAuditCmd(a))
 	add("setup", leaf(a, "demo", &demoCmd{}), leaf(a, "seed", &seedCmd{}), leaf(a, "presets", &printCmd{print: runPresets}),
 		newConfigCmd(a), leaf(a, "version", &printCmd{print: runVersion}))
