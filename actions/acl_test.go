@@ -23,7 +23,7 @@ var writeRights = []string{"+hset", "+set", "+del", "+pexpire", "+persist"}
 // executor logged in as that user.
 func aclUser(t *testing.T, r *rig, name string, rights ...[]string) *Executor {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	args := []any{"ACL", "SETUSER", name, "reset", "on", ">pw-" + name, "~*", "resetchannels"}
 	for _, rs := range rights {
 		for _, x := range rs {
@@ -47,7 +47,7 @@ func aclUser(t *testing.T, r *rig, name string, rights ...[]string) *Executor {
 func TestACLReadOnlyUserIsRefused(t *testing.T) {
 	r := sharedRig(t)
 	ex := aclUser(t, r, "idem-reader", readRights)
-	ctx := context.Background()
+	ctx := t.Context()
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	before, ttl := r.raw(atlasKey), r.pttl(atlasKey)
 	ks := inspecttest.Keyspace(t, "atlasmart")
@@ -78,7 +78,7 @@ func TestACLReadOnlyUserIsRefused(t *testing.T) {
 func TestACLScriptingWithoutWriteCommands(t *testing.T) {
 	r := sharedRig(t)
 	ex := aclUser(t, r, "idem-scripter", readRights, scriptRights)
-	ctx := context.Background()
+	ctx := t.Context()
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	before := r.raw(atlasKey)
 	p, err := ex.Plan(ctx, Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, Reason: "stuck"})
@@ -98,7 +98,7 @@ func TestACLScriptingWithoutWriteCommands(t *testing.T) {
 func TestACLScriptFailsHalfway(t *testing.T) {
 	r := sharedRig(t)
 	ex := aclUser(t, r, "idem-halfway", readRights, scriptRights, []string{"+hset"}) // no +pexpire
-	ctx := context.Background()
+	ctx := t.Context()
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	p, err := ex.Plan(ctx, Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, Reason: "stuck"})
 	if err != nil {
@@ -122,7 +122,7 @@ func TestACLScriptFailsHalfway(t *testing.T) {
 func TestACLOperatorWrites(t *testing.T) {
 	r := sharedRig(t)
 	ex := aclUser(t, r, "idem-operator", readRights, scriptRights, writeRights)
-	ctx := context.Background()
+	ctx := t.Context()
 	// A fresh script cache: the operator's first EVALSHA meets NOSCRIPT and
 	// falls back to EVAL, which the role allows too.
 	r.c.ScriptFlush(ctx)

@@ -333,7 +333,7 @@ defaults: {match: "atlasmart:*", retention: 300s}
 actions:
   fail: {mode: refuse, why: "the application never reads a failed state"}
 `
-	ctx := context.Background()
+	ctx := t.Context()
 	cases := []struct {
 		name, key string
 		ks        func(t testing.TB) *inspect.Keyspace

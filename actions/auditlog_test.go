@@ -18,7 +18,7 @@ import (
 // and marked by the next append, never glued to the next entry; the reader
 // passes over it and reads every entry.
 func TestAuditTornTailRepaired(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "audit.log")
 	a, err := OpenAudit(path)
 	if err != nil {
@@ -108,7 +108,7 @@ func TestAuditReaderLongLines(t *testing.T) {
 func TestAuditValuesBounded(t *testing.T) {
 	srv := redistest.Shared(t)
 	r := newRig(t, srv)
-	ctx := context.Background()
+	ctx := t.Context()
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	lt := strings.Repeat("<", 60_000)
 	r.reserveAtlas(atlasKey, fp("body-1"))

@@ -15,7 +15,7 @@ import (
 // Compare-and-set: a record that changes between the plan and the write is
 // left exactly as the application left it.
 func TestCASConflictAfterPlan(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	cases := []struct {
 		name, key string
 		sc        schemaCase
@@ -78,7 +78,7 @@ func TestCASConflictAfterPlan(t *testing.T) {
 // the service runs, not a hand-made change.
 func TestCASAgainstTheApplication(t *testing.T) {
 	r := sharedRig(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	p := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey, Reason: "looks stuck"})

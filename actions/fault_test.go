@@ -46,7 +46,7 @@ func newFaultRig(t *testing.T, retries int) *faultRig {
 	r.ex.Client = pc
 	// The scripts are in the server's cache, as after any earlier write: an
 	// EVALSHA that reaches the server runs.
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, s := range []*casScript{casHash, casJSON, casRaw} {
 		if err := s.Load(ctx, r.c).Err(); err != nil {
 			t.Fatal(err)

@@ -242,7 +242,7 @@ func (r *rig) pttl(key string) time.Duration {
 // raw is the record's exact bytes: the value of a string, every field of a hash.
 func (r *rig) raw(key string) map[string]string {
 	r.t.Helper()
-	ctx := context.Background()
+	ctx := r.t.Context()
 	switch typ := r.c.Type(ctx, key).Val(); typ {
 	case "hash":
 		return r.c.HGetAll(ctx, key).Val()

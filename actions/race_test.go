@@ -1,7 +1,6 @@
 package actions
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -30,7 +29,7 @@ import (
 func TestRaceToolAgainstApplication(t *testing.T) {
 	r := sharedRig(t)
 	ks := inspecttest.Keyspace(t, "atlasmart")
-	ctx := context.Background()
+	ctx := t.Context()
 	const nKeys = 200
 	keys := make([]string, nKeys)
 	for i := range keys {

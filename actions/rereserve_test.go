@@ -1,7 +1,6 @@
 package actions
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -23,7 +22,7 @@ import (
 // millisecond leave nothing a client can observe, expiry time included.
 func TestReReservationAlwaysConflicts(t *testing.T) {
 	r := sharedRig(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	type format struct {
 		name, key string
 		reserve   func(i int)

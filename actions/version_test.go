@@ -1,7 +1,6 @@
 package actions
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -29,7 +28,7 @@ func powertoolsInProgress(now time.Time, inProgress time.Duration) string {
 // new invocation had taken over. Every kind of change between plan and
 // write is now a conflict, and the application's record is left intact.
 func TestGuardWholeRecord(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	cases := []struct {
 		name   string
 		kind   Kind
@@ -91,7 +90,7 @@ func TestGuardWholeRecord(t *testing.T) {
 // the conflict says what changed.
 func TestPinnedVersion(t *testing.T) {
 	r := sharedRig(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	p := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey})
@@ -121,7 +120,7 @@ func TestPinnedVersion(t *testing.T) {
 // from one that had it, both conflict at plan and at apply.
 func TestPinnedVersionVolatility(t *testing.T) {
 	r := sharedRig(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	for _, tc := range []struct {
 		name          string
@@ -151,7 +150,7 @@ func TestPinnedVersionVolatility(t *testing.T) {
 // never fetched, and a hash with more fields than can be pinned is refused.
 func TestVersionBounds(t *testing.T) {
 	r := sharedRig(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	r.c.HSet(ctx, atlasKey, "response", strings.Repeat("x", 5<<20))
 	v1, err := fetchVersion(ctx, r.c, atlasKey, "")
@@ -179,7 +178,7 @@ func TestVersionBounds(t *testing.T) {
 // that expiry with the Redis TTL, in the same script, and the diff shows
 // both. A processing deadline past the new end comes down to it.
 func TestExpireMovesTheStoredExpiry(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	t.Run("powertools", func(t *testing.T) {
 		r := sharedRig(t)
 		now := time.UnixMilli(r.serverMs())
@@ -245,7 +244,7 @@ func res0(r *rig) int64 { return r.serverMs() }
 // days, year ends and the epoch.
 func TestScriptRFC3339(t *testing.T) {
 	r := sharedRig(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	src := timeLua + `return rfc3339(tonumber(ARGV[1]))`
 	for _, tm := range []string{"1970-01-01T00:00:00.000Z", "2000-02-29T23:59:59.999Z", "2024-12-31T12:00:00.001Z",
 		"2026-03-01T00:00:00.000Z", "2100-02-28T06:30:15.500Z", "2399-12-31T23:59:59.000Z"} {
@@ -261,7 +260,7 @@ func TestScriptRFC3339(t *testing.T) {
 // reason, never accepted and dropped.
 func TestOptionsLandOrAreRefused(t *testing.T) {
 	r := sharedRig(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	body := `{"id":1}`
 	for _, tc := range []struct {
 		name  string
@@ -299,7 +298,7 @@ func TestOptionsLandOrAreRefused(t *testing.T) {
 func TestGuardedWritesKeepFieldTTLs(t *testing.T) {
 	r := sharedRig(t)
 	redistest.RequireFieldTTL(t, r.c)
-	ctx := context.Background()
+	ctx := t.Context()
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	fieldTTL := func(f string) int64 {
 		v, err := r.c.Do(ctx, "hpttl", atlasKey, "fields", 1, f).Int64Slice()

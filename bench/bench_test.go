@@ -91,7 +91,7 @@ func TestRecordMemory(t *testing.T) {
 	srv := redistest.Own(t)
 	c := srv.Client(0)
 	defer c.Close()
-	ctx := context.Background()
+	ctx := t.Context()
 	n := *recordsN
 	if _, _, err := SeedParallel(ctx, c, n, seedWorkers); err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func seededServer(b *testing.B, n int) (context.Context, *redis.Client) {
 	requireTools(b)
 	c := redistest.Own(b).Client(0)
 	b.Cleanup(func() { c.Close() })
-	ctx := context.Background()
+	ctx := b.Context()
 	if _, _, err := SeedParallel(ctx, c, n, seedWorkers); err != nil {
 		b.Fatal(err)
 	}

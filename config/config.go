@@ -91,6 +91,7 @@ type KeyspaceConfig struct {
 	Retention         units.Duration `yaml:"retention"`
 	LargeResponse     units.ByteSize `yaml:"large_response"`
 	MaxValue          units.ByteSize `yaml:"max_value"`
+	Verify            *VerifyConfig  `yaml:"verify"` // verify.go
 }
 
 // DefaultPath is $XDG_CONFIG_HOME/idemctl/config.yaml (or ~/.config/…),
@@ -136,17 +137,17 @@ func Parse(data []byte) (*Config, error) {
 func (c *Config) check() error {
 	for name, s := range c.Schemas {
 		if s == nil {
-			return fmt.Errorf("line %d: schema %s is empty", c.lines.At("schemas", name), name)
+			return fmt.Errorf("line %d: schema %s is empty", c.lines.at("schemas", name), name)
 		}
 		s.Name = name
 		if err := s.Compile(); err != nil {
-			return fmt.Errorf("line %d: %v", c.lines.At("schemas", name), err)
+			return fmt.Errorf("line %d: %v", c.lines.at("schemas", name), err)
 		}
 	}
 	names := map[string]bool{}
 	for i := range c.Keyspaces {
 		k := &c.Keyspaces[i]
-		line := c.lines.At("keyspaces", fmt.Sprint(i))
+		line := c.lines.at("keyspaces", fmt.Sprint(i))
 		if k.Name == "" {
 			return fmt.Errorf("line %d: keyspace needs a name", line)
 		}
@@ -154,8 +155,12 @@ func (c *Config) check() error {
 			return fmt.Errorf("line %d: keyspace %q defined twice", line, k.Name)
 		}
 		names[k.Name] = true
-		if _, err := c.Keyspace(k.Name); err != nil {
+		ks, err := c.Keyspace(k.Name)
+		if err != nil {
 			return fmt.Errorf("line %d: %v", line, err)
+		}
+		if err := k.Verify.check(ks); err != nil {
+			return fmt.Errorf("line %d: keyspace %s: verify: %v", c.lines.atOr(line, "keyspaces", fmt.Sprint(i), "verify"), k.Name, err)
 		}
 	}
 	for name, p := range c.Profiles {
@@ -163,7 +168,7 @@ func (c *Config) check() error {
 			c.Profiles[name] = &Profile{}
 			continue
 		}
-		line := c.lines.At("profiles", name)
+		line := c.lines.at("profiles", name)
 		for _, ks := range p.Keyspaces {
 			if !names[ks] {
 				return fmt.Errorf("line %d: profile %s: unknown keyspace %q", line, name, ks)
@@ -184,7 +189,7 @@ func (c *Config) check() error {
 		return err
 	}
 	if c.DefaultProfile != "" && c.Profiles[c.DefaultProfile] == nil {
-		return fmt.Errorf("line %d: default_profile %q is not a profile (have: %s)", c.lines.At("default_profile", ""), c.DefaultProfile, strings.Join(c.ProfileNames(), ", "))
+		return fmt.Errorf("line %d: default_profile %q is not a profile (have: %s)", c.lines.at("default_profile", ""), c.DefaultProfile, strings.Join(c.ProfileNames(), ", "))
 	}
 	return nil
 }
@@ -287,6 +292,16 @@ func (c *Config) KeyspacesFor(p *Profile) ([]*inspect.Keyspace, error) {
 
 // lineIndex maps "section/name" to the line where that entry starts, and
 // "section/" to the line of the section's key (see yamldoc.Index).
-type lineIndex = yamldoc.Lines
+type lineIndex yamldoc.Lines
 
-func indexLines(root *yaml.Node) lineIndex { return yamldoc.Index(root) }
+func indexLines(root *yaml.Node) lineIndex { return lineIndex(yamldoc.Index(root)) }
+
+func (l lineIndex) at(section, name string) int { return l[section+"/"+name] }
+
+// atOr is the line of a key inside an entry (section/name/key), or def.
+func (l lineIndex) atOr(def int, section, name, key string) int {
+	if n, ok := l[section+"/"+name+"/"+key]; ok {
+		return n
+	}
+	return def
+}

@@ -43,7 +43,7 @@ func TestExampleConfigParses(t *testing.T) {
 		"processing_timeout:", "reserve_ttl:", "retention:", "large_response:", "max_value:", "container:",
 		"codec:", "otherwise:", "missing:", "mode:", "addrs:", "master_name:", "sentinel_password_env:",
 		"read_from_replicas:", "max_nodes:", "fingerprint:", "status:", "response:", "created:", "deadline:", "age_from_ttl:", "expires:", "failure:",
-		"requires:", "actions:", "set:", "ref:", "retry_horizon:", "require_fsync:", "silence:"} {
+		"requires:", "actions:", "verify:", "command:", "concurrency:", "env:", "set:", "ref:", "retry_horizon:", "require_fsync:", "silence:"} {
 		if !strings.Contains(string(data), key) {
 			t.Errorf("config.example.yaml does not document %s", key)
 		}
@@ -166,5 +166,45 @@ func TestParseAcceptsMergedSettings(t *testing.T) {
 	}
 	if p := c.Profiles["prod"]; p.URL != "redis://x:1" || p.Scan.Count != 50 || !p.Writes {
 		t.Errorf("merged profile: %+v", p)
+	}
+}
+
+func TestVerifyHookConfig(t *testing.T) {
+	doc := "keyspaces:\n  - name: orders\n    preset: atlasmart\n    verify:\n      command: [hooks/verify-orders, \"{principal}\", \"--key={idem_key}\"]\n      timeout: 2s\n      concurrency: 3\n      env: {PGPORT: \"5433\", PGHOST: 127.0.0.1}\n  - name: plain\n    match: \"x:*\"\n    preset: setnx\n"
+	c, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Path = "/etc/idemctl/config.yaml"
+	h := c.VerifyHook("orders")
+	if h == nil || strings.Join(h.Command, " ") != "/etc/idemctl/hooks/verify-orders {principal} --key={idem_key}" ||
+		h.Timeout != 2*time.Second || h.Concurrency != 3 || strings.Join(h.Env, " ") != "PGHOST=127.0.0.1 PGPORT=5433" {
+		t.Fatalf("hook: %+v", h)
+	}
+	if c.VerifyHook("plain") != nil || c.VerifyHook("ghost") != nil {
+		t.Fatal("a keyspace without verify has a hook")
+	}
+
+	bad := []struct{ doc, want string }{
+		{"keyspaces:\n  - name: k\n    preset: atlasmart\n    verify:\n      command: [./v, \"{order_id}\"]\n",
+			"line 4: keyspace k: verify: command argument 1: unknown placeholder {order_id} (have: {endpoint}, {fingerprint}, {idem_key}, {key}, {keyspace}, {principal}, {state})"},
+		{"keyspaces:\n  - name: k\n    preset: atlasmart\n    verify: {timeout: 2s}\n",
+			"line 4: keyspace k: verify: command is empty"},
+		{"keyspaces:\n  - name: k\n    preset: atlasmart\n    verify:\n      command: [./v]\n      concurrency: 500\n",
+			"line 4: keyspace k: verify: concurrency 500: want 1 to 64"},
+		{"keyspaces:\n  - name: k\n    preset: atlasmart\n    verify:\n      command: [./v]\n      timeout: 2h\n",
+			"line 4: keyspace k: verify: timeout 2h0m0s: want more than 0 and at most 10m0s"},
+		{"keyspaces:\n  - name: k\n    preset: atlasmart\n    verify:\n      command: ./v\n",
+			"line 5: keyspaces[0].verify.command: want a list such as [a, b]"},
+		{"keyspaces:\n  - name: k\n    preset: atlasmart\n    verify:\n      cmd: [./v]\n",
+			`line 5: unknown setting "cmd" under keyspaces[0].verify`},
+		{"keyspaces:\n  - name: k\n    preset: atlasmart\n    verify:\n      command: [./v]\n      timeout: soon\n",
+			`line 6: keyspaces[0].verify.timeout: bad duration "soon"`},
+	}
+	for _, b := range bad {
+		_, err := Parse([]byte(b.doc))
+		if err == nil || !strings.Contains(err.Error(), b.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q:\n got %v\nwant %s", b.doc, err, b.want)
+		}
 	}
 }

@@ -20,9 +20,9 @@ type DoctorConfig struct {
 
 func (c *Config) checkDoctor() error {
 	d := &c.Doctor
-	line := c.lines.At("doctor", "silence")
+	line := c.lines.at("doctor", "silence")
 	if d.RequireFsync != "" && !slices.Contains([]string{"always", "everysec", "no"}, d.RequireFsync) {
-		return fmt.Errorf("line %d: doctor.require_fsync %q: want always, everysec or no", c.lines.At("doctor", "require_fsync"), d.RequireFsync)
+		return fmt.Errorf("line %d: doctor.require_fsync %q: want always, everysec or no", c.lines.at("doctor", "require_fsync"), d.RequireFsync)
 	}
 	names := map[string]bool{}
 	for _, k := range c.Keyspaces {

@@ -73,7 +73,7 @@ const atlasPrefix = "atlasmart:ch23:idem:customer-1:POST:/orders:"
 // TTL (0: none) the way RESERVE/COMPLETE set it.
 func atlas(t *testing.T, c *redis.Client, tag, state, fp string, ttl time.Duration, n int, extra ...any) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	p := c.Pipeline()
 	for i := range n {
 		key := fmt.Sprintf("%s%s-%d", atlasPrefix, tag, i)
@@ -169,7 +169,7 @@ func TestRecordsWithoutTTL(t *testing.T) {
 
 	atlas(t, c, "forever", "SUCCEEDED", "fp", 0, 4, "status", "200")
 	atlas(t, c, "stuck", "PROCESSING", "fp", 0, 2)
-	ctx := context.Background()
+	ctx := t.Context()
 	c.Set(ctx, "idempotency:order:1", "processing", 0) // SETNX without EX
 	rep = run(t, c, Options{}, keyspace(t, "atlasmart", nil), keyspace(t, "setnx", nil))
 	f := finding(t, rep, "no-ttl", "atlasmart")
@@ -190,7 +190,7 @@ func TestRecordsWithoutTTL(t *testing.T) {
 // registered; the finding explains what each library does without it.
 func TestPowertoolsInProgressExpiration(t *testing.T) {
 	_, c := redistest.SharedClient(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	exp := time.Now().Add(time.Hour).Unix()
 	c.Set(ctx, "orders.handler#aaaa", fmt.Sprintf(`{"status":"INPROGRESS","expiration":%d,"in_progress_expiration":%d}`, exp, time.Now().Add(time.Minute).UnixMilli()), time.Hour)
 	ks := keyspace(t, "powertools", nil)
@@ -270,7 +270,7 @@ func TestACLRefusalsAreSkippedNotPassed(t *testing.T) {
 	srv := redistest.Own(t, "--maxmemory-policy", "allkeys-lru", "--maxmemory", "100mb")
 	admin := srv.Client(0)
 	defer admin.Close()
-	ctx := context.Background()
+	ctx := t.Context()
 	for user, rights := range map[string]string{"noconfig": "-config", "noinfo": "-info"} {
 		if err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">pw", "~*", "+@all", rights).Err(); err != nil {
 			t.Fatal(err)
@@ -364,7 +364,7 @@ func TestReplicaAcceptingWrites(t *testing.T) {
 
 func TestMixedFormatsFingerprintsLargeResponses(t *testing.T) {
 	_, c := redistest.SharedClient(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	ks := keyspace(t, "atlasmart", nil)
 	atlas(t, c, "good", "SUCCEEDED", "fp", time.Hour, 10, "status", "200", "response", "{}")
 	rep := run(t, c, Options{}, ks, keyspace(t, "setnx", nil))
@@ -421,7 +421,7 @@ func TestScanCoverage(t *testing.T) {
 func TestFieldTTL(t *testing.T) {
 	_, c := redistest.SharedClient(t)
 	redistest.RequireFieldTTL(t, c)
-	ctx := context.Background()
+	ctx := t.Context()
 	atlas(t, c, "k", "SUCCEEDED", "fp", time.Hour, 1, "status", "200") // a key TTL: nothing to say
 	quiet(t, run(t, c, Options{}, keyspace(t, "atlasmart", nil)), "field-ttl", "", StatusOK)
 	atlas(t, c, "f", "SUCCEEDED", "fp", 0, 1, "status", "200", "response", "{}")
@@ -442,7 +442,7 @@ func TestClusterKeyspaceOnOneNode(t *testing.T) {
 	cl := redistest.StartCluster(t, 3, 0)
 	c := cl.Client()
 	defer c.Close()
-	ctx := context.Background()
+	ctx := t.Context()
 	write := func(format string) {
 		p := c.Pipeline()
 		for i := range 300 {

@@ -46,7 +46,7 @@ func ParseTemplate(src string) (*Template, error) {
 		name := rest[i+1 : i+j]
 		span := strings.HasSuffix(name, "...")
 		name = strings.TrimSuffix(name, "...")
-		if !validName(name) {
+		if !ValidName(name) {
 			return nil, fmt.Errorf("key template %q: bad capture name %q (letters, digits, _)", src, name)
 		}
 		if seen[name] {
@@ -66,7 +66,9 @@ func ParseTemplate(src string) (*Template, error) {
 	return t, nil
 }
 
-func validName(s string) bool {
+// ValidName reports whether s can name a template capture (or a verify
+// hook placeholder): letters, digits and underscores.
+func ValidName(s string) bool {
 	if s == "" {
 		return false
 	}

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -15,7 +14,7 @@ import (
 // (seeded processing records without TTL are a finding), and esc comes back.
 func TestDoctorScreen(t *testing.T) {
 	srv, c, ks := seeded(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	open := func(m *Model) string {
 		press(m, ":")
 		typeText(m, "doctor")

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -148,7 +147,7 @@ func TestDialogRefAndTTL(t *testing.T) {
 // would be refused as dropped.
 func TestDialogDefaultTTLOnADeletingAction(t *testing.T) {
 	_, c := redistest.SharedClient(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	const key = "idempotency:order:ui-1"
 	if err := c.Set(ctx, key, "processing", time.Hour).Err(); err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ import (
 // previous one stays on screen, and a session that can write refuses :db.
 func TestSwitchDatabaseAndKeyspace(t *testing.T) {
 	srv := redistest.Shared(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	for db, plan := range map[int]appsim.Plan{
 		0: {Schema: "atlasmart", Count: 120, ReserveTTL: time.Hour, ProcessingTimeout: 10 * time.Minute, Retention: time.Hour},
 		5: {Schema: "atlasmart", Count: 40, ReserveTTL: time.Hour, ProcessingTimeout: 10 * time.Minute, Retention: time.Hour},
@@ -83,7 +83,7 @@ func TestSwitchDatabaseAndKeyspace(t *testing.T) {
 // an error leaves the session as it was.
 func TestSwitchProfile(t *testing.T) {
 	srv, c, ks := seeded(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	other := srv.Client(5)
 	defer other.Close()
 	if _, err := appsim.Seed(ctx, other, appsim.Plan{Schema: "atlasmart", Count: 40, ReserveTTL: time.Hour,

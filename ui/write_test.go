@@ -62,7 +62,7 @@ func seeded(t *testing.T) (*redistest.Server, *redis.Client, *inspect.Keyspace) 
 func newLive(t *testing.T, writes, protected bool) *liveFixture {
 	t.Helper()
 	srv, c, ks := seeded(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	auditPath := filepath.Join(t.TempDir(), "audit.log")
 	// The policy reaches the UI only through the executor, as from the CLI.
 	ex, err := actions.NewExecutor(actions.Setup{Client: c, AuditPath: auditPath,

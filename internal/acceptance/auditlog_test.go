@@ -1,7 +1,6 @@
 package acceptance
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -25,7 +24,7 @@ import (
 // prefix, in one pipeline, and returns their keys.
 func reserveMany(t *testing.T, c *redis.Client, prefix string, n int) []string {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	keys := make([]string, n)
 	if err := appsim.Reserve.Load(ctx, c).Err(); err != nil {
 		t.Fatal(err)
@@ -62,7 +61,7 @@ func noWriteWithoutIntent(t *testing.T, c *redis.Client, keys []string, l *actio
 			intents[e.Key] = true
 		}
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	pipe := c.Pipeline()
 	cmds := make([]*redis.StringCmd, len(keys))
 	for i, k := range keys {
@@ -189,7 +188,7 @@ func TestRunNamedRerunAlreadyApplied(t *testing.T) {
 		t.Fatalf("no pinned command printed:\n%s", r.Stderr)
 	}
 	// The application completes the last ten before the first execution.
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, k := range keys[30:] {
 		appsim.Complete.Run(ctx, c, []string{k}, appsim.Fingerprint(k), 201, `{"ok":true}`, 3600)
 	}

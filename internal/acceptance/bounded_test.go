@@ -1,7 +1,6 @@
 package acceptance
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -123,7 +122,7 @@ func TestFilesAreBoundedAndRegular(t *testing.T) {
 // fetched.
 func TestLongFingerprintIsKept(t *testing.T) {
 	srv, c := redistest.SharedClient(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	p := "atlasmart:ch23:idem:c:POST:/fp:"
 	long := strings.Repeat("f", 65_537)
 	c.HSet(ctx, p+"65537", "state", "PROCESSING", "fingerprint", long)

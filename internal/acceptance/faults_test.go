@@ -137,7 +137,7 @@ func TestServerRestartMidScan(t *testing.T) {
 // the pause ends, the record is what the outcome said.
 func TestClientPauseDuringWrite(t *testing.T) {
 	own, c := redistest.OwnClient(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	key := secKey("paused-1")
 	secReserve(t, c, key, `{"sku":"paused"}`)
 	before := c.HGetAll(ctx, key).Val()
@@ -196,7 +196,7 @@ func TestClientPauseDuringWrite(t *testing.T) {
 // log has the intent and an error outcome.
 func TestOOMOnWrite(t *testing.T) {
 	own, c := redistest.OwnClient(t, "--maxmemory", "2mb", "--maxmemory-policy", "noeviction")
-	ctx := context.Background()
+	ctx := t.Context()
 	key := secKey("oom-1")
 	secReserve(t, c, key, `{"sku":"oom"}`)
 	filler := strings.Repeat("f", 32<<10)

@@ -300,7 +300,7 @@ func (r *interopRig) readsAsTheLibraryMeansIt() {
 // honour the new lifetime?
 func (r *interopRig) repairsReadBackThroughTheLibrary() {
 	t := r.t
-	ctx := context.Background()
+	ctx := t.Context()
 
 	// fail: the next retry runs the handler afresh.
 	k := r.crash("fail-me", 0)
@@ -374,7 +374,7 @@ func (r *interopRig) repairsReadBackThroughTheLibrary() {
 // and its write: a conflict, and the library's record intact.
 func (r *interopRig) racesEndInConflict() {
 	t := r.t
-	ctx := context.Background()
+	ctx := t.Context()
 	ex, ks := r.executor()
 	plan := func(key string) *actions.Plan {
 		t.Helper()

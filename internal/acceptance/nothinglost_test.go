@@ -25,7 +25,7 @@ import (
 // against exactly what the operator saw, and no application write was lost.
 func TestBulkWriteUnderTrafficLosesNothing(t *testing.T) {
 	srv, c := redistest.SharedClient(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := appsim.Seed(ctx, c, seedPlan(2000)); err != nil {
 		t.Fatal(err)
 	}

@@ -144,7 +144,7 @@ var presetCases = []presetCase{
 
 func TestLibraryPresetsScanDetectAndAct(t *testing.T) {
 	srv := redistest.Shared(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	for i, pc := range presetCases {
 		db := i + 1
 		c := srv.Client(db)
@@ -201,7 +201,7 @@ func TestLibraryPresetsScanDetectAndAct(t *testing.T) {
 // What each preset promises its repair actions do.
 func TestLibraryPresetActions(t *testing.T) {
 	srv := redistest.Shared(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	audit := t.TempDir() + "/audit.log"
 	act := func(db int, preset, match string, args ...string) clitest.Result {
 		base := []string{"--url", srv.URL(db), "--preset", preset, "--match", match, "--write", "--yes", "--audit-log", audit}
@@ -284,7 +284,7 @@ func TestLibraryPresetActions(t *testing.T) {
 // tick, for records its template did not fit.)
 func TestDetectNeverProposesContradictedPreset(t *testing.T) {
 	srv, c := redistest.SharedClient(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	for i := range 7 {
 		c.Set(ctx, fmt.Sprintf("replay:%d", i), mustJSON(map[string]any{"status": 201, "headers": map[string]any{}, "response": `{"id":1}`}), time.Hour)
 	}

@@ -158,7 +158,7 @@ func secNoLeak(t *testing.T, what string, r clitest.Result, extra ...string) {
 // audit log); a config holding one warns when others can read it.
 func TestSecretsNeverPrinted(t *testing.T) {
 	srv := redistest.Shared(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	admin := srv.Client(0)
 	defer admin.Close()
 	if err := admin.Do(ctx, "ACL", "SETUSER", "sec-ops", "reset", "on", ">"+secPW, "~*", "&*", "+@all").Err(); err != nil {
@@ -451,7 +451,7 @@ func secACLDenials(t *testing.T, admin *redis.Client, user string) []string {
 // stream.
 func TestACLRolesLeastPrivilege(t *testing.T) {
 	srv := redistest.Shared(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	admin := srv.Client(0)
 	defer admin.Close()
 	inspector := secReadmeACL(t, "idemctl-inspector", secProposedInspectorACL)

@@ -1,7 +1,6 @@
 package acceptance
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,7 +23,7 @@ var invisibleText = []string{"\u061c", "\u3164", "\u115f", "\u1160", "\uffa0", "
 // values.
 func TestInvisibleTextNeverReachesTheTerminal(t *testing.T) {
 	srv, c := redistest.SharedClient(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	p := "atlasmart:ch23:idem:"
 	for i, s := range invisibleText {
 		c.HSet(ctx, p+"cust"+s+"x:POST:/o:r"+strconv.Itoa(i), "state", "PROCESSING", "fingerprint", "fp"+s)
@@ -56,7 +55,7 @@ func TestInvisibleTextNeverReachesTheTerminal(t *testing.T) {
 // character, and the pasted YAML holds the exact field names and values.
 func TestDetectDraftIsSafeAndExact(t *testing.T) {
 	srv, c := redistest.SharedClient(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	state := "in \"prog\\ress\u061c"
 	for i := range 3 {
 		c.HSet(ctx, "draft:"+strconv.Itoa(i), "state", state, "fp\x1b\u3164", strings.Repeat("ab", 32))

@@ -61,7 +61,7 @@ func TestClusterScanFailoverAndNodeLoss(t *testing.T) {
 	cl := redistest.StartCluster(t, 3, 1)
 	cc := cl.Client()
 	defer cc.Close()
-	ctx := context.Background()
+	ctx := t.Context()
 	res, err := appsim.Seed(ctx, cc, seedPlan(100000))
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +229,7 @@ func TestClusterScanFailoverAndNodeLoss(t *testing.T) {
 // and a SENTINEL FAILOVER survived by scans and writes.
 func TestSentinelScanAndFailover(t *testing.T) {
 	se := redistest.StartSentinel(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	fc := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: se.Master, SentinelAddrs: se.SentinelAddrs(), DisableIdentity: true})
 	defer fc.Close()
 	if _, err := appsim.Seed(ctx, fc, seedPlan(20000)); err != nil {

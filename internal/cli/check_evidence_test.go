@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -87,7 +86,7 @@ func TestCheckCannotJudgeEmptyPatternAndUndecoded(t *testing.T) {
 
 	c := srv.Client(0)
 	defer c.Close()
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, k := range []string{"orders:idem:a", "orders:idem:b", "orders:idem:c"} {
 		c.Set(ctx, k, `{"status":"IN_PROGRESS"}`, 0)
 	}

@@ -155,7 +155,7 @@ func TestActionCLIBulkPartial(t *testing.T) {
 func TestActionCLIExactCommandKeepsTheSession(t *testing.T) {
 	srv, c := redistest.SharedClient(t)
 	dir := t.TempDir()
-	ctx := context.Background()
+	ctx := t.Context()
 	c.Do(ctx, "ACL", "SETUSER", "idem-op", "reset", "on", ">op-pw", "~*", "+@all")
 	defer c.Do(ctx, "ACL", "DELUSER", "idem-op")
 	cfg := filepath.Join(dir, "config.yaml")

@@ -75,8 +75,7 @@ type checkCmd struct {
 	maxOldest                              time.Duration
 	maxMem                                 int64
 	output                                 string
-	sample                                 float64
-	sampleTime                             time.Duration
+	sample                                 sampleFlags
 }
 
 // flags registers check's flags.
@@ -88,8 +87,8 @@ func (o *checkCmd) flags(fs *pflag.FlagSet) {
 	fs.Var(durationValue(&o.maxOldest), "max-oldest-processing", "oldest processing record's age allowed, e.g. 5m")
 	fs.Var(sizeValue(&o.maxMem), "max-memory", "most memory allowed for the records, e.g. 512MiB")
 	outputFlag(fs, &o.output, "text", "text (one line) or json", "text", "json")
-	fs.Var(shareValue(&o.sample), "sample", "read this share of the keyspace (e.g. 1%) and judge the 95% intervals: crossed or held for sure, or 'cannot tell' (exit 3)")
-	fs.Var(durationValue(&o.sampleTime), "sample-time", "read for this long (e.g. 30s) and judge the 95% intervals")
+	o.sample.register(fs, "read this share of the keyspace (e.g. 1%) and judge the 95% intervals: crossed or held for sure, or 'cannot tell' (exit 3)",
+		"read for this long (e.g. 30s) and judge the 95% intervals")
 	o.readFlags.register(fs)
 }
 
@@ -128,7 +127,7 @@ func (o *checkCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 		return err
 	}
 	defer s.Close()
-	s.scan.Sample, s.scan.SampleTime = o.sample, o.sampleTime
+	o.sample.apply(&s.scan)
 	snap := inspect.TakeSnapshot(ctx, s.client, s.keyspaces, s.scan, 1)
 	progress.clear()
 	if ctx.Err() != nil {

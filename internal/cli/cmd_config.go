@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/verify"
 )
 
 func newConfigCmd(a *app) *cobra.Command {
@@ -140,6 +142,18 @@ type keyspaceView struct {
 	Retention         string `json:"retention" yaml:"retention"`
 	LargeResponse     string `json:"large_response" yaml:"large_response"`
 	MaxValue          string `json:"max_value" yaml:"max_value"`
+
+	// the keyspace's verify hook, if it has one
+	Verify *verifyView `json:"verify,omitempty" yaml:"verify,omitempty"`
+}
+
+// verifyView is a keyspace's verify hook; its environment by name only
+// (a value may be a password).
+type verifyView struct {
+	Command     []string `json:"command" yaml:"command"`
+	Timeout     string   `json:"timeout" yaml:"timeout"`
+	Concurrency int      `json:"concurrency" yaml:"concurrency"`
+	Env         []string `json:"env,omitempty" yaml:"env,omitempty"`
 }
 
 // configViewCmd are config view's flags: the same connection,
@@ -203,7 +217,11 @@ func (o *configViewCmd) run(_ context.Context, a *app, fs *pflag.FlagSet, _ []st
 		InFlight:   sc.InFlight, MaxNodes: sc.MaxNodes, NoMemory: sc.NoMemory, ResponseSizes: sc.ResponseSizes}
 	v.Keyspaces = []keyspaceView{}
 	for _, ks := range s.keyspaces {
-		v.Keyspaces = append(v.Keyspaces, keyspaceViewOf(ks))
+		kv := keyspaceViewOf(ks)
+		if h := s.cfg.VerifyHook(ks.Name); h != nil {
+			kv.Verify = verifyViewOf(h)
+		}
+		v.Keyspaces = append(v.Keyspaces, kv)
 	}
 	if o.output == "json" {
 		return writeJSON(a, v)
@@ -244,6 +262,21 @@ func keyspaceViewOf(ks *inspect.Keyspace) keyspaceView {
 	}
 	if ks.Template != nil {
 		v.KeyTemplate = ks.Template.String()
+	}
+	return v
+}
+
+func verifyViewOf(h *verify.Hook) *verifyView {
+	v := &verifyView{Command: h.Command, Timeout: durText(verify.DefaultTimeout), Concurrency: verify.DefaultConcurrency}
+	if h.Timeout > 0 {
+		v.Timeout = durText(h.Timeout)
+	}
+	if h.Concurrency > 0 {
+		v.Concurrency = h.Concurrency
+	}
+	for _, e := range h.Env {
+		name, _, _ := strings.Cut(e, "=")
+		v.Env = append(v.Env, name)
 	}
 	return v
 }

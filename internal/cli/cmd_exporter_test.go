@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -132,7 +131,7 @@ func TestExporterMetricsMatchSeed(t *testing.T) {
 // the oldest processing record's age (reserve TTL 1h minus its PTTL).
 func redisTruth(t *testing.T, srv *redistest.Server) (map[string]int64, float64) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	c := srv.Client(0)
 	defer c.Close()
 	keys, err := c.Keys(ctx, "atlasmart:ch23:idem:*").Result()

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -19,18 +18,17 @@ import (
 // statsCmd holds stats' flags.
 type statsCmd struct {
 	readFlags
-	output     string
-	top        int
-	sample     float64
-	sampleTime time.Duration
+	output string
+	top    int
+	sample sampleFlags
 }
 
 // flags registers stats's flags.
 func (o *statsCmd) flags(fs *pflag.FlagSet) {
 	outputFlag(fs, &o.output, "", "table or json (default: table on a terminal, json otherwise)", "table", "json")
 	fs.IntVar(&o.top, "top", 10, "top N values per template capture")
-	fs.Var(shareValue(&o.sample), "sample", "read this share of the keyspace (e.g. 1% or 0.01) from a random start and report estimates with 95% intervals")
-	fs.Var(durationValue(&o.sampleTime), "sample-time", "read for this long (e.g. 30s) and report estimates with 95% intervals")
+	o.sample.register(fs, "read this share of the keyspace (e.g. 1% or 0.01) from a random start and report estimates with 95% intervals",
+		"read for this long (e.g. 30s) and report estimates with 95% intervals")
 	o.readFlags.register(fs)
 }
 
@@ -47,7 +45,7 @@ func (o *statsCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 		return err
 	}
 	defer s.Close()
-	s.scan.Sample, s.scan.SampleTime = o.sample, o.sampleTime
+	o.sample.apply(&s.scan)
 	st := inspect.NewStats(o.top)
 	covs, _ := inspect.Scan(ctx, s.client, s.keyspaces, s.scan, func(b inspect.Batch) error {
 		st.Add(b)

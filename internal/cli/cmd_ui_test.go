@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,7 +29,7 @@ func TestUIOpenProfile(t *testing.T) {
 	o := &uiCmd{}
 	o.cf.configPath = cfg
 	open := o.openProfile(a)
-	ctx := context.Background()
+	ctx := t.Context()
 
 	ro, closeRO, err := open(ctx, "ro")
 	if err != nil {

@@ -46,7 +46,7 @@ func TestProxyModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	ctx := context.Background()
+	ctx := t.Context()
 
 	c := client(p.Addr())
 	defer c.Close()
@@ -107,7 +107,7 @@ func TestProxyCutAndClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	c := client(p.Addr())
 	defer c.Close()
 	if err := c.Ping(ctx).Err(); err != nil {

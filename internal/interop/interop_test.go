@@ -21,7 +21,7 @@ var inProgressMarker = map[string]string{
 
 func rawRecord(t *testing.T, rdb *redis.Client, key string) (string, time.Duration) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	v, err := rdb.Get(ctx, key).Result()
 	if err != nil {
 		t.Fatalf("GET %q: %v", key, err)

@@ -1,7 +1,6 @@
 package redistest
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,7 +11,7 @@ import (
 
 func TestStartTLS(t *testing.T) {
 	s, ca := StartTLS(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	c, err := TLSClient(s.Addr, ca)
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +35,7 @@ func TestStartTLS(t *testing.T) {
 
 func TestRestartOn(t *testing.T) {
 	s := Own(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	c := s.Client(0)
 	defer c.Close()
 	c.Set(ctx, "k", "v", 0)

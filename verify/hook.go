@@ -1,0 +1,218 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// Hook is a keyspace's verifier, from its config.
+type Hook struct {
+	// Command is the executable and its arguments. An argument may hold
+	// placeholders, each replaced by the record's text: {key}, {keyspace},
+	// {fingerprint}, {state} and the keyspace template's captures by name.
+	// Nothing goes through a shell: a record's text only ever lands inside
+	// the one argument that names it.
+	Command     []string
+	Timeout     time.Duration // per run; 0: DefaultTimeout
+	Concurrency int           // runs at a time; 0: DefaultConcurrency
+	// Env is added to the inherited environment (NAME=value).
+	Env []string
+}
+
+// Defaults and bounds of a hook's settings.
+const (
+	DefaultTimeout     = 5 * time.Second
+	MaxTimeout         = 10 * time.Minute
+	DefaultConcurrency = 4
+	MaxConcurrency     = 64
+)
+
+// builtins are the placeholders every record has.
+var builtins = []string{"key", "keyspace", "fingerprint", "state"}
+
+// Check validates the hook against the keyspace's capture names: a
+// command, no placeholder in the executable, and only known placeholders.
+func (h Hook) Check(captures []string) error {
+	if len(h.Command) == 0 || strings.TrimSpace(h.Command[0]) == "" {
+		return errors.New("command is empty: give the executable and its arguments, e.g. [./verify-orders, \"{idem_key}\"]")
+	}
+	if strings.ContainsAny(h.Command[0], "{}") {
+		return fmt.Errorf("command: the executable %q cannot hold a placeholder", h.Command[0])
+	}
+	known := map[string]bool{}
+	for _, n := range append(append([]string{}, builtins...), captures...) {
+		known[n] = true
+	}
+	for i, arg := range h.Command[1:] {
+		for _, n := range placeholders(arg) {
+			if !known[n] {
+				have := append(append([]string{}, builtins...), captures...)
+				sort.Strings(have)
+				return fmt.Errorf("command argument %d: unknown placeholder {%s} (have: {%s})", i+1, n, strings.Join(have, "}, {"))
+			}
+		}
+	}
+	if h.Timeout < 0 || h.Timeout > MaxTimeout {
+		return fmt.Errorf("timeout %s: want more than 0 and at most %s", h.Timeout, MaxTimeout)
+	}
+	if h.Concurrency < 0 || h.Concurrency > MaxConcurrency {
+		return fmt.Errorf("concurrency %d: want 1 to %d", h.Concurrency, MaxConcurrency)
+	}
+	for _, e := range h.Env {
+		if name, _, ok := strings.Cut(e, "="); !ok || name == "" {
+			return fmt.Errorf("env %q: want NAME=value", e)
+		}
+	}
+	return nil
+}
+
+// placeholders lists the {name} references in arg, names made of letters,
+// digits and underscores (so JSON such as {"a":1} is left as text).
+func placeholders(arg string) []string {
+	var out []string
+	for rest := arg; ; {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			return out
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			return out
+		}
+		if name := rest[i+1 : i+j]; inspect.ValidName(name) {
+			out = append(out, name)
+			rest = rest[i+j+1:]
+			continue
+		}
+		rest = rest[i+1:]
+	}
+}
+
+// args fills the placeholders from rec. A value that cannot be an
+// argument (a NUL byte) is an error naming the placeholder.
+func (h Hook) args(rec *inspect.Record) ([]string, error) {
+	value := func(name string) string {
+		switch name {
+		case "key":
+			return rec.Key
+		case "keyspace":
+			if rec.Keyspace != nil {
+				return rec.Keyspace.Name
+			}
+			return ""
+		case "fingerprint":
+			return rec.Fingerprint
+		case "state":
+			return rec.RawState
+		}
+		return rec.Group(name)
+	}
+	out := make([]string, len(h.Command))
+	out[0] = h.Command[0]
+	for i, arg := range h.Command[1:] {
+		var b strings.Builder
+		rest := arg
+		for {
+			i := strings.IndexByte(rest, '{')
+			j := -1
+			if i >= 0 {
+				j = strings.IndexByte(rest[i:], '}')
+			}
+			if i < 0 || j < 0 {
+				b.WriteString(rest)
+				break
+			}
+			name := rest[i+1 : i+j]
+			if !inspect.ValidName(name) {
+				b.WriteString(rest[:i+1])
+				rest = rest[i+1:]
+				continue
+			}
+			v := value(name)
+			if strings.IndexByte(v, 0) >= 0 {
+				return nil, fmt.Errorf("{%s} holds a NUL byte, which cannot be passed as an argument", name)
+			}
+			b.WriteString(rest[:i])
+			b.WriteString(v)
+			rest = rest[i+j+1:]
+		}
+		out[i+1] = b.String()
+	}
+	return out, nil
+}
+
+// Verify runs the hook for one record. It never runs on a record that is
+// not processing, and any failure of the hook is an unknown verdict with
+// the reason: it never returns an error.
+func (h Hook) Verify(ctx context.Context, rec *inspect.Record) Result {
+	start := time.Now()
+	r := h.verify(ctx, rec)
+	r.Took = time.Since(start)
+	return r
+}
+
+func (h Hook) verify(ctx context.Context, rec *inspect.Record) Result {
+	if rec == nil {
+		return unknown("no record")
+	}
+	if rec.State != inspect.StateProcessing {
+		return unknown("the record is %s, not processing: hooks run only on processing records", rec.State)
+	}
+	if len(h.Command) == 0 {
+		return unknown("keyspace %s has no verify hook (keyspaces[].verify in the config)", keyspaceName(rec))
+	}
+	argv, err := h.args(rec)
+	if err != nil {
+		return unknown("the hook was not run: %v", err)
+	}
+	return h.run(ctx, argv)
+}
+
+func keyspaceName(rec *inspect.Record) string {
+	if rec.Keyspace == nil {
+		return "(none)"
+	}
+	return rec.Keyspace.Name
+}
+
+// VerifyAll runs the hook for each record, at most Concurrency at a time,
+// and calls fn (serially, in completion order) with each result. It
+// returns when every run has ended; a cancelled ctx gives the runs not
+// started an unknown verdict saying so.
+func (h Hook) VerifyAll(ctx context.Context, recs []*inspect.Record, fn func(i int, r Result)) {
+	n := h.Concurrency
+	if n <= 0 {
+		n = DefaultConcurrency
+	}
+	var mu sync.Mutex
+	report := func(i int, r Result) {
+		mu.Lock()
+		defer mu.Unlock()
+		fn(i, r)
+	}
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for i, rec := range recs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			report(i, unknown("not verified: interrupted"))
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			report(i, h.Verify(ctx, rec))
+		}()
+	}
+	wg.Wait()
+}
