@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -14,19 +13,8 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/verify"
 )
-
-// Verdict is a verifier's answer about one record (see the verify hooks).
-type Verdict struct {
-	Verdict                       string // done, not_done, unknown
-	Ref, Status, Response, Detail string
-	Why                           string // why unknown, in the user's terms
-}
-
-// Verifier asks the source of truth about one processing record.
-type Verifier interface {
-	Verify(ctx context.Context, rec *inspect.Record) Verdict
-}
 
 // Reaper runs a policy's cycles against one Redis.
 type Reaper struct {
@@ -39,13 +27,20 @@ type Reaper struct {
 	Apply bool
 	Lease *Lease
 	Scan  inspect.Options
-	// Verifier gives a keyspace's verifier (nil: none).
-	Verifier func(ks *inspect.Keyspace) Verifier
+	// Verifier gives a keyspace's verify hook (nil: none). Hooks run
+	// with Apply, or in a dry run with RunHooks (they may be expensive);
+	// otherwise a dry run says it would verify.
+	Verifier func(ks *inspect.Keyspace) *verify.Hook
+	RunHooks bool
 	Metrics  *Metrics // nil: none
 }
 
-// Outcome names for a dry run's plans.
-const WouldApply = "would_apply"
+// Outcome names for a dry run's plans: written with --apply; or, for a
+// rule that wants a verdict, verified first (with --verify in a dry run).
+const (
+	WouldApply  = "would_apply"
+	WouldVerify = "would_verify"
+)
 
 // CycleReport is what one cycle saw and did.
 type CycleReport struct {
@@ -159,7 +154,10 @@ func (r *Reaper) runRule(ctx context.Context, rule *Rule) RuleReport {
 	if !r.Apply {
 		for i, p := range plans {
 			o := WouldApply
-			if p.Refused != "" {
+			switch {
+			case items[i].Outcome == WouldVerify:
+				o = WouldVerify // its plan lacks what the verdict brings (a reconcile's ref)
+			case p.Refused != "":
 				o, items[i].Detail = string(p.Outcome), units.OneLine(p.Refused)
 			}
 			items[i].Outcome = o
@@ -254,12 +252,9 @@ func (r *Reaper) collect(ctx context.Context, rule *Rule, rr *RuleReport) ([]can
 // on that read is skipped as changed, so what is written is exactly what
 // was judged.
 func (r *Reaper) plan(ctx context.Context, rule *Rule, cands []candidate, rr *RuleReport) ([]*actions.Plan, []Item) {
+	verdicts, verified := r.verify(ctx, rule, cands)
 	var plans []*actions.Plan
 	var items []Item
-	var ver Verifier
-	if rule.NeedsVerifier() && r.Verifier != nil {
-		ver = r.Verifier(rule.Keyspace)
-	}
 	for i := range cands {
 		if ctx.Err() != nil {
 			rr.Skips[SkipCycleDeadline] += len(cands) - i
@@ -269,34 +264,23 @@ func (r *Reaper) plan(ctx context.Context, rule *Rule, cands []candidate, rr *Ru
 		req := actions.Request{Kind: rule.Action.Kind(), Keyspace: rule.Keyspace, Key: rec.Key, Reason: rule.reason(r.Policy),
 			TTL: rule.TTL, By: r.Policy.Actor(), Saw: &actions.Seen{State: rec.RawState, Fingerprint: rec.Fingerprint}}
 		item := Item{Key: inspect.Sanitize(rec.Key)}
-		if rule.NeedsVerifier() {
-			if ver == nil {
-				rr.Skips[SkipVerdictUnknown]++
-				continue
-			}
-			v := ver.Verify(ctx, rec)
-			item.Verdict = v.Verdict
+		if verified {
+			v := verdicts[i]
+			item.Verdict = string(v.Verdict)
 			switch {
-			case v.Verdict != VerdictDone && v.Verdict != VerdictNotDone:
+			case v.Verdict != verify.Done && v.Verdict != verify.NotDone:
 				rr.Skips[SkipVerdictUnknown]++
 				continue
-			case v.Verdict != rule.Verdict:
+			case string(v.Verdict) != rule.Verdict:
 				rr.Skips[SkipVerdict]++
 				continue
 			}
-			req.Reason += "; verifier: " + v.Verdict
+			req.Reason += "; verifier: " + string(v.Verdict)
 			if v.Detail != "" {
 				req.Reason += " (" + units.Clip(units.OneLine(v.Detail), 200) + ")"
 			}
 			if rule.Action == ActReconcileIfVerified {
-				req.Ref = v.Ref
-				if n, err := strconv.Atoi(v.Status); err == nil {
-					req.Status = n
-				}
-				if v.Response != "" {
-					resp := v.Response
-					req.Response = &resp
-				}
+				req.Ref, req.Status, req.Response = v.Ref, v.Status, v.Response
 			}
 		}
 		p, err := r.Exec.Plan(ctx, req)
@@ -317,8 +301,36 @@ func (r *Reaper) plan(ctx context.Context, rule *Rule, cands []candidate, rr *Ru
 				continue
 			}
 		}
+		if rule.NeedsVerifier() && !verified {
+			item.Outcome = WouldVerify
+		}
 		plans = append(plans, p)
 		items = append(items, item)
 	}
 	return plans, items
+}
+
+// verify runs the keyspace's hook on the candidates when the rule wants a
+// verdict and hooks may run now; verified says whether they ran.
+func (r *Reaper) verify(ctx context.Context, rule *Rule, cands []candidate) (out []verify.Result, verified bool) {
+	if !rule.NeedsVerifier() || !(r.Apply || r.RunHooks) {
+		return nil, false
+	}
+	out = make([]verify.Result, len(cands))
+	var hook *verify.Hook
+	if r.Verifier != nil {
+		hook = r.Verifier(rule.Keyspace)
+	}
+	if hook == nil {
+		for i := range out {
+			out[i] = verify.Result{Verdict: verify.Unknown, Why: "the keyspace has no verify hook"}
+		}
+		return out, true
+	}
+	recs := make([]*inspect.Record, len(cands))
+	for i := range cands {
+		recs[i] = &cands[i].rec
+	}
+	hook.VerifyAll(ctx, recs, func(i int, res verify.Result) { out[i] = res })
+	return out, true
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/idemctl/idemctl/config"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/verify"
 )
 
 // The reaper is tested against a real redis-server: the lease, the
@@ -208,4 +209,26 @@ func counterValue(t *testing.T, m *Metrics, name string) float64 {
 		}
 	}
 	return sum
+}
+
+// hookScript is a verify hook answering by the key it is given: keys
+// holding "done" have their order (ref ord-<key>), "gone" have none,
+// "hang" never answer, anything else gets garbage.
+const hookScript = `#!/bin/sh
+case "$1" in
+  *done*) printf '{"verdict":"done","ref":"ord-%s","status":201,"response":"{\\"order\\":\\"%s\\"}","detail":"order found"}\n' "$1" "$1" ;;
+  *gone*) echo '{"verdict":"not_done","detail":"no such order"}' ;;
+  *hang*) sleep 30 ;;
+  *) echo 'Traceback: something broke' ;;
+esac
+`
+
+// hook writes hookScript and returns its hook.
+func hook(t *testing.T) *verify.Hook {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "verify.sh")
+	if err := os.WriteFile(path, []byte(hookScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &verify.Hook{Command: []string{path, "{key}"}, Timeout: time.Second, Concurrency: 4}
 }

@@ -54,7 +54,7 @@ func NewMetrics(p *Policy) *Metrics {
 		apply:      prometheus.NewGauge(prometheus.GaugeOpts{Name: ns + "apply", Help: "1 when the reaper writes (--apply), 0 in a dry run."}),
 		last:       prometheus.NewGauge(prometheus.GaugeOpts{Name: ns + "last_cycle_timestamp_seconds", Help: "Unix time the last cycle started."}),
 	}
-	outcomes := []string{WouldApply}
+	outcomes := []string{WouldApply, WouldVerify}
 	for _, o := range actions.Outcomes {
 		outcomes = append(outcomes, string(o))
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/idemctl/idemctl/internal/safefile"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/internal/yamldoc"
+	"github.com/idemctl/idemctl/verify"
 )
 
 // Action is what a rule does to the records it selects.
@@ -44,9 +45,8 @@ func (a Action) Kind() actions.Kind {
 
 // Verifier verdicts a rule can require.
 const (
-	VerdictDone    = "done"
-	VerdictNotDone = "not_done"
-	VerdictUnknown = "unknown"
+	VerdictDone    = string(verify.Done)
+	VerdictNotDone = string(verify.NotDone)
 )
 
 // Defaults for what a policy leaves out.

@@ -16,18 +16,20 @@ import (
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/reaper"
+	"github.com/idemctl/idemctl/verify"
 )
 
 // reapFlags are the reaper's write flags, shared by reap and exporter
 // (there with the prefix reap-).
 type reapFlags struct {
 	policy, auditLog, confirmProfile string
-	apply, write                     bool
+	apply, write, verify             bool
 }
 
 func (r *reapFlags) register(fs *pflag.FlagSet, prefix string) {
 	fs.StringVar(&r.policy, prefix+"policy", "", "reaper policy file (YAML; see examples/reap-policy.yaml)")
 	fs.BoolVar(&r.apply, prefix+"apply", false, "write (needs writes enabled: --write or writes: true in the profile); without it a dry run")
+	fs.BoolVar(&r.verify, prefix+"verify", false, "in a dry run, run the keyspaces' verify hooks too (with --"+prefix+"apply they always run)")
 	addGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
 		fs.BoolVar(&r.write, "write", false, "enable writes for this run (or writes: true in the profile)")
 		fs.StringVar(&r.confirmProfile, "confirm-profile", "", "a protected profile's name: the reaper never prompts")
@@ -114,7 +116,8 @@ func (a *app) newReaper(ctx context.Context, fs *pflag.FlagSet, s *session, kf *
 		}
 		return ks, applyKeyspaceFlags(fs, ks, kf)
 	}
-	if err := p.Bind(lookup, nil); err != nil {
+	hasHook := func(ks *inspect.Keyspace) bool { return s.cfg.VerifyHook(ks.Name) != nil }
+	if err := p.Bind(lookup, hasHook); err != nil {
 		return nil, nothing, usageErr("policy %s: %v", rf.policy, err)
 	}
 	setup := s.writeSetup(a.getenv, rf.write, rf.auditLog)
@@ -144,7 +147,8 @@ func (a *app) newReaper(ctx context.Context, fs *pflag.FlagSet, s *session, kf *
 		closeExec = func() { ex.Close() }
 	}
 	return &reaper.Reaper{Policy: p, Client: s.client, Exec: ex, Apply: rf.apply, Lease: reaper.NewLease(p.LeaseKey, p.LeaseTTL),
-		Scan: s.scan, Metrics: reaper.NewMetrics(p)}, closeExec, nil
+		Scan: s.scan, Metrics: reaper.NewMetrics(p), RunHooks: rf.verify,
+		Verifier: func(ks *inspect.Keyspace) *verify.Hook { return s.cfg.VerifyHook(ks.Name) }}, closeExec, nil
 }
 
 // cycleCode is a one-pass run's exit code: a tripped breaker is a

@@ -1,0 +1,84 @@
+package reaper
+
+import (
+	"context"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/verify"
+)
+
+// reconcile-if-verified acts only on a done verdict, with the hook's ref,
+// status and response; a rule wanting not_done fails only those; a hook
+// that hangs or prints garbage leaves its record untouched.
+func TestVerifiedActions(t *testing.T) {
+	_, c := redistest.SharedClient(t)
+	ctx := context.Background()
+	for _, k := range []string{"done-0", "done-1", "gone-0", "gone-1", "junk-0", "hang-0"} {
+		write(t, c, job{key: "job:" + k, age: time.Hour})
+	}
+	h := hook(t)
+	withHook := func(r *Reaper) *Reaper {
+		r.Verifier = func(*inspect.Keyspace) *verify.Hook { return h }
+		return r
+	}
+	doc := strings.Replace(basePolicy, "action: fail", "action: reconcile-if-verified", 1)
+	audit := auditPath(t)
+
+	// A dry run does not run hooks unless asked: it says it would verify.
+	rr := withHook(newReaper(t, c, policy(t, doc, true), false, "")).Cycle(ctx).Rules[0]
+	if rr.Outcomes[WouldVerify] != 6 || len(rr.Skips) != 0 {
+		t.Fatalf("dry run without --verify: %+v", rr)
+	}
+	dry := withHook(newReaper(t, c, policy(t, doc, true), false, ""))
+	dry.RunHooks = true
+	rr = dry.Cycle(ctx).Rules[0]
+	if rr.Outcomes[WouldApply] != 2 || !maps.Equal(rr.Skips, map[string]int{SkipVerdict: 2, SkipVerdictUnknown: 2}) {
+		t.Fatalf("dry run with --verify: %+v", rr)
+	}
+
+	r := withHook(newReaper(t, c, policy(t, doc, true), true, audit))
+	start := time.Now()
+	rr = r.Cycle(ctx).Rules[0]
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("a hanging hook held the cycle %v (timeout 1s)", took)
+	}
+	if rr.Outcomes["applied"] != 2 || !maps.Equal(rr.Skips, map[string]int{SkipVerdict: 2, SkipVerdictUnknown: 2}) {
+		t.Fatalf("reconcile-if-verified: %+v", rr)
+	}
+	for _, k := range []string{"job:done-0", "job:done-1"} {
+		got := c.HGetAll(ctx, k).Val()
+		if got["state"] != "SUCCEEDED" || got["ref"] != "ord-"+k || got["status"] != "201" || got["response"] != `{"order":"`+k+`"}` {
+			t.Errorf("%s: %v", k, got)
+		}
+	}
+	for _, k := range []string{"job:gone-0", "job:gone-1", "job:junk-0", "job:hang-0"} {
+		if st := c.HGet(ctx, k, "state").Val(); st != "PROCESSING" {
+			t.Errorf("%s written without a done verdict: %s", k, st)
+		}
+	}
+	if err := r.Lease.Release(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+
+	// fail only what the source of truth says never happened
+	doc = strings.Replace(basePolicy, "action: fail", "action: fail\n    select: {verdict: not_done}", 1)
+	r = withHook(newReaper(t, c, policy(t, doc, true), true, audit))
+	rr = r.Cycle(ctx).Rules[0]
+	if rr.Outcomes["applied"] != 2 || rr.Skips[SkipVerdictUnknown] != 2 {
+		t.Fatalf("fail on not_done: %+v", rr)
+	}
+	got := applied(t, audit)
+	if len(got) != 4 || got["job:gone-0"] != "reaper/test" || got["job:gone-1"] != "reaper/test" {
+		t.Errorf("audited %v", got)
+	}
+	for _, k := range []string{"job:junk-0", "job:hang-0"} {
+		if st := c.HGet(ctx, k, "state").Val(); st != "PROCESSING" {
+			t.Errorf("%s written on an unknown verdict: %s", k, st)
+		}
+	}
+}
