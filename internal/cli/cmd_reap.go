@@ -134,8 +134,10 @@ func (a *app) newReaper(ctx context.Context, fs *pflag.FlagSet, s *session, kf *
 			}
 		}
 	}
-	if err := s.connect(ctx, a); err != nil {
-		return nil, nothing, err
+	if s.client == nil {
+		if err := s.connect(ctx, a); err != nil {
+			return nil, nothing, err
+		}
 	}
 	setup.Client = s.client
 	ex := actions.NewPlanner(setup)
@@ -234,4 +236,23 @@ func counts(m map[string]int, none string) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ", ")
+}
+
+// logCycle is the exporter's line about a reaper cycle, only when the cycle
+// did or met something: writes, a tripped breaker, an error, a note.
+func logCycle(w io.Writer, rep reaper.CycleReport) {
+	if rep.Err != "" {
+		fmt.Fprintf(w, "idemctl exporter: reap: %s\n", units.OneLine(rep.Err))
+	}
+	for _, rr := range rep.Rules {
+		if len(rr.Outcomes) == 0 && rr.Note == "" {
+			continue
+		}
+		line := fmt.Sprintf("idemctl exporter: reap %s %s: %s; skipped: %s", inspect.Sanitize(rr.Keyspace), rr.Action,
+			counts(rr.Outcomes, "nothing done"), counts(rr.Skips, "none"))
+		if rr.Note != "" {
+			line += " — " + units.OneLine(rr.Note)
+		}
+		fmt.Fprintln(w, line)
+	}
 }
