@@ -27,20 +27,18 @@ func budgetFor(p *Policy, r *Rule) budget {
 }
 
 // remaining is how many writes the budget still allows now, and the
-// server's clock.
+// server's clock. It only reads (a dry run writes nothing).
 func (b budget) remaining(ctx context.Context, c redis.UniversalClient) (int, int64, error) {
 	now, err := c.Time(ctx).Result()
 	if err != nil {
 		return 0, 0, budgetErr(err)
 	}
 	ms := now.UnixMilli()
-	pipe := c.TxPipeline()
-	pipe.ZRemRangeByScore(ctx, b.key, "-inf", strconv.FormatInt(ms-budgetWindow.Milliseconds(), 10))
-	card := pipe.ZCard(ctx, b.key)
-	if _, err := pipe.Exec(ctx); err != nil {
+	n, err := c.ZCount(ctx, b.key, "("+strconv.FormatInt(ms-budgetWindow.Milliseconds(), 10), "+inf").Result()
+	if err != nil {
 		return 0, 0, budgetErr(err)
 	}
-	return max(b.limit-int(card.Val()), 0), ms, nil
+	return max(b.limit-int(n), 0), ms, nil
 }
 
 // spend records n writes made at nowMs.
@@ -54,6 +52,7 @@ func (b budget) spend(ctx context.Context, c redis.UniversalClient, keys []strin
 	}
 	pipe := c.TxPipeline()
 	pipe.ZAdd(ctx, b.key, zs...)
+	pipe.ZRemRangeByScore(ctx, b.key, "-inf", strconv.FormatInt(nowMs-budgetWindow.Milliseconds(), 10))
 	pipe.PExpire(ctx, b.key, budgetWindow+time.Minute)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return budgetErr(err)
@@ -64,7 +63,7 @@ func (b budget) spend(ctx context.Context, c redis.UniversalClient, keys []strin
 func budgetErr(err error) error {
 	msg := units.OneLine(err.Error())
 	if aclRefusal(msg) {
-		msg += " — the reaper's ACL user needs time, zadd, zremrangebyscore, zcard, pexpire, multi and exec on idemctl:reap:* (see the README's ACL roles)"
+		msg += " — the reaper's ACL user needs time, zcount, zadd, zremrangebyscore, pexpire, multi and exec on idemctl:reap:* (see the README's ACL roles)"
 	}
 	return fmt.Errorf("hourly budget: %s", msg)
 }

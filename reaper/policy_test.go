@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/config"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -73,5 +74,24 @@ func TestPolicyDefaultsAndBind(t *testing.T) {
 		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", tc.sel, err, tc.want)
 		}
+	}
+}
+
+// The README's example policy is valid against the example config.
+func TestExamplePolicy(t *testing.T) {
+	cfg, err := config.Load("../config.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load("../examples/reap-policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.Bind(cfg.Keyspace, func(ks *inspect.Keyspace) bool { return cfg.VerifyHook(ks.Name) != nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Rules) != 3 || p.Rules[0].Verdict != VerdictDone || p.Rules[1].Verdict != VerdictNotDone || p.Rules[2].TTL.D != 0 {
+		t.Errorf("example policy: %+v", p.Rules)
 	}
 }
