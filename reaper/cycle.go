@@ -33,6 +33,8 @@ type Reaper struct {
 	Verifier func(ks *inspect.Keyspace) *verify.Hook
 	RunHooks bool
 	Metrics  *Metrics // nil: none
+
+	verdicts map[string]verify.Result // this cycle's answers, by key
 }
 
 // Outcome names for a dry run's plans: written with --apply; or, for a
@@ -87,6 +89,7 @@ type candidate struct {
 // policy's cycle deadline. A copy without the lease acts on nothing.
 func (r *Reaper) Cycle(ctx context.Context) (rep CycleReport) {
 	rep = CycleReport{Started: time.Now(), Apply: r.Apply}
+	r.verdicts = map[string]verify.Result{}
 	defer func() {
 		rep.TookMs = time.Since(rep.Started).Milliseconds()
 		r.Metrics.observe(&rep)
@@ -142,11 +145,23 @@ func (r *Reaper) runRule(ctx context.Context, rule *Rule) RuleReport {
 	if left < limit {
 		limit, why = left, SkipHourBudget
 	}
-	if len(cands) > limit {
-		rr.Skips[why] += len(cands) - limit
-		cands = cands[:limit]
+	// The cap counts writes, not candidates: records the verifier turns
+	// down make room for the next oldest, a chunk at a time, so the oldest
+	// mismatches never starve a rule. The cycle deadline bounds the hooks.
+	var plans []*actions.Plan
+	var items []Item
+	next := 0
+	for next < len(cands) && len(plans) < limit && ctx.Err() == nil {
+		end := min(next+limit-len(plans), len(cands))
+		p, it := r.plan(ctx, rule, cands[next:end], &rr)
+		plans, items, next = append(plans, p...), append(items, it...), end
 	}
-	plans, items := r.plan(ctx, rule, cands, &rr)
+	if rest := len(cands) - next; rest > 0 {
+		if ctx.Err() != nil {
+			why = SkipCycleDeadline
+		}
+		rr.Skips[why] += rest
+	}
 	if len(plans) == 0 {
 		rr.Items = items
 		return rr
@@ -327,10 +342,22 @@ func (r *Reaper) verify(ctx context.Context, rule *Rule, cands []candidate) (out
 		}
 		return out, true
 	}
-	recs := make([]*inspect.Record, len(cands))
+	// A record two rules select (reconcile on done, fail on not_done) is
+	// asked about once a cycle: the hook may be expensive.
+	var recs []*inspect.Record
+	var at []int
 	for i := range cands {
-		recs[i] = &cands[i].rec
+		if v, ok := r.verdicts[cands[i].rec.Key]; ok {
+			out[i] = v
+			continue
+		}
+		recs, at = append(recs, &cands[i].rec), append(at, i)
 	}
-	hook.VerifyAll(ctx, recs, func(i int, res verify.Result) { out[i] = res })
+	hook.VerifyAll(ctx, recs, func(i int, res verify.Result) {
+		out[at[i]] = res
+		if res.Verdict != verify.Unknown {
+			r.verdicts[recs[i].Key] = res
+		}
+	})
 	return out, true
 }

@@ -82,3 +82,21 @@ func TestVerifiedActions(t *testing.T) {
 		}
 	}
 }
+
+// max_per_cycle counts writes: the oldest records the verifier turns down
+// make room for the next, so they never starve the rule.
+func TestCapCountsWritesNotVerdicts(t *testing.T) {
+	_, c := redistest.SharedClient(t)
+	ctx := context.Background()
+	write(t, c, job{key: "job:gone-old", age: 3 * time.Hour}, job{key: "job:junk-old", age: 2 * time.Hour},
+		job{key: "job:done-new", age: time.Hour}, job{key: "job:done-newer", age: 30 * time.Minute})
+	doc := strings.NewReplacer("action: fail", "action: reconcile-if-verified", "max_per_cycle: 50", "max_per_cycle: 1").Replace(basePolicy)
+	r := newReaper(t, c, policy(t, doc, true), true, auditPath(t))
+	h := hook(t)
+	r.Verifier = func(*inspect.Keyspace) *verify.Hook { return h }
+	rr := r.Cycle(ctx).Rules[0]
+	want := map[string]int{SkipVerdict: 1, SkipVerdictUnknown: 1, SkipMaxPerCycle: 1}
+	if rr.Outcomes["applied"] != 1 || !maps.Equal(rr.Skips, want) || rr.Items[0].Key != "job:done-new" {
+		t.Fatalf("cap 1: %+v", rr)
+	}
+}
