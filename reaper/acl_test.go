@@ -58,7 +58,7 @@ func TestReadmeReaperRole(t *testing.T) {
 	p := policy(t, basePolicy, false)
 	r := newReaper(t, c, p, true, auditPath(t))
 	rep := r.Cycle(ctx)
-	if rep.Err != "" || !rep.Lease.Held || rep.Rules[0].Outcomes["applied"] != 3 || rep.Rules[0].Note != "" {
+	if rep.Err != "" || !rep.Lease.Held || rep.Rules[0].Outcomes["applied"] != 3 || rep.Rules[0].Note != "" || rep.Rules[0].Err != "" {
 		t.Fatalf("cycle as the README's reaper role: %+v", rep)
 	}
 	if err := r.Lease.Release(ctx, c); err != nil {

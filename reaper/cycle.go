@@ -68,7 +68,10 @@ type RuleReport struct {
 	Skips      map[string]int `json:"skips"`
 	Outcomes   map[string]int `json:"outcomes"` // the executor's outcomes; would_apply in a dry run
 	Items      []Item         `json:"items,omitempty"`
-	Note       string         `json:"note,omitempty"` // why the rule acted on nothing
+	Note       string         `json:"note,omitempty"` // why the rule acted on nothing, or less than it could
+	// Err is a failure that is not the data's doing (the budget or the
+	// lease unreadable, the audit log failing): the run is not clean.
+	Err string `json:"error,omitempty"`
 }
 
 // Item is one record the cycle planned or wrote.
@@ -138,7 +141,7 @@ func (r *Reaper) runRule(ctx context.Context, rule *Rule) RuleReport {
 	bud := budgetFor(r.Policy, rule)
 	left, _, err := bud.remaining(ctx, r.Client)
 	if err != nil {
-		rr.Note = err.Error() + "; acted on nothing"
+		rr.Err = err.Error() + "; acted on nothing"
 		return rr
 	}
 	limit, why := rule.MaxPerCycle, SkipMaxPerCycle
@@ -186,7 +189,7 @@ func (r *Reaper) runRule(ctx context.Context, rule *Rule) RuleReport {
 	if st, err := r.Lease.Acquire(ctx, r.Client); err != nil || !st.Held {
 		rr.Note = "lost the lease before writing: acted on nothing"
 		if err != nil {
-			rr.Note = err.Error() + "; acted on nothing"
+			rr.Note, rr.Err = "", err.Error()+"; acted on nothing"
 		}
 		return rr
 	}
@@ -206,10 +209,10 @@ func (r *Reaper) runRule(ctx context.Context, rule *Rule) RuleReport {
 	}
 	rr.Items = items
 	if err := bud.spend(context.WithoutCancel(ctx), r.Client, spent, nowMs(r.Client, ctx)); err != nil {
-		rr.Note = err.Error()
+		rr.Err = err.Error() // the writes are made and audited; the budget undercounts them
 	}
 	if err := r.Exec.RunStopped(); err != nil {
-		rr.Note = "the audit log failed: " + err.Error()
+		rr.Err = "the audit log failed: " + err.Error()
 	}
 	return rr
 }

@@ -155,3 +155,20 @@ func TestLimits(t *testing.T) {
 		}
 	}
 }
+
+// A scan that does not cover the keyspace acts on nothing: the breaker's
+// count would be wrong.
+func TestIncompleteScanActsOnNothing(t *testing.T) {
+	_, c := redistest.SharedClient(t)
+	write(t, c, orphans("i", 5)...)
+	audit := auditPath(t)
+	r := newReaper(t, c, policy(t, basePolicy, false), true, audit)
+	r.Scan.MaxKeys = 2
+	rr := r.Cycle(context.Background()).Rules[0]
+	if rr.Complete || len(rr.Outcomes) != 0 || !strings.Contains(rr.Note, "did not cover the keyspace") {
+		t.Fatalf("incomplete scan: %+v", rr)
+	}
+	if got := applied(t, audit); len(got) != 0 {
+		t.Errorf("wrote %v on an incomplete scan", got)
+	}
+}

@@ -43,7 +43,7 @@ func LabelNames() []string { return []string{"keyspace", "action", "outcome", "r
 func NewMetrics(p *Policy) *Metrics {
 	m := &Metrics{
 		cycles:     prometheus.NewCounter(prometheus.CounterOpts{Name: ns + "cycles_total", Help: "Reaper cycles run."}),
-		cycleErrs:  prometheus.NewCounter(prometheus.CounterOpts{Name: ns + "cycle_errors_total", Help: "Reaper cycles that could not run (lease unreadable, Redis down)."}),
+		cycleErrs:  prometheus.NewCounter(prometheus.CounterOpts{Name: ns + "cycle_errors_total", Help: "Reaper cycles that failed, whole or for a rule (Redis down, lease or budget unreadable, audit log failing)."}),
 		candidates: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: ns + "candidates", Help: "Records the rule selected in the last cycle, before liveness skips."}, []string{"keyspace", "action"}),
 		qualified:  prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: ns + "qualified", Help: "Records that qualified in the last cycle (what the breaker counts)."}, []string{"keyspace", "action"}),
 		actions:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: ns + "actions_total", Help: "Reaper writes by outcome (applied, conflict, error, …; would_apply in a dry run)."}, []string{"keyspace", "action", "outcome"}),
@@ -105,6 +105,9 @@ func (m *Metrics) observe(rep *CycleReport) {
 		m.cycleErrs.Inc()
 	}
 	for _, rr := range rep.Rules {
+		if rr.Err != "" {
+			m.cycleErrs.Inc()
+		}
 		ks, act := rr.Keyspace, string(rr.Action)
 		m.candidates.WithLabelValues(ks, act).Set(float64(rr.Candidates))
 		m.qualified.WithLabelValues(ks, act).Set(float64(rr.Qualified))

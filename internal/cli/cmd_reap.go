@@ -64,6 +64,9 @@ func (o *reapCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string
 		return err
 	}
 	defer s.Close()
+	if s.scan.MaxKeys > 0 {
+		return usageErr("--max-keys (or the profile's max_keys) would make every scan incomplete, and the reaper acts only on complete ones; pass --max-keys 0")
+	}
 	r, closeExec, err := a.newReaper(ctx, fs, s, &o.kf, &o.rf, "")
 	if err != nil {
 		return err
@@ -163,11 +166,17 @@ func cycleCode(rep reaper.CycleReport, ex *actions.Executor) error {
 	if err := ex.RunStopped(); err != nil {
 		return codeErr(ExitAudit, "%v — the run stopped before its next write", err)
 	}
-	var tripped []string
+	var tripped, partial []string
 	failed, refused := 0, 0
 	for _, rr := range rep.Rules {
+		if rr.Err != "" {
+			return codeErr(ExitError, "%s: %s", rr.Keyspace, rr.Err)
+		}
 		if rr.Breaker {
 			tripped = append(tripped, rr.Keyspace)
+		}
+		if !rr.Complete {
+			partial = append(partial, rr.Keyspace)
 		}
 		failed += rr.Outcomes[string(actions.Failed)] + rr.Outcomes[string(actions.Unknown)]
 		refused += rr.Outcomes[string(actions.Refused)]
@@ -175,6 +184,8 @@ func cycleCode(rep reaper.CycleReport, ex *actions.Executor) error {
 	switch {
 	case len(tripped) > 0:
 		return codeErr(ExitThreshold, "circuit breaker tripped on %s: acted on none there — see the report above", strings.Join(tripped, ", "))
+	case len(partial) > 0:
+		return codeErr(ExitIncomplete, "the scan of %s did not cover the keyspace: acted on nothing there — see the report above", strings.Join(partial, ", "))
 	case refused > 0:
 		return codeErr(ExitRefused, "%d writes refused — see the report above", refused)
 	case failed > 0:
@@ -203,8 +214,10 @@ func printCycle(w io.Writer, output string, rep reaper.CycleReport) {
 	for _, rr := range rep.Rules {
 		fmt.Fprintf(w, "  %s %s: %s records, %d candidates, %d qualified; %s; skipped: %s\n", inspect.Sanitize(rr.Keyspace), rr.Action,
 			units.FormatCount(rr.Records), rr.Candidates, rr.Qualified, counts(rr.Outcomes, "nothing done"), counts(rr.Skips, "none"))
-		if rr.Note != "" {
-			fmt.Fprintf(w, "    %s\n", units.OneLine(rr.Note))
+		for _, n := range []string{rr.Note, rr.Err} {
+			if n != "" {
+				fmt.Fprintf(w, "    %s\n", units.OneLine(n))
+			}
 		}
 		for i, it := range rr.Items {
 			if i == maxItems {
@@ -245,13 +258,13 @@ func logCycle(w io.Writer, rep reaper.CycleReport) {
 		fmt.Fprintf(w, "idemctl exporter: reap: %s\n", units.OneLine(rep.Err))
 	}
 	for _, rr := range rep.Rules {
-		if len(rr.Outcomes) == 0 && rr.Note == "" {
+		if len(rr.Outcomes) == 0 && rr.Note == "" && rr.Err == "" {
 			continue
 		}
 		line := fmt.Sprintf("idemctl exporter: reap %s %s: %s; skipped: %s", inspect.Sanitize(rr.Keyspace), rr.Action,
 			counts(rr.Outcomes, "nothing done"), counts(rr.Skips, "none"))
-		if rr.Note != "" {
-			line += " — " + units.OneLine(rr.Note)
+		if n := strings.TrimPrefix(rr.Note+"; "+rr.Err, "; "); rr.Note != "" || rr.Err != "" {
+			line += " — " + units.OneLine(strings.TrimSuffix(n, "; "))
 		}
 		fmt.Fprintln(w, line)
 	}

@@ -148,6 +148,9 @@ func TestReapCLIStandbyBreakerAndBadPolicy(t *testing.T) {
 	if !strings.Contains(r.Stderr, "line 5: rules[atlasmart]: action \"nuke\"") {
 		t.Errorf("bad policy: %q", r.Stderr)
 	}
+	r = clitest.Run(t, nil, reapArgs(srv, reapPolicyFile(t, "atlasmart"), audit, "--max-keys", "10")...)
+	r.MustCode(t, cli.ExitUsage)
+	r.OneLineErr(t)
 	r = clitest.Run(t, nil, reapArgs(srv, reapPolicyFile(t, "orders"), audit)...)
 	r.MustCode(t, cli.ExitUsage)
 	if !strings.Contains(r.Stderr, `unknown keyspace "orders"`) {
