@@ -37,16 +37,17 @@ type Request struct {
 // Only this package fills it: callers read it and hand it to Executor.Apply.
 type Plan struct {
 	Request
+	// Read is the record as classified when the plan was read, at the
+	// server time ReadAtMs: the very version the script is pinned to, so a
+	// caller that selected it from a scan can check it still qualifies.
+	Read *inspect.Record
+
 	Before  Snapshot
 	After   Snapshot
 	Changes []Change
 	Delete  bool
 	Refused string // non-empty: why this write cannot run (nothing is sent)
 	Outcome Outcome
-	// Read is the record as classified when the plan was read, at the
-	// server time ReadAtMs: the very version the script is pinned to, so a
-	// caller that selected it from a scan can check it still qualifies.
-	Read *inspect.Record
 
 	version  Version // the whole record as read, pinned for the script
 	unpinned error   // why the version could not be read (ACL): Apply refuses
