@@ -3,6 +3,8 @@ package reaper
 import (
 	"context"
 	"maps"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -98,5 +100,61 @@ func TestCapCountsWritesNotVerdicts(t *testing.T) {
 	want := map[string]int{SkipVerdict: 1, SkipVerdictUnknown: 1, SkipMaxPerCycle: 1}
 	if rr.Outcomes["applied"] != 1 || !maps.Equal(rr.Skips, want) || rr.Items[0].Key != "job:done-new" {
 		t.Fatalf("cap 1: %+v", rr)
+	}
+}
+
+// A record that changes between the scan and the write is left alone:
+// the application completed it (changed), deleted it (gone), or a worker
+// took its lock again (changed: re-judged on the plan's own read). The
+// hook makes those changes itself, as the application would meanwhile.
+func TestChangedBeforeTheWrite(t *testing.T) {
+	srv, c := redistest.SharedClient(t)
+	ctx := context.Background()
+	for _, k := range []string{"flip", "vanish", "locked", "plain"} {
+		write(t, c, job{key: "job:" + k, age: time.Hour})
+	}
+	path := filepath.Join(t.TempDir(), "meddle.sh")
+	script := `#!/bin/sh
+case "$1" in
+  *flip*) redis-cli -u "redis://$2" hset "$1" state SUCCEEDED >/dev/null ;;
+  *vanish*) redis-cli -u "redis://$2" del "$1" >/dev/null ;;
+  *locked*) redis-cli -u "redis://$2" set "$1:lock" 1 ex 60 >/dev/null ;;
+esac
+echo '{"verdict":"not_done"}'
+`
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := &verify.Hook{Command: []string{path, "{key}", srv.Addr}, Timeout: 5 * time.Second}
+	audit := auditPath(t)
+	r := newReaper(t, c, policy(t, strings.Replace(basePolicy, "action: fail", "action: fail\n    select: {verdict: not_done}", 1), true), true, audit)
+	r.Verifier = func(*inspect.Keyspace) *verify.Hook { return h }
+	rr := r.Cycle(ctx).Rules[0]
+	if want := map[string]int{SkipChanged: 2, SkipGone: 1}; rr.Outcomes["applied"] != 1 || !maps.Equal(rr.Skips, want) {
+		t.Fatalf("changed before the write: %+v", rr)
+	}
+	if got := applied(t, audit); len(got) != 1 || got["job:plain"] == "" {
+		t.Errorf("applied %v", got)
+	}
+	if st := c.HGet(ctx, "job:flip", "state").Val(); st != "SUCCEEDED" {
+		t.Errorf("the application's completion was overwritten: %s", st)
+	}
+}
+
+// A cycle that runs out of time defers the rest to the next cycle.
+func TestCycleDeadline(t *testing.T) {
+	_, c := redistest.SharedClient(t)
+	write(t, c, orphans("slow-gone", 4)...)
+	path := filepath.Join(t.TempDir(), "slow.sh")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\nsleep 0.7\necho '{\"verdict\":\"not_done\"}'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := &verify.Hook{Command: []string{path}, Timeout: 5 * time.Second, Concurrency: 1}
+	doc := strings.NewReplacer("cycle_deadline: 10s", "cycle_deadline: 1s", "action: fail", "action: fail\n    select: {verdict: not_done}").Replace(basePolicy)
+	r := newReaper(t, c, policy(t, doc, true), true, auditPath(t))
+	r.Verifier = func(*inspect.Keyspace) *verify.Hook { return h }
+	rr := r.Cycle(context.Background()).Rules[0]
+	if rr.Skips[SkipCycleDeadline] == 0 || rr.Outcomes["applied"] != 0 {
+		t.Fatalf("deadline: %+v", rr)
 	}
 }
