@@ -77,7 +77,7 @@ type RuleReport struct {
 // Item is one record the cycle planned or wrote.
 type Item struct {
 	Key     string `json:"key"`
-	Outcome string `json:"outcome"`
+	Result  string `json:"outcome"` // the executor's outcome, or would_apply / would_verify
 	Detail  string `json:"detail,omitempty"`
 	Verdict string `json:"verdict,omitempty"`
 }
@@ -173,12 +173,12 @@ func (r *Reaper) runRule(ctx context.Context, rule *Rule) RuleReport {
 		for i, p := range plans {
 			o := WouldApply
 			switch {
-			case items[i].Outcome == WouldVerify:
+			case items[i].Result == WouldVerify:
 				o = WouldVerify // its plan lacks what the verdict brings (a reconcile's ref)
 			case p.Refused != "":
 				o, items[i].Detail = string(p.Outcome), units.OneLine(p.Refused)
 			}
-			items[i].Outcome = o
+			items[i].Result = o
 			rr.Outcomes[o]++
 		}
 		rr.Items = items
@@ -202,7 +202,7 @@ func (r *Reaper) runRule(ctx context.Context, rule *Rule) RuleReport {
 		} else {
 			rr.Outcomes[o]++
 		}
-		items[i].Outcome, items[i].Detail = o, units.OneLine(res.Detail)
+		items[i].Result, items[i].Detail = o, units.OneLine(res.Detail)
 		if res.Outcome == actions.Applied {
 			spent = append(spent, res.Key)
 		}
@@ -320,7 +320,7 @@ func (r *Reaper) plan(ctx context.Context, rule *Rule, cands []candidate, rr *Ru
 			}
 		}
 		if rule.NeedsVerifier() && !verified {
-			item.Outcome = WouldVerify
+			item.Result = WouldVerify
 		}
 		plans = append(plans, p)
 		items = append(items, item)

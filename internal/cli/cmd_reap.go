@@ -224,7 +224,7 @@ func printCycle(w io.Writer, output string, rep reaper.CycleReport) {
 				fmt.Fprintf(w, "    … and %d more\n", len(rr.Items)-maxItems)
 				break
 			}
-			line := "    " + it.Outcome + " " + it.Key
+			line := "    " + it.Result + " " + it.Key
 			if it.Verdict != "" {
 				line += " (verdict " + it.Verdict + ")"
 			}
