@@ -1,9 +1,11 @@
 package cli_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -188,4 +190,92 @@ func TestExporterReaps(t *testing.T) {
 	if c.Exists(context.Background(), "idemctl:reap:lease:cli").Val() != 0 {
 		t.Error("the exporter's reaper kept the lease after stopping")
 	}
+}
+
+// Two reaper processes (`reap --every`) against one Redis while the
+// application keeps orphaning records: one holds the lease and acts, the
+// other stands by naming it; when the holder exits it releases the lease
+// and the other takes over. Their acting windows, from their audit logs,
+// never overlap, and no record is written twice.
+func TestTwoReaperProcesses(t *testing.T) {
+	srv, c := redistest.SharedClient(t)
+	bin := clitest.BuildBinary(t)
+	dir := t.TempDir()
+	policy := reapPolicyFile(t, "atlasmart")
+	start := func(name string) (*exec.Cmd, *bytes.Buffer, string) {
+		audit := filepath.Join(dir, name+".log")
+		cmd := exec.Command(bin, reapArgs(srv, policy, audit, "--apply", "--write", "--every", "1s", "-o", "json")...)
+		cmd.Env = []string{"HOME=" + dir, "PATH=/usr/bin:/bin"}
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd, &out, audit
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	orphaning := make(chan struct{})
+	go func() { // the application, crashing now and then
+		defer close(orphaning)
+		for i := 0; ctx.Err() == nil; i++ {
+			k := fmt.Sprintf("atlasmart:ch23:idem:customer-2:POST:/orders:proc-%d", i)
+			recordtest.Reserve(t, srv, k, "body")
+			c.Expire(context.Background(), k, 5*time.Second)
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	a, aOut, aAudit := start("a")
+	time.Sleep(500 * time.Millisecond)
+	_, bOut, bAudit := start("b")
+	time.Sleep(3 * time.Second)
+	if err := a.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Wait(); err != nil {
+		t.Fatalf("a: %v\n%s", err, aOut)
+	}
+	time.Sleep(3 * time.Second)
+	stop()
+	<-orphaning
+
+	type window struct{ from, to string }
+	var wins [2][]window
+	written := map[string]int{}
+	for i, path := range []string{aAudit, bAudit} {
+		runs := map[string]*window{}
+		for _, e := range recordtest.AuditLines(t, path) {
+			w := runs[e.Run]
+			if w == nil {
+				w = &window{e.Time, e.Time}
+				runs[e.Run] = w
+			}
+			w.from, w.to = min(w.from, e.Time), max(w.to, e.Time)
+			if e.Phase == "outcome" && e.Outcome == "applied" {
+				written[e.Key]++
+			}
+		}
+		for _, w := range runs {
+			wins[i] = append(wins[i], *w)
+		}
+	}
+	if len(wins[0]) == 0 || len(wins[1]) == 0 {
+		t.Fatalf("acting cycles: a %d, b %d\na: %s\nb: %s", len(wins[0]), len(wins[1]), aOut, bOut)
+	}
+	for _, x := range wins[0] {
+		for _, y := range wins[1] {
+			if x.from <= y.to && y.from <= x.to {
+				t.Errorf("both acted at once: %v and %v", x, y)
+			}
+		}
+	}
+	for k, n := range written {
+		if n > 1 {
+			t.Errorf("%s written %d times", k, n)
+		}
+	}
+	if !strings.Contains(bOut.String(), `"holder":"`) || !strings.Contains(bOut.String(), fmt.Sprintf("/%d/", a.Process.Pid)) {
+		t.Errorf("b never named a as the holder:\n%s", bOut)
+	}
+	t.Logf("a acted in %d cycles, b in %d; %d records written", len(wins[0]), len(wins[1]), len(written))
 }
