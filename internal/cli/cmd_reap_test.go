@@ -239,43 +239,12 @@ func TestTwoReaperProcesses(t *testing.T) {
 	stop()
 	<-orphaning
 
-	type window struct{ from, to string }
-	var wins [2][]window
-	written := map[string]int{}
-	for i, path := range []string{aAudit, bAudit} {
-		runs := map[string]*window{}
-		for _, e := range recordtest.AuditLines(t, path) {
-			w := runs[e.Run]
-			if w == nil {
-				w = &window{e.Time, e.Time}
-				runs[e.Run] = w
-			}
-			w.from, w.to = min(w.from, e.Time), max(w.to, e.Time)
-			if e.Phase == "outcome" && e.Outcome == "applied" {
-				written[e.Key]++
-			}
-		}
-		for _, w := range runs {
-			wins[i] = append(wins[i], *w)
-		}
-	}
-	if len(wins[0]) == 0 || len(wins[1]) == 0 {
-		t.Fatalf("acting cycles: a %d, b %d\na: %s\nb: %s", len(wins[0]), len(wins[1]), aOut, bOut)
-	}
-	for _, x := range wins[0] {
-		for _, y := range wins[1] {
-			if x.from <= y.to && y.from <= x.to {
-				t.Errorf("both acted at once: %v and %v", x, y)
-			}
-		}
-	}
-	for k, n := range written {
-		if n > 1 {
-			t.Errorf("%s written %d times", k, n)
-		}
+	runs, written := recordtest.ActedApart(t, aAudit, bAudit)
+	if runs[0] == 0 || runs[1] == 0 {
+		t.Fatalf("acting cycles: a %d, b %d\na: %s\nb: %s", runs[0], runs[1], aOut, bOut)
 	}
 	if !strings.Contains(bOut.String(), `"holder":"`) || !strings.Contains(bOut.String(), fmt.Sprintf("/%d/", a.Process.Pid)) {
 		t.Errorf("b never named a as the holder:\n%s", bOut)
 	}
-	t.Logf("a acted in %d cycles, b in %d; %d records written", len(wins[0]), len(wins[1]), len(written))
+	t.Logf("a acted in %d cycles, b in %d; %d records written", runs[0], runs[1], len(written))
 }
