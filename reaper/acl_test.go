@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -75,5 +76,27 @@ func TestReadmeReaperRole(t *testing.T) {
 	rep = newReaper(t, c, p, true, auditPath(t)).Cycle(ctx)
 	if !strings.Contains(rep.Err, "NOPERM") || !strings.Contains(rep.Err, "ACL roles") || len(rep.Rules) != 0 {
 		t.Errorf("without SET: %+v", rep)
+	}
+}
+
+// A lock companion whose TTL cannot be read (PTTL refused) leaves its
+// record alone: its worker may be alive.
+func TestLockUnknownIsSkipped(t *testing.T) {
+	srv, admin := redistest.SharedClient(t)
+	ctx := context.Background()
+	role := append(readmeRole(t, "idemctl-inspector", "insp-pw", "job:*", "idemctl:reap:*"), "-pttl")
+	if err := admin.Do(ctx, role...).Err(); err != nil {
+		t.Fatalf("the README's role: %v", err)
+	}
+	t.Cleanup(func() { admin.Do(ctx, "ACL", "DELUSER", "idemctl-inspector") })
+	write(t, admin, job{key: "job:lockttl", age: time.Hour})
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "idemctl-inspector", Password: "insp-pw"})
+	defer c.Close()
+	rep := newReaper(t, c, policy(t, basePolicy, false), false, "").Cycle(ctx)
+	if len(rep.Rules) != 1 {
+		t.Fatalf("cycle: %+v", rep)
+	}
+	if rr := rep.Rules[0]; rr.Skips[SkipLockUnknown] != 1 || len(rr.Outcomes) != 0 {
+		t.Fatalf("lock TTL unreadable: %+v", rep)
 	}
 }

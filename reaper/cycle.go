@@ -99,15 +99,19 @@ func (r *Reaper) Cycle(ctx context.Context) (rep CycleReport) {
 	}()
 	ctx, cancel := context.WithTimeout(ctx, r.Policy.CycleDeadline)
 	defer cancel()
-	var err error
-	if r.Apply {
-		rep.Lease, err = r.Lease.Acquire(ctx, r.Client)
+	if !r.Apply {
+		// A dry run never takes the lease, and only shows who holds it: a
+		// read-only user that may not read it still gets its dry run.
+		var err error
+		if rep.Lease, err = r.Lease.Holder(ctx, r.Client); err != nil {
+			rep.Lease.Error = err.Error()
+		}
 	} else {
-		rep.Lease, err = r.Lease.Holder(ctx, r.Client) // a dry run never takes it
-	}
-	if err != nil {
-		rep.Err = err.Error()
-		return rep
+		var err error
+		if rep.Lease, err = r.Lease.Acquire(ctx, r.Client); err != nil {
+			rep.Err = err.Error()
+			return rep
+		}
 	}
 	if r.Apply && !rep.Lease.Held {
 		return rep
@@ -140,9 +144,12 @@ func (r *Reaper) runRule(ctx context.Context, rule *Rule) RuleReport {
 	slices.SortStableFunc(cands, func(a, b candidate) int { return cmp.Compare(b.rec.AgeMs, a.rec.AgeMs) })
 	bud := budgetFor(r.Policy, rule)
 	left, _, err := bud.remaining(ctx, r.Client)
-	if err != nil {
+	switch {
+	case err != nil && r.Apply:
 		rr.Err = err.Error() + "; acted on nothing"
 		return rr
+	case err != nil:
+		rr.Note, left = err.Error()+"; a dry run assumes it unspent", rule.PerHour
 	}
 	limit, why := rule.MaxPerCycle, SkipMaxPerCycle
 	if left < limit {

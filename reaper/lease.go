@@ -40,6 +40,7 @@ type LeaseStatus struct {
 	Held   bool   `json:"held"`
 	Holder string `json:"holder,omitempty"` // the holder's token (sanitized), when another copy holds it
 	TTLms  int64  `json:"ttl_ms,omitempty"` // the other holder's remaining time
+	Error  string `json:"error,omitempty"`  // a dry run's lease could not be read (it goes on: it takes nothing)
 }
 
 // renewScript extends the lease only for its holder.
@@ -84,9 +85,10 @@ func (l *Lease) Holder(ctx context.Context, c redis.UniversalClient) (LeaseStatu
 	pipe := c.Pipeline()
 	get := pipe.Get(ctx, l.Key)
 	ttl := pipe.PTTL(ctx, l.Key)
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	_, _ = pipe.Exec(ctx)
+	if err := get.Err(); err != nil && !errors.Is(err, redis.Nil) {
 		return LeaseStatus{}, leaseErr("read", err)
-	}
+	} // its TTL is only shown: a refused PTTL shows none
 	v := get.Val()
 	st := LeaseStatus{Held: v != "" && v == l.Token, TTLms: ttl.Val().Milliseconds()}
 	if v != "" && !st.Held {
@@ -123,6 +125,8 @@ func aclRefusal(msg string) bool {
 // String is the status in one line, for the cycle report.
 func (s LeaseStatus) String() string {
 	switch {
+	case s.Error != "":
+		return "lease unknown (" + s.Error + ")"
 	case s.Held:
 		return "lease held by this copy"
 	case s.Holder != "":
