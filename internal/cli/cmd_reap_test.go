@@ -248,3 +248,29 @@ func TestTwoReaperProcesses(t *testing.T) {
 	}
 	t.Logf("a acted in %d cycles, b in %d; %d records written", runs[0], runs[1], len(written))
 }
+
+// A protected profile: the reaper never prompts, it needs the profile's
+// name in --confirm-profile.
+func TestReapProtectedProfile(t *testing.T) {
+	srv, c := redistest.SharedClient(t)
+	keys := staleOrphans(t, srv, c, 1)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	os.WriteFile(cfg, []byte("profiles:\n  prod:\n    url: "+srv.URL(0)+"\n    writes: true\n    protected: true\n    audit_log: "+
+		filepath.Join(dir, "audit.log")+"\nkeyspaces:\n  - name: orders\n    preset: atlasmart\n"), 0o600)
+	args := []string{"reap", "--config", cfg, "--profile", "prod", "--policy", reapPolicyFile(t, "orders"), "--apply"}
+	r := clitest.Run(t, nil, args...)
+	r.MustCode(t, cli.ExitRefused)
+	r.OneLineErr(t)
+	if !strings.Contains(r.Stderr, "--confirm-profile prod") {
+		t.Errorf("protected: %q", r.Stderr)
+	}
+	clitest.Run(t, nil, append(args, "--confirm-profile", "staging")...).MustCode(t, cli.ExitRefused)
+	if st := c.HGet(context.Background(), keys[0], "state").Val(); st != "PROCESSING" {
+		t.Fatalf("written without the profile's name: %s", st)
+	}
+	clitest.Run(t, nil, append(args, "--confirm-profile", "prod")...).MustCode(t, cli.ExitOK)
+	if st := c.HGet(context.Background(), keys[0], "state").Val(); st != "FAILED" {
+		t.Errorf("with the profile's name: %s", st)
+	}
+}
