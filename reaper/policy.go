@@ -208,6 +208,10 @@ func Parse(data []byte) (*Policy, error) {
 		if err != nil {
 			return nil, err
 		}
+		if pace := time.Duration(float64(r.MaxPerCycle) / float64(p.Rate) * float64(time.Second)); pace > p.CycleDeadline {
+			return nil, fmt.Errorf("line %d: rules[%s]: max_per_cycle %d at rate %d a second takes %s, longer than cycle_deadline %s: raise rate or cycle_deadline, or lower max_per_cycle",
+				r.Line, r.KeyspaceName, r.MaxPerCycle, p.Rate, units.ConfigDuration(pace.Round(time.Second)), units.ConfigDuration(p.CycleDeadline))
+		}
 		p.Rules = append(p.Rules, r)
 	}
 	return p, nil

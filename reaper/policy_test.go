@@ -28,6 +28,7 @@ func TestPolicyErrors(t *testing.T) {
 		{"name: x\nrules:\n  - keyspace: a\n    action: fail\n    max_per_cycle: 5\n    per_hour: 10\n    breaker: 2\n", "line 5: rules[a]: max_per_cycle 5 is above breaker 2"},
 		{"name: x\nrules:\n  - keyspace: a\n    action: fail\n    max_per_cycle: -1\n", "line 5: rules[a]: max_per_cycle: want a positive number"},
 		{"name: x\nrules:\n  - keyspace: a\n    action: fail\n    max_per_cycle: lots\n", "line 5"},
+		{"name: x\ncycle_deadline: 5s\nrules:\n  - keyspace: a\n    action: fail\n    max_per_cycle: 500\n    per_hour: 1000\n    breaker: 1000\n", "line 4: rules[a]: max_per_cycle 500 at rate 50 a second takes 10s, longer than cycle_deadline 5s"},
 	} {
 		_, err := Parse([]byte(tc.doc))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
