@@ -191,6 +191,11 @@ func (r *Reaper) runRule(ctx context.Context, rule *Rule) RuleReport {
 		rr.Items = items
 		return rr
 	}
+	if ctx.Err() != nil { // the hooks took the cycle's time: next cycle
+		rr.Skips[SkipCycleDeadline] += len(plans)
+		rr.Items = nil
+		return rr
+	}
 	// The lease again, just before writing: a copy that lost it (a pause
 	// longer than its TTL) must not act.
 	if st, err := r.Lease.Acquire(ctx, r.Client); err != nil || !st.Held {
