@@ -58,6 +58,7 @@ type AuditEntry struct {
 	Before    *Snapshot `json:"before,omitempty"`
 	After     *Snapshot `json:"after,omitempty"` // planned (intent)
 	Changes   []Change  `json:"changes,omitempty"`
+	Evidence  *Evidence `json:"evidence,omitempty"` // a verify hook's verdict behind the write
 	// Undoable says whether Before holds every value exactly (an intent):
 	// false when a value was left out (too long, a payload, cut by the read
 	// cap), with UndoNote saying which and why.

@@ -49,7 +49,7 @@ func (e *Executor) entry(p *Plan, phase, run string) AuditEntry {
 	}
 	before := p.Before
 	en := AuditEntry{ID: newID(), Phase: phase, Run: run, Identity: e.Identity, Keyspace: ks, Key: p.Key,
-		Action: p.Kind, Reason: p.Reason, Before: &before, Changes: p.Changes}
+		Action: p.Kind, Reason: p.Reason, Before: &before, Changes: p.Changes, Evidence: p.Evidence}
 	if phase == PhaseIntent {
 		after := p.After
 		en.After = &after

@@ -31,6 +31,9 @@ type Request struct {
 	// ExpectState and ExpectFingerprint refuse the write unless the record
 	// has them (a state may be stored or canonical).
 	ExpectState, ExpectFingerprint string
+	// Evidence, when a verify hook's verdict led to this write, is
+	// recorded with it in the audit log.
+	Evidence *Evidence
 }
 
 // Plan is a checked request with its before/after diff and its script.

@@ -32,8 +32,9 @@ type OrdersConfig struct {
 type OrderWrite struct {
 	Key, Principal, IdemKey string
 	Fingerprint             string
-	OrderID                 int64  // 0: no order inserted
-	Response                string // the body COMPLETE stored ("" if it never ran)
+	OrderID                 int64     // 0: no order inserted
+	Response                string    // the body COMPLETE stored ("" if it never ran)
+	Reserved                time.Time // when RESERVE created the record
 }
 
 // OrdersTruth is the application's ground truth: every request by how it
@@ -149,6 +150,7 @@ func (a *OrdersApp) request(rng *rand.Rand) {
 		a.fail()
 		return
 	}
+	w.Reserved = time.Now()
 	if rng.Float64() < a.cfg.CrashBeforeInsert {
 		a.record(&a.truth.CrashedBeforeInsert, w)
 		return

@@ -15,6 +15,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/verify"
 )
 
 // The write dialog walks: profile name (protected profiles, once) → form →
@@ -47,6 +48,8 @@ type dialog struct {
 	bar      progress.Model
 	cancel   context.CancelFunc
 	errText  string
+	// triage: the verdicts behind the plans (V), nil for the other writes
+	triage []*verify.Item
 }
 
 // planMsg carries the plans read for the dialog.
@@ -144,6 +147,9 @@ func (m *Model) openDialogOn(kind actions.Kind, targets []inspect.Record) tea.Cm
 		d.confirm.Placeholder = m.opts.Profile
 	}
 	m.dialog = d
+	if kind == kindTriage && d.step == stepForm {
+		return m.askHooks() // no form: the hooks give ref, status and response
+	}
 	return m.focusDialog()
 }
 
@@ -180,6 +186,9 @@ func (m *Model) onDialogKey(msg tea.KeyPressMsg) tea.Cmd {
 			d.cancel() // stops before the next write; the report says what was done
 			return nil
 		default:
+			if d.cancel != nil {
+				d.cancel() // hooks still asking (V)
+			}
 			m.dialog = nil
 			return nil
 		}
@@ -193,6 +202,9 @@ func (m *Model) onDialogKey(msg tea.KeyPressMsg) tea.Cmd {
 			}
 			d.errText, d.step = "", stepForm
 			d.confirm.SetValue("")
+			if d.kind == kindTriage {
+				return m.askHooks()
+			}
 			return m.focusDialog()
 		}
 	case stepForm:
@@ -401,9 +413,13 @@ func (m *Model) dialogView() string {
 		b.WriteString("\n" + s.Dim.Render(m.sampleLine()) + "\n")
 		b.WriteString(s.Dim.Render("tab moves between fields · enter on the last field reads the records and shows the change") + "\n")
 	case stepPlanning:
-		b.WriteString("reading the records…\n")
+		b.WriteString(planningText(d) + "\n")
 	case stepConfirm:
-		m.writeDiff(&b)
+		if d.triage != nil {
+			m.triageList(&b)
+		} else {
+			m.writeDiff(&b)
+		}
 		n := d.runnable()
 		switch {
 		case n == 0:

@@ -411,6 +411,8 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.openDialog(actions.KindFail)
 	case key.Matches(msg, k.Reconcile):
 		return m.openDialog(actions.KindReconcile)
+	case key.Matches(msg, k.Triage):
+		return m.openTriage()
 	case key.Matches(msg, k.Filter):
 		m.filtering = true
 		m.input.SetValue(m.store.f.Search.String())

@@ -18,6 +18,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/doctor"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/verify"
 )
 
 // Options is what the TUI needs from main: a connected client, the
@@ -50,6 +51,9 @@ type Options struct {
 	OpenProfile func(ctx context.Context, name string) (Options, func(), error)
 	// Notice is what opening the session had to say (a warning), shown once.
 	Notice string
+	// Hooks are the keyspaces' verify hooks, by keyspace name, for V
+	// (triage); they run only in a session that can write.
+	Hooks map[string]*verify.Hook
 }
 
 type screen int
@@ -229,6 +233,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case planMsg:
 		m.onPlans(msg)
+		return m, nil
+	case triageMsg:
+		m.onTriage(msg)
 		return m, nil
 	case writeMsg:
 		return m, m.onWrite(msg)

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/verify"
 )
 
 func TestMain(m *testing.M) { os.Exit(redistest.RunMain(m)) }
@@ -270,5 +272,76 @@ func TestForceFailFromDetail(t *testing.T) {
 	}
 	if len(m.marks) != 1 {
 		t.Fatalf("the detail's write cleared the marks: %v", m.marks)
+	}
+}
+
+// V on marked stale records: the keyspace's hook is asked about each, the
+// dialog lists every VERDICT with what the plan does, one confirmation
+// with the count applies the plan (done → reconcile with the hook's ref,
+// not_done → fail), and a hook that prints garbage leaves its record alone.
+func TestTriageFromKeyboard(t *testing.T) {
+	ro := newLive(t, false, false)
+	ro.m.opts.Hooks = map[string]*verify.Hook{ro.ks.Name: {Command: []string{"/bin/false"}}}
+	press(ro.m, "x", "V")
+	if ro.m.dialog != nil || !strings.Contains(ro.m.status, "read-only") {
+		t.Fatalf("a read-only session ran the hooks; status %q", ro.m.status)
+	}
+	f := newLive(t, true, false)
+	m := f.m
+	script := `case "$1" in
+*[02468]) printf '{"verdict":"done","ref":"ord-%s","detail":"order found"}' "$1" ;;
+*5) echo 'Order found!' ;;
+*) echo '{"verdict":"not_done","detail":"no order"}' ;;
+esac`
+	m.opts.Hooks = map[string]*verify.Hook{f.ks.Name: {Command: []string{"/bin/sh", "-c", script, "hook", "{key}"}, Timeout: 5 * time.Second}}
+	press(m, "x")
+	var recs []inspect.Record
+	for range 8 {
+		recs = append(recs, *m.store.at(m.cursor))
+		m.Update(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
+	}
+	want := map[string]string{} // key → state after
+	runnable, garbage := 0, 0
+	for _, r := range recs {
+		switch last := r.Key[len(r.Key)-1]; {
+		case strings.ContainsRune("02468", rune(last)):
+			want[r.Key], runnable = "SUCCEEDED", runnable+1
+		case last == '5':
+			want[r.Key], garbage = "PROCESSING", garbage+1
+		default:
+			want[r.Key], runnable = "FAILED", runnable+1
+		}
+	}
+	_, cmd := m.Update(tea.KeyPressMsg{Code: 'V', Text: "V"})
+	if m.dialog == nil || m.dialog.kind != kindTriage {
+		t.Fatal("V did not open the triage dialog")
+	}
+	run(m, cmd)
+	text := screenText(m)
+	if m.dialog.step != stepConfirm || !strings.Contains(text, "VERDICT") || !strings.Contains(text, confirmWord(runnable)) {
+		t.Fatalf("no verdicts to confirm (step %v):\n%s", m.dialog.step, text)
+	}
+	if garbage > 0 && !strings.Contains(text, "unknown   left alone") {
+		t.Fatalf("the garbage hook's reason is not shown:\n%s", text)
+	}
+	typeText(m, confirmWord(runnable))
+	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	run(m, cmd)
+	if m.dialog.step != stepDone || !strings.Contains(screenText(m), fmt.Sprintf("%d applied", runnable)) {
+		t.Fatalf("run did not finish: step %v\n%s", m.dialog.step, screenText(m))
+	}
+	for _, r := range recs {
+		vals, _ := f.client.HMGet(t.Context(), r.Key, "state", "reconciled_ref").Result()
+		if vals[0] != want[r.Key] {
+			t.Fatalf("%s: state %v, want %s", r.Key, vals[0], want[r.Key])
+		}
+		if want[r.Key] == "SUCCEEDED" && vals[1] != "ord-"+r.Key {
+			t.Fatalf("%s reconciled with ref %v", r.Key, vals[1])
+		}
+	}
+	for _, e := range recordtest.AuditLines(t, f.audit) {
+		if e.Phase == actions.PhaseIntent && (e.Evidence == nil || e.Evidence.Hook != "sh") {
+			t.Fatalf("intent without the hook's evidence: %+v", e)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/pgtest"
 )
@@ -42,15 +43,15 @@ func hook(mode string, timeout time.Duration, args ...string) Hook {
 
 func TestVerdicts(t *testing.T) {
 	rec := record(t, "atlasmart:ch23:idem:alice:POST:/orders:k1")
-	r := hook("done", 5*time.Second, "{idem_key}").Verify(t.Context(), rec)
+	r := hook("done", 20*time.Second, "{idem_key}").Verify(t.Context(), rec)
 	if r.Verdict != Done || r.Ref != "order-k1" || r.Status != 201 || r.Response == nil || *r.Response != `{"id":1}` || r.Detail != "found" {
 		t.Fatalf("done: %+v", r)
 	}
-	r = hook("not_done", 5*time.Second).Verify(t.Context(), rec)
+	r = hook("not_done", 20*time.Second).Verify(t.Context(), rec)
 	if r.Verdict != NotDone || r.Detail != "no order" || r.Why != "" {
 		t.Fatalf("not_done: %+v", r)
 	}
-	r = hook("unknown", 5*time.Second).Verify(t.Context(), rec)
+	r = hook("unknown", 20*time.Second).Verify(t.Context(), rec)
 	if r.Verdict != Unknown || !strings.Contains(r.Why, "database unreachable") {
 		t.Fatalf("unknown: %+v", r)
 	}
@@ -61,14 +62,14 @@ func TestVerdicts(t *testing.T) {
 func TestArgumentsAreNotInterpreted(t *testing.T) {
 	key := "atlasmart:ch23:idem:al ice:POST:/orders:k'$(touch /tmp/pwned)\";x"
 	rec := record(t, key)
-	r := hook("args", 5*time.Second, "{principal}", "--key={idem_key}", "{key}", `{"literal":1}`, "{fingerprint}", "{state}", "{keyspace}").Verify(t.Context(), rec)
+	r := hook("args", 20*time.Second, "{principal}", "--key={idem_key}", "{key}", `{"literal":1}`, "{fingerprint}", "{state}", "{keyspace}").Verify(t.Context(), rec)
 	want := "al ice|--key=k'$(touch /tmp/pwned)\";x|" + key + `|{"literal":1}|fp1|PROCESSING|orders`
 	if r.Verdict != NotDone || r.Detail != want {
 		t.Fatalf("got %+v\nwant detail %q", r, want)
 	}
 	rec.Key = "atlasmart:ch23:idem:a:POST:/o:k\x00"
 	rec.Groups, _ = rec.Keyspace.Template.Match(rec.Key)
-	r = hook("args", 5*time.Second, "{idem_key}").Verify(t.Context(), rec)
+	r = hook("args", 20*time.Second, "{idem_key}").Verify(t.Context(), rec)
 	if r.Verdict != Unknown || !strings.Contains(r.Why, "NUL") {
 		t.Fatalf("NUL: %+v", r)
 	}
@@ -111,14 +112,20 @@ func TestMisbehavingHooksAreUnknown(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
-			const timeout = 700 * time.Millisecond
+			// A generous timeout for hooks that end on their own (the
+			// re-executed test binary starts slowly under -race on a busy
+			// machine); a short one where the timeout is the point.
+			timeout := 20 * time.Second
+			if c.mode == "hang" {
+				timeout = 700 * time.Millisecond
+			}
 			start := time.Now()
 			r := hook(c.mode, timeout).Verify(t.Context(), rec)
 			took := time.Since(start)
 			if r.Verdict != Unknown || !strings.Contains(r.Why, c.why) {
 				t.Fatalf("got %s (%q), want unknown with %q", r.Verdict, r.Why, c.why)
 			}
-			if took > timeout+waitDelay+time.Second {
+			if took > timeout+waitDelay+2*time.Second {
 				t.Fatalf("took %s, past the %s timeout", took, timeout)
 			}
 			if strings.ContainsAny(r.Why, "\x1b\x07\n") {
@@ -133,11 +140,13 @@ func TestMisbehavingHooksAreUnknown(t *testing.T) {
 func TestTimeoutKillsProcessGroup(t *testing.T) {
 	rec := record(t, "atlasmart:ch23:idem:alice:POST:/orders:k1")
 	pidFile := t.TempDir() + "/pid"
-	r := hook("hang-child-wait", 500*time.Millisecond, pidFile).Verify(t.Context(), rec)
+	// long enough for the re-executed binary to start its child and say
+	// its pid, even under -race
+	r := hook("hang-child-wait", 3*time.Second, pidFile).Verify(t.Context(), rec)
 	if r.Verdict != Unknown || !strings.Contains(r.Why, "timed out") {
 		t.Fatalf("%+v", r)
 	}
-	if r.Took > 2*time.Second {
+	if r.Took > 5*time.Second {
 		t.Fatalf("took %s", r.Took)
 	}
 	b, err := os.ReadFile(pidFile)
@@ -287,5 +296,29 @@ func TestExampleVerifyOrders(t *testing.T) {
 	r = h.Verify(ctx, record(t, "atlasmart:ch23:idem:alice:POST:/orders:k1"))
 	if r.Verdict != Unknown || !strings.Contains(r.Why, "database error (psql exit 2): psql: error: connection to server at") {
 		t.Fatalf("database gone: %+v", r)
+	}
+}
+
+// A verdict makes one write: done → reconcile with the hook's ref, status
+// and response, and the evidence for the audit log; not_done → fail;
+// unknown, or done without the ref the schema records → none, with why.
+func TestActionFor(t *testing.T) {
+	rec := record(t, "atlasmart:ch23:idem:alice:POST:/orders:k1")
+	saw := &actions.Seen{State: "PROCESSING", Fingerprint: "fp1", Version: "0123456789abcdef0123"}
+	body := `{"order_id":7}`
+	a := ActionFor(rec, Result{Verdict: Done, Ref: "7", Status: 201, Response: &body, Detail: "order 7", Took: 1500 * time.Millisecond}, saw, "r", "verify-orders")
+	q := a.Request
+	if a.Left != "" || q.Kind != actions.KindReconcile || q.Ref != "7" || q.Status != 201 || q.Response != &body || q.Saw != saw || q.Reason != "r" ||
+		*q.Evidence != (actions.Evidence{Verdict: "done", Ref: "7", Detail: "order 7", Hook: "verify-orders", TookMs: 1500}) {
+		t.Fatalf("done: %+v %+v", a, q.Evidence)
+	}
+	if a := ActionFor(rec, Result{Verdict: NotDone, Detail: "no order"}, saw, "r", "h"); a.Left != "" || a.Request.Kind != actions.KindFail || a.Request.Evidence.Verdict != "not_done" {
+		t.Fatalf("not_done: %+v", a)
+	}
+	if a := ActionFor(rec, Result{Verdict: Done}, saw, "r", "h"); !strings.Contains(a.Left, "done without a ref") {
+		t.Fatalf("done without ref: %+v", a)
+	}
+	if a := ActionFor(rec, unknown("the hook timed out after 5s and was killed"), saw, "r", "h"); a.Left != "the hook timed out after 5s and was killed" {
+		t.Fatalf("unknown: %+v", a)
 	}
 }

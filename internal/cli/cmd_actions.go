@@ -42,6 +42,13 @@ func (w *writeFlags) register(fs *pflag.FlagSet, kind actions.Kind) {
 	}
 	fs.StringVar(&w.expectState, "expect-state", "", "refuse unless the record is in this state (stored or canonical)")
 	fs.StringVar(&w.expectFP, "expect-fingerprint", "", "refuse unless the record has this fingerprint")
+	w.registerRun(fs)
+}
+
+// registerRun adds the flags every guarded write shares (expire, fail,
+// reconcile, triage): where the keys come from, confirmation, the audit
+// log, the rate and the output.
+func (w *writeFlags) registerRun(fs *pflag.FlagSet) {
 	fs.StringVar(&w.fromFile, "from-file", "", "read keys from a file (- for stdin): one per line, optionally KEY<TAB>STATE<TAB>FINGERPRINT<TAB>VERSION; a line #b64<TAB>… holds the same columns in base64")
 	fs.BoolVar(&w.dryRun, "dry-run", false, "show what would change; write nothing")
 	fs.BoolVar(&w.yes, "yes", false, "do not ask for confirmation")
@@ -136,6 +143,18 @@ func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 		}
 		plans = append(plans, p)
 	}
+	return runPlans(ctx, a, fs, wf, setup, s, string(kind), ex, plans, func(rs []actions.Result) { printResults(a, wf.output, rs) })
+}
+
+// runPlans is every guarded write's second half, one path for expire,
+// fail, reconcile and triage: mark what an earlier execution of the same
+// run applied, show the plans, stop at a dry run, confirm once with the
+// count, apply through the executor at --rate, report (nil on a dry run:
+// report is not called), and map the outcome to an exit code. cmd names
+// the command in prompts and in the exact command printed without a
+// terminal.
+func runPlans(ctx context.Context, a *app, fs *pflag.FlagSet, wf *writeFlags, setup actions.Setup, s *session, cmd string,
+	ex *actions.Executor, plans []*actions.Plan, report func([]actions.Result)) error {
 	if _, err := ex.MarkAlreadyApplied(plans); err != nil {
 		return codeErr(ExitAudit, "%v: nothing was written", err)
 	}
@@ -148,18 +167,19 @@ func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 			conflicts++
 		}
 	}
-	printPlans(a.stderr, kind, plans)
+	printPlans(a.stderr, plans)
 	if wf.dryRun {
 		fmt.Fprintf(a.stderr, "dry run: %d of %d would be written; nothing was written\n", runnable, len(plans))
 		return resultCode(planResults(plans), len(plans))
 	}
 	if runnable > 0 {
-		if err := confirm(a, kind, fs, wf, setup.Policy, plans, runnable, s); err != nil {
+		if err := confirm(a, cmd, fs, wf, setup.Policy, plans, runnable, s); err != nil {
 			return err
 		}
 	}
 	if runnable > 0 || conflicts > 0 {
 		// conflicts found while planning are audited too
+		var err error
 		if ex, err = actions.NewExecutor(setup); err != nil {
 			return codeErr(ExitRefused, "%v: nothing was written", err)
 		}
@@ -173,7 +193,7 @@ func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 	if len(plans) > 1 && a.isTTY {
 		fmt.Fprintln(a.stderr)
 	}
-	printResults(a, wf.output, results)
+	report(results)
 	if ex.Audit != nil {
 		reportAudit(a, ex.Audit)
 	}
@@ -288,17 +308,17 @@ func (s *session) writeSetup(getenv func(string) string, writeFlag bool, auditLo
 	}
 }
 
-func printPlans(w io.Writer, kind actions.Kind, plans []*actions.Plan) {
+func printPlans(w io.Writer, plans []*actions.Plan) {
 	for i, p := range plans {
 		if i == 10 && len(plans) > 12 {
 			fmt.Fprintf(w, "… and %d more\n", len(plans)-10)
 			break
 		}
 		if p.Refused != "" {
-			fmt.Fprintf(w, "%s %s: %s: %s\n", kind, inspect.Sanitize(p.Key), p.Outcome, inspect.Sanitize(p.Refused))
+			fmt.Fprintf(w, "%s %s: %s: %s\n", p.Kind, inspect.Sanitize(p.Key), p.Outcome, inspect.Sanitize(p.Refused))
 			continue
 		}
-		fmt.Fprintf(w, "%s %s (keyspace %s, version %s):\n", kind, inspect.Sanitize(p.Key), p.Keyspace.Name, p.Before.Version)
+		fmt.Fprintf(w, "%s %s (keyspace %s, version %s):\n", p.Kind, inspect.Sanitize(p.Key), p.Keyspace.Name, p.Before.Version)
 		for _, c := range p.Changes {
 			fmt.Fprintf(w, "  %-16s %s → %s\n", inspect.Sanitize(c.Field), units.Clip(inspect.Sanitize(c.Before), 80), units.Clip(inspect.Sanitize(c.After), 80))
 		}
@@ -307,7 +327,7 @@ func printPlans(w io.Writer, kind actions.Kind, plans []*actions.Plan) {
 
 // confirm asks on a terminal; without one (and without --yes) it refuses
 // and prints the exact non-interactive command, pinned to what was shown.
-func confirm(a *app, kind actions.Kind, fs *pflag.FlagSet, wf *writeFlags, policy *actions.Policy, plans []*actions.Plan, n int, s *session) error {
+func confirm(a *app, cmd string, fs *pflag.FlagSet, wf *writeFlags, policy *actions.Policy, plans []*actions.Plan, n int, s *session) error {
 	if policy.NeedsProfileName() && wf.confirmProfile != "" {
 		if err := policy.ConfirmProfile(wf.confirmProfile); err != nil {
 			return codeErr(ExitRefused, "--confirm-profile: %v", err)
@@ -318,7 +338,7 @@ func confirm(a *app, kind actions.Kind, fs *pflag.FlagSet, wf *writeFlags, polic
 	}
 	if !a.inTTY {
 		fmt.Fprintln(a.stderr, "idemctl: refusing to write without confirmation (no terminal). To apply exactly what is shown above, run:")
-		fmt.Fprintln(a.stderr, exactCommand(kind, fs, plans, s))
+		fmt.Fprintln(a.stderr, exactCommand(cmd, fs, plans, s))
 		return codeErr(ExitRefused, "not confirmed: nothing was written")
 	}
 	in := bufio.NewReader(a.stdin)
@@ -335,9 +355,9 @@ func confirm(a *app, kind actions.Kind, fs *pflag.FlagSet, wf *writeFlags, polic
 	want := "yes"
 	if n > 1 {
 		want = strconv.Itoa(n)
-		fmt.Fprintf(a.stderr, "%s %d records on %s. Type %d to confirm: ", kind, n, s.ep, n)
+		fmt.Fprintf(a.stderr, "%s %d records on %s. Type %d to confirm: ", cmd, n, s.ep, n)
 	} else {
-		fmt.Fprintf(a.stderr, "%s 1 record on %s. Type yes to confirm: ", kind, s.ep)
+		fmt.Fprintf(a.stderr, "%s 1 record on %s. Type yes to confirm: ", cmd, s.ep)
 	}
 	line, _ := in.ReadString('\n')
 	if strings.TrimSpace(line) != want {
@@ -353,9 +373,9 @@ func confirm(a *app, kind actions.Kind, fs *pflag.FlagSet, wf *writeFlags, polic
 // operator gave (config, profile, where the password comes from, keyspace,
 // audit log, …): a --url is printed without its password, and the keys
 // move into the here-document.
-func exactCommand(kind actions.Kind, fs *pflag.FlagSet, plans []*actions.Plan, s *session) string {
+func exactCommand(cmd string, fs *pflag.FlagSet, plans []*actions.Plan, s *session) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "  idemctl %s", kind)
+	fmt.Fprintf(&b, "  idemctl %s", cmd)
 	if fs.Changed("url") {
 		fmt.Fprintf(&b, " --url %s", shellQuote(s.ep.String()))
 	}

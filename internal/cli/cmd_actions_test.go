@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/internal/cli"
 	"github.com/idemctl/idemctl/internal/clitest"
+	"github.com/idemctl/idemctl/internal/pgtest"
 	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
@@ -243,5 +246,125 @@ func TestActionCLIWriteInputs(t *testing.T) {
 	r.MustCode(t, cli.ExitOK)
 	if !strings.Contains(r.Stderr, "1 of 1 would be written") {
 		t.Fatalf("reconcile a marker without --ref: %q", r.Stderr)
+	}
+}
+
+// Triage against the orders database: the records whose order exists are
+// reconciled with the order as ref and response, the others failed; the
+// application's completed records, and records still in flight, are not
+// touched; every write is audited with the hook's verdict.
+func TestTriageCLI(t *testing.T) {
+	srv, rc := redistest.SharedClient(t)
+	pg := pgtest.Own(t)
+	app := appsim.NewOrdersApp(rc, pg.DB(), appsim.OrdersConfig{CrashBeforeInsert: 0.3, CrashAfterInsert: 0.3, RandSeed: 3})
+	app.Serve(40)
+	tr := app.Truth()
+	cfg := clitest.TriageConfig(t, srv.URL(0), "1s", "20s", pg.Env(), clitest.VerifyOrders(t), "{principal}", "{idem_key}")
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	base := []string{"triage", "--config", cfg, "--audit-log", audit}
+
+	// Off unless writes are on or --verify: no hook runs.
+	r := clitest.Run(t, nil, base...)
+	r.MustCode(t, cli.ExitRefused)
+	r.OneLineErr(t)
+	// Too fresh: every record is within its processing timeout.
+	r = clitest.Run(t, nil, append(base, "--verify", "-o", "json")...)
+	r.MustCode(t, cli.ExitOK)
+	if rep := clitest.ParseTriage(t, r); len(rep.Records) != 0 {
+		t.Fatalf("fresh records were selected: %+v", rep.Records)
+	}
+	time.Sleep(1600 * time.Millisecond)
+	// A record reserved just now may be in flight: named, it is left
+	// alone, its hook never asked.
+	fresh := appsim.OrderKey("customer-1", "in-flight")
+	if err := appsim.Reserve.Run(t.Context(), rc, []string{fresh}, "fp", 600).Err(); err != nil {
+		t.Fatal(err)
+	}
+	r = clitest.Run(t, nil, append(base, "--verify", "-o", "json", fresh)...)
+	r.MustCode(t, cli.ExitUnjudged)
+	if rep := clitest.ParseTriage(t, r); len(rep.Records) != 1 || rep.Records[0].Verdict != "not_asked" || !strings.Contains(rep.Records[0].Why, "may still be in flight") {
+		t.Fatalf("in-flight record: %+v", rep.Records)
+	}
+	rc.Del(t.Context(), fresh)
+
+	// --verify alone: the verdicts and the plan, nothing written.
+	r = clitest.Run(t, nil, append(base, "--verify", "-o", "json")...)
+	r.MustCode(t, cli.ExitOK)
+	rep := clitest.ParseTriage(t, r)
+	stuck := len(tr.CrashedBeforeInsert) + len(tr.CrashedAfterInsert)
+	if rep.Written || len(rep.Records) != stuck || rep.Verdicts["done"] != len(tr.CrashedAfterInsert) || rep.Verdicts["not_done"] != len(tr.CrashedBeforeInsert) {
+		t.Fatalf("report only: %d records, verdicts %v, written %v; want %d done, %d not_done", len(rep.Records), rep.Verdicts, rep.Written,
+			len(tr.CrashedAfterInsert), len(tr.CrashedBeforeInsert))
+	}
+	if _, err := os.Stat(audit); !os.IsNotExist(err) {
+		t.Fatal("a report-only run wrote an audit log")
+	}
+	for _, w := range append(tr.CrashedBeforeInsert, tr.CrashedAfterInsert...) {
+		if st := rc.HGet(t.Context(), w.Key, "state").Val(); st != "PROCESSING" {
+			t.Fatalf("report only changed %s: %s", w.Key, st)
+		}
+	}
+
+	// Without a terminal and --yes: refused, with the exact command.
+	r = clitest.Run(t, nil, append(base, "--write")...)
+	r.MustCode(t, cli.ExitRefused)
+	if !strings.Contains(r.Stderr, "idemctl triage") || !strings.Contains(r.Stderr, "--yes --from-file -") {
+		t.Fatalf("no exact command: %s", r.Stderr)
+	}
+	args, stdin := clitest.PrintedCommand(t, r.Stderr)
+	if n := strings.Count(stdin, "\n"); n != stuck {
+		t.Fatalf("the exact command pins %d records, want %d", n, stuck)
+	}
+	r = clitest.RunStdin(t, stdin, nil, append(args, "-o", "json")...)
+	r.MustCode(t, cli.ExitOK)
+	rep = clitest.ParseTriage(t, r)
+	if !rep.Written || rep.Summary["applied"] != stuck {
+		t.Fatalf("applied %v of %d: %s", rep.Summary, stuck, r.Stderr)
+	}
+	for _, w := range tr.CrashedAfterInsert {
+		h := rc.HGetAll(t.Context(), w.Key).Val()
+		var resp string
+		if err := pg.DB().QueryRow(`SELECT response FROM orders WHERE id = $1`, w.OrderID).Scan(&resp); err != nil {
+			t.Fatal(err)
+		}
+		if h["state"] != "SUCCEEDED" || h["reconciled_ref"] != strconv.FormatInt(w.OrderID, 10) || h["response"] != resp || h["status"] != "201" {
+			t.Fatalf("order exists, record %s: %v", w.Key, h)
+		}
+	}
+	for _, w := range tr.CrashedBeforeInsert {
+		if h := rc.HGetAll(t.Context(), w.Key).Val(); h["state"] != "FAILED" {
+			t.Fatalf("no order, record %s: %v", w.Key, h)
+		}
+	}
+	for _, w := range tr.Completed {
+		if h := rc.HGetAll(t.Context(), w.Key).Val(); h["state"] != "SUCCEEDED" || h["response"] != w.Response || h["reconciled_ref"] != "" {
+			t.Fatalf("the application's record %s was touched: %v", w.Key, h)
+		}
+	}
+	// Each write's audit entries carry the hook's verdict and detail.
+	entries, err := actions.ReadAuditLog(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	intents := 0
+	for _, e := range entries {
+		if e.Phase != actions.PhaseIntent {
+			continue
+		}
+		intents++
+		ev := e.Evidence
+		if ev == nil || ev.Hook != "verify-orders" || (e.Action == actions.KindReconcile) != (ev.Verdict == "done") ||
+			(ev.Verdict == "done" && !strings.HasPrefix(ev.Detail, "order ")) || (ev.Verdict == "not_done" && ev.Detail != "no order for this idempotency key") {
+			t.Fatalf("intent without its evidence: %+v %+v", e, ev)
+		}
+	}
+	if intents != stuck {
+		t.Fatalf("%d intents for %d writes", intents, stuck)
+	}
+	// Nothing left: a second run finds no stuck record.
+	r = clitest.Run(t, nil, append(base, "--write", "--yes")...)
+	r.MustCode(t, cli.ExitOK)
+	if !strings.Contains(r.Stderr, "no stuck records") {
+		t.Fatalf("second run: %s", r.Stderr)
 	}
 }

@@ -77,6 +77,7 @@ func (o *uiCmd) options(ctx context.Context, a *app, fs *pflag.FlagSet, r *readF
 		Client: s.client, Keyspaces: s.keyspaces, Scan: s.scan,
 		Profile: s.profileName, Address: s.displayAddress(), User: s.ep.User,
 	}
+	opts.Hooks = s.verifyHooks()
 	dopt := s.cfg.DoctorOptions() // the config's doctor: section, as 'idemctl doctor' reads it
 	opts.Doctor = &dopt
 	closeFn = s.Close

@@ -75,7 +75,9 @@ func newRoot(a *app) *cobra.Command {
 		c.Args = cobra.ArbitraryArgs
 		add("write", c)
 	}
-	add("write", newAuditCmd(a))
+	triage := leaf(a, "triage", &triageCmd{})
+	triage.Args = cobra.ArbitraryArgs
+	add("write", triage, newAuditCmd(a))
 	add("setup", leaf(a, "demo", &demoCmd{}), leaf(a, "seed", &seedCmd{}), leaf(a, "presets", &printCmd{print: runPresets}),
 		newConfigCmd(a), leaf(a, "version", &printCmd{print: runVersion}))
 	add("write", leaf(a, "reap", &reapCmd{}))

@@ -1,6 +1,12 @@
 package clitest
 
-import "github.com/idemctl/idemctl/appsim"
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/appsim"
+)
 
 // SeedOut is what seed prints: what it wrote and what stats must report.
 type SeedOut struct {
@@ -27,4 +33,26 @@ type StatsOut struct {
 		} `json:"top"`
 	} `json:"groups"`
 	Complete bool `json:"complete"`
+}
+
+// TriageOut is triage -o json.
+type TriageOut struct {
+	Records []struct {
+		Key, Keyspace, Verdict, Action, Ref, Detail, Why string
+		Status                                           int
+	} `json:"records"`
+	Verdicts map[string]int   `json:"verdicts"`
+	Written  bool             `json:"written"`
+	Results  []actions.Result `json:"results"`
+	Summary  map[string]int   `json:"summary"`
+}
+
+// ParseTriage reads a triage -o json run's report.
+func ParseTriage(t testing.TB, r Result) TriageOut {
+	t.Helper()
+	var out TriageOut
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+		t.Fatalf("triage -o json: %v\n%s\nstderr: %s", err, r.Stdout, r.Stderr)
+	}
+	return out
 }

@@ -1,0 +1,103 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/verify"
+)
+
+// kindTriage is V's dialog: not one write but the plan the keyspaces'
+// verify hooks make of their verdicts (reconcile, fail, or left alone),
+// confirmed and applied like the other writes.
+const kindTriage actions.Kind = "triage"
+
+// triageMsg carries the hooks' verdicts and the plans they make.
+type triageMsg struct {
+	items []*verify.Item
+	err   error
+}
+
+// openTriage asks the verify hooks about the marked records (or the one
+// under the cursor). Hooks run only in a session that can write.
+func (m *Model) openTriage() tea.Cmd {
+	if !m.canWrite() {
+		m.status = "V runs the verify hooks only where writes are enabled (start with --write, or writes: true in the profile)"
+		return nil
+	}
+	if len(m.opts.Hooks) == 0 {
+		m.status = "no verify hook: give a keyspace verify: in the config (see the README's Triage)"
+		return nil
+	}
+	return m.openDialog(kindTriage)
+}
+
+// askHooks starts the triage of the dialog's targets in the background:
+// each is pinned as the operator saw it, its hook asked, its verdict
+// planned. esc cancels the hooks.
+func (m *Model) askHooks() tea.Cmd {
+	d := m.dialog
+	d.step = stepPlanning
+	items := make([]*verify.Item, len(d.targets))
+	for i, r := range d.targets {
+		items[i] = &verify.Item{Rec: r, Saw: &actions.Seen{State: r.RawState, Fingerprint: r.Fingerprint}}
+	}
+	ctx, cancel := context.WithCancel(m.ctx)
+	d.cancel = cancel
+	ex, hooks := m.opts.Executor, m.opts.Hooks
+	return func() tea.Msg {
+		err := verify.Triage(ctx, ex, items, hooks, verify.DefaultReason, nil)
+		return triageMsg{items: items, err: err}
+	}
+}
+
+func (m *Model) onTriage(msg triageMsg) {
+	d := m.dialog
+	if d == nil || d.kind != kindTriage || d.step != stepPlanning {
+		return
+	}
+	d.cancel()
+	d.triage, d.step = msg.items, stepConfirm
+	if msg.err != nil {
+		d.errText = "could not read the records: " + inspect.Sanitize(msg.err.Error())
+	} else {
+		d.plans = verify.Plans(msg.items)
+	}
+	m.focusDialog()
+}
+
+// planningText is the dialog's line while it reads (or asks).
+func planningText(d *dialog) string {
+	if d.kind == kindTriage {
+		return fmt.Sprintf("asking the verify hooks about %s record(s)…", count(len(d.targets)))
+	}
+	return "reading the records…"
+}
+
+// triageList shows each record's VERDICT, what the plan does with it and
+// why, as many as fit, then the counts.
+func (m *Model) triageList(b *strings.Builder) {
+	d := m.dialog
+	s := m.styles
+	room := max(m.height-12, 3)
+	fmt.Fprintf(b, "%s\n", s.Dim.Render(fmt.Sprintf("%-9s %-10s %s", "VERDICT", "ACTION", "RECORD — WHY")))
+	for i, it := range d.triage {
+		if i == room && len(d.triage) > room+1 {
+			fmt.Fprintf(b, "… +%s\n", count(len(d.triage)-room))
+			break
+		}
+		verdict := fmt.Sprintf("%-9s", it.Verdict())
+		if it.Verdict() != string(verify.Done) && it.Verdict() != string(verify.NotDone) {
+			verdict = s.Error.Render(verdict)
+		}
+		line := fmt.Sprintf("%s %-10s %s — %s", verdict, it.Action(), m.dialogKey(displayKey(&it.Rec), 40), inspect.Sanitize(it.Note()))
+		b.WriteString(fit(line, m.width) + "\n")
+	}
+	fmt.Fprintf(b, "\nverdicts: %s · unknown ones are left alone\n", units.Clip(verify.CountsText(d.triage), max(m.width-40, 20)))
+}
