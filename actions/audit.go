@@ -27,6 +27,8 @@ type Identity struct {
 	RedisUser string `json:"redis_user"`
 	Profile   string `json:"profile"`
 	Address   string `json:"address"` // redacted: never holds a password
+	// Actor names an unattended writer ("reaper/<policy>"); "" for a person.
+	Actor string `json:"actor,omitempty"`
 }
 
 // Audit phases. A run writes its plan, then for each write an intent

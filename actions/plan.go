@@ -40,6 +40,11 @@ type Request struct {
 // Only this package fills it: callers read it and hand it to Executor.Apply.
 type Plan struct {
 	Request
+	// Read is the record as classified when the plan was read, at the
+	// server time ReadAtMs: the very version the script is pinned to, so a
+	// caller that selected it from a scan can check it still qualifies.
+	Read *inspect.Record
+
 	Before  Snapshot
 	After   Snapshot
 	Changes []Change
@@ -272,6 +277,8 @@ func BuildPlan(ctx context.Context, c redis.UniversalClient, req Request) (*Plan
 		return p, nil
 	}
 	p.nowMs = d.ServerTimeMs
+	rec := d.Record
+	p.Read = &rec
 	saw := Seen{State: before.State, Fingerprint: before.Fingerprint}
 	if req.Saw != nil {
 		saw = *req.Saw
@@ -293,6 +300,10 @@ func BuildPlan(ctx context.Context, c redis.UniversalClient, req Request) (*Plan
 	}
 	return p, nil
 }
+
+// ReadAtMs is the server's clock when the plan's record was read (0 when
+// it was not).
+func (p *Plan) ReadAtMs() int64 { return p.nowMs }
 
 // changedSince compares the record read now with what the operator saw.
 func (p *Plan) changedSince(saw Seen) string {

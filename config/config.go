@@ -291,37 +291,10 @@ func (c *Config) KeyspacesFor(p *Profile) ([]*inspect.Keyspace, error) {
 }
 
 // lineIndex maps "section/name" to the line where that entry starts, and
-// "section/" to the line of the section's key.
-type lineIndex map[string]int
+// "section/" to the line of the section's key (see yamldoc.Index).
+type lineIndex yamldoc.Lines
 
-func indexLines(root *yaml.Node) lineIndex {
-	idx := lineIndex{}
-	if root == nil || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
-		return idx
-	}
-	top := root.Content[0]
-	for i := 0; i+1 < len(top.Content); i += 2 {
-		sec, val := top.Content[i].Value, top.Content[i+1]
-		idx[sec+"/"] = top.Content[i].Line
-		switch val.Kind {
-		case yaml.MappingNode:
-			for j := 0; j+1 < len(val.Content); j += 2 {
-				idx[sec+"/"+val.Content[j].Value] = val.Content[j].Line
-			}
-		case yaml.SequenceNode:
-			for j, item := range val.Content {
-				idx[fmt.Sprintf("%s/%d", sec, j)] = item.Line
-				if item.Kind != yaml.MappingNode {
-					continue
-				}
-				for k := 0; k+1 < len(item.Content); k += 2 { // an item's own keys
-					idx[fmt.Sprintf("%s/%d/%s", sec, j, item.Content[k].Value)] = item.Content[k].Line
-				}
-			}
-		}
-	}
-	return idx
-}
+func indexLines(root *yaml.Node) lineIndex { return lineIndex(yamldoc.Index(root)) }
 
 func (l lineIndex) at(section, name string) int { return l[section+"/"+name] }
 

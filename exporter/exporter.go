@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/doctor"
@@ -34,6 +35,9 @@ type Config struct {
 	Version     string
 	Log         io.Writer      // one line per failed scan and per recovery
 	Doctor      doctor.Options // the config's doctor settings and silences
+	// Extra collectors served beside the exporter's own (the reaper's
+	// metrics when it runs inside the exporter).
+	Extra []prometheus.Collector
 }
 
 // MaxGroupCap bounds the series one capture may add per keyspace.

@@ -24,6 +24,7 @@ func (e *Exporter) Registry() *prometheus.Registry {
 	reg.MustRegister(collector{e},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(e.cfg.Extra...)
 	return reg
 }
 

@@ -6,12 +6,14 @@ import (
 	"net"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/exporter"
 	"github.com/idemctl/idemctl/internal/redisconn"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/reaper"
 )
 
 const defaultListen = "127.0.0.1:9481"
@@ -24,6 +26,8 @@ type exporterCmd struct {
 	interval, scanTimeout time.Duration
 	groupLabel            string
 	groupCap              int
+	rf                    reapFlags
+	reapEvery             time.Duration
 }
 
 // flags registers exporter's flags.
@@ -34,6 +38,8 @@ func (o *exporterCmd) flags(fs *pflag.FlagSet) {
 	fs.Var(durationValue(&o.scanTimeout), "scan-timeout", "cut a scan running longer than this and count it as failed (default 5m)")
 	fs.StringVar(&o.groupLabel, "group-label", "", "also expose the top values of this key-template capture (e.g. principal)")
 	fs.IntVar(&o.groupCap, "group-cap", 20, fmt.Sprintf("values kept for --group-label, the rest summed as %s (at most %d)", exporter.OtherValue, exporter.MaxGroupCap))
+	o.rf.register(fs, "reap-")
+	fs.Var(durationValue(&o.reapEvery), "reap-every", "with --reap-policy: time between reaper cycles (default 1m)")
 	o.readFlags.register(fs)
 }
 
@@ -67,6 +73,19 @@ func (o *exporterCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []st
 		}
 		fmt.Fprintf(a.stderr, "idemctl exporter: %s (retrying every scan)\n", units.OneLine(err.Error()))
 	}
+	var reap *reaper.Reaper
+	if o.rf.policy != "" || fs.Changed("reap-every") || o.rf.apply {
+		if o.reapEvery = firstDur(o.reapEvery, time.Minute); o.reapEvery < time.Second {
+			return usageErr("--reap-every must be at least 1s")
+		}
+		// the reaper needs Redis now: its lease and audit log are set up at start
+		r, closeExec, err := a.newReaper(ctx, fs, s, &o.kf, &o.rf, "reap-")
+		if err != nil {
+			return err
+		}
+		defer closeExec()
+		reap = r
+	}
 	e, err := exporter.New(exporter.Config{
 		Connect: func(ctx context.Context) (redis.UniversalClient, error) {
 			if s.client == nil { // only the scan loop calls this
@@ -78,7 +97,7 @@ func (o *exporterCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []st
 		},
 		Keyspaces: s.keyspaces, Scan: s.scan, Interval: every, ScanTimeout: limit,
 		GroupLabel: o.groupLabel, GroupCap: o.groupCap, Version: version, Log: a.stderr,
-		Doctor: s.cfg.DoctorOptions(),
+		Doctor: s.cfg.DoctorOptions(), Extra: reapCollectors(reap),
 	})
 	if err != nil {
 		return usageErr("%v", err)
@@ -88,9 +107,30 @@ func (o *exporterCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []st
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
 	fmt.Fprintf(a.stderr, "idemctl exporter: serving http://%s/metrics for %s, scanning every %s\n", ln.Addr(), s.ep, every)
+	if reap != nil {
+		mode := "dry run"
+		if reap.Apply {
+			mode = "apply"
+		}
+		fmt.Fprintf(a.stderr, "idemctl exporter: reaper %s (%s) every %s\n", reap.Policy.Actor(), mode, o.reapEvery)
+		done := make(chan struct{})
+		rctx, cancel := context.WithCancel(ctx)
+		go func() {
+			defer close(done)
+			reap.Loop(rctx, o.reapEvery, nil, func(rep reaper.CycleReport) { logCycle(a.stderr, rep) })
+		}()
+		defer func() { cancel(); <-done }() // the lease released before the log closes
+	}
 	if err := e.Serve(ctx, ln); err != nil {
 		return err
 	}
 	fmt.Fprintln(a.stderr, "idemctl exporter: stopped")
 	return nil
+}
+
+func reapCollectors(r *reaper.Reaper) []prometheus.Collector {
+	if r == nil {
+		return nil
+	}
+	return []prometheus.Collector{r.Metrics}
 }

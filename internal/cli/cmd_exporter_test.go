@@ -23,6 +23,7 @@ import (
 	"github.com/idemctl/idemctl/internal/clitest"
 	"github.com/idemctl/idemctl/internal/promtest"
 	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/reaper"
 )
 
 // waitHealthy polls /healthz until it answers 200.
@@ -262,12 +263,13 @@ func TestAlertRulesUseExportedMetrics(t *testing.T) {
 	}
 
 	url := clitest.SeededURL(t, 200, exporterTiming...)
-	_, addr := startExporter(t, url)
+	// with the reaper inside (a dry run), so its metrics are served too
+	_, addr := startExporter(t, url, "--reap-policy", reapPolicyFile(t, "atlasmart"))
 	served := map[string]bool{}
 	for k := range promtest.Scrape(t, "http://"+addr+"/metrics") {
 		served[k[:strings.IndexByte(k, '{')]] = true
 	}
-	labels := append(exporter.LabelNames(), "instance", "job") // job and instance come from the scrape
+	labels := append(append(exporter.LabelNames(), reaper.LabelNames()...), "instance", "job") // job and instance come from the scrape
 
 	metricRe := regexp.MustCompile(`\bidemctl_[a-zA-Z0-9_]+`)
 	byRe := regexp.MustCompile(`\b(?:by|without|on|ignoring)\s*\(([^)]*)\)`)
@@ -297,7 +299,7 @@ func TestAlertRulesUseExportedMetrics(t *testing.T) {
 				t.Errorf("%s: expr uses no idemctl metric: %q", r.Alert, r.Expr)
 			}
 			for _, m := range used {
-				if !served[m] || !slices.Contains(exporter.MetricNames(), m) {
+				if !served[m] || !slices.Contains(append(exporter.MetricNames(), reaper.MetricNames()...), m) {
 					t.Errorf("%s: %s is not served by the exporter", r.Alert, m)
 				}
 			}
@@ -310,7 +312,7 @@ func TestAlertRulesUseExportedMetrics(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"IdempotencyStuckRequests", "IdempotencyNoTTLGrowth", "IdempotencyMemoryGrowth"} {
+	for _, want := range []string{"IdempotencyStuckRequests", "IdempotencyNoTTLGrowth", "IdempotencyMemoryGrowth", "IdempotencyReaperBreakerTripped"} {
 		if !names[want] {
 			t.Errorf("rules lack %s", want)
 		}

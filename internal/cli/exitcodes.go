@@ -18,7 +18,7 @@ const (
 	ExitConflict       = 5  // compare-and-set found the record changed
 	ExitNotFound       = 6  // the record to act on does not exist
 	ExitPartial        = 7  // a bulk action applied to some records only
-	ExitThreshold      = 8  // a check threshold was crossed
+	ExitThreshold      = 8  // a check threshold was crossed; reap: a circuit breaker tripped
 	ExitUnjudged       = 9  // check: the data cannot back a verdict (ages unknown, undecoded, empty pattern); doctor: a rule could not run; triage: no record had a verdict to act on
 	ExitDoctorWarning  = 10 // doctor: the worst finding is a warning
 	ExitDoctorCritical = 11 // doctor: the worst finding is critical
@@ -40,7 +40,7 @@ var ExitCodeTable = []struct {
 	{ExitConflict, "conflict: the record changed since it was shown; nothing written"},
 	{ExitNotFound, "not found: the key no longer exists (`audit show`: no such run)"},
 	{ExitPartial, "partial: a bulk write applied to some keys only (or was interrupted); `triage`: some records written, some left alone"},
-	{ExitThreshold, "`check`: a threshold was crossed"},
+	{ExitThreshold, "`check`: a threshold was crossed; `reap`: a circuit breaker tripped (more records qualified than its threshold: none was acted on)"},
 	{ExitUnjudged, "`check`: cannot judge — the data cannot back a verdict (processing records whose age cannot be derived, a keyspace whose records mostly do not decode, a pattern matching nothing while the database holds other keys); the line names the cause and the fix; `doctor`: a rule could not run (ACL, server version) and nothing worse was found; `triage`: no selected record had a verdict to act on (all left alone, each with why)"},
 	{ExitDoctorWarning, "`doctor`: the worst finding is a warning"},
 	{ExitDoctorCritical, "`doctor`: the worst finding is critical"},

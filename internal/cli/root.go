@@ -80,6 +80,7 @@ func newRoot(a *app) *cobra.Command {
 	add("write", triage, newAuditCmd(a))
 	add("setup", leaf(a, "demo", &demoCmd{}), leaf(a, "seed", &seedCmd{}), leaf(a, "presets", &printCmd{print: runPresets}),
 		newConfigCmd(a), leaf(a, "version", &printCmd{print: runVersion}))
+	add("write", leaf(a, "reap", &reapCmd{}))
 	root.SetHelpCommand(newHelpCmd(a))
 	root.SetHelpCommandGroupID("setup")
 	root.SetCompletionCommandGroupID("setup")

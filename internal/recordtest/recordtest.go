@@ -72,3 +72,50 @@ func NDJSONByKey(t testing.TB, stdout string) map[string]map[string]any {
 	}
 	return out
 }
+
+// ActedApart checks audit logs written by copies that must never act
+// together (reapers sharing a lease): each run's window, from its first
+// to its last line, overlaps no window of another log, and no key is
+// written twice across them. It returns each log's number of runs and
+// the keys written.
+func ActedApart(t testing.TB, paths ...string) (runs []int, written map[string]int) {
+	t.Helper()
+	type window struct{ from, to string }
+	wins := make([][]window, len(paths))
+	written = map[string]int{}
+	for i, path := range paths {
+		byRun := map[string]*window{}
+		for _, e := range AuditLines(t, path) {
+			w := byRun[e.Run]
+			if w == nil {
+				w = &window{e.Time, e.Time}
+				byRun[e.Run] = w
+			}
+			w.from, w.to = min(w.from, e.Time), max(w.to, e.Time)
+			if e.Phase == actions.PhaseOutcome && e.Outcome == actions.Applied {
+				written[e.Key]++
+			}
+		}
+		for _, w := range byRun {
+			wins[i] = append(wins[i], *w)
+		}
+		runs = append(runs, len(byRun))
+	}
+	for i := range wins {
+		for j := i + 1; j < len(wins); j++ {
+			for _, x := range wins[i] {
+				for _, y := range wins[j] {
+					if x.from <= y.to && y.from <= x.to {
+						t.Errorf("%s and %s acted at once: %v and %v", paths[i], paths[j], x, y)
+					}
+				}
+			}
+		}
+	}
+	for k, n := range written {
+		if n > 1 {
+			t.Errorf("%s written %d times", k, n)
+		}
+	}
+	return runs, written
+}

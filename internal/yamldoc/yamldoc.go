@@ -378,3 +378,39 @@ func clean(err error) string {
 	}
 	return strings.Join(lines, "; ")
 }
+
+// Lines maps the path of an entry to the line where it starts: keys and
+// list indexes joined by "/" ("rules/0/action"), and a key's path with a
+// trailing "/" to the key's own line ("doctor/"). Checks that run after
+// decoding use it to name the line, as the decoder's own errors do.
+type Lines map[string]int
+
+// Index maps every entry of a document's root (from Decode) to its line.
+func Index(root *yaml.Node) Lines {
+	idx := Lines{}
+	if root != nil && len(root.Content) > 0 {
+		idx.walk(root.Content[0], "")
+	}
+	return idx
+}
+
+func (l Lines) walk(n *yaml.Node, prefix string) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			path := prefix + n.Content[i].Value
+			l[path], l[path+"/"] = n.Content[i].Line, n.Content[i].Line
+			l.walk(n.Content[i+1], path+"/")
+		}
+	case yaml.SequenceNode:
+		for j, item := range n.Content {
+			path := prefix + strconv.Itoa(j)
+			l[path] = item.Line
+			l.walk(item, path+"/")
+		}
+	}
+}
+
+// At is the line of the entry at the path made of parts ("rules", "0",
+// "action"); 0 when the document has no such entry.
+func (l Lines) At(parts ...string) int { return l[strings.Join(parts, "/")] }

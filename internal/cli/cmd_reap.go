@@ -1,0 +1,271 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/reaper"
+	"github.com/idemctl/idemctl/verify"
+)
+
+// reapFlags are the reaper's write flags, shared by reap and exporter
+// (there with the prefix reap-).
+type reapFlags struct {
+	policy, auditLog, confirmProfile string
+	apply, write, verify             bool
+}
+
+func (r *reapFlags) register(fs *pflag.FlagSet, prefix string) {
+	fs.StringVar(&r.policy, prefix+"policy", "", "reaper policy file (YAML; see examples/reap-policy.yaml)")
+	fs.BoolVar(&r.apply, prefix+"apply", false, "write (needs writes enabled: --write or writes: true in the profile); without it a dry run")
+	fs.BoolVar(&r.verify, prefix+"verify", false, "in a dry run, run the keyspaces' verify hooks too (with --"+prefix+"apply they always run)")
+	addGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
+		fs.BoolVar(&r.write, "write", false, "enable writes for this run (or writes: true in the profile)")
+		fs.StringVar(&r.confirmProfile, "confirm-profile", "", "a protected profile's name: the reaper never prompts")
+		fs.StringVar(&r.auditLog, "audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
+	})
+}
+
+// reapCmd is `idemctl reap`.
+type reapCmd struct {
+	readFlags
+	rf     reapFlags
+	every  time.Duration
+	output string
+}
+
+func (o *reapCmd) flags(fs *pflag.FlagSet) {
+	o.rf.register(fs, "")
+	fs.Var(durationValue(&o.every), "every", "run a cycle every D until interrupted (default: one pass, for cron)")
+	outputFlag(fs, &o.output, "text", "text or json (one object per cycle)", "text", "json")
+	o.readFlags.register(fs)
+}
+
+func (o *reapCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
+	if o.output != "text" && o.output != "json" {
+		return usageErr("--output %q: want text or json", o.output)
+	}
+	if fs.Changed("every") && o.every < time.Second {
+		return usageErr("--every must be at least 1s")
+	}
+	s, err := a.resolveSession(fs, &o.cf, &o.kf, &o.sf, false)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if s.scan.MaxKeys > 0 {
+		return usageErr("--max-keys (or the profile's max_keys) would make every scan incomplete, and the reaper acts only on complete ones; pass --max-keys 0")
+	}
+	r, closeExec, err := a.newReaper(ctx, fs, s, &o.kf, &o.rf, "")
+	if err != nil {
+		return err
+	}
+	defer closeExec()
+	report := func(rep reaper.CycleReport) { printCycle(a.stdout, o.output, rep) }
+	if o.every > 0 {
+		if o.every > r.Policy.LeaseTTL {
+			fmt.Fprintf(a.stderr, "idemctl reap: note: --every %s is longer than the lease (%s): between cycles another copy may take over\n",
+				units.ConfigDuration(o.every), units.ConfigDuration(r.Policy.LeaseTTL))
+		}
+		r.Loop(ctx, o.every, nil, report)
+		return nil
+	}
+	rep := r.Cycle(ctx)
+	if err := r.Lease.Release(context.WithoutCancel(ctx), s.client); err != nil && rep.Err == "" {
+		rep.Err = err.Error()
+	}
+	report(rep)
+	return cycleCode(rep, r.Exec)
+}
+
+// newReaper loads the policy, binds its keyspaces, checks the write
+// policy and connects: the reaper of `reap` and of `exporter`. Flags are
+// named with prefix ("reap-" in the exporter).
+func (a *app) newReaper(ctx context.Context, fs *pflag.FlagSet, s *session, kf *keyspaceFlags, rf *reapFlags, prefix string) (*reaper.Reaper, func(), error) {
+	nothing := func() {}
+	if rf.policy == "" {
+		return nil, nothing, usageErr("--%spolicy FILE is required (see examples/reap-policy.yaml)", prefix)
+	}
+	p, err := reaper.Load(rf.policy)
+	if err != nil {
+		return nil, nothing, usageErr("%v", err)
+	}
+	var listed []*inspect.Keyspace
+	if kf.adHoc() || len(kf.keyspaces) > 0 {
+		if listed, err = resolveKeyspaces(fs, s.cfg, s.profile, kf); err != nil {
+			return nil, nothing, err
+		}
+	}
+	lookup := func(name string) (*inspect.Keyspace, error) {
+		for _, ks := range listed {
+			if ks.Name == name {
+				return ks, nil
+			}
+		}
+		ks, err := s.cfg.Keyspace(name)
+		if err != nil {
+			return nil, err
+		}
+		return ks, applyKeyspaceFlags(fs, ks, kf)
+	}
+	hasHook := func(ks *inspect.Keyspace) bool { return s.cfg.VerifyHook(ks.Name) != nil }
+	if err := p.Bind(lookup, hasHook); err != nil {
+		return nil, nothing, usageErr("policy %s: %v", rf.policy, err)
+	}
+	setup := s.writeSetup(a.getenv, rf.write, rf.auditLog)
+	setup.Identity.Actor = p.Actor()
+	if rf.apply {
+		switch err := setup.Policy.Check(); {
+		case errors.Is(err, actions.ErrReadOnly):
+			return nil, nothing, codeErr(ExitRefused, "--%sapply: %v", prefix, err)
+		case errors.Is(err, actions.ErrNeedsProfileName) && rf.confirmProfile == "":
+			return nil, nothing, codeErr(ExitRefused, "--%sapply: profile %q is protected: pass --confirm-profile %s (the reaper never prompts)", prefix, s.profileName, s.profileName)
+		case errors.Is(err, actions.ErrNeedsProfileName):
+			if err := setup.Policy.ConfirmProfile(rf.confirmProfile); err != nil {
+				return nil, nothing, codeErr(ExitRefused, "--confirm-profile: %v", err)
+			}
+		}
+	}
+	if s.client == nil {
+		if err := s.connect(ctx, a); err != nil {
+			return nil, nothing, err
+		}
+	}
+	setup.Client = s.client
+	ex := actions.NewPlanner(setup)
+	closeExec := nothing
+	if rf.apply {
+		if ex, err = actions.NewExecutor(setup); err != nil {
+			return nil, nothing, codeErr(ExitRefused, "%v: nothing was written", err)
+		}
+		closeExec = func() { ex.Close() }
+	}
+	return &reaper.Reaper{Policy: p, Client: s.client, Exec: ex, Apply: rf.apply, Lease: reaper.NewLease(p.LeaseKey, p.LeaseTTL),
+		Scan: s.scan, Metrics: reaper.NewMetrics(p), RunHooks: rf.verify,
+		Verifier: func(ks *inspect.Keyspace) *verify.Hook { return s.cfg.VerifyHook(ks.Name) }}, closeExec, nil
+}
+
+// cycleCode is a one-pass run's exit code: a tripped breaker is a
+// threshold crossed (an incident for a human); writes that failed or were
+// refused say so; a copy without the lease did its job by standing by.
+func cycleCode(rep reaper.CycleReport, ex *actions.Executor) error {
+	if rep.Err != "" {
+		return codeErr(ExitError, "%s", rep.Err)
+	}
+	if err := ex.RunStopped(); err != nil {
+		return codeErr(ExitAudit, "%v — the run stopped before its next write", err)
+	}
+	var tripped, partial []string
+	failed, refused := 0, 0
+	for _, rr := range rep.Rules {
+		if rr.Err != "" {
+			return codeErr(ExitError, "%s: %s", rr.Keyspace, rr.Err)
+		}
+		if rr.Breaker {
+			tripped = append(tripped, rr.Keyspace)
+		}
+		if !rr.Complete {
+			partial = append(partial, rr.Keyspace)
+		}
+		failed += rr.Outcomes[string(actions.Failed)] + rr.Outcomes[string(actions.Unknown)]
+		refused += rr.Outcomes[string(actions.Refused)]
+	}
+	switch {
+	case len(tripped) > 0:
+		return codeErr(ExitThreshold, "circuit breaker tripped on %s: acted on none there — see the report above", strings.Join(tripped, ", "))
+	case len(partial) > 0:
+		return codeErr(ExitIncomplete, "the scan of %s did not cover the keyspace: acted on nothing there — see the report above", strings.Join(partial, ", "))
+	case refused > 0:
+		return codeErr(ExitRefused, "%d writes refused — see the report above", refused)
+	case failed > 0:
+		return codeErr(ExitPartial, "%d writes failed or are uncertain — see the report above", failed)
+	}
+	return nil
+}
+
+// printCycle prints one cycle: a header line, a line per rule, and the
+// records planned or written (at most maxItems a rule).
+func printCycle(w io.Writer, output string, rep reaper.CycleReport) {
+	if output == "json" {
+		b, _ := json.Marshal(rep)
+		fmt.Fprintf(w, "%s\n", b)
+		return
+	}
+	mode := "dry run"
+	if rep.Apply {
+		mode = "apply"
+	}
+	fmt.Fprintf(w, "reap %s (%s, %s): %s\n", rep.Started.UTC().Format(time.RFC3339), mode, units.FormatMs(rep.TookMs), rep.Lease)
+	if rep.Err != "" {
+		fmt.Fprintf(w, "  error: %s\n", units.OneLine(rep.Err))
+	}
+	const maxItems = 20
+	for _, rr := range rep.Rules {
+		fmt.Fprintf(w, "  %s %s: %s records, %d candidates, %d qualified; %s; skipped: %s\n", inspect.Sanitize(rr.Keyspace), rr.Action,
+			units.FormatCount(rr.Records), rr.Candidates, rr.Qualified, counts(rr.Outcomes, "nothing done"), counts(rr.Skips, "none"))
+		for _, n := range []string{rr.Note, rr.Err} {
+			if n != "" {
+				fmt.Fprintf(w, "    %s\n", units.OneLine(n))
+			}
+		}
+		for i, it := range rr.Items {
+			if i == maxItems {
+				fmt.Fprintf(w, "    … and %d more\n", len(rr.Items)-maxItems)
+				break
+			}
+			line := "    " + it.Result + " " + it.Key
+			if it.Verdict != "" {
+				line += " (verdict " + it.Verdict + ")"
+			}
+			if it.Detail != "" {
+				line += ": " + inspect.Sanitize(it.Detail)
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+}
+
+// counts renders "a 2, b 1" sorted by name, or none.
+func counts(m map[string]int, none string) string {
+	var parts []string
+	for k, n := range m {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, n))
+		}
+	}
+	if len(parts) == 0 {
+		return none
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+// logCycle is the exporter's line about a reaper cycle, only when the cycle
+// did or met something: writes, a tripped breaker, an error, a note.
+func logCycle(w io.Writer, rep reaper.CycleReport) {
+	if rep.Err != "" {
+		fmt.Fprintf(w, "idemctl exporter: reap: %s\n", units.OneLine(rep.Err))
+	}
+	for _, rr := range rep.Rules {
+		if len(rr.Outcomes) == 0 && rr.Note == "" && rr.Err == "" {
+			continue
+		}
+		line := fmt.Sprintf("idemctl exporter: reap %s %s: %s; skipped: %s", inspect.Sanitize(rr.Keyspace), rr.Action,
+			counts(rr.Outcomes, "nothing done"), counts(rr.Skips, "none"))
+		if n := strings.TrimPrefix(rr.Note+"; "+rr.Err, "; "); rr.Note != "" || rr.Err != "" {
+			line += " — " + units.OneLine(strings.TrimSuffix(n, "; "))
+		}
+		fmt.Fprintln(w, line)
+	}
+}

@@ -1,0 +1,174 @@
+package reaper
+
+import (
+	"context"
+	"maps"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemctl/idemctl/internal/redistest"
+)
+
+// Each skip reason, and only what is provably orphaned is acted on: a
+// record in flight is not even a candidate.
+func TestSkipReasons(t *testing.T) {
+	_, c := redistest.SharedClient(t)
+	write(t, c,
+		job{key: "job:orphan", age: 30 * time.Minute},
+		job{key: "job:fresh", age: 10 * time.Second},
+		job{key: "job:locked", age: 30 * time.Minute, lock: true},
+		job{key: "job:future", age: 30 * time.Minute, deadlineIn: time.Hour},
+		job{key: "job:passed", age: 30 * time.Minute, deadlineIn: -time.Minute},
+		job{key: "job:noage", age: -1},
+		job{key: "job:done", state: "SUCCEEDED", age: 30 * time.Minute},
+	)
+	p := policy(t, basePolicy, false)
+	audit := auditPath(t)
+	rep := newReaper(t, c, p, true, audit).Cycle(context.Background())
+	if rep.Err != "" || !rep.Lease.Held || len(rep.Rules) != 1 {
+		t.Fatalf("cycle: %+v", rep)
+	}
+	rr := rep.Rules[0]
+	wantSkips := map[string]int{SkipLockPresent: 1, SkipDeadlineFuture: 1, SkipAgeUnknown: 1}
+	if !maps.Equal(rr.Skips, wantSkips) {
+		t.Errorf("skips %v, want %v", rr.Skips, wantSkips)
+	}
+	if rr.Candidates != 5 || rr.Qualified != 2 || rr.Outcomes["applied"] != 2 || rr.Breaker || !rr.Complete {
+		t.Errorf("report %+v", rr)
+	}
+	got := applied(t, audit)
+	if len(got) != 2 || got["job:orphan"] != "reaper/test" || got["job:passed"] != "reaper/test" {
+		t.Errorf("applied %v", got)
+	}
+	if st := c.HGet(context.Background(), "job:orphan", "state").Val(); st != "FAILED" {
+		t.Errorf("orphan state %q", st)
+	}
+	if by := c.HGet(context.Background(), "job:orphan", "failed_by").Val(); by != "reaper/test" {
+		t.Errorf("failed_by %q", by)
+	}
+	for _, k := range []string{"job:fresh", "job:locked", "job:future", "job:noage"} {
+		if st := c.HGet(context.Background(), k, "state").Val(); st != "PROCESSING" {
+			t.Errorf("%s was written: %q", k, st)
+		}
+	}
+
+	// A rule that wants the library's deadline passed skips records
+	// storing none.
+	write(t, c, job{key: "job:nodeadline", age: time.Hour})
+	p = policy(t, strings.Replace(basePolicy, "action: fail", "action: fail\n    select: {deadline_passed: true}", 1), false)
+	rr = newReaper(t, c, p, false, "").Cycle(context.Background()).Rules[0]
+	// job:nodeadline, and job:locked and job:noage left from above
+	if want := map[string]int{SkipDeadlineUnknown: 3, SkipDeadlineFuture: 1}; !maps.Equal(rr.Skips, want) {
+		t.Errorf("deadline_passed: skips %v", rr.Skips)
+	}
+}
+
+// A dry run writes nothing at all: not a record, not the lease, not the
+// budget, not an audit line; it reports what it would do.
+func TestDryRunWritesNothing(t *testing.T) {
+	_, c := redistest.SharedClient(t)
+	write(t, c, orphans("a", 5)...)
+	write(t, c, job{key: "job:locked", age: time.Hour, lock: true})
+	before := dumpAll(t, c)
+	p := policy(t, basePolicy, false)
+	audit := auditPath(t)
+	rep := newReaper(t, c, p, false, audit).Cycle(context.Background())
+	if rep.Err != "" || len(rep.Rules) != 1 || rep.Rules[0].Outcomes[WouldApply] != 5 || rep.Rules[0].Skips[SkipLockPresent] != 1 {
+		t.Fatalf("dry run: %+v", rep)
+	}
+	if after := dumpAll(t, c); !maps.Equal(before, after) {
+		t.Errorf("a dry run changed the database:\nbefore %v\nafter  %v", before, after)
+	}
+	if _, err := os.Stat(audit); !os.IsNotExist(err) {
+		t.Errorf("a dry run wrote an audit log: %v", err)
+	}
+}
+
+// More qualifying records than the threshold: the breaker trips and
+// nothing is written, nor audited; the metric counts the trip.
+func TestBreakerTrips(t *testing.T) {
+	_, c := redistest.SharedClient(t)
+	write(t, c, orphans("b", 12)...)
+	before := dumpAll(t, c)
+	doc := strings.Replace(basePolicy, "breaker: 100", "breaker: 10", 1)
+	doc = strings.Replace(doc, "max_per_cycle: 50", "max_per_cycle: 5", 1)
+	p := policy(t, doc, false)
+	audit := auditPath(t)
+	r := newReaper(t, c, p, true, audit)
+	rep := r.Cycle(context.Background())
+	rr := rep.Rules[0]
+	if !rr.Breaker || rr.Qualified != 12 || len(rr.Outcomes) != 0 || !strings.Contains(rr.Note, "circuit breaker") {
+		t.Fatalf("breaker: %+v", rr)
+	}
+	after := dumpAll(t, c)
+	delete(after, p.LeaseKey) // the lease is the one key a holder writes
+	delete(before, p.LeaseKey)
+	if !maps.Equal(before, after) {
+		t.Errorf("the breaker tripped but records changed")
+	}
+	if got := applied(t, audit); len(got) != 0 {
+		t.Errorf("audited writes: %v", got)
+	}
+	if v := counterValue(t, r.Metrics, "idemctl_reap_breaker_trips_total"); v != 1 {
+		t.Errorf("breaker_trips_total %v", v)
+	}
+}
+
+// max_per_cycle and the hourly budget bound the writes, and the budget
+// is shared by every cycle (and every copy) through Redis.
+func TestLimits(t *testing.T) {
+	_, c := redistest.SharedClient(t)
+	write(t, c, orphans("l", 8)...)
+	doc := strings.Replace(basePolicy, "max_per_cycle: 50", "max_per_cycle: 3", 1)
+	doc = strings.Replace(doc, "per_hour: 1000", "per_hour: 5", 1)
+	p := policy(t, doc, false)
+	audit := auditPath(t)
+	want := []struct {
+		applied int
+		skips   map[string]int
+	}{
+		{3, map[string]int{SkipMaxPerCycle: 5}},
+		{2, map[string]int{SkipHourBudget: 3}},
+		{0, map[string]int{SkipHourBudget: 3}},
+	}
+	for i, w := range want {
+		// a new copy each cycle, as cron runs it
+		r := newReaper(t, c, p, true, audit)
+		rr := r.Cycle(context.Background()).Rules[0]
+		if rr.Outcomes["applied"] != w.applied || !maps.Equal(rr.Skips, w.skips) {
+			t.Errorf("cycle %d: applied %d skips %v, want %d %v (%s)", i+1, rr.Outcomes["applied"], rr.Skips, w.applied, w.skips, rr.Note)
+		}
+		// the cron copy exits: it releases the lease
+		if err := r.Lease.Release(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := applied(t, audit); len(got) != 5 {
+		t.Errorf("%d records written in the hour, budget 5", len(got))
+	}
+	// oldest first
+	for _, k := range []string{"job:l7", "job:l6", "job:l5", "job:l4", "job:l3"} {
+		if _, ok := applied(t, audit)[k]; !ok {
+			t.Errorf("%s (among the oldest) was not written first", k)
+		}
+	}
+}
+
+// A scan that does not cover the keyspace acts on nothing: the breaker's
+// count would be wrong.
+func TestIncompleteScanActsOnNothing(t *testing.T) {
+	_, c := redistest.SharedClient(t)
+	write(t, c, orphans("i", 5)...)
+	audit := auditPath(t)
+	r := newReaper(t, c, policy(t, basePolicy, false), true, audit)
+	r.Scan.MaxKeys = 2
+	rr := r.Cycle(context.Background()).Rules[0]
+	if rr.Complete || len(rr.Outcomes) != 0 || !strings.Contains(rr.Note, "did not cover the keyspace") {
+		t.Fatalf("incomplete scan: %+v", rr)
+	}
+	if got := applied(t, audit); len(got) != 0 {
+		t.Errorf("wrote %v on an incomplete scan", got)
+	}
+}
