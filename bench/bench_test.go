@@ -75,8 +75,16 @@ func TestSmoke(t *testing.T) {
 	if cfg.TUI && (res.TUI == nil || res.TUI.Skipped == "" && len(res.TUI.FirstRows) != cfg.Rounds) {
 		t.Errorf("tui: %+v", res.TUI)
 	}
+	// The 10M mode's measures, at small N: the TUI holding every record,
+	// and what one sampled key costs.
+	if cfg.TUI && res.TUI != nil && res.TUI.Skipped == "" && (res.TUI.HeldRSSKB <= 0 || res.TUI.ScanDone <= 0) {
+		t.Errorf("tui holding every record: %+v", res.TUI)
+	}
+	if s := res.Sampling; s == nil || s.PerKey <= 0 || s.KeysRead <= 0 {
+		t.Errorf("sampling cost per key: %+v", s)
+	}
 	md := res.Markdown()
-	for _, want := range []string{"(a) baseline client", "(b) idemctl scan", "(c) idemctl stats", "redis-cli --memkeys", "redis-cli --scan | wc -l", "× baseline", "p99"} {
+	for _, want := range []string{"TUI RSS holding every record", "TUI filter over", "stats --sample 1% at 100M records (projected)", "(a) baseline client", "(b) idemctl scan", "(c) idemctl stats", "redis-cli --memkeys", "redis-cli --scan | wc -l", "× baseline", "p99"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -163,4 +171,48 @@ func BenchmarkScanAll(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/key")
+}
+
+// From 10M records the report checks the 10M targets: the frame and the
+// filter with every record held, the TUI's RSS, 1.1 × the baseline, and
+// stats within 120 MB; the 100M sampling projection is fixed + keys × cost.
+func TestTenMillionTargets(t *testing.T) {
+	r := &Results{N: TenM,
+		GoBench: []GoBench{
+			{Name: "BenchmarkRender1M-2", NsPerOp: 3e6}, // not the 10M figure
+			{Name: "BenchmarkRenderHeld/10000000-2", NsPerOp: 1.5e6},
+			{Name: "BenchmarkFilterHeld/10000000-2", NsPerOp: 1.2e9},
+		},
+		TUI:      &TUIResult{HeldRSSKB: 1400 * 1024, HeldNowKB: 1300 * 1024, ScanDone: time.Minute},
+		Sampling: &SampleResult{Share: "10%", KeysRead: 1_000_000, PerKey: 20 * time.Microsecond, Fixed: 100 * time.Millisecond},
+		Variants: []*VariantResult{
+			{Key: "baseline", Samples: []Sample{{Wall: 100 * time.Second}}},
+			{Key: "scan", Samples: []Sample{{Wall: 108 * time.Second, MaxRSSKB: 60 * 1024}}},
+			{Key: "stats", Samples: []Sample{{Wall: 115 * time.Second, MaxRSSKB: 110 * 1024}}},
+			{Key: "memkeys", Samples: []Sample{{Wall: 400 * time.Second}}},
+		},
+	}
+	r.evaluate()
+	want := map[string]bool{
+		"TUI frame with 10,000,000 records":             true,
+		"TUI filter over 10,000,000 held records":       false,
+		"TUI RSS holding every record":                  true,
+		"idemctl scan vs baseline":                      true,
+		"idemctl stats vs baseline":                     false, // 1.15 × > 1.1 ×
+		"stats peak RSS at 10M records":                 true,
+		"stats --sample 1% at 100M records (projected)": true, // 0.1 s + 1M × 20 µs = 20.1 s
+	}
+	got := map[string]Target{}
+	for _, tg := range r.Targets {
+		got[tg.Name] = tg
+	}
+	for name, met := range want {
+		tg, ok := got[name]
+		if !ok || !tg.Measured || tg.Met != met {
+			t.Errorf("%s: %+v, want measured and met=%v", name, tg, met)
+		}
+	}
+	if _, d := r.Sampling.Projection(); d != 20100*time.Millisecond {
+		t.Errorf("projection %v, want 20.1 s", d)
+	}
 }

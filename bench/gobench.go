@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -30,6 +31,10 @@ func (h *harness) goBench(ctx context.Context) error {
 	args := append([]string{"test", "-run", "^$", "-bench", ".", "-benchmem", "-count", "1"}, goBenchPackages...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = root
+	// The held-record benchmarks hold N records in the 10M mode (1M otherwise).
+	if h.cfg.N >= TenM {
+		cmd.Env = append(os.Environ(), "IDEMCTL_BENCH_HELD="+strconv.Itoa(h.cfg.N))
+	}
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	if err != nil {

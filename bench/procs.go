@@ -94,15 +94,7 @@ func pollHWM(pid int, stop <-chan struct{}) int64 {
 	defer t.Stop()
 	for {
 		if b, err := os.ReadFile(path); err == nil {
-			if _, rest, ok := bytes.Cut(b, []byte("VmHWM:")); ok {
-				line, _, _ := bytes.Cut(rest, []byte("\n"))
-				f := strings.Fields(string(line))
-				if len(f) > 0 {
-					if v, err := strconv.ParseInt(f[0], 10, 64); err == nil {
-						peak = max(peak, v)
-					}
-				}
-			}
+			peak = max(peak, statusKB(b, "VmHWM:"))
 		}
 		select {
 		case <-stop:
@@ -110,6 +102,21 @@ func pollHWM(pid int, stop <-chan struct{}) int64 {
 		case <-t.C:
 		}
 	}
+}
+
+// statusKB reads a "Name:   123 kB" line of /proc/PID/status (0: none).
+func statusKB(status []byte, name string) int64 {
+	_, rest, ok := bytes.Cut(status, []byte(name))
+	if !ok {
+		return 0
+	}
+	line, _, _ := bytes.Cut(rest, []byte("\n"))
+	f := strings.Fields(string(line))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseInt(f[0], 10, 64)
+	return v
 }
 
 // clkTck is USER_HZ, the unit of /proc/PID/stat times (100 on Linux).

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/idemctl/idemctl/inspect"
@@ -20,7 +21,24 @@ type SampleResult struct {
 	Held       int           `json:"held"`      // of which the true value lay inside the 95 % interval
 	MedianWall time.Duration `json:"median_wall_ns"`
 	FullWall   time.Duration `json:"full_wall_ns"` // the full stats run it is compared with
+	// What one sampled key costs, for the 100M projection: the scan's time
+	// over the keys it read, and the rest of the run (start-up, connect,
+	// report), medians over the runs.
+	KeysRead int64         `json:"keys_read"`
+	PerKey   time.Duration `json:"per_key_ns"`
+	Fixed    time.Duration `json:"fixed_ns"`
 }
+
+// Projection is what `stats --sample 1%` would take at 100M records: it
+// reads 1 % of the keys, SCAN visiting the hash table in proportion, so
+// the cost per sampled key measured here carries over.
+func (s SampleResult) Projection() (keys int64, d time.Duration) {
+	keys = projectN / 100
+	return keys, s.Fixed + time.Duration(keys)*s.PerKey
+}
+
+// projectN is the keyspace the sampling projection is for.
+const projectN = 100_000_000
 
 // sampling runs stats once in full and cfg.SampleRuns times with
 // --sample cfg.SampleShare.
@@ -49,7 +67,8 @@ func (h *harness) sampling(ctx context.Context) error {
 		truth["flags."+k] = v
 	}
 	res := &SampleResult{Share: h.cfg.SampleShare, FullWall: fs.Wall}
-	var walls []time.Duration
+	var walls, perKey, fixed []time.Duration
+	var read []int64
 	for range h.cfg.SampleRuns {
 		r, s, err := stats("--sample", h.cfg.SampleShare)
 		if err != nil {
@@ -59,6 +78,17 @@ func (h *harness) sampling(ctx context.Context) error {
 			return fmt.Errorf("stats --sample %s reported no sample", h.cfg.SampleShare)
 		}
 		walls = append(walls, s.Wall)
+		var keys int64
+		var scan time.Duration
+		for _, c := range r.Coverage {
+			keys += c.Keys
+			scan += time.Duration(c.DurationMs) * time.Millisecond
+		}
+		if keys > 0 {
+			read = append(read, keys)
+			perKey = append(perKey, scan/time.Duration(keys))
+			fixed = append(fixed, max(s.Wall-scan, 0))
+		}
 		res.Runs++
 		for path, v := range truth {
 			res.Intervals++
@@ -67,9 +97,16 @@ func (h *harness) sampling(ctx context.Context) error {
 			}
 		}
 	}
-	res.MedianWall = medianDur(walls)
+	res.MedianWall, res.PerKey, res.Fixed = medianDur(walls), medianDur(perKey), medianDur(fixed)
+	if len(read) > 0 {
+		slices.Sort(read)
+		res.KeysRead = read[len(read)/2]
+	}
 	h.res.Sampling = res
 	h.cfg.logf("sampling: %d of %d intervals held the full scan's count over %d runs of --sample %s (median %v; full %v)",
 		res.Held, res.Intervals, res.Runs, res.Share, res.MedianWall.Round(time.Millisecond), res.FullWall.Round(time.Millisecond))
+	pk, pd := res.Projection()
+	h.cfg.logf("sampling: %d keys read per run, %v per key in the scan + %v fixed ⇒ --sample 1%% of %d records reads %d keys in about %v",
+		res.KeysRead, res.PerKey, res.Fixed.Round(time.Millisecond), projectN, pk, pd.Round(100*time.Millisecond))
 	return nil
 }

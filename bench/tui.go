@@ -18,6 +18,12 @@ type TUIResult struct {
 	FirstFrame []time.Duration `json:"first_frame_ns,omitempty"` // the header drawn, no rows yet
 	FirstRows  []time.Duration `json:"first_rows_ns,omitempty"`
 	Screen     string          `json:"screen,omitempty"` // the screen when rows first showed (last round)
+	// The last round also waits for the whole scan on screen and reads the
+	// TUI's memory then: every record held.
+	ScanDone  time.Duration `json:"scan_done_ns,omitempty"` // start → the scan's completion line
+	HeldRSSKB int64         `json:"held_peak_rss_kb,omitempty"`
+	HeldNowKB int64         `json:"held_rss_kb,omitempty"`
+	HeldErr   string        `json:"held_error,omitempty"`
 }
 
 // Median of the rounds.
@@ -34,7 +40,7 @@ func (h *harness) tui(ctx context.Context) error {
 	}
 	for i := range h.cfg.Rounds {
 		h.waitQuiet(ctx)
-		frame, rows, screen, err := h.tuiFirstRows(ctx, i)
+		frame, rows, screen, err := h.tuiFirstRows(ctx, i, i == h.cfg.Rounds-1)
 		if err != nil {
 			return err
 		}
@@ -50,7 +56,7 @@ func (h *harness) tui(ctx context.Context) error {
 // writes the time just before it execs idemctl, and the screen is polled
 // until a record row (a key of the seeded keyspace) shows. The polling
 // (one `tmux capture-pane` every few ms) makes this an upper bound.
-func (h *harness) tuiFirstRows(ctx context.Context, round int) (frame, rows time.Duration, screen string, err error) {
+func (h *harness) tuiFirstRows(ctx context.Context, round int, held bool) (frame, rows time.Duration, screen string, err error) {
 	sock := fmt.Sprintf("idemctl-bench-%d-%d", os.Getpid(), round)
 	startFile := filepath.Join(h.tmp, fmt.Sprintf("tui-start-%d", round))
 	var quoted []string
@@ -89,6 +95,9 @@ func (h *harness) tuiFirstRows(ctx context.Context, round int) (frame, rows time
 			if frameAt.IsZero() {
 				frameAt = seen
 			}
+			if held {
+				h.tuiHeld(ctx, tmux, start)
+			}
 			return frameAt.Sub(start), seen.Sub(start), string(scr), nil
 		}
 		if time.Now().After(deadline) {
@@ -99,6 +108,40 @@ func (h *harness) tuiFirstRows(ctx context.Context, round int) (frame, rows time
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// tuiHeld waits for the TUI's scan-complete line, then reads the TUI
+// process's peak and current RSS: what holding every record costs.
+func (h *harness) tuiHeld(ctx context.Context, tmux func(...string) ([]byte, error), start time.Time) {
+	t := h.res.TUI
+	out, err := tmux("list-panes", "-t", "bench", "-F", "#{pane_pid}")
+	if err != nil {
+		t.HeldErr = fmt.Sprintf("tmux list-panes: %v", err)
+		return
+	}
+	pid := strings.TrimSpace(string(out)) // the shell exec'd idemctl: its pid
+	// Budget: ten times the rate the scan variants reach, at least a minute.
+	deadline := time.Now().Add(max(time.Minute, time.Duration(h.cfg.N/10_000)*time.Second))
+	for {
+		scr, err := tmux("capture-pane", "-p", "-t", "bench")
+		if err == nil && strings.Contains(string(scr), "✓ ") && strings.Contains(string(scr), " records in ") {
+			t.ScanDone = time.Since(start)
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			t.HeldErr = fmt.Sprintf("the scan did not complete on screen within %v", time.Since(start).Round(time.Second))
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // the last frames drawn, the scan's buffers released
+	status, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		t.HeldErr = fmt.Sprintf("reading the TUI's memory: %v", err)
+		return
+	}
+	t.HeldRSSKB, t.HeldNowKB = statusKB(status, "VmHWM:"), statusKB(status, "VmRSS:")
+	h.cfg.logf("tui: every record on screen after %v; RSS %.0f MB (peak %.0f MB)", t.ScanDone.Round(time.Millisecond), mb(t.HeldNowKB), mb(t.HeldRSSKB))
 }
 
 // hasRecordRow reports whether a table row of a seeded record is on screen.

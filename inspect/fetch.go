@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -25,6 +26,10 @@ type fetcher struct {
 	// noFieldTTL is set once the server rejects HPTTL (Redis before 7.4,
 	// Valkey 8): it has no hash-field TTLs to read.
 	noFieldTTL atomic.Bool
+	// span brackets the batch's pipelines with TIME commands, so the batch
+	// says how long the server took over each (the latency budget's
+	// measure).
+	span bool
 	// samples bounds MEMORY USAGE's walk (0: memSamples). A hash with at
 	// most that many fields is measured exactly; a bigger collection gets
 	// an estimate, never a walk of every element.
@@ -48,6 +53,10 @@ type fetched struct {
 	records  []Record
 	nowMs    int64
 	vanished int64
+	// serverSpan is the server's time from the first to the last command
+	// of the batch's longest pipeline, when fetcher.span asks for it; 0
+	// otherwise.
+	serverSpan time.Duration
 }
 
 func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
@@ -108,16 +117,25 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 			probe[i] = respLen(ctx, pipe, kb, s)
 		}
 	}
+	var endCmd *redis.TimeCmd
+	if f.span {
+		endCmd = pipe.Time(ctx)
+	}
 	nowMs, err := execTimed(ctx, pipe, timeCmd)
 	if err != nil {
 		return fetched{}, err
 	}
 	out := fetched{nowMs: nowMs}
+	out.serverSpan = timeSpan(timeCmd, endCmd)
 
 	// Phase B: the fields of hashes known to be small, the sizes of the
 	// others' fields, and the response length where the record could hold a
 	// large one.
 	pipe = f.c.Pipeline()
+	var spanB [2]*redis.TimeCmd
+	if f.span {
+		spanB[0] = pipe.Time(ctx)
+	}
 	memRetry := make([]*redis.IntCmd, len(keys))
 	hm := make([]*hmget, len(keys))
 	fttl := make([]*redis.IntSliceCmd, len(keys))
@@ -197,9 +215,13 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 		}
 	}
 	if needB {
+		if f.span {
+			spanB[1] = pipe.Time(ctx)
+		}
 		if err := execPipe(ctx, pipe); err != nil {
 			return fetched{}, err
 		}
+		out.serverSpan = max(out.serverSpan, timeSpan(spanB[0], spanB[1]))
 	}
 
 	// Phase C, rare: the types of keys that are not the schema's container,
@@ -496,6 +518,15 @@ func execTimed(ctx context.Context, pipe redis.Pipeliner, timeCmd *redis.TimeCmd
 	return now.UnixMilli(), nil
 }
 
+// timeSpan is the server's time between two TIME commands of a pipeline;
+// 0 when either is missing or failed.
+func timeSpan(first, last *redis.TimeCmd) time.Duration {
+	if first == nil || last == nil || first.Err() != nil || last.Err() != nil {
+		return 0
+	}
+	return max(last.Val().Sub(first.Val()), 0)
+}
+
 func isServerErr(err error) bool {
 	var re redis.Error
 	return errors.As(err, &re) && !errors.Is(err, context.Canceled)
@@ -536,11 +567,16 @@ func (f *fetcher) fetchOrphans(ctx context.Context, locks []string) (fetched, er
 		val[i] = redis.NewStringCmd(ctx, "getrange", k, 0, 63) // a lock value is a time or a token
 		_ = pipe.Process(ctx, val[i])
 	}
+	var endCmd *redis.TimeCmd
+	if f.span {
+		endCmd = pipe.Time(ctx)
+	}
 	nowMs, err := execTimed(ctx, pipe, timeCmd)
 	if err != nil {
 		return fetched{}, err
 	}
 	out := fetched{nowMs: nowMs}
+	out.serverSpan = timeSpan(timeCmd, endCmd)
 	timeout := ks.ProcessingTimeout.Milliseconds()
 	for i, k := range locks {
 		if exists[i].Val() != 0 || pttl[i].Val() == -2 {

@@ -1,42 +1,150 @@
 package inspect
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/idemctl/idemctl/internal/redistest"
 )
 
-// The pacer cuts the batch at once when a probe waited most of the budget,
-// grows it slowly while probes stay well under, and holds it without news.
-func TestPacerAdjust(t *testing.T) {
-	p := &pacer{budget: time.Millisecond, idle: 100 * time.Microsecond, size: 100}
-	if got := p.adjust(); got != 100 {
-		t.Fatalf("no probe: size %d, want 100", got)
+// probes files n probes of round trip rtt, sent while the scan was busy or
+// not, one every 2 ms before now.
+func probes(p *pacer, now time.Time, n int, busy bool, rtt time.Duration) {
+	for i := n; i > 0; i-- {
+		p.observe(now.Add(-time.Duration(i)*probeEvery), busy, rtt)
 	}
-	p.observe(200 * time.Microsecond) // 100 µs above idle: well under
-	if got := p.adjust(); got != 112 {
-		t.Fatalf("calm probes: size %d, want 112", got)
+}
+
+// What the server spent per key caps the batch, whatever the probes say:
+// one pipeline may hold the server for half the budget at most.
+func TestPacerCapsBatchByServerTime(t *testing.T) {
+	p := newPacer(time.Millisecond, 100*time.Microsecond, 1000)
+	p.served(200, 2*time.Millisecond) // 10 µs a key
+	if got, _ := p.adjust(); got != 50 {
+		t.Fatalf("size %d, want 50 (0.5 ms at 10 µs a key)", got)
 	}
-	p.observe(150 * time.Microsecond)
-	p.observe(950 * time.Microsecond) // 850 µs above idle: over 3/4 of the budget
-	if got := p.adjust(); got != 67 {
-		t.Fatalf("a slow probe: size %d, want 67", got)
+	p.served(200, 0) // not measured: no change
+	p.served(0, time.Second)
+	if p.perKey != 10*time.Microsecond {
+		t.Fatalf("perKey %v after unmeasured batches", p.perKey)
 	}
-	p.observe(600 * time.Microsecond) // 500 µs above: neither calm nor over
-	if got := p.adjust(); got != 67 {
-		t.Fatalf("a middling probe: size %d, want 67", got)
-	}
-	for range 20 {
-		p.observe(5 * time.Millisecond)
+	for range 100 {
+		p.served(100, 100*time.Microsecond) // 1 µs a key: grows towards 500
 		p.adjust()
 	}
-	if p.size != paceMinBatch {
-		t.Fatalf("floor: size %d", p.size)
+	if p.size <= 400 || p.size > 500 {
+		t.Fatalf("size %d, want (400, 500]", p.size)
+	}
+}
+
+// Slow probes count only when one of the scan's commands was out as they
+// were sent: the same slow probes while the scan was idle are someone
+// else's load, and the batch keeps growing.
+func TestPacerCountsOnlyItsOwnDelay(t *testing.T) {
+	now := time.Now()
+	p := newPacer(time.Millisecond, 100*time.Microsecond, 100)
+	probes(p, now, 60, false, 3*time.Millisecond) // the machine is busy with others
+	probes(p, now, 60, true, 150*time.Microsecond)
+	if got, _ := p.adjustAt(now); got != 106 {
+		t.Fatalf("others' load: size %d, want 106 (grown)", got)
+	}
+
+	p = newPacer(time.Millisecond, 100*time.Microsecond, 100)
+	probes(p, now, 60, false, 150*time.Microsecond)
+	probes(p, now, 60, true, time.Millisecond) // 850 µs more than apart
+	if got, _ := p.adjustAt(now); got != 60 {
+		t.Fatalf("own delay: size %d, want 60 (cut)", got)
+	}
+	// The same slow probes are not answered twice…
+	if got, _ := p.adjustAt(now); got != 60 {
+		t.Fatalf("second cut without new probes: size %d", got)
+	}
+	// …and they age out of the window.
+	later := now.Add(2 * windowSpan)
+	if got, _ := p.adjustAt(later); got != 63 {
+		t.Fatalf("after the window: size %d, want 63", got)
+	}
+}
+
+// At the smallest batch, more delay brings a gap between batches; once
+// calm, the gap goes before the batch grows again.
+func TestPacerGap(t *testing.T) {
+	now := time.Now()
+	p := newPacer(time.Millisecond, 100*time.Microsecond, paceMinBatch)
+	for range 4 {
+		probes(p, now, cutSettle, true, 2*time.Millisecond)
+		p.adjustAt(now)
+	}
+	if p.size != paceMinBatch || p.gap != 8*time.Millisecond {
+		t.Fatalf("size %d gap %v, want %d and 8ms", p.size, p.gap, paceMinBatch)
 	}
 	for range 200 {
-		p.observe(p.idle)
-		p.adjust()
+		probes(p, now, 10, true, p.gap) // nothing added beyond the level of the idle probes
+		probes(p, now, 10, false, p.gap)
+		p.adjustAt(now)
+		if p.gap > 0 && p.size != paceMinBatch {
+			t.Fatalf("grew to %d with a gap of %v", p.size, p.gap)
+		}
 	}
-	if p.size != paceMaxBatch {
-		t.Fatalf("ceiling: size %d", p.size)
+	if p.gap != 0 || p.size <= paceMinBatch {
+		t.Fatalf("calm: size %d gap %v", p.size, p.gap)
+	}
+}
+
+// Too few probes during the scan's own commands to judge: the scan was
+// mostly idle, so the batch grows; busy throughout, the idle level before
+// the scan stands in for the probes apart.
+func TestPacerFewProbes(t *testing.T) {
+	now := time.Now()
+	p := newPacer(time.Millisecond, 100*time.Microsecond, 100)
+	probes(p, now, minCounted-1, true, 5*time.Millisecond)
+	if got, _ := p.adjustAt(now); got != 106 {
+		t.Fatalf("size %d, want 106", got)
+	}
+	probes(p, now, 40, true, time.Millisecond) // 900 µs above the idle level
+	if got, _ := p.adjustAt(now); got != 63 {
+		t.Fatalf("size %d, want 63", got)
+	}
+}
+
+// Under a budget each batch says how long the server spent on its longest
+// pipeline, by the server's clock; otherwise it costs no extra command.
+func TestFetchServerSpan(t *testing.T) {
+	_, c := redistest.SharedClient(t)
+	ctx := context.Background()
+	s, err := Preset("atlasmart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := NewKeyspace(KeyspaceSpec{Name: "span", Schema: s, ReserveTTL: time.Hour, ProcessingTimeout: time.Minute, Retention: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, 2000)
+	pipe := c.Pipeline()
+	for i := range keys {
+		keys[i] = fmt.Sprintf("atlasmart:ch23:idem:span:POST:/orders:%d", i)
+		pipe.HSet(ctx, keys[i], "fingerprint", "abc", "state", "SUCCEEDED", "status", "201", "response", strings.Repeat("x", 500))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, span := range []bool{true, false} {
+		f := &fetcher{c: c, ks: ks, memOn: newTrue(), span: span}
+		res, err := f.fetch(ctx, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.records) != len(keys) {
+			t.Fatalf("%d records", len(res.records))
+		}
+		// 2,000 keys take the server well over a microsecond a key, and
+		// well under a second.
+		if span && (res.serverSpan < 2*time.Millisecond || res.serverSpan > time.Second) || !span && res.serverSpan != 0 {
+			t.Fatalf("span %v: server time %v", span, res.serverSpan)
+		}
 	}
 }

@@ -131,7 +131,16 @@ func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<-
 	fail := func(err error) {
 		errOnce.Do(func() { firstErr = err; cancel() })
 	}
-	f := &fetcher{c: c, ks: ks, memOn: &memOn, respAll: opt.ResponseSizes}
+	f := &fetcher{c: c, ks: ks, memOn: &memOn, respAll: opt.ResponseSizes, span: opt.MaxLatency > 0}
+	// Under a latency budget each batch is read before the next SCAN, its
+	// size set by the pacer; otherwise batches of opt.Count overlap.
+	count := opt.Count
+	var pace *pacer
+	if opt.MaxLatency > 0 {
+		pace = startPacer(ctx, c, opt.MaxLatency, min(opt.Count, 100))
+		defer pace.stop()
+		count = pace.size
+	}
 	read := func(j job) {
 		if ctx.Err() != nil {
 			return // drain
@@ -140,7 +149,14 @@ func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<-
 		if j.locks {
 			fetch = f.fetchOrphans
 		}
+		if pace != nil {
+			pace.begin()
+		}
 		res, err := fetch(ctx, j.keys)
+		if pace != nil {
+			pace.end()
+			pace.served(len(j.keys), res.serverSpan) // one batch at a time: no race
+		}
 		if err != nil {
 			fail(fmt.Errorf("reading %d keys: %w", len(j.keys), err))
 			return
@@ -170,15 +186,6 @@ func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<-
 		}()
 	}
 
-	// Under a latency budget each batch is read before the next SCAN, its
-	// size set by the pacer; otherwise batches of opt.Count overlap.
-	count := opt.Count
-	var pace *pacer
-	if opt.MaxLatency > 0 {
-		pace = startPacer(ctx, c, opt.MaxLatency, min(opt.Count, 100))
-		defer pace.stop()
-		count = pace.size
-	}
 	pending := make([]string, 0, count)
 	var locks []string // companion lock keys, checked for orphans
 	pendingSince := time.Time{}
@@ -217,7 +224,13 @@ func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<-
 	limiter := newRateLimiter(opt.KeysPerSec)
 scan:
 	for {
+		if pace != nil {
+			pace.begin()
+		}
 		keys, next, err := c.Scan(ctx, cursor, ks.Match, int64(count)).Result()
+		if pace != nil {
+			pace.end()
+		}
 		if err != nil {
 			fail(fmt.Errorf("SCAN: %w", err))
 			break
@@ -255,8 +268,9 @@ scan:
 		if len(pending)+len(locks) > 0 && (pace != nil || time.Since(pendingSince) >= opt.FlushAfter) && !send() {
 			break
 		}
+		var gap time.Duration
 		if pace != nil {
-			count = pace.adjust()
+			count, gap = pace.adjust()
 		}
 		cursor = next
 		switch {
@@ -274,7 +288,7 @@ scan:
 		default:
 			prog.set(task, CursorShare(cursor))
 		}
-		if !limiter.wait(ctx, len(keys), opt.Pause) {
+		if !limiter.wait(ctx, len(keys), max(opt.Pause, gap)) {
 			break
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -361,5 +362,79 @@ func BenchmarkLiveScan1M(b *testing.B) {
 			m.Update(batchMsg{gen: m.gen, batches: []inspect.Batch{{Keyspace: ks, Records: base, ServerTimeMs: clock.UnixMilli()}}})
 		}
 		m.Update(scanDoneMsg{gen: m.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Complete: true}}})
+	}
+}
+
+// heldRecords is how many records BenchmarkRenderHeld and
+// BenchmarkFilterHeld hold: IDEMCTL_BENCH_HELD (the harness sets it to its
+// N in the 10M mode), 1,000,000 by default.
+func heldRecords(b *testing.B) int {
+	n := 1_000_000
+	if v := os.Getenv("IDEMCTL_BENCH_HELD"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1000 {
+			b.Fatalf("IDEMCTL_BENCH_HELD=%q: want a record count of at least 1000", v)
+		}
+	}
+	return n
+}
+
+func heldModel(b *testing.B) *Model {
+	ks := testKeyspace(b)
+	base := fixture(ks, 1000)
+	recs := make([]inspect.Record, heldRecords(b))
+	for i := range recs {
+		recs[i] = base[i%1000]
+	}
+	m := newTestModel(b, 120, 40, recs)
+	m.cursor = len(recs) / 2
+	m.clampCursor()
+	return m
+}
+
+// A frame with every held record in the store (named for the count, so the
+// report can say which).
+func BenchmarkRenderHeld(b *testing.B) {
+	m := heldModel(b)
+	b.Run(strconv.Itoa(m.store.recs.Len()), func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			_ = m.View()
+		}
+	})
+}
+
+// A filter typed over every held record: a key substring, which reads
+// every record's key; the view rebuilt and sorted. Clearing it again is
+// not timed.
+func BenchmarkFilterHeld(b *testing.B) {
+	m := heldModel(b)
+	s, err := inspect.ParseSearch("customer-1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run(strconv.Itoa(m.store.recs.Len()), func(b *testing.B) {
+		for range b.N {
+			m.store.f = inspect.Filter{Search: s}
+			m.withCursorKept(m.store.rebuild)
+			if len(m.store.view) == 0 || len(m.store.view) == m.store.recs.Len() {
+				b.Fatalf("filter kept %d of %d", len(m.store.view), m.store.recs.Len())
+			}
+			b.StopTimer()
+			m.store.f = inspect.Filter{}
+			m.withCursorKept(m.store.rebuild)
+			b.StartTimer()
+		}
+	})
+}
+
+// The held-record benchmarks the harness runs in its 10M mode, at a
+// thousand records: CI runs no benchmarks, so this keeps them working.
+func TestHeldBenchmarksRun(t *testing.T) {
+	t.Setenv("IDEMCTL_BENCH_HELD", "1000")
+	for name, bench := range map[string]func(*testing.B){"RenderHeld": BenchmarkRenderHeld, "FilterHeld": BenchmarkFilterHeld} {
+		if r := testing.Benchmark(bench); r.N == 0 {
+			t.Errorf("Benchmark%s failed or did not run", name)
+		}
 	}
 }
