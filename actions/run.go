@@ -130,6 +130,7 @@ func (e *Executor) applyBatch(ctx context.Context, r *run, base int, out []Resul
 			in := e.entry(p, PhaseIntent, r.id)
 			intents[k] = in
 			pre = append(pre, in)
+			res.AuditID = in.ID
 		}
 		out[k] = res
 	}
