@@ -47,14 +47,39 @@ type UndoTarget struct {
 type UndoIndex struct {
 	intents  map[string]AuditEntry
 	outcomes map[string]AuditEntry
-	order    []string            // intent ids, oldest first
-	undos    map[string][]string // write id → ids of applied undos of it, oldest first
-	pos      map[string]int      // intent id → index in order
+	order    []string       // intent ids, oldest first
+	pos      map[string]int // intent id → index in order
+	undos    revertIndex
+}
+
+// revertIndex maps a write id to the ids of the applied undos of it,
+// oldest first.
+type revertIndex map[string][]string
+
+// add notes e if it is an applied undo.
+func (r revertIndex) add(e AuditEntry) {
+	if e.Phase == PhaseOutcome && e.Outcome == Applied && e.Action == KindUndo && e.Reverts != "" {
+		r[e.Reverts] = append(r[e.Reverts], e.ID)
+	}
+}
+
+// revertedBy is the applied undo whose effect stands on write id ("" when
+// none: never reverted, or its undo was itself undone).
+func (r revertIndex) revertedBy(id string, depth int) string {
+	us := r[id]
+	if len(us) == 0 || depth > 64 {
+		return ""
+	}
+	last := us[len(us)-1]
+	if r.revertedBy(last, depth+1) != "" {
+		return ""
+	}
+	return last
 }
 
 // IndexUndo indexes a log's entries (ReadAudit).
 func IndexUndo(entries []AuditEntry) *UndoIndex {
-	x := &UndoIndex{intents: map[string]AuditEntry{}, outcomes: map[string]AuditEntry{}, undos: map[string][]string{}, pos: map[string]int{}}
+	x := &UndoIndex{intents: map[string]AuditEntry{}, outcomes: map[string]AuditEntry{}, undos: revertIndex{}, pos: map[string]int{}}
 	for _, e := range entries {
 		switch e.Phase {
 		case PhaseIntent:
@@ -68,9 +93,7 @@ func IndexUndo(entries []AuditEntry) *UndoIndex {
 				continue // a refusal: nothing was written
 			}
 			x.outcomes[e.ID] = e
-			if e.Outcome == Applied && e.Action == KindUndo && e.Reverts != "" {
-				x.undos[e.Reverts] = append(x.undos[e.Reverts], e.ID)
-			}
+			x.undos.add(e)
 		}
 	}
 	return x
@@ -79,19 +102,7 @@ func IndexUndo(entries []AuditEntry) *UndoIndex {
 // RevertedBy is the applied undo whose effect stands on write id ("" when
 // none: never reverted, or its undo was itself undone).
 func (x *UndoIndex) RevertedBy(id string) string {
-	return x.revertedBy(id, 0)
-}
-
-func (x *UndoIndex) revertedBy(id string, depth int) string {
-	us := x.undos[id]
-	if len(us) == 0 || depth > 64 {
-		return ""
-	}
-	last := us[len(us)-1]
-	if x.revertedBy(last, depth+1) != "" {
-		return ""
-	}
-	return last
+	return x.undos.revertedBy(id, 0)
 }
 
 // ErrNoWrite: no write in the log has that id.
@@ -186,7 +197,7 @@ func (e *Executor) PlanUndo(ctx context.Context, x *UndoIndex, targets []UndoTar
 	var out []*Plan
 	for _, t := range targets {
 		key := t.Intent.entryKey()
-		p, err := e.planUndo(ctx, x, t, keyspaceNamed(kss, t.Intent.Keyspace), reason, chain[key])
+		p, err := e.planUndo(ctx, x, t, keyspaceNamed(kss, t.Intent.Keyspace, key), reason, chain[key])
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", inspect.Sanitize(key), err)
 		}
@@ -199,9 +210,17 @@ func (e *Executor) PlanUndo(ctx context.Context, x *UndoIndex, targets []UndoTar
 	return out, nil
 }
 
-func keyspaceNamed(kss []*inspect.Keyspace, name string) *inspect.Keyspace {
+// keyspaceNamed is the keyspace the write was made in: by its name, or
+// else the first whose pattern matches the key (a session started with
+// other flags may name it otherwise).
+func keyspaceNamed(kss []*inspect.Keyspace, name, key string) *inspect.Keyspace {
 	for _, ks := range kss {
 		if ks.Name == name {
+			return ks
+		}
+	}
+	for _, ks := range kss {
+		if inspect.MatchPattern(ks.Match, key) {
 			return ks
 		}
 	}
@@ -361,4 +380,13 @@ func drift(left *Snapshot, want Version, now Snapshot, cur Version) string {
 		return "its version differs"
 	}
 	return strings.Join(out, ", ")
+}
+
+// Reverts is the audit id of the write an undo plan reverts ("" for
+// other writes).
+func (p *Plan) Reverts() string {
+	if p.reverts == nil {
+		return ""
+	}
+	return p.reverts.ID
 }

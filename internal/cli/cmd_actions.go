@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,6 +31,7 @@ type writeFlags struct {
 func (w *writeFlags) register(fs *pflag.FlagSet, kind actions.Kind) {
 	fs.StringVar(&w.reason, "reason", "", "why (required; recorded in the audit log and, where the schema allows, the record)")
 	switch kind {
+	case actions.KindUndo: // the audit log says what to write
 	case actions.KindExpire:
 		fs.StringVar(&w.ttl, "ttl", "", "new TTL (e.g. 10m); 0 deletes the record now (required)")
 	default:
@@ -40,9 +42,11 @@ func (w *writeFlags) register(fs *pflag.FlagSet, kind actions.Kind) {
 	if kind == actions.KindReconcile {
 		fs.StringVar(&w.ref, "ref", "", "reference in the authoritative system you checked (e.g. the order id)")
 	}
-	fs.StringVar(&w.expectState, "expect-state", "", "refuse unless the record is in this state (stored or canonical)")
-	fs.StringVar(&w.expectFP, "expect-fingerprint", "", "refuse unless the record has this fingerprint")
-	fs.StringVar(&w.fromFile, "from-file", "", "read keys from a file (- for stdin): one per line, optionally KEY<TAB>STATE<TAB>FINGERPRINT<TAB>VERSION; a line #b64<TAB>… holds the same columns in base64")
+	if kind != actions.KindUndo {
+		fs.StringVar(&w.expectState, "expect-state", "", "refuse unless the record is in this state (stored or canonical)")
+		fs.StringVar(&w.expectFP, "expect-fingerprint", "", "refuse unless the record has this fingerprint")
+		fs.StringVar(&w.fromFile, "from-file", "", "read keys from a file (- for stdin): one per line, optionally KEY<TAB>STATE<TAB>FINGERPRINT<TAB>VERSION; a line #b64<TAB>… holds the same columns in base64")
+	}
 	fs.BoolVar(&w.dryRun, "dry-run", false, "show what would change; write nothing")
 	fs.BoolVar(&w.yes, "yes", false, "do not ask for confirmation")
 	fs.BoolVar(&w.write, "write", false, "enable writes for this run (or writes: true in the profile)")
@@ -108,16 +112,10 @@ func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 		return err
 	}
 	setup := s.writeSetup(a.getenv, wf.write, wf.auditLog)
-	if !wf.dryRun {
-		if err := setup.Policy.Check(); errors.Is(err, actions.ErrReadOnly) {
-			return codeErr(ExitRefused, "%v", err)
-		}
-	}
-	if err := s.connect(ctx, a); err != nil {
+	if err := s.connectToWrite(ctx, a, &setup, wf.dryRun); err != nil {
 		return err
 	}
 	defer s.Close()
-	setup.Client = s.client
 
 	// Plan first, and open the audit log only once something is to be
 	// written: a dry run or an unconfirmed write leaves no file behind.
@@ -139,6 +137,17 @@ func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 	if _, err := ex.MarkAlreadyApplied(plans); err != nil {
 		return codeErr(ExitAudit, "%v: nothing was written", err)
 	}
+	printPlans(a.stderr, kind, plans)
+	return applyPlans(ctx, a, setup, plans, wf, func(n int) error {
+		return confirm(a, kind, wf, setup.Policy, n, s, func() string { return exactCommand(kind, fs, plans, s) })
+	})
+}
+
+// applyPlans is the end of every write command: a dry run stops after the
+// plans (printed by the caller); otherwise the runnable ones are
+// confirmed once, and all go through the executor, audited (conflicts
+// found while planning too), with the report and the exit code.
+func applyPlans(ctx context.Context, a *app, setup actions.Setup, plans []*actions.Plan, wf *writeFlags, confirmRun func(n int) error) error {
 	runnable, conflicts := 0, 0
 	for _, p := range plans {
 		switch {
@@ -148,18 +157,19 @@ func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 			conflicts++
 		}
 	}
-	printPlans(a.stderr, kind, plans)
 	if wf.dryRun {
 		fmt.Fprintf(a.stderr, "dry run: %d of %d would be written; nothing was written\n", runnable, len(plans))
 		return resultCode(planResults(plans), len(plans))
 	}
 	if runnable > 0 {
-		if err := confirm(a, kind, fs, wf, setup.Policy, plans, runnable, s); err != nil {
+		if err := confirmRun(runnable); err != nil {
 			return err
 		}
 	}
+	ex := actions.NewPlanner(setup)
 	if runnable > 0 || conflicts > 0 {
 		// conflicts found while planning are audited too
+		var err error
 		if ex, err = actions.NewExecutor(setup); err != nil {
 			return codeErr(ExitRefused, "%v: nothing was written", err)
 		}
@@ -187,6 +197,22 @@ func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 		return codeErr(ExitPartial, "interrupted: %d applied, %d skipped — see the report above", sum[actions.Applied], sum[actions.Skipped])
 	}
 	return resultCode(results, len(plans))
+}
+
+// connectToWrite refuses a read-only session before connecting (a dry run
+// only reads), then connects and gives setup the client. The caller
+// closes s.
+func (s *session) connectToWrite(ctx context.Context, a *app, setup *actions.Setup, dryRun bool) error {
+	if !dryRun {
+		if err := setup.Policy.Check(); errors.Is(err, actions.ErrReadOnly) {
+			return codeErr(ExitRefused, "%v", err)
+		}
+	}
+	if err := s.connect(ctx, a); err != nil {
+		return err
+	}
+	setup.Client = s.client
+	return nil
 }
 
 // readTargets takes keys from the arguments and --from-file.
@@ -298,16 +324,29 @@ func printPlans(w io.Writer, kind actions.Kind, plans []*actions.Plan) {
 			fmt.Fprintf(w, "%s %s: %s: %s\n", kind, inspect.Sanitize(p.Key), p.Outcome, inspect.Sanitize(p.Refused))
 			continue
 		}
-		fmt.Fprintf(w, "%s %s (keyspace %s, version %s):\n", kind, inspect.Sanitize(p.Key), p.Keyspace.Name, p.Before.Version)
+		what := ""
+		if id := p.Reverts(); id != "" {
+			what = ", reverting write " + id
+		}
+		ver := p.Before.Version
+		if ver == "" {
+			ver = "none: the key is absent"
+		}
+		fmt.Fprintf(w, "%s %s (keyspace %s, version %s%s):\n", kind, inspect.Sanitize(p.Key), p.Keyspace.Name, ver, what)
 		for _, c := range p.Changes {
 			fmt.Fprintf(w, "  %-16s %s → %s\n", inspect.Sanitize(c.Field), units.Clip(inspect.Sanitize(c.Before), 80), units.Clip(inspect.Sanitize(c.After), 80))
+		}
+		if p.UndoNote != "" {
+			// said before it runs: the log will not hold its before-image
+			fmt.Fprintf(w, "  %-16s this write will NOT be undoable: %s\n", "(undo)", inspect.Sanitize(p.UndoNote))
 		}
 	}
 }
 
 // confirm asks on a terminal; without one (and without --yes) it refuses
 // and prints the exact non-interactive command, pinned to what was shown.
-func confirm(a *app, kind actions.Kind, fs *pflag.FlagSet, wf *writeFlags, policy *actions.Policy, plans []*actions.Plan, n int, s *session) error {
+// exact is that command (see exactCommand).
+func confirm(a *app, kind actions.Kind, wf *writeFlags, policy *actions.Policy, n int, s *session, exact func() string) error {
 	if policy.NeedsProfileName() && wf.confirmProfile != "" {
 		if err := policy.ConfirmProfile(wf.confirmProfile); err != nil {
 			return codeErr(ExitRefused, "--confirm-profile: %v", err)
@@ -318,7 +357,7 @@ func confirm(a *app, kind actions.Kind, fs *pflag.FlagSet, wf *writeFlags, polic
 	}
 	if !a.inTTY {
 		fmt.Fprintln(a.stderr, "idemctl: refusing to write without confirmation (no terminal). To apply exactly what is shown above, run:")
-		fmt.Fprintln(a.stderr, exactCommand(kind, fs, plans, s))
+		fmt.Fprintln(a.stderr, exact())
 		return codeErr(ExitRefused, "not confirmed: nothing was written")
 	}
 	in := bufio.NewReader(a.stdin)
@@ -355,36 +394,7 @@ func confirm(a *app, kind actions.Kind, fs *pflag.FlagSet, wf *writeFlags, polic
 // move into the here-document.
 func exactCommand(kind actions.Kind, fs *pflag.FlagSet, plans []*actions.Plan, s *session) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "  idemctl %s", kind)
-	if fs.Changed("url") {
-		fmt.Fprintf(&b, " --url %s", shellQuote(s.ep.String()))
-	}
-	fs.Visit(func(f *pflag.Flag) {
-		switch f.Name {
-		case "url", "yes", "from-file", "expect-state", "expect-fingerprint", "confirm-profile", "dry-run", "help":
-			return
-		}
-		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			for _, v := range sv.GetSlice() {
-				fmt.Fprintf(&b, " --%s %s", f.Name, shellQuote(v))
-			}
-			return
-		}
-		v := f.Value.String()
-		switch {
-		case f.Value.Type() == "bool" && v == "true":
-			fmt.Fprintf(&b, " --%s", f.Name)
-		case f.Value.Type() == "bool":
-			fmt.Fprintf(&b, " --%s=%s", f.Name, v)
-		case v == "" && f.Value.Type() != "string":
-			fmt.Fprintf(&b, " --%s 0", f.Name) // durations and sizes print zero as ""
-		default:
-			fmt.Fprintf(&b, " --%s %s", f.Name, shellQuote(v))
-		}
-	})
-	if s.profile.Protected {
-		fmt.Fprintf(&b, " --confirm-profile %s", shellQuote(s.profileName))
-	}
+	writeFlagsLine(&b, string(kind), fs, s, "from-file", "expect-state", "expect-fingerprint")
 	b.WriteString(" --yes --from-file - <<'EOF'\n")
 	for _, p := range plans {
 		if p.Refused == "" {
@@ -393,6 +403,45 @@ func exactCommand(kind actions.Kind, fs *pflag.FlagSet, plans []*actions.Plan, s
 	}
 	b.WriteString("EOF")
 	return b.String()
+}
+
+// writeFlagsLine writes "idemctl NAME" and every flag the operator gave,
+// but --yes, --dry-run, --confirm-profile (added back for a protected
+// profile) and skip, with a --url printed without its password.
+func writeFlagsLine(b *strings.Builder, name string, fs *pflag.FlagSet, s *session, skip ...string) {
+	fmt.Fprintf(b, "  idemctl %s", name)
+	if fs.Changed("url") {
+		fmt.Fprintf(b, " --url %s", shellQuote(s.ep.String()))
+	}
+	fs.Visit(func(f *pflag.Flag) {
+		switch f.Name {
+		case "url", "yes", "confirm-profile", "dry-run", "help":
+			return
+		}
+		if slices.Contains(skip, f.Name) {
+			return
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				fmt.Fprintf(b, " --%s %s", f.Name, shellQuote(v))
+			}
+			return
+		}
+		v := f.Value.String()
+		switch {
+		case f.Value.Type() == "bool" && v == "true":
+			fmt.Fprintf(b, " --%s", f.Name)
+		case f.Value.Type() == "bool":
+			fmt.Fprintf(b, " --%s=%s", f.Name, v)
+		case v == "" && f.Value.Type() != "string":
+			fmt.Fprintf(b, " --%s 0", f.Name) // durations and sizes print zero as ""
+		default:
+			fmt.Fprintf(b, " --%s %s", f.Name, shellQuote(v))
+		}
+	})
+	if s.profile.Protected {
+		fmt.Fprintf(b, " --confirm-profile %s", shellQuote(s.profileName))
+	}
 }
 
 func planResults(plans []*actions.Plan) []actions.Result {

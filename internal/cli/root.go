@@ -75,7 +75,9 @@ func newRoot(a *app) *cobra.Command {
 		c.Args = cobra.ArbitraryArgs
 		add("write", c)
 	}
-	add("write", newAuditCmd(a))
+	undo := leaf(a, "undo", &undoCmd{})
+	undo.Args = cobra.ArbitraryArgs
+	add("write", undo, newAuditCmd(a))
 	add("setup", leaf(a, "demo", &demoCmd{}), leaf(a, "seed", &seedCmd{}), leaf(a, "presets", &printCmd{print: runPresets}),
 		newConfigCmd(a), leaf(a, "version", &printCmd{print: runVersion}))
 	root.SetHelpCommand(newHelpCmd(a))
