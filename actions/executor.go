@@ -268,7 +268,7 @@ func scriptACLRefusal(msg string) bool {
 
 // operatorRights is what the write scripts need beyond the read commands:
 // Redis checks every command a script calls against the caller's ACL.
-const operatorRights = "+evalsha +eval +script|load and the commands the scripts call (+hset +set +del +pexpire +persist, +restore for undo, and the reads +type +exists +get +getrange +strlen +hget +hgetall +hlen +pttl +pexpiretime +time +dump), with write access to the keys"
+const operatorRights = "+evalsha +eval +script|load and the commands the scripts call (+hset +set +del +pexpire +persist, +restore for undo, and the reads +type +exists +get +getrange +strlen +hget +hgetall +hlen +pttl +pexpiretime +time +hkeys +hstrlen +dump), with write access to the keys"
 
 // explain turns a server refusal into what the operator can do about it.
 func explain(err error, user string) string {

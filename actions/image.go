@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/internal/units"
 )
 
 // Image is a record's exact before-image, as an undo restores it: the
@@ -19,7 +21,8 @@ type Image struct {
 	Exists bool `json:"exists"`
 	// Dump is the DUMP payload, base64 (it is binary).
 	Dump string `json:"dump_base64,omitempty"`
-	// Len is the DUMP payload's length in bytes.
+	// Len is the DUMP payload's length in bytes (without one: the
+	// values' size, -1 for a type never imaged).
 	Len int64 `json:"len"`
 	// ExpireAtMs is the absolute expiry (server clock, epoch ms), 0 none.
 	// An undo restores this, not the remaining TTL: the record ends when
@@ -62,10 +65,23 @@ local at = 0
 if pttl >= 0 then at = now + pttl end
 local ok, e = pcall(redis.call, 'PEXPIRETIME', key)
 if ok and type(e) == 'number' and e > 0 then at = e end
+-- The size is bounded before DUMP runs: serializing a large value would
+-- stall the server. Only the record containers are imaged.
+local size = -1
+if v[1] == 'string' then
+  size = redis.call('STRLEN', key)
+elseif v[1] == 'hash' then
+  size = 0
+  for _, f in ipairs(redis.call('HKEYS', key)) do
+    size = size + string.len(f) + redis.call('HSTRLEN', key, f)
+  end
+end
+local fmt = function(x) return string.format('%.0f', x) end
+if size < 0 or size > tonumber(ARGV[1]) then
+  return {v[1], v[2], v[3], v[4], fmt(at), tostring(pttl), fmt(now), tostring(size), ''}
+end
 local d = redis.call('DUMP', key)
-local len = string.len(d)
-if len > tonumber(ARGV[1]) then d = '' end
-return {v[1], v[2], v[3], v[4], string.format('%.0f', at), tostring(pttl), string.format('%.0f', now), tostring(len), d}
+return {v[1], v[2], v[3], v[4], fmt(at), tostring(pttl), fmt(now), tostring(string.len(d)), d}
 `
 
 var (
@@ -90,7 +106,7 @@ func fetchImage(ctx context.Context, c redis.UniversalClient, key, comp string) 
 	}
 	if err != nil && isServerError(err) {
 		v, verr := fetchVersion(ctx, c, key, comp)
-		return v, nil, "the server would not give the record's DUMP (" + explain(err, "") + ")", verr
+		return v, nil, "the server would not give the record's DUMP (" + units.OneLine(err.Error()) + "; an undo needs +hkeys +hstrlen +dump)", verr
 	}
 	if err != nil {
 		return Version{}, nil, "", err
@@ -104,8 +120,11 @@ func fetchImage(ctx context.Context, c redis.UniversalClient, key, comp string) 
 	v := Version{Type: reply[0], Content: reply[1], Expiry: reply[2], Companion: reply[3]}
 	num := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
 	im := &Image{Exists: v.Type != "none", ExpireAtMs: num(reply[4]), TTLms: num(reply[5]), NowMs: num(reply[6]), Len: num(reply[7]), Version: v}
-	if im.Exists && im.Len > MaxImage {
-		return v, nil, fmt.Sprintf("its before-image is %d bytes (DUMP), over the %d-byte cap", im.Len, MaxImage), nil
+	switch {
+	case im.Exists && im.Len < 0:
+		return v, nil, "a " + v.Type + " is not a record container idemctl images", nil
+	case im.Exists && (im.Len > MaxImage || reply[8] == ""):
+		return v, nil, fmt.Sprintf("the record holds %d bytes, over the %d-byte before-image cap", im.Len, MaxImage), nil
 	}
 	im.Dump = base64.StdEncoding.EncodeToString([]byte(reply[8]))
 	return v, im, "", nil

@@ -288,7 +288,7 @@ func TestUndoOverCapAnnouncedAndRefused(t *testing.T) {
 		want   string
 	}{
 		{"value-over-audit_max_value", AuditValues{}, 60_000, "note (60000 bytes)"},
-		{"image-over-cap", AuditValues{MaxValue: 1 << 20}, MaxImage + 10, "over the 262144-byte cap"},
+		{"image-over-cap", AuditValues{MaxValue: 1 << 20}, MaxImage + 10, "over the 262144-byte before-image cap"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
