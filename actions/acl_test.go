@@ -153,7 +153,7 @@ func TestACLOperatorWrites(t *testing.T) {
 func TestACLWithoutDumpWritesAnnouncedNotUndoable(t *testing.T) {
 	r := sharedRig(t)
 	ex := aclUser(t, r, "idem-nodump", readRights, scriptRights, writeRights, []string{"-dump"})
-	ctx := context.Background()
+	ctx := t.Context()
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	p, err := ex.Plan(ctx, Request{Kind: KindFail, Reason: "stuck", Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
 	if err != nil || p.Refused != "" || !strings.Contains(p.UndoNote, "DUMP") {

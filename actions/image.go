@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -106,7 +107,11 @@ func fetchImage(ctx context.Context, c redis.UniversalClient, key, comp string) 
 	}
 	if err != nil && isServerError(err) {
 		v, verr := fetchVersion(ctx, c, key, comp)
-		return v, nil, "the server would not give the record's DUMP (" + units.OneLine(err.Error()) + "; an undo needs +hkeys +hstrlen +dump)", verr
+		why := units.Clip(units.OneLine(err.Error()), 160)
+		if scriptACLRefusal(err.Error()) || strings.HasPrefix(err.Error(), "NOPERM") {
+			why += "; an undo needs +hkeys +hstrlen +dump"
+		}
+		return v, nil, "the server would not give the record's DUMP (" + why + ")", verr
 	}
 	if err != nil {
 		return Version{}, nil, "", err

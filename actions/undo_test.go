@@ -1,7 +1,6 @@
 package actions
 
 import (
-	"context"
 	"crypto/rand"
 	"strings"
 	"sync/atomic"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/inspecttest"
+	"github.com/idemctl/idemctl/internal/redistest"
 )
 
 // image is what an undo must give back: the server's serialization and
@@ -21,7 +21,7 @@ type image struct {
 
 func (r *rig) image(key string) image {
 	r.t.Helper()
-	ctx := context.Background()
+	ctx := r.t.Context()
 	d, err := r.c.Dump(ctx, key).Result()
 	if err != nil && err.Error() != "redis: nil" {
 		r.t.Fatalf("DUMP %s: %v", key, err)
@@ -55,11 +55,11 @@ func (r *rig) undo(kss []*inspect.Keyspace, ids ...string) ([]*Plan, []Result) {
 
 func (r *rig) undoTargets(x *UndoIndex, kss []*inspect.Keyspace, ts []UndoTarget) ([]*Plan, []Result) {
 	r.t.Helper()
-	plans, err := r.ex.PlanUndo(context.Background(), x, ts, kss, "test: undo")
+	plans, err := r.ex.PlanUndo(r.t.Context(), x, ts, kss, "test: undo")
 	if err != nil {
 		r.t.Fatalf("plan undo: %v", err)
 	}
-	return plans, r.ex.ApplyAll(context.Background(), plans, 0, nil)
+	return plans, r.ex.ApplyAll(r.t.Context(), plans, 0, nil)
 }
 
 // Undos checked: DUMP byte-identical, and hashtable-encoded hashes whose
@@ -84,7 +84,7 @@ func (r *rig) sameImage(key string, want image) {
 		byteIdentical.Add(1)
 		return
 	}
-	ctx := context.Background()
+	ctx := r.t.Context()
 	scratch := key + ":restored-by-test"
 	if err := r.c.Restore(ctx, scratch, 0, want.dump).Err(); err != nil {
 		r.t.Fatalf("RESTORE of the before-image: %v", err)
@@ -109,7 +109,7 @@ func TestUndoRestoresByteIdentical(t *testing.T) {
 	const lockKey = "idempotency_keys:lock:req-9"
 	hidden := func(r *rig) {
 		r.reserveAtlas(atlasKey, fp("body-1"))
-		if err := r.c.HSet(context.Background(), atlasKey, "x-internal", "\xff\x00\xfe binary", "trace", "t-1").Err(); err != nil {
+		if err := r.c.HSet(r.t.Context(), atlasKey, "x-internal", "\xff\x00\xfe binary", "trace", "t-1").Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -181,8 +181,7 @@ func TestUndoRestoresByteIdentical(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("undos checked: %d byte-identical (DUMP and expiry), %d hashtable-encoded (same fields, values, encoding and expiry; DUMP field order is Redis's)",
-		byteIdentical.Load(), sameContent.Load())
+	logImages(t)
 }
 
 // undone seeds a processing record, force-fails it and returns the audit
@@ -201,7 +200,7 @@ func failed(t *testing.T, r *rig) (string, []*inspect.Keyspace) {
 // An undo refuses, as a conflict that names what changed, once the
 // application has touched the record since the write; nothing is written.
 func TestUndoConflictsAfterApplicationChange(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	cases := []struct {
 		name   string
 		change func(r *rig)
@@ -279,7 +278,7 @@ func TestUndoConflictsAfterApplicationChange(t *testing.T) {
 // (the plan's UndoNote, which both faces print), and its undo refuses with
 // the reason.
 func TestUndoOverCapAnnouncedAndRefused(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	cases := []struct {
 		name   string
@@ -353,6 +352,47 @@ func TestUndoSinceChains(t *testing.T) {
 	if left := IndexUndo(r.entries()).Since(since); len(left) != 0 {
 		t.Fatalf("after undoing everything since, %d writes still stand", len(left))
 	}
-	t.Logf("undos checked: %d byte-identical (DUMP and expiry), %d hashtable-encoded (same fields, values, encoding and expiry; DUMP field order is Redis's)",
+	logImages(t)
+}
+
+// Hash-field TTLs (Redis 7.4+) are part of the record: a write that moves
+// them is undone with each field's own expiry back, byte-identically.
+func TestUndoRestoresFieldTTLs(t *testing.T) {
+	r := sharedRig(t)
+	redistest.RequireFieldTTL(t, r.c)
+	ctx := t.Context()
+	ks := inspecttest.Keyspace(t, "atlasmart")
+	r.reserveAtlas(atlasKey, fp("body-1"))
+	r.c.Persist(ctx, atlasKey)
+	r.c.Do(ctx, "hpexpire", atlasKey, 600000, "fields", 2, "fingerprint", "state")
+	before := r.image(atlasKey)
+	fieldAt := func() []int64 {
+		v, err := r.c.Do(ctx, "hpexpiretime", atlasKey, "fields", 2, "fingerprint", "state").Int64Slice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	at := fieldAt()
+	res := r.apply(r.plan(Request{Kind: KindExpire, Keyspace: ks, Key: atlasKey, TTL: TTL{Mode: TTLSet, D: time.Hour}}))
+	if res.Outcome != Applied {
+		t.Fatalf("expire: %+v", res)
+	}
+	if moved := fieldAt(); moved[0] == at[0] {
+		t.Fatal("the expire did not move the field TTLs: the test proves nothing")
+	}
+	if _, rs := r.undo([]*inspect.Keyspace{ks}, res.AuditID); rs[0].Outcome != Applied {
+		t.Fatalf("undo: %+v", rs[0])
+	}
+	r.sameImage(atlasKey, before)
+	if got := fieldAt(); got[0] != at[0] || got[1] != at[1] {
+		t.Fatalf("field expiries after undo %v, before the write %v", got, at)
+	}
+	logImages(t)
+}
+
+// logImages reports the undos checked so far in this package.
+func logImages(t *testing.T) {
+	t.Logf("undos checked: %d byte-identical (DUMP and expiry), %d hashtable-encoded (same fields, values, encoding and expiry; DUMP field order is the server's)",
 		byteIdentical.Load(), sameContent.Load())
 }

@@ -487,7 +487,8 @@ func (m *Model) writeDiff(b *strings.Builder) {
 		}
 		if p.UndoNote != "" {
 			// said before it runs, as the CLI's plan says it
-			b.WriteString(ansi.Wrap(m.styles.Error.Render("this write will NOT be undoable: ")+inspect.Sanitize(p.UndoNote), m.width, " ") + "\n")
+			// one line: the confirmation below must stay on screen
+			b.WriteString(fit(m.styles.Error.Render("will not be undoable: ")+inspect.Sanitize(units.OneLine(p.UndoNote)), m.width) + "\n")
 		}
 		if len(ok) > 1 {
 			var sample []string
@@ -601,8 +602,8 @@ func (m *Model) writesView() string {
 	if m.followSel {
 		// a key moved the selection: keep it on screen, it is what u undoes
 		m.followSel = false
-		at, h := 2+m.writeSel, m.bodyHeight()
-		m.scroll = min(max(m.scroll, at-h+1), at)
+		at, h := 2+m.writeSel, m.bodyHeight() // under the title and the summary
+		m.scroll = min(max(m.scroll, at-h+1), m.writeSel)
 	}
 	return b.String()
 }

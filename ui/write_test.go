@@ -279,7 +279,7 @@ func TestForceFailFromDetail(t *testing.T) {
 func TestUndoFromWritesScreen(t *testing.T) {
 	f := newLive(t, true, false)
 	m := f.m
-	ctx := context.Background()
+	ctx := t.Context()
 	press(m, "x")
 	key := m.store.at(0).Key
 	before := f.client.Dump(ctx, key).Val()
@@ -308,7 +308,7 @@ func TestUndoFromWritesScreen(t *testing.T) {
 	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	run(m, cmd)
 	text := screenText(m)
-	for _, want := range []string{"FAILED → PROCESSING", "NOT be undoable", "Type yes"} {
+	for _, want := range []string{"FAILED → PROCESSING", "will not be undoable: values left out", "Type yes"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("undo confirmation lacks %q:\n%s", want, text)
 		}
@@ -323,7 +323,8 @@ func TestUndoFromWritesScreen(t *testing.T) {
 		t.Fatal("the undo did not restore the record byte for byte")
 	}
 	m.dialog = nil
-	if !strings.Contains(screenText(m), "▸undo") {
+	press(m, "j", "g") // back to the newest: the title shows again
+	if !strings.Contains(screenText(m), "▸undo") || !strings.Contains(screenText(m), "WRITES THIS SESSION") {
 		t.Fatalf("the undo is not listed (and selected) on the Writes screen:\n%s", screenText(m))
 	}
 

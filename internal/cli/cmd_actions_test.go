@@ -251,7 +251,7 @@ func TestActionCLIWriteInputs(t *testing.T) {
 // and exit codes as every write; audit show lists what can be undone.
 func TestUndoCLI(t *testing.T) {
 	srv := redistest.Shared(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	c := srv.Client(0)
 	defer c.Close()
 	audit := filepath.Join(t.TempDir(), "audit.log")
