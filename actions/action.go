@@ -116,6 +116,9 @@ type Result struct {
 	// AuditID is the write's intent id in the audit log ("" when none was
 	// written): what `idemctl undo` takes.
 	AuditID string `json:"audit_id,omitempty"`
+	// UndoNote says why the write is not undoable ("" when it is), as its
+	// plan announced before it ran.
+	UndoNote string `json:"undo_note,omitempty"`
 
 	after *Version // the version the write left (the script says)
 }

@@ -302,6 +302,9 @@ func TestUndoOverCapAnnouncedAndRefused(t *testing.T) {
 				t.Fatalf("the plan does not announce it will not be undoable (%q): %q", tc.want, p.UndoNote)
 			}
 			res := r.apply(p)
+			if !strings.Contains(res.UndoNote, tc.want) { // -o json says it too
+				t.Fatalf("result without the undo note: %+v", res)
+			}
 			in, _ := r.lastWrite(atlasKey, Applied)
 			if *in.Undoable || in.Image != nil || !strings.Contains(in.UndoNote, tc.want) {
 				t.Fatalf("intent: undoable %v, image %v, note %q", *in.Undoable, in.Image != nil, in.UndoNote)

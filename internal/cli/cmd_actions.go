@@ -451,7 +451,7 @@ func planResults(plans []*actions.Plan) []actions.Result {
 		if p.Refused != "" {
 			o = p.Outcome
 		}
-		out[i] = actions.Result{Key: p.Key, Outcome: o}
+		out[i] = actions.Result{Key: p.Key, Outcome: o, UndoNote: p.UndoNote}
 	}
 	return out
 }

@@ -325,6 +325,13 @@ func TestUndoCLI(t *testing.T) {
 		t.Fatalf("audit show of the undo: %v %q", err, r.Stdout)
 	}
 
+	// That undo kept no before-image: undoing it is refused, saying why.
+	r = run("undo", rep.Writes[0].ID, "--reason", "redo", "--write", "--yes")
+	r.MustCode(t, cli.ExitRefused)
+	if !strings.Contains(r.Stdout+r.Stderr, "not undoable: values left out of the log: response") {
+		t.Fatalf("undo of an undo without a before-image: %q %q", r.Stdout, r.Stderr)
+	}
+
 	// Undoing it again: already reverted, refused.
 	r = run("undo", id, "--reason", "again", "--write", "--yes")
 	r.MustCode(t, cli.ExitRefused)
@@ -336,6 +343,13 @@ func TestUndoCLI(t *testing.T) {
 	r = run("fail", cliKey, "--reason", "INC-10", "--write", "--yes", "-o", "json")
 	r.MustCode(t, cli.ExitOK)
 	_ = json.Unmarshal([]byte(r.Stdout), &out)
+	// A write on a record holding a payload announces before it runs
+	// that it will not be undoable.
+	r = run("expire", cliKey, "--ttl", "10m", "--reason", "x", "--dry-run")
+	r.MustCode(t, cli.ExitOK)
+	if !strings.Contains(r.Stderr, "(undo)           this write will NOT be undoable: values left out of the log: response") {
+		t.Fatalf("dry run lacks the undo note: %q", r.Stderr)
+	}
 	c.HSet(ctx, cliKey, "state", "SUCCEEDED")
 	changed := dump()
 	r = run("undo", "--since", "1h", "--reason", "roll back", "--write", "--yes")
