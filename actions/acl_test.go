@@ -147,3 +147,24 @@ func TestACLOperatorWrites(t *testing.T) {
 		}
 	}
 }
+
+// An operator the ACL does not let DUMP still writes, and is told before
+// the write runs that it will not be undoable, and why.
+func TestACLWithoutDumpWritesAnnouncedNotUndoable(t *testing.T) {
+	r := sharedRig(t)
+	ex := aclUser(t, r, "idem-nodump", readRights, scriptRights, writeRights, []string{"-dump"})
+	ctx := t.Context()
+	r.reserveAtlas(atlasKey, fp("body-1"))
+	p, err := ex.Plan(ctx, Request{Kind: KindFail, Reason: "stuck", Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
+	if err != nil || p.Refused != "" || !strings.Contains(p.UndoNote, "DUMP") {
+		t.Fatalf("plan without +dump: %v %q, undo note %q", err, p.Refused, p.UndoNote)
+	}
+	if res := ex.Apply(ctx, p); res.Outcome != Applied {
+		t.Fatalf("apply without +dump: %+v", res)
+	}
+	in, _ := r.lastWrite(atlasKey, Applied)
+	t.Logf("undo note: %s", in.UndoNote)
+	if *in.Undoable || in.Image != nil || !strings.Contains(in.UndoNote, "DUMP") {
+		t.Fatalf("intent: undoable %v, note %q", *in.Undoable, in.UndoNote)
+	}
+}

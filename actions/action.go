@@ -18,6 +18,9 @@ const (
 	KindExpire    Kind = "expire"    // new TTL, or delete now (TTL 0)
 	KindFail      Kind = "fail"      // processing -> failed, with a replay status/response
 	KindReconcile Kind = "reconcile" // -> succeeded (or configured), after checking the source of truth
+	// KindUndo restores a record to its before-image (see undo.go); not
+	// a verb of ParseKind: it is planned from the audit log.
+	KindUndo Kind = "undo"
 )
 
 // ParseKind maps a name to a Kind.
@@ -110,4 +113,12 @@ type Result struct {
 	Detail   string   `json:"detail,omitempty"`
 	ServerMs int64    `json:"server_ms,omitempty"`
 	Changes  []Change `json:"changes,omitempty"`
+	// AuditID is the write's intent id in the audit log ("" when none was
+	// written): what `idemctl undo` takes.
+	AuditID string `json:"audit_id,omitempty"`
+	// UndoNote says why the write is not undoable ("" when it is), as its
+	// plan announced before it ran.
+	UndoNote string `json:"undo_note,omitempty"`
+
+	after *Version // the version the write left (the script says)
 }

@@ -59,11 +59,19 @@ type AuditEntry struct {
 	After     *Snapshot `json:"after,omitempty"` // planned (intent)
 	Changes   []Change  `json:"changes,omitempty"`
 	Evidence  *Evidence `json:"evidence,omitempty"` // a verify hook's verdict behind the write
-	// Undoable says whether Before holds every value exactly (an intent):
-	// false when a value was left out (too long, a payload, cut by the read
-	// cap), with UndoNote saying which and why.
-	Undoable *bool   `json:"undoable,omitempty"`
-	UndoNote string  `json:"undo_note,omitempty"`
+	// Undoable says whether the intent holds an exact before-image
+	// (Image): false when a value was left out of the log (too long, a
+	// payload, cut by the read cap) or the image is over MaxImage, with
+	// UndoNote saying which and why.
+	Undoable *bool  `json:"undoable,omitempty"`
+	UndoNote string `json:"undo_note,omitempty"`
+	// Image is an undoable intent's exact before-image (see Image).
+	Image *Image `json:"image,omitempty"`
+	// AfterVersion (an applied outcome) is the version the write left:
+	// an undo restores only a record still exactly this.
+	AfterVersion *Version `json:"after_version,omitempty"`
+	// Reverts (an undo) is the intent id of the write it reverts.
+	Reverts  string  `json:"reverts,omitempty"`
 	Outcome  Outcome `json:"outcome,omitempty"`
 	Detail   string  `json:"detail,omitempty"`
 	ServerMs int64   `json:"server_ms,omitempty"`

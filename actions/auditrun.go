@@ -64,6 +64,9 @@ func RunID(plans []*Plan) string {
 		}
 		_ = enc.Encode([]any{r.Kind, ks, base64.StdEncoding.EncodeToString([]byte(r.Key)), r.Reason, r.TTL.Mode, int64(r.TTL.D),
 			r.Ref, r.Status, r.Response, r.Saw, r.ExpectState, r.ExpectFingerprint})
+		if p.reverts != nil { // an undo is told apart by the write it reverts
+			_ = enc.Encode(p.reverts.ID)
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

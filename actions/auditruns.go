@@ -33,10 +33,44 @@ type RunKey struct {
 	Time   string `json:"time,omitempty"`
 }
 
-// RunReport is a run's summary and the keys it left undone.
+// RunReport is a run's summary, the keys it left undone, and its writes.
 type RunReport struct {
 	RunSummary
 	UndoneKeys []RunKey `json:"undone_keys"`
+	// Writes are the writes the run attempted (an intent each), with the
+	// id `idemctl undo` takes and whether it can.
+	Writes []RunWrite `json:"writes"`
+}
+
+// RunWrite is one attempted write of a run.
+type RunWrite struct {
+	ID      string  `json:"id"`
+	Key     string  `json:"key"`
+	Action  Kind    `json:"action"`
+	Outcome Outcome `json:"outcome,omitempty"` // "" in doubt
+	Reverts string  `json:"reverts,omitempty"` // an undo: the write it reverts
+	// Undo is "undoable", "reverted by ID" (an applied undo stands on it),
+	// "not undoable: why", or "" (not applied: nothing to undo).
+	Undo string `json:"undo,omitempty"`
+
+	undoable bool
+	note     string
+	after    bool
+}
+
+// undoStatus says what an undo of w would do.
+func (w RunWrite) undoStatus(reverted revertIndex) string {
+	switch {
+	case w.Outcome != Applied:
+		return ""
+	case reverted.revertedBy(w.ID, 0) != "":
+		return "reverted by " + reverted.revertedBy(w.ID, 0)
+	case !w.undoable:
+		return "not undoable: " + w.note
+	case !w.after:
+		return "not undoable: the log does not say what the write left"
+	}
+	return "undoable"
 }
 
 // Lasts of a RunKey besides outcomes.
@@ -53,6 +87,8 @@ type runAcc struct {
 	applied map[string]bool
 	last    map[string]RunKey
 	open    map[string]string // intent id → key
+	writes  []RunWrite
+	wpos    map[string]int // intent id → index in writes
 }
 
 // AuditRuns reads the log and sums up every named run, oldest first, with
@@ -60,16 +96,18 @@ type runAcc struct {
 func AuditRuns(path string) ([]RunReport, *AuditLog, error) {
 	runs := map[string]*runAcc{}
 	var order []string
+	reverted := revertIndex{}
 	lg := &AuditLog{}
 	var err error
 	lg.Torn, lg.Bad, err = scanAudit(path, nil, func(e AuditEntry) {
+		reverted.add(e)
 		if e.Run == "" {
 			return
 		}
 		r := runs[e.Run]
 		if r == nil {
 			r = &runAcc{planned: map[string]bool{}, execs: map[string]bool{}, applied: map[string]bool{},
-				last: map[string]RunKey{}, open: map[string]string{}}
+				last: map[string]RunKey{}, open: map[string]string{}, wpos: map[string]int{}}
 			r.rep.ID, r.rep.Started, r.rep.Operator, r.rep.Profile, r.rep.Action, r.rep.Reason =
 				e.Run, e.Time, e.OSUser, e.Profile, e.Action, e.Reason
 			runs[e.Run] = r
@@ -83,7 +121,7 @@ func AuditRuns(path string) ([]RunReport, *AuditLog, error) {
 	}
 	out := make([]RunReport, 0, len(order))
 	for _, id := range order {
-		out = append(out, runs[id].report())
+		out = append(out, runs[id].report(reverted))
 	}
 	return out, lg, nil
 }
@@ -109,6 +147,12 @@ func (r *runAcc) add(e AuditEntry) {
 		r.plan(k)
 		r.open[e.ID] = k
 		r.last[k] = RunKey{Key: k, Last: LastInDoubt, Detail: "an intent without an outcome: the run stopped between them; re-run it to settle", Time: e.Time}
+		r.wpos[e.ID] = len(r.writes)
+		r.writes = append(r.writes, RunWrite{ID: e.ID, Key: k, Action: e.Action, Reverts: e.Reverts,
+			undoable: e.Undoable != nil && *e.Undoable && e.Image != nil, note: e.UndoNote})
+		if e.Image == nil && e.UndoNote == "" {
+			r.writes[len(r.writes)-1].note = "the log holds no before-image for it"
+		}
 	case PhaseOutcome:
 		k := e.entryKey()
 		r.plan(k)
@@ -116,12 +160,20 @@ func (r *runAcc) add(e AuditEntry) {
 		if e.Outcome == Applied {
 			r.applied[k] = true
 		}
+		if i, ok := r.wpos[e.ID]; ok {
+			r.writes[i].Outcome, r.writes[i].after = e.Outcome, e.AfterVersion != nil
+		}
 		r.last[k] = RunKey{Key: k, Last: string(e.Outcome), Detail: e.Detail, Time: e.Time}
 	}
 }
 
-func (r *runAcc) report() RunReport {
+func (r *runAcc) report(reverted revertIndex) RunReport {
 	rep := r.rep
+	rep.Writes = make([]RunWrite, len(r.writes))
+	for i, w := range r.writes {
+		w.Undo = w.undoStatus(reverted)
+		rep.Writes[i] = w
+	}
 	rep.Executions = max(len(r.execs), 1)
 	rep.Planned = len(r.keys)
 	for _, k := range r.keys {

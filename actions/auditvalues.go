@@ -150,19 +150,30 @@ func (v AuditValues) changes(cs []Change, payload func(string) bool) []Change {
 	return out
 }
 
-// auditCopy bounds an entry's snapshots and diff, and says whether its
-// before-image is whole (undoable).
+// auditCopy bounds an entry's snapshots and diff.
 func (v AuditValues) auditCopy(e *AuditEntry, ks *inspect.Keyspace) {
 	payload := payloadFields(ks)
-	var left []string
-	e.Before, left = v.snapshot(e.Before, payload)
+	e.Before, _ = v.snapshot(e.Before, payload)
 	e.After, _ = v.snapshot(e.After, payload)
 	e.Changes = v.changes(e.Changes, payload)
-	if e.Phase == PhaseIntent {
-		ok := len(left) == 0
-		e.Undoable = &ok
-		if !ok {
-			e.UndoNote = "values left out of the log: " + strings.Join(left, "; ")
-		}
+}
+
+// undoNote says why a planned write will not be undoable ("" when it
+// will): the log keeps its exact before-image only when it keeps every
+// value of the record (a DUMP holds them all, payloads included) and the
+// image is within MaxImage. Planning says it before the write runs; the
+// intent records the same.
+func (v AuditValues) undoNote(p *Plan) string {
+	var why []string
+	if _, left := v.snapshot(&p.Before, payloadFields(p.Keyspace)); len(left) > 0 {
+		why = append(why, "values left out of the log: "+strings.Join(left, "; "))
 	}
+	if p.img.image == nil {
+		w := p.img.why
+		if w == "" {
+			w = "no before-image was read"
+		}
+		why = append(why, w)
+	}
+	return strings.Join(why, "; ")
 }

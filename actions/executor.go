@@ -25,7 +25,8 @@ type Executor struct {
 	opened    *Auditor // the log NewExecutor opened, for Close
 	auditPath string   // where MarkAlreadyApplied reads earlier runs
 	mu        sync.Mutex
-	stopped   error // why the last run stopped early (an audit failure)
+	stopped   error       // why the last run stopped early (an audit failure)
+	values    AuditValues // the session's, for announcing undoability while planning
 }
 
 // Plan reads the record and builds the guarded write for req.
@@ -33,7 +34,11 @@ func (e *Executor) Plan(ctx context.Context, req Request) (*Plan, error) {
 	if req.By == "" {
 		req.By = e.Identity.OSUser
 	}
-	return BuildPlan(ctx, e.Client, req)
+	p, err := BuildPlan(ctx, e.Client, req)
+	if err == nil && p.Refused == "" {
+		p.UndoNote = e.auditValues().undoNote(p)
+	}
+	return p, err
 }
 
 // Apply runs one plan, as a run of one (see ApplyAll).
@@ -50,16 +55,31 @@ func (e *Executor) entry(p *Plan, phase, run string) AuditEntry {
 	before := p.Before
 	en := AuditEntry{ID: newID(), Phase: phase, Run: run, Identity: e.Identity, Keyspace: ks, Key: p.Key,
 		Action: p.Kind, Reason: p.Reason, Before: &before, Changes: p.Changes, Evidence: p.Evidence}
+	if p.reverts != nil {
+		en.Reverts = p.reverts.ID
+	}
+	v := e.auditValues()
 	if phase == PhaseIntent {
 		after := p.After
 		en.After = &after
-	}
-	var v AuditValues
-	if e.Audit != nil {
-		v = e.Audit.Values
+		note := v.undoNote(p)
+		ok := note == ""
+		en.Undoable, en.UndoNote = &ok, note
+		if ok {
+			en.Image = p.img.image
+		}
 	}
 	v.auditCopy(&en, p.Keyspace)
 	return en
+}
+
+// auditValues is how much of each value the log keeps: the open log's
+// setting, or, before it is opened (planning), the session's.
+func (e *Executor) auditValues() AuditValues {
+	if e.Audit != nil {
+		return e.Audit.Values
+	}
+	return e.values
 }
 
 // outcomeOf is the outcome line closing intent (same id). The snapshots
@@ -67,7 +87,8 @@ func (e *Executor) entry(p *Plan, phase, run string) AuditEntry {
 func outcomeOf(intent AuditEntry, res Result) AuditEntry {
 	out := intent
 	out.Phase, out.Before, out.After, out.Changes, out.Undoable, out.UndoNote = PhaseOutcome, nil, nil, nil, nil, ""
-	out.Outcome, out.Detail, out.ServerMs = res.Outcome, res.Detail, res.ServerMs
+	out.Image = nil
+	out.Outcome, out.Detail, out.ServerMs, out.AfterVersion = res.Outcome, res.Detail, res.ServerMs, res.after
 	return out
 }
 
@@ -87,6 +108,9 @@ func (e *Executor) write(ctx context.Context, p *Plan, res Result) Result {
 	switch {
 	case err == nil:
 		res.Outcome, res.Detail, res.ServerMs = p.parseReply(reply)
+		if res.Outcome == Applied && len(reply) >= 6 {
+			res.after = &Version{Type: reply[2], Content: reply[3], Expiry: reply[4], Companion: reply[5]}
+		}
 	case isServerError(err):
 		res.Outcome, res.Detail = Failed, explain(err, e.Identity.RedisUser)
 		if strings.HasPrefix(err.Error(), "NOPERM") || scriptACLRefusal(err.Error()) {
@@ -244,7 +268,7 @@ func scriptACLRefusal(msg string) bool {
 
 // operatorRights is what the write scripts need beyond the read commands:
 // Redis checks every command a script calls against the caller's ACL.
-const operatorRights = "+evalsha +eval +script|load and the commands the scripts call (+hset +set +del +pexpire +persist, and the reads +type +exists +get +getrange +strlen +hget +hgetall +hlen +pttl +pexpiretime +time), with write access to the keys"
+const operatorRights = "+evalsha +eval +script|load and the commands the scripts call (+hset +set +del +pexpire +persist, +restore for undo, and the reads +type +exists +get +getrange +strlen +hget +hgetall +hlen +pttl +pexpiretime +time +hkeys +hstrlen +dump), with write access to the keys"
 
 // explain turns a server refusal into what the operator can do about it.
 func explain(err error, user string) string {

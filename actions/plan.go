@@ -51,6 +51,9 @@ type Plan struct {
 	Delete  bool
 	Refused string // non-empty: why this write cannot run (nothing is sent)
 	Outcome Outcome
+	// UndoNote, set by Executor.Plan, says why this write will not be
+	// undoable ("" when it will): both faces show it before confirming.
+	UndoNote string
 
 	version  Version // the whole record as read, pinned for the script
 	unpinned error   // why the version could not be read (ACL): Apply refuses
@@ -60,6 +63,14 @@ type Plan struct {
 	planned  time.Time   // when the record was read: bounds how far its TTL can have counted down
 	nowMs    int64       // the server's clock when it was read
 	settles  *AuditEntry // an earlier intent of the same run this plan's already_applied closes
+	img      imageRead   // the before-image, read with the version
+	reverts  *AuditEntry // an undo: the intent of the write it reverts
+}
+
+// imageRead is a before-image as read, or why there is none.
+type imageRead struct {
+	image *Image
+	why   string
 }
 
 const nowMarker = "\x00now"
@@ -108,7 +119,9 @@ func readSnapshot(ctx context.Context, c redis.UniversalClient, ks *inspect.Keys
 // what the script will insist on. A user the ACL does not let run scripts
 // can still plan (a dry run only reads): the version is then left unread
 // and Apply refuses the plan with the reason.
-func readPinned(ctx context.Context, c redis.UniversalClient, ks *inspect.Keyspace, key, comp string) (s Snapshot, d *inspect.Detail, v Version, unread, err error) {
+// The second read also takes the record's before-image (fetchImage), into
+// img, so an undo restores exactly the version the write is pinned to.
+func readPinned(ctx context.Context, c redis.UniversalClient, ks *inspect.Keyspace, key, comp string, img *imageRead) (s Snapshot, d *inspect.Detail, v Version, unread, err error) {
 	for range 3 {
 		v1, err := fetchVersion(ctx, c, key, comp)
 		if refusedScript(err) {
@@ -122,10 +135,11 @@ func readPinned(ctx context.Context, c redis.UniversalClient, ks *inspect.Keyspa
 		if err != nil {
 			return s, nil, v, nil, err
 		}
-		v2, err := fetchVersion(ctx, c, key, comp)
+		v2, im, why, err := fetchImage(ctx, c, key, comp)
 		if err != nil {
 			return s, nil, v, nil, err
 		}
+		img.image, img.why = im, why
 		if v1 == v2 && (v2.Type == "none") == !s.Exists {
 			if s.Exists {
 				s.Version = v2.Short()
@@ -134,6 +148,29 @@ func readPinned(ctx context.Context, c redis.UniversalClient, ks *inspect.Keyspa
 		}
 	}
 	return s, nil, v, nil, errChanging
+}
+
+// pinImage runs read between two reads of the record's version, the second
+// with its before-image, until both agree (at most three times; then
+// errChanging): what read saw is then exactly that version.
+func pinImage(ctx context.Context, c redis.UniversalClient, key, comp string, read func() error) (Version, imageRead, error) {
+	for range 3 {
+		v1, err := fetchVersion(ctx, c, key, comp)
+		if err != nil {
+			return v1, imageRead{}, err
+		}
+		if err := read(); err != nil {
+			return v1, imageRead{}, err
+		}
+		v2, im, why, err := fetchImage(ctx, c, key, comp)
+		if err != nil {
+			return v2, imageRead{}, err
+		}
+		if v1 == v2 {
+			return v2, imageRead{im, why}, nil
+		}
+	}
+	return Version{}, imageRead{}, errChanging
 }
 
 // errChanging: the record changed between every two reads of its version.
@@ -263,7 +300,7 @@ func BuildPlan(ctx context.Context, c redis.UniversalClient, req Request) (*Plan
 		}
 	}
 	p.comp = companionKey(req.Keyspace, req.Key, false)
-	before, d, ver, unread, err := readPinned(ctx, c, req.Keyspace, req.Key, p.comp)
+	before, d, ver, unread, err := readPinned(ctx, c, req.Keyspace, req.Key, p.comp, &p.img)
 	if errors.Is(err, errChanging) {
 		p.Refused, p.Outcome = err.Error(), Conflict
 		return p, nil
@@ -654,6 +691,12 @@ func (p *Plan) predict(container string, flat bool, pairs []string, ttlMode stri
 		a.Canonical = st.String()
 	}
 	p.After = a
+	p.Changes = diffSnapshots(b, a)
+}
+
+// diffSnapshots lists what differs from b to a: fields by name, then the
+// TTL.
+func diffSnapshots(b, a Snapshot) []Change {
 	var ch []Change
 	keys := map[string]bool{}
 	for k := range a.Fields {
@@ -675,7 +718,7 @@ func (p *Plan) predict(container string, flat bool, pairs []string, ttlMode stri
 	if a.TTLms != b.TTLms {
 		ch = append(ch, Change{Field: "(ttl)", Before: units.FormatTTL(b.TTLms), After: units.FormatTTL(a.TTLms)})
 	}
-	p.Changes = ch
+	return ch
 }
 
 func orNone(s string) string {
@@ -779,11 +822,7 @@ func buildLockPlan(ctx context.Context, c redis.UniversalClient, req Request) (*
 	p := &Plan{Request: req, planned: time.Now()}
 	p.comp = companionKey(req.Keyspace, req.Key, true)
 	var val, n string
-	for range 3 {
-		v1, err := fetchVersion(ctx, c, req.Key, p.comp)
-		if err != nil {
-			return nil, err
-		}
+	v, img, err := pinImage(ctx, c, req.Key, p.comp, func() error {
 		pipe := c.Pipeline()
 		valCmd := pipe.GetRange(ctx, req.Key, 0, 255)
 		nCmd := pipe.StrLen(ctx, req.Key)
@@ -791,33 +830,34 @@ func buildLockPlan(ctx context.Context, c redis.UniversalClient, req Request) (*
 		typ := pipe.Type(ctx, req.Key)
 		now := pipe.Time(ctx)
 		if _, err := pipe.Exec(ctx); err != nil && !isServerError(err) {
-			return nil, err
+			return err
 		}
-		v2, err := fetchVersion(ctx, c, req.Key, p.comp)
-		if err != nil {
-			return nil, err
+		p.nowMs = now.Val().UnixMilli()
+		p.Before = Snapshot{TTLms: -2}
+		if typ.Val() != "none" {
+			ms := ttl.Val().Milliseconds()
+			if ttl.Val() < 0 {
+				ms = int64(ttl.Val())
+			}
+			val, n = valCmd.Val(), strconv.FormatInt(nCmd.Val(), 10)
+			p.Before = Snapshot{Exists: true, Type: typ.Val(), State: "(lock only)", Canonical: "processing", TTLms: ms,
+				Fields: map[string]string{"value": val}}
 		}
-		if v1 != v2 {
-			continue
-		}
-		p.version, p.nowMs = v2, now.Val().UnixMilli()
-		if typ.Val() == "none" {
-			p.Before, p.Refused, p.Outcome = Snapshot{TTLms: -2}, "the key does not exist", NotFound
-			return p, nil
-		}
-		ms := ttl.Val().Milliseconds()
-		if ttl.Val() < 0 {
-			ms = int64(ttl.Val())
-		}
-		val, n = valCmd.Val(), strconv.FormatInt(nCmd.Val(), 10)
-		p.Before = Snapshot{Exists: true, Type: typ.Val(), State: "(lock only)", Canonical: "processing", TTLms: ms,
-			Version: v2.Short(), Fields: map[string]string{"value": val}}
-		break
-	}
-	if !p.Before.Exists {
-		p.Refused, p.Outcome = errChanging.Error(), Conflict
+		return nil
+	})
+	if errors.Is(err, errChanging) {
+		p.Refused, p.Outcome = err.Error(), Conflict
 		return p, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	p.version, p.img = v, img
+	if !p.Before.Exists {
+		p.Refused, p.Outcome = "the key does not exist", NotFound
+		return p, nil
+	}
+	p.Before.Version = v.Short()
 	if p.Before.Type != "string" {
 		p.Refused, p.Outcome = "the lock is a "+p.Before.Type+", not a string", Refused
 		return p, nil

@@ -96,7 +96,7 @@ func (e *Executor) applyBatch(ctx context.Context, r *run, base int, out []Resul
 	intents := map[int]AuditEntry{} // by index in plans: the writes to make
 	audited := map[int]bool{}       // refusals with a line in pre
 	for k, p := range plans {
-		res := Result{Key: p.Key, Action: p.Kind, Changes: p.Changes}
+		res := Result{Key: p.Key, Action: p.Kind, Changes: p.Changes, UndoNote: p.UndoNote}
 		err := e.Policy.Check()
 		switch {
 		case err != nil:
@@ -130,6 +130,7 @@ func (e *Executor) applyBatch(ctx context.Context, r *run, base int, out []Resul
 			in := e.entry(p, PhaseIntent, r.id)
 			intents[k] = in
 			pre = append(pre, in)
+			res.AuditID = in.ID
 		}
 		out[k] = res
 	}

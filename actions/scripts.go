@@ -113,6 +113,13 @@ end
 // guardLua checks the version the plan read (ARGV 8-11); it runs after the
 // state and fingerprint checks, whose answers say more.
 const guardLua = `
+-- applied answers a write that was made, with the version it left: the
+-- after-state an undo compares-and-sets on.
+local function applied()
+  local v = version(KEYS[1], KEYS[2])
+  if v == nil then return {'applied', ms} end
+  return {'applied', ms, v[1], v[2], v[3], v[4]}
+end
 local function guard()
   local v, n = version(KEYS[1], KEYS[2])
   if v == nil then return {'conflict', 'fields', 'more than 4096 fields'} end
@@ -141,7 +148,7 @@ local function checked(key)
   if c then return c end
   if ARGV[1] == 'delete' then
     redis.call('DEL', key)
-    return {'applied', ms}
+    return applied()
   end
   return nil
 end
@@ -197,11 +204,11 @@ if ARGV[2] == 'set' and redis.call('PTTL', key) == -1 then
     else
       redis.call('HPERSIST', key, 'FIELDS', #timed, unpack(timed))
     end
-    return {'applied', ms}
+    return applied()
   end
 end
 set_ttl(key)
-return {'applied', ms}
+return applied()
 `)
 
 // casJSON guards JSON-string records; field names are dot paths. Values are
@@ -251,7 +258,7 @@ if c then return c end
 local n = tonumber(ARGV[12])
 if n == 0 then
   set_ttl(key)
-  return {'applied', ms}
+  return applied()
 end
 for i = 0, n - 1 do
   local v, isTime = marker(ARGV[14 + 2 * i])
@@ -262,7 +269,7 @@ for i = 0, n - 1 do
   set(ARGV[13 + 2 * i], v)
 end
 set_string(key, cjson.encode(doc))
-return {'applied', ms}
+return applied()
 `)
 
 // casRaw guards bare markers and lone locks: the expected state is the
@@ -281,8 +288,8 @@ c = checked(key)
 if c then return c end
 if tonumber(ARGV[12]) == 0 then
   set_ttl(key)
-  return {'applied', ms}
+  return applied()
 end
 set_string(key, ARGV[14])
-return {'applied', ms}
+return applied()
 `)

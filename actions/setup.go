@@ -51,7 +51,7 @@ func NewPlanner(s Setup) *Executor {
 	if id.RedisUser == "" {
 		id.RedisUser = "default"
 	}
-	return &Executor{Client: s.Client, Policy: s.Policy, Identity: id, auditPath: s.AuditPath}
+	return &Executor{Client: s.Client, Policy: s.Policy, Identity: id, auditPath: s.AuditPath, values: s.AuditValues}
 }
 
 // Close closes the audit log NewExecutor opened (nothing else: the client

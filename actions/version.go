@@ -112,7 +112,10 @@ var (
 // Version is a record's pinned version, in parts so a conflict can say
 // what changed.
 type Version struct {
-	Type, Content, Expiry, Companion string
+	Type      string `json:"type"`
+	Content   string `json:"content"`
+	Expiry    string `json:"expiry"`
+	Companion string `json:"companion"`
 }
 
 // versionPartLens are the lengths of Version.Short's parts: content,
@@ -212,16 +215,22 @@ func fetchVersion(ctx context.Context, c redis.UniversalClient, key, comp string
 }
 
 func runReadVersion(ctx context.Context, c redis.UniversalClient, keys []string) ([]string, error) {
+	return runReadOnly(ctx, c, readVersion, readVersionPlain, keys)
+}
+
+// runReadOnly runs a read script: flagged no-writes where the server knows
+// script flags, plain where it cannot parse them.
+func runReadOnly(ctx context.Context, c redis.UniversalClient, flagged, plain *casScript, keys []string, args ...any) ([]string, error) {
 	if !noScriptFlags.Load() {
 		// EVAL, not EVALSHA: a paused server holds an EVALSHA it has no
 		// script for, since it cannot know that script's flags.
-		reply, err := readVersion.send(ctx, c, "eval", readVersion.src, keys, nil).StringSlice()
+		reply, err := flagged.send(ctx, c, "eval", flagged.src, keys, args).StringSlice()
 		if err == nil || !isServerError(err) || !strings.Contains(err.Error(), "compiling script") {
 			return reply, err
 		}
 		noScriptFlags.Store(true)
 	}
-	return readVersionPlain.send(ctx, c, "eval", readVersionPlain.src, keys, nil).StringSlice()
+	return plain.send(ctx, c, "eval", plain.src, keys, args).StringSlice()
 }
 
 // companionDigest is the companion part of a version read apart (cluster,
@@ -242,7 +251,15 @@ func crossSlot(err error) bool {
 func (p *Plan) versionConflict(what, cur string) string {
 	switch what {
 	case "type":
+		switch {
+		case p.Kind == KindUndo && cur == "none":
+			return "the key is gone (it expired or was deleted)"
+		case p.Kind == KindUndo && p.version.Type == "none":
+			return "the key was re-created"
+		}
 		return "its type is now " + strconv.Quote(inspect.Sanitize(cur))
+	case "expired":
+		return "the before-image's expiry has passed: restored, it would be gone at once"
 	case "fields":
 		return "its stored fields differ from the ones read (state and fingerprint alone would not show it)"
 	case "ttl":

@@ -50,6 +50,7 @@ type dialog struct {
 	errText  string
 	// triage: the verdicts behind the plans (V), nil for the other writes
 	triage []*verify.Item
+	undoID string // an undo: the audit id of the write it reverts
 }
 
 // planMsg carries the plans read for the dialog.
@@ -131,6 +132,9 @@ func (m *Model) openDialogOn(kind actions.Kind, targets []inspect.Record) tea.Cm
 	case actions.KindFail:
 		d.labels = []string{"Reason", "TTL"}
 		d.inputs = []textinput.Model{newInput("why (required)", "", w), newInput("retention, keep, or a duration", ttlDefault, w)}
+	case actions.KindUndo:
+		d.labels = []string{"Reason"}
+		d.inputs = []textinput.Model{newInput("why (required)", "", w)}
 	case actions.KindReconcile:
 		ref := "optional: reference in the source of truth (e.g. order id)"
 		if d.needsRef {
@@ -275,6 +279,9 @@ func (m *Model) submitForm() tea.Cmd {
 	}
 	d.errText, d.step = "", stepPlanning
 	ex, ctx, targets, kind := m.opts.Executor, m.ctx, d.targets, d.kind
+	if kind == actions.KindUndo {
+		return m.planUndo(reason)
+	}
 	return func() tea.Msg {
 		plans := make([]*actions.Plan, 0, len(targets))
 		for _, r := range targets {
@@ -494,6 +501,11 @@ func (m *Model) writeDiff(b *strings.Builder) {
 		for _, c := range p.Changes {
 			fmt.Fprintf(b, "  %-14s %s → %s\n", inspect.Sanitize(c.Field), units.Clip(inspect.Sanitize(c.Before), 30), units.Clip(inspect.Sanitize(c.After), 40))
 		}
+		if p.UndoNote != "" {
+			// said before it runs, as the CLI's plan says it
+			// one line: the confirmation below must stay on screen
+			b.WriteString(fit(m.styles.Error.Render("will not be undoable: ")+inspect.Sanitize(units.OneLine(p.UndoNote)), m.width) + "\n")
+		}
 		if len(ok) > 1 {
 			var sample []string
 			for _, q := range ok[1:min(len(ok), 6)] {
@@ -598,9 +610,16 @@ func (m *Model) writesView() string {
 		b.WriteString("\n\n" + s.Dim.Render("none yet. Mark records with space (a: all in view), then E expire · F force-fail · R reconcile."))
 		return b.String()
 	}
-	b.WriteString("\n" + s.Dim.Render(m.writesSummary()))
-	for _, l := range m.writeLines() {
+	b.WriteString("\n" + s.Dim.Render(m.writesSummary()+" · u undoes ▸"))
+	lines, _ := m.writeLines()
+	for _, l := range lines {
 		b.WriteString("\n" + l)
+	}
+	if m.followSel {
+		// a key moved the selection: keep it on screen, it is what u undoes
+		m.followSel = false
+		at, h := 2+m.writeSel, m.bodyHeight() // under the title and the summary
+		m.scroll = min(max(m.scroll, at-h+1), m.writeSel)
 	}
 	return b.String()
 }
@@ -618,11 +637,17 @@ func (m *Model) writesSummary() string {
 // with the key shortened in its middle. A run of results that were never
 // attempted (a cancelled bulk write) is one line, so it cannot bury the
 // writes that were made.
-func (m *Model) writeLines() []string {
-	var out []string
+// The line m.writeSel (what u undoes) is marked after its time; idx holds
+// each line's write (the newest of a folded run).
+func (m *Model) writeLines() (out []string, idx []int) {
 	for i := len(m.writes) - 1; i >= 0; i-- {
 		w := m.writes[i]
-		head := fmt.Sprintf("%s %-9s %-11s ", w.At.Format("15:04:05"), w.Result.Action, w.Result.Outcome)
+		idx = append(idx, i)
+		mark := " "
+		if len(out) == m.writeSel {
+			mark = "▸"
+		}
+		head := fmt.Sprintf("%s%s%-9s %-11s ", w.At.Format("15:04:05"), mark, w.Result.Action, w.Result.Outcome)
 		if w.Result.Outcome == actions.Skipped {
 			j := i
 			for j > 0 && m.writes[j-1].Result.Outcome == actions.Skipped && m.writes[j-1].Result.Action == w.Result.Action {
@@ -649,7 +674,7 @@ func (m *Model) writeLines() []string {
 		}
 		out = append(out, fit(head+fitMiddle(k, kw)+detail, m.width))
 	}
-	return out
+	return out, idx
 }
 
 // withoutPrefix drops the constant prefix of the keyspace a key belongs to,

@@ -16,7 +16,7 @@ type KeyMap struct {
 	Processing, Succeeded, Failed           key.Binding
 	Reconciled, Unknown, AllStates          key.Binding
 	StaleOnly, CycleFlag, Reveal            key.Binding
-	Mark, MarkAll, Unmark                   key.Binding
+	Mark, MarkAll, Unmark, Undo             key.Binding
 	Expire, Fail, Reconcile, Triage         key.Binding
 	GroupBy, CopyKey, CopyCommand           key.Binding
 	Search, NextMatch, PrevMatch, Command   key.Binding
@@ -58,6 +58,7 @@ func DefaultKeyMap() KeyMap {
 		Mark:        b([]string{"space"}, "space", "mark record"),
 		MarkAll:     b([]string{"a"}, "a", "mark all in view"),
 		Unmark:      b([]string{"u"}, "u", "unmark all"),
+		Undo:        b([]string{"u"}, "u", "undo write (Writes)"),
 		Expire:      b([]string{"E"}, "E", "expire / delete"),
 		Fail:        b([]string{"F"}, "F", "force-fail"),
 		Reconcile:   b([]string{"R"}, "R", "mark reconciled"),
@@ -75,7 +76,7 @@ func DefaultKeyMap() KeyMap {
 // writeBindings are the keys that only serve writes: marking picks the
 // records a write applies to, and nothing else reads the marks.
 func (k *KeyMap) writeBindings() []*key.Binding {
-	return []*key.Binding{&k.Mark, &k.MarkAll, &k.Unmark, &k.Expire, &k.Fail, &k.Reconcile, &k.Triage}
+	return []*key.Binding{&k.Mark, &k.MarkAll, &k.Unmark, &k.Expire, &k.Fail, &k.Reconcile, &k.Triage, &k.Undo}
 }
 
 // SetWrites enables the write keys, or disables them for a read-only
@@ -117,7 +118,7 @@ func (k KeyMap) HelpGroups() []helpGroup {
 		{"states", []key.Binding{k.Processing, k.Succeeded, k.Failed, k.Reconciled, k.Unknown, k.AllStates}},
 		{"write (guarded)", []key.Binding{k.Mark, k.MarkAll, k.Unmark, k.Expire, k.Fail, k.Reconcile}},
 		{"find and copy", []key.Binding{k.Search, k.NextMatch, k.PrevMatch, k.CopyKey, k.CopyCommand, k.Command}},
-		{"record", []key.Binding{k.Rescan, k.Reveal, k.Triage}}, // V is a guarded write too: hidden when read-only
+		{"record", []key.Binding{k.Rescan, k.Reveal, k.Triage, k.Undo}}, // V and u are guarded writes too: hidden when read-only
 	}
 }
 

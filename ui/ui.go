@@ -145,10 +145,15 @@ type Model struct {
 	detail *detailState
 	vp     viewport.Model
 
-	marks   map[string]bool
-	dialog  *dialog
-	writes  []WriteRecord
-	writeCh <-chan writeMsg
+	marks  map[string]bool
+	dialog *dialog
+	writes []WriteRecord
+	// writeSel is the line selected on the Writes screen, counted from
+	// the newest (0): its write is what u undoes. followSel: a key moved
+	// it, and the screen scrolls to show it.
+	writeSel  int
+	followSel bool
+	writeCh   <-chan writeMsg
 }
 
 // New builds the model; Init starts the first scan.
@@ -385,7 +390,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		case key.Matches(msg, k.PageDown):
 			m.scroll += m.bodyHeight()
 		}
-	case screenWrites, screenDoctor:
+	case screenWrites:
+		return m.onWritesKey(msg)
+	case screenDoctor:
 		if d, ok := m.keys.moves(msg, m.bodyHeight()); ok {
 			m.scroll = clampAdd(m.scroll, d) // and to the content when drawn
 		}

@@ -345,3 +345,65 @@ esac`
 		}
 	}
 }
+
+// u on the Writes screen undoes the selected write through the same dialog
+// and executor: the record is back byte for byte (DUMP), and the undo is
+// listed as a write of its own. In a read-only session u only says why.
+func TestUndoFromWritesScreen(t *testing.T) {
+	f := newLive(t, true, false)
+	m := f.m
+	ctx := t.Context()
+	press(m, "x")
+	key := m.store.at(0).Key
+	before := f.client.Dump(ctx, key).Val()
+	press(m, "F")
+	typeText(m, "worker crashed")
+	press(m, "enter")
+	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	run(m, cmd)
+	typeText(m, "yes")
+	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	run(m, cmd)
+	if f.client.Dump(ctx, key).Val() == before {
+		t.Fatal("the force-fail changed nothing")
+	}
+	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter}) // close: rescans
+	run(m, cmd)
+	press(m, "tab", "tab")
+	if m.screen != screenWrites || !strings.Contains(screenText(m), "▸fail") {
+		t.Fatalf("writes screen without the write selected:\n%s", screenText(m))
+	}
+	press(m, "u")
+	if m.dialog == nil || m.dialog.kind != actions.KindUndo {
+		t.Fatalf("u did not open the undo dialog:\n%s", screenText(m))
+	}
+	typeText(m, "wrong record")
+	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	run(m, cmd)
+	text := screenText(m)
+	for _, want := range []string{"FAILED → PROCESSING", "will not be undoable: values left out", "Type yes"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("undo confirmation lacks %q:\n%s", want, text)
+		}
+	}
+	typeText(m, "yes")
+	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	run(m, cmd)
+	if m.dialog.step != stepDone || !strings.Contains(screenText(m), "1 applied") {
+		t.Fatalf("undo did not apply:\n%s", screenText(m))
+	}
+	if f.client.Dump(ctx, key).Val() != before {
+		t.Fatal("the undo did not restore the record byte for byte")
+	}
+	m.dialog = nil
+	press(m, "j", "g") // back to the newest: the title shows again
+	if !strings.Contains(screenText(m), "▸undo") || !strings.Contains(screenText(m), "WRITES THIS SESSION") {
+		t.Fatalf("the undo is not listed (and selected) on the Writes screen:\n%s", screenText(m))
+	}
+
+	ro := newLive(t, false, false)
+	press(ro.m, "tab", "tab", "u")
+	if ro.m.screen != screenWrites || ro.m.dialog != nil || !strings.Contains(ro.m.status, "read-only") {
+		t.Fatalf("u in a read-only session: screen %v, dialog %v, status %q", ro.m.screen, ro.m.dialog != nil, ro.m.status)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,6 +31,7 @@ type writeFlags struct {
 func (w *writeFlags) register(fs *pflag.FlagSet, kind actions.Kind) {
 	fs.StringVar(&w.reason, "reason", "", "why (required; recorded in the audit log and, where the schema allows, the record)")
 	switch kind {
+	case actions.KindUndo: // the audit log says what to write
 	case actions.KindExpire:
 		fs.StringVar(&w.ttl, "ttl", "", "new TTL (e.g. 10m); 0 deletes the record now (required)")
 	default:
@@ -40,16 +42,23 @@ func (w *writeFlags) register(fs *pflag.FlagSet, kind actions.Kind) {
 	if kind == actions.KindReconcile {
 		fs.StringVar(&w.ref, "ref", "", "reference in the authoritative system you checked (e.g. the order id)")
 	}
-	fs.StringVar(&w.expectState, "expect-state", "", "refuse unless the record is in this state (stored or canonical)")
-	fs.StringVar(&w.expectFP, "expect-fingerprint", "", "refuse unless the record has this fingerprint")
+	if kind != actions.KindUndo { // an undo's audit log says what and where
+		fs.StringVar(&w.expectState, "expect-state", "", "refuse unless the record is in this state (stored or canonical)")
+		fs.StringVar(&w.expectFP, "expect-fingerprint", "", "refuse unless the record has this fingerprint")
+		w.registerFromFile(fs)
+	}
 	w.registerRun(fs)
 }
 
-// registerRun adds the flags every guarded write shares (expire, fail,
-// reconcile, triage): where the keys come from, confirmation, the audit
-// log, the rate and the output.
-func (w *writeFlags) registerRun(fs *pflag.FlagSet) {
+// registerFromFile adds --from-file: every write that takes keys.
+func (w *writeFlags) registerFromFile(fs *pflag.FlagSet) {
 	fs.StringVar(&w.fromFile, "from-file", "", "read keys from a file (- for stdin): one per line, optionally KEY<TAB>STATE<TAB>FINGERPRINT<TAB>VERSION; a line #b64<TAB>… holds the same columns in base64")
+}
+
+// registerRun adds the flags every guarded write shares (expire, fail,
+// reconcile, triage, undo): confirmation, the audit log, the rate and the
+// output.
+func (w *writeFlags) registerRun(fs *pflag.FlagSet) {
 	fs.BoolVar(&w.dryRun, "dry-run", false, "show what would change; write nothing")
 	fs.BoolVar(&w.yes, "yes", false, "do not ask for confirmation")
 	fs.BoolVar(&w.write, "write", false, "enable writes for this run (or writes: true in the profile)")
@@ -115,16 +124,10 @@ func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 		return err
 	}
 	setup := s.writeSetup(a.getenv, wf.write, wf.auditLog)
-	if !wf.dryRun {
-		if err := setup.Policy.Check(); errors.Is(err, actions.ErrReadOnly) {
-			return codeErr(ExitRefused, "%v", err)
-		}
-	}
-	if err := s.connect(ctx, a); err != nil {
+	if err := s.connectToWrite(ctx, a, &setup, wf.dryRun); err != nil {
 		return err
 	}
 	defer s.Close()
-	setup.Client = s.client
 
 	// Plan first, and open the audit log only once something is to be
 	// written: a dry run or an unconfirmed write leaves no file behind.
@@ -143,21 +146,23 @@ func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 		}
 		plans = append(plans, p)
 	}
-	return runPlans(ctx, a, fs, wf, setup, s, string(kind), ex, plans, func(rs []actions.Result) { printResults(a, wf.output, rs) })
-}
-
-// runPlans is every guarded write's second half, one path for expire,
-// fail, reconcile and triage: mark what an earlier execution of the same
-// run applied, show the plans, stop at a dry run, confirm once with the
-// count, apply through the executor at --rate, report (nil on a dry run:
-// report is not called), and map the outcome to an exit code. cmd names
-// the command in prompts and in the exact command printed without a
-// terminal.
-func runPlans(ctx context.Context, a *app, fs *pflag.FlagSet, wf *writeFlags, setup actions.Setup, s *session, cmd string,
-	ex *actions.Executor, plans []*actions.Plan, report func([]actions.Result)) error {
 	if _, err := ex.MarkAlreadyApplied(plans); err != nil {
 		return codeErr(ExitAudit, "%v: nothing was written", err)
 	}
+	return runPlans(ctx, a, wf, setup, s, string(kind), ex, plans,
+		func() string { return exactCommand(string(kind), fs, plans, s) },
+		func(rs []actions.Result) { printResults(a, wf.output, rs) })
+}
+
+// runPlans is every guarded write's second half, one path for expire,
+// fail, reconcile, triage and undo: show the plans, stop at a dry run,
+// confirm once with the count, apply through the executor at --rate (the
+// audit log opened only now: a dry run or an unconfirmed write leaves no
+// file; conflicts found while planning are audited too), report (not
+// called on a dry run), and map the outcome to an exit code. cmd names the
+// command in prompts; exact is the command printed without a terminal.
+func runPlans(ctx context.Context, a *app, wf *writeFlags, setup actions.Setup, s *session, cmd string,
+	ex *actions.Executor, plans []*actions.Plan, exact func() string, report func([]actions.Result)) error {
 	runnable, conflicts := 0, 0
 	for _, p := range plans {
 		switch {
@@ -173,7 +178,7 @@ func runPlans(ctx context.Context, a *app, fs *pflag.FlagSet, wf *writeFlags, se
 		return resultCode(planResults(plans), len(plans))
 	}
 	if runnable > 0 {
-		if err := confirm(a, cmd, fs, wf, setup.Policy, plans, runnable, s); err != nil {
+		if err := confirm(a, cmd, wf, setup.Policy, runnable, s, exact); err != nil {
 			return err
 		}
 	}
@@ -207,6 +212,22 @@ func runPlans(ctx context.Context, a *app, fs *pflag.FlagSet, wf *writeFlags, se
 		return codeErr(ExitPartial, "interrupted: %d applied, %d skipped — see the report above", sum[actions.Applied], sum[actions.Skipped])
 	}
 	return resultCode(results, len(plans))
+}
+
+// connectToWrite refuses a read-only session before connecting (a dry run
+// only reads), then connects and gives setup the client. The caller
+// closes s.
+func (s *session) connectToWrite(ctx context.Context, a *app, setup *actions.Setup, dryRun bool) error {
+	if !dryRun {
+		if err := setup.Policy.Check(); errors.Is(err, actions.ErrReadOnly) {
+			return codeErr(ExitRefused, "%v", err)
+		}
+	}
+	if err := s.connect(ctx, a); err != nil {
+		return err
+	}
+	setup.Client = s.client
+	return nil
 }
 
 // readTargets takes keys from the arguments and --from-file.
@@ -318,16 +339,29 @@ func printPlans(w io.Writer, plans []*actions.Plan) {
 			fmt.Fprintf(w, "%s %s: %s: %s\n", p.Kind, inspect.Sanitize(p.Key), p.Outcome, inspect.Sanitize(p.Refused))
 			continue
 		}
-		fmt.Fprintf(w, "%s %s (keyspace %s, version %s):\n", p.Kind, inspect.Sanitize(p.Key), p.Keyspace.Name, p.Before.Version)
+		what := ""
+		if id := p.Reverts(); id != "" {
+			what = ", reverting write " + id
+		}
+		ver := p.Before.Version
+		if ver == "" {
+			ver = "none: the key is absent"
+		}
+		fmt.Fprintf(w, "%s %s (keyspace %s, version %s%s):\n", p.Kind, inspect.Sanitize(p.Key), p.Keyspace.Name, ver, what)
 		for _, c := range p.Changes {
 			fmt.Fprintf(w, "  %-16s %s → %s\n", inspect.Sanitize(c.Field), units.Clip(inspect.Sanitize(c.Before), 80), units.Clip(inspect.Sanitize(c.After), 80))
+		}
+		if p.UndoNote != "" {
+			// said before it runs: the log will not hold its before-image
+			fmt.Fprintf(w, "  %-16s this write will NOT be undoable: %s\n", "(undo)", inspect.Sanitize(p.UndoNote))
 		}
 	}
 }
 
 // confirm asks on a terminal; without one (and without --yes) it refuses
-// and prints the exact non-interactive command, pinned to what was shown.
-func confirm(a *app, cmd string, fs *pflag.FlagSet, wf *writeFlags, policy *actions.Policy, plans []*actions.Plan, n int, s *session) error {
+// and prints the exact non-interactive command, pinned to what was shown:
+// exact (see exactCommand).
+func confirm(a *app, cmd string, wf *writeFlags, policy *actions.Policy, n int, s *session, exact func() string) error {
 	if policy.NeedsProfileName() && wf.confirmProfile != "" {
 		if err := policy.ConfirmProfile(wf.confirmProfile); err != nil {
 			return codeErr(ExitRefused, "--confirm-profile: %v", err)
@@ -338,7 +372,7 @@ func confirm(a *app, cmd string, fs *pflag.FlagSet, wf *writeFlags, policy *acti
 	}
 	if !a.inTTY {
 		fmt.Fprintln(a.stderr, "idemctl: refusing to write without confirmation (no terminal). To apply exactly what is shown above, run:")
-		fmt.Fprintln(a.stderr, exactCommand(cmd, fs, plans, s))
+		fmt.Fprintln(a.stderr, exact())
 		return codeErr(ExitRefused, "not confirmed: nothing was written")
 	}
 	in := bufio.NewReader(a.stdin)
@@ -375,36 +409,7 @@ func confirm(a *app, cmd string, fs *pflag.FlagSet, wf *writeFlags, policy *acti
 // move into the here-document.
 func exactCommand(cmd string, fs *pflag.FlagSet, plans []*actions.Plan, s *session) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "  idemctl %s", cmd)
-	if fs.Changed("url") {
-		fmt.Fprintf(&b, " --url %s", shellQuote(s.ep.String()))
-	}
-	fs.Visit(func(f *pflag.Flag) {
-		switch f.Name {
-		case "url", "yes", "from-file", "expect-state", "expect-fingerprint", "confirm-profile", "dry-run", "help":
-			return
-		}
-		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			for _, v := range sv.GetSlice() {
-				fmt.Fprintf(&b, " --%s %s", f.Name, shellQuote(v))
-			}
-			return
-		}
-		v := f.Value.String()
-		switch {
-		case f.Value.Type() == "bool" && v == "true":
-			fmt.Fprintf(&b, " --%s", f.Name)
-		case f.Value.Type() == "bool":
-			fmt.Fprintf(&b, " --%s=%s", f.Name, v)
-		case v == "" && f.Value.Type() != "string":
-			fmt.Fprintf(&b, " --%s 0", f.Name) // durations and sizes print zero as ""
-		default:
-			fmt.Fprintf(&b, " --%s %s", f.Name, shellQuote(v))
-		}
-	})
-	if s.profile.Protected {
-		fmt.Fprintf(&b, " --confirm-profile %s", shellQuote(s.profileName))
-	}
+	writeFlagsLine(&b, cmd, fs, s, "from-file", "expect-state", "expect-fingerprint")
 	b.WriteString(" --yes --from-file - <<'EOF'\n")
 	for _, p := range plans {
 		if p.Refused == "" {
@@ -415,6 +420,45 @@ func exactCommand(cmd string, fs *pflag.FlagSet, plans []*actions.Plan, s *sessi
 	return b.String()
 }
 
+// writeFlagsLine writes "idemctl NAME" and every flag the operator gave,
+// but --yes, --dry-run, --confirm-profile (added back for a protected
+// profile) and skip, with a --url printed without its password.
+func writeFlagsLine(b *strings.Builder, name string, fs *pflag.FlagSet, s *session, skip ...string) {
+	fmt.Fprintf(b, "  idemctl %s", name)
+	if fs.Changed("url") {
+		fmt.Fprintf(b, " --url %s", shellQuote(s.ep.String()))
+	}
+	fs.Visit(func(f *pflag.Flag) {
+		switch f.Name {
+		case "url", "yes", "confirm-profile", "dry-run", "help":
+			return
+		}
+		if slices.Contains(skip, f.Name) {
+			return
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				fmt.Fprintf(b, " --%s %s", f.Name, shellQuote(v))
+			}
+			return
+		}
+		v := f.Value.String()
+		switch {
+		case f.Value.Type() == "bool" && v == "true":
+			fmt.Fprintf(b, " --%s", f.Name)
+		case f.Value.Type() == "bool":
+			fmt.Fprintf(b, " --%s=%s", f.Name, v)
+		case v == "" && f.Value.Type() != "string":
+			fmt.Fprintf(b, " --%s 0", f.Name) // durations and sizes print zero as ""
+		default:
+			fmt.Fprintf(b, " --%s %s", f.Name, shellQuote(v))
+		}
+	})
+	if s.profile.Protected {
+		fmt.Fprintf(b, " --confirm-profile %s", shellQuote(s.profileName))
+	}
+}
+
 func planResults(plans []*actions.Plan) []actions.Result {
 	out := make([]actions.Result, len(plans))
 	for i, p := range plans {
@@ -422,7 +466,7 @@ func planResults(plans []*actions.Plan) []actions.Result {
 		if p.Refused != "" {
 			o = p.Outcome
 		}
-		out[i] = actions.Result{Key: p.Key, Outcome: o}
+		out[i] = actions.Result{Key: p.Key, Outcome: o, UndoNote: p.UndoNote}
 	}
 	return out
 }

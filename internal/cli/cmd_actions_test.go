@@ -368,3 +368,116 @@ func TestTriageCLI(t *testing.T) {
 		t.Fatalf("second run: %s", r.Stderr)
 	}
 }
+
+// idemctl undo, end to end: a force-fail made with the CLI is undone by
+// its audit id, byte-identically (DUMP), after the same plan, confirmation
+// and exit codes as every write; audit show lists what can be undone.
+func TestUndoCLI(t *testing.T) {
+	srv := redistest.Shared(t)
+	ctx := t.Context()
+	c := srv.Client(0)
+	defer c.Close()
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	common := []string{"--url", srv.URL(0), "--preset", "atlasmart", "--audit-log", audit}
+	run := func(args ...string) clitest.Result { return clitest.Run(t, nil, append(args, common...)...) }
+	recordtest.Reserve(t, srv, cliKey, "body")
+	dump := func() string { return c.Dump(ctx, cliKey).Val() }
+	before := dump()
+
+	r := run("fail", cliKey, "--reason", "INC-9", "--write", "--yes", "-o", "json")
+	r.MustCode(t, cli.ExitOK)
+	var out struct{ Results []actions.Result }
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil || len(out.Results) != 1 || out.Results[0].AuditID == "" {
+		t.Fatalf("fail -o json has no audit id: %v %q", err, r.Stdout)
+	}
+	id := out.Results[0].AuditID
+	written := dump()
+
+	// Writes off: refused before anything is read.
+	r = run("undo", id, "--reason", "wrong record")
+	r.MustCode(t, cli.ExitRefused)
+	// No such write.
+	r = run("undo", "ffffffffffff", "--reason", "x", "--write", "--yes")
+	r.MustCode(t, cli.ExitNotFound)
+	r.OneLineErr(t)
+	// Neither ids nor --since.
+	run("undo", "--reason", "x").MustCode(t, cli.ExitUsage)
+
+	// A dry run shows the restore and writes nothing.
+	r = run("undo", id, "--reason", "wrong record", "--dry-run")
+	r.MustCode(t, cli.ExitOK)
+	if !strings.Contains(r.Stderr, "reverting write "+id) || !strings.Contains(r.Stderr, "FAILED → PROCESSING") || dump() != written {
+		t.Fatalf("dry run: %q", r.Stderr)
+	}
+
+	// Without a terminal: refused, with the exact command, which applies.
+	r = run("undo", id, "--reason", "wrong record", "--write")
+	r.MustCode(t, cli.ExitRefused)
+	_, line, ok := strings.Cut(r.Stderr, "\n  idemctl ")
+	args := clitest.ShellWords(t, strings.SplitN(line, "\n", 2)[0])
+	if !ok || args[0] != "undo" || args[len(args)-1] != id || !strings.Contains(line, "--yes") {
+		t.Fatalf("no exact command printed: %q", r.Stderr)
+	}
+	if dump() != written {
+		t.Fatal("an unconfirmed undo changed the record")
+	}
+	r = clitest.Run(t, nil, args...)
+	r.MustCode(t, cli.ExitOK)
+	if !strings.HasPrefix(r.Stdout, "applied") || dump() != before || !strings.Contains(r.Stderr, "this write will NOT be undoable") {
+		t.Fatalf("undo: %q %q; DUMP restored %v", r.Stdout, r.Stderr, dump() == before)
+	}
+
+	// audit show: the fail reads reverted, the undo undoable.
+	r = clitest.Run(t, nil, "audit", "-o", "json", "--audit-log", audit)
+	r.MustCode(t, cli.ExitOK)
+	var runs struct{ Runs []actions.RunSummary }
+	if err := json.Unmarshal([]byte(r.Stdout), &runs); err != nil || len(runs.Runs) != 2 {
+		t.Fatalf("audit: %v %q", err, r.Stdout)
+	}
+	r = clitest.Run(t, nil, "audit", "show", runs.Runs[0].ID, "--audit-log", audit)
+	r.MustCode(t, cli.ExitOK)
+	if !strings.Contains(r.Stdout, id) || !strings.Contains(r.Stdout, "reverted by") {
+		t.Fatalf("audit show of the fail: %q", r.Stdout)
+	}
+	r = clitest.Run(t, nil, "audit", "show", runs.Runs[1].ID, "--audit-log", audit, "-o", "json")
+	var rep actions.RunReport
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || len(rep.Writes) != 1 || rep.Writes[0].Reverts != id ||
+		// the failed record it replaced holds a response body, a payload the
+		// log keeps only with audit_payloads: true
+		!strings.Contains(rep.Writes[0].Undo, "not undoable: values left out of the log: response") {
+		t.Fatalf("audit show of the undo: %v %q", err, r.Stdout)
+	}
+
+	// That undo kept no before-image: undoing it is refused, saying why.
+	r = run("undo", rep.Writes[0].ID, "--reason", "redo", "--write", "--yes")
+	r.MustCode(t, cli.ExitRefused)
+	if !strings.Contains(r.Stdout+r.Stderr, "not undoable: values left out of the log: response") {
+		t.Fatalf("undo of an undo without a before-image: %q %q", r.Stdout, r.Stderr)
+	}
+
+	// Undoing it again: already reverted, refused.
+	r = run("undo", id, "--reason", "again", "--write", "--yes")
+	r.MustCode(t, cli.ExitRefused)
+	if !strings.Contains(r.Stdout+r.Stderr, "already reverted") {
+		t.Fatalf("second undo: %q %q", r.Stdout, r.Stderr)
+	}
+
+	// An application change after a write: the undo is a conflict.
+	r = run("fail", cliKey, "--reason", "INC-10", "--write", "--yes", "-o", "json")
+	r.MustCode(t, cli.ExitOK)
+	_ = json.Unmarshal([]byte(r.Stdout), &out)
+	// A write on a record holding a payload announces before it runs
+	// that it will not be undoable.
+	r = run("expire", cliKey, "--ttl", "10m", "--reason", "x", "--dry-run")
+	r.MustCode(t, cli.ExitOK)
+	if !strings.Contains(r.Stderr, "(undo)           this write will NOT be undoable: values left out of the log: response") {
+		t.Fatalf("dry run lacks the undo note: %q", r.Stderr)
+	}
+	c.HSet(ctx, cliKey, "state", "SUCCEEDED")
+	changed := dump()
+	r = run("undo", "--since", "1h", "--reason", "roll back", "--write", "--yes")
+	r.MustCode(t, cli.ExitConflict)
+	if !strings.Contains(r.Stdout, `state "FAILED" → "SUCCEEDED"`) || dump() != changed {
+		t.Fatalf("undo over an application change: %q", r.Stdout)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -89,12 +90,40 @@ func (o *auditShowCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, args []s
 		r.Planned, r.Applied, r.Conflict, r.Failed, r.InDoubt, r.Undone)
 	if r.Undone == 0 {
 		fmt.Fprintln(a.stdout, "nothing left undone")
+	} else {
+		tw := tabwriter.NewWriter(a.stdout, 2, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "KEY\tLAST\tDETAIL")
+		for _, k := range r.UndoneKeys {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", inspect.Sanitize(k.Key), k.Last, units.Clip(inspect.Sanitize(k.Detail), 100))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return writeRunWrites(a, r.Writes)
+}
+
+// writeRunWrites lists a run's writes with the id 'idemctl undo' takes
+// and what an undo of each would do (undoable, reverted by, or why not).
+func writeRunWrites(a *app, ws []actions.RunWrite) error {
+	if len(ws) == 0 {
 		return nil
 	}
+	fmt.Fprintln(a.stdout, "\nwrites (idemctl undo ID):")
 	tw := tabwriter.NewWriter(a.stdout, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tLAST\tDETAIL")
-	for _, k := range r.UndoneKeys {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", inspect.Sanitize(k.Key), k.Last, units.Clip(inspect.Sanitize(k.Detail), 100))
+	fmt.Fprintln(tw, "ID\tACTION\tOUTCOME\tKEY\tUNDO")
+	for _, w := range ws {
+		out, undo := string(w.Outcome), w.Undo
+		if out == "" {
+			out = actions.LastInDoubt
+		}
+		if w.Reverts != "" {
+			undo = strings.TrimPrefix(undo+"; ", "; ") + "reverts " + w.Reverts
+		}
+		if undo == "" {
+			undo = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", w.ID, w.Action, out, units.Clip(inspect.Sanitize(w.Key), 60), units.Clip(inspect.Sanitize(undo), 100))
 	}
 	return tw.Flush()
 }

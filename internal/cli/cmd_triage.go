@@ -29,6 +29,7 @@ func (o *triageCmd) flags(fs *pflag.FlagSet) {
 		fs.StringVar(&o.wf.reason, "reason", verify.DefaultReason, "why, recorded in the audit log with each hook's verdict")
 		fs.BoolVar(&o.verify, "verify", false, "run the hooks although writes are off: report the verdicts and the plan, write nothing")
 		fs.IntVar(&o.limit, "limit", 1000, "with no keys given: triage at most this many stuck records")
+		o.wf.registerFromFile(fs)
 		o.wf.registerRun(fs)
 	})
 	o.readFlags.register(fs)
@@ -112,7 +113,10 @@ func (o *triageCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 		return o.finish(a, items, nil, wf.dryRun, nil)
 	}
 	var results []actions.Result
-	err = runPlans(ctx, a, fs, wf, setup, s, "triage", ex, plans, func(rs []actions.Result) {
+	if _, err := ex.MarkAlreadyApplied(plans); err != nil {
+		return codeErr(ExitAudit, "%v: nothing was written", err)
+	}
+	err = runPlans(ctx, a, wf, setup, s, "triage", ex, plans, func() string { return exactCommand("triage", fs, plans, s) }, func(rs []actions.Result) {
 		results = rs
 		if wf.output == "text" {
 			printResults(a, wf.output, rs)

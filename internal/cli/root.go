@@ -77,7 +77,9 @@ func newRoot(a *app) *cobra.Command {
 	}
 	triage := leaf(a, "triage", &triageCmd{})
 	triage.Args = cobra.ArbitraryArgs
-	add("write", triage, newAuditCmd(a))
+	undo := leaf(a, "undo", &undoCmd{})
+	undo.Args = cobra.ArbitraryArgs
+	add("write", triage, undo, newAuditCmd(a))
 	add("setup", leaf(a, "demo", &demoCmd{}), leaf(a, "seed", &seedCmd{}), leaf(a, "presets", &printCmd{print: runPresets}),
 		newConfigCmd(a), leaf(a, "version", &printCmd{print: runVersion}))
 	add("write", leaf(a, "reap", &reapCmd{}))

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+// undoCmd restores records to the before-images audited writes kept.
+type undoCmd struct {
+	cf    connFlags
+	kf    keyspaceFlags
+	wf    writeFlags
+	since string
+}
+
+func (o *undoCmd) flags(fs *pflag.FlagSet) {
+	addGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
+		fs.StringVar(&o.since, "since", "", "undo every applied write since TIME (RFC 3339, or a duration ago such as 30m), newest first")
+		o.wf.register(fs, actions.KindUndo)
+	})
+	addGroup(fs, groupKeyspace, o.kf.register)
+	addGroup(fs, groupConnection, o.cf.register)
+}
+
+func (o *undoCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []string) error {
+	wf := &o.wf
+	if strings.TrimSpace(wf.reason) == "" {
+		return usageErr("--reason is required: say why, for the audit log")
+	}
+	if wf.output != "text" && wf.output != "json" {
+		return usageErr("--output %q: want text or json", wf.output)
+	}
+	if wf.rate <= 0 {
+		return usageErr("--rate must be positive")
+	}
+	if (len(args) == 0) == (o.since == "") {
+		return usageErr("give the audit ids of the writes to undo (see 'idemctl audit show RUN'), or --since TIME; not both")
+	}
+	var since time.Time
+	if o.since != "" {
+		t, err := parseSince(o.since, time.Now())
+		if err != nil {
+			return usageErr("--since %q: %v", o.since, err)
+		}
+		since = t
+	}
+	s, err := a.resolveSession(fs, &o.cf, &o.kf, nil, true)
+	if err != nil {
+		return err
+	}
+	setup := s.writeSetup(a.getenv, wf.write, wf.auditLog)
+	x, err := readUndoIndex(a, setup.AuditPath)
+	if err != nil {
+		return err
+	}
+	var targets []actions.UndoTarget
+	for _, id := range args {
+		t, err := x.Lookup(id)
+		if errors.Is(err, actions.ErrNoWrite) {
+			return codeErr(ExitNotFound, "undo %v (see 'idemctl audit show RUN' for the ids)", err)
+		}
+		if err != nil {
+			return usageErr("undo %v", err)
+		}
+		targets = append(targets, t)
+	}
+	if o.since != "" {
+		if targets = x.Since(since); len(targets) == 0 {
+			fmt.Fprintf(a.stderr, "idemctl: no applied write since %s is left to undo\n", since.UTC().Format(time.RFC3339))
+			return nil
+		}
+	}
+	x.NewestFirst(targets)
+	if err := s.connectToWrite(ctx, a, &setup, wf.dryRun); err != nil {
+		return err
+	}
+	defer s.Close()
+	pl := actions.NewPlanner(setup)
+	plans, err := pl.PlanUndo(ctx, x, targets, s.keyspaces, wf.reason)
+	if err != nil {
+		return err
+	}
+	return runPlans(ctx, a, wf, setup, s, "undo", pl, plans, func() string { return undoCommand(fs, plans, s) },
+		func(rs []actions.Result) { printResults(a, wf.output, rs) })
+}
+
+// parseSince reads --since: an RFC 3339 time, or a duration before now.
+func parseSince(v string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, nil
+	}
+	d, err := units.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return time.Time{}, errors.New("want an RFC 3339 time (2026-01-02T15:04:05Z) or a duration ago (30m)")
+	}
+	return now.Add(-d), nil
+}
+
+// readUndoIndex reads the audit log the undo works from.
+func readUndoIndex(a *app, path string) (*actions.UndoIndex, error) {
+	lg, err := actions.ReadAudit(path)
+	if err != nil {
+		return nil, codeErr(ExitNotFound, "audit log: %v: there are no audited writes to undo", err)
+	}
+	for _, b := range lg.Bad {
+		fmt.Fprintf(a.stderr, "idemctl: warning: audit log %s line %d: not an entry (%s)\n", path, b.Line, units.OneLine(b.Err))
+	}
+	return actions.IndexUndo(lg.Entries), nil
+}
+
+// undoCommand is the non-interactive command for what is shown: the ids
+// themselves pin it, since each undo compares-and-sets on the version its
+// write left, recorded in the log.
+func undoCommand(fs *pflag.FlagSet, plans []*actions.Plan, s *session) string {
+	var b strings.Builder
+	writeFlagsLine(&b, "undo", fs, s, "since")
+	b.WriteString(" --yes")
+	for _, p := range plans {
+		if p.Refused == "" {
+			b.WriteString(" " + p.Reverts())
+		}
+	}
+	return b.String()
+}
