@@ -309,8 +309,16 @@ func (r *Reaper) plan(ctx context.Context, rule *Rule, cands []candidate, rr *Ru
 			if v.Detail != "" {
 				req.Reason += " (" + units.Clip(units.OneLine(v.Detail), 200) + ")"
 			}
+			// the same verdict means the same write as in triage; the rule
+			// only chooses which verdict it acts on, and how (expire/fail)
+			act := verify.ActionFor(rec, v, req.Saw, req.Reason, r.hookName(rule))
+			if act.Left != "" { // a done verdict the schema cannot record (no ref)
+				rr.Skips[SkipVerdictUnknown]++
+				continue
+			}
+			req.Evidence = act.Request.Evidence
 			if rule.Action == ActReconcileIfVerified {
-				req.Ref, req.Status, req.Response = v.Ref, v.Status, v.Response
+				req.Ref, req.Status, req.Response = act.Request.Ref, act.Request.Status, act.Request.Response
 			}
 		}
 		p, err := r.Exec.Plan(ctx, req)
@@ -338,6 +346,18 @@ func (r *Reaper) plan(ctx context.Context, rule *Rule, cands []candidate, rr *Ru
 		items = append(items, item)
 	}
 	return plans, items
+}
+
+// hookName is the executable of the rule's keyspace's hook, for the audit
+// log's evidence.
+func (r *Reaper) hookName(rule *Rule) string {
+	if r.Verifier == nil {
+		return ""
+	}
+	if h := r.Verifier(rule.Keyspace); h != nil && len(h.Command) > 0 {
+		return h.Command[0]
+	}
+	return ""
 }
 
 // verify runs the keyspace's hook on the candidates when the rule wants a

@@ -113,3 +113,42 @@ func TestTwoReapersNeverActTogether(t *testing.T) {
 	}
 	t.Logf("acting cycles %v, lease held %v cycles, %d records written", runs, held, len(written))
 }
+
+// Without a shared lease (two policies of different names on one
+// keyspace, or a failover that lost it) two reapers may act at once, and
+// still no record is written twice: each write is a compare-and-set on
+// the version both read.
+func TestNoRecordWrittenTwiceWithoutTheLease(t *testing.T) {
+	_, c := redistest.SharedClient(t)
+	write(t, c, orphans("both", 40)...)
+	audits := []string{auditPath(t), auditPath(t)}
+	var wg sync.WaitGroup
+	for i, name := range []string{"left", "right"} {
+		p := policy(t, strings.Replace(basePolicy, "name: test", "name: "+name, 1), false)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := newReaper(t, c, p, true, audits[i])
+			for range 3 {
+				r.Cycle(context.Background())
+			}
+		}()
+	}
+	wg.Wait()
+	written := map[string]int{}
+	for _, path := range audits {
+		for _, e := range recordtest.AuditLines(t, path) {
+			if e.Phase == "outcome" && e.Outcome == "applied" {
+				written[e.Key]++
+			}
+		}
+	}
+	if len(written) != 40 {
+		t.Errorf("%d of 40 records written", len(written))
+	}
+	for k, n := range written {
+		if n != 1 {
+			t.Errorf("%s written %d times", k, n)
+		}
+	}
+}

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 	"github.com/idemctl/idemctl/verify"
 )
@@ -77,6 +79,17 @@ func TestVerifiedActions(t *testing.T) {
 	got := applied(t, audit)
 	if len(got) != 4 || got["job:gone-0"] != "reaper/test" || got["job:gone-1"] != "reaper/test" {
 		t.Errorf("audited %v", got)
+	}
+	// each write's audit entries carry the verdict behind it
+	for _, e := range recordtest.AuditLines(t, audit) {
+		if e.Phase != actions.PhaseIntent {
+			continue
+		}
+		want := map[actions.Kind]string{actions.KindReconcile: string(verify.Done), actions.KindFail: "not_done"}[e.Action]
+		if e.Evidence == nil || e.Evidence.Verdict != want || e.Evidence.Hook != h.Command[0] ||
+			e.Action == actions.KindReconcile && e.Evidence.Ref != "ord-"+e.Key {
+			t.Errorf("%s %s: evidence %+v", e.Action, e.Key, e.Evidence)
+		}
 	}
 	for _, k := range []string{"job:junk-0", "job:hang-0"} {
 		if st := c.HGet(ctx, k, "state").Val(); st != "PROCESSING" {
