@@ -177,8 +177,11 @@ func TestOrdersAppGroundTruth(t *testing.T) {
 	run, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { app.Run(run); close(done) }()
-	for len(app.Truth().Completed) < 60 {
-		time.Sleep(10 * time.Millisecond)
+	defer func() { stop(); <-done }()
+	for deadline := time.Now().Add(time.Minute); len(app.Truth().Completed) < 60; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the application completed %d requests in a minute: %+v", len(app.Truth().Completed), app.Truth().Errors)
+		}
 	}
 	stop()
 	<-done

@@ -159,14 +159,17 @@ func TestBulkWriteUnderTrafficLosesNothing(t *testing.T) {
 func TestTriageUnderTrafficLosesNothing(t *testing.T) {
 	srv, rc := redistest.SharedClient(t)
 	pg := pgtest.Own(t)
-	const timeout = time.Second
+	// Longer than any request of the application takes, even under -race
+	// on a busy machine: a request still in flight is never stale.
+	const timeout = 3 * time.Second
 	app := appsim.NewOrdersApp(rc, pg.DB(), appsim.OrdersConfig{Workers: 4, Pause: 50 * time.Millisecond,
 		CrashBeforeInsert: 0.1, CrashAfterInsert: 0.1, RandSeed: 11})
+	app.Serve(120) // stuck records to triage; then live traffic around the run
 	traffic, stop := context.WithCancel(t.Context())
 	running := make(chan struct{})
 	go func() { app.Run(traffic); close(running) }()
 	defer func() { stop(); <-running }()
-	time.Sleep(2500 * time.Millisecond) // stuck records pile up and pass their timeout
+	time.Sleep(timeout + 1500*time.Millisecond) // they pass their timeout, and more pile up
 
 	cfg := clitest.TriageConfig(t, srv.URL(0), timeout.String(), "20s", pg.Env(), clitest.VerifyOrders(t), "{principal}", "{idem_key}")
 	audit := filepath.Join(t.TempDir(), "audit.log")

@@ -263,8 +263,15 @@ func TestTriageCLI(t *testing.T) {
 	audit := filepath.Join(t.TempDir(), "audit.log")
 	base := []string{"triage", "--config", cfg, "--audit-log", audit}
 
+	// No keyspace with a hook: a usage error, before anything runs.
+	r := clitest.Run(t, nil, "triage", "--url", srv.URL(0), "--preset", "atlasmart", "--write", "--audit-log", audit)
+	r.MustCode(t, cli.ExitUsage)
+	r.OneLineErr(t)
+	if !strings.Contains(r.Stderr, "no verify hook") {
+		t.Fatalf("no hook: %q", r.Stderr)
+	}
 	// Off unless writes are on or --verify: no hook runs.
-	r := clitest.Run(t, nil, base...)
+	r = clitest.Run(t, nil, base...)
 	r.MustCode(t, cli.ExitRefused)
 	r.OneLineErr(t)
 	// Too fresh: every record is within its processing timeout.
