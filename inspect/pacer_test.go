@@ -1,7 +1,6 @@
 package inspect
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -114,7 +113,7 @@ func TestPacerFewProbes(t *testing.T) {
 // pipeline, by the server's clock; otherwise it costs no extra command.
 func TestFetchServerSpan(t *testing.T) {
 	_, c := redistest.SharedClient(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	s, err := Preset("atlasmart")
 	if err != nil {
 		t.Fatal(err)

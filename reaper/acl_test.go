@@ -1,7 +1,6 @@
 package reaper
 
 import (
-	"context"
 	"os"
 	"strings"
 	"testing"
@@ -44,7 +43,7 @@ func readmeRole(t *testing.T, user, password string, keys ...string) []any {
 // lease, the budget, the guarded writes and the audit.
 func TestReadmeReaperRole(t *testing.T) {
 	srv, admin := redistest.SharedClient(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	role := readmeRole(t, "idemctl-reaper", "reaper-pw", "job:*")
 	if ok, _ := redistest.HasFieldTTL(admin); ok {
 		role = append(role, "+hpttl", "+hpexpiretime", "+hpexpireat", "+hpexpire", "+hpersist", "+hkeys")
@@ -83,7 +82,7 @@ func TestReadmeReaperRole(t *testing.T) {
 // record alone: its worker may be alive.
 func TestLockUnknownIsSkipped(t *testing.T) {
 	srv, admin := redistest.SharedClient(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	role := append(readmeRole(t, "idemctl-inspector", "insp-pw", "job:*", "idemctl:reap:*"), "-pttl")
 	if err := admin.Do(ctx, role...).Err(); err != nil {
 		t.Fatalf("the README's role: %v", err)

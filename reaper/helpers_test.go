@@ -1,7 +1,6 @@
 package reaper
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -68,10 +67,18 @@ type job struct {
 	lock       bool          // its lock companion exists
 }
 
+// jobs is the shared server holding js, written as write does.
+func jobs(t *testing.T, js ...job) redis.UniversalClient {
+	t.Helper()
+	_, c := redistest.SharedClient(t)
+	write(t, c, js...)
+	return c
+}
+
 // write stores jobs with times from the server's clock.
 func write(t *testing.T, c redis.UniversalClient, jobs ...job) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	now, err := c.Time(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +174,7 @@ func applied(t *testing.T, path string) map[string]string {
 // dumpAll is every key's DUMP and PTTL: what "nothing was written" means.
 func dumpAll(t *testing.T, c redis.UniversalClient) map[string]string {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	keys, err := c.Keys(ctx, "*").Result()
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package pgtest
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"strings"
@@ -18,7 +17,7 @@ func TestServerHoldsOrdersAndPsqlReachesIt(t *testing.T) {
 	if uid := st.Sys().(*syscall.Stat_t).Uid; uid == 0 {
 		t.Fatal("the cluster is owned by root: postgres must run unprivileged")
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := s.DB().ExecContext(ctx, `INSERT INTO orders (principal, idem_key, amount, status, response) VALUES ($1, $2, 100, 201, '{}')`, "alice", "k1"); err != nil {
 		t.Fatal(err)
 	}
