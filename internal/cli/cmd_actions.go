@@ -50,6 +50,21 @@ func (w *writeFlags) register(fs *pflag.FlagSet, kind actions.Kind) {
 	w.registerRun(fs)
 }
 
+// check refuses what no write can run with: no reason, an unknown
+// output format, a rate that is not positive.
+func (w *writeFlags) check() error {
+	if strings.TrimSpace(w.reason) == "" {
+		return usageErr("--reason is required: say why, for the audit log")
+	}
+	if w.output != "text" && w.output != "json" {
+		return usageErr("--output %q: want text or json", w.output)
+	}
+	if w.rate <= 0 {
+		return usageErr("--rate must be positive")
+	}
+	return nil
+}
+
 // registerFromFile adds --from-file: every write that takes keys.
 func (w *writeFlags) registerFromFile(fs *pflag.FlagSet) {
 	fs.StringVar(&w.fromFile, "from-file", "", "read keys from a file (- for stdin): one per line, optionally KEY<TAB>STATE<TAB>FINGERPRINT<TAB>VERSION; a line #b64<TAB>… holds the same columns in base64")
@@ -92,8 +107,8 @@ func (o *actionCmd) flags(fs *pflag.FlagSet) {
 func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []string) error {
 	kind := o.kind
 	cf, kf, wf := &o.cf, &o.kf, &o.wf
-	if strings.TrimSpace(wf.reason) == "" {
-		return usageErr("--reason is required: say why, for the audit log")
+	if err := wf.check(); err != nil {
+		return err
 	}
 	ttlArg := wf.ttl
 	if kind != actions.KindExpire && !fs.Changed("ttl") {
@@ -102,12 +117,6 @@ func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 	ttl, err := actions.ParseTTL(kind, ttlArg)
 	if err != nil {
 		return usageErr("--ttl: %v", err)
-	}
-	if wf.output != "text" && wf.output != "json" {
-		return usageErr("--output %q: want text or json", wf.output)
-	}
-	if wf.rate <= 0 {
-		return usageErr("--rate must be positive")
 	}
 	targets, err := readTargets(a, args, wf.fromFile)
 	if err != nil {

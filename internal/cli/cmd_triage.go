@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -37,14 +36,11 @@ func (o *triageCmd) flags(fs *pflag.FlagSet) {
 
 func (o *triageCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []string) error {
 	wf := &o.wf
-	if strings.TrimSpace(wf.reason) == "" {
-		return usageErr("--reason is empty: say why, for the audit log")
+	if err := wf.check(); err != nil {
+		return err
 	}
-	if wf.output != "text" && wf.output != "json" {
-		return usageErr("--output %q: want text or json", wf.output)
-	}
-	if wf.rate <= 0 || o.limit <= 0 {
-		return usageErr("--rate and --limit must be positive")
+	if o.limit <= 0 {
+		return usageErr("--limit must be positive")
 	}
 	targets, err := readTargets(a, args, wf.fromFile)
 	if err != nil {

@@ -32,14 +32,8 @@ func (o *undoCmd) flags(fs *pflag.FlagSet) {
 
 func (o *undoCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []string) error {
 	wf := &o.wf
-	if strings.TrimSpace(wf.reason) == "" {
-		return usageErr("--reason is required: say why, for the audit log")
-	}
-	if wf.output != "text" && wf.output != "json" {
-		return usageErr("--output %q: want text or json", wf.output)
-	}
-	if wf.rate <= 0 {
-		return usageErr("--rate must be positive")
+	if err := wf.check(); err != nil {
+		return err
 	}
 	if (len(args) == 0) == (o.since == "") {
 		return usageErr("give the audit ids of the writes to undo (see 'idemctl audit show RUN'), or --since TIME; not both")
