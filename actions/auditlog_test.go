@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +18,7 @@ import (
 // passes over it and reads every entry.
 func TestAuditTornTailRepaired(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "audit.log")
+	path := auditPath(t)
 	a, err := OpenAudit(path)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +60,7 @@ func TestAuditTornTailRepaired(t *testing.T) {
 
 	// The repair itself torn (the disk still full): the next repair marks
 	// both the first fragment and the torn repair line.
-	path2 := filepath.Join(t.TempDir(), "audit.log")
+	path2 := auditPath(t)
 	appendRaw(t, path2, frag+"\n"+`{"time":"2026-01-01T00:00:01Z","id":"r1","phase":"repair","det`)
 	a, err = OpenAudit(path2)
 	if err != nil {
@@ -91,7 +90,7 @@ func appendRaw(t *testing.T, path, s string) {
 // The reader takes lines of any size an older writer produced (values
 // whole, several megabytes) where bufio.Scanner answered "token too long".
 func TestAuditReaderLongLines(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.log")
+	path := auditPath(t)
 	big := strings.Repeat(`\u003c`, 600_000) // 3.6 MB of JSON-escaped '<'
 	appendRaw(t, path, `{"phase":"intent","id":"a","key":"k","before":{"exists":true,"ttl_ms":1,"fields":{"response":"`+big+`"}}}`+"\n")
 	appendRaw(t, path, `{"phase":"outcome","id":"a","key":"k","outcome":"applied"}`+"\n")
@@ -194,7 +193,7 @@ func TestAuditValuesBounded(t *testing.T) {
 // An entry beyond the line limit (only a huge key can make one now) is
 // refused, and so is its write.
 func TestAuditEntryTooLongRefused(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.log")
+	path := auditPath(t)
 	a, err := OpenAudit(path)
 	if err != nil {
 		t.Fatal(err)

@@ -3,13 +3,12 @@ package actions
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
 
 func TestReadAuditLog(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.log")
+	path := auditPath(t)
 	a, err := OpenAudit(path)
 	if err != nil {
 		t.Fatal(err)

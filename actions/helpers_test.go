@@ -81,7 +81,7 @@ func newRig(t *testing.T, srv *redistest.Server) *rig {
 	t.Helper()
 	c := srv.Client(0)
 	t.Cleanup(func() { c.Close() })
-	path := filepath.Join(t.TempDir(), "audit.log")
+	path := auditPath(t)
 	pol := &Policy{Writes: true}
 	ex, err := NewExecutor(Setup{Client: c, Policy: pol, AuditPath: path,
 		Identity: Identity{OSUser: testUser, Profile: "test", Address: "redis://" + srv.Addr + "/0"}})
@@ -317,3 +317,6 @@ const jsonProcessing = `{"status":"IN_PROGRESS","fp":"fp-json-1","created_at":17
 const jsonComplete = `{"status":"COMPLETE","fp":"fp-json-1","created_at":1700000000123,"response":{"status_code":201,"body":{"order_id":"ord-7"}}}`
 
 func fp(s string) string { return appsim.Fingerprint(s) }
+
+// auditPath is a fresh audit log's path, in the test's own folder.
+func auditPath(t testing.TB) string { return filepath.Join(t.TempDir(), "audit.log") }

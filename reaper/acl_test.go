@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -56,7 +57,7 @@ func TestReadmeReaperRole(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "idemctl-reaper", Password: "reaper-pw"})
 	defer c.Close()
 	p := policy(t, basePolicy, false)
-	r := newReaper(t, c, p, true, auditPath(t))
+	r := newReaper(t, c, p, true, recordtest.AuditPath(t))
 	rep := r.Cycle(ctx)
 	if rep.Err != "" || !rep.Lease.Held || rep.Rules[0].Outcomes["applied"] != 3 || rep.Rules[0].Note != "" || rep.Rules[0].Err != "" {
 		t.Fatalf("cycle as the README's reaper role: %+v", rep)
@@ -72,7 +73,7 @@ func TestReadmeReaperRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, admin, orphans("acl2-", 1)...)
-	rep = newReaper(t, c, p, true, auditPath(t)).Cycle(ctx)
+	rep = newReaper(t, c, p, true, recordtest.AuditPath(t)).Cycle(ctx)
 	if !strings.Contains(rep.Err, "NOPERM") || !strings.Contains(rep.Err, "ACL roles") || len(rep.Rules) != 0 {
 		t.Errorf("without SET: %+v", rep)
 	}

@@ -27,7 +27,7 @@ func TestSkipReasons(t *testing.T) {
 		job{key: "job:done", state: "SUCCEEDED", age: 30 * time.Minute},
 	)
 	p := policy(t, basePolicy, false)
-	audit := auditPath(t)
+	audit := recordtest.AuditPath(t)
 	rep := newReaper(t, c, p, true, audit).Cycle(context.Background())
 	if rep.Err != "" || !rep.Lease.Held || len(rep.Rules) != 1 {
 		t.Fatalf("cycle: %+v", rep)
@@ -74,7 +74,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 	write(t, c, job{key: "job:locked", age: time.Hour, lock: true})
 	before := dumpAll(t, c)
 	p := policy(t, basePolicy, false)
-	audit := auditPath(t)
+	audit := recordtest.AuditPath(t)
 	rep := newReaper(t, c, p, false, audit).Cycle(context.Background())
 	if rep.Err != "" || len(rep.Rules) != 1 || rep.Rules[0].Outcomes[WouldApply] != 5 || rep.Rules[0].Skips[SkipLockPresent] != 1 {
 		t.Fatalf("dry run: %+v", rep)
@@ -95,7 +95,7 @@ func TestBreakerTrips(t *testing.T) {
 	doc := strings.Replace(basePolicy, "breaker: 100", "breaker: 10", 1)
 	doc = strings.Replace(doc, "max_per_cycle: 50", "max_per_cycle: 5", 1)
 	p := policy(t, doc, false)
-	audit := auditPath(t)
+	audit := recordtest.AuditPath(t)
 	r := newReaper(t, c, p, true, audit)
 	rep := r.Cycle(context.Background())
 	rr := rep.Rules[0]
@@ -123,7 +123,7 @@ func TestLimits(t *testing.T) {
 	doc := strings.Replace(basePolicy, "max_per_cycle: 50", "max_per_cycle: 3", 1)
 	doc = strings.Replace(doc, "per_hour: 1000", "per_hour: 5", 1)
 	p := policy(t, doc, false)
-	audit := auditPath(t)
+	audit := recordtest.AuditPath(t)
 	want := []struct {
 		applied int
 		skips   map[string]int
@@ -159,7 +159,7 @@ func TestLimits(t *testing.T) {
 // count would be wrong.
 func TestIncompleteScanActsOnNothing(t *testing.T) {
 	c := jobs(t, orphans("i", 5)...)
-	audit := auditPath(t)
+	audit := recordtest.AuditPath(t)
 	r := newReaper(t, c, policy(t, basePolicy, false), true, audit)
 	r.Scan.MaxKeys = 2
 	rr := r.Cycle(context.Background()).Rules[0]
@@ -177,7 +177,7 @@ func TestLeaseHolderOnly(t *testing.T) {
 	c := jobs(t, orphans("h", 2)...)
 	ctx := t.Context()
 	p := policy(t, basePolicy, false)
-	a, b := newReaper(t, c, p, true, auditPath(t)), newReaper(t, c, p, true, auditPath(t))
+	a, b := newReaper(t, c, p, true, recordtest.AuditPath(t)), newReaper(t, c, p, true, recordtest.AuditPath(t))
 	if rep := a.Cycle(ctx); !rep.Lease.Held || rep.Rules[0].Outcomes["applied"] != 2 {
 		t.Fatalf("first copy: %+v", rep)
 	}
@@ -236,7 +236,7 @@ func TestTwoReapersNeverActTogether(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}()
-	audits := []string{auditPath(t), auditPath(t)}
+	audits := []string{recordtest.AuditPath(t), recordtest.AuditPath(t)}
 	held := make([]int, 2)
 	for i := range 2 {
 		wg.Add(1)
@@ -277,7 +277,7 @@ func TestTwoReapersNeverActTogether(t *testing.T) {
 // the version both read.
 func TestNoRecordWrittenTwiceWithoutTheLease(t *testing.T) {
 	c := jobs(t, orphans("both", 40)...)
-	audits := []string{auditPath(t), auditPath(t)}
+	audits := []string{recordtest.AuditPath(t), recordtest.AuditPath(t)}
 	var wg sync.WaitGroup
 	for i, name := range []string{"left", "right"} {
 		p := policy(t, strings.Replace(basePolicy, "name: test", "name: "+name, 1), false)

@@ -150,8 +150,6 @@ func newReaper(t *testing.T, c redis.UniversalClient, p *Policy, apply bool, aud
 		Scan: inspect.Options{Count: 500}.WithDefaults(), Metrics: NewMetrics(p)}
 }
 
-func auditPath(t *testing.T) string { return filepath.Join(t.TempDir(), "audit.log") }
-
 // applied lists the keys the audit log says were written, with the actor.
 func applied(t *testing.T, path string) map[string]string {
 	t.Helper()

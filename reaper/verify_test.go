@@ -34,7 +34,7 @@ func TestVerifiedActions(t *testing.T) {
 		return r
 	}
 	doc := strings.Replace(basePolicy, "action: fail", "action: reconcile-if-verified", 1)
-	audit := auditPath(t)
+	audit := recordtest.AuditPath(t)
 
 	// A dry run does not run hooks unless asked: it says it would verify.
 	rr := withHook(newReaper(t, c, policy(t, doc, true), false, "")).Cycle(ctx).Rules[0]
@@ -108,7 +108,7 @@ func TestCapCountsWritesNotVerdicts(t *testing.T) {
 		job{key: "job:done-new", age: time.Hour}, job{key: "job:done-newer", age: 30 * time.Minute})
 	ctx := t.Context()
 	doc := strings.NewReplacer("action: fail", "action: reconcile-if-verified", "max_per_cycle: 50", "max_per_cycle: 1").Replace(basePolicy)
-	r := newReaper(t, c, policy(t, doc, true), true, auditPath(t))
+	r := newReaper(t, c, policy(t, doc, true), true, recordtest.AuditPath(t))
 	h := hook(t)
 	r.Verifier = func(*inspect.Keyspace) *verify.Hook { return h }
 	rr := r.Cycle(ctx).Rules[0]
@@ -141,7 +141,7 @@ echo '{"verdict":"not_done"}'
 		t.Fatal(err)
 	}
 	h := &verify.Hook{Command: []string{path, "{key}", srv.Addr}, Timeout: 5 * time.Second}
-	audit := auditPath(t)
+	audit := recordtest.AuditPath(t)
 	r := newReaper(t, c, policy(t, strings.Replace(basePolicy, "action: fail", "action: fail\n    select: {verdict: not_done}", 1), true), true, audit)
 	r.Verifier = func(*inspect.Keyspace) *verify.Hook { return h }
 	rr := r.Cycle(ctx).Rules[0]
@@ -165,7 +165,7 @@ func TestCycleDeadline(t *testing.T) {
 	}
 	h := &verify.Hook{Command: []string{path}, Timeout: 5 * time.Second, Concurrency: 1}
 	doc := strings.NewReplacer("cycle_deadline: 10s", "cycle_deadline: 1s", "action: fail", "action: fail\n    select: {verdict: not_done}").Replace(basePolicy)
-	r := newReaper(t, c, policy(t, doc, true), true, auditPath(t))
+	r := newReaper(t, c, policy(t, doc, true), true, recordtest.AuditPath(t))
 	r.Verifier = func(*inspect.Keyspace) *verify.Hook { return h }
 	rr := r.Cycle(context.Background()).Rules[0]
 	if rr.Skips[SkipCycleDeadline] == 0 || rr.Outcomes["applied"] != 0 {
@@ -224,7 +224,7 @@ rules:
 	if err := p.Bind(func(string) (*inspect.Keyspace, error) { return ks, nil }, func(*inspect.Keyspace) bool { return true }); err != nil {
 		t.Fatal(err)
 	}
-	audit := auditPath(t)
+	audit := recordtest.AuditPath(t)
 	r := newReaper(t, c, p, true, audit)
 	r.Verifier = func(*inspect.Keyspace) *verify.Hook { return hook }
 

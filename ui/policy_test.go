@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/inspecttest"
+	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -18,7 +18,7 @@ import (
 // Redis: these tests stop before anything is read.
 func executor(t *testing.T, writes bool) *actions.Executor {
 	t.Helper()
-	ex, err := actions.NewExecutor(actions.Setup{AuditPath: filepath.Join(t.TempDir(), "audit.log"),
+	ex, err := actions.NewExecutor(actions.Setup{AuditPath: recordtest.AuditPath(t),
 		Policy: &actions.Policy{Writes: writes, Profile: "local"}, Identity: actions.Identity{OSUser: "tester"}})
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +153,7 @@ func TestDialogDefaultTTLOnADeletingAction(t *testing.T) {
 		t.Fatal(err)
 	}
 	ks := inspecttest.Keyspace(t, "setnx")
-	ex, err := actions.NewExecutor(actions.Setup{Client: c, AuditPath: filepath.Join(t.TempDir(), "audit.log"),
+	ex, err := actions.NewExecutor(actions.Setup{Client: c, AuditPath: recordtest.AuditPath(t),
 		Policy: &actions.Policy{Writes: true, Profile: "local"}, Identity: actions.Identity{OSUser: "tester"}})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +64,7 @@ func newLive(t *testing.T, writes, protected bool) *liveFixture {
 	t.Helper()
 	srv, c, ks := seeded(t)
 	ctx := t.Context()
-	auditPath := filepath.Join(t.TempDir(), "audit.log")
+	auditPath := recordtest.AuditPath(t)
 	// The policy reaches the UI only through the executor, as from the CLI.
 	ex, err := actions.NewExecutor(actions.Setup{Client: c, AuditPath: auditPath,
 		Identity: actions.Identity{OSUser: "tester", Profile: "prod"},

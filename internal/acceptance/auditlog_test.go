@@ -17,6 +17,7 @@ import (
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/internal/cli"
 	"github.com/idemctl/idemctl/internal/clitest"
+	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -177,7 +178,7 @@ func TestAuditFullDiskStopsThenResumes(t *testing.T) {
 func TestRunNamedRerunAlreadyApplied(t *testing.T) {
 	srv, c := redistest.SharedClient(t)
 	keys := reserveMany(t, c, fmt.Sprintf("named-%d", time.Now().UnixNano()), 40)
-	audit := filepath.Join(t.TempDir(), "audit.log")
+	audit := recordtest.AuditPath(t)
 	base := []string{"fail", "--url", srv.URL(0), "--preset", "atlasmart", "--reason", "named run", "--write", "--audit-log", audit, "-o", "json"}
 	// Without a terminal the command is printed, pinned to each version.
 	r := clitest.Run(t, nil, append(base, keys...)...)

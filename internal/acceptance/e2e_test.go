@@ -3,13 +3,13 @@ package acceptance
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/idemctl/idemctl/internal/clitest"
+	"github.com/idemctl/idemctl/internal/recordtest"
 )
 
 // tmuxSession drives the real binary in a real terminal (tmux), as an
@@ -105,7 +105,7 @@ func TestDemoEndToEndInTmux(t *testing.T) {
 // the outcome in the writes screen and the audit log.
 func TestDemoForceFailInTmux(t *testing.T) {
 	bin := clitest.BuildBinary(t)
-	audit := filepath.Join(t.TempDir(), "audit.log")
+	audit := recordtest.AuditPath(t)
 	s := newTmux(t, 100, 30, bin+" demo --audit-log "+audit+"; echo EXITED:$?; sleep 60")
 	s.waitFor("first screen", "WRITES ENABLED", "records in")
 	s.send("x")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/internal/clitest"
+	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -102,7 +103,7 @@ func TestTUIHelpAt80x24InTmux(t *testing.T) {
 // oldest write, and cuts keys with an ellipsis.
 func TestTUIWritesScreenScrollsInTmux(t *testing.T) {
 	bin := clitest.BuildBinary(t)
-	audit := filepath.Join(t.TempDir(), "audit.log")
+	audit := recordtest.AuditPath(t)
 	s := newTmux(t, 80, 24, bin+" demo --audit-log "+audit+"; echo EXITED:$?; sleep 60")
 	s.waitFor("first screen", "WRITES ENABLED", "✓ 3,") // the seeded 3,000, not a scan racing the seeding
 	step(s, "x", "stale filter", "filter: stale")

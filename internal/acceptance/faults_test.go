@@ -3,7 +3,6 @@ package acceptance
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -141,7 +140,7 @@ func TestClientPauseDuringWrite(t *testing.T) {
 	key := secKey("paused-1")
 	secReserve(t, c, key, `{"sku":"paused"}`)
 	before := c.HGetAll(ctx, key).Val()
-	audit := filepath.Join(t.TempDir(), "audit.log")
+	audit := recordtest.AuditPath(t)
 
 	const pause = 2 * time.Second
 	if err := c.Do(ctx, "CLIENT", "PAUSE", pause.Milliseconds(), "WRITE").Err(); err != nil {
@@ -213,7 +212,7 @@ func TestOOMOnWrite(t *testing.T) {
 		}
 	}
 	before, ttl := c.HGetAll(ctx, key).Val(), c.PTTL(ctx, key).Val()
-	audit := filepath.Join(t.TempDir(), "audit.log")
+	audit := recordtest.AuditPath(t)
 	r := clitest.Run(t, nil, "fail", key, "--reason", "stuck", "--write", "--yes", "--audit-log", audit,
 		"--url", own.URL(0), "--preset", "atlasmart")
 	r.MustCode(t, cli.ExitError)

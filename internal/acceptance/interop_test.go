@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/user"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +61,7 @@ type interopRig struct {
 func newInteropRig(t *testing.T, il interopLib) *interopRig {
 	srv, rdb := redistest.OwnClient(t)
 	return &interopRig{t: t, il: il, srv: srv, rdb: rdb, d: interop.Start(t, srv.Addr),
-		audit: filepath.Join(t.TempDir(), "audit.log"), body: map[string]any{"sku": "book-1", "qty": 2}}
+		audit: recordtest.AuditPath(t), body: map[string]any{"sku": "book-1", "qty": 2}}
 }
 
 func (r *interopRig) ctx() context.Context {

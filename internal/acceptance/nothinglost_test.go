@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/idemctl/idemctl/internal/cli"
 	"github.com/idemctl/idemctl/internal/clitest"
 	"github.com/idemctl/idemctl/internal/pgtest"
+	"github.com/idemctl/idemctl/internal/recordtest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -76,7 +76,7 @@ func TestBulkWriteUnderTrafficLosesNothing(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}()
-	audit := filepath.Join(t.TempDir(), "audit.log")
+	audit := recordtest.AuditPath(t)
 	r := clitest.RunStdin(t, plan.String(), nil, append([]string{"fail", "--url", srv.URL(0), "--preset", "atlasmart", "--from-file", "-",
 		"--reason", "bulk repair drill", "--write", "--yes", "--rate", "400", "--audit-log", audit}, longTiming...)...)
 	stop()
@@ -172,7 +172,7 @@ func TestTriageUnderTrafficLosesNothing(t *testing.T) {
 	time.Sleep(timeout + 1500*time.Millisecond) // they pass their timeout, and more pile up
 
 	cfg := clitest.TriageConfig(t, srv.URL(0), timeout.String(), "20s", pg.Env(), clitest.VerifyOrders(t), "{principal}", "{idem_key}")
-	audit := filepath.Join(t.TempDir(), "audit.log")
+	audit := recordtest.AuditPath(t)
 	started := time.Now()
 	r := clitest.Run(t, nil, "triage", "--config", cfg, "--audit-log", audit, "--write", "--yes", "-o", "json")
 	took := time.Since(started)
@@ -274,7 +274,7 @@ esac`
 		keys[key] = k
 		dumps[key] = rc.Dump(t.Context(), key).Val()
 	}
-	audit := filepath.Join(t.TempDir(), "audit.log")
+	audit := recordtest.AuditPath(t)
 	started := time.Now()
 	r := clitest.Run(t, nil, "triage", "--config", cfg, "--audit-log", audit, "--write", "--yes", "-o", "json")
 	took := time.Since(started)

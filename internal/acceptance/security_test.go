@@ -548,7 +548,7 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	}
 
 	// The inspector may not write: refused, explained, nothing changed.
-	audit := filepath.Join(t.TempDir(), "audit.log")
+	audit := recordtest.AuditPath(t)
 	before := admin.HGetAll(ctx, k1).Val()
 	r = clitest.Run(t, env, append([]string{"fail", k1, "--reason", "stuck", "--write", "--yes", "--audit-log", audit,
 		"--preset", "atlasmart"}, asInspector...)...)

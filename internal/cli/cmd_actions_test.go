@@ -27,7 +27,7 @@ func TestActionCLIReadOnly(t *testing.T) {
 	srv := redistest.Shared(t)
 	recordtest.Reserve(t, srv, cliKey, "body")
 	before := recordtest.HGetAll(t, srv, cliKey)
-	audit := filepath.Join(t.TempDir(), "audit.log")
+	audit := recordtest.AuditPath(t)
 	for _, args := range [][]string{
 		{"fail", cliKey},
 		{"reconcile", cliKey, "--ref", "ord-1"},
@@ -260,7 +260,7 @@ func TestTriageCLI(t *testing.T) {
 	app.Serve(40)
 	tr := app.Truth()
 	cfg := clitest.TriageConfig(t, srv.URL(0), "1s", "20s", pg.Env(), clitest.VerifyOrders(t), "{principal}", "{idem_key}")
-	audit := filepath.Join(t.TempDir(), "audit.log")
+	audit := recordtest.AuditPath(t)
 	base := []string{"triage", "--config", cfg, "--audit-log", audit}
 
 	// No keyspace with a hook: a usage error, before anything runs.
@@ -384,7 +384,7 @@ func TestUndoCLI(t *testing.T) {
 	ctx := t.Context()
 	c := srv.Client(0)
 	defer c.Close()
-	audit := filepath.Join(t.TempDir(), "audit.log")
+	audit := recordtest.AuditPath(t)
 	common := []string{"--url", srv.URL(0), "--preset", "atlasmart", "--audit-log", audit}
 	run := func(args ...string) clitest.Result { return clitest.Run(t, nil, append(args, common...)...) }
 	recordtest.Reserve(t, srv, cliKey, "body")

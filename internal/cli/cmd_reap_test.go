@@ -59,7 +59,7 @@ func reapArgs(srv *redistest.Server, policy, audit string, more ...string) []str
 func TestReapCLI(t *testing.T) {
 	srv, c := redistest.SharedClient(t)
 	keys := staleOrphans(t, srv, c, 3)
-	audit := filepath.Join(t.TempDir(), "audit.log")
+	audit := recordtest.AuditPath(t)
 	policy := reapPolicyFile(t, "atlasmart")
 
 	r := clitest.Run(t, nil, reapArgs(srv, policy, audit, "--apply")...)
@@ -123,7 +123,7 @@ func TestReapCLI(t *testing.T) {
 func TestReapCLIStandbyBreakerAndBadPolicy(t *testing.T) {
 	srv, c := redistest.SharedClient(t)
 	keys := staleOrphans(t, srv, c, 3)
-	audit := filepath.Join(t.TempDir(), "audit.log")
+	audit := recordtest.AuditPath(t)
 	c.Set(context.Background(), "idemctl:reap:lease:cli", "other-host/4242/abc", time.Minute)
 	r := clitest.Run(t, nil, reapArgs(srv, reapPolicyFile(t, "atlasmart"), audit, "--apply", "--write")...)
 	r.MustCode(t, cli.ExitOK)
@@ -165,7 +165,7 @@ func TestReapCLIStandbyBreakerAndBadPolicy(t *testing.T) {
 func TestExporterReaps(t *testing.T) {
 	srv, c := redistest.SharedClient(t)
 	keys := staleOrphans(t, srv, c, 2)
-	audit := filepath.Join(t.TempDir(), "audit.log")
+	audit := recordtest.AuditPath(t)
 	b, addr := startExporter(t, srv.URL(0), "--reap-policy", reapPolicyFile(t, "atlasmart"), "--reap-every", "1s",
 		"--reap-apply", "--write", "--audit-log", audit)
 	deadline := time.Now().Add(20 * time.Second)

@@ -6,6 +6,7 @@ package recordtest
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -34,6 +35,9 @@ func HGetAll(t testing.TB, srv *redistest.Server, key string) map[string]string 
 	defer c.Close()
 	return c.HGetAll(context.Background(), key).Val()
 }
+
+// AuditPath is a fresh audit log's path, in the test's own folder.
+func AuditPath(t testing.TB) string { return filepath.Join(t.TempDir(), "audit.log") }
 
 // AuditLines reads the audit log or fails the test.
 func AuditLines(t testing.TB, path string) []actions.AuditEntry {
