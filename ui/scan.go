@@ -99,7 +99,7 @@ func (m *Model) beginRun() context.Context {
 	run.doctor = m.newDoctorRun()
 	run.live = m.store.recs.Len() == 0
 	if !run.live {
-		run.pending = &store{f: m.store.f, sortCol: m.store.sortCol, sortDesc: m.store.sortDesc}
+		run.pending = &store{f: m.store.f, sortCol: m.store.sortCol, sortDesc: m.store.sortDesc, sortedBy: order{m.store.sortCol, m.store.sortDesc}}
 		run.edits = m.store.edits
 		if g := m.store.group; g != nil {
 			run.pending.group = newGrouping(g.name)

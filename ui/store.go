@@ -3,7 +3,9 @@ package ui
 import (
 	"cmp"
 	"math/bits"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/idemctl/idemctl/inspect"
 )
@@ -38,6 +40,19 @@ type store struct {
 	scratch  []int32       // merge buffer, reused
 	seen     inspect.Flags // every flag some record has: f cycles through these only
 	group    *grouping     // the view aggregated by a capture; nil: not grouped
+	// sortedBy is the order the view was last sorted in. all is every
+	// record in the order allBy, kept from a view that held them all: a
+	// filter then walks it instead of sorting what it keeps (at 10M
+	// records the sort, not the match, was most of a filter's time).
+	sortedBy order
+	all      []int32
+	allBy    order
+}
+
+// order is a sort column and direction.
+type order struct {
+	col  column
+	desc bool
 }
 
 // nextFlag is the flag filter after cur that some record has, in the
@@ -55,7 +70,7 @@ func (s *store) nextFlag(cur inspect.Flags) inspect.Flags {
 
 // newStore is an empty store in the default order: what needs attention
 // (stale, then stuck) first.
-func newStore() *store { return &store{sortCol: colState} }
+func newStore() *store { return &store{sortCol: colState, sortedBy: order{col: colState}} }
 
 func (s *store) add(b []inspect.Record) {
 	first := s.recs.Len()
@@ -75,22 +90,69 @@ func (s *store) add(b []inspect.Record) {
 // rebuild recomputes the view after a filter or sort change.
 func (s *store) rebuild() {
 	s.edits++
-	s.view = s.view[:0]
-	for i := range s.recs.Len() {
-		if s.f.Match(s.recs.At(i)) {
-			s.view = append(s.view, int32(i))
-		}
+	now := order{s.sortCol, s.sortDesc}
+	if n := s.recs.Len(); len(s.view) == n && n > 0 && s.unsorted == 0 && s.sortedBy == now {
+		s.all, s.allBy = append(s.all[:0], s.view...), now // every record, in order
 	}
-	s.sort()
+	if len(s.all) == s.recs.Len() && len(s.all) > 0 && s.allBy == now {
+		// Match in record order (memory read in sequence), then keep the
+		// matches in the full order from a bitmap that stays in cache.
+		kept := s.matching()
+		s.view = s.view[:0]
+		for _, i := range s.all {
+			if kept[i>>6]&(1<<(i&63)) != 0 {
+				s.view = append(s.view, i)
+			}
+		}
+		s.unsorted = 0
+	} else {
+		s.view = s.view[:0]
+		for i := range s.recs.Len() {
+			if s.f.Match(s.recs.At(i)) {
+				s.view = append(s.view, int32(i))
+			}
+		}
+		s.sort()
+	}
 	if g := s.group; g != nil {
 		s.setGrouping(g.name)
 		s.group.expanding = g.expanding
 	}
 }
 
+// matching is a bitmap of the records the filter keeps. Large stores are
+// matched in parallel, each worker on its own words of the bitmap.
+func (s *store) matching() []uint64 {
+	n := s.recs.Len()
+	kept := make([]uint64, (n+63)/64)
+	workers := 1
+	if n >= parallelMatch {
+		workers = min(runtime.GOMAXPROCS(0), 4)
+	}
+	per := (len(kept) + workers - 1) / workers * 64 // records per worker, whole words
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += per {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				if s.f.Match(s.recs.At(i)) {
+					kept[i>>6] |= 1 << (i & 63)
+				}
+			}
+		}(lo, min(lo+per, n))
+	}
+	wg.Wait()
+	return kept
+}
+
+// parallelMatch is the store size from which a filter is matched on
+// several cores.
+const parallelMatch = 1 << 16
+
 // sort orders the view by the current column (stable, so ties keep scan order).
 func (s *store) sort() {
-	s.unsorted = 0
+	s.unsorted, s.sortedBy = 0, order{s.sortCol, s.sortDesc}
 	slices.SortStableFunc(s.view, s.less)
 }
 
@@ -122,7 +184,7 @@ func (s *store) mergeTail(force bool) bool {
 	if !force && head >= 50_000 && k < head/8 {
 		return false
 	}
-	s.unsorted = 0
+	s.unsorted, s.sortedBy = 0, order{s.sortCol, s.sortDesc}
 	tail := s.view[head:]
 	slices.SortStableFunc(tail, s.less)
 	if head == 0 || s.less(s.view[head-1], tail[0]) <= 0 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -436,5 +437,74 @@ func TestHeldBenchmarksRun(t *testing.T) {
 		if r := testing.Benchmark(bench); r.N == 0 {
 			t.Errorf("Benchmark%s failed or did not run", name)
 		}
+	}
+}
+
+// A filter over a full, sorted table walks the kept full order instead of
+// sorting what it keeps: the rows are exactly those of a fresh sort, for
+// every column and direction, while streaming and after.
+func TestFilterFromFullOrder(t *testing.T) {
+	ks := testKeyspace(t)
+	recs := fixture(ks, 3000)
+	filters := []string{"customer-1", "req-00", "state=processing", "flag=stale", ""}
+	for col := colNone; col < numSortCols; col++ {
+		for _, desc := range []bool{false, true} {
+			s := newStore()
+			s.sortCol, s.sortDesc = col, desc
+			s.rebuild()
+			for i := 0; i < len(recs); i += 500 { // streamed, merged as the TUI does
+				s.add(recs[i : i+500])
+				s.mergeTail(true)
+			}
+			for _, text := range filters {
+				search, err := inspect.ParseSearch(text)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.f = inspect.Filter{Search: search}
+				s.rebuild()
+				fresh := newStore()
+				fresh.add(recs)
+				fresh.sortCol, fresh.sortDesc, fresh.f = col, desc, s.f
+				fresh.rebuild()
+				if !slices.Equal(s.view, fresh.view) {
+					t.Fatalf("sort %v desc %v filter %q: %d rows, a fresh sort gives %d (first %v vs %v)", col, desc, text,
+						len(s.view), len(fresh.view), s.view[:min(5, len(s.view))], fresh.view[:min(5, len(fresh.view))])
+				}
+			}
+			if len(s.all) != len(recs) || s.allBy != (order{col, desc}) {
+				t.Fatalf("sort %v desc %v: full order not kept (%d records, by %v)", col, desc, len(s.all), s.allBy)
+			}
+		}
+	}
+}
+
+// A large store is matched on several cores: the same records as one by
+// one, each worker on its own words of the bitmap.
+func TestParallelMatch(t *testing.T) {
+	ks := testKeyspace(t)
+	base := fixture(ks, 1000)
+	s := newStore()
+	for range parallelMatch/1000 + 7 {
+		s.add(base)
+	}
+	search, err := inspect.ParseSearch("customer-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.f = inspect.Filter{Search: search}
+	kept := s.matching()
+	n := 0
+	for i := range s.recs.Len() {
+		want := s.f.Match(s.recs.At(i))
+		if got := kept[i>>6]&(1<<(i&63)) != 0; got != want {
+			t.Fatalf("record %d: kept %v, matches %v", i, got, want)
+		}
+		if want {
+			n++
+		}
+	}
+	if n == 0 || n == s.recs.Len() {
+		t.Fatalf("%d of %d kept: the filter says nothing", n, s.recs.Len())
 	}
 }
