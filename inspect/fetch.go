@@ -117,16 +117,10 @@ func (f *fetcher) fetch(ctx context.Context, keys []string) (fetched, error) {
 			probe[i] = respLen(ctx, pipe, kb, s)
 		}
 	}
-	var endCmd *redis.TimeCmd
-	if f.span {
-		endCmd = pipe.Time(ctx)
-	}
-	nowMs, err := execTimed(ctx, pipe, timeCmd)
+	out, err := f.execFirst(ctx, pipe, timeCmd)
 	if err != nil {
 		return fetched{}, err
 	}
-	out := fetched{nowMs: nowMs}
-	out.serverSpan = timeSpan(timeCmd, endCmd)
 
 	// Phase B: the fields of hashes known to be small, the sizes of the
 	// others' fields, and the response length where the record could hold a
@@ -518,6 +512,21 @@ func execTimed(ctx context.Context, pipe redis.Pipeliner, timeCmd *redis.TimeCmd
 	return now.UnixMilli(), nil
 }
 
+// execFirst runs a batch's first pipeline, queued behind timeCmd: the
+// answer starts with the server's "now" and, when the pacer asks for it,
+// the server's own time for the pipeline (a second TIME at its end).
+func (f *fetcher) execFirst(ctx context.Context, pipe redis.Pipeliner, timeCmd *redis.TimeCmd) (fetched, error) {
+	var endCmd *redis.TimeCmd
+	if f.span {
+		endCmd = pipe.Time(ctx)
+	}
+	nowMs, err := execTimed(ctx, pipe, timeCmd)
+	if err != nil {
+		return fetched{}, err
+	}
+	return fetched{nowMs: nowMs, serverSpan: timeSpan(timeCmd, endCmd)}, nil
+}
+
 // timeSpan is the server's time between two TIME commands of a pipeline;
 // 0 when either is missing or failed.
 func timeSpan(first, last *redis.TimeCmd) time.Duration {
@@ -567,16 +576,10 @@ func (f *fetcher) fetchOrphans(ctx context.Context, locks []string) (fetched, er
 		val[i] = redis.NewStringCmd(ctx, "getrange", k, 0, 63) // a lock value is a time or a token
 		_ = pipe.Process(ctx, val[i])
 	}
-	var endCmd *redis.TimeCmd
-	if f.span {
-		endCmd = pipe.Time(ctx)
-	}
-	nowMs, err := execTimed(ctx, pipe, timeCmd)
+	out, err := f.execFirst(ctx, pipe, timeCmd)
 	if err != nil {
 		return fetched{}, err
 	}
-	out := fetched{nowMs: nowMs}
-	out.serverSpan = timeSpan(timeCmd, endCmd)
 	timeout := ks.ProcessingTimeout.Milliseconds()
 	for i, k := range locks {
 		if exists[i].Val() != 0 || pttl[i].Val() == -2 {
