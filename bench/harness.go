@@ -85,27 +85,22 @@ func DefaultConfig() Config {
 // ApplySmoke shrinks the run for CI, keeping any value set explicitly.
 func (c *Config) ApplySmoke(set map[string]bool) {
 	c.Smoke = true
-	if !set["n"] {
-		c.N = 20_000
-	}
-	if !set["rounds"] {
-		c.Rounds = 1
-	}
-	if !set["gobench"] {
-		c.GoBench = false
-	}
-	if !set["write-keys"] {
-		c.WriteKeys = 2_000
-	}
-	if !set["sample-runs"] {
-		c.SampleRuns = 3
-	}
-	if !set["sample"] {
-		c.SampleShare = "20%" // 1 % of 20,000 records is too few to say much
-	}
 	c.IdleProbe = 500 * time.Millisecond
-	if !set["quiet-wait"] {
-		c.QuietWait = 0
+	for _, d := range []struct {
+		flag  string
+		apply func()
+	}{
+		{"n", func() { c.N = 20_000 }},
+		{"rounds", func() { c.Rounds = 1 }},
+		{"gobench", func() { c.GoBench = false }},
+		{"write-keys", func() { c.WriteKeys = 2_000 }},
+		{"sample-runs", func() { c.SampleRuns = 3 }},
+		{"sample", func() { c.SampleShare = "20%" }}, // 1 % of 20,000 records is too few to say much
+		{"quiet-wait", func() { c.QuietWait = 0 }},
+	} {
+		if !set[d.flag] {
+			d.apply()
+		}
 	}
 }
 

@@ -36,14 +36,17 @@ func Start(extra ...string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return startWith(bin, func(port int, dir string) []string {
-		args := []string{
-			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", dir,
-			"--logfile", filepath.Join(dir, "redis.log"), "--daemonize", "no",
-		}
-		return append(args, extra...)
-	})
+	return startWith(bin, func(port int, dir string) []string { return plainArgs(port, dir, extra) })
+}
+
+// plainArgs is the command line of a plain server on a loopback port,
+// keeping nothing on disk, with extra appended.
+func plainArgs(port int, dir string, extra []string) []string {
+	return append([]string{
+		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir,
+		"--logfile", filepath.Join(dir, "redis.log"), "--daemonize", "no",
+	}, extra...)
 }
 
 // startWith starts redis-server with the arguments args builds for a free
