@@ -85,8 +85,7 @@ func TestTLSVerifiedByDefault(t *testing.T) {
 	}
 
 	// The CA from a profile works the same way.
-	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	os.WriteFile(cfg, []byte("profiles:\n  tls:\n    url: "+url+"/0\n    tls_ca: "+caPath+"\n"), 0o600)
+	cfg := clitest.WriteConfig(t, "profiles:\n  tls:\n    url: "+url+"/0\n    tls_ca: "+caPath+"\n")
 	clitest.Run(t, nil, "stats", "--config", cfg, "--profile", "tls", "--preset", "atlasmart", "-o", "json").MustCode(t, cli.ExitOK)
 
 	// Not verifiable: the system roots do not know the test CA, another CA
@@ -294,8 +293,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 		mode os.FileMode
 		warn bool
 	}{{0o644, true}, {0o640, true}, {0o600, false}} {
-		cfg := filepath.Join(t.TempDir(), "config.yaml")
-		os.WriteFile(cfg, []byte("profiles:\n  p:\n    url: redis://sec-ops:"+secPW+"@"+srv.Addr+"/0\n"), 0o600)
+		cfg := clitest.WriteConfig(t, "profiles:\n  p:\n    url: redis://sec-ops:"+secPW+"@"+srv.Addr+"/0\n")
 		if err := os.Chmod(cfg, tc.mode); err != nil {
 			t.Fatal(err)
 		}
@@ -307,8 +305,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 		}
 	}
 	// Without a password in it, a world-readable config is fine.
-	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	os.WriteFile(cfg, []byte("profiles:\n  p:\n    url: redis://sec-ops@"+srv.Addr+"/0\n    password_env: IDEM_PW\n"), 0o644)
+	cfg := clitest.WriteConfig(t, "profiles:\n  p:\n    url: redis://sec-ops@"+srv.Addr+"/0\n    password_env: IDEM_PW\n")
 	os.Chmod(cfg, 0o644)
 	r = clitest.Run(t, env, "scan", "--config", cfg, "--profile", "p", "--preset", "atlasmart")
 	r.MustCode(t, cli.ExitOK)

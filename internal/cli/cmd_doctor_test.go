@@ -2,8 +2,6 @@ package cli_test
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -110,8 +108,7 @@ func TestDoctorSilencedFinding(t *testing.T) {
 	base := []string{"doctor", "--url", srv.URL(0), "--preset", "atlasmart"}
 	clitest.Run(t, nil, base...).MustCode(t, cli.ExitDoctorCritical)
 
-	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	os.WriteFile(cfg, []byte("doctor:\n  silence:\n    - rule: persistence\n      reason: \"dev box: records may be lost\"\n"), 0o600)
+	cfg := clitest.WriteConfig(t, "doctor:\n  silence:\n    - rule: persistence\n      reason: \"dev box: records may be lost\"\n")
 	r := clitest.Run(t, nil, append(base, "--config", cfg, "-o", "table")...)
 	r.MustCode(t, cli.ExitOK)
 	if !strings.Contains(r.Stdout, "SILENCED persistence (critical): persistence is off") || !strings.Contains(r.Stdout, "— dev box: records may be lost") ||

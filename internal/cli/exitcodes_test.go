@@ -29,8 +29,7 @@ func TestExitCodesPerCommand(t *testing.T) {
 	recordtest.Reserve(t, srv, key, "body")
 	state := map[string]string{"XDG_STATE_HOME": t.TempDir()}
 	ks := []string{"--url", url, "--preset", "atlasmart"}
-	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	os.WriteFile(cfg, []byte("profiles:\n  local:\n    url: "+url+"\n"), 0o600)
+	cfg := clitest.WriteConfig(t, "profiles:\n  local:\n    url: "+url+"\n")
 
 	cases := []struct {
 		name string
