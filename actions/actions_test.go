@@ -1,7 +1,6 @@
 package actions
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -102,7 +101,7 @@ func TestExpireZeroDeletes(t *testing.T) {
 			if res.Outcome != Applied {
 				t.Fatalf("expire 0: %+v", res)
 			}
-			if n := r.c.Exists(context.Background(), sc.key).Val(); n != 0 {
+			if n := r.c.Exists(t.Context(), sc.key).Val(); n != 0 {
 				t.Fatal("the record still exists")
 			}
 			intent, _ := r.lastWrite(sc.key, Applied)
@@ -295,7 +294,7 @@ func TestSetnxFailAndReconcile(t *testing.T) {
 		if res := r.apply(p); res.Outcome != Applied {
 			t.Fatalf("fail: %+v", res)
 		}
-		if r.c.Exists(context.Background(), setnxKey).Val() != 0 {
+		if r.c.Exists(t.Context(), setnxKey).Val() != 0 {
 			t.Fatal("the marker still exists")
 		}
 		r.lastWrite(setnxKey, Applied)
@@ -462,7 +461,7 @@ func TestJSONPlanShowsTheRealDiff(t *testing.T) {
 	if res := r.apply(p); res.Outcome != Applied {
 		t.Fatalf("%+v", res)
 	}
-	now, _, err := readSnapshot(context.Background(), r.c, ks, jsonKey)
+	now, _, err := readSnapshot(t.Context(), r.c, ks, jsonKey)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package actions
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -199,7 +198,7 @@ func TestAuditEntryTooLongRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	err = a.Write(context.Background(), AuditEntry{Phase: PhaseIntent, Key: strings.Repeat("k", MaxAuditLine)})
+	err = a.Write(t.Context(), AuditEntry{Phase: PhaseIntent, Key: strings.Repeat("k", MaxAuditLine)})
 	if err == nil || !strings.Contains(err.Error(), "line limit") {
 		t.Fatalf("a 1 MiB key: %v", err)
 	}
@@ -214,7 +213,7 @@ func TestAuditEntryTooLongRefused(t *testing.T) {
 func TestGroupCommitOrder(t *testing.T) {
 	r := sharedRig(t)
 	plans := r.reservePlans("gc", 100, Request{Kind: KindFail})
-	for _, res := range r.ex.ApplyAll(context.Background(), plans, 0, nil) {
+	for _, res := range r.ex.ApplyAll(t.Context(), plans, 0, nil) {
 		if res.Outcome != Applied {
 			t.Fatalf("%+v", res)
 		}
@@ -244,7 +243,7 @@ func TestApplyAllRate(t *testing.T) {
 	r := sharedRig(t)
 	plans := r.reservePlans("rate", 21, Request{Kind: KindExpire, TTL: TTL{Mode: TTLSet, D: time.Hour}})
 	start := time.Now()
-	for _, res := range r.ex.ApplyAll(context.Background(), plans[:20], 100, nil) {
+	for _, res := range r.ex.ApplyAll(t.Context(), plans[:20], 100, nil) {
 		if res.Outcome != Applied {
 			t.Fatalf("%+v", res)
 		}
@@ -252,7 +251,7 @@ func TestApplyAllRate(t *testing.T) {
 	if d := time.Since(start); d < 190*time.Millisecond {
 		t.Fatalf("20 writes at --rate 100 took %v, want ≥ 190 ms", d)
 	}
-	if res := r.ex.ApplyAll(context.Background(), plans[20:], 2_000_000_000, nil); res[0].Outcome != Applied {
+	if res := r.ex.ApplyAll(t.Context(), plans[20:], 2_000_000_000, nil); res[0].Outcome != Applied {
 		t.Fatalf("%+v", res[0])
 	}
 }

@@ -1,7 +1,6 @@
 package actions
 
 import (
-	"context"
 	"os"
 	"strings"
 	"testing"
@@ -14,7 +13,7 @@ func TestReadAuditLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, phase := range []string{"intent", "outcome"} {
-		if err := a.Write(context.Background(), AuditEntry{Phase: phase, Key: "k", Reason: strings.Repeat("r", 100<<10)}); err != nil {
+		if err := a.Write(t.Context(), AuditEntry{Phase: phase, Key: "k", Reason: strings.Repeat("r", 100<<10)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,7 +1,6 @@
 package actions
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -159,11 +158,11 @@ func TestDeletedAfterPlan(t *testing.T) {
 			if p.Refused != "" {
 				t.Fatalf("plan: %s", p.Refused)
 			}
-			r.c.Del(context.Background(), sc.key)
+			r.c.Del(t.Context(), sc.key)
 			if res := r.apply(p); res.Outcome != NotFound {
 				t.Fatalf("apply: %+v", res)
 			}
-			if r.c.Exists(context.Background(), sc.key).Val() != 0 {
+			if r.c.Exists(t.Context(), sc.key).Val() != 0 {
 				t.Fatal("the write recreated the key")
 			}
 			r.lastWrite(sc.key, NotFound)

@@ -101,7 +101,7 @@ func TestFaultReplyLostWriteApplied(t *testing.T) {
 	t.Parallel()
 	f, p := newLostReplyRig(t)
 	f.afterDrop(false, 50*time.Millisecond, f.px.Resume)
-	res := f.ex.Apply(context.Background(), p)
+	res := f.ex.Apply(t.Context(), p)
 	if res.Outcome != Applied || !strings.Contains(res.Detail, "uncertain") || !strings.Contains(res.Detail, "re-read shows the write was applied") {
 		t.Fatalf("reply lost: %+v", res)
 	}
@@ -126,7 +126,7 @@ func TestFaultRequestLostNotApplied(t *testing.T) {
 	p := f.planDirect(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
 	f.px.DropRequests()
 	f.afterDrop(true, 50*time.Millisecond, f.px.Resume)
-	res := f.ex.Apply(context.Background(), p)
+	res := f.ex.Apply(t.Context(), p)
 	if res.Outcome != NotApplied || !strings.Contains(res.Detail, "re-read shows the record unchanged") {
 		t.Fatalf("request lost: %+v", res)
 	}
@@ -145,7 +145,7 @@ func TestFaultConnectionCutAfterWrite(t *testing.T) {
 		p := f.planDirect(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
 		f.px.DropReplies()
 		f.afterDrop(false, 0, func() { f.px.Resume(); f.px.CutConnections() })
-		res := f.ex.Apply(context.Background(), p)
+		res := f.ex.Apply(t.Context(), p)
 		if res.Outcome != Applied || !strings.Contains(res.Detail, "re-read") {
 			t.Fatalf("retries=%d: connection cut after the write: %+v", retries, res)
 		}
@@ -164,7 +164,7 @@ func TestFaultTimeoutIsNotRetried(t *testing.T) {
 	p := f.planDirect(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
 	f.px.DropReplies()
 	f.afterDrop(false, 0, f.px.Resume)
-	res := f.ex.Apply(context.Background(), p)
+	res := f.ex.Apply(t.Context(), p)
 	if res.Outcome != Applied || !strings.Contains(res.Detail, "re-read shows the write was applied") {
 		t.Fatalf("timed-out write with retries on: %+v", res)
 	}
@@ -176,7 +176,7 @@ func TestFaultNoReRead(t *testing.T) {
 	t.Parallel()
 	f, p := newLostReplyRig(t)
 	f.afterDrop(false, 0, func() { f.px.Close() })
-	res := f.ex.Apply(context.Background(), p)
+	res := f.ex.Apply(t.Context(), p)
 	if res.Outcome != Unknown || !strings.Contains(res.Detail, "could not be re-read") {
 		t.Fatalf("no re-read: %+v", res)
 	}
@@ -202,7 +202,7 @@ func TestFaultExpireSettledByTTL(t *testing.T) {
 			want = Applied
 		}
 		f.afterDrop(lost == "request", 50*time.Millisecond, f.px.Resume)
-		res := f.ex.Apply(context.Background(), p)
+		res := f.ex.Apply(t.Context(), p)
 		if res.Outcome != want {
 			t.Fatalf("expire, %s lost: %+v (TTL now %v)", lost, res, f.pttl(atlasKey))
 		}
@@ -221,7 +221,7 @@ func TestFaultJSONReplyLost(t *testing.T) {
 		p := f.planDirect(req)
 		f.px.DropReplies()
 		f.afterDrop(false, 50*time.Millisecond, f.px.Resume)
-		res := f.ex.Apply(context.Background(), p)
+		res := f.ex.Apply(t.Context(), p)
 		if res.Outcome != Applied || !strings.Contains(res.Detail, "re-read shows the write was applied") {
 			t.Fatalf("json %s, reply lost: %+v\nnow %s", req.Kind, res, f.raw(jsonKey)[""])
 		}

@@ -1,7 +1,6 @@
 package actions
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -35,7 +34,7 @@ func TestReadOnlyRefusesAtApply(t *testing.T) {
 				t.Fatalf("%s with writes off: %+v", req.Kind, res)
 			}
 		}
-		rs := r.ex.ApplyAll(context.Background(), []*Plan{r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey})}, 0, nil)
+		rs := r.ex.ApplyAll(t.Context(), []*Plan{r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey})}, 0, nil)
 		if Summary(rs)[Refused] != 1 {
 			t.Fatalf("ApplyAll with writes off: %+v", rs)
 		}
@@ -135,7 +134,7 @@ func TestNoAuditNoWrite(t *testing.T) {
 func TestNewExecutorAndPlanner(t *testing.T) {
 	r := sharedRig(t)
 	r.reserveAtlas(atlasKey, fp("body-1"))
-	c, ctx, ks := r.c, context.Background(), inspecttest.Keyspace(t, "atlasmart")
+	c, ctx, ks := r.c, t.Context(), inspecttest.Keyspace(t, "atlasmart")
 	dir := filepath.Join(t.TempDir(), "state", "idemctl")
 	s := Setup{Client: c, Policy: &Policy{Writes: true}, AuditPath: filepath.Join(dir, "audit.log"),
 		AuditStream: "idemctl:test-audit", Identity: Identity{OSUser: testUser, Profile: "test"}}

@@ -18,7 +18,7 @@ import (
 // Run's result, failing the test if Run does not return.
 func start(t *testing.T, sim *appsim.Simulator) (stop func() error) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- sim.Run(ctx) }()
 	t.Cleanup(cancel)
@@ -174,7 +174,7 @@ func TestOrdersAppGroundTruth(t *testing.T) {
 	pg := pgtest.Own(t)
 	app := appsim.NewOrdersApp(rc, pg.DB(), appsim.OrdersConfig{CrashBeforeInsert: 0.2, CrashAfterInsert: 0.2, RandSeed: 7})
 	app.Serve(60)
-	run, stop := context.WithCancel(context.Background())
+	run, stop := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { app.Run(run); close(done) }()
 	defer func() { stop(); <-done }()

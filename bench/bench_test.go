@@ -39,7 +39,7 @@ func TestSmoke(t *testing.T) {
 	}
 	var log strings.Builder
 	cfg.Log = &log
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	start := time.Now()
 	res, err := Run(ctx, cfg)

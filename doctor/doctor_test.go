@@ -29,7 +29,7 @@ func keyspace(t *testing.T, preset string, set func(*inspect.KeyspaceSpec)) *ins
 
 func run(t *testing.T, c redis.UniversalClient, opt Options, kss ...*inspect.Keyspace) Report {
 	t.Helper()
-	return Run(context.Background(), c, kss, inspect.Options{Count: 1000}, opt)
+	return Run(t.Context(), c, kss, inspect.Options{Count: 1000}, opt)
 }
 
 // finding returns the one finding of rule (on keyspace ks, "" for the
@@ -133,7 +133,7 @@ func TestProcessingTimeoutAgainstAges(t *testing.T) {
 		t.Fatalf("%+v", f)
 	}
 	// Too few ages to judge: said, not passed.
-	c.FlushAll(context.Background())
+	c.FlushAll(t.Context())
 	atlas(t, c, "one", "PROCESSING", "fp", 15*time.Minute, 3)
 	quiet(t, run(t, c, Options{}, ks(5*time.Minute)), "processing-timeout", "atlasmart", StatusNoData)
 }
@@ -148,13 +148,13 @@ func TestRetentionAgainstRetryHorizon(t *testing.T) {
 	}
 	quiet(t, run(t, c, Options{RetryHorizon: 5 * time.Minute}, ks), "retention", "atlasmart", StatusOK)
 
-	c.FlushAll(context.Background())
+	c.FlushAll(t.Context())
 	atlas(t, c, "week", "SUCCEEDED", "fp", 7*24*time.Hour, 20, "status", "200", "response", strings.Repeat("x", 200))
 	f = finding(t, run(t, c, Options{}, ks), "retention", "atlasmart")
 	if f.Severity != Info || f.Figures["memory_freed_bytes_estimate"] <= 0 || !strings.Contains(f.Fix, "retention: 24h") {
 		t.Fatalf("%+v", f)
 	}
-	c.FlushAll(context.Background())
+	c.FlushAll(t.Context())
 	atlas(t, c, "day", "SUCCEEDED", "fp", 24*time.Hour, 20, "status", "200")
 	quiet(t, run(t, c, Options{}, ks), "retention", "atlasmart", StatusOK)
 }
@@ -246,7 +246,7 @@ func TestEvictionPolicy(t *testing.T) {
 	cl := srv.Client(0)
 	defer cl.Close()
 	for i := range 100 {
-		cl.Set(context.Background(), fmt.Sprintf("cache:%d", i), strings.Repeat("x", 50_000), 0)
+		cl.Set(t.Context(), fmt.Sprintf("cache:%d", i), strings.Repeat("x", 50_000), 0)
 	}
 	f := finding(t, run(t, cl, Options{}, ks), "eviction", "")
 	if f.Severity != Critical || f.Figures["evicted_keys"] == 0 {
@@ -340,7 +340,7 @@ func TestReplicaAcceptingWrites(t *testing.T) {
 			cl = rep.Client(0)
 			deadline := time.Now().Add(10 * time.Second)
 			for time.Now().Before(deadline) {
-				s := ReadServer(context.Background(), cl, false)
+				s := ReadServer(t.Context(), cl, false)
 				if n, ok := s.infoInt("master_last_io_seconds_ago"); ok && n >= 1 && s.Info["master_link_status"] == "up" {
 					break
 				}
@@ -405,13 +405,13 @@ func TestScanCoverage(t *testing.T) {
 	_, c := redistest.SharedClient(t)
 	rep := run(t, c, Options{}, keyspace(t, "atlasmart", nil))
 	quiet(t, rep, "scan-coverage", "", StatusOK) // an empty database: nothing to see
-	c.Set(context.Background(), "orders:idem:1", "x", time.Hour)
+	c.Set(t.Context(), "orders:idem:1", "x", time.Hour)
 	f := finding(t, run(t, c, Options{}, keyspace(t, "atlasmart", nil)), "scan-coverage", "atlasmart")
 	if f.Severity != Critical || !strings.Contains(f.Evidence[0], "matched no key") {
 		t.Fatalf("%+v", f)
 	}
 	atlas(t, c, "r", "SUCCEEDED", "fp", time.Hour, 50, "status", "200")
-	rep = Run(context.Background(), c, []*inspect.Keyspace{keyspace(t, "atlasmart", nil)}, inspect.Options{Count: 10, MaxKeys: 10}, Options{})
+	rep = Run(t.Context(), c, []*inspect.Keyspace{keyspace(t, "atlasmart", nil)}, inspect.Options{Count: 10, MaxKeys: 10}, Options{})
 	if f := finding(t, rep, "scan-coverage", "atlasmart"); !strings.Contains(f.Evidence[0], "incomplete") {
 		t.Fatalf("%+v", f)
 	}

@@ -28,7 +28,7 @@ const reserveTTL, timeout = time.Hour, 10 * time.Minute
 
 func seed(t *testing.T, c redis.UniversalClient, n int) appsim.Result {
 	t.Helper()
-	res, err := appsim.Seed(context.Background(), c, appsim.Plan{
+	res, err := appsim.Seed(t.Context(), c, appsim.Plan{
 		Schema: "atlasmart", Count: n, ReserveTTL: reserveTTL, ProcessingTimeout: timeout,
 		Retention: 5 * time.Minute, LargeResponse: inspect.DefaultLargeResponse, RandSeed: 7,
 	})
@@ -79,7 +79,7 @@ func TestExporterKeepsLastGoodValuesWhenScansFail(t *testing.T) {
 	if _, ok := m[`idemctl_records{keyspace=orders,state=processing}`]; ok || m["idemctl_last_success_timestamp_seconds{}"] != 0 {
 		t.Fatalf("record metrics before the first scan must be absent: %v", m)
 	}
-	if !e.ScanOnce(context.Background()) {
+	if !e.ScanOnce(t.Context()) {
 		t.Fatal("scan did not run")
 	}
 	if code, h := health(t, hs.URL); code != 200 || h.Status != "ok" || h.Scans != 1 {
@@ -92,7 +92,7 @@ func TestExporterKeepsLastGoodValuesWhenScansFail(t *testing.T) {
 	}
 
 	own.Stop()
-	e.ScanOnce(context.Background())
+	e.ScanOnce(t.Context())
 	after := promtest.Scrape(t, hs.URL+"/metrics")
 	if after["idemctl_scan_success{}"] != 0 || after["idemctl_scan_errors_total{}"] != 1 || after["idemctl_scans_total{}"] != 2 ||
 		after["idemctl_scan_complete{keyspace=orders}"] != 0 {
@@ -126,7 +126,7 @@ func TestScanProgressExported(t *testing.T) {
 	hs := httptest.NewServer(e.Handler())
 	defer hs.Close()
 	done := make(chan bool)
-	go func() { done <- e.ScanOnce(context.Background()) }()
+	go func() { done <- e.ScanOnce(t.Context()) }()
 	var seen float64
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && (seen <= 0 || seen >= 1); {
 		time.Sleep(50 * time.Millisecond)
@@ -154,9 +154,9 @@ func TestNeverTwoScansAtOnce(t *testing.T) {
 	hs := httptest.NewServer(e.Handler())
 	defer hs.Close()
 	done := make(chan bool)
-	go func() { done <- e.ScanOnce(context.Background()) }()
+	go func() { done <- e.ScanOnce(t.Context()) }()
 	<-entered
-	if e.ScanOnce(context.Background()) {
+	if e.ScanOnce(t.Context()) {
 		t.Error("a second scan started while one was running")
 	}
 	if m := promtest.Scrape(t, hs.URL+"/metrics"); m["idemctl_scan_in_progress{}"] != 1 {
@@ -180,7 +180,7 @@ func TestSlowScanTimesOutAsAMetric(t *testing.T) {
 	})
 	hs := httptest.NewServer(e.Handler())
 	defer hs.Close()
-	e.ScanOnce(context.Background())
+	e.ScanOnce(t.Context())
 	m := promtest.Scrape(t, hs.URL+"/metrics")
 	if m["idemctl_scan_success{}"] != 0 || m["idemctl_scan_errors_total{}"] != 1 || m["idemctl_scan_duration_seconds{}"] < 0.2 {
 		t.Fatalf("timed-out scan: %v", m)
@@ -194,7 +194,7 @@ func TestRunLoopAndShutdown(t *testing.T) {
 	_, c := redistest.SharedClient(t)
 	seed(t, c, 100)
 	e := newExporter(t, c, func(cfg *Config) { cfg.Interval = 50 * time.Millisecond })
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { e.Run(ctx); close(done) }()
 	deadline := time.Now().Add(10 * time.Second)
@@ -220,7 +220,7 @@ func TestLabelCardinalityAndGroupCap(t *testing.T) {
 	e := newExporter(t, c, func(cfg *Config) { cfg.GroupLabel, cfg.GroupCap = "principal", 3 })
 	hs := httptest.NewServer(e.Handler())
 	defer hs.Close()
-	e.ScanOnce(context.Background())
+	e.ScanOnce(t.Context())
 	m := promtest.Scrape(t, hs.URL+"/metrics")
 	var groups []string
 	var sum float64

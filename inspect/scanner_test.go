@@ -23,7 +23,7 @@ import (
 func scanAll(t *testing.T, c redis.UniversalClient, ks *inspect.Keyspace, opt inspect.Options) ([]inspect.Record, inspect.Coverage) {
 	t.Helper()
 	var recs []inspect.Record
-	covs, _ := inspect.Scan(context.Background(), c, []*inspect.Keyspace{ks}, opt, func(b inspect.Batch) error {
+	covs, _ := inspect.Scan(t.Context(), c, []*inspect.Keyspace{ks}, opt, func(b inspect.Batch) error {
 		recs = append(recs, b.Records...)
 		return nil
 	})
@@ -409,7 +409,7 @@ func TestScanReportsProgress(t *testing.T) {
 // an hour (reserve TTL 1h, timeout 10m) and returns what was seeded.
 func seedRecords(t *testing.T, c redis.UniversalClient, schema string, n int, seed uint64) appsim.Result {
 	t.Helper()
-	res, err := appsim.Seed(context.Background(), c, appsim.Plan{Schema: schema, Count: n, ReserveTTL: time.Hour,
+	res, err := appsim.Seed(t.Context(), c, appsim.Plan{Schema: schema, Count: n, ReserveTTL: time.Hour,
 		ProcessingTimeout: 10 * time.Minute, Retention: time.Hour, LargeResponse: 16 << 10, RandSeed: seed})
 	if err != nil {
 		t.Fatal(err)

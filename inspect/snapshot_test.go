@@ -15,7 +15,7 @@ func TestSnapshotMatchesSeed(t *testing.T) {
 	// Long reserve TTL and timeout: no record changes class during the test.
 	const reserveTTL, timeout = time.Hour, 10 * time.Minute
 	_, c := redistest.SharedClient(t)
-	res, err := appsim.Seed(context.Background(), c, appsim.Plan{
+	res, err := appsim.Seed(t.Context(), c, appsim.Plan{
 		Schema: "atlasmart", Count: 3000, ReserveTTL: reserveTTL, ProcessingTimeout: timeout,
 		Retention: 5 * time.Minute, LargeResponse: inspect.DefaultLargeResponse, RandSeed: 7,
 	})
@@ -23,7 +23,7 @@ func TestSnapshotMatchesSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	ks := inspecttest.Spec(t, inspect.KeyspaceSpec{Name: "orders", Schema: inspecttest.Preset(t, "atlasmart"), ReserveTTL: reserveTTL, ProcessingTimeout: timeout})
-	snap := inspect.TakeSnapshot(context.Background(), c, []*inspect.Keyspace{ks, ks}, inspect.Options{}, 5)
+	snap := inspect.TakeSnapshot(t.Context(), c, []*inspect.Keyspace{ks, ks}, inspect.Options{}, 5)
 	if !snap.Complete || snap.Err != nil || len(snap.Keyspaces) != 1 {
 		t.Fatalf("snapshot: complete %v err %v keyspaces %d (a repeated keyspace counts once)", snap.Complete, snap.Err, len(snap.Keyspaces))
 	}
@@ -38,7 +38,7 @@ func TestSnapshotMatchesSeed(t *testing.T) {
 	}
 
 	// Cut short, a snapshot says it is incomplete and why.
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	snap = inspect.TakeSnapshot(ctx, c, []*inspect.Keyspace{ks}, inspect.Options{}, 5)
 	if snap.Complete || snap.Err == nil {

@@ -28,7 +28,7 @@ func TestSkipReasons(t *testing.T) {
 	)
 	p := policy(t, basePolicy, false)
 	audit := recordtest.AuditPath(t)
-	rep := newReaper(t, c, p, true, audit).Cycle(context.Background())
+	rep := newReaper(t, c, p, true, audit).Cycle(t.Context())
 	if rep.Err != "" || !rep.Lease.Held || len(rep.Rules) != 1 {
 		t.Fatalf("cycle: %+v", rep)
 	}
@@ -44,14 +44,14 @@ func TestSkipReasons(t *testing.T) {
 	if len(got) != 2 || got["job:orphan"] != "reaper/test" || got["job:passed"] != "reaper/test" {
 		t.Errorf("applied %v", got)
 	}
-	if st := c.HGet(context.Background(), "job:orphan", "state").Val(); st != "FAILED" {
+	if st := c.HGet(t.Context(), "job:orphan", "state").Val(); st != "FAILED" {
 		t.Errorf("orphan state %q", st)
 	}
-	if by := c.HGet(context.Background(), "job:orphan", "failed_by").Val(); by != "reaper/test" {
+	if by := c.HGet(t.Context(), "job:orphan", "failed_by").Val(); by != "reaper/test" {
 		t.Errorf("failed_by %q", by)
 	}
 	for _, k := range []string{"job:fresh", "job:locked", "job:future", "job:noage"} {
-		if st := c.HGet(context.Background(), k, "state").Val(); st != "PROCESSING" {
+		if st := c.HGet(t.Context(), k, "state").Val(); st != "PROCESSING" {
 			t.Errorf("%s was written: %q", k, st)
 		}
 	}
@@ -60,7 +60,7 @@ func TestSkipReasons(t *testing.T) {
 	// storing none.
 	write(t, c, job{key: "job:nodeadline", age: time.Hour})
 	p = policy(t, strings.Replace(basePolicy, "action: fail", "action: fail\n    select: {deadline_passed: true}", 1), false)
-	rr = newReaper(t, c, p, false, "").Cycle(context.Background()).Rules[0]
+	rr = newReaper(t, c, p, false, "").Cycle(t.Context()).Rules[0]
 	// job:nodeadline, and job:locked and job:noage left from above
 	if want := map[string]int{SkipDeadlineUnknown: 3, SkipDeadlineFuture: 1}; !maps.Equal(rr.Skips, want) {
 		t.Errorf("deadline_passed: skips %v", rr.Skips)
@@ -75,7 +75,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 	before := dumpAll(t, c)
 	p := policy(t, basePolicy, false)
 	audit := recordtest.AuditPath(t)
-	rep := newReaper(t, c, p, false, audit).Cycle(context.Background())
+	rep := newReaper(t, c, p, false, audit).Cycle(t.Context())
 	if rep.Err != "" || len(rep.Rules) != 1 || rep.Rules[0].Outcomes[WouldApply] != 5 || rep.Rules[0].Skips[SkipLockPresent] != 1 {
 		t.Fatalf("dry run: %+v", rep)
 	}
@@ -97,7 +97,7 @@ func TestBreakerTrips(t *testing.T) {
 	p := policy(t, doc, false)
 	audit := recordtest.AuditPath(t)
 	r := newReaper(t, c, p, true, audit)
-	rep := r.Cycle(context.Background())
+	rep := r.Cycle(t.Context())
 	rr := rep.Rules[0]
 	if !rr.Breaker || rr.Qualified != 12 || len(rr.Outcomes) != 0 || !strings.Contains(rr.Note, "circuit breaker") {
 		t.Fatalf("breaker: %+v", rr)
@@ -135,12 +135,12 @@ func TestLimits(t *testing.T) {
 	for i, w := range want {
 		// a new copy each cycle, as cron runs it
 		r := newReaper(t, c, p, true, audit)
-		rr := r.Cycle(context.Background()).Rules[0]
+		rr := r.Cycle(t.Context()).Rules[0]
 		if rr.Outcomes["applied"] != w.applied || !maps.Equal(rr.Skips, w.skips) {
 			t.Errorf("cycle %d: applied %d skips %v, want %d %v (%s)", i+1, rr.Outcomes["applied"], rr.Skips, w.applied, w.skips, rr.Note)
 		}
 		// the cron copy exits: it releases the lease
-		if err := r.Lease.Release(context.Background(), c); err != nil {
+		if err := r.Lease.Release(t.Context(), c); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -162,7 +162,7 @@ func TestIncompleteScanActsOnNothing(t *testing.T) {
 	audit := recordtest.AuditPath(t)
 	r := newReaper(t, c, policy(t, basePolicy, false), true, audit)
 	r.Scan.MaxKeys = 2
-	rr := r.Cycle(context.Background()).Rules[0]
+	rr := r.Cycle(t.Context()).Rules[0]
 	if rr.Complete || len(rr.Outcomes) != 0 || !strings.Contains(rr.Note, "did not cover the keyspace") {
 		t.Fatalf("incomplete scan: %+v", rr)
 	}
@@ -225,7 +225,7 @@ func TestTwoReapersNeverActTogether(t *testing.T) {
 	doc := strings.NewReplacer("cycle_deadline: 10s", "cycle_deadline: 2s", "max_per_cycle: 50", "max_per_cycle: 5",
 		"per_hour: 1000", "per_hour: 100000", "breaker: 100", "breaker: 100000").Replace(basePolicy)
 	p := policy(t, doc, false)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -249,7 +249,7 @@ func TestTwoReapersNeverActTogether(t *testing.T) {
 					held[i]++
 				}
 				if rand.IntN(3) == 0 { // this copy exits, another starts
-					_ = r.Lease.Release(context.Background(), c)
+					_ = r.Lease.Release(t.Context(), c)
 					r = newReaper(t, c, p, true, audits[i])
 				}
 				time.Sleep(time.Duration(rand.IntN(15)) * time.Millisecond)
@@ -286,7 +286,7 @@ func TestNoRecordWrittenTwiceWithoutTheLease(t *testing.T) {
 			defer wg.Done()
 			r := newReaper(t, c, p, true, audits[i])
 			for range 3 {
-				r.Cycle(context.Background())
+				r.Cycle(t.Context())
 			}
 		}()
 	}

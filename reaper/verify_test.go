@@ -167,7 +167,7 @@ func TestCycleDeadline(t *testing.T) {
 	doc := strings.NewReplacer("cycle_deadline: 10s", "cycle_deadline: 1s", "action: fail", "action: fail\n    select: {verdict: not_done}").Replace(basePolicy)
 	r := newReaper(t, c, policy(t, doc, true), true, recordtest.AuditPath(t))
 	r.Verifier = func(*inspect.Keyspace) *verify.Hook { return h }
-	rr := r.Cycle(context.Background()).Rules[0]
+	rr := r.Cycle(t.Context()).Rules[0]
 	if rr.Skips[SkipCycleDeadline] == 0 || rr.Outcomes["applied"] != 0 {
 		t.Fatalf("deadline: %+v", rr)
 	}
@@ -228,12 +228,12 @@ rules:
 	r := newReaper(t, c, p, true, audit)
 	r.Verifier = func(*inspect.Keyspace) *verify.Hook { return hook }
 
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, stop := context.WithCancel(t.Context())
 	live := make(chan struct{})
 	go func() { defer close(live); app.Run(ctx) }() // live traffic throughout
 	var reports []CycleReport
 	for range 2 { // each rule writes at most 30 a cycle
-		reports = append(reports, r.Cycle(context.Background()))
+		reports = append(reports, r.Cycle(t.Context()))
 	}
 	stop()
 	<-live
@@ -268,7 +268,7 @@ rules:
 			continue
 		}
 		id, exists := orders[e.Key]
-		rec := c.HGetAll(context.Background(), e.Key).Val()
+		rec := c.HGetAll(t.Context(), e.Key).Val()
 		switch e.Action {
 		case actions.KindReconcile:
 			reconciled++
@@ -284,12 +284,12 @@ rules:
 	}
 	// The stuck records seeded before the reaper ran are all repaired.
 	for _, w := range seeded.CrashedAfterInsert {
-		if st := c.HGet(context.Background(), w.Key, "state").Val(); st != "SUCCEEDED" {
+		if st := c.HGet(t.Context(), w.Key, "state").Val(); st != "SUCCEEDED" {
 			t.Errorf("%s (order %d exists) is %s", w.Key, w.OrderID, st)
 		}
 	}
 	for _, w := range seeded.CrashedBeforeInsert {
-		if st := c.HGet(context.Background(), w.Key, "state").Val(); st != "FAILED" {
+		if st := c.HGet(t.Context(), w.Key, "state").Val(); st != "FAILED" {
 			t.Errorf("%s (no order) is %s", w.Key, st)
 		}
 	}

@@ -68,7 +68,7 @@ func newTestModel(t testing.TB, w, h int, recs []inspect.Record) *Model {
 func newTestModelWith(t testing.TB, w, h int, recs []inspect.Record, ex *actions.Executor) *Model {
 	t.Helper()
 	ks := recs[0].Keyspace
-	m := New(context.Background(), Options{Keyspaces: []*inspect.Keyspace{ks}, Profile: "local",
+	m := New(t.Context(), Options{Keyspaces: []*inspect.Keyspace{ks}, Profile: "local",
 		Address: "redis://127.0.0.1:6379/0", User: "default", NoColor: true, Now: func() time.Time { return clock },
 		Executor: ex})
 	m.resize(w, h)

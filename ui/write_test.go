@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -51,7 +50,7 @@ type liveFixture struct {
 func seeded(t *testing.T) (*redistest.Server, *redis.Client, *inspect.Keyspace) {
 	t.Helper()
 	srv, c := redistest.SharedClient(t)
-	if _, err := appsim.Seed(context.Background(), c, appsim.Plan{Schema: "atlasmart", Count: 300, ReserveTTL: time.Hour,
+	if _, err := appsim.Seed(t.Context(), c, appsim.Plan{Schema: "atlasmart", Count: 300, ReserveTTL: time.Hour,
 		ProcessingTimeout: 10 * time.Minute, Retention: time.Hour, LargeResponse: 16 << 10}); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +135,7 @@ func TestForceFailStaleFromKeyboard(t *testing.T) {
 		t.Fatalf("run did not finish: step %v\n%s", m.dialog.step, screenText(m))
 	}
 	for _, k := range keys {
-		vals, _ := f.client.HMGet(context.Background(), k, "state", "status", "reason", "failed_by").Result()
+		vals, _ := f.client.HMGet(t.Context(), k, "state", "status", "reason", "failed_by").Result()
 		if vals[0] != "FAILED" || vals[1] != "503" || vals[2] != "worker crashed; order absent in DB" || vals[3] != "tester" {
 			t.Fatalf("%s after force-fail: %v", k, vals)
 		}
@@ -176,7 +175,7 @@ func TestWriteConflictsWithApplication(t *testing.T) {
 	press(m, "enter")
 	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	run(m, cmd)
-	if n, err := appsim.Complete.Run(context.Background(), f.client, []string{r.Key}, r.Fingerprint, 201, `{"order_id":"ORD-1"}`, 300).Int(); err != nil || n != 1 {
+	if n, err := appsim.Complete.Run(t.Context(), f.client, []string{r.Key}, r.Fingerprint, 201, `{"order_id":"ORD-1"}`, 300).Int(); err != nil || n != 1 {
 		t.Fatalf("application complete: %d %v", n, err)
 	}
 	typeText(m, "yes")
@@ -185,7 +184,7 @@ func TestWriteConflictsWithApplication(t *testing.T) {
 	if got := m.dialog.results[0].Outcome; got != actions.Conflict {
 		t.Fatalf("outcome %s, want conflict", got)
 	}
-	vals, _ := f.client.HMGet(context.Background(), r.Key, "state", "status", "reconciled_ref").Result()
+	vals, _ := f.client.HMGet(t.Context(), r.Key, "state", "status", "reconciled_ref").Result()
 	if vals[0] != "SUCCEEDED" || vals[1] != "201" || vals[2] != nil {
 		t.Fatalf("the application's write was not kept: %v", vals)
 	}

@@ -1,7 +1,6 @@
 package acceptance
 
 import (
-	"context"
 	"encoding/json"
 	"regexp"
 	"strconv"
@@ -124,7 +123,7 @@ func TestServerRestartMidScan(t *testing.T) {
 	// The new server is up and usable on the same address.
 	c := again.Client(0)
 	defer c.Close()
-	if err := c.Ping(context.Background()).Err(); err != nil {
+	if err := c.Ping(t.Context()).Err(); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s", strings.TrimSpace(r.Stderr))
@@ -232,7 +231,7 @@ func TestOOMOnWrite(t *testing.T) {
 // detail fetch works with the encoding unknown.
 func TestMemoryObjectRenamedOrDenied(t *testing.T) {
 	renamed, rc := redistest.OwnClient(t, "--rename-command", "MEMORY", "", "--rename-command", "OBJECT", "")
-	if err := rc.Do(context.Background(), "MEMORY", "USAGE", "x").Err(); err == nil || !strings.Contains(err.Error(), "unknown command") {
+	if err := rc.Do(t.Context(), "MEMORY", "USAGE", "x").Err(); err == nil || !strings.Contains(err.Error(), "unknown command") {
 		t.Fatalf("MEMORY should be renamed away: %v", err)
 	}
 
@@ -264,7 +263,7 @@ func TestMemoryObjectRenamedOrDenied(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			defer tc.user.Close()
 			clitest.Seed(t, tc.srv.URL(0), 500)
-			sc.Do(context.Background(), "ACL", "LOG", "RESET")
+			sc.Do(t.Context(), "ACL", "LOG", "RESET")
 			r := clitest.Run(t, env, append([]string{"scan", "--preset", "atlasmart", "-o", "ndjson"}, tc.url...)...)
 			r.MustCode(t, cli.ExitOK)
 			recs := recordtest.NDJSON(t, r.Stdout)
@@ -286,7 +285,7 @@ func TestMemoryObjectRenamedOrDenied(t *testing.T) {
 				t.Fatalf("stats: %v %+v", err, st)
 			}
 			key, _ := recs[0]["key"].(string)
-			d, err := inspect.FetchDetail(context.Background(), tc.user, secKeyspace(t, "atlasmart"), key)
+			d, err := inspect.FetchDetail(t.Context(), tc.user, secKeyspace(t, "atlasmart"), key)
 			if err != nil {
 				t.Fatalf("detail: %v", err)
 			}

@@ -1,7 +1,6 @@
 package acceptance
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -266,7 +265,7 @@ func watchPing(t *testing.T, srv *redistest.Server) func() time.Duration {
 			case <-time.After(2 * time.Millisecond):
 			}
 			t0 := time.Now()
-			if err := c.Ping(context.Background()).Err(); err != nil {
+			if err := c.Ping(t.Context()).Err(); err != nil {
 				panic(fmt.Sprintf("PING: %v", err))
 			}
 			d := time.Since(t0)

@@ -220,7 +220,7 @@ func (r *interopRig) readsAsTheLibraryMeansIt() {
 		if again.Ran || again.Status != 402 {
 			t.Fatalf("%s replays a stored error: %+v", r.il.lib, again)
 		}
-	} else if n, _ := r.rdb.Exists(context.Background(), rep.RedisKey).Result(); n != 0 {
+	} else if n, _ := r.rdb.Exists(t.Context(), rep.RedisKey).Result(); n != 0 {
 		t.Fatalf("%s left a record for a failed handler", r.il.lib)
 	}
 
@@ -291,7 +291,7 @@ func (r *interopRig) readsAsTheLibraryMeansIt() {
 	}
 	// Let the retries below run without the orphan's leftovers.
 	for k := range want {
-		r.rdb.Del(context.Background(), k, k+":lock")
+		r.rdb.Del(t.Context(), k, k+":lock")
 	}
 }
 

@@ -33,7 +33,7 @@ func secKey(n string) string { return "atlasmart:ch23:idem:customer-42:POST:/ord
 func secReserve(t *testing.T, c redis.Scripter, key, body string) string {
 	t.Helper()
 	fp := appsim.Fingerprint(body)
-	got, err := appsim.Reserve.Run(context.Background(), c, []string{key}, fp, 60).StringSlice()
+	got, err := appsim.Reserve.Run(t.Context(), c, []string{key}, fp, 60).StringSlice()
 	if err != nil || len(got) == 0 || got[0] != "STARTED" {
 		t.Fatalf("RESERVE %s: %v %v", key, got, err)
 	}
@@ -420,7 +420,7 @@ func secSetUser(t *testing.T, admin *redis.Client, fields []string, pw string) {
 		}
 		args[i] = f
 	}
-	if err := admin.Do(context.Background(), args...).Err(); err != nil {
+	if err := admin.Do(t.Context(), args...).Err(); err != nil {
 		t.Fatalf("%v: %v", fields[:3], err)
 	}
 	t.Cleanup(func() { admin.Do(context.Background(), "ACL", "DELUSER", fields[2]) })
@@ -429,7 +429,7 @@ func secSetUser(t *testing.T, admin *redis.Client, fields []string, pw string) {
 // secACLDenials lists what ACL LOG recorded as refused to user.
 func secACLDenials(t *testing.T, admin *redis.Client, user string) []string {
 	t.Helper()
-	entries, err := admin.ACLLog(context.Background(), 1000).Result()
+	entries, err := admin.ACLLog(t.Context(), 1000).Result()
 	if err != nil {
 		t.Fatalf("ACL LOG: %v", err)
 	}

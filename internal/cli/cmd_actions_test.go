@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -129,7 +128,7 @@ func TestActionCLIBulkPartial(t *testing.T) {
 	// The application completes one of them meanwhile.
 	c := srv.Client(0)
 	defer c.Close()
-	if n, err := appsim.Complete.Run(context.Background(), c, []string{keys[1]}, fps[1], 201, `{"ok":true}`, 300).Int64(); err != nil || n != 1 {
+	if n, err := appsim.Complete.Run(t.Context(), c, []string{keys[1]}, fps[1], 201, `{"ok":true}`, 300).Int64(); err != nil || n != 1 {
 		t.Fatalf("COMPLETE: %d %v", n, err)
 	}
 	r = clitest.RunStdin(t, stdin, env, append(args, "--output", "json")...)
@@ -144,10 +143,10 @@ func TestActionCLIBulkPartial(t *testing.T) {
 	if out.Summary["applied"] != 2 || out.Summary["conflict"] != 1 || out.Results[1].Key != keys[1] || out.Results[1].Outcome != actions.Conflict {
 		t.Fatalf("results %+v", out)
 	}
-	if n := c.Exists(context.Background(), keys...).Val(); n != 1 {
+	if n := c.Exists(t.Context(), keys...).Val(); n != 1 {
 		t.Fatalf("%d keys left, want the completed one", n)
 	}
-	if got := c.HGet(context.Background(), keys[1], "state").Val(); got != "SUCCEEDED" {
+	if got := c.HGet(t.Context(), keys[1], "state").Val(); got != "SUCCEEDED" {
 		t.Fatalf("the completed record: %q", got)
 	}
 }
@@ -217,7 +216,7 @@ func TestActionCLIWriteInputs(t *testing.T) {
 	srv, c := redistest.SharedClient(t)
 	recordtest.Reserve(t, srv, cliKey, "body")
 	const marker = "idempotency:order:cli-1"
-	if err := c.Set(context.Background(), marker, "processing", 0).Err(); err != nil {
+	if err := c.Set(t.Context(), marker, "processing", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	base := []string{"--reason", "x", "--url", srv.URL(0)}

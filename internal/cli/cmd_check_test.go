@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -93,7 +92,7 @@ func TestCheckEachThreshold(t *testing.T) {
 	// One record whose state maps to nothing crosses --max-unknown-state 0.
 	c := srv.Client(0)
 	defer c.Close()
-	c.HSet(context.Background(), "atlasmart:ch23:idem:customer-9:POST:/orders:odd", "state", "HALF_DONE", "fingerprint", "x")
+	c.HSet(t.Context(), "atlasmart:ch23:idem:customer-9:POST:/orders:odd", "state", "HALF_DONE", "fingerprint", "x")
 	r = clitest.Run(t, nil, append(base, "--max-unknown-state", "0")...)
 	verdict(t, r, cli.ExitThreshold, "FAIL: unknown_state 1 > 0")
 }

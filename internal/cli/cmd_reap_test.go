@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -43,7 +42,7 @@ func staleOrphans(t *testing.T, srv *redistest.Server, c *redis.Client, n int) [
 	for i := range n {
 		k := fmt.Sprintf("atlasmart:ch23:idem:customer-1:POST:/orders:reap-%d", i)
 		recordtest.Reserve(t, srv, k, "body")
-		c.Expire(context.Background(), k, 5*time.Second)
+		c.Expire(t.Context(), k, 5*time.Second)
 		keys = append(keys, k)
 	}
 	return keys
@@ -74,7 +73,7 @@ func TestReapCLI(t *testing.T) {
 
 	before := map[string]string{}
 	for _, k := range keys {
-		before[k] = c.Dump(context.Background(), k).Val()
+		before[k] = c.Dump(t.Context(), k).Val()
 	}
 	r = clitest.Run(t, nil, reapArgs(srv, policy, audit)...)
 	r.MustCode(t, cli.ExitOK)
@@ -82,11 +81,11 @@ func TestReapCLI(t *testing.T) {
 		t.Errorf("dry run output: %s", r.Stdout)
 	}
 	for _, k := range keys {
-		if c.Dump(context.Background(), k).Val() != before[k] {
+		if c.Dump(t.Context(), k).Val() != before[k] {
 			t.Errorf("dry run changed %s", k)
 		}
 	}
-	if n := c.Exists(context.Background(), "idemctl:reap:lease:cli", "idemctl:reap:budget:cli:atlasmart:fail").Val(); n != 0 {
+	if n := c.Exists(t.Context(), "idemctl:reap:lease:cli", "idemctl:reap:budget:cli:atlasmart:fail").Val(); n != 0 {
 		t.Errorf("dry run wrote %d lease/budget keys", n)
 	}
 
@@ -96,7 +95,7 @@ func TestReapCLI(t *testing.T) {
 		t.Errorf("apply output: %s", r.Stdout)
 	}
 	for _, k := range keys {
-		if st := c.HGet(context.Background(), k, "state").Val(); st != "FAILED" {
+		if st := c.HGet(t.Context(), k, "state").Val(); st != "FAILED" {
 			t.Errorf("%s is %s", k, st)
 		}
 	}
@@ -112,7 +111,7 @@ func TestReapCLI(t *testing.T) {
 	if n != 3 {
 		t.Errorf("%d applied audit entries, want 3", n)
 	}
-	if c.Exists(context.Background(), "idemctl:reap:lease:cli").Val() != 0 {
+	if c.Exists(t.Context(), "idemctl:reap:lease:cli").Val() != 0 {
 		t.Error("the lease was not released on exit")
 	}
 }
@@ -124,13 +123,13 @@ func TestReapCLIStandbyBreakerAndBadPolicy(t *testing.T) {
 	srv, c := redistest.SharedClient(t)
 	keys := staleOrphans(t, srv, c, 3)
 	audit := recordtest.AuditPath(t)
-	c.Set(context.Background(), "idemctl:reap:lease:cli", "other-host/4242/abc", time.Minute)
+	c.Set(t.Context(), "idemctl:reap:lease:cli", "other-host/4242/abc", time.Minute)
 	r := clitest.Run(t, nil, reapArgs(srv, reapPolicyFile(t, "atlasmart"), audit, "--apply", "--write")...)
 	r.MustCode(t, cli.ExitOK)
 	if !strings.Contains(r.Stdout, "lease held by other-host/4242/abc") || !strings.Contains(r.Stdout, "acting on nothing") {
 		t.Errorf("standby output: %s", r.Stdout)
 	}
-	c.Del(context.Background(), "idemctl:reap:lease:cli")
+	c.Del(t.Context(), "idemctl:reap:lease:cli")
 
 	r = clitest.Run(t, nil, reapArgs(srv, reapPolicyFile(t, "atlasmart", "max_per_cycle=2", "breaker=2"), audit, "--apply", "--write")...)
 	r.MustCode(t, cli.ExitThreshold)
@@ -138,7 +137,7 @@ func TestReapCLIStandbyBreakerAndBadPolicy(t *testing.T) {
 		t.Errorf("breaker output: %s", r.Stdout)
 	}
 	for _, k := range keys {
-		if st := c.HGet(context.Background(), k, "state").Val(); st != "PROCESSING" {
+		if st := c.HGet(t.Context(), k, "state").Val(); st != "PROCESSING" {
 			t.Errorf("breaker tripped but %s is %s", k, st)
 		}
 	}
@@ -182,12 +181,12 @@ func TestExporterReaps(t *testing.T) {
 		t.Fatalf("reaper metrics: %v\n%s", m, b.Stderr.String())
 	}
 	for _, k := range keys {
-		if st := c.HGet(context.Background(), k, "state").Val(); st != "FAILED" {
+		if st := c.HGet(t.Context(), k, "state").Val(); st != "FAILED" {
 			t.Errorf("%s is %s", k, st)
 		}
 	}
 	b.Stop(t).MustCode(t, cli.ExitOK)
-	if c.Exists(context.Background(), "idemctl:reap:lease:cli").Val() != 0 {
+	if c.Exists(t.Context(), "idemctl:reap:lease:cli").Val() != 0 {
 		t.Error("the exporter's reaper kept the lease after stopping")
 	}
 }
@@ -202,11 +201,11 @@ func TestTwoReaperProcesses(t *testing.T) {
 	bin := clitest.BuildBinary(t)
 	dir := t.TempDir()
 	policy := reapPolicyFile(t, "atlasmart")
-	start := func(name string) (*exec.Cmd, *bytes.Buffer, string) {
+	start := func(name string) (*exec.Cmd, *clitest.Buffer, string) {
 		audit := filepath.Join(dir, name+".log")
 		cmd := exec.Command(bin, reapArgs(srv, policy, audit, "--apply", "--write", "--every", "1s", "-o", "json")...)
 		cmd.Env = []string{"HOME=" + dir, "PATH=/usr/bin:/bin"}
-		var out bytes.Buffer
+		var out clitest.Buffer // read while the process still writes
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -214,14 +213,14 @@ func TestTwoReaperProcesses(t *testing.T) {
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 		return cmd, &out, audit
 	}
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, stop := context.WithCancel(t.Context())
 	orphaning := make(chan struct{})
 	go func() { // the application, crashing now and then
 		defer close(orphaning)
 		for i := 0; ctx.Err() == nil; i++ {
 			k := fmt.Sprintf("atlasmart:ch23:idem:customer-2:POST:/orders:proc-%d", i)
 			recordtest.Reserve(t, srv, k, "body")
-			c.Expire(context.Background(), k, 5*time.Second)
+			c.Expire(t.Context(), k, 5*time.Second)
 			time.Sleep(100 * time.Millisecond)
 		}
 	}()
@@ -266,11 +265,11 @@ func TestReapProtectedProfile(t *testing.T) {
 		t.Errorf("protected: %q", r.Stderr)
 	}
 	clitest.Run(t, nil, append(args, "--confirm-profile", "staging")...).MustCode(t, cli.ExitRefused)
-	if st := c.HGet(context.Background(), keys[0], "state").Val(); st != "PROCESSING" {
+	if st := c.HGet(t.Context(), keys[0], "state").Val(); st != "PROCESSING" {
 		t.Fatalf("written without the profile's name: %s", st)
 	}
 	clitest.Run(t, nil, append(args, "--confirm-profile", "prod")...).MustCode(t, cli.ExitOK)
-	if st := c.HGet(context.Background(), keys[0], "state").Val(); st != "FAILED" {
+	if st := c.HGet(t.Context(), keys[0], "state").Val(); st != "FAILED" {
 		t.Errorf("with the profile's name: %s", st)
 	}
 }

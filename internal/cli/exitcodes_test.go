@@ -125,7 +125,7 @@ func TestExitCodesMatchTheREADME(t *testing.T) {
 // Ctrl-C in the middle of a scan: what was read is printed, exit 130.
 func TestInterruptedScanExits130(t *testing.T) {
 	url := clitest.SeededURL(t, 2000)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	out := &clitest.Buffer{OnFirstWrite: cancel}
 	var errb bytes.Buffer

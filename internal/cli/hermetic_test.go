@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -78,7 +77,7 @@ func TestSuiteIgnoresTheProcessEnvironment(t *testing.T) {
 	var out, errb bytes.Buffer
 	real := cli.ProcessIO()
 	real.Stdout, real.Stderr, real.Stdin = &out, &errb, strings.NewReader("")
-	if code := cli.Run(context.Background(), real, commands[1]); code == cli.ExitOK {
+	if code := cli.Run(t.Context(), real, commands[1]); code == cli.ExitOK {
 		t.Fatalf("the hostile environment had no effect on the process's own I/O: %s", errb.String())
 	}
 }

@@ -73,7 +73,7 @@ func TestSeedScanStatsAgree(t *testing.T) {
 	}
 	c := srv.Client(0)
 	defer c.Close()
-	want, err := c.Keys(context.Background(), "atlasmart:ch23:idem:*").Result()
+	want, err := c.Keys(t.Context(), "atlasmart:ch23:idem:*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestScanFiltersAndFormats(t *testing.T) {
 func TestScanTableNeverPrintsControlBytes(t *testing.T) {
 	srv, c := redistest.SharedClient(t)
 	evil := "atlasmart:ch23:idem:\x1b]52;c;ZXZpbA==\x07:POST:/x\x9b:\xff"
-	c.HSet(context.Background(), evil, "state", "PROCESSING\x1b[2J", "fingerprint", "\x1b[31mred")
+	c.HSet(t.Context(), evil, "state", "PROCESSING\x1b[2J", "fingerprint", "\x1b[31mred")
 	for _, out := range []string{"table", "ndjson", "json"} {
 		r := clitest.Run(t, nil, "scan", "--url", srv.URL(0), "--preset", "atlasmart", "-o", out)
 		r.MustCode(t, 0)
@@ -199,8 +199,8 @@ func TestConnectionErrors(t *testing.T) {
 		t.Fatalf("stderr %q", r.Stderr)
 	}
 	srv, c := redistest.SharedClient(t)
-	c.Do(context.Background(), "ACL", "SETUSER", "ops", "on", ">right-pw", "~*", "+@all")
-	defer c.Do(context.Background(), "ACL", "DELUSER", "ops")
+	c.Do(t.Context(), "ACL", "SETUSER", "ops", "on", ">right-pw", "~*", "+@all")
+	defer c.Do(t.Context(), "ACL", "DELUSER", "ops")
 	r = clitest.Run(t, map[string]string{"PW": "wr0ng-pw"}, "scan", "--url", "redis://"+srv.Addr, "--user", "ops", "--password-env", "PW", "--preset", "atlasmart")
 	r.MustCode(t, cli.ExitError)
 	r.OneLineErr(t)
@@ -368,7 +368,7 @@ func TestScanIncompleteWhenServerDies(t *testing.T) {
 // runWithStderrTTY runs idemctl with stderr a terminal, cut off after limit.
 func runWithStderrTTY(t *testing.T, limit time.Duration, args ...string) clitest.Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	ctx, cancel := context.WithTimeout(t.Context(), limit)
 	defer cancel()
 	var out, errb bytes.Buffer
 	o := clitest.IO(t, nil, "", &out, &errb)
@@ -432,7 +432,7 @@ func TestInterruptedStatsAndCheckReportWhatTheyRead(t *testing.T) {
 func TestSeedProgressAndInterrupt(t *testing.T) {
 	srv := redistest.Shared(t)
 	// Ctrl-C as soon as the progress line first shows: after a batch.
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var out bytes.Buffer
 	errb := &clitest.Buffer{OnFirstWrite: cancel}
@@ -447,7 +447,7 @@ func TestSeedProgressAndInterrupt(t *testing.T) {
 	}
 	c := srv.Client(0)
 	defer c.Close()
-	n, _ := c.DBSize(context.Background()).Result()
+	n, _ := c.DBSize(t.Context()).Result()
 	if res.Count != 2000000 || res.Written <= 0 || res.Written >= res.Count || n < int64(res.Written) ||
 		!strings.Contains(r.Stderr, "interrupted after writing ") || !strings.Contains(r.Stderr, "\r\x1b[Kseed ") {
 		t.Fatalf("interrupted seed: %+v (%d keys in Redis), stderr %q", res, n, r.Stderr)

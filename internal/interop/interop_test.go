@@ -40,7 +40,7 @@ func TestSmoke(t *testing.T) {
 
 	for _, lib := range interop.Libs {
 		t.Run(lib, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 			defer cancel()
 			key := "smoke-" + lib
 			body := map[string]any{"amount": 42, "currency": "EUR"}
@@ -113,7 +113,7 @@ func TestSmoke(t *testing.T) {
 func TestPowertoolsOrphanTakeover(t *testing.T) {
 	srv, rdb := redistest.OwnClient(t)
 	d := interop.Start(t, srv.Addr)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 
 	cmd := interop.Cmd{Lib: interop.Powertools, Key: "orphan", Body: map[string]any{"n": 1}, RemainingMs: 300}

@@ -1,7 +1,6 @@
 package redisconn
 
 import (
-	"context"
 	"io"
 	"net"
 	"strconv"
@@ -19,7 +18,7 @@ func connectMsg(t *testing.T, rawURL string, dial time.Duration) (string, time.D
 		t.Fatal(err)
 	}
 	start := time.Now()
-	c, err := Dial(context.Background(), Options{Endpoint: ep, Mode: "standalone", DialTimeout: dial,
+	c, err := Dial(t.Context(), Options{Endpoint: ep, Mode: "standalone", DialTimeout: dial,
 		ReadTimeout: dial, TLSInsecure: ep.TLS}, io.Discard)
 	if err == nil {
 		c.Close()
