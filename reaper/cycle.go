@@ -104,12 +104,12 @@ func (r *Reaper) Cycle(ctx context.Context) (rep CycleReport) {
 		// read-only user that may not read it still gets its dry run.
 		var err error
 		if rep.Lease, err = r.Lease.Holder(ctx, r.Client); err != nil {
-			rep.Lease.Error = err.Error()
+			rep.Lease.Error = said(err)
 		}
 	} else {
 		var err error
 		if rep.Lease, err = r.Lease.Acquire(ctx, r.Client); err != nil {
-			rep.Err = err.Error()
+			rep.Err = said(err)
 			return rep
 		}
 	}
@@ -126,7 +126,7 @@ func (r *Reaper) runRule(ctx context.Context, rule *Rule) RuleReport {
 	rr := RuleReport{Keyspace: rule.KeyspaceName, Action: rule.Action, Skips: map[string]int{}, Outcomes: map[string]int{}}
 	cands, err := r.collect(ctx, rule, &rr)
 	if err != nil {
-		rr.Note = "scan failed: " + units.OneLine(err.Error()) + "; acted on nothing"
+		rr.Note = "scan failed: " + said(err) + "; acted on nothing"
 		return rr
 	}
 	if !rr.Complete {
@@ -146,10 +146,10 @@ func (r *Reaper) runRule(ctx context.Context, rule *Rule) RuleReport {
 	left, _, err := bud.remaining(ctx, r.Client)
 	switch {
 	case err != nil && r.Apply:
-		rr.Err = err.Error() + "; acted on nothing"
+		rr.Err = said(err) + "; acted on nothing"
 		return rr
 	case err != nil:
-		rr.Note, left = err.Error()+"; a dry run assumes it unspent", rule.PerHour
+		rr.Note, left = said(err)+"; a dry run assumes it unspent", rule.PerHour
 	}
 	limit, why := rule.MaxPerCycle, SkipMaxPerCycle
 	if left < limit {
@@ -201,7 +201,7 @@ func (r *Reaper) runRule(ctx context.Context, rule *Rule) RuleReport {
 	if st, err := r.Lease.Acquire(ctx, r.Client); err != nil || !st.Held {
 		rr.Note = "lost the lease before writing: acted on nothing"
 		if err != nil {
-			rr.Note, rr.Err = "", err.Error()+"; acted on nothing"
+			rr.Note, rr.Err = "", said(err)+"; acted on nothing"
 		}
 		return rr
 	}
@@ -221,10 +221,10 @@ func (r *Reaper) runRule(ctx context.Context, rule *Rule) RuleReport {
 	}
 	rr.Items = items
 	if err := bud.spend(context.WithoutCancel(ctx), r.Client, spent, nowMs(r.Client, ctx)); err != nil {
-		rr.Err = err.Error() // the writes are made and audited; the budget undercounts them
+		rr.Err = said(err) // the writes are made and audited; the budget undercounts them
 	}
 	if err := r.Exec.RunStopped(); err != nil {
-		rr.Err = "the audit log failed: " + err.Error()
+		rr.Err = "the audit log failed: " + said(err)
 	}
 	return rr
 }
@@ -396,3 +396,7 @@ func (r *Reaper) verify(ctx context.Context, rule *Rule, cands []candidate) (out
 	})
 	return out, true
 }
+
+// said is an error as a report holds it: one line, and safe to print,
+// since it may quote the server.
+func said(err error) string { return inspect.Sanitize(units.OneLine(err.Error())) }

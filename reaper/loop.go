@@ -24,7 +24,7 @@ func (r *Reaper) Loop(ctx context.Context, every time.Duration, connect func(con
 		if r.Client == nil && connect != nil {
 			c, err := connect(ctx)
 			if err != nil {
-				rep := CycleReport{Started: start, Apply: r.Apply, Err: err.Error()}
+				rep := CycleReport{Started: start, Apply: r.Apply, Err: said(err)}
 				r.Metrics.observe(&rep)
 				fn(rep)
 			} else {

@@ -1,6 +1,7 @@
 package reaper
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -94,5 +95,14 @@ func TestExamplePolicy(t *testing.T) {
 	}
 	if len(p.Rules) != 3 || p.Rules[0].Verdict != VerdictDone || p.Rules[1].Verdict != VerdictNotDone || p.Rules[2].TTL.D != 0 {
 		t.Errorf("example policy: %+v", p.Rules)
+	}
+}
+
+// A report quotes the server's errors on one line, never with a raw
+// control character (the CLI prints notes and errors as they are).
+func TestReportErrorsAreSafeToPrint(t *testing.T) {
+	got := said(errors.New("ERR boom\x1b]0;owned\x07\nsecond line"))
+	if strings.ContainsAny(got, "\x1b\x07\n") || !strings.Contains(got, `ERR boom\x1b]0;owned\x07 second line`) {
+		t.Fatalf("said: %q", got)
 	}
 }
