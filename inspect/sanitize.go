@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/idemctl/idemctl/internal/units"
 )
 
 // Sanitize makes text from Redis safe for a terminal: control characters
@@ -17,8 +19,20 @@ import (
 // the text `\x1b` and a real ESC never look alike. Nothing is ever
 // interpreted by the terminal, and the escaped form decodes back to the
 // exact bytes.
-func Sanitize(s string) string {
-	if safeASCII(s) {
+func Sanitize(s string) string { return sanitize(s, true) }
+
+// SanitizeMessage is Sanitize for a message, such as an error, whose
+// quoted parts (%q) already escaped what they hold: it escapes the same
+// characters but leaves backslashes single, so `"a\tb"` is not shown as
+// `"a\\tb"`. The text is still never interpreted by the terminal.
+func SanitizeMessage(s string) string { return sanitize(s, false) }
+
+// Line is a message made fit for one line of a terminal: joined onto one
+// line and sanitized as a message.
+func Line(s string) string { return SanitizeMessage(units.OneLine(s)) }
+
+func sanitize(s string, backslash bool) string {
+	if safeASCII(s, backslash) {
 		return s
 	}
 	var b strings.Builder
@@ -26,7 +40,7 @@ func Sanitize(s string) string {
 	prev := rune(-1) // the last rune written as itself; -1 after an escape
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c < 0x7f && c != '\\' {
+		if c >= 0x20 && c < 0x7f && (c != '\\' || !backslash) {
 			b.WriteByte(c)
 			prev = rune(c)
 			i++
@@ -73,11 +87,11 @@ func Sanitize(s string) string {
 
 func pad(h string, n int) string { return strings.Repeat("0", max(0, n-len(h))) + h }
 
-// safeASCII reports text Sanitize leaves as it is: printable ASCII without
-// a backslash.
-func safeASCII(s string) bool {
+// safeASCII reports text sanitize leaves as it is: printable ASCII, without
+// a backslash when backslashes are escaped.
+func safeASCII(s string, backslash bool) bool {
 	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] >= 0x7f || s[i] == '\\' {
+		if s[i] < 0x20 || s[i] >= 0x7f || s[i] == '\\' && backslash {
 			return false
 		}
 	}

@@ -51,6 +51,22 @@ func TestSanitizeBackslash(t *testing.T) {
 	}
 }
 
+// A message keeps the backslashes its quoted parts already escaped with,
+// and still shows no control character raw.
+func TestSanitizeMessage(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`key "a\tb" not found`, `key "a\tb" not found`},
+		{"config /tmp/no\x1b]52;c;aGk=\x07such: not found", `config /tmp/no\x1b]52;c;aGk=\x07such: not found`},
+		{"a\u202eb \x9b1m \xff", `a\u202eb \x9b1m \xff`},
+	} {
+		got := SanitizeMessage(c.in)
+		if got != c.want {
+			t.Errorf("SanitizeMessage(%q) = %q, want %q", c.in, got, c.want)
+		}
+		noRawControls(t, got)
+	}
+}
+
 // noRawControls reports the first raw control character in s.
 func noRawControls(t *testing.T, s string) {
 	t.Helper()

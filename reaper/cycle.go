@@ -399,4 +399,4 @@ func (r *Reaper) verify(ctx context.Context, rule *Rule, cands []candidate) (out
 
 // said is an error as a report holds it: one line, and safe to print,
 // since it may quote the server.
-func said(err error) string { return inspect.Sanitize(units.OneLine(err.Error())) }
+func said(err error) string { return inspect.Line(err.Error()) }

@@ -104,20 +104,20 @@ func writeDoctorTable(w io.Writer, rep *doctor.Report, ep string) {
 		if f.Silenced != "" {
 			continue // listed after the skipped checks
 		}
-		fmt.Fprintf(w, "%-8s %s%s: %s\n", strings.ToUpper(f.Severity.String()), f.Rule, onKeyspace(f.Keyspace), f.Title)
+		fmt.Fprintf(w, "%-8s %s%s: %s\n", strings.ToUpper(f.Severity.String()), f.Rule, onKeyspace(f.Keyspace), inspect.Line(f.Title))
 		for _, e := range f.Evidence {
-			fmt.Fprintf(w, "  evidence: %s\n", units.OneLine(e))
+			fmt.Fprintf(w, "  evidence: %s\n", inspect.Line(e))
 		}
 		if len(f.Samples) > 0 {
-			fmt.Fprintf(w, "  samples:  %s\n", strings.Join(f.Samples, "  "))
+			fmt.Fprintf(w, "  samples:  %s\n", inspect.Line(strings.Join(f.Samples, "  ")))
 		}
-		fmt.Fprintf(w, "  fix:      %s\n\n", units.OneLine(f.Fix))
+		fmt.Fprintf(w, "  fix:      %s\n\n", inspect.Line(f.Fix))
 	}
 	ok, nodata := 0, 0
 	for _, c := range rep.Checks {
 		switch c.Status {
 		case doctor.StatusSkipped:
-			fmt.Fprintf(w, "SKIPPED  %s%s: %s\n", c.Rule, onKeyspace(c.Keyspace), units.OneLine(c.Reason))
+			fmt.Fprintf(w, "SKIPPED  %s%s: %s\n", c.Rule, onKeyspace(c.Keyspace), inspect.Line(c.Reason))
 		case doctor.StatusOK:
 			ok++
 		case doctor.StatusNoData:

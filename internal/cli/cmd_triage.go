@@ -9,7 +9,6 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
-	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/verify"
 )
 
@@ -182,7 +181,7 @@ func (o *triageCmd) stuck(ctx context.Context, a *app, s *session, kss []*inspec
 	for _, c := range covs {
 		if c.Err != nil {
 			fmt.Fprintf(a.stderr, "idemctl: warning: keyspace %s was not scanned whole (%s): records there are not triaged this run\n",
-				c.Keyspace, units.OneLine(c.Err.Error()))
+				c.Keyspace, inspect.Line(c.Err.Error()))
 		}
 	}
 	return items, nil

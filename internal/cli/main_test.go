@@ -275,6 +275,13 @@ keyspaces:
 	}
 	r = clitest.Run(t, nil, "scan", "--config", filepath.Join(dir, "absent.yaml"))
 	r.MustCode(t, cli.ExitUsage)
+	// A name a terminal would act on (OSC 52 sets the clipboard) is shown escaped.
+	r = clitest.Run(t, nil, "scan", "--config", filepath.Join(dir, "x\x1b]52;c;aGk=\x07\x9b.yaml"))
+	r.MustCode(t, cli.ExitUsage)
+	r.OneLineErr(t)
+	if !strings.Contains(r.Stderr, `x\x1b]52;c;aGk=\x07\x9b.yaml`) {
+		t.Errorf("the file name is not shown escaped: %q", r.Stderr)
+	}
 	r = clitest.Run(t, nil, "scan", "--config", good, "--profile", "prod")
 	r.MustCode(t, cli.ExitUsage)
 	if !strings.Contains(r.Stderr, "local") {

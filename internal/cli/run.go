@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/inspect"
 )
 
 // version is set at build time with
@@ -79,7 +79,7 @@ func (silentLogger) Printf(context.Context, string, ...any) {}
 func (a *app) run(ctx context.Context, args []string) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(a.stderr, "idemctl: internal error: %v (please report it)\n", r)
+			fmt.Fprintf(a.stderr, "idemctl: internal error: %s (please report it)\n", inspect.Line(fmt.Sprint(r)))
 			code = ExitError
 		}
 	}()
@@ -115,7 +115,7 @@ func (a *app) finish(ctx context.Context, name string, err error) int {
 		fmt.Fprintln(a.stderr, "idemctl: interrupted")
 		return ExitInterrupt
 	}
-	if msg := units.OneLine(err.Error()); msg != "" {
+	if msg := inspect.Line(err.Error()); msg != "" {
 		fmt.Fprintf(a.stderr, "%s: %s\n", name, msg)
 	}
 	return exitCode(err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/internal/cli"
+	"unicode/utf8"
 )
 
 // Result is one run: what it printed and its exit code.
@@ -76,9 +77,15 @@ func (r Result) MustCode(t testing.TB, want int) {
 	}
 }
 
-// OneLineErr checks an error is a single line without a stack trace.
+// OneLineErr checks an error is a single line without a stack trace or a
+// raw control character (a file name or a server's reply may hold one).
 func (r Result) OneLineErr(t testing.TB) {
 	t.Helper()
+	for _, c := range r.Stderr {
+		if c < 0x20 && c != '\n' || c == 0x7f || c >= 0x80 && c <= 0x9f || c == utf8.RuneError {
+			t.Fatalf("raw control %U on stderr: %q", c, r.Stderr)
+		}
+	}
 	var errLines []string
 	for _, l := range strings.Split(strings.TrimSpace(r.Stderr), "\n") {
 		if !strings.Contains(l, "warning:") {
