@@ -156,7 +156,7 @@ func readRuns(a *app, o *auditOptions) ([]actions.RunReport, error) {
 		fmt.Fprintf(a.stderr, "idemctl: note: audit log %s: %d torn line(s) (a crash or a full disk) passed over\n", path, n)
 	}
 	for _, b := range lg.Bad {
-		fmt.Fprintf(a.stderr, "idemctl: warning: audit log %s line %d: not an entry (%s)\n", path, b.Line, units.OneLine(b.Err))
+		fmt.Fprintf(a.stderr, "idemctl: warning: audit log %s line %d: not an entry (%s)\n", path, b.Line, inspect.Line(b.Err))
 	}
 	return runs, nil
 }
@@ -169,7 +169,7 @@ func reportAudit(a *app, aud *actions.Auditor) {
 			aud.Path(), t.Offset, t.Len)
 	}
 	if err := aud.StreamError(); err != nil {
-		fmt.Fprintf(a.stderr, "idemctl: warning: audit stream: %v (the audit file has every entry)\n", err)
+		fmt.Fprintf(a.stderr, "idemctl: warning: audit stream: %s (the audit file has every entry)\n", inspect.Line(err.Error()))
 	}
 }
 

@@ -208,7 +208,7 @@ func judge(snap *inspect.Snapshot, ths []threshold) checkResult {
 		}
 	case !snap.Complete && snap.Err != nil:
 		res.Verdict = "incomplete"
-		res.Message = "INCOMPLETE: " + units.OneLine(res.Error) + "; thresholds not judged (so far: " + strings.Join(held, ", ") + ")"
+		res.Message = "INCOMPLETE: " + inspect.Line(res.Error) + "; thresholds not judged (so far: " + strings.Join(held, ", ") + ")"
 	case len(open) > 0:
 		res.Verdict = "incomplete" // more data can settle it: exit 3, as for a partial scan
 		res.Message = "CANNOT TELL from the sample: " + strings.Join(open, ", ") + "; read more (a larger --sample) or scan all"

@@ -128,7 +128,7 @@ func writeDoctorTable(w io.Writer, rep *doctor.Report, ep string) {
 	for _, f := range rep.Findings {
 		if f.Silenced != "" {
 			silenced++
-			fmt.Fprintf(w, "SILENCED %s%s (%s): %s — %s\n", f.Rule, onKeyspace(f.Keyspace), f.Severity, f.Title, units.OneLine(f.Silenced))
+			fmt.Fprintf(w, "SILENCED %s%s (%s): %s — %s\n", f.Rule, onKeyspace(f.Keyspace), f.Severity, inspect.Line(f.Title), inspect.Line(f.Silenced))
 		}
 	}
 	counts := []string{}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/idemctl/idemctl/exporter"
 	"github.com/idemctl/idemctl/internal/redisconn"
-	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/reaper"
+	"github.com/idemctl/idemctl/inspect"
 )
 
 const defaultListen = "127.0.0.1:9481"
@@ -71,7 +71,7 @@ func (o *exporterCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []st
 		if exitCode(err) == ExitUsage {
 			return err
 		}
-		fmt.Fprintf(a.stderr, "idemctl exporter: %s (retrying every scan)\n", units.OneLine(err.Error()))
+		fmt.Fprintf(a.stderr, "idemctl exporter: %s (retrying every scan)\n", inspect.Line(err.Error()))
 	}
 	var reap *reaper.Reaper
 	if o.rf.policy != "" || fs.Changed("reap-every") || o.rf.apply {

@@ -208,7 +208,7 @@ func printCycle(w io.Writer, output string, rep reaper.CycleReport) {
 	}
 	fmt.Fprintf(w, "reap %s (%s, %s): %s\n", rep.Started.UTC().Format(time.RFC3339), mode, units.FormatMs(rep.TookMs), rep.Lease)
 	if rep.Err != "" {
-		fmt.Fprintf(w, "  error: %s\n", units.OneLine(rep.Err))
+		fmt.Fprintf(w, "  error: %s\n", inspect.Line(rep.Err))
 	}
 	const maxItems = 20
 	for _, rr := range rep.Rules {
@@ -216,7 +216,7 @@ func printCycle(w io.Writer, output string, rep reaper.CycleReport) {
 			units.FormatCount(rr.Records), rr.Candidates, rr.Qualified, counts(rr.Outcomes, "nothing done"), counts(rr.Skips, "none"))
 		for _, n := range []string{rr.Note, rr.Err} {
 			if n != "" {
-				fmt.Fprintf(w, "    %s\n", units.OneLine(n))
+				fmt.Fprintf(w, "    %s\n", inspect.Line(n))
 			}
 		}
 		for i, it := range rr.Items {
@@ -255,7 +255,7 @@ func counts(m map[string]int, none string) string {
 // did or met something: writes, a tripped breaker, an error, a note.
 func logCycle(w io.Writer, rep reaper.CycleReport) {
 	if rep.Err != "" {
-		fmt.Fprintf(w, "idemctl exporter: reap: %s\n", units.OneLine(rep.Err))
+		fmt.Fprintf(w, "idemctl exporter: reap: %s\n", inspect.Line(rep.Err))
 	}
 	for _, rr := range rep.Rules {
 		if len(rr.Outcomes) == 0 && rr.Note == "" && rr.Err == "" {
@@ -264,7 +264,7 @@ func logCycle(w io.Writer, rep reaper.CycleReport) {
 		line := fmt.Sprintf("idemctl exporter: reap %s %s: %s; skipped: %s", inspect.Sanitize(rr.Keyspace), rr.Action,
 			counts(rr.Outcomes, "nothing done"), counts(rr.Skips, "none"))
 		if n := strings.TrimPrefix(rr.Note+"; "+rr.Err, "; "); rr.Note != "" || rr.Err != "" {
-			line += " — " + units.OneLine(strings.TrimSuffix(n, "; "))
+			line += " — " + inspect.Line(strings.TrimSuffix(n, "; "))
 		}
 		fmt.Fprintln(w, line)
 	}

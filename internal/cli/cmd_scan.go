@@ -114,7 +114,7 @@ func coverageResult(ctx context.Context, a *app, covs []inspect.Coverage, s *ses
 				where = " on " + c.Node
 			}
 			gaps = append(gaps, fmt.Sprintf("keyspace %s (%s)%s: %v — %d keys read there",
-				c.Keyspace, inspect.Sanitize(c.Match), where, units.OneLine(c.Err.Error()), c.Keys))
+				c.Keyspace, inspect.Sanitize(c.Match), where, inspect.Line(c.Err.Error()), c.Keys))
 			continue
 		}
 		if c.Complete && c.Keys == 0 {

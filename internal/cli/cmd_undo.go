@@ -11,6 +11,7 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/inspect"
 )
 
 // undoCmd restores records to the before-images audited writes kept.
@@ -105,7 +106,7 @@ func readUndoIndex(a *app, path string) (*actions.UndoIndex, error) {
 		return nil, codeErr(ExitNotFound, "audit log: %v: there are no audited writes to undo", err)
 	}
 	for _, b := range lg.Bad {
-		fmt.Fprintf(a.stderr, "idemctl: warning: audit log %s line %d: not an entry (%s)\n", path, b.Line, units.OneLine(b.Err))
+		fmt.Fprintf(a.stderr, "idemctl: warning: audit log %s line %d: not an entry (%s)\n", path, b.Line, inspect.Line(b.Err))
 	}
 	return actions.IndexUndo(lg.Entries), nil
 }
