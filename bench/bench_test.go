@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -214,5 +218,123 @@ func TestTenMillionTargets(t *testing.T) {
 	}
 	if _, d := r.Sampling.Projection(); d != 20100*time.Millisecond {
 		t.Errorf("projection %v, want 20.1 s", d)
+	}
+}
+
+// The seed cache: the first run seeds and saves, the next loads the RDB
+// instead (and still verifies it against the saved counts), an entry
+// older than its records stay as seeded is refused and replaced, and a
+// loaded keyspace that disagrees with its counts fails the run.
+func TestSeedCache(t *testing.T) {
+	requireTools(t)
+	bin := filepath.Join(t.TempDir(), "idemctl")
+	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	run := func(n int) (*Results, string, error) {
+		cfg := DefaultConfig()
+		cfg.ApplySmoke(map[string]bool{})
+		cfg.N, cfg.Idemctl, cfg.SeedCache, cfg.Only = n, bin, dir, "verify"
+		var log strings.Builder
+		cfg.Log = &log
+		start := time.Now()
+		res, err := Run(t.Context(), cfg)
+		t.Logf("run of %d records in %v", n, time.Since(start).Round(time.Millisecond))
+		return res, log.String(), err
+	}
+	first, log, err := run(3000)
+	if err != nil {
+		t.Fatalf("first run: %v\n%s", err, log)
+	}
+	if c := first.Seed.Cache; c == nil || c.Loaded || c.SaveTime <= 0 {
+		t.Fatalf("first run did not seed and save: %+v\n%s", c, log)
+	}
+	rdb := first.Seed.Cache.File
+	meta := strings.TrimSuffix(rdb, ".rdb") + ".json"
+	for _, want := range []string{"-n3000-", "redis-" + first.RedisVersion} {
+		if !strings.Contains(filepath.Base(rdb), want) {
+			t.Errorf("cache file %s does not name %q", rdb, want)
+		}
+	}
+	if first.Variants != nil || first.Load != nil || first.Sampling != nil {
+		t.Errorf("-only verify ran more steps: %+v", first)
+	}
+
+	second, log, err := run(3000)
+	if err != nil {
+		t.Fatalf("second run: %v\n%s", err, log)
+	}
+	if c := second.Seed.Cache; c == nil || !c.Loaded || c.File != rdb || !strings.Contains(log, "seed cache: loaded 3000 records") {
+		t.Fatalf("second run did not load the cache: %+v\n%s", c, log)
+	}
+	if !reflect.DeepEqual(second.Seed.Expected, first.Seed.Expected) || second.Seed.Duration != first.Seed.Duration {
+		t.Errorf("loaded expected counts %+v (seeded in %v), saved %+v (%v)", second.Seed.Expected, second.Seed.Duration, first.Seed.Expected, first.Seed.Duration)
+	}
+	if !strings.Contains(second.Markdown(), "loaded from the seed cache") {
+		t.Error("the report does not say the keyspace came from the cache")
+	}
+
+	other, log, err := run(2000) // another N: another file, never this one
+	if err != nil || other.Seed.Cache.Loaded || other.Seed.Cache.File == rdb {
+		t.Fatalf("N=2000 used %+v (%v)\n%s", other.Seed.Cache, err, log)
+	}
+
+	edit := func(f func(*cacheEntry)) {
+		t.Helper()
+		b, err := os.ReadFile(meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e cacheEntry
+		if err := json.Unmarshal(b, &e); err != nil {
+			t.Fatal(err)
+		}
+		f(&e)
+		if b, err = json.Marshal(e); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(meta, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edit(func(e *cacheEntry) { e.Expected.Stale++ })
+	if _, log, err := run(3000); err == nil || !strings.Contains(err.Error(), "stale") {
+		t.Fatalf("a loaded keyspace disagreeing with its counts passed: %v\n%s", err, log)
+	}
+	edit(func(e *cacheEntry) { e.Expected.Stale--; e.SeedStarted = e.SeedStarted.Add(-6 * time.Hour) })
+	third, log, err := run(3000)
+	if err != nil {
+		t.Fatalf("third run: %v\n%s", err, log)
+	}
+	if c := third.Seed.Cache; c.Loaded || !strings.Contains(c.Refused, "older than") || !strings.Contains(log, "seeding afresh") {
+		t.Fatalf("a 6-hour-old cache was not refused: %+v\n%s", c, log)
+	}
+	if _, log, err := run(3000); err != nil || !strings.Contains(log, "seed cache: loaded") {
+		t.Fatalf("the replaced entry was not used: %v\n%s", err, log)
+	}
+}
+
+// A cache entry stands for a seed only with the same parameters and
+// while young enough for a whole run.
+func TestCacheEntryUsable(t *testing.T) {
+	now := time.Now()
+	key := newCacheKey(1000, "redis 7.0.15")
+	if key.stable() != 8*time.Hour+24*time.Minute {
+		t.Fatalf("records stay as seeded for %v, want 8h24m", key.stable())
+	}
+	e := cacheEntry{Key: key, SeedStarted: now.Add(-time.Hour)}
+	if why := e.usable(key, now); why != "" {
+		t.Errorf("an hour-old entry refused: %s", why)
+	}
+	if why := e.usable(newCacheKey(1000, "valkey 8.1.1"), now); !strings.Contains(why, "other parameters") {
+		t.Errorf("another server's entry: %q", why)
+	}
+	if key.name() == newCacheKey(1000, "valkey 8.1.1").name() || !strings.Contains(newCacheKey(1000, "valkey 8.1.1").name(), "valkey-8.1.1") {
+		t.Errorf("names do not tell servers apart: %s", key.name())
+	}
+	e.SeedStarted = now.Add(-(key.stable() - maxRunTime) - time.Minute)
+	if why := e.usable(key, now); !strings.Contains(why, "older than 5h24m0s") {
+		t.Errorf("an entry past its bound: %q", why)
 	}
 }

@@ -30,11 +30,13 @@ const InstallHint = "the benchmark needs redis-server and redis-cli in PATH: ins
 // Seeding timings: long enough that nothing expires or turns stale while
 // the harness runs (a 10M run takes about an hour: seeding alone took 6
 // minutes on a busy machine, and a 10-minute timeout turned 94,217 fresh
-// records stale before the check); idemctl is told the same ones.
+// records stale before the check) and that a saved seed (-seed-cache)
+// stays exact for hours (seedPlan(…).Stable(): 8 h 24 min); idemctl is
+// told the same ones. They are the shared 10M server's too.
 const (
-	reserveTTL        = 6 * time.Hour
-	processingTimeout = 2 * time.Hour
-	retention         = 24 * time.Hour
+	reserveTTL        = 48 * time.Hour
+	processingTimeout = 12 * time.Hour
+	retention         = 96 * time.Hour
 	matchPattern      = "atlasmart:ch23:idem:*"
 )
 
@@ -72,6 +74,8 @@ type Config struct {
 	WriteKeys     int    // records it writes
 	WriteDir      string // where its audit log goes ("" the system's temp dir)
 	Strict        bool
+	SeedCache     string    // directory of saved seeds ("" none): load one instead of seeding, or save the seed
+	Only          string    // comma-separated steps to run after seed and verify ("" every step that is on)
 	Log           io.Writer // progress; nil: discarded
 }
 
@@ -146,7 +150,17 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if err := h.build(ctx); err != nil {
 		return nil, err
 	}
-	srv, err := redistest.Start()
+	only, err := parseOnly(cfg.Only)
+	if err != nil {
+		return nil, err
+	}
+	var srvArgs []string
+	if cfg.SeedCache != "" {
+		// It saves to and loads from seed.rdb in its own directory
+		// (SAVE; DEBUG RELOAD NOSAVE, from this host only).
+		srvArgs = []string{"--dbfilename", cacheRDB, "--enable-debug-command", "local"}
+	}
+	srv, err := redistest.Start(srvArgs...)
 	if err != nil {
 		return nil, err
 	}
@@ -167,6 +181,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	}{
 		{"seed", true, h.seed},
 		{"verify", true, h.verify},
+		{"cache", cfg.SeedCache != "", h.saveCache}, // once verified
 		{"rounds", true, h.rounds},
 		{"rss", true, h.rssScaling},
 		{"load", cfg.Load, h.load},
@@ -177,7 +192,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		{"writes", cfg.Writes, h.writes}, // last: it changes records
 	}
 	for _, s := range steps {
-		if !s.on {
+		if on := s.on && (only == nil || always[s.name]) || only[s.name]; !on {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -256,9 +271,16 @@ func (h *harness) env() []string {
 	return append(out, "XDG_CONFIG_HOME="+filepath.Join(h.tmp, "xdg"))
 }
 
+// seed fills the fresh server: from the seed cache when it holds a usable
+// copy, otherwise with SeedParallel.
 func (h *harness) seed(ctx context.Context) error {
 	if n, err := h.client.DBSize(ctx).Result(); err != nil || n != 0 {
 		return fmt.Errorf("fresh server not empty (%d keys, %v)", n, err)
+	}
+	if h.cfg.SeedCache != "" {
+		if loaded, err := h.loadCache(ctx); err != nil || loaded {
+			return err
+		}
 	}
 	h.cfg.logf("seeding %d records on %s", h.cfg.N, h.srv.Addr)
 	start := time.Now()
@@ -266,13 +288,21 @@ func (h *harness) seed(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h.res.Seed = SeedInfo{Duration: time.Since(start), Expected: exp, Kinds: kinds}
-	h.res.Seed.RecordsPerSec = float64(h.cfg.N) / h.res.Seed.Duration.Seconds()
-	mem, _ := strconv.ParseInt(infoField(ctx, h.client, "memory", "used_memory"), 10, 64)
-	h.res.Seed.UsedMemory = mem
-	h.cfg.logf("seeded in %v (%.0f records/s), used_memory %.0f MB", h.res.Seed.Duration.Round(time.Millisecond),
-		h.res.Seed.RecordsPerSec, float64(mem)/1e6)
+	s := &h.res.Seed
+	s.Duration, s.Expected, s.Kinds = time.Since(start), exp, kinds
+	s.RecordsPerSec = float64(h.cfg.N) / s.Duration.Seconds()
+	s.UsedMemory = usedMemory(ctx, h.client)
+	if s.Cache != nil {
+		s.Cache.SeedStarted = start
+	}
+	h.cfg.logf("seeded in %v (%.0f records/s), used_memory %.0f MB", s.Duration.Round(time.Millisecond),
+		s.RecordsPerSec, float64(s.UsedMemory)/1e6)
 	return nil
+}
+
+func usedMemory(ctx context.Context, c *redis.Client) int64 {
+	mem, _ := strconv.ParseInt(infoField(ctx, c, "memory", "used_memory"), 10, 64)
+	return mem
 }
 
 // seedWorkers seed in parallel: the server's Lua work overlaps the
@@ -285,21 +315,15 @@ const seedWorkers = 2
 func SeedParallel(ctx context.Context, c redis.UniversalClient, n, workers int) (appsim.Expected, map[appsim.Kind]int64, error) {
 	exp := appsim.Expected{ByState: map[string]int64{}, Flags: map[string]int64{}}
 	kinds := map[appsim.Kind]int64{}
-	workers = max(min(workers, n/1000), 1)
-	results := make([]appsim.Result, workers)
-	errs := make([]error, workers)
+	shares := seedShares(n, workers)
+	results := make([]appsim.Result, len(shares))
+	errs := make([]error, len(shares))
 	var wg sync.WaitGroup
-	for w := range workers {
-		count := n / workers
-		if w == workers-1 {
-			count = n - count*(workers-1)
-		}
+	for w, count := range shares {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[w], errs[w] = appsim.Seed(ctx, c, appsim.Plan{Schema: "atlasmart", Count: count,
-				ReserveTTL: reserveTTL, ProcessingTimeout: processingTimeout, Retention: retention,
-				LargeResponse: inspect.DefaultLargeResponse, RandSeed: uint64(w + 1), Batch: 1000})
+			results[w], errs[w] = appsim.Seed(ctx, c, seedPlan(count, w))
 		}()
 	}
 	wg.Wait()
