@@ -38,6 +38,7 @@ func TestSmoke(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.ApplySmoke(map[string]bool{})
 	cfg.ThrottledKeys = 5_000
+	cfg.LoadKeys = 10_000 // the unthrottled and budget phases stop there (--max-keys)
 	if testing.Short() {
 		cfg.TUI = false
 	}
@@ -51,6 +52,9 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("harness: %v\n%s", err, log.String())
 	}
 	t.Logf("smoke run in %v\n%s", time.Since(start).Round(time.Millisecond), res.Markdown())
+	if !strings.Contains(log.String(), "this run should take about") || len(res.Steps) == 0 || res.Steps[0].Step != "seed" || res.Steps[0].Took <= 0 {
+		t.Errorf("no estimate or step times: %+v\n%s", res.Steps, log.String())
+	}
 	if len(res.Variants) != 5 {
 		t.Fatalf("want 5 variants, got %d", len(res.Variants))
 	}
@@ -69,6 +73,9 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("want 4 load phases, got %d", len(res.Load))
 	}
 	for _, l := range res.Load {
+		if want := map[string]int64{"unthrottled": 10_000, "budget": 10_000, "throttled": 5_000}[l.Name]; l.ScanKeys != want {
+			t.Errorf("load %s scanned %d keys, want %d", l.Name, l.ScanKeys, want)
+		}
 		if l.Samples == 0 || l.P99 < l.P50 {
 			t.Errorf("load %s: %d samples, p50 %v p99 %v", l.Name, l.Samples, l.P50, l.P99)
 		}

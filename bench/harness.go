@@ -60,6 +60,7 @@ type Config struct {
 	Idemctl       string // prebuilt binary; "" builds one from the module
 	RSSSmallN     int    // smaller N for the RSS comparison (default N/10)
 	ThrottledKeys int    // keys for the throttled load run (default min(N, 200000))
+	LoadKeys      int    // keys for the unthrottled and latency-budget load runs (default min(N, 1000000))
 	IdleProbe     time.Duration
 	QuietCPU      float64       // wait until other processes use at most this many CPUs…
 	QuietWait     time.Duration // …for at most this long before each timed run (0: don't wait)
@@ -130,6 +131,9 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if cfg.ThrottledKeys <= 0 {
 		cfg.ThrottledKeys = min(cfg.N, 200_000)
 	}
+	if cfg.LoadKeys <= 0 {
+		cfg.LoadKeys = min(cfg.N, 1_000_000)
+	}
 	tmp, err := os.MkdirTemp("", "idemctl-bench-")
 	if err != nil {
 		return nil, err
@@ -191,16 +195,35 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		{"sampling", cfg.Sampling, h.sampling},
 		{"writes", cfg.Writes, h.writes}, // last: it changes records
 	}
+	on := func(name string) bool {
+		for _, s := range steps {
+			if s.name == name {
+				return s.on && (only == nil || always[name]) || only[name]
+			}
+		}
+		return false
+	}
+	est, waits := estimate(cfg, h.cacheUsable(), on)
+	h.cfg.logf("%s", estimateLine(est, waits, cfg.QuietWait, min(cfg.QuietWait, busyQuietWait)))
 	for _, s := range steps {
-		if on := s.on && (only == nil || always[s.name]) || only[s.name]; !on {
+		if !on(s.name) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		start := time.Now()
 		if err := s.fn(ctx); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}
+		st := StepTime{Step: s.name, Took: time.Since(start)}
+		for _, e := range est {
+			if e.Step == s.name {
+				st.Estimate = e.Estimate
+			}
+		}
+		res.Steps = append(res.Steps, st)
+		h.cfg.logf("step %s took %v (estimated %s)", s.name, st.Took.Round(time.Second), roughly(st.Estimate))
 	}
 	res.Duration = time.Since(res.Started)
 	res.LoadAvgEnd = loadAvg()
@@ -460,7 +483,7 @@ func (h *harness) rounds(ctx context.Context) error {
 					return fmt.Errorf("%s: %w", v.label, err)
 				}
 				cmds = diffStats(h.commandStats(ctx), before)
-				if !h.noisy(s) || attempt == maxRetries {
+				if !h.redo(s, attempt) {
 					break
 				}
 				h.res.Retried++
@@ -507,6 +530,17 @@ func (h *harness) rssScaling(ctx context.Context) error {
 // maxRetries is how often a sample disturbed by other processes is redone.
 const maxRetries = 3
 
+// redoUnder is the longest sample that is redone when disturbed: a longer
+// one averages the noise over its minutes, the report gives the CPU
+// others took meanwhile, and redoing it would cost minutes each time at
+// 10M records.
+const redoUnder = 30 * time.Second
+
+// redo reports whether a sample is measured again.
+func (h *harness) redo(s Sample, attempt int) bool {
+	return h.noisy(s) && attempt < maxRetries && s.Wall <= redoUnder
+}
+
 // noisy reports whether other processes used more than QuietCPU×1.5 CPUs on
 // average during the sample (when waiting for quiet is on).
 func (h *harness) noisy(s Sample) bool {
@@ -521,6 +555,7 @@ func (h *harness) waitQuiet(ctx context.Context) {
 	if h.cfg.QuietWait <= 0 {
 		return
 	}
+	limit := h.quietLimit()
 	start := time.Now()
 	defer func() { h.res.QuietWaited += time.Since(start) }()
 	quiet := 0
@@ -538,12 +573,25 @@ func (h *harness) waitQuiet(ctx context.Context) {
 		} else {
 			quiet = 0
 		}
-		if time.Since(start) > h.cfg.QuietWait {
+		if time.Since(start) > limit {
 			h.res.NotQuiet++
-			h.cfg.logf("machine still busy after %v: measuring anyway", h.cfg.QuietWait)
+			h.cfg.logf("machine still busy after %v: measuring anyway", limit)
 			return
 		}
 	}
+}
+
+// busyQuietWait bounds each wait for quiet once one has run out: a
+// machine busy for a whole QuietWait is shared for the run, and waiting
+// three minutes before each of dozens of timed runs only delays it.
+const busyQuietWait = 15 * time.Second
+
+// quietLimit is how long the next wait for quiet may take.
+func (h *harness) quietLimit() time.Duration {
+	if h.res.NotQuiet > 0 {
+		return min(h.cfg.QuietWait, busyQuietWait)
+	}
+	return h.cfg.QuietWait
 }
 
 // CmdStat is one command's work on the server (INFO commandstats).

@@ -41,6 +41,7 @@ func main() {
 	flag.StringVar(&cfg.Commit, "commit", "", "label of what is measured (default: git describe --always --dirty)")
 	flag.IntVar(&cfg.RSSSmallN, "rss-n", 0, "the smaller record count for the RSS comparison (default N/10, via --max-keys)")
 	flag.IntVar(&cfg.ThrottledKeys, "throttled-keys", 0, "keys the throttled load run scans (default min(N, 200000))")
+	flag.IntVar(&cfg.LoadKeys, "load-keys", 0, "keys the unthrottled and latency-budget load runs scan (default min(N, 1000000))")
 	flag.Float64Var(&cfg.QuietCPU, "quiet-cpu", cfg.QuietCPU, "before each timed run, wait until other processes use at most this many CPUs")
 	flag.DurationVar(&cfg.QuietWait, "quiet-wait", cfg.QuietWait, "wait at most this long for quiet before each timed run (0: don't wait; smoke: 0)")
 	flag.BoolVar(&cfg.Load, "load", cfg.Load, "measure the latency another client sees while idemctl scans")

@@ -43,6 +43,7 @@ type Results struct {
 	GoBench      []GoBench        `json:"go_bench,omitempty"`
 	Writes       *WriteResult     `json:"writes,omitempty"`
 	Sampling     *SampleResult    `json:"sampling,omitempty"`
+	Steps        []StepTime       `json:"steps"` // each step's time, and what was estimated
 	Targets      []Target         `json:"targets"`
 }
 

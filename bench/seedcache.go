@@ -148,34 +148,52 @@ func (e cacheEntry) usable(key cacheKey, now time.Time) string {
 	return ""
 }
 
+// cached reads this run's cache entry: nil error when it is usable, else
+// why not (os.ErrNotExist: there is none).
+func (h *harness) cached() (cacheEntry, error) {
+	rdb, meta := h.cachePaths()
+	var e cacheEntry
+	b, err := os.ReadFile(meta)
+	if err != nil {
+		return e, err
+	}
+	if err := json.Unmarshal(b, &e); err != nil {
+		return e, fmt.Errorf("%s is not a seed cache entry (%v)", meta, err)
+	}
+	if why := e.usable(newCacheKey(h.cfg.N, serverName(h.res.RedisVersion)), time.Now()); why != "" {
+		return e, errors.New(why)
+	}
+	if _, err := os.Stat(rdb); err != nil {
+		return e, fmt.Errorf("its RDB file is unreadable (%v)", err) // not os.ErrNotExist: the entry exists
+	}
+	return e, nil
+}
+
+// cacheUsable reports whether the seed cache holds a usable copy of this
+// run's keyspace (for the estimate; loadCache decides).
+func (h *harness) cacheUsable() bool {
+	_, err := h.cached()
+	return h.cfg.SeedCache != "" && err == nil
+}
+
 // loadCache loads the cached keyspace into the (empty) server when a
 // usable one exists, and reports whether it did. A file it cannot use is
 // named with the reason, and the run seeds afresh and replaces it.
 func (h *harness) loadCache(ctx context.Context) (bool, error) {
-	rdb, meta := h.cachePaths()
+	rdb, _ := h.cachePaths()
 	key := newCacheKey(h.cfg.N, serverName(h.res.RedisVersion))
 	h.res.Seed.Cache = &CacheInfo{File: rdb}
-	b, err := os.ReadFile(meta)
-	if errors.Is(err, os.ErrNotExist) {
-		h.cfg.logf("seed cache: no %s yet: seeding, then saving it", filepath.Base(rdb))
-		return false, nil
-	}
 	refuse := func(why string) (bool, error) {
 		h.res.Seed.Cache.Refused = why
 		h.cfg.logf("seed cache: not using %s: %s; seeding afresh and replacing it", rdb, why)
 		return false, nil
 	}
-	var e cacheEntry
-	if err != nil {
-		return refuse(err.Error())
-	}
-	if err := json.Unmarshal(b, &e); err != nil {
-		return refuse(fmt.Sprintf("%s is not a seed cache entry (%v)", meta, err))
-	}
-	if why := e.usable(key, time.Now()); why != "" {
-		return refuse(why)
-	}
-	if _, err := os.Stat(rdb); err != nil {
+	e, err := h.cached()
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		h.cfg.logf("seed cache: no %s yet: seeding, then saving it", filepath.Base(rdb))
+		return false, nil
+	case err != nil:
 		return refuse(err.Error())
 	}
 	link := filepath.Join(h.srv.Dir, cacheRDB)
@@ -187,7 +205,7 @@ func (h *harness) loadCache(ctx context.Context) (bool, error) {
 	slow := h.slowClient()
 	defer slow.Close()
 	if err := slow.Do(ctx, "debug", "reload", "nosave").Err(); err != nil {
-		return false, fmt.Errorf("loading %s: %w", rdb, err)
+		return false, fmt.Errorf("loading %s (delete it to seed afresh): %w", rdb, err)
 	}
 	n, err := h.client.DBSize(ctx).Result()
 	if err != nil {
