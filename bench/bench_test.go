@@ -91,7 +91,7 @@ func TestSmoke(t *testing.T) {
 	if cfg.TUI && res.TUI != nil && res.TUI.Skipped == "" && (res.TUI.HeldRSSKB <= 0 || res.TUI.ScanDone <= 0) {
 		t.Errorf("tui holding every record: %+v", res.TUI)
 	}
-	if s := res.Sampling; s == nil || s.PerKey <= 0 || s.KeysRead <= 0 {
+	if s := res.Sampling; s == nil || s.PerKey <= 0 || s.KeysRead <= 0 || s.FullFrom != "verify" {
 		t.Errorf("sampling cost per key: %+v", s)
 	}
 	md := res.Markdown()

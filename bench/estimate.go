@@ -69,7 +69,7 @@ func estimate(cfg Config, cached bool, on func(step string) bool) (steps []StepT
 	add("records", per(n, rateHeld), 1)
 	add("gobench", goBenchTime, 0)
 	share, _ := units.ParseShare(cfg.SampleShare)
-	add("sampling", per(n, rateStats)+time.Duration(cfg.SampleRuns)*per(share*n, rateStats), 0)
+	add("sampling", time.Duration(cfg.SampleRuns)*per(share*n, rateStats), 0)
 	add("writes", per(float64(cfg.WriteKeys), rateWrites), 1)
 	return steps, waits
 }

@@ -239,6 +239,10 @@ type harness struct {
 	client  *redis.Client
 	res     *Results
 	devnull *os.File
+	// verify's full stats report and its time: the truth the sampled
+	// estimates are checked against.
+	verified     *inspect.Report
+	verifiedWall time.Duration
 }
 
 // moduleRoot finds the directory of this module's go.mod.
@@ -388,6 +392,7 @@ func (h *harness) verify(ctx context.Context) error {
 	if m := h.res.Seed.Expected.Mismatches(rep.Total, rep.Stale, rep.ByState, rep.Flags); len(m) > 0 {
 		return fmt.Errorf("stats: %s", strings.Join(m, "; "))
 	}
+	h.verified, h.verifiedWall = &rep, r.Wall
 	h.cfg.logf("verified stats (%v): %d records, %d stale, as seeded", r.Wall.Round(time.Millisecond), rep.Total, rep.Stale)
 
 	lc := &lineCounter{}
