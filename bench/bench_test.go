@@ -278,6 +278,15 @@ func TestSeedCache(t *testing.T) {
 	if !reflect.DeepEqual(second.Seed.Expected, first.Seed.Expected) || second.Seed.Duration != first.Seed.Duration {
 		t.Errorf("loaded expected counts %+v (seeded in %v), saved %+v (%v)", second.Seed.Expected, second.Seed.Duration, first.Seed.Expected, first.Seed.Duration)
 	}
+	steps := func(r *Results) (names []string) {
+		for _, s := range r.Steps {
+			names = append(names, s.Step)
+		}
+		return names
+	}
+	if a, b := strings.Join(steps(first), ","), strings.Join(steps(second), ","); a != "seed,verify,cache" || b != "seed,verify" {
+		t.Errorf("steps seeding %s, loading %s", a, b)
+	}
 	if !strings.Contains(second.Markdown(), "loaded from the seed cache") {
 		t.Error("the report does not say the keyspace came from the cache")
 	}

@@ -206,8 +206,8 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	est, waits := estimate(cfg, h.cacheUsable(), on)
 	h.cfg.logf("%s", estimateLine(est, waits, cfg.QuietWait, min(cfg.QuietWait, busyQuietWait)))
 	for _, s := range steps {
-		if !on(s.name) {
-			continue
+		if !on(s.name) || s.name == "cache" && res.Seed.Cache != nil && res.Seed.Cache.Loaded {
+			continue // a loaded keyspace is saved already
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
