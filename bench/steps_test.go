@@ -41,17 +41,17 @@ func TestEstimate(t *testing.T) {
 	if strings.Join(names, ",") != "seed,verify,cache,rounds,rss" || waits != 7 {
 		t.Fatalf("steps %v, %d waits", names, waits)
 	}
-	// 10M: seeding 400 s, verify 125+154 s, saving 33 s, one round of the
-	// five variants 125+125+154+417+143 s, RSS at 1M 15+13 s.
-	if total < 25*time.Minute || total > 35*time.Minute {
-		t.Errorf("10M estimate %v, want about half an hour", total)
+	// 10M, as measured on a busy 2-CPU VM: seeding 9.5 min, verify 7,
+	// saving 1.5, one round of the five variants 14.5, RSS at 1M 1.
+	if total < 30*time.Minute || total > 40*time.Minute {
+		t.Errorf("10M estimate %v, want about 34 min", total)
 	}
 	cached, _ := estimate(cfg, true, on)
-	if cached[0].Step != "seed" || cached[0].Estimate > time.Minute || cached[2].Step != "rounds" {
+	if cached[0].Step != "seed" || cached[0].Estimate > 2*time.Minute || cached[2].Step != "rounds" {
 		t.Errorf("from the cache: %+v", cached)
 	}
 	line := estimateLine(fresh, waits, 3*time.Minute, busyQuietWait)
-	for _, want := range []string{"about 29m0s", "seed 7m0s", "rounds 16m0s", "7 timed runs can add up to 5m0s"} {
+	for _, want := range []string{"about 34m0s", "seed 10m0s", "rounds 15m0s", "7 timed runs can add up to 5m0s"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("estimate line lacks %q: %s", want, line)
 		}
