@@ -1,8 +1,10 @@
 package appsim
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Mismatches names every difference, in a stable order, and none when the
@@ -17,5 +19,42 @@ func TestExpectedMismatches(t *testing.T) {
 		"by_state[succeeded] = 0, seeded 6", "flags[no_ttl] = 0, seeded 1"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("mismatches %q, want %q", got, want)
+	}
+}
+
+// Stable is the first moment a seeded record could change class: no
+// planned record's age reaches the timeout or its TTL within it, and one
+// more hour would (the bench's seed cache relies on the bound).
+func TestPlanStable(t *testing.T) {
+	p := Plan{Schema: "atlasmart", Count: 20_000, ReserveTTL: 48 * time.Hour, ProcessingTimeout: 12 * time.Hour,
+		Retention: 96 * time.Hour, LargeResponse: 1024, Mix: DefaultMix}
+	stable := p.Stable()
+	if want := 8*time.Hour + 24*time.Minute; stable != want { // the freshest class, 0.7 × the timeout, comes first
+		t.Fatalf("stable for %v, want %v", stable, want)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	zipf := rand.NewZipf(rng, 1.2, 4, 100)
+	var oldestFresh, oldestStale time.Duration
+	for i, k := range assignKinds(p, rng) {
+		r := planRecord(p, rng, zipf, "run", i, k)
+		age := time.Duration(r.ageMs) * time.Millisecond
+		switch k {
+		case KindProcessing:
+			oldestFresh = max(oldestFresh, age)
+		case KindStale:
+			oldestStale = max(oldestStale, age)
+		}
+	}
+	if oldestFresh+stable > p.ProcessingTimeout || oldestStale+stable >= p.ReserveTTL {
+		t.Errorf("within %v a record changes: oldest fresh %v (timeout %v), oldest stale %v (TTL %v)",
+			stable, oldestFresh, p.ProcessingTimeout, oldestStale, p.ReserveTTL)
+	}
+	if oldestFresh+stable+time.Hour <= p.ProcessingTimeout {
+		t.Errorf("bound %v is loose by over an hour: oldest fresh record %v, timeout %v", stable, oldestFresh, p.ProcessingTimeout)
+	}
+	short := p
+	short.Retention = time.Hour
+	if short.Stable() != time.Hour {
+		t.Errorf("retention 1h: stable for %v", short.Stable())
 	}
 }

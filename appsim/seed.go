@@ -273,6 +273,20 @@ func planRecord(p Plan, rng *rand.Rand, zipf *rand.Zipf, runID string, i int, k 
 	return r
 }
 
+// Stable is how long after the seed started every seeded record keeps
+// the state, stale flag and TTL presence it was seeded with: until the
+// oldest fresh processing record passes the processing timeout, the
+// oldest stale one expires, or completed ones reach their retention
+// (the age ranges of planRecord). A saved copy of the keyspace is exact
+// only this long after seeding.
+func (p Plan) Stable() time.Duration {
+	timeout, reserve := p.ProcessingTimeout.Milliseconds(), p.ReserveTTL.Milliseconds()
+	span := reserve - timeout
+	freshTurnsStale := timeout - timeout*3/10
+	staleExpires := reserve - (timeout + span/10 + span*3/10)
+	return time.Duration(min(freshTurnsStale, staleExpires, p.Retention.Milliseconds())) * time.Millisecond
+}
+
 // Fingerprint is the lesson's request fingerprint: sha256 hex of the
 // canonical JSON body.
 func Fingerprint(canonicalBody string) string {

@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +38,7 @@ func TestSmoke(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.ApplySmoke(map[string]bool{})
 	cfg.ThrottledKeys = 5_000
+	cfg.LoadKeys = 10_000 // the unthrottled and budget phases stop there (--max-keys)
 	if testing.Short() {
 		cfg.TUI = false
 	}
@@ -47,6 +52,9 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("harness: %v\n%s", err, log.String())
 	}
 	t.Logf("smoke run in %v\n%s", time.Since(start).Round(time.Millisecond), res.Markdown())
+	if !strings.Contains(log.String(), "this run should take about") || len(res.Steps) == 0 || res.Steps[0].Step != "seed" || res.Steps[0].Took <= 0 {
+		t.Errorf("no estimate or step times: %+v\n%s", res.Steps, log.String())
+	}
 	if len(res.Variants) != 5 {
 		t.Fatalf("want 5 variants, got %d", len(res.Variants))
 	}
@@ -65,6 +73,9 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("want 4 load phases, got %d", len(res.Load))
 	}
 	for _, l := range res.Load {
+		if want := map[string]int64{"unthrottled": 10_000, "budget": 10_000, "throttled": 5_000}[l.Name]; l.ScanKeys != want {
+			t.Errorf("load %s scanned %d keys, want %d", l.Name, l.ScanKeys, want)
+		}
 		if l.Samples == 0 || l.P99 < l.P50 {
 			t.Errorf("load %s: %d samples, p50 %v p99 %v", l.Name, l.Samples, l.P50, l.P99)
 		}
@@ -80,7 +91,7 @@ func TestSmoke(t *testing.T) {
 	if cfg.TUI && res.TUI != nil && res.TUI.Skipped == "" && (res.TUI.HeldRSSKB <= 0 || res.TUI.ScanDone <= 0) {
 		t.Errorf("tui holding every record: %+v", res.TUI)
 	}
-	if s := res.Sampling; s == nil || s.PerKey <= 0 || s.KeysRead <= 0 {
+	if s := res.Sampling; s == nil || s.PerKey <= 0 || s.KeysRead <= 0 || s.FullFrom != "verify" {
 		t.Errorf("sampling cost per key: %+v", s)
 	}
 	md := res.Markdown()
@@ -214,5 +225,132 @@ func TestTenMillionTargets(t *testing.T) {
 	}
 	if _, d := r.Sampling.Projection(); d != 20100*time.Millisecond {
 		t.Errorf("projection %v, want 20.1 s", d)
+	}
+}
+
+// The seed cache: the first run seeds and saves, the next loads the RDB
+// instead (and still verifies it against the saved counts), an entry
+// older than its records stay as seeded is refused and replaced, and a
+// loaded keyspace that disagrees with its counts fails the run.
+func TestSeedCache(t *testing.T) {
+	requireTools(t)
+	bin := filepath.Join(t.TempDir(), "idemctl")
+	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	run := func(n int) (*Results, string, error) {
+		cfg := DefaultConfig()
+		cfg.ApplySmoke(map[string]bool{})
+		cfg.N, cfg.Idemctl, cfg.SeedCache, cfg.Only = n, bin, dir, "verify"
+		var log strings.Builder
+		cfg.Log = &log
+		start := time.Now()
+		res, err := Run(t.Context(), cfg)
+		t.Logf("run of %d records in %v", n, time.Since(start).Round(time.Millisecond))
+		return res, log.String(), err
+	}
+	first, log, err := run(3000)
+	if err != nil {
+		t.Fatalf("first run: %v\n%s", err, log)
+	}
+	if c := first.Seed.Cache; c == nil || c.Loaded || c.SaveTime <= 0 {
+		t.Fatalf("first run did not seed and save: %+v\n%s", c, log)
+	}
+	rdb := first.Seed.Cache.File
+	meta := strings.TrimSuffix(rdb, ".rdb") + ".json"
+	for _, want := range []string{"-n3000-", "redis-" + first.RedisVersion} {
+		if !strings.Contains(filepath.Base(rdb), want) {
+			t.Errorf("cache file %s does not name %q", rdb, want)
+		}
+	}
+	if first.Variants != nil || first.Load != nil || first.Sampling != nil {
+		t.Errorf("-only verify ran more steps: %+v", first)
+	}
+
+	second, log, err := run(3000)
+	if err != nil {
+		t.Fatalf("second run: %v\n%s", err, log)
+	}
+	if c := second.Seed.Cache; c == nil || !c.Loaded || c.File != rdb || !strings.Contains(log, "seed cache: loaded 3000 records") {
+		t.Fatalf("second run did not load the cache: %+v\n%s", c, log)
+	}
+	if !reflect.DeepEqual(second.Seed.Expected, first.Seed.Expected) || second.Seed.Duration != first.Seed.Duration {
+		t.Errorf("loaded expected counts %+v (seeded in %v), saved %+v (%v)", second.Seed.Expected, second.Seed.Duration, first.Seed.Expected, first.Seed.Duration)
+	}
+	steps := func(r *Results) (names []string) {
+		for _, s := range r.Steps {
+			names = append(names, s.Step)
+		}
+		return names
+	}
+	if a, b := strings.Join(steps(first), ","), strings.Join(steps(second), ","); a != "seed,verify,cache" || b != "seed,verify" {
+		t.Errorf("steps seeding %s, loading %s", a, b)
+	}
+	if !strings.Contains(second.Markdown(), "loaded from the seed cache") {
+		t.Error("the report does not say the keyspace came from the cache")
+	}
+
+	other, log, err := run(2000) // another N: another file, never this one
+	if err != nil || other.Seed.Cache.Loaded || other.Seed.Cache.File == rdb {
+		t.Fatalf("N=2000 used %+v (%v)\n%s", other.Seed.Cache, err, log)
+	}
+
+	edit := func(f func(*cacheEntry)) {
+		t.Helper()
+		b, err := os.ReadFile(meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e cacheEntry
+		if err := json.Unmarshal(b, &e); err != nil {
+			t.Fatal(err)
+		}
+		f(&e)
+		if b, err = json.Marshal(e); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(meta, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edit(func(e *cacheEntry) { e.Expected.Stale++ })
+	if _, log, err := run(3000); err == nil || !strings.Contains(err.Error(), "stale") {
+		t.Fatalf("a loaded keyspace disagreeing with its counts passed: %v\n%s", err, log)
+	}
+	edit(func(e *cacheEntry) { e.Expected.Stale--; e.SeedStarted = e.SeedStarted.Add(-6 * time.Hour) })
+	third, log, err := run(3000)
+	if err != nil {
+		t.Fatalf("third run: %v\n%s", err, log)
+	}
+	if c := third.Seed.Cache; c.Loaded || !strings.Contains(c.Refused, "older than") || !strings.Contains(log, "seeding afresh") {
+		t.Fatalf("a 6-hour-old cache was not refused: %+v\n%s", c, log)
+	}
+	if _, log, err := run(3000); err != nil || !strings.Contains(log, "seed cache: loaded") {
+		t.Fatalf("the replaced entry was not used: %v\n%s", err, log)
+	}
+}
+
+// A cache entry stands for a seed only with the same parameters and
+// while young enough for a whole run.
+func TestCacheEntryUsable(t *testing.T) {
+	now := time.Now()
+	key := newCacheKey(1000, "redis 7.0.15")
+	if key.stable() != 8*time.Hour+24*time.Minute {
+		t.Fatalf("records stay as seeded for %v, want 8h24m", key.stable())
+	}
+	e := cacheEntry{Key: key, SeedStarted: now.Add(-time.Hour)}
+	if why := e.usable(key, now); why != "" {
+		t.Errorf("an hour-old entry refused: %s", why)
+	}
+	if why := e.usable(newCacheKey(1000, "valkey 8.1.1"), now); !strings.Contains(why, "other parameters") {
+		t.Errorf("another server's entry: %q", why)
+	}
+	if key.name() == newCacheKey(1000, "valkey 8.1.1").name() || !strings.Contains(newCacheKey(1000, "valkey 8.1.1").name(), "valkey-8.1.1") {
+		t.Errorf("names do not tell servers apart: %s", key.name())
+	}
+	e.SeedStarted = now.Add(-(key.stable() - maxRunTime) - time.Minute)
+	if why := e.usable(key, now); !strings.Contains(why, "older than 5h24m0s") {
+		t.Errorf("an entry past its bound: %q", why)
 	}
 }

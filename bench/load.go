@@ -39,16 +39,24 @@ type LoadPhase struct {
 func (h *harness) load(ctx context.Context) error {
 	k := h.cfg.ThrottledKeys
 	throttled := append(append([]string{"--output", "ndjson"}, throttleArgs...), "--max-keys", strconv.Itoa(k))
-	budget := append([]string{"--output", "ndjson"}, budgetArgs...)
+	// The latency another client sees is the same over the first million
+	// keys as over ten: the unthrottled and budget runs stop there
+	// (-load-keys), which saves minutes at 10M.
+	lk := h.cfg.LoadKeys
+	plain := []string{"--output", "ndjson"}
+	if lk < h.cfg.N {
+		plain = append(plain, "--max-keys", strconv.Itoa(lk))
+	}
+	budget := append(slices.Clone(plain), budgetArgs...)
 	phases := []struct {
 		name, label string
 		args        []string
 		keys        int64
 	}{
 		{"idle", "no scan running", nil, 0},
-		{"unthrottled", "idemctl scan --output ndjson (unthrottled)", []string{"--output", "ndjson"}, int64(h.cfg.N)},
+		{"unthrottled", "idemctl scan --output ndjson (unthrottled)", plain, int64(lk)},
 		{"throttled", "idemctl scan " + strings.Join(throttleArgs, " ") + " (fixed throttle)", throttled, int64(k)},
-		{"budget", "idemctl scan " + strings.Join(budgetArgs, " ") + " (production profile)", budget, int64(h.cfg.N)},
+		{"budget", "idemctl scan " + strings.Join(budgetArgs, " ") + " (production profile)", budget, int64(lk)},
 	}
 	for _, p := range phases {
 		h.waitQuiet(ctx)

@@ -5,6 +5,7 @@
 //	go run ./bench -n 100000 -rounds 3
 //	go run ./bench -smoke                   # N = 20,000, 1 round: what CI runs
 //	go run ./bench -out bench/results/1m.md # also write the report (.json: JSON)
+//	go run ./bench -n 10000000 -seed-cache /var/tmp/idemctl-seeds -only rounds,rss
 //
 // It builds idemctl from this module, starts redis-server on a free loopback
 // port, seeds the lesson's hash records with appsim.Seed, then times in
@@ -24,6 +25,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/idemctl/idemctl/internal/redistest"
@@ -39,6 +41,7 @@ func main() {
 	flag.StringVar(&cfg.Commit, "commit", "", "label of what is measured (default: git describe --always --dirty)")
 	flag.IntVar(&cfg.RSSSmallN, "rss-n", 0, "the smaller record count for the RSS comparison (default N/10, via --max-keys)")
 	flag.IntVar(&cfg.ThrottledKeys, "throttled-keys", 0, "keys the throttled load run scans (default min(N, 200000))")
+	flag.IntVar(&cfg.LoadKeys, "load-keys", 0, "keys the unthrottled and latency-budget load runs scan (default min(N, 1000000))")
 	flag.Float64Var(&cfg.QuietCPU, "quiet-cpu", cfg.QuietCPU, "before each timed run, wait until other processes use at most this many CPUs")
 	flag.DurationVar(&cfg.QuietWait, "quiet-wait", cfg.QuietWait, "wait at most this long for quiet before each timed run (0: don't wait; smoke: 0)")
 	flag.BoolVar(&cfg.Load, "load", cfg.Load, "measure the latency another client sees while idemctl scans")
@@ -52,6 +55,8 @@ func main() {
 	flag.StringVar(&cfg.SampleShare, "sample", cfg.SampleShare, "the share each sampled run reads (smoke: 20%)")
 	flag.IntVar(&cfg.SampleRuns, "sample-runs", cfg.SampleRuns, "sampled runs (smoke: 3)")
 	flag.BoolVar(&cfg.Strict, "strict", false, "exit 1 when a target is missed")
+	flag.StringVar(&cfg.SeedCache, "seed-cache", "", "keep the seeded keyspace in this directory (an RDB file named for N, the seed's parameters and the server's version, and its expected counts) and load it instead of seeding when a later run matches; refused, and replaced, once older than its records stay as seeded")
+	flag.StringVar(&cfg.Only, "only", "", "run only these steps after seeding and verifying, comma-separated: "+strings.Join(selectable, ","))
 	server := flag.String("server", "", "the server to measure on: a redis-server or valkey-server binary, possibly inside a folder unpacked with mmdebstrap (default: redis-server from PATH; same as "+redistest.ServerEnv+")")
 	flag.Parse()
 	if *server != "" {

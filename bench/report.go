@@ -43,6 +43,7 @@ type Results struct {
 	GoBench      []GoBench        `json:"go_bench,omitempty"`
 	Writes       *WriteResult     `json:"writes,omitempty"`
 	Sampling     *SampleResult    `json:"sampling,omitempty"`
+	Steps        []StepTime       `json:"steps"` // each step's time, and what was estimated
 	Targets      []Target         `json:"targets"`
 }
 
@@ -53,6 +54,7 @@ type SeedInfo struct {
 	UsedMemory    int64                 `json:"redis_used_memory"`
 	Kinds         map[appsim.Kind]int64 `json:"kinds"`
 	Expected      appsim.Expected       `json:"expected"`
+	Cache         *CacheInfo            `json:"cache,omitempty"` // -seed-cache
 }
 
 // VariantResult is one contender over all rounds.
@@ -368,8 +370,13 @@ func (r *Results) Markdown() string {
 	if r.Commit != "" {
 		p("idemctl %s. ", r.Commit)
 	}
-	p("redis-server %s (%s), %s, %d CPUs, load average %s at the start and %s at the end; seeded in %.1f s (%.0f records/s), Redis used_memory %.0f MB; NDJSON output %.0f MB. Whole run %s.\n\n",
-		r.RedisVersion, r.RedisCLI, r.GoVersion, r.CPUs, r.LoadAvgStart, r.LoadAvgEnd, r.Seed.Duration.Seconds(), r.Seed.RecordsPerSec,
+	seeded := fmt.Sprintf("seeded in %.1f s (%.0f records/s)", r.Seed.Duration.Seconds(), r.Seed.RecordsPerSec)
+	if c := r.Seed.Cache; c != nil && c.Loaded {
+		seeded = fmt.Sprintf("loaded from the seed cache in %.1f s (%s, seeded %s in %.1f s)", c.LoadTime.Seconds(),
+			filepath.Base(c.File), c.SeedStarted.UTC().Format("2006-01-02 15:04 MST"), r.Seed.Duration.Seconds())
+	}
+	p("redis-server %s (%s), %s, %d CPUs, load average %s at the start and %s at the end; %s, Redis used_memory %.0f MB; NDJSON output %.0f MB. Whole run %s.\n\n",
+		r.RedisVersion, r.RedisCLI, r.GoVersion, r.CPUs, r.LoadAvgStart, r.LoadAvgEnd, seeded,
 		float64(r.Seed.UsedMemory)/1e6, float64(r.NDJSONBytes)/1e6, r.Duration.Round(time.Second))
 	if r.QuietWaited > 0 || r.Retried > 0 || r.NotQuiet > 0 {
 		p("Shared machine: waited %s in all for other processes to go quiet before timed runs; %d sample(s) redone because other processes took CPU meanwhile; %d run(s) started while still busy.\n\n",

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -46,19 +44,7 @@ func durationValue(d *time.Duration) pflag.Value {
 
 // shareValue accepts a share of a whole: 1%, 0.5%, 0.01 (0 < share < 1).
 func shareValue(p *float64) pflag.Value {
-	return parsedValue[float64]{p, parseShare, func(v float64) string { return strconv.FormatFloat(v*100, 'g', -1, 64) + "%" }, "share"}
-}
-
-func parseShare(s string) (float64, error) {
-	t, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
-	v, err := strconv.ParseFloat(t, 64)
-	if pct {
-		v /= 100
-	}
-	if err != nil || !(v > 0 && v < 1) {
-		return 0, fmt.Errorf("want a share between 0 and 1 such as 1%% or 0.01, not %q", s)
-	}
-	return v, nil
+	return parsedValue[float64]{p, units.ParseShare, func(v float64) string { return strconv.FormatFloat(v*100, 'g', -1, 64) + "%" }, "share"}
 }
 
 // sizeValue accepts 16384, 16KiB, 1MiB.

@@ -81,3 +81,16 @@ func TestConfigDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestParseShare(t *testing.T) {
+	for s, want := range map[string]float64{"1%": 0.01, " 20% ": 0.2, "0.05": 0.05, "99.5%": 0.995} {
+		if got, err := ParseShare(s); err != nil || got != want {
+			t.Errorf("ParseShare(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "0", "100%", "1", "-1%", "x%", "1.5"} {
+		if _, err := ParseShare(s); err == nil {
+			t.Errorf("ParseShare(%q) accepted", s)
+		}
+	}
+}

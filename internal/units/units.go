@@ -80,6 +80,20 @@ var sizeSuffixes = []struct {
 	{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1},
 }
 
+// ParseShare reads a share of a whole: 1% or 0.01, strictly between 0
+// and 1.
+func ParseShare(s string) (float64, error) {
+	t, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
+	v, err := strconv.ParseFloat(t, 64)
+	if pct {
+		v /= 100
+	}
+	if err != nil || !(v > 0 && v < 1) {
+		return 0, fmt.Errorf("want a share between 0 and 1 such as 1%% or 0.01, not %q", s)
+	}
+	return v, nil
+}
+
 // ParseByteSize parses a byte size with an optional unit suffix.
 func ParseByteSize(s string) (int64, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
