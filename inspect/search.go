@@ -170,3 +170,13 @@ func simpleGlob(pattern, s string) bool {
 	}
 	return p == len(pattern)
 }
+
+// readsCaptures reports whether a term tests a template capture.
+func (s *Search) readsCaptures() bool {
+	for i := range s.terms {
+		if s.terms[i].kind == termCapture {
+			return true
+		}
+	}
+	return false
+}

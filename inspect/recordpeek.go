@@ -1,0 +1,234 @@
+package inspect
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strings"
+	"unsafe"
+)
+
+// Peeker is scratch space for reading a RecordStore without allocating:
+// a filter or a count over ten million records reads each through one.
+type Peeker struct {
+	r      Record
+	buf    []byte
+	groups []string
+}
+
+// At returns a copy of the i-th record in append order, with strings of
+// its own: keep it as long as you like.
+func (s *RecordStore) At(i int) *Record {
+	var p Peeker
+	return s.peek(i, &p, true, true)
+}
+
+// Peek returns the i-th record. Its strings alias p's scratch space: they
+// change at the next Peek through p, so clone what you keep (a map key).
+func (s *RecordStore) Peek(i int, p *Peeker) *Record { return s.peek(i, p, true, true) }
+
+// peek decodes the i-th record into p; the fingerprint and raw state only
+// when full, the captures only when groups.
+func (s *RecordStore) peek(i int, p *Peeker, full, groups bool) *Record {
+	sl := s.slot(i)
+	if sl.bits&heldWide != 0 {
+		p.r = *s.wide[int32(i)]
+		return &p.r
+	}
+	r := &p.r
+	*r = Record{
+		Keyspace: s.keyspaces[sl.ks], TTLms: int64(sl.ttl), MemoryBytes: int64(sl.mem), AgeMs: int64(sl.age),
+		ResponseLen: int64(sl.resp), LockTTLms: int64(sl.lock), Flags: Flags(sl.flags), Status: int32(sl.status),
+		State: State(sl.meta & 7), Type: KeyType(sl.meta >> 3 & 7), AgeSource: AgeSource(sl.meta >> 6),
+	}
+	if sl.dl != noDeadline {
+		r.DeadlineMs = s.dlBase + int64(sl.dl)
+	}
+	data := s.bytes(sl)
+	prefix := ""
+	if sl.bits&heldPrefix != 0 {
+		prefix = s.prefixes[sl.ks]
+	}
+	keyLen, fpLen := int(sl.keyLen), int(sl.fpLen)
+	fpText := fpLen
+	if sl.bits&heldHexFP != 0 {
+		fpText *= 2
+	}
+	// How much scratch the strings need, then one buffer for them all: no
+	// string may alias a buffer that later grows.
+	rest := data[keyLen+fpLen:]
+	rawLen, rawAt := 0, 0
+	if sl.bits&heldState == 0 {
+		v, n := binary.Uvarint(rest)
+		rawLen, rawAt = int(v), n
+		rest = rest[n+rawLen:]
+	}
+	need := len(prefix) + keyLen
+	if full {
+		need += fpText + rawLen
+	}
+	if groups && sl.bits&heldNoGroup == 0 {
+		need += copiedCaptures(rest)
+	}
+	if cap(p.buf) < need {
+		p.buf = make([]byte, need)
+	}
+	buf := p.buf[:need]
+	w := copy(buf, prefix)
+	w += copy(buf[w:], data[:keyLen])
+	key := buf[:w]
+	r.Key = unsafe.String(unsafe.SliceData(key), len(key))
+	if full {
+		fp := data[keyLen : keyLen+fpLen]
+		if sl.bits&heldHexFP != 0 {
+			for j, c := range fp {
+				buf[w+2*j], buf[w+2*j+1] = hexDigits[c>>4], hexDigits[c&15]
+			}
+		} else {
+			copy(buf[w:], fp)
+		}
+		r.Fingerprint = str(buf[w : w+fpText])
+		w += fpText
+		if sl.bits&heldState != 0 {
+			r.RawState = s.states[sl.rs]
+		} else {
+			raw := data[keyLen+fpLen+rawAt:][:rawLen]
+			r.RawState = str(buf[w : w+copy(buf[w:], raw)])
+			w += rawLen
+		}
+	}
+	if groups && sl.bits&heldNoGroup == 0 {
+		cnt, n := binary.Uvarint(rest)
+		rest = rest[n:]
+		if p.groups == nil || cap(p.groups) < int(cnt) { // never nil: nil is "no captures"
+			p.groups = make([]string, cnt)
+		}
+		g := p.groups[:cnt:cnt]
+		for j := range g {
+			off, n := binary.Uvarint(rest)
+			ln, m := binary.Uvarint(rest[n:])
+			rest = rest[n+m:]
+			if off > 0 {
+				g[j] = r.Key[off-1 : off-1+ln]
+				continue
+			}
+			g[j] = str(buf[w : w+copy(buf[w:], rest[:ln])])
+			w += int(ln)
+			rest = rest[ln:]
+		}
+		r.Groups = g
+	}
+	return r
+}
+
+// copiedCaptures is how many bytes the captures held as copies take.
+func copiedCaptures(rest []byte) int {
+	cnt, n := binary.Uvarint(rest)
+	rest = rest[n:]
+	total := 0
+	for range cnt {
+		off, n := binary.Uvarint(rest)
+		ln, m := binary.Uvarint(rest[n:])
+		rest = rest[n+m:]
+		if off == 0 {
+			total += int(ln)
+			rest = rest[ln:]
+		}
+	}
+	return total
+}
+
+// str is b as a string, without a copy: b must not change while it is used.
+func str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+const hexDigits = "0123456789abcdef"
+
+// State is the i-th record's canonical state.
+func (s *RecordStore) State(i int) State { return State(s.slot(i).meta & 7) }
+
+// Flags is the i-th record's flags.
+func (s *RecordStore) Flags(i int) Flags { return Flags(s.slot(i).flags) }
+
+// AgeMs is the i-th record's age (-1 unknown).
+func (s *RecordStore) AgeMs(i int) int64 {
+	if sl := s.slot(i); sl.bits&heldWide == 0 {
+		return int64(sl.age)
+	}
+	return s.wide[int32(i)].AgeMs
+}
+
+// TTLms is the i-th record's TTL (-1 none, TTLUnknown).
+func (s *RecordStore) TTLms(i int) int64 {
+	if sl := s.slot(i); sl.bits&heldWide == 0 {
+		return int64(sl.ttl)
+	}
+	return s.wide[int32(i)].TTLms
+}
+
+// MemoryBytes is the i-th record's memory (-1 unknown).
+func (s *RecordStore) MemoryBytes(i int) int64 {
+	if sl := s.slot(i); sl.bits&heldWide == 0 {
+		return int64(sl.mem)
+	}
+	return s.wide[int32(i)].MemoryBytes
+}
+
+// CompareKeys orders the i-th and j-th records by key, as strings compare.
+// Keys that dropped the same prefix compare on the bytes held.
+func (s *RecordStore) CompareKeys(i, j int) int {
+	a, b := s.slot(i), s.slot(j)
+	if (a.bits|b.bits)&heldWide == 0 && a.bits&heldPrefix == b.bits&heldPrefix &&
+		(a.bits&heldPrefix == 0 || s.prefixes[a.ks] == s.prefixes[b.ks]) {
+		return bytes.Compare(s.bytes(a)[:a.keyLen], s.bytes(b)[:b.keyLen])
+	}
+	var p, q Peeker
+	return strings.Compare(s.peek(i, &p, false, false).Key, s.peek(j, &q, false, false).Key)
+}
+
+// CompareFingerprints orders the i-th and j-th records by fingerprint, as
+// strings compare. Two held as hex bytes compare on the bytes: hex digits
+// keep the order of the values they spell.
+func (s *RecordStore) CompareFingerprints(i, j int) int {
+	a, b := s.slot(i), s.slot(j)
+	if (a.bits|b.bits)&heldWide == 0 && a.bits&heldHexFP == b.bits&heldHexFP {
+		return bytes.Compare(s.bytes(a)[a.keyLen:][:a.fpLen], s.bytes(b)[b.keyLen:][:b.fpLen])
+	}
+	var p, q Peeker
+	return strings.Compare(s.peek(i, &p, true, false).Fingerprint, s.peek(j, &q, true, false).Fingerprint)
+}
+
+// KeyIs reports whether the i-th record's key is key.
+func (s *RecordStore) KeyIs(i int, key string) bool {
+	sl := s.slot(i)
+	if sl.bits&heldWide == 0 {
+		pre := ""
+		if sl.bits&heldPrefix != 0 {
+			pre = s.prefixes[sl.ks]
+		}
+		held := s.bytes(sl)[:sl.keyLen]
+		return len(key) == len(pre)+len(held) && strings.HasPrefix(key, pre) && key[len(pre):] == string(held)
+	}
+	return s.wide[int32(i)].Key == key
+}
+
+// Match reports whether the i-th record passes f, reading only what f
+// tests: the packed state and flags, then the key (and captures) for a
+// search.
+func (s *RecordStore) Match(f *Filter, i int, p *Peeker) bool {
+	sl := s.slot(i)
+	if sl.bits&heldWide != 0 {
+		return f.Match(s.wide[int32(i)])
+	}
+	fl := Flags(sl.flags)
+	if f.States != 0 && !f.States.Has(State(sl.meta&7)) || f.Stale && !fl.Has(FlagStale) || !fl.Has(f.Flags) {
+		return false
+	}
+	if len(f.Search.terms) == 0 {
+		return true
+	}
+	return f.Search.Match(s.peek(i, p, false, f.Search.readsCaptures()))
+}
