@@ -230,5 +230,52 @@ func (s *RecordStore) Match(f *Filter, i int, p *Peeker) bool {
 	if len(f.Search.terms) == 0 {
 		return true
 	}
-	return f.Search.Match(s.peek(i, p, false, f.Search.readsCaptures()))
+	if f.Search.readsCaptures() {
+		return f.Search.Match(s.peek(i, p, false, true))
+	}
+	// The key alone, assembled in p's scratch: no record is decoded.
+	held := s.bytes(sl)[:sl.keyLen]
+	pre := ""
+	if sl.bits&heldPrefix != 0 {
+		pre = s.prefixes[sl.ks]
+	}
+	p.buf = append(append(p.buf[:0], pre...), held...)
+	key, st := str(p.buf), State(sl.meta&7)
+	lower, ascii := "", false
+	for j := range f.Search.terms {
+		t := &f.Search.terms[j]
+		if t.kind != termSubstring {
+			if !t.matchKey(key, st, fl) {
+				return false
+			}
+			continue
+		}
+		// A substring over an ASCII key: lower-cased once, then the
+		// library's fast search (containsFold's byte loop was most of a
+		// filter's time on keys such as "…:POST:/orders:…").
+		if lower == "" && !ascii {
+			n := len(p.buf)
+			if p.buf, ascii = appendLowerASCII(p.buf, key); ascii {
+				lower = str(p.buf[n:])
+			}
+			key = str(p.buf[:n]) // p.buf may have moved
+		}
+		if ascii && !strings.Contains(lower, t.value) || !ascii && !containsFold(key, t.value) {
+			return false
+		}
+	}
+	return true
+}
+
+// appendLowerASCII appends s lower-cased to dst, if s is ASCII.
+func appendLowerASCII(dst []byte, s string) ([]byte, bool) {
+	n := len(dst)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 {
+			return dst[:n], false
+		}
+		dst = append(dst, toLowerASCII(c))
+	}
+	return dst, true
 }
