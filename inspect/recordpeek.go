@@ -3,6 +3,7 @@ package inspect
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"strings"
 	"unsafe"
 )
@@ -267,15 +268,29 @@ func (s *RecordStore) Match(f *Filter, i int, p *Peeker) bool {
 	return true
 }
 
-// appendLowerASCII appends s lower-cased to dst, if s is ASCII.
+// appendLowerASCII appends s lower-cased to dst, if s is ASCII. Eight
+// bytes at a time: it runs on every key a filter reads.
 func appendLowerASCII(dst []byte, s string) ([]byte, bool) {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
 	n := len(dst)
-	for i := 0; i < len(s); i++ {
+	dst = slices.Grow(dst, len(s))[:n+len(s)]
+	out := dst[n:]
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
+		if w&high != 0 {
+			return dst[:n], false
+		}
+		// A byte's high bit set by +0x3f means ≥ 'A'; by +0x25, > 'Z'.
+		upper := (w + ones*(0x80-'A')) &^ (w + ones*(0x80-'Z'-1)) & high
+		binary.LittleEndian.PutUint64(out[i:], w|upper>>2)
+	}
+	for ; i < len(s); i++ {
 		c := s[i]
 		if c >= 0x80 {
 			return dst[:n], false
 		}
-		dst = append(dst, toLowerASCII(c))
+		out[i] = toLowerASCII(c)
 	}
 	return dst, true
 }
