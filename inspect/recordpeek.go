@@ -45,17 +45,17 @@ func (s *RecordStore) peek(i int, p *Peeker, full, groups bool) *Record {
 		r.DeadlineMs = s.dlBase + int64(sl.dl)
 	}
 	data := s.bytes(sl)
-	prefix := ""
-	if sl.bits&heldPrefix != 0 {
-		prefix = s.prefixes[sl.ks]
-	}
 	keyLen, fpLen := int(sl.keyLen), int(sl.fpLen)
 	fpText := fpLen
 	if sl.bits&heldHexFP != 0 {
 		fpText *= 2
 	}
-	// How much scratch the strings need, then one buffer for them all: no
-	// string may alias a buffer that later grows.
+	// The key first, then how much more scratch the other strings need,
+	// then one buffer for them all: no string may alias a buffer that
+	// later grows.
+	var offs [maxCaptures + 1]int
+	buf := s.appendKey(p.buf[:0], sl, offs[:])
+	kl := len(buf)
 	rest := data[keyLen+fpLen:]
 	rawLen, rawAt := 0, 0
 	if sl.bits&heldState == 0 {
@@ -63,21 +63,21 @@ func (s *RecordStore) peek(i int, p *Peeker, full, groups bool) *Record {
 		rawLen, rawAt = int(v), n
 		rest = rest[n+rawLen:]
 	}
-	need := len(prefix) + keyLen
+	ownGroups := groups && sl.bits&(heldNoGroup|heldTpl) == 0
+	need := kl
 	if full {
 		need += fpText + rawLen
 	}
-	if groups && sl.bits&heldNoGroup == 0 {
+	if ownGroups {
 		need += copiedCaptures(rest)
 	}
-	if cap(p.buf) < need {
-		p.buf = make([]byte, need)
+	if cap(buf) < need {
+		buf = append(make([]byte, 0, need), buf...)
 	}
-	buf := p.buf[:need]
-	w := copy(buf, prefix)
-	w += copy(buf[w:], data[:keyLen])
-	key := buf[:w]
-	r.Key = unsafe.String(unsafe.SliceData(key), len(key))
+	p.buf = buf
+	buf = buf[:need]
+	w := kl
+	r.Key = str(buf[:kl])
 	if full {
 		fp := data[keyLen : keyLen+fpLen]
 		if sl.bits&heldHexFP != 0 {
@@ -97,13 +97,18 @@ func (s *RecordStore) peek(i int, p *Peeker, full, groups bool) *Record {
 			w += rawLen
 		}
 	}
-	if groups && sl.bits&heldNoGroup == 0 {
+	if groups && sl.bits&heldTpl != 0 {
+		n := len(r.Keyspace.Template.Names())
+		g := p.groupSlice(n)
+		for j := range g {
+			g[j] = r.Key[offs[2*j]:offs[2*j+1]]
+		}
+		r.Groups = g
+	}
+	if ownGroups {
 		cnt, n := binary.Uvarint(rest)
 		rest = rest[n:]
-		if p.groups == nil || cap(p.groups) < int(cnt) { // never nil: nil is "no captures"
-			p.groups = make([]string, cnt)
-		}
-		g := p.groups[:cnt:cnt]
+		g := p.groupSlice(int(cnt))
 		for j := range g {
 			off, n := binary.Uvarint(rest)
 			ln, m := binary.Uvarint(rest[n:])
@@ -119,6 +124,28 @@ func (s *RecordStore) peek(i int, p *Peeker, full, groups bool) *Record {
 		r.Groups = g
 	}
 	return r
+}
+
+// groupSlice is p's captures slice at length n, never nil (nil is "no
+// captures").
+func (p *Peeker) groupSlice(n int) []string {
+	if p.groups == nil || cap(p.groups) < n {
+		p.groups = make([]string, n)
+	}
+	return p.groups[:n:n]
+}
+
+// appendKey appends the slot's key to dst. For a key held in its
+// template's form it sets offs[2j], offs[2j+1] to capture j's bounds.
+func (s *RecordStore) appendKey(dst []byte, sl *slot, offs []int) []byte {
+	held := s.bytes(sl)[:sl.keyLen]
+	switch {
+	case sl.bits&heldTpl != 0:
+		return s.keyspaces[sl.ks].Template.appendHeld(dst, held, s.dict, offs)
+	case sl.bits&heldPrefix != 0:
+		dst = append(dst, s.prefixes[sl.ks]...)
+	}
+	return append(dst, held...)
 }
 
 // copiedCaptures is how many bytes the captures held as copies take.
@@ -179,15 +206,16 @@ func (s *RecordStore) MemoryBytes(i int) int64 {
 }
 
 // CompareKeys orders the i-th and j-th records by key, as strings compare.
-// Keys that dropped the same prefix compare on the bytes held.
+// Keys that dropped the same prefix compare on the bytes held. Like every
+// comparison it uses the store's scratch: one goroutine at a time.
 func (s *RecordStore) CompareKeys(i, j int) int {
 	a, b := s.slot(i), s.slot(j)
-	if (a.bits|b.bits)&heldWide == 0 && a.bits&heldPrefix == b.bits&heldPrefix &&
+	const plain = heldWide | heldTpl
+	if (a.bits|b.bits)&plain == 0 && a.bits&heldPrefix == b.bits&heldPrefix &&
 		(a.bits&heldPrefix == 0 || s.prefixes[a.ks] == s.prefixes[b.ks]) {
 		return bytes.Compare(s.bytes(a)[:a.keyLen], s.bytes(b)[:b.keyLen])
 	}
-	var p, q Peeker
-	return strings.Compare(s.peek(i, &p, false, false).Key, s.peek(j, &q, false, false).Key)
+	return strings.Compare(s.peek(i, &s.cmp[0], false, false).Key, s.peek(j, &s.cmp[1], false, false).Key)
 }
 
 // CompareFingerprints orders the i-th and j-th records by fingerprint, as
@@ -198,22 +226,24 @@ func (s *RecordStore) CompareFingerprints(i, j int) int {
 	if (a.bits|b.bits)&heldWide == 0 && a.bits&heldHexFP == b.bits&heldHexFP {
 		return bytes.Compare(s.bytes(a)[a.keyLen:][:a.fpLen], s.bytes(b)[b.keyLen:][:b.fpLen])
 	}
-	var p, q Peeker
-	return strings.Compare(s.peek(i, &p, true, false).Fingerprint, s.peek(j, &q, true, false).Fingerprint)
+	return strings.Compare(s.peek(i, &s.cmp[0], true, false).Fingerprint, s.peek(j, &s.cmp[1], true, false).Fingerprint)
 }
 
 // KeyIs reports whether the i-th record's key is key.
 func (s *RecordStore) KeyIs(i int, key string) bool {
 	sl := s.slot(i)
-	if sl.bits&heldWide == 0 {
-		pre := ""
-		if sl.bits&heldPrefix != 0 {
-			pre = s.prefixes[sl.ks]
-		}
-		held := s.bytes(sl)[:sl.keyLen]
-		return len(key) == len(pre)+len(held) && strings.HasPrefix(key, pre) && key[len(pre):] == string(held)
+	switch {
+	case sl.bits&heldWide != 0:
+		return s.wide[int32(i)].Key == key
+	case sl.bits&heldTpl != 0:
+		return s.peek(i, &s.cmp[0], false, false).Key == key
 	}
-	return s.wide[int32(i)].Key == key
+	pre := ""
+	if sl.bits&heldPrefix != 0 {
+		pre = s.prefixes[sl.ks]
+	}
+	held := s.bytes(sl)[:sl.keyLen]
+	return len(key) == len(pre)+len(held) && strings.HasPrefix(key, pre) && key[len(pre):] == string(held)
 }
 
 // Match reports whether the i-th record passes f, reading only what f
@@ -235,12 +265,7 @@ func (s *RecordStore) Match(f *Filter, i int, p *Peeker) bool {
 		return f.Search.Match(s.peek(i, p, false, true))
 	}
 	// The key alone, assembled in p's scratch: no record is decoded.
-	held := s.bytes(sl)[:sl.keyLen]
-	pre := ""
-	if sl.bits&heldPrefix != 0 {
-		pre = s.prefixes[sl.ks]
-	}
-	p.buf = append(append(p.buf[:0], pre...), held...)
+	p.buf = s.appendKey(p.buf[:0], sl, nil)
 	key, st := str(p.buf), State(sl.meta&7)
 	lower, ascii := "", false
 	for j := range f.Search.terms {

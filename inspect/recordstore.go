@@ -29,6 +29,12 @@ type RecordStore struct {
 	wide      map[int32]*Record // records that do not fit a slot
 	dlBase    int64             // deadlines are held relative to the first one
 	mem       *blocks
+	dict      []string          // capture values shared by keys held in template form
+	dictIdx   map[string]uint32 // their indices
+	dictAdded map[int]int       // values each column added to dict
+	tpl       []byte            // scratch: a key in template form
+	check     []byte            // scratch: that key rebuilt
+	cmp       [2]Peeker         // scratch for comparisons
 }
 
 // slot is one record's packed fields. Numbers are exact: a value outside
@@ -58,6 +64,7 @@ const (
 	heldState               // the raw state is interned (rs)
 	heldNoGroup             // Groups is nil
 	heldWide                // the whole record is in the side table
+	heldTpl                 // the key is held in its template's form (recordtemplate.go); captures follow from it
 )
 
 const (
@@ -179,7 +186,10 @@ func (s *RecordStore) pack(r *Record, sl *slot) bool {
 		return false
 	}
 	key := r.Key
-	if p := s.prefixes[sl.ks]; p != "" && strings.HasPrefix(key, p) {
+	if tpl, ok := s.encodeHeld(s.tpl[:0], r, sl.ks); ok {
+		s.tpl, key = tpl, str(tpl)
+		sl.bits |= heldTpl
+	} else if p := s.prefixes[sl.ks]; p != "" && strings.HasPrefix(key, p) {
 		key = key[len(p):]
 		sl.bits |= heldPrefix
 	}
@@ -207,9 +217,11 @@ func (s *RecordStore) pack(r *Record, sl *slot) bool {
 	if sl.bits&heldState == 0 {
 		size += uvarintLen(uint64(len(r.RawState))) + len(r.RawState)
 	}
-	if r.Groups == nil {
+	switch {
+	case r.Groups == nil:
 		sl.bits |= heldNoGroup
-	} else {
+	case sl.bits&heldTpl != 0:
+	default:
 		size += uvarintLen(uint64(len(r.Groups)))
 		for _, g := range r.Groups {
 			if off, ok := offsetIn(g, r.Key); ok {
@@ -233,7 +245,7 @@ func (s *RecordStore) pack(r *Record, sl *slot) bool {
 		w += binary.PutUvarint(blob[w:], uint64(len(r.RawState)))
 		w += copy(blob[w:], r.RawState)
 	}
-	if r.Groups != nil {
+	if r.Groups != nil && sl.bits&heldTpl == 0 {
 		w += binary.PutUvarint(blob[w:], uint64(len(r.Groups)))
 		for _, g := range r.Groups {
 			if off, ok := offsetIn(g, r.Key); ok {
