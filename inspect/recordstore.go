@@ -16,7 +16,9 @@ import (
 // heap (offHeap), so the collector neither scans them nor doubles them
 // with GOGC headroom, and growth never copies what is held. A record that
 // does not fit the packed widths is kept whole in a side table, so nothing
-// is lost. Append-only: indices stay valid until Reset.
+// is lost. Append-only: indices stay valid until Reset. Match and Peek,
+// each with its own Peeker, may run in parallel; the comparisons and KeyIs
+// use the store's scratch, one goroutine at a time.
 type RecordStore struct {
 	slots     [][]slot
 	arena     [][]byte // blocks of arenaBlock bytes
