@@ -18,7 +18,8 @@ import (
 // does not fit the packed widths is kept whole in a side table, so nothing
 // is lost. Append-only: indices stay valid until Reset. Match and Peek,
 // each with its own Peeker, may run in parallel; the comparisons and KeyIs
-// use the store's scratch, one goroutine at a time.
+// use the store's scratch, one goroutine at a time. Do not copy a store:
+// its memory is freed when the original is dropped.
 type RecordStore struct {
 	slots     [][]slot
 	arena     [][]byte // blocks of arenaBlock bytes
