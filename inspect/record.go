@@ -121,7 +121,7 @@ func (r *Record) Group(name string) string {
 		return ""
 	}
 	for i, n := range r.Keyspace.Template.Names() {
-		if n == name {
+		if n == name && i < len(r.Groups) {
 			return r.Groups[i]
 		}
 	}

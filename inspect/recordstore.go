@@ -1,166 +1,385 @@
 package inspect
 
 import (
+	"encoding/binary"
+	"math"
+	"runtime"
 	"strings"
 	"unsafe"
 )
 
-// RecordStore holds records for a long-lived reader (the TUI) at a small,
-// flat cost per record. Records sit in fixed-size chunks, so growth never
-// copies a million records or leaves a quarter of a slice unused; each
-// batch's strings are copied into one shared string, so a record pins no
-// reply buffer and pays no allocator rounding per string; raw states are
-// interned. Append-only: indices stay valid until Reset.
+// RecordStore holds records for a long-lived reader (the TUI) in compact
+// form: per record a fixed 40-byte slot of packed numbers, and its bytes
+// (the key without its keyspace's literal prefix, the fingerprint as raw
+// bytes when it is lowercase hex, captures as offsets into the key) in a
+// chunked byte arena. Slots and arena are pointer-free and live off the Go
+// heap (offHeap), so the collector neither scans them nor doubles them
+// with GOGC headroom, and growth never copies what is held. A record that
+// does not fit the packed widths is kept whole in a side table, so nothing
+// is lost. Append-only: indices stay valid until Reset. Match and Peek,
+// each with its own Peeker, may run in parallel; the comparisons and KeyIs
+// use the store's scratch, one goroutine at a time. Do not copy a store:
+// its memory is freed when the original is dropped.
 type RecordStore struct {
-	chunks [][]Record
-	n      int
-	states map[string]string // interned raw states, bounded
+	slots     [][]slot
+	arena     [][]byte // blocks of arenaBlock bytes
+	used      int      // bytes used in the last arena block
+	n         int
+	keyspaces []*Keyspace // slot.ks-1 indexes it; 0 is no keyspace
+	prefixes  []string    // each keyspace's literal key prefix
+	states    []string    // interned raw states, slot.rs indexes it
+	stateIdx  map[string]uint8
+	wide      map[int32]*Record // records that do not fit a slot
+	dlBase    int64             // deadlines are held relative to the first one
+	mem       *blocks
+	dict      []string          // capture values shared by keys held in template form
+	dictIdx   map[string]uint32 // their indices
+	dictAdded map[int]int       // values each column added to dict
+	tpl       []byte            // scratch: a key in template form
+	check     []byte            // scratch: that key rebuilt
+	cmp       [2]Peeker         // scratch for comparisons
+}
+
+// slot is one record's packed fields. Numbers are exact: a value outside
+// its width sends the record to the side table.
+type slot struct {
+	off    uint32 // arena offset of the record's bytes, low 32 bits
+	offHi  uint8  // and the high 8
+	meta   uint8  // state | type<<3 | age source<<6
+	ks     uint8  // keyspace index + 1; 0: none
+	bits   uint8  // held* bits
+	keyLen uint16 // key bytes held (the prefix dropped when heldPrefix)
+	fpLen  uint8  // fingerprint bytes held
+	rs     uint8  // interned raw state index, when heldState
+	flags  uint16
+	status int16
+	ttl    int32
+	age    int32
+	mem    int32
+	resp   int32
+	dl     int32 // deadline - dlBase; noDeadline: none
+	lock   int32
 }
 
 const (
-	chunkShift = 12 // 4,096 records (576 KiB) per chunk
-	chunkSize  = 1 << chunkShift
-	maxStates  = 256     // raw states interned; beyond that they join the batch's string
-	bigString  = 4 << 10 // longer strings keep their own allocation
+	heldPrefix  = 1 << iota // the key starts with its keyspace's prefix, not held
+	heldHexFP               // the fingerprint is held as the bytes its hex spells
+	heldState               // the raw state is interned (rs)
+	heldNoGroup             // Groups is nil
+	heldWide                // the whole record is in the side table
+	heldTpl                 // the key is held in its template's form (recordtemplate.go); captures follow from it
 )
+
+const (
+	chunkShift = 12 // 4,096 slots (160 KiB) per chunk
+	chunkSize  = 1 << chunkShift
+	blockShift = 22 // 4 MiB arena blocks
+	arenaBlock = 1 << blockShift
+	maxBlob    = arenaBlock / 16 // larger records go to the side table
+	maxStates  = 255
+	noDeadline = math.MinInt32
+	slotBytes  = int(unsafe.Sizeof(slot{}))
+)
+
+// Flags must fit the slot's 16 bits (a compile error otherwise).
+const _ = uint16(1<<numFlags - 1)
+
+// blocks is the store's off-heap memory; a cleanup frees it when the store
+// is dropped without Reset.
+type blocks struct{ list [][]byte }
+
+func (b *blocks) free() {
+	for _, m := range b.list {
+		freeOffHeap(m)
+	}
+	b.list = nil
+}
 
 // Len is the number of records held.
 func (s *RecordStore) Len() int { return s.n }
 
-// At returns the i-th record in append order. Use the pointer before the
-// next Append: the first chunk still grows by reallocation.
-func (s *RecordStore) At(i int) *Record { return &s.chunks[i>>chunkShift][i&(chunkSize-1)] }
+func (s *RecordStore) slot(i int) *slot { return &s.slots[i>>chunkShift][i&(chunkSize-1)] }
 
-// Reset drops every record.
-func (s *RecordStore) Reset() { *s = RecordStore{} }
+// Reset drops every record and frees the memory they held.
+func (s *RecordStore) Reset() {
+	if s.mem != nil {
+		s.mem.free()
+	}
+	*s = RecordStore{}
+}
 
-// Append copies a batch in. The records' strings no longer alias b's.
+// Capacity is how many records the allocated slots can hold.
+func (s *RecordStore) Capacity() int { return len(s.slots) * chunkSize }
+
+func (s *RecordStore) alloc(n int) []byte {
+	if s.mem == nil {
+		// The cleanup holds the list, not the store, so the store can die.
+		s.mem = &blocks{}
+		h := &s.mem.list
+		runtime.AddCleanup(s, func(l *[][]byte) { (&blocks{list: *l}).free() }, h)
+	}
+	b := offHeap(n)
+	s.mem.list = append(s.mem.list, b)
+	return b
+}
+
+// Append copies a batch in. Nothing held aliases b.
 func (s *RecordStore) Append(b []Record) {
-	if len(b) == 0 {
-		return
-	}
-	if s.states == nil {
-		s.states = map[string]string{}
-	}
-	// One string for the batch's keys, fingerprints and uninterned raw
-	// states, written in this order; one slab for its template captures.
-	states := make([]string, len(b))
-	size, ngroups := 0, 0
 	for i := range b {
-		r := &b[i]
-		var ok bool
-		if states[i], ok = s.intern(r.RawState); !ok {
-			size += pooled(r.RawState)
-		}
-		size += pooled(r.Key) + pooled(r.Fingerprint)
-		ngroups += len(r.Groups)
-	}
-	var sb strings.Builder
-	sb.Grow(size)
-	for i := range b {
-		sb.WriteString(poolPart(b[i].Key))
-		sb.WriteString(poolPart(b[i].Fingerprint))
-		if states[i] == "" {
-			sb.WriteString(poolPart(b[i].RawState))
-		}
-	}
-	pool, off := sb.String(), 0
-	slab := make([]string, ngroups)
-	for i := range b {
-		r := b[i]
-		key := r.Key
-		r.Key, off = take(pool, off, r.Key)
-		r.Fingerprint, off = take(pool, off, r.Fingerprint)
-		if states[i] != "" {
-			r.RawState = states[i]
-		} else {
-			r.RawState, off = take(pool, off, r.RawState)
-		}
-		if r.Groups != nil {
-			g := slab[:len(r.Groups):len(r.Groups)]
-			slab = slab[len(r.Groups):]
-			for j, v := range r.Groups {
-				g[j] = rebase(v, key, r.Key)
-			}
-			r.Groups = g
-		}
-		s.push(r)
+		s.push(&b[i])
 	}
 }
 
-func (s *RecordStore) push(r Record) {
-	if s.n&(chunkSize-1) == 0 { // the last chunk is full, or there is none
-		// The first chunk grows with append (small scans stay small); the
-		// others are made whole.
-		c := 0
-		if len(s.chunks) > 0 {
-			c = chunkSize
-		}
-		s.chunks = append(s.chunks, make([]Record, 0, c))
+func (s *RecordStore) push(r *Record) {
+	if s.n&(chunkSize-1) == 0 {
+		c := s.alloc(chunkSize * slotBytes)
+		s.slots = append(s.slots, unsafe.Slice((*slot)(unsafe.Pointer(&c[0])), chunkSize))
 	}
-	last := len(s.chunks) - 1
-	s.chunks[last] = append(s.chunks[last], r)
+	sl := s.slot(s.n)
+	*sl = slot{}
+	if !s.pack(r, sl) {
+		if s.wide == nil {
+			s.wide = map[int32]*Record{}
+		}
+		w := cloneRecord(r)
+		s.wide[int32(s.n)] = &w
+		*sl = slot{bits: heldWide, meta: uint8(r.State) | uint8(r.Type)<<3 | uint8(r.AgeSource)<<6, flags: uint16(r.Flags)}
+	}
 	s.n++
 }
 
-// intern returns the shared copy of a raw state, for the few distinct
-// values a keyspace has; false once the table is full.
-func (s *RecordStore) intern(v string) (string, bool) {
-	if v == "" {
-		return "", true
+// cloneRecord is r with strings of its own.
+func cloneRecord(r *Record) Record {
+	w := *r
+	w.Key, w.Fingerprint, w.RawState = strings.Clone(r.Key), strings.Clone(r.Fingerprint), strings.Clone(r.RawState)
+	if r.Groups != nil {
+		w.Groups = make([]string, len(r.Groups))
+		for j, g := range r.Groups {
+			w.Groups[j] = strings.Clone(g)
+		}
 	}
-	if h, ok := s.states[v]; ok {
-		return h, true
-	}
-	if len(s.states) < maxStates {
-		h := strings.Clone(v)
-		s.states[h] = h
-		return h, true
-	}
-	return "", false
+	return w
 }
 
-// pooled is how many bytes v takes in a batch's string: long values keep an
-// allocation of their own so one 64 KB key does not pin its batch's string.
-func pooled(v string) int {
-	if len(v) > bigString {
+// fit32 reports whether v is exactly an int32.
+func fit32(v int64) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
+
+// pack fills sl and writes r's bytes to the arena; false when r does not
+// fit (sl and the arena are then left as if untouched).
+func (s *RecordStore) pack(r *Record, sl *slot) bool {
+	if !fit32(r.TTLms) || !fit32(r.AgeMs) || !fit32(r.MemoryBytes) || !fit32(r.ResponseLen) || !fit32(r.LockTTLms) ||
+		r.Status < math.MinInt16 || r.Status > math.MaxInt16 || r.State >= 8 || r.Type >= 8 || r.AgeSource >= 4 {
+		return false
+	}
+	sl.ttl, sl.age, sl.mem, sl.resp, sl.lock = int32(r.TTLms), int32(r.AgeMs), int32(r.MemoryBytes), int32(r.ResponseLen), int32(r.LockTTLms)
+	sl.status, sl.flags = int16(r.Status), uint16(r.Flags)
+	sl.meta = uint8(r.State) | uint8(r.Type)<<3 | uint8(r.AgeSource)<<6
+	sl.dl = noDeadline
+	if r.DeadlineMs != 0 {
+		if s.dlBase == 0 {
+			s.dlBase = r.DeadlineMs
+		}
+		d := r.DeadlineMs - s.dlBase
+		if !fit32(d) || d == noDeadline {
+			return false
+		}
+		sl.dl = int32(d)
+	}
+	if !s.packKeyspace(r.Keyspace, sl) {
+		return false
+	}
+	key := r.Key
+	if tpl, ok := s.encodeHeld(s.tpl[:0], r, sl.ks); ok {
+		s.tpl, key = tpl, str(tpl)
+		sl.bits |= heldTpl
+	} else if p := s.prefixes[sl.ks]; p != "" && strings.HasPrefix(key, p) {
+		key = key[len(p):]
+		sl.bits |= heldPrefix
+	}
+	fp := r.Fingerprint
+	if isLowerHex(fp) {
+		sl.bits |= heldHexFP
+		sl.fpLen = uint8(len(fp) / 2) // isLowerHex bounds it
+	} else if len(fp) <= math.MaxUint8 {
+		sl.fpLen = uint8(len(fp))
+	} else {
+		return false
+	}
+	if len(key) > math.MaxUint16 {
+		return false
+	}
+	sl.keyLen = uint16(len(key))
+	if idx, ok := s.intern(r.RawState); ok {
+		sl.bits |= heldState
+		sl.rs = idx
+	}
+	// The record's bytes: key, fingerprint, raw state (when not interned),
+	// captures. A capture that aliases the key is held as its offset.
+	var tail [2 * binary.MaxVarintLen64]byte
+	size := len(key) + int(sl.fpLen)
+	if sl.bits&heldState == 0 {
+		size += uvarintLen(uint64(len(r.RawState))) + len(r.RawState)
+	}
+	switch {
+	case r.Groups == nil:
+		sl.bits |= heldNoGroup
+	case sl.bits&heldTpl != 0:
+	default:
+		size += uvarintLen(uint64(len(r.Groups)))
+		for _, g := range r.Groups {
+			if off, ok := offsetIn(g, r.Key); ok {
+				size += uvarintLen(uint64(off)+1) + uvarintLen(uint64(len(g)))
+			} else {
+				size += 1 + uvarintLen(uint64(len(g))) + len(g)
+			}
+		}
+	}
+	if size > maxBlob {
+		return false
+	}
+	blob := s.reserve(size, sl)
+	w := copy(blob, key)
+	if sl.bits&heldHexFP != 0 {
+		w += hexDecode(blob[w:], fp)
+	} else {
+		w += copy(blob[w:], fp)
+	}
+	if sl.bits&heldState == 0 {
+		w += binary.PutUvarint(blob[w:], uint64(len(r.RawState)))
+		w += copy(blob[w:], r.RawState)
+	}
+	if r.Groups != nil && sl.bits&heldTpl == 0 {
+		w += binary.PutUvarint(blob[w:], uint64(len(r.Groups)))
+		for _, g := range r.Groups {
+			if off, ok := offsetIn(g, r.Key); ok {
+				t := binary.PutUvarint(tail[:], uint64(off)+1)
+				t += binary.PutUvarint(tail[t:], uint64(len(g)))
+				w += copy(blob[w:], tail[:t])
+			} else {
+				blob[w] = 0
+				w++
+				w += binary.PutUvarint(blob[w:], uint64(len(g)))
+				w += copy(blob[w:], g)
+			}
+		}
+	}
+	return true
+}
+
+// packKeyspace sets sl.ks, registering ks the first time.
+func (s *RecordStore) packKeyspace(ks *Keyspace, sl *slot) bool {
+	if len(s.keyspaces) == 0 {
+		s.keyspaces, s.prefixes = []*Keyspace{nil}, []string{""}
+	}
+	for i, k := range s.keyspaces {
+		if k == ks {
+			sl.ks = uint8(i)
+			return true
+		}
+	}
+	if len(s.keyspaces) > math.MaxUint8 {
+		return false
+	}
+	sl.ks = uint8(len(s.keyspaces))
+	s.keyspaces = append(s.keyspaces, ks)
+	s.prefixes = append(s.prefixes, ks.Template.Prefix())
+	return true
+}
+
+// reserve returns size bytes of arena for the slot's record and sets its
+// offset. A record never spans blocks.
+func (s *RecordStore) reserve(size int, sl *slot) []byte {
+	if len(s.arena) == 0 || s.used+size > arenaBlock {
+		s.arena = append(s.arena, s.alloc(arenaBlock))
+		s.used = 0
+	}
+	off := uint64(len(s.arena)-1)<<blockShift | uint64(s.used)
+	sl.off, sl.offHi = uint32(off), uint8(off>>32)
+	b := s.arena[len(s.arena)-1][s.used : s.used+size : s.used+size]
+	s.used += size
+	return b
+}
+
+// bytes is the arena from the slot's record on.
+func (s *RecordStore) bytes(sl *slot) []byte {
+	off := uint64(sl.offHi)<<32 | uint64(sl.off)
+	return s.arena[off>>blockShift][off&(arenaBlock-1):]
+}
+
+// intern returns the index of a raw state in the shared table, for the few
+// distinct values a keyspace has; false once the table is full.
+func (s *RecordStore) intern(v string) (uint8, bool) {
+	if i, ok := s.stateIdx[v]; ok {
+		return i, true
+	}
+	if len(s.states) >= maxStates {
+		return 0, false
+	}
+	if s.stateIdx == nil {
+		s.stateIdx = map[string]uint8{}
+	}
+	h := strings.Clone(v)
+	s.stateIdx[h] = uint8(len(s.states))
+	s.states = append(s.states, h)
+	return uint8(len(s.states) - 1), true
+}
+
+// offsetIn is where g's bytes start inside key, if they lie within it.
+func offsetIn(g, key string) (int, bool) {
+	if len(g) == 0 {
+		return 0, false // held as an empty copy
+	}
+	off := int(uintptr(unsafe.Pointer(unsafe.StringData(g))) - uintptr(unsafe.Pointer(unsafe.StringData(key))))
+	return off, off >= 0 && off+len(g) <= len(key)
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
+
+// isLowerHex reports whether fp is lowercase hex of even length, at most
+// 255 bytes once decoded.
+func isLowerHex(fp string) bool {
+	if len(fp) == 0 || len(fp)%2 != 0 || len(fp) > 2*math.MaxUint8 {
+		return false
+	}
+	for i := 0; i < len(fp); i++ {
+		if c := fp[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func hexVal(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c - 'a' + 10
+}
+
+// hexDecode writes the bytes lowercase hex h spells into dst.
+func hexDecode(dst []byte, h string) int {
+	for i := 0; i+1 < len(h); i += 2 {
+		dst[i/2] = hexVal(h[i])<<4 | hexVal(h[i+1])
+	}
+	return len(h) / 2
+}
+
+// OffHeapBytes is the memory the store holds outside the Go heap (its
+// slots and arena blocks): add it to a heap figure for what records cost.
+func (s *RecordStore) OffHeapBytes() int64 {
+	if s.mem == nil || !offHeapMapped {
 		return 0
 	}
-	return len(v)
-}
-
-func poolPart(v string) string { return v[:pooled(v)] }
-
-// take returns v's copy in pool at off and the offset after it, or a clone
-// of v if it was not pooled.
-func take(pool string, off int, v string) (string, int) {
-	if v == "" {
-		return "", off
-	}
-	if pooled(v) == 0 {
-		return strings.Clone(v), off
-	}
-	return pool[off : off+len(v)], off + len(v)
-}
-
-// rebase moves a capture that aliases oldKey onto the same bytes of newKey;
-// anything else is cloned.
-func rebase(g, oldKey, newKey string) string {
-	if len(g) == 0 {
-		return ""
-	}
-	off := int(uintptr(unsafe.Pointer(unsafe.StringData(g))) - uintptr(unsafe.Pointer(unsafe.StringData(oldKey))))
-	if off >= 0 && off+len(g) <= len(oldKey) && len(oldKey) == len(newKey) {
-		return newKey[off : off+len(g)]
-	}
-	return strings.Clone(g)
-}
-
-// Capacity is how many records the allocated chunks can hold.
-func (s *RecordStore) Capacity() int {
-	n := 0
-	for _, c := range s.chunks {
-		n += cap(c)
+	n := int64(0)
+	for _, b := range s.mem.list {
+		n += int64(len(b))
 	}
 	return n
 }

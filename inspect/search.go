@@ -80,19 +80,26 @@ func (s *Search) Match(r *Record) bool {
 }
 
 func (t *term) match(r *Record) bool {
+	if t.kind == termCapture {
+		return simpleGlob(t.value, r.Group(t.name))
+	}
+	return t.matchKey(r.Key, r.State, r.Flags)
+}
+
+// matchKey is match for every term but a capture's: what a record's key,
+// state and flags decide.
+func (t *term) matchKey(key string, st State, f Flags) bool {
 	switch t.kind {
 	case termStale:
-		return r.Stale()
+		return f.Has(FlagStale)
 	case termState:
-		return r.State == t.state
+		return st == t.state
 	case termFlag:
-		return r.Flags.Has(t.flag)
-	case termCapture:
-		return simpleGlob(t.value, r.Group(t.name))
+		return f.Has(t.flag)
 	case termGlob:
-		return simpleGlob(t.value, r.Key)
+		return simpleGlob(t.value, key)
 	default:
-		return containsFold(r.Key, t.value)
+		return containsFold(key, t.value)
 	}
 }
 
@@ -169,4 +176,14 @@ func simpleGlob(pattern, s string) bool {
 		p++
 	}
 	return p == len(pattern)
+}
+
+// readsCaptures reports whether a term tests a template capture.
+func (s *Search) readsCaptures() bool {
+	for i := range s.terms {
+		if s.terms[i].kind == termCapture {
+			return true
+		}
+	}
+	return false
 }

@@ -695,8 +695,8 @@ func (m *Model) markedRecords() []inspect.Record {
 	}
 	var out []inspect.Record
 	for i := range m.store.recs.Len() {
-		if r := m.store.recs.At(i); m.marks[r.Key] {
-			out = append(out, *r)
+		if r := m.store.recs.Peek(i, &m.store.peek); m.marks[r.Key] {
+			out = append(out, *m.store.recs.At(i)) // a copy of its own
 		}
 	}
 	return out

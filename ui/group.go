@@ -43,8 +43,8 @@ func (g *grouping) add(r *inspect.Record) {
 	v := r.Group(g.name)
 	a := g.byValue[v]
 	if a == nil {
-		a = &groupAgg{value: v}
-		g.byValue[v] = a
+		a = &groupAgg{value: strings.Clone(v)} // v may alias a Peeker's scratch
+		g.byValue[a.value] = a
 		g.dirty = true
 	}
 	a.n++
@@ -94,8 +94,8 @@ func (s *store) setGrouping(name string) {
 		return
 	}
 	s.group = newGrouping(name)
-	for pos := range s.view {
-		s.group.add(s.at(pos))
+	for _, i := range s.view {
+		s.group.add(s.recs.Peek(int(i), &s.peek))
 	}
 }
 

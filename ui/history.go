@@ -26,23 +26,26 @@ func (m *Model) afterScan() {
 	snap := snapshot{at: m.lastComplete}
 	stale := make(map[string]struct{})
 	capture := m.timelineCapture()
-	staleBy := map[string]int64{}
+	staleBy, names := map[string]int64{}, map[string]string{}
+	// Counts from the packed fields; only stale records are decoded.
 	for i := range s.recs.Len() {
-		r := s.recs.At(i)
-		if r.Stale() && capture != "" {
-			staleBy[r.Group(capture)]++
-		}
+		f := s.recs.Flags(i)
 		snap.total++
-		if r.State == inspect.StateProcessing {
+		if s.recs.State(i) == inspect.StateProcessing {
 			snap.processing++
 		}
-		if r.Flags.Has(inspect.FlagNoTTL) {
+		if f.Has(inspect.FlagNoTTL) {
 			snap.noTTL++
 		}
-		if r.Stale() {
-			snap.stale++
-			stale[r.Key] = struct{}{}
+		if !f.Has(inspect.FlagStale) {
+			continue
 		}
+		snap.stale++
+		r := s.recs.Peek(i, &s.peek)
+		if capture != "" {
+			countKey(staleBy, names, r.Group(capture))
+		}
+		stale[strings.Clone(r.Key)] = struct{}{}
 	}
 	m.history = append(m.history, snap)
 	if len(m.history) > historyLen {
@@ -184,19 +187,19 @@ func (m *Model) timelineCapture() string {
 // (the server time of the scan less their derived age): when the crash
 // started, and where. The latest minutes are kept.
 func buildTimeline(s *store, nowMs int64, capture string) []timelineRow {
-	byMinute := map[int64]map[string]int64{}
+	byMinute, names := map[int64]map[string]int64{}, map[string]string{}
 	for i := range s.recs.Len() {
-		r := s.recs.At(i)
-		if !r.Stale() || r.AgeMs < 0 || nowMs <= 0 {
+		if !s.recs.Flags(i).Has(inspect.FlagStale) || s.recs.AgeMs(i) < 0 || nowMs <= 0 {
 			continue
 		}
+		r := s.recs.Peek(i, &s.peek)
 		min := (nowMs - r.AgeMs) / 60_000
 		g := byMinute[min]
 		if g == nil {
 			g = map[string]int64{}
 			byMinute[min] = g
 		}
-		g[r.Group(capture)]++
+		countKey(g, names, r.Group(capture))
 	}
 	rows := make([]timelineRow, 0, len(byMinute))
 	for minute, g := range byMinute {
@@ -244,4 +247,16 @@ func signedCount(d int64) string {
 		return "-" + count(-d)
 	}
 	return "±0"
+}
+
+// countKey counts one more of k, which may alias a Peeker's scratch. Go
+// stores the key of every map assignment, even over an equal one, so each
+// assignment uses the clone that names holds.
+func countKey(m map[string]int64, names map[string]string, k string) {
+	c, ok := names[k]
+	if !ok {
+		c = strings.Clone(k)
+		names[c] = c
+	}
+	m[c]++
 }

@@ -47,6 +47,7 @@ type store struct {
 	sortedBy order
 	all      []int32
 	allBy    order
+	peek     inspect.Peeker // scratch for reading records on the UI goroutine
 }
 
 // order is a sort column and direction.
@@ -76,12 +77,12 @@ func (s *store) add(b []inspect.Record) {
 	first := s.recs.Len()
 	s.recs.Append(b)
 	for i := first; i < s.recs.Len(); i++ {
-		s.seen |= s.recs.At(i).Flags
-		if s.f.Match(s.recs.At(i)) {
+		s.seen |= s.recs.Flags(i)
+		if s.recs.Match(&s.f, i, &s.peek) {
 			s.view = append(s.view, int32(i))
 			s.unsorted++
 			if s.group != nil {
-				s.group.add(s.recs.At(i))
+				s.group.add(s.recs.Peek(i, &s.peek))
 			}
 		}
 	}
@@ -108,7 +109,7 @@ func (s *store) rebuild() {
 	} else {
 		s.view = s.view[:0]
 		for i := range s.recs.Len() {
-			if s.f.Match(s.recs.At(i)) {
+			if s.recs.Match(&s.f, i, &s.peek) {
 				s.view = append(s.view, int32(i))
 			}
 		}
@@ -135,8 +136,9 @@ func (s *store) matching() []uint64 {
 		wg.Add(1)
 		go func(lo, hi int) {
 			defer wg.Done()
+			var p inspect.Peeker
 			for i := lo; i < hi; i++ {
-				if s.f.Match(s.recs.At(i)) {
+				if s.recs.Match(&s.f, i, &p) {
 					kept[i>>6] |= 1 << (i & 63)
 				}
 			}
@@ -160,7 +162,7 @@ func (s *store) sort() {
 func (s *store) less(a, b int32) int {
 	c := cmp.Compare(a, b)
 	if s.sortCol != colNone {
-		c = compareBy(s.sortCol, s.recs.At(int(a)), s.recs.At(int(b)))
+		c = compareBy(s.sortCol, &s.recs, int(a), int(b))
 	}
 	if s.sortDesc {
 		return -c
@@ -210,45 +212,47 @@ func (s *store) mergeTail(force bool) bool {
 	return true
 }
 
-func compareBy(col column, a, b *inspect.Record) int {
+// compareBy orders records a and b of rs by a column, on the store's
+// compact form: a sort of ten million records decodes none of them.
+func compareBy(col column, rs *inspect.RecordStore, a, b int) int {
 	switch col {
 	case colState:
-		if c := cmp.Compare(statePriority(a), statePriority(b)); c != 0 {
+		if c := cmp.Compare(statePriority(rs.State(a), rs.Flags(a)), statePriority(rs.State(b), rs.Flags(b))); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.AgeMs, a.AgeMs) // oldest first within a state
+		return cmp.Compare(rs.AgeMs(b), rs.AgeMs(a)) // oldest first within a state
 	case colAge:
-		return cmp.Compare(a.AgeMs, b.AgeMs)
+		return cmp.Compare(rs.AgeMs(a), rs.AgeMs(b))
 	case colTTL:
-		return cmp.Compare(ttlOrder(a.TTLms), ttlOrder(b.TTLms))
+		return cmp.Compare(ttlOrder(rs.TTLms(a)), ttlOrder(rs.TTLms(b)))
 	case colMemory:
-		return cmp.Compare(a.MemoryBytes, b.MemoryBytes)
+		return cmp.Compare(rs.MemoryBytes(a), rs.MemoryBytes(b))
 	case colFingerprint:
-		return cmp.Compare(a.Fingerprint, b.Fingerprint)
+		return rs.CompareFingerprints(a, b)
 	case colFlags:
-		return cmp.Compare(bits.OnesCount32(uint32(a.Flags)), bits.OnesCount32(uint32(b.Flags)))
+		return cmp.Compare(bits.OnesCount32(uint32(rs.Flags(a))), bits.OnesCount32(uint32(rs.Flags(b))))
 	case colKey:
-		return cmp.Compare(a.Key, b.Key)
+		return rs.CompareKeys(a, b)
 	}
 	return 0
 }
 
 // statePriority puts what needs attention first: stale, then stuck forever,
 // then processing, unknown, failed, and finished records last.
-func statePriority(r *inspect.Record) int {
+func statePriority(st inspect.State, f inspect.Flags) int {
 	switch {
-	case r.Stale():
+	case f.Has(inspect.FlagStale):
 		return 0
-	case r.Flags.Has(inspect.FlagProcessingNoTTL):
+	case f.Has(inspect.FlagProcessingNoTTL):
 		return 1
-	case r.State == inspect.StateProcessing:
+	case st == inspect.StateProcessing:
 		return 2
-	case r.State == inspect.StateUnknown:
+	case st == inspect.StateUnknown:
 		return 3
-	case r.State == inspect.StateFailed:
+	case st == inspect.StateFailed:
 		return 4
 	}
-	return 5 + int(r.State)
+	return 5 + int(st)
 }
 
 // ttlOrder sorts "no TTL" after every finite TTL.
@@ -262,7 +266,7 @@ func ttlOrder(ms int64) int64 {
 // find returns the view position of key, or -1.
 func (s *store) find(key string) int {
 	for pos, idx := range s.view {
-		if s.recs.At(int(idx)).Key == key {
+		if s.recs.KeyIs(int(idx), key) {
 			return pos
 		}
 	}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -334,7 +335,20 @@ func (m *Model) withCursorKept(change func()) {
 	if m.cursor == 0 {
 		key = ""
 	}
+	st, idx := m.store, int32(-1)
+	if key != "" {
+		idx = st.view[m.cursor]
+	}
 	change()
+	if m.store == st && idx >= 0 {
+		// The same store: its record index is found in the view's ints,
+		// not by reading keys (at 10M records that read was 0.4 s).
+		if pos := slices.Index(st.view, idx); pos >= 0 {
+			m.cursor = pos
+		}
+		m.clampCursor()
+		return
+	}
 	m.restoreCursor(key)
 }
 

@@ -1,0 +1,321 @@
+package inspect
+
+import (
+	"bytes"
+	"encoding/binary"
+	"slices"
+	"strings"
+	"unsafe"
+)
+
+// Peeker is scratch space for reading a RecordStore without allocating:
+// a filter or a count over ten million records reads each through one.
+type Peeker struct {
+	r      Record
+	buf    []byte
+	groups []string
+}
+
+// At returns a copy of the i-th record in append order, with strings of
+// its own: keep it as long as you like.
+func (s *RecordStore) At(i int) *Record {
+	var p Peeker
+	return s.peek(i, &p, true, true)
+}
+
+// Peek returns the i-th record. Its strings alias p's scratch space: they
+// change at the next Peek through p, so clone what you keep (a map key).
+func (s *RecordStore) Peek(i int, p *Peeker) *Record { return s.peek(i, p, true, true) }
+
+// peek decodes the i-th record into p; the fingerprint and raw state only
+// when full, the captures only when groups.
+func (s *RecordStore) peek(i int, p *Peeker, full, groups bool) *Record {
+	sl := s.slot(i)
+	if sl.bits&heldWide != 0 {
+		p.r = *s.wide[int32(i)]
+		return &p.r
+	}
+	r := &p.r
+	*r = Record{
+		Keyspace: s.keyspaces[sl.ks], TTLms: int64(sl.ttl), MemoryBytes: int64(sl.mem), AgeMs: int64(sl.age),
+		ResponseLen: int64(sl.resp), LockTTLms: int64(sl.lock), Flags: Flags(sl.flags), Status: int32(sl.status),
+		State: State(sl.meta & 7), Type: KeyType(sl.meta >> 3 & 7), AgeSource: AgeSource(sl.meta >> 6),
+	}
+	if sl.dl != noDeadline {
+		r.DeadlineMs = s.dlBase + int64(sl.dl)
+	}
+	data := s.bytes(sl)
+	keyLen, fpLen := int(sl.keyLen), int(sl.fpLen)
+	fpText := fpLen
+	if sl.bits&heldHexFP != 0 {
+		fpText *= 2
+	}
+	// The key first, then how much more scratch the other strings need,
+	// then one buffer for them all: no string may alias a buffer that
+	// later grows.
+	var offs [maxCaptures + 1]int
+	buf := s.appendKey(p.buf[:0], sl, offs[:])
+	kl := len(buf)
+	rest := data[keyLen+fpLen:]
+	rawLen, rawAt := 0, 0
+	if sl.bits&heldState == 0 {
+		v, n := binary.Uvarint(rest)
+		rawLen, rawAt = int(v), n
+		rest = rest[n+rawLen:]
+	}
+	ownGroups := groups && sl.bits&(heldNoGroup|heldTpl) == 0
+	need := kl
+	if full {
+		need += fpText + rawLen
+	}
+	if ownGroups {
+		need += copiedCaptures(rest)
+	}
+	if cap(buf) < need {
+		buf = append(make([]byte, 0, need), buf...)
+	}
+	p.buf = buf
+	buf = buf[:need]
+	w := kl
+	r.Key = str(buf[:kl])
+	if full {
+		fp := data[keyLen : keyLen+fpLen]
+		if sl.bits&heldHexFP != 0 {
+			for j, c := range fp {
+				buf[w+2*j], buf[w+2*j+1] = hexDigits[c>>4], hexDigits[c&15]
+			}
+		} else {
+			copy(buf[w:], fp)
+		}
+		r.Fingerprint = str(buf[w : w+fpText])
+		w += fpText
+		if sl.bits&heldState != 0 {
+			r.RawState = s.states[sl.rs]
+		} else {
+			raw := data[keyLen+fpLen+rawAt:][:rawLen]
+			r.RawState = str(buf[w : w+copy(buf[w:], raw)])
+			w += rawLen
+		}
+	}
+	if groups && sl.bits&heldTpl != 0 {
+		n := len(r.Keyspace.Template.Names())
+		g := p.groupSlice(n)
+		for j := range g {
+			g[j] = r.Key[offs[2*j]:offs[2*j+1]]
+		}
+		r.Groups = g
+	}
+	if ownGroups {
+		cnt, n := binary.Uvarint(rest)
+		rest = rest[n:]
+		g := p.groupSlice(int(cnt))
+		for j := range g {
+			off, n := binary.Uvarint(rest)
+			ln, m := binary.Uvarint(rest[n:])
+			rest = rest[n+m:]
+			if off > 0 {
+				g[j] = r.Key[off-1 : off-1+ln]
+				continue
+			}
+			g[j] = str(buf[w : w+copy(buf[w:], rest[:ln])])
+			w += int(ln)
+			rest = rest[ln:]
+		}
+		r.Groups = g
+	}
+	return r
+}
+
+// groupSlice is p's captures slice at length n, never nil (nil is "no
+// captures").
+func (p *Peeker) groupSlice(n int) []string {
+	if p.groups == nil || cap(p.groups) < n {
+		p.groups = make([]string, n)
+	}
+	return p.groups[:n:n]
+}
+
+// appendKey appends the slot's key to dst. For a key held in its
+// template's form it sets offs[2j], offs[2j+1] to capture j's bounds.
+func (s *RecordStore) appendKey(dst []byte, sl *slot, offs []int) []byte {
+	held := s.bytes(sl)[:sl.keyLen]
+	switch {
+	case sl.bits&heldTpl != 0:
+		return s.keyspaces[sl.ks].Template.appendHeld(dst, held, s.dict, offs)
+	case sl.bits&heldPrefix != 0:
+		dst = append(dst, s.prefixes[sl.ks]...)
+	}
+	return append(dst, held...)
+}
+
+// copiedCaptures is how many bytes the captures held as copies take.
+func copiedCaptures(rest []byte) int {
+	cnt, n := binary.Uvarint(rest)
+	rest = rest[n:]
+	total := 0
+	for range cnt {
+		off, n := binary.Uvarint(rest)
+		ln, m := binary.Uvarint(rest[n:])
+		rest = rest[n+m:]
+		if off == 0 {
+			total += int(ln)
+			rest = rest[ln:]
+		}
+	}
+	return total
+}
+
+// str is b as a string, without a copy: b must not change while it is used.
+func str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+const hexDigits = "0123456789abcdef"
+
+// State is the i-th record's canonical state.
+func (s *RecordStore) State(i int) State { return State(s.slot(i).meta & 7) }
+
+// Flags is the i-th record's flags.
+func (s *RecordStore) Flags(i int) Flags { return Flags(s.slot(i).flags) }
+
+// AgeMs is the i-th record's age (-1 unknown).
+func (s *RecordStore) AgeMs(i int) int64 {
+	if sl := s.slot(i); sl.bits&heldWide == 0 {
+		return int64(sl.age)
+	}
+	return s.wide[int32(i)].AgeMs
+}
+
+// TTLms is the i-th record's TTL (-1 none, TTLUnknown).
+func (s *RecordStore) TTLms(i int) int64 {
+	if sl := s.slot(i); sl.bits&heldWide == 0 {
+		return int64(sl.ttl)
+	}
+	return s.wide[int32(i)].TTLms
+}
+
+// MemoryBytes is the i-th record's memory (-1 unknown).
+func (s *RecordStore) MemoryBytes(i int) int64 {
+	if sl := s.slot(i); sl.bits&heldWide == 0 {
+		return int64(sl.mem)
+	}
+	return s.wide[int32(i)].MemoryBytes
+}
+
+// CompareKeys orders the i-th and j-th records by key, as strings compare.
+// Keys that dropped the same prefix compare on the bytes held. Like every
+// comparison it uses the store's scratch: one goroutine at a time.
+func (s *RecordStore) CompareKeys(i, j int) int {
+	a, b := s.slot(i), s.slot(j)
+	const plain = heldWide | heldTpl
+	if (a.bits|b.bits)&plain == 0 && a.bits&heldPrefix == b.bits&heldPrefix &&
+		(a.bits&heldPrefix == 0 || s.prefixes[a.ks] == s.prefixes[b.ks]) {
+		return bytes.Compare(s.bytes(a)[:a.keyLen], s.bytes(b)[:b.keyLen])
+	}
+	return strings.Compare(s.peek(i, &s.cmp[0], false, false).Key, s.peek(j, &s.cmp[1], false, false).Key)
+}
+
+// CompareFingerprints orders the i-th and j-th records by fingerprint, as
+// strings compare. Two held as hex bytes compare on the bytes: hex digits
+// keep the order of the values they spell.
+func (s *RecordStore) CompareFingerprints(i, j int) int {
+	a, b := s.slot(i), s.slot(j)
+	if (a.bits|b.bits)&heldWide == 0 && a.bits&heldHexFP == b.bits&heldHexFP {
+		return bytes.Compare(s.bytes(a)[a.keyLen:][:a.fpLen], s.bytes(b)[b.keyLen:][:b.fpLen])
+	}
+	return strings.Compare(s.peek(i, &s.cmp[0], true, false).Fingerprint, s.peek(j, &s.cmp[1], true, false).Fingerprint)
+}
+
+// KeyIs reports whether the i-th record's key is key.
+func (s *RecordStore) KeyIs(i int, key string) bool {
+	sl := s.slot(i)
+	switch {
+	case sl.bits&heldWide != 0:
+		return s.wide[int32(i)].Key == key
+	case sl.bits&heldTpl != 0:
+		return s.peek(i, &s.cmp[0], false, false).Key == key
+	}
+	pre := ""
+	if sl.bits&heldPrefix != 0 {
+		pre = s.prefixes[sl.ks]
+	}
+	held := s.bytes(sl)[:sl.keyLen]
+	return len(key) == len(pre)+len(held) && strings.HasPrefix(key, pre) && key[len(pre):] == string(held)
+}
+
+// Match reports whether the i-th record passes f, reading only what f
+// tests: the packed state and flags, then the key (and captures) for a
+// search.
+func (s *RecordStore) Match(f *Filter, i int, p *Peeker) bool {
+	sl := s.slot(i)
+	if sl.bits&heldWide != 0 {
+		return f.Match(s.wide[int32(i)])
+	}
+	fl := Flags(sl.flags)
+	if f.States != 0 && !f.States.Has(State(sl.meta&7)) || f.Stale && !fl.Has(FlagStale) || !fl.Has(f.Flags) {
+		return false
+	}
+	if len(f.Search.terms) == 0 {
+		return true
+	}
+	if f.Search.readsCaptures() {
+		return f.Search.Match(s.peek(i, p, false, true))
+	}
+	// The key alone, assembled in p's scratch: no record is decoded.
+	p.buf = s.appendKey(p.buf[:0], sl, nil)
+	key, st := str(p.buf), State(sl.meta&7)
+	lower, ascii := "", false
+	for j := range f.Search.terms {
+		t := &f.Search.terms[j]
+		if t.kind != termSubstring {
+			if !t.matchKey(key, st, fl) {
+				return false
+			}
+			continue
+		}
+		// A substring over an ASCII key: lower-cased once, then the
+		// library's fast search (containsFold's byte loop was most of a
+		// filter's time on keys such as "…:POST:/orders:…").
+		if lower == "" && !ascii {
+			n := len(p.buf)
+			if p.buf, ascii = appendLowerASCII(p.buf, key); ascii {
+				lower = str(p.buf[n:])
+			}
+			key = str(p.buf[:n]) // p.buf may have moved
+		}
+		if ascii && !strings.Contains(lower, t.value) || !ascii && !containsFold(key, t.value) {
+			return false
+		}
+	}
+	return true
+}
+
+// appendLowerASCII appends s lower-cased to dst, if s is ASCII. Eight
+// bytes at a time: it runs on every key a filter reads.
+func appendLowerASCII(dst []byte, s string) ([]byte, bool) {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	n := len(dst)
+	dst = slices.Grow(dst, len(s))[:n+len(s)]
+	out := dst[n:]
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
+		if w&high != 0 {
+			return dst[:n], false
+		}
+		// A byte's high bit set by +0x3f means ≥ 'A'; by +0x25, > 'Z'.
+		upper := (w + ones*(0x80-'A')) &^ (w + ones*(0x80-'Z'-1)) & high
+		binary.LittleEndian.PutUint64(out[i:], w|upper>>2)
+	}
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 {
+			return dst[:n], false
+		}
+		out[i] = toLowerASCII(c)
+	}
+	return dst, true
+}

@@ -1,0 +1,39 @@
+package ui
+
+import (
+	"testing"
+
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// The cursor stays on its record through a filter and a sort (found by
+// its index in the same store), and stays in the view when its record is
+// filtered out.
+func TestCursorKeptOnItsRecord(t *testing.T) {
+	m := newTestModel(t, 80, 24, fixture(testKeyspace(t), 70))
+	m.cursor = 10
+	key := m.cursorKey()
+	r := m.store.at(m.cursor)
+	s, err := inspect.ParseSearch("principal=" + r.Group("principal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.store.f = inspect.Filter{Search: s}
+	m.withCursorKept(m.store.rebuild)
+	if got := m.cursorKey(); got != key || m.cursor == 0 {
+		t.Fatalf("after the filter the cursor is on %q (row %d), want %q", got, m.cursor, key)
+	}
+	for col := colNone; col < numSortCols; col++ {
+		m.store.sortCol, m.store.sortDesc = col, true
+		m.withCursorKept(m.store.rebuild)
+		if got := m.cursorKey(); got != key {
+			t.Fatalf("sorted by %s the cursor is on %q, want %q", columnNames[col], got, key)
+		}
+	}
+	s, _ = inspect.ParseSearch("no-such-key")
+	m.store.f = inspect.Filter{Search: s}
+	m.withCursorKept(m.store.rebuild)
+	if len(m.store.view) != 0 || m.cursor != 0 {
+		t.Fatalf("an empty view keeps cursor %d", m.cursor)
+	}
+}
