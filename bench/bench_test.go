@@ -126,8 +126,9 @@ func TestRecordMemory(t *testing.T) {
 	if m.Records != n {
 		t.Fatalf("held %d records, want %d", m.Records, n)
 	}
-	t.Logf("%d records: %.0f B/record beyond key (%.1f) and fingerprint (%.1f): record chunks %.1f (sizeof %d), Groups arrays %.1f, view %.1f, other %.1f; target ≤ 250",
-		m.Records, m.PerRecord(), m.per(m.KeyBytes), m.per(m.FingerprintBytes), m.per(m.SliceBytes), m.SizeofRecord, m.per(m.GroupsBytes), m.per(m.ViewBytes), m.Other())
+	t.Logf("%d records: %.0f B/record in all (%.0f off the heap), %.0f beyond key (%.1f) and fingerprint (%.1f) text: slots %.1f, view %.1f, arena and the rest %.1f; target ≤ 250",
+		m.Records, m.per(m.HeapBytes), m.per(m.OffHeapBytes), m.PerRecord(), m.per(m.KeyBytes), m.per(m.FingerprintBytes), m.per(m.SlotBytes), m.per(m.ViewBytes), m.Other())
+
 	if m.PerRecord() > 250 {
 		t.Errorf("held records cost %.0f B each beyond key and fingerprint; the target is 250", m.PerRecord())
 	}

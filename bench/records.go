@@ -5,26 +5,25 @@ import (
 	"fmt"
 	"runtime"
 	"time"
-	"unsafe"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/inspect"
 )
 
-// RecordMemory is the live heap that records cost when held the way the
-// TUI's store holds them: an inspect.RecordStore plus an []int32 view
-// index, filled from inspect.ScanAll.
+// RecordMemory is the memory records cost when held the way the TUI's
+// store holds them: an inspect.RecordStore plus an []int32 view index,
+// filled from inspect.Scan. The store keeps its slots and bytes off the Go
+// heap, so what is held is the live heap's growth plus those blocks.
 type RecordMemory struct {
 	Records          int           `json:"records"`
-	SizeofRecord     int           `json:"sizeof_record"`
-	HeapBytes        int64         `json:"heap_bytes"`        // live heap growth after GC
+	HeapBytes        int64         `json:"heap_bytes"`        // live heap growth after GC, plus OffHeapBytes
+	OffHeapBytes     int64         `json:"off_heap_bytes"`    // the store's mapped slots and arena
 	KeyBytes         int64         `json:"key_bytes"`         // sum of len(Key)
 	FingerprintBytes int64         `json:"fingerprint_bytes"` // sum of len(Fingerprint)
-	SliceBytes       int64         `json:"slice_bytes"`       // the store's chunks: capacity × sizeof(Record)
+	SlotBytes        int64         `json:"slot_bytes"`        // the store's packed slots: capacity × slot size
 	ViewBytes        int64         `json:"view_bytes"`        // cap(view) × 4
-	GroupsBytes      int64         `json:"groups_bytes"`      // the Groups slices' backing arrays
-	FirstBatch       time.Duration `json:"first_batch_ns"`    // ScanAll start → first batch of records
+	FirstBatch       time.Duration `json:"first_batch_ns"`    // Scan start → first batch of records
 	ScanWall         time.Duration `json:"scan_wall_ns"`
 }
 
@@ -44,11 +43,12 @@ func (m RecordMemory) per(v int64) float64 {
 	return float64(v) / float64(m.Records)
 }
 
-// Other is what remains per record beyond key, fingerprint, the record
-// chunks, the view and the Groups arrays: raw states that were not
-// interned, allocator rounding, the store's bookkeeping.
+// Other is what remains per record beyond the slots and the view: the
+// arena's key, fingerprint and capture bytes (keys held in their
+// template's form and hex fingerprints as bytes take less than their
+// text), the dictionaries, the store's bookkeeping.
 func (m RecordMemory) Other() float64 {
-	return m.per(m.HeapBytes - m.KeyBytes - m.FingerprintBytes - m.SliceBytes - m.ViewBytes - m.GroupsBytes)
+	return m.per(m.HeapBytes - m.SlotBytes - m.ViewBytes)
 }
 
 // MeasureRecordMemory scans the server at addr with inspect.Scan and
@@ -91,18 +91,20 @@ func MeasureRecordMemory(ctx context.Context, addr string, ks *inspect.Keyspace)
 	runtime.GC()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
+	off := recs.OffHeapBytes()
 	m := RecordMemory{
-		Records: recs.Len(), SizeofRecord: int(unsafe.Sizeof(inspect.Record{})),
-		HeapBytes:  int64(after.HeapAlloc) - int64(before.HeapAlloc),
-		SliceBytes: int64(recs.Capacity()) * int64(unsafe.Sizeof(inspect.Record{})),
-		ViewBytes:  int64(cap(view)) * 4,
-		FirstBatch: first, ScanWall: wall,
+		Records:      recs.Len(),
+		HeapBytes:    int64(after.HeapAlloc) - int64(before.HeapAlloc) + off,
+		OffHeapBytes: off,
+		SlotBytes:    recs.SlotBytes(),
+		ViewBytes:    int64(cap(view)) * 4,
+		FirstBatch:   first, ScanWall: wall,
 	}
+	var p inspect.Peeker
 	for i := range recs.Len() {
-		r := recs.At(i)
+		r := recs.Peek(i, &p)
 		m.KeyBytes += int64(len(r.Key))
 		m.FingerprintBytes += int64(len(r.Fingerprint))
-		m.GroupsBytes += int64(cap(r.Groups)) * int64(unsafe.Sizeof(""))
 	}
 	runtime.KeepAlive(&recs)
 	runtime.KeepAlive(view)
@@ -133,7 +135,7 @@ func (h *harness) records(ctx context.Context) error {
 		return fmt.Errorf("held %d records, want %d", m.Records, h.cfg.N)
 	}
 	h.res.RecordMemory = &m
-	h.cfg.logf("records: %d held, %.0f B/record beyond key+fingerprint (sizeof Record %d); first batch after %v",
-		m.Records, m.PerRecord(), m.SizeofRecord, m.FirstBatch.Round(time.Millisecond))
+	h.cfg.logf("records: %d held, %.0f B/record in all, %.0f B/record beyond key+fingerprint text; first batch after %v",
+		m.Records, m.per(m.HeapBytes), m.PerRecord(), m.FirstBatch.Round(time.Millisecond))
 	return nil
 }

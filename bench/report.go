@@ -455,11 +455,11 @@ func (r *Results) Markdown() string {
 	}
 
 	if m := r.RecordMemory; m != nil {
-		p("\nHeld records (inspect.ScanAll into an inspect.RecordStore plus an []int32 view, as the TUI store does; live heap after GC): "+
-			"%d records, %.1f MB heap; per record: key %.1f + fingerprint %.1f + record chunks %.1f (sizeof(Record) = %d B, capacity %.2f × len) + Groups arrays %.1f + view %.1f + other %.1f "+
-			"→ **%.0f B/record beyond key and fingerprint**. In-process ScanAll: first batch after %v, all in %.2f s.\n",
-			m.Records, float64(m.HeapBytes)/1e6, m.per(m.KeyBytes), m.per(m.FingerprintBytes), m.per(m.SliceBytes), m.SizeofRecord,
-			float64(m.SliceBytes)/float64(int64(m.SizeofRecord)*int64(max(m.Records, 1))), m.per(m.GroupsBytes), m.per(m.ViewBytes), m.Other(), m.PerRecord(),
+		p("\nHeld records (inspect.Scan into an inspect.RecordStore plus an []int32 view, as the TUI store does; live heap after GC plus the store's off-heap blocks): "+
+			"%d records, %.1f MB (%.1f MB off the heap), **%.0f B/record in all**: packed slots %.1f + view %.1f + arena and the rest %.1f; "+
+			"their keys and fingerprints as text would be %.1f + %.1f, so **%.0f B/record beyond key and fingerprint**. In-process Scan: first batch after %v, all in %.2f s.\n",
+			m.Records, float64(m.HeapBytes)/1e6, float64(m.OffHeapBytes)/1e6, m.per(m.HeapBytes), m.per(m.SlotBytes), m.per(m.ViewBytes), m.Other(),
+			m.per(m.KeyBytes), m.per(m.FingerprintBytes), m.PerRecord(),
 			m.FirstBatch.Round(time.Millisecond), m.ScanWall.Seconds())
 	}
 

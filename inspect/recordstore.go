@@ -111,6 +111,9 @@ func (s *RecordStore) Reset() {
 // Capacity is how many records the allocated slots can hold.
 func (s *RecordStore) Capacity() int { return len(s.slots) * chunkSize }
 
+// SlotBytes is what the allocated slots take.
+func (s *RecordStore) SlotBytes() int64 { return int64(s.Capacity()) * int64(slotBytes) }
+
 func (s *RecordStore) alloc(n int) []byte {
 	if s.mem == nil {
 		// The cleanup holds the list, not the store, so the store can die.

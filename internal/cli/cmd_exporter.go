@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/exporter"
+	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/redisconn"
 	"github.com/idemctl/idemctl/reaper"
-	"github.com/idemctl/idemctl/inspect"
 )
 
 const defaultListen = "127.0.0.1:9481"
