@@ -37,7 +37,7 @@ func (s *RecordStore) peek(i int, p *Peeker, full, groups bool) *Record {
 	}
 	r := &p.r
 	*r = Record{
-		Keyspace: s.keyspaces[sl.ks], TTLms: int64(sl.ttl), MemoryBytes: int64(sl.mem), AgeMs: int64(sl.age),
+		Keyspace: s.keyspaces[sl.ks], TTLms: s.num(sl.ttl, sl, heldBigTTL), MemoryBytes: int64(sl.mem), AgeMs: s.num(sl.age, sl, heldBigAge),
 		ResponseLen: int64(sl.resp), LockTTLms: int64(sl.lock), Flags: Flags(sl.flags), Status: int32(sl.status),
 		State: State(sl.meta & 7), Type: KeyType(sl.meta >> 3 & 7), AgeSource: AgeSource(sl.meta >> 6),
 	}
@@ -184,7 +184,7 @@ func (s *RecordStore) Flags(i int) Flags { return Flags(s.slot(i).flags) }
 // AgeMs is the i-th record's age (-1 unknown).
 func (s *RecordStore) AgeMs(i int) int64 {
 	if sl := s.slot(i); sl.bits&heldWide == 0 {
-		return int64(sl.age)
+		return s.num(sl.age, sl, heldBigAge)
 	}
 	return s.wide[int32(i)].AgeMs
 }
@@ -192,7 +192,7 @@ func (s *RecordStore) AgeMs(i int) int64 {
 // TTLms is the i-th record's TTL (-1 none, TTLUnknown).
 func (s *RecordStore) TTLms(i int) int64 {
 	if sl := s.slot(i); sl.bits&heldWide == 0 {
-		return int64(sl.ttl)
+		return s.num(sl.ttl, sl, heldBigTTL)
 	}
 	return s.wide[int32(i)].TTLms
 }

@@ -30,6 +30,7 @@ type RecordStore struct {
 	states    []string    // interned raw states, slot.rs indexes it
 	stateIdx  map[string]uint8
 	wide      map[int32]*Record // records that do not fit a slot
+	big       []int64           // TTLs and ages beyond an int32 of ms (a 30-day retention): 8 B more, not a side-table record
 	dlBase    int64             // deadlines are held relative to the first one
 	mem       *blocks
 	dict      []string          // capture values shared by keys held in template form
@@ -68,6 +69,8 @@ const (
 	heldNoGroup             // Groups is nil
 	heldWide                // the whole record is in the side table
 	heldTpl                 // the key is held in its template's form (recordtemplate.go); captures follow from it
+	heldBigTTL              // slot.ttl indexes big: a TTL beyond ±24.8 days
+	heldBigAge              // slot.age indexes big
 )
 
 const (
@@ -167,14 +170,35 @@ func cloneRecord(r *Record) Record {
 // fit32 reports whether v is exactly an int32.
 func fit32(v int64) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
 
+// packNum is v as a slot's int32, or, when it does not fit, its index in
+// big with bit set on the slot. (Should pack then fail, the entry stays
+// unused: 8 bytes.)
+func (s *RecordStore) packNum(v int64, sl *slot, bit uint8) int32 {
+	if fit32(v) {
+		return int32(v)
+	}
+	sl.bits |= bit
+	s.big = append(s.big, v)
+	return int32(len(s.big) - 1)
+}
+
+// num reads back what packNum packed.
+func (s *RecordStore) num(v int32, sl *slot, bit uint8) int64 {
+	if sl.bits&bit != 0 {
+		return s.big[v]
+	}
+	return int64(v)
+}
+
 // pack fills sl and writes r's bytes to the arena; false when r does not
 // fit (sl and the arena are then left as if untouched).
 func (s *RecordStore) pack(r *Record, sl *slot) bool {
-	if !fit32(r.TTLms) || !fit32(r.AgeMs) || !fit32(r.MemoryBytes) || !fit32(r.ResponseLen) || !fit32(r.LockTTLms) ||
+	if !fit32(r.MemoryBytes) || !fit32(r.ResponseLen) || !fit32(r.LockTTLms) ||
 		r.Status < math.MinInt16 || r.Status > math.MaxInt16 || r.State >= 8 || r.Type >= 8 || r.AgeSource >= 4 {
 		return false
 	}
-	sl.ttl, sl.age, sl.mem, sl.resp, sl.lock = int32(r.TTLms), int32(r.AgeMs), int32(r.MemoryBytes), int32(r.ResponseLen), int32(r.LockTTLms)
+	sl.mem, sl.resp, sl.lock = int32(r.MemoryBytes), int32(r.ResponseLen), int32(r.LockTTLms)
+	sl.ttl, sl.age = s.packNum(r.TTLms, sl, heldBigTTL), s.packNum(r.AgeMs, sl, heldBigAge)
 	sl.status, sl.flags = int16(r.Status), uint16(r.Flags)
 	sl.meta = uint8(r.State) | uint8(r.Type)<<3 | uint8(r.AgeSource)<<6
 	sl.dl = noDeadline

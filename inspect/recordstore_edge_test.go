@@ -187,3 +187,35 @@ func TestAppendLowerASCII(t *testing.T) {
 		}
 	}
 }
+
+// A keyspace with a 30-day retention (TTLs beyond an int32 of ms) and
+// records stuck for 40 days stay packed: 8 bytes more a number, not a
+// side-table record each.
+func TestRecordStoreLongTTLsStayPacked(t *testing.T) {
+	ks := mustKeyspace(t, "atlasmart", nil)
+	const month = 30 * 24 * 3600 * 1000
+	var s RecordStore
+	var want []Record
+	for i := range 1000 {
+		key := fmt.Sprintf("atlasmart:ch23:idem:customer-%d:POST:/orders:req-%d", i, i)
+		g, _ := ks.Template.Match(key)
+		r := Record{Key: key, Keyspace: ks, Groups: g, Fingerprint: "0a1b", RawState: "COMPLETED", TTLms: month + int64(i),
+			MemoryBytes: 300, AgeMs: 4*month/3 - int64(i), ResponseLen: -1, State: StateSucceeded, Type: TypeHash, AgeSource: AgeTTL}
+		if i%2 == 0 {
+			r.TTLms = int64(i) // mixed with TTLs that fit
+		}
+		want = append(want, cloneRecord(&r))
+		s.Append([]Record{r})
+	}
+	if len(s.wide) != 0 || len(s.big) != 1500 {
+		t.Fatalf("%d records in the side table, %d big numbers; want 0 and 1500", len(s.wide), len(s.big))
+	}
+	for i := range want {
+		if got := s.At(i); !reflect.DeepEqual(*got, want[i]) {
+			t.Fatalf("At(%d):\n got %+v\nwant %+v", i, *got, want[i])
+		}
+		if s.TTLms(i) != want[i].TTLms || s.AgeMs(i) != want[i].AgeMs {
+			t.Fatalf("%d: TTL %d age %d, want %d %d", i, s.TTLms(i), s.AgeMs(i), want[i].TTLms, want[i].AgeMs)
+		}
+	}
+}
