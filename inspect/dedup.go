@@ -3,6 +3,7 @@ package inspect
 import (
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -147,7 +148,16 @@ func (d *dedup) grow(slots int64) {
 	mem := allocOffHeap(int(nb) * int(unsafe.Sizeof(fpBucket{})))
 	d.segs = append(d.segs, fpTable{mem: mem, buckets: unsafe.Slice((*fpBucket)(unsafe.Pointer(&mem[0])), nb)})
 	d.slots += nb * fpSlots
+	dedupBytes.Add(int64(len(mem)))
 }
+
+// dedupBytes is what every live table holds: memory the collector cannot
+// see, so a table not freed would be a leak no GC recovers.
+var dedupBytes atomic.Int64
+
+// DedupBytes is the memory the running scans' duplicate tables hold
+// outside the Go heap; 0 once every scan has ended.
+func DedupBytes() int64 { return dedupBytes.Load() }
 
 // insert adds a key by its two hashes; false when it is already there.
 func (d *dedup) insert(hf, hi uint64) bool {
@@ -220,6 +230,7 @@ func (d *dedup) free() {
 	defer d.mu.Unlock()
 	for _, s := range d.segs {
 		freeOffHeap(s.mem)
+		dedupBytes.Add(-int64(len(s.mem)))
 	}
 	d.segs, d.probe, d.over = nil, nil, nil
 }
