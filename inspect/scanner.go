@@ -288,6 +288,9 @@ scan:
 		default:
 			prog.set(task, CursorShare(cursor))
 		}
+		if seen.needPlan() {
+			seen.plan(dedupEstimate(opt, n, cov.Keys, prog.get(task), time.Since(cov.Started)))
+		}
 		if !limiter.wait(ctx, len(keys), max(opt.Pause, gap)) {
 			break
 		}
@@ -375,6 +378,7 @@ func ScanAll(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt 
 			}()
 		}
 		wg.Wait()
+		seen.free() // the keyspaces are scanned in turn: one table at a time
 		covs = append(covs, kc...)
 		if ctx.Err() != nil {
 			break

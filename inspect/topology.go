@@ -17,6 +17,7 @@ type node struct {
 	addr    string
 	role    string // primary | replica
 	slots   string // cluster slot ranges served, e.g. "0-5460"
+	nslots  int    // how many (0: not a cluster)
 	primary string // for a replica: its primary's address
 	client  redis.UniversalClient
 	owned   bool // we created it: close after the scan
@@ -76,6 +77,7 @@ func discoverCluster(ctx context.Context, cc *redis.ClusterClient, replicas bool
 	// One node per shard: group slot ranges by primary.
 	type shard struct {
 		ranges   []string
+		nslots   int
 		replicas []string
 	}
 	shards := map[string]*shard{}
@@ -90,6 +92,7 @@ func discoverCluster(ctx context.Context, cc *redis.ClusterClient, replicas bool
 			shards[p] = sh
 		}
 		sh.ranges = append(sh.ranges, rangeText(s.Start, s.End))
+		sh.nslots += s.End - s.Start + 1
 		for _, r := range s.Nodes[1:] {
 			sh.replicas = appendUnique(sh.replicas, r.Addr)
 		}
@@ -100,13 +103,13 @@ func discoverCluster(ctx context.Context, cc *redis.ClusterClient, replicas bool
 		if mc == nil {
 			return nil, nil, fmt.Errorf("cluster primary %s has no client (topology changing?)", p)
 		}
-		n := node{addr: p, role: "primary", slots: strings.Join(sh.ranges, ","), client: mc}
+		n := node{addr: p, role: "primary", slots: strings.Join(sh.ranges, ","), nslots: sh.nslots, client: mc}
 		if replicas && len(sh.replicas) > 0 {
 			opts := *mc.Options()
 			opts.Addr = sh.replicas[0]
 			// Cluster replicas answer key commands only after READONLY.
 			opts.OnConnect = func(ctx context.Context, cn *redis.Conn) error { return cn.ReadOnly(ctx).Err() }
-			n = node{addr: sh.replicas[0], role: "replica", primary: p, slots: n.slots, client: redis.NewClient(&opts), owned: true}
+			n = node{addr: sh.replicas[0], role: "replica", primary: p, slots: n.slots, nslots: n.nslots, client: redis.NewClient(&opts), owned: true}
 		}
 		out = append(out, n)
 	}
