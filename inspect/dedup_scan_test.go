@@ -20,7 +20,7 @@ func TestScanDropsKeysReturnedTwiceWhenTheTableShrinks(t *testing.T) {
 	ctx := t.Context()
 	seedRecords(t, c, "atlasmart", 2000, 11)
 	ks := inspecttest.Keyspace(t, "atlasmart")
-	const filler, cycles, attempts = 30_000, 40, 4
+	const filler, cycles, attempts = 30_000, 40, 8
 	// Whether a shrink lands between two SCAN calls of a partly visited
 	// bucket is up to serverCron's timing: a busy machine can go a whole
 	// scan without one, so a scan that saw none is run again.
