@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"syscall"
+	"io"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -13,25 +17,42 @@ import (
 // baselineFields are the hash fields idemctl's atlasmart preset reads.
 var baselineFields = []string{"state", "fingerprint", "status"}
 
+// baselineChildEnv, set to a server address, makes this binary (or the
+// bench test binary) the baseline client: it scans, prints the keys it
+// read and exits. The harness runs it as a process of its own, so it is
+// placed, timed and charged CPU exactly as idemctl is.
+const baselineChildEnv = "IDEMCTL_BENCH_BASELINE_ADDR"
+
+// baselineChild is that process's whole run; it returns the exit code.
+func baselineChild(ctx context.Context, addr string, stdout, stderr io.Writer) int {
+	c := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true, ReadTimeout: 30 * time.Second})
+	defer c.Close()
+	n, err := BaselineScan(ctx, c, matchPattern, 1000)
+	if err != nil {
+		fmt.Fprintln(stderr, "baseline:", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, n)
+	return 0
+}
+
 // baseline times the minimal client: what any tool reading these records
 // must at least ask the server, with nothing done to the answers.
 func (h *harness) baseline(ctx context.Context) (Sample, error) {
-	c := redis.NewClient(&redis.Options{Addr: h.srv.Addr, DisableIdentity: true, ReadTimeout: 30 * time.Second})
-	defer c.Close()
-	var ru0 syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
-	cpu0, busy0 := procCPU(h.srv.Pid()), busyCPU()
-	start := time.Now()
-	n, err := BaselineScan(ctx, c, matchPattern, 1000)
-	s := Sample{Wall: time.Since(start), ServerCPU: procCPU(h.srv.Pid()) - cpu0, Keys: n}
-	var ru1 syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-	s.ClientCPU = time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
-	s.OtherCPU = max(busyCPU()-busy0-s.ServerCPU-s.ClientCPU, 0)
-	if err == nil && n != int64(h.cfg.N) {
-		err = fmt.Errorf("baseline read %d keys, want %d", n, h.cfg.N)
+	exe, err := os.Executable()
+	if err != nil {
+		return Sample{}, fmt.Errorf("finding this program to run the baseline client: %w", err)
 	}
-	return s, err
+	var out bytes.Buffer
+	s, err := h.measureEnv(ctx, &out, append(h.env(), baselineChildEnv+"="+h.srv.Addr), exe)
+	if err != nil {
+		return s, err
+	}
+	s.Keys, err = strconv.ParseInt(strings.TrimSpace(out.String()), 10, 64)
+	if err != nil || s.Keys != int64(h.cfg.N) {
+		return s, fmt.Errorf("baseline read %q keys, want %d", strings.TrimSpace(out.String()), h.cfg.N)
+	}
+	return s, nil
 }
 
 // BaselineScan walks the keyspace with SCAN MATCH COUNT and, per batch, one

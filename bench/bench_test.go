@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,15 @@ import (
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
+
+// TestMain also serves as the baseline client's binary: the harness runs
+// itself (here, this test binary) as that child.
+func TestMain(m *testing.M) {
+	if addr := os.Getenv(baselineChildEnv); addr != "" {
+		os.Exit(baselineChild(context.Background(), addr, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
 
 var recordsN = flag.Int("records-n", 20_000, "records for TestRecordMemory (the issue's figure: 1000000)")
 
@@ -65,6 +75,13 @@ func TestSmoke(t *testing.T) {
 	}
 	if v := res.variant("stats"); v == nil || v.medianRSS() <= 0 {
 		t.Error("no peak RSS for idemctl stats")
+	}
+	// The baseline runs as a process of its own, placed like idemctl.
+	if v := res.variant("baseline"); v == nil || v.medianRSS() <= 0 || v.Samples[0].ClientCPU <= 0 {
+		t.Errorf("the baseline client did not run as a child process: %+v", v)
+	}
+	if runtime.GOOS == "linux" && runtime.NumCPU() >= 2 && !strings.Contains(res.Pinning, "every measured client on CPU") {
+		t.Errorf("2+ CPUs and the rounds not pinned: %q", res.Pinning)
 	}
 	if len(res.RSS) != 4 {
 		t.Errorf("want RSS at two counts for stats and scan, got %+v", res.RSS)

@@ -75,6 +75,7 @@ type Config struct {
 	WriteKeys     int    // records it writes
 	WriteDir      string // where its audit log goes ("" the system's temp dir)
 	Strict        bool
+	Pin           bool      // rounds and load: the server on one CPU, the clients on the others
 	SeedCache     string    // directory of saved seeds ("" none): load one instead of seeding, or save the seed
 	Only          string    // comma-separated steps to run after seed and verify ("" every step that is on)
 	Log           io.Writer // progress; nil: discarded
@@ -84,7 +85,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{N: 1_000_000, Rounds: 3, IdleProbe: 3 * time.Second, QuietCPU: 0.15, QuietWait: 3 * time.Minute,
 		Load: true, TUI: true, Records: true, GoBench: true, Writes: true, WriteKeys: 20_000,
-		Sampling: true, SampleShare: "1%", SampleRuns: 20}
+		Sampling: true, SampleShare: "1%", SampleRuns: 20, Pin: true}
 }
 
 // ApplySmoke shrinks the run for CI, keeping any value set explicitly.
@@ -203,6 +204,14 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		}
 		return false
 	}
+	if cfg.Pin {
+		if h.pinning, err = newPinning(); err != nil {
+			return nil, err
+		}
+		if h.pinning != nil {
+			res.Pinning = h.pinning.desc
+		}
+	}
 	est, waits := estimate(cfg, h.cacheUsable(), on)
 	h.cfg.logf("%s", estimateLine(est, waits, cfg.QuietWait, min(cfg.QuietWait, busyQuietWait)))
 	for _, s := range steps {
@@ -213,7 +222,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			return nil, err
 		}
 		start := time.Now()
-		if err := s.fn(ctx); err != nil {
+		if err := h.runStep(ctx, s.name, s.fn); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}
 		st := StepTime{Step: s.name, Took: time.Since(start)}
@@ -231,6 +240,27 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	return res, nil
 }
 
+// pinnedSteps are the steps that compare clients side by side: they run
+// with the server and the clients apart (-pin).
+var pinnedSteps = map[string]bool{"rounds": true, "load": true}
+
+// runStep runs one step, pinned if it is one of pinnedSteps.
+func (h *harness) runStep(ctx context.Context, name string, fn func(context.Context) error) error {
+	if h.pinning == nil || !pinnedSteps[name] {
+		return fn(ctx)
+	}
+	if err := h.pinning.hold(h.srv.Pid()); err != nil {
+		return err
+	}
+	h.pinned = h.pinning
+	err := fn(ctx)
+	h.pinned = nil
+	if e := h.pinning.release(h.srv.Pid()); err == nil {
+		err = e
+	}
+	return err
+}
+
 type harness struct {
 	cfg     Config
 	tmp     string
@@ -243,6 +273,8 @@ type harness struct {
 	// estimates are checked against.
 	verified     *inspect.Report
 	verifiedWall time.Duration
+	pinning      *pinning // nil: not pinned (-pin=false, one CPU)
+	pinned       *pinning // set while a pinned step runs
 }
 
 // moduleRoot finds the directory of this module's go.mod.

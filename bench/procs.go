@@ -40,8 +40,14 @@ func (h *harness) runTool(ctx context.Context, w io.Writer, name string, args ..
 }
 
 func (h *harness) measure(ctx context.Context, w io.Writer, name string, args ...string) (Sample, error) {
+	return h.measureEnv(ctx, w, h.env(), name, args...)
+}
+
+// measureEnv is measure with the child's environment given: on the
+// clients' CPUs while a pinned step runs.
+func (h *harness) measureEnv(ctx context.Context, w io.Writer, env []string, name string, args ...string) (Sample, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = h.env()
+	cmd.Env = env
 	if w == nil {
 		if h.devnull == nil {
 			f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
@@ -58,7 +64,12 @@ func (h *harness) measure(ctx context.Context, w io.Writer, name string, args ..
 	cmd.Stderr = &stderr
 	cpu0, busy0 := procCPU(h.srv.Pid()), busyCPU()
 	start := time.Now()
-	err := cmd.Start()
+	var err error
+	if h.pinned != nil {
+		err = h.pinned.start(cmd)
+	} else {
+		err = cmd.Start()
+	}
 	var hwm int64
 	if err == nil {
 		stop := make(chan struct{})

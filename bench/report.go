@@ -29,6 +29,7 @@ type Results struct {
 	RedisVersion string           `json:"redis_version"`
 	RedisCLI     string           `json:"redis_cli"`
 	LoadAvgStart string           `json:"loadavg_start"`
+	Pinning      string           `json:"pinning,omitempty"` // where the rounds and load phases ran ("" not pinned)
 	LoadAvgEnd   string           `json:"loadavg_end"`
 	QuietWaited  time.Duration    `json:"quiet_waited_ns"` // total time spent waiting for other processes to calm down
 	NotQuiet     int              `json:"not_quiet"`       // timed runs started although the machine stayed busy
@@ -378,6 +379,11 @@ func (r *Results) Markdown() string {
 	p("redis-server %s (%s), %s, %d CPUs, load average %s at the start and %s at the end; %s, Redis used_memory %.0f MB; NDJSON output %.0f MB. Whole run %s.\n\n",
 		r.RedisVersion, r.RedisCLI, r.GoVersion, r.CPUs, r.LoadAvgStart, r.LoadAvgEnd, seeded,
 		float64(r.Seed.UsedMemory)/1e6, float64(r.NDJSONBytes)/1e6, r.Duration.Round(time.Second))
+	if r.Pinning != "" {
+		p("Rounds and load phases pinned: %s (as if the clients ran on another host; `-pin=false` shares every CPU).\n\n", r.Pinning)
+	} else {
+		p("Not pinned: the server, the harness and the measured clients share every CPU.\n\n")
+	}
 	if r.QuietWaited > 0 || r.Retried > 0 || r.NotQuiet > 0 {
 		p("Shared machine: waited %s in all for other processes to go quiet before timed runs; %d sample(s) redone because other processes took CPU meanwhile; %d run(s) started while still busy.\n\n",
 			r.QuietWaited.Round(time.Second), r.Retried, r.NotQuiet)
@@ -392,7 +398,7 @@ func (r *Results) Markdown() string {
 			lo, hi = min(lo, s.Wall), max(hi, s.Wall)
 		}
 		rss := "–"
-		if v.Key == "scan" || v.Key == "stats" {
+		if v.Key == "scan" || v.Key == "stats" || v.Key == "baseline" {
 			rss = fmt.Sprintf("%.1f", mb(v.medianRSS()))
 		}
 		x, mk := "–", "–"
@@ -407,7 +413,7 @@ func (r *Results) Markdown() string {
 			time.Duration(v.medianOf(func(s Sample) int64 { return int64(s.ServerCPU) })).Seconds(),
 			time.Duration(v.medianOf(func(s Sample) int64 { return int64(s.OtherCPU) })).Seconds())
 	}
-	p("\nBaseline: %s, one pipeline at a time, in the harness process (its CPU is the harness's). "+
+	p("\nBaseline: %s, one pipeline at a time, in a process of its own (the harness's binary run again as that client), started, placed and measured as idemctl is. "+
 		"Client CPU is user+system of the measured process (wait4 rusage; for redis-cli variants, the shell and its pipeline); redis CPU is the server's user+system during the run (/proc, 10 ms ticks); other CPU is what the rest of the machine used meanwhile (/proc/stat), i.e. noise.\n",
 		r.variantCommand("baseline"))
 
