@@ -44,6 +44,8 @@ const (
 	cutSettle = 16
 	// The probes' quantile the pacer steers by.
 	steerQuantile = 0.9
+	// Batches whose server time per key sizes the next.
+	perKeyBatches = 15
 )
 
 // Fractions of the budget: one pipeline's server time, and the added
@@ -55,11 +57,13 @@ const (
 )
 
 type pacer struct {
-	budget time.Duration
-	idle   time.Duration // the probe's median round trip before the scan started
-	size   int           // keys per SCAN COUNT and pipeline now
-	gap    time.Duration // pause between batches now
-	perKey time.Duration // smoothed server time per key of recent batches
+	budget  time.Duration
+	idle    time.Duration // the probe's median round trip before the scan started
+	size    int           // keys per SCAN COUNT and pipeline now
+	gap     time.Duration // pause between batches now
+	perKey  time.Duration // server time per key: the median of recent batches
+	recent  [perKeyBatches]time.Duration
+	nRecent int
 
 	mu      sync.Mutex
 	during  window // probes that waited while a command of the scan's was out
@@ -219,12 +223,16 @@ func (p *pacer) served(keys int, span time.Duration) {
 	if keys <= 0 || span <= 0 {
 		return
 	}
-	per := span / time.Duration(keys)
-	if p.perKey == 0 {
-		p.perKey = per
-	} else {
-		p.perKey += (per - p.perKey) / 4
-	}
+	// The median, not a mean: a batch during which the server was
+	// descheduled, or waited for the rest of the pipeline to arrive,
+	// reads several times the true cost, and a mean of those halved the
+	// batch size for a dozen batches after each one.
+	p.recent[p.nRecent%perKeyBatches] = span / time.Duration(keys)
+	p.nRecent++
+	n := min(p.nRecent, perKeyBatches)
+	sorted := p.recent
+	slices.Sort(sorted[:n])
+	p.perKey = sorted[n/2]
 }
 
 // adjust sizes the next batch and the pause before it.

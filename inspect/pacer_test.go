@@ -37,6 +37,26 @@ func TestPacerCapsBatchByServerTime(t *testing.T) {
 	if p.size <= 400 || p.size > 500 {
 		t.Fatalf("size %d, want (400, 500]", p.size)
 	}
+	// A batch the server was descheduled in the middle of reads ten times
+	// the cost: a few of them among steady ones do not shrink the batch.
+	for i := range 30 {
+		span := 100 * time.Microsecond
+		if i%5 == 0 {
+			span = time.Millisecond
+		}
+		p.served(100, span)
+		p.adjust()
+	}
+	if p.size <= 400 {
+		t.Fatalf("size %d after a few slow batches among steady ones, want > 400", p.size)
+	}
+	// A lasting rise in cost does.
+	for range perKeyBatches {
+		p.served(100, time.Millisecond)
+	}
+	if got, _ := p.adjust(); got != 50 {
+		t.Fatalf("size %d after a lasting rise to 10 µs a key, want 50", got)
+	}
 }
 
 // Slow probes count only when one of the scan's commands was out as they
