@@ -145,14 +145,18 @@ func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<-
 		if ctx.Err() != nil {
 			return // drain
 		}
-		fetch := f.fetch
-		if j.locks {
-			fetch = f.fetchOrphans
-		}
 		if pace != nil {
 			pace.begin()
 		}
-		res, err := fetch(ctx, j.keys)
+		var (
+			res fetched
+			err error
+		)
+		if j.locks {
+			res, err = f.fetchOrphans(ctx, j.keys)
+		} else {
+			res, err = f.fetchAhead(ctx, j.keys, j.ahead)
+		}
 		if pace != nil {
 			pace.end()
 			pace.served(len(j.keys), res.serverSpan) // one batch at a time: no race
@@ -189,9 +193,9 @@ func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<-
 	pending := make([]string, 0, count)
 	var locks []string // companion lock keys, checked for orphans
 	pendingSince := time.Time{}
-	send := func() bool {
+	send := func(ahead *scanAhead) bool {
 		var waits []chan struct{}
-		for _, j := range []job{{keys: pending}, {keys: locks, locks: true}} {
+		for _, j := range []job{{keys: pending, ahead: ahead}, {keys: locks, locks: true}} {
 			if len(j.keys) == 0 {
 				continue
 			}
@@ -222,14 +226,25 @@ func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<-
 		cursor = smp.start
 	}
 	limiter := newRateLimiter(opt.KeysPerSec)
+	var ahead *scanAhead // this turn's SCAN, already read with the last batch
 scan:
 	for {
-		if pace != nil {
-			pace.begin()
-		}
-		keys, next, err := c.Scan(ctx, cursor, ks.Match, int64(count)).Result()
-		if pace != nil {
-			pace.end()
+		var (
+			keys []string
+			next uint64
+			err  error
+		)
+		if ahead != nil {
+			keys, next, err = ahead.result()
+			ahead = nil
+		} else {
+			if pace != nil {
+				pace.begin()
+			}
+			keys, next, err = c.Scan(ctx, cursor, ks.Match, int64(count)).Result()
+			if pace != nil {
+				pace.end()
+			}
 		}
 		if err != nil {
 			fail(fmt.Errorf("SCAN: %w", err))
@@ -254,23 +269,34 @@ scan:
 					if lock.Orphans {
 						locks = append(locks, k)
 					}
-					if len(locks) >= count && !send() {
+					if len(locks) >= count && !send(nil) {
 						break scan
 					}
 					continue
 				}
 			}
 			pending = append(pending, k)
-			if len(pending) >= count && !send() {
+			if len(pending) >= count && !send(nil) {
 				break scan
 			}
-		}
-		if len(pending)+len(locks) > 0 && (pace != nil || time.Since(pendingSince) >= opt.FlushAfter) && !send() {
-			break
 		}
 		var gap time.Duration
 		if pace != nil {
 			count, gap = pace.adjust()
+		}
+		if len(pending)+len(locks) > 0 && (pace != nil || time.Since(pendingSince) >= opt.FlushAfter) {
+			// Under a budget the next SCAN rides with this batch's last
+			// pipeline; if the scan stops here its reply goes unused.
+			var a *scanAhead
+			if pace != nil && len(pending) > 0 && (next != 0 || smp != nil) {
+				a = &scanAhead{cursor: next, match: ks.Match, count: int64(count)}
+			}
+			if !send(a) {
+				break
+			}
+			if a != nil && a.cmd != nil {
+				ahead = a
+			}
 		}
 		cursor = next
 		switch {
@@ -296,7 +322,7 @@ scan:
 		}
 	}
 	if ctx.Err() == nil {
-		send()
+		send(nil)
 	}
 	close(work)
 	wg.Wait()
@@ -416,6 +442,7 @@ func markMoved(ctx context.Context, c redis.UniversalClient, before topology, co
 // job is a batch of keys for a fetch worker: records, or lock companions.
 type job struct {
 	keys  []string
+	ahead *scanAhead // the next SCAN, sent with this batch's last pipeline
 	locks bool
 	done  chan struct{} // closed once read, when the scan waits for it
 }

@@ -89,6 +89,31 @@ func TestScanFindsEverySeededKeyOnce(t *testing.T) {
 	}
 }
 
+// Under a budget the next SCAN rides with the last batch's read: a scan
+// that stops early (a key limit, a sample) still reads each key once and
+// exactly as many as asked, and the reply sent ahead is not counted.
+func TestBudgetScanStopsLikeAnyScan(t *testing.T) {
+	_, c := redistest.SharedClient(t)
+	seedRecords(t, c, "atlasmart", 5000, 11)
+	ks := inspecttest.Keyspace(t, "atlasmart")
+	ks.ReserveTTL, ks.ProcessingTimeout = time.Hour, 10*time.Minute
+	recs, cov := scanAll(t, c, ks, inspect.Options{MaxLatency: time.Millisecond, MaxKeys: 1234})
+	if !cov.Limited || cov.Keys != 1234 || len(recs) != 1234 || cov.Complete {
+		t.Fatalf("--max-keys 1234 under a budget: coverage %+v, %d records", cov, len(recs))
+	}
+	seen := map[string]bool{}
+	for _, r := range recs {
+		if seen[r.Key] {
+			t.Fatalf("%s read twice", r.Key)
+		}
+		seen[r.Key] = true
+	}
+	recs, cov = scanAll(t, c, ks, inspect.Options{MaxLatency: time.Millisecond, Sample: 0.2, SampleStart: func() uint64 { return 0 }})
+	if !cov.Sampled || cov.Share < 0.2 || cov.Share > 0.3 || len(recs) < 600 || len(recs) > 1600 || int64(len(recs)) != cov.Keys {
+		t.Fatalf("--sample 20%% under a budget: coverage %+v, %d records", cov, len(recs))
+	}
+}
+
 func TestScanHostileRecords(t *testing.T) {
 	_, c := redistest.SharedClient(t)
 	ctx := t.Context()
