@@ -81,7 +81,7 @@ func TestSmoke(t *testing.T) {
 		t.Errorf("the baseline client did not run as a child process: %+v", v)
 	}
 	if runtime.GOOS == "linux" && runtime.NumCPU() >= 2 && !strings.Contains(res.Pinning, "every measured client on CPU") {
-		t.Errorf("2+ CPUs and the rounds not pinned: %q", res.Pinning)
+		t.Errorf("2+ CPUs and the load phases not pinned: %q", res.Pinning)
 	}
 	if len(res.RSS) != 4 {
 		t.Errorf("want RSS at two counts for stats and scan, got %+v", res.RSS)

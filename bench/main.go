@@ -60,7 +60,7 @@ func main() {
 	flag.BoolVar(&cfg.Sampling, "sampling", cfg.Sampling, "check stats --sample's 95% intervals against the full scan over repeated runs")
 	flag.StringVar(&cfg.SampleShare, "sample", cfg.SampleShare, "the share each sampled run reads (smoke: 20%)")
 	flag.IntVar(&cfg.SampleRuns, "sample-runs", cfg.SampleRuns, "sampled runs (smoke: 3)")
-	flag.BoolVar(&cfg.Pin, "pin", cfg.Pin, "while the rounds and the load phases run, keep redis-server and the harness on the first CPU and every measured client on the others, as if the clients ran on another host (Linux, 2+ CPUs)")
+	flag.BoolVar(&cfg.Pin, "pin", cfg.Pin, "while the load phases run, keep redis-server alone on the first CPU and the harness (its latency probe) and every measured client on the others, as if the clients ran on another host (Linux, 2+ CPUs)")
 	flag.BoolVar(&cfg.Strict, "strict", false, "exit 1 when a target is missed")
 	flag.StringVar(&cfg.SeedCache, "seed-cache", "", "keep the seeded keyspace in this directory (an RDB file named for N, the seed's parameters and the server's version, and its expected counts) and load it instead of seeding when a later run matches; refused, and replaced, once older than its records stay as seeded")
 	flag.StringVar(&cfg.Only, "only", "", "run only these steps after seeding and verifying, comma-separated: "+strings.Join(selectable, ","))

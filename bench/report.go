@@ -18,34 +18,37 @@ import (
 
 // Results is everything one harness run measured.
 type Results struct {
-	N            int              `json:"n"`
-	Commit       string           `json:"commit"`
-	Rounds       int              `json:"rounds"`
-	Smoke        bool             `json:"smoke"`
-	Started      time.Time        `json:"started"`
-	Duration     time.Duration    `json:"duration_ns"`
-	CPUs         int              `json:"cpus"`
-	GoVersion    string           `json:"go_version"`
-	RedisVersion string           `json:"redis_version"`
-	RedisCLI     string           `json:"redis_cli"`
-	LoadAvgStart string           `json:"loadavg_start"`
-	Pinning      string           `json:"pinning,omitempty"` // where the rounds and load phases ran ("" not pinned)
-	LoadAvgEnd   string           `json:"loadavg_end"`
-	QuietWaited  time.Duration    `json:"quiet_waited_ns"` // total time spent waiting for other processes to calm down
-	NotQuiet     int              `json:"not_quiet"`       // timed runs started although the machine stayed busy
-	Retried      int              `json:"retried"`         // samples redone because other processes took CPU meanwhile
-	Seed         SeedInfo         `json:"seed"`
-	NDJSONBytes  int64            `json:"ndjson_bytes"`
-	Variants     []*VariantResult `json:"variants"`
-	RSS          []RSSPoint       `json:"rss"`
-	Load         []LoadPhase      `json:"load,omitempty"`
-	TUI          *TUIResult       `json:"tui,omitempty"`
-	RecordMemory *RecordMemory    `json:"record_memory,omitempty"`
-	GoBench      []GoBench        `json:"go_bench,omitempty"`
-	Writes       *WriteResult     `json:"writes,omitempty"`
-	Sampling     *SampleResult    `json:"sampling,omitempty"`
-	Steps        []StepTime       `json:"steps"` // each step's time, and what was estimated
-	Targets      []Target         `json:"targets"`
+	N            int           `json:"n"`
+	Commit       string        `json:"commit"`
+	Rounds       int           `json:"rounds"`
+	Smoke        bool          `json:"smoke"`
+	Started      time.Time     `json:"started"`
+	Duration     time.Duration `json:"duration_ns"`
+	CPUs         int           `json:"cpus"`
+	GoVersion    string        `json:"go_version"`
+	RedisVersion string        `json:"redis_version"`
+	RedisCLI     string        `json:"redis_cli"`
+	LoadAvgStart string        `json:"loadavg_start"`
+	Pinning      string        `json:"pinning,omitempty"` // where the load phases ran ("" not pinned)
+	// ProbeRealTime says whether the load phases' probe ran on a real-time
+	// thread ("yes", or "no: " and why).
+	ProbeRealTime string           `json:"probe_real_time,omitempty"`
+	LoadAvgEnd    string           `json:"loadavg_end"`
+	QuietWaited   time.Duration    `json:"quiet_waited_ns"` // total time spent waiting for other processes to calm down
+	NotQuiet      int              `json:"not_quiet"`       // timed runs started although the machine stayed busy
+	Retried       int              `json:"retried"`         // samples redone because other processes took CPU meanwhile
+	Seed          SeedInfo         `json:"seed"`
+	NDJSONBytes   int64            `json:"ndjson_bytes"`
+	Variants      []*VariantResult `json:"variants"`
+	RSS           []RSSPoint       `json:"rss"`
+	Load          []LoadPhase      `json:"load,omitempty"`
+	TUI           *TUIResult       `json:"tui,omitempty"`
+	RecordMemory  *RecordMemory    `json:"record_memory,omitempty"`
+	GoBench       []GoBench        `json:"go_bench,omitempty"`
+	Writes        *WriteResult     `json:"writes,omitempty"`
+	Sampling      *SampleResult    `json:"sampling,omitempty"`
+	Steps         []StepTime       `json:"steps"` // each step's time, and what was estimated
+	Targets       []Target         `json:"targets"`
 }
 
 // SeedInfo is how the keyspace was filled.
@@ -380,7 +383,7 @@ func (r *Results) Markdown() string {
 		r.RedisVersion, r.RedisCLI, r.GoVersion, r.CPUs, r.LoadAvgStart, r.LoadAvgEnd, seeded,
 		float64(r.Seed.UsedMemory)/1e6, float64(r.NDJSONBytes)/1e6, r.Duration.Round(time.Second))
 	if r.Pinning != "" {
-		p("Rounds and load phases pinned: %s (as if the clients ran on another host; `-pin=false` shares every CPU).\n\n", r.Pinning)
+		p("Load phases pinned: %s (as if the clients ran on another host; `-pin=false` shares every CPU). The rounds share every CPU.\n\n", r.Pinning)
 	} else {
 		p("Not pinned: the server, the harness and the measured clients share every CPU.\n\n")
 	}
@@ -457,6 +460,11 @@ func (r *Results) Markdown() string {
 				sw, sk = secs(l.ScanWall), fmt.Sprintf("%.0f", float64(l.ScanKeys)/l.ScanWall.Seconds())
 			}
 			p("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %.2f |\n", l.Label, l.Samples, ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max), sw, sk, l.OtherCPU)
+		}
+		if r.ProbeRealTime == "yes" {
+			p("\nThe probe runs on a thread of its own at real-time priority (SCHED_FIFO), with blocking syscalls: another client on a host of its own, whose round trip is the server's queue, not a wait for a CPU on this machine.\n")
+		} else if r.ProbeRealTime != "" {
+			p("\nThe probe could not run at real-time priority (%s): its round trips include waits for a CPU this machine's other processes hold.\n", r.ProbeRealTime)
 		}
 	}
 
