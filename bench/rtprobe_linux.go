@@ -21,8 +21,9 @@ import (
 // turn. It returns an error, before any probe, when the thread cannot be
 // made real-time (not root, no CAP_SYS_NICE): the caller falls back.
 func rtProbe(ctx context.Context, addr string, every time.Duration, ready chan<- error, seen func(time.Duration)) {
-	runtime.LockOSThread() // never unlocked: the thread ends with the goroutine, priority and all
+	runtime.LockOSThread()
 	fd, err := rtSetup(addr)
+	defer release()
 	ready <- err
 	if err != nil {
 		return
@@ -55,6 +56,18 @@ func rtProbe(ctx context.Context, addr string, every time.Duration, ready chan<-
 		if bytes.Equal(buf[:got], want) {
 			seen(time.Since(began))
 		}
+	}
+}
+
+// release gives the probe's thread back to Go at normal priority. The
+// thread must not exit instead (what a goroutine still locked to it at its
+// end does): redis-server is started with a parent-death signal, which
+// Linux sends when the *thread* that forked it ends, and that can be this
+// one; at 10M the server was killed between two load phases that way.
+// Only if the priority cannot be reset does the thread end with it.
+func release() {
+	if unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_NORMAL}, 0) == nil {
+		runtime.UnlockOSThread()
 	}
 }
 
