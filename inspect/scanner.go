@@ -13,7 +13,7 @@ import (
 
 // Options tune a scan. Zero values take the defaults.
 type Options struct {
-	Count    int   // SCAN COUNT and batch size (default 1000)
+	Count    int   // SCAN COUNT and batch size (default DefaultScanCount)
 	NoMemory bool  // skip MEMORY USAGE
 	InFlight int   // pipelines in flight (default 4; 1 when throttled)
 	MaxKeys  int64 // stop after this many keys (0: all)
@@ -47,7 +47,7 @@ type Options struct {
 // WithDefaults fills the zero values with the defaults.
 func (o Options) WithDefaults() Options {
 	if o.Count <= 0 {
-		o.Count = 1000
+		o.Count = DefaultScanCount
 	}
 	if o.InFlight <= 0 {
 		o.InFlight = 4

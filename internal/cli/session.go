@@ -62,7 +62,7 @@ type scanFlags struct {
 }
 
 func (s *scanFlags) register(fs *pflag.FlagSet) {
-	fs.IntVar(&s.count, "count", 1000, "SCAN COUNT and keys per pipeline")
+	fs.IntVar(&s.count, "count", inspect.DefaultScanCount, "SCAN COUNT and keys per pipeline")
 	fs.BoolVar(&s.noMemory, "no-memory", false, "skip MEMORY USAGE per key")
 	fs.Int64Var(&s.maxKeys, "max-keys", 0, "stop after this many keys (0: all)")
 	fs.IntVar(&s.keysPerSec, "keys-per-sec", 0, "throttle: at most this many keys per second (0: unthrottled)")
