@@ -244,8 +244,8 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 // phases, where what one client costs another is the measure.
 // The rounds are not: there the server saturates one CPU while idemctl,
 // four pipelines in flight, waits on it, and everything else on the
-// machine lands on that CPU (10M, pinned: stats 1.45 × the baseline, 0.90 ×
-// unpinned).
+// machine lands on that CPU (10M, the baseline then run in-process: stats
+// 1.45 × it pinned, 0.90 × unpinned).
 var pinnedSteps = map[string]bool{"load": true}
 
 // runStep runs one step, pinned if it is one of pinnedSteps.

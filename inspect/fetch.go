@@ -73,11 +73,6 @@ type scanAhead struct {
 	cmd    *redis.ScanCmd // set once queued
 }
 
-// result is the SCAN's reply, once the pipeline that carried it is read.
-func (a *scanAhead) result() (keys []string, next uint64, err error) {
-	return a.cmd.Result()
-}
-
 // fetchAhead is fetch that also sends ahead (nil: none) with its last
 // pipeline.
 func (f *fetcher) fetchAhead(ctx context.Context, keys []string, ahead *scanAhead) (fetched, error) {

@@ -10,7 +10,7 @@ const (
 	// 400–4,000 cost 15.5–18.0 s, with HMGET at 0.7–1.1 µs a call against
 	// 1.9–2.4 µs.
 	DefaultScanCount = 200
-	MaxScanCount     = 100_000    // SCAN COUNT and keys per pipeline = 100_000    // SCAN COUNT and keys per pipeline
+	MaxScanCount     = 100_000    // SCAN COUNT and keys per pipeline
 	MaxKeysPerSec    = 10_000_000 // a throttle above this is no throttle
 	MaxInFlight      = 64         // pipelines in flight
 	MaxScanNodes     = 1024       // cluster nodes scanned at a time

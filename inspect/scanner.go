@@ -235,7 +235,7 @@ scan:
 			err  error
 		)
 		if ahead != nil {
-			keys, next, err = ahead.result()
+			keys, next, err = ahead.cmd.Result()
 			ahead = nil
 		} else {
 			if pace != nil {
