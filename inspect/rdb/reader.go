@@ -102,7 +102,7 @@ func NewReader(r io.Reader, opt Options) (*Reader, error) {
 	magic, err := rd.in.next(9)
 	if err != nil {
 		if rd.in.offset() == 0 && rd.in.end == 0 && errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, &FormatError{Offset: 0, Msg: "the file is empty: expected an RDB header (REDIS and a version)"}
+			return nil, &FormatError{Offset: 0, Msg: "the file is empty: expected an RDB header (REDIS and a version)", Truncated: true}
 		}
 		return nil, rd.fail(err, "the RDB header (REDIS and a four-digit version)")
 	}
@@ -123,6 +123,19 @@ func NewReader(r io.Reader, opt Options) (*Reader, error) {
 // Header is the file's header, with the aux fields read so far (they come
 // before the first key in every file Redis writes).
 func (r *Reader) Header() Header { return r.hdr }
+
+// Server names the server that wrote the file and its version, from the
+// aux fields ("Valkey 8.1.1", "Redis 7.0.15"); empty when the file does
+// not say.
+func (h Header) Server() string {
+	if v := h.Aux["valkey-ver"]; v != "" {
+		return "Valkey " + v
+	}
+	if v := h.Aux["redis-ver"]; v != "" {
+		return "Redis " + v
+	}
+	return ""
+}
 
 // Stats says what the reader has met; Checksum is set once Next returned
 // io.EOF.

@@ -76,8 +76,10 @@ func encodingOf(t byte) string {
 	switch t {
 	case typeString:
 		return "string" // refined to raw, int or lzf once read
-	case typeHash, typeSet, typeZSet, typeZSet2:
+	case typeHash, typeSet:
 		return "hashtable"
+	case typeZSet, typeZSet2:
+		return "skiplist"
 	case typeHashMeta, typeHashMetaPreGA:
 		return "hashtable-field-ttl"
 	case typeHashZipmap:
