@@ -600,33 +600,40 @@ func (f *fetcher) fetchOrphans(ctx context.Context, locks []string) (fetched, er
 	if err != nil {
 		return fetched{}, err
 	}
-	timeout := ks.ProcessingTimeout.Milliseconds()
 	for i, k := range locks {
 		if exists[i].Val() != 0 || pttl[i].Val() == -2 {
 			continue // its record exists (shown there), or the lock is gone
 		}
-		rec, _ := lk.RecordKey(k)
-		r := Record{Key: k, Keyspace: ks, State: StateProcessing, RawState: "(lock only)", TTLms: pttl[i].Val(),
-			MemoryBytes: -1, AgeMs: -1, ResponseLen: -1, Type: parseKeyType(typ[i].Val()), Flags: FlagLockOnly}
-		if g, ok := ks.Template.Match(rec); ok {
-			r.Groups = g
-		} else {
-			r.Flags |= FlagTemplateMismatch
-		}
-		if r.TTLms == -1 {
-			r.Flags |= FlagNoTTL | FlagProcessingNoTTL
-		}
-		if lk.Created != "" {
-			if ms, ok := parseTimeMs(val[i].Val(), lk.Created); ok {
-				r.AgeMs, r.AgeSource = max(out.nowMs-ms, 0), AgeField
-			}
-		}
-		if timeout > 0 && r.AgeMs > timeout {
-			r.Flags |= FlagStale
-		}
-		out.records = append(out.records, r)
+		out.records = append(out.records, lockOnly(ks, k, pttl[i].Val(), parseKeyType(typ[i].Val()), val[i].Val(), out.nowMs))
 	}
 	return out, nil
+}
+
+// lockOnly is the record of a lock whose record does not exist: a request
+// in flight, or a worker that died holding the lock. val is the head of the
+// lock's value (a time or a token).
+func lockOnly(ks *Keyspace, key string, pttl int64, typ KeyType, val string, nowMs int64) Record {
+	lk := ks.Schema.Lock
+	rec, _ := lk.RecordKey(key)
+	r := Record{Key: key, Keyspace: ks, State: StateProcessing, RawState: "(lock only)", TTLms: pttl,
+		MemoryBytes: -1, AgeMs: -1, ResponseLen: -1, Type: typ, Flags: FlagLockOnly}
+	if g, ok := ks.Template.Match(rec); ok {
+		r.Groups = g
+	} else {
+		r.Flags |= FlagTemplateMismatch
+	}
+	if r.TTLms == -1 {
+		r.Flags |= FlagNoTTL | FlagProcessingNoTTL
+	}
+	if lk.Created != "" {
+		if ms, ok := parseTimeMs(val, lk.Created); ok {
+			r.AgeMs, r.AgeSource = max(nowMs-ms, 0), AgeField
+		}
+	}
+	if timeout := ks.ProcessingTimeout.Milliseconds(); timeout > 0 && r.AgeMs > timeout {
+		r.Flags |= FlagStale
+	}
+	return r
 }
 
 func newTrue() *atomic.Bool {

@@ -42,6 +42,9 @@ type Options struct {
 	// hash record's is measured only when MEMORY USAGE says the record could
 	// hold a response above the large-response threshold.
 	ResponseSizes bool
+	// Snapshot, when set, is read instead of the server: the client may be
+	// nil, and every record is judged at the snapshot's time.
+	Snapshot *SnapshotSource
 }
 
 // WithDefaults fills the zero values with the defaults.
@@ -89,6 +92,7 @@ type Coverage struct {
 	Keys       int64  // distinct keys SCAN returned
 	Records    int64  // records emitted
 	Vanished   int64  // deleted or expired between SCAN and read
+	Expired    int64  // snapshots: expired at the snapshot's time, counted, not shown
 	Duplicates int64  // keys SCAN returned more than once
 	Companions int64  // lock keys, counted with their records, not as records
 	Started    time.Time
@@ -367,6 +371,9 @@ scan:
 func ScanAll(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt Options, out chan<- Batch) []Coverage {
 	defer close(out)
 	opt = opt.WithDefaults()
+	if opt.Snapshot != nil {
+		return scanSnapshot(ctx, opt.Snapshot, kss, opt, out)
+	}
 	nodes, topo, err := discover(ctx, c, opt.Replicas)
 	if err != nil {
 		covs := make([]Coverage, len(kss))

@@ -201,7 +201,7 @@ func (sb *SnapshotBuilder) Finish(ctx context.Context, c redis.UniversalClient, 
 	}
 	snap.DBKeys = -1
 	for _, k := range snap.Keyspaces {
-		if k.Coverage.Complete && k.Coverage.Keys == 0 && ctx.Err() == nil {
+		if k.Coverage.Complete && k.Coverage.Keys == 0 && ctx.Err() == nil && c != nil {
 			// an empty pattern proves nothing while the database holds other keys
 			if n, err := DBKeys(ctx, c); err == nil {
 				snap.DBKeys = n
@@ -224,6 +224,7 @@ func mergeCoverage(ks *Keyspace, cs []Coverage) Coverage {
 		m.Keys += c.Keys
 		m.Records += c.Records
 		m.Vanished += c.Vanished
+		m.Expired += c.Expired
 		m.Duplicates += c.Duplicates
 		m.Duration = max(m.Duration, c.Duration)
 		m.Complete = m.Complete && c.Complete

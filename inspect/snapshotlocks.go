@@ -1,0 +1,139 @@
+package inspect
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/idemctl/idemctl/inspect/rdb"
+)
+
+// snapLocks are the companion lock keys of a snapshot, found by a first
+// pass over the file: a record and its lock can come in either order.
+type snapLocks struct {
+	byKey map[string]*snapLock
+}
+
+type snapLock struct {
+	ks        int // the keyspace whose lock it is
+	expireMs  int64
+	typ       KeyType
+	head      string // the value's first bytes: a time or a token
+	hasRecord bool
+}
+
+// maxSnapLocks bounds the first pass's memory: locks are requests in
+// flight, never the whole keyspace.
+const maxSnapLocks = 4 << 20
+
+// findLocks runs the first pass when a keyspace has a companion lock.
+func (s *snapScan) findLocks() error {
+	var with []int
+	for i, ks := range s.kss {
+		if ks.Schema.Lock != nil {
+			with = append(with, i)
+		}
+	}
+	if len(with) == 0 {
+		return nil
+	}
+	if !s.src.Reopenable() {
+		return errSnapshotLocks(s.kss[with[0]])
+	}
+	s.locks = &snapLocks{byKey: map[string]*snapLock{}}
+	r, e, err := s.src.reader()
+	if err != nil {
+		return err
+	}
+	defer s.src.Close()
+	for n := 0; ; n++ {
+		if e == nil {
+			if e, err = r.Next(); errors.Is(err, io.EOF) {
+				return nil
+			} else if err != nil {
+				return &SnapshotError{Name: s.src.spec.Path, Err: err}
+			}
+		}
+		if n%4096 == 0 && s.ctx.Err() != nil {
+			return s.ctx.Err()
+		}
+		if e.DB == s.src.spec.DB {
+			if err := s.locks.add(r, e, s.kss, with); err != nil {
+				return err
+			}
+		}
+		e = nil
+	}
+}
+
+func (l *snapLocks) add(r *rdb.Reader, e *rdb.Entry, kss []*Keyspace, with []int) error {
+	key := string(e.Key)
+	for _, i := range with {
+		ks := kss[i]
+		if _, isLock := ks.Schema.Lock.RecordKey(key); !isLock || !MatchPattern(ks.Match, key) {
+			continue
+		}
+		if len(l.byKey) >= maxSnapLocks {
+			return fmt.Errorf("more than %d lock keys: too many to match with their records", maxSnapLocks)
+		}
+		lk := &snapLock{ks: i, expireMs: e.ExpireMs, typ: keyTypeOf(e.Type)}
+		if e.Type == rdb.TypeString {
+			head, _, err := r.StringValue(64)
+			if err != nil && !errors.Is(err, rdb.ErrTooBig) {
+				return &SnapshotError{Err: err}
+			}
+			lk.head = string(head)
+		}
+		l.byKey[key] = lk
+		return nil
+	}
+	return nil
+}
+
+// pttl is the lock's TTL at the snapshot's time, as PTTL would answer:
+// LockAbsent when it does not exist or had expired. Its record is seen.
+func (l *snapLocks) pttl(lockKey string, atMs int64) int64 {
+	lk := l.byKey[lockKey]
+	if lk == nil {
+		return LockAbsent
+	}
+	lk.hasRecord = true
+	switch {
+	case lk.expireMs < 0:
+		return -1
+	case lk.expireMs <= atMs:
+		return LockAbsent
+	}
+	return lk.expireMs - atMs
+}
+
+// orphans sends, for schemas that ask, a record for each live lock whose
+// record does not exist, as a live scan's fetchOrphans does.
+func (s *snapScan) orphans() error {
+	if s.locks == nil {
+		return nil
+	}
+	keys := make([]string, 0, len(s.locks.byKey))
+	for k, lk := range s.locks.byKey {
+		if !lk.hasRecord && s.kss[lk.ks].Schema.Lock.Orphans && (lk.expireMs < 0 || lk.expireMs > s.src.atMs) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		lk := s.locks.byKey[k]
+		pttl := int64(-1)
+		if lk.expireMs >= 0 {
+			pttl = lk.expireMs - s.src.atMs
+		}
+		s.batches[lk.ks] = append(s.batches[lk.ks], lockOnly(s.kss[lk.ks], k, pttl, lk.typ, lk.head, s.src.atMs))
+		s.covs[lk.ks].Records++
+		if len(s.batches[lk.ks]) >= s.opt.Count {
+			if err := s.send(lk.ks, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,229 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/idemctl/idemctl/inspect/rdb"
+)
+
+// snapScan is one read of a snapshot for a set of keyspaces: each key of
+// the database asked is matched against every keyspace's pattern, its
+// value read once, and a record classified for each keyspace it matches,
+// at the snapshot's time.
+type snapScan struct {
+	ctx     context.Context
+	src     *SnapshotSource
+	kss     []*Keyspace
+	opt     Options
+	out     chan<- Batch
+	covs    []Coverage
+	batches [][]Record
+	locks   *snapLocks // nil: no keyspace has a companion lock
+	val     snapValue
+	wanted  map[string]bool // the hash fields any keyspace reads
+	readCap int             // the largest read cap of the keyspaces
+	matched []int
+	dbKeys  int64
+}
+
+// scanSnapshot is ScanAll over a snapshot: one coverage per keyspace,
+// whose Node is the file. A fault in the file stops the read: the records
+// before it were sent, and every coverage says where it stopped.
+func scanSnapshot(ctx context.Context, src *SnapshotSource, kss []*Keyspace, opt Options, out chan<- Batch) []Coverage {
+	s := &snapScan{ctx: ctx, src: src, kss: kss, opt: opt, out: out, wanted: map[string]bool{},
+		covs: make([]Coverage, len(kss)), batches: make([][]Record, len(kss))}
+	started := time.Now()
+	for i, ks := range kss {
+		s.covs[i] = Coverage{Keyspace: ks.Name, Match: ks.Match, Node: src.spec.Path, Role: "snapshot", Started: started, MemoryOff: opt.NoMemory}
+		s.readCap = max(s.readCap, int(min(ks.MaxValue, 1<<30)), fpKeep)
+		for _, name := range ks.Schema.fields {
+			if name != "" {
+				s.wanted[name] = true
+			}
+		}
+		if ks.Schema.Response != "" {
+			s.wanted[ks.Schema.Response] = true
+		}
+	}
+	err := s.findLocks()
+	if err == nil {
+		err = s.read()
+	}
+	for i := range s.covs {
+		c := &s.covs[i]
+		c.Duration = time.Since(started)
+		switch {
+		case err != nil:
+			c.Err = err
+		case !c.Limited:
+			c.Complete, c.Share = true, 1
+		}
+	}
+	return s.covs
+}
+
+// read is the main pass over the file.
+func (s *snapScan) read() error {
+	r, e, err := s.src.reader()
+	if err != nil {
+		return err
+	}
+	defer s.src.Close()
+	for n := 0; ; n++ {
+		if e == nil {
+			if e, err = r.Next(); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				return s.fault(err)
+			}
+		}
+		if n%4096 == 0 && s.ctx.Err() != nil {
+			return s.ctx.Err()
+		}
+		stop, err := s.entry(r, e)
+		if err != nil {
+			return s.fault(err)
+		}
+		if stop {
+			return s.flush(r)
+		}
+		e = nil
+	}
+	s.src.finish(r, s.dbKeys)
+	if err := s.orphans(); err != nil {
+		return err
+	}
+	return s.flush(r)
+}
+
+func (s *snapScan) fault(err error) error {
+	var fe *rdb.FormatError
+	if errors.As(err, &fe) {
+		s.flush(nil) // what was read before the fault is a partial result
+		return &SnapshotError{Name: s.src.spec.Path, Err: err}
+	}
+	return err
+}
+
+// entry handles one key; stop: every keyspace reached --max-keys.
+func (s *snapScan) entry(r *rdb.Reader, e *rdb.Entry) (stop bool, err error) {
+	if e.DB != s.src.spec.DB {
+		return false, nil
+	}
+	s.dbKeys++
+	key := string(e.Key)
+	s.matched = s.matched[:0]
+	limited := 0
+	for i, ks := range s.kss {
+		c := &s.covs[i]
+		if c.Limited {
+			limited++
+			continue
+		}
+		if !MatchPattern(ks.Match, key) {
+			continue
+		}
+		if s.opt.MaxKeys > 0 && c.Keys >= s.opt.MaxKeys {
+			c.Limited = true
+			limited++
+			continue
+		}
+		c.Keys++
+		if lk := ks.Schema.Lock; lk != nil {
+			if _, isLock := lk.RecordKey(key); isLock {
+				c.Companions++ // shown with its record, counted once
+				continue
+			}
+		}
+		if e.ExpireMs >= 0 && e.ExpireMs <= s.src.atMs {
+			c.Expired++ // gone at the snapshot's time: counted, not shown
+			continue
+		}
+		s.matched = append(s.matched, i)
+	}
+	if limited == len(s.kss) {
+		return true, nil
+	}
+	if len(s.matched) == 0 {
+		return false, nil
+	}
+	if err := s.val.read(r, e, s.readCap, s.wanted, !s.opt.NoMemory); err != nil {
+		return false, err
+	}
+	for _, i := range s.matched {
+		ks := s.kss[i]
+		o := s.val.observe(ks, key, e.ExpireMs, s.src.atMs)
+		if ks.Schema.Lock != nil {
+			o.lockPTTL = s.locks.pttl(ks.Schema.Lock.LockKey(key), s.src.atMs)
+		}
+		s.batches[i] = append(s.batches[i], classify(ks, &o, s.src.atMs))
+		s.covs[i].Records++
+		if len(s.batches[i]) >= s.opt.Count {
+			if err := s.send(i, r); err != nil {
+				return false, err
+			}
+		}
+	}
+	return false, nil
+}
+
+// send hands keyspace i's batch over.
+func (s *snapScan) send(i int, r *rdb.Reader) error {
+	if len(s.batches[i]) == 0 {
+		return nil
+	}
+	b := Batch{Keyspace: s.kss[i], Node: s.src.spec.Path, Records: s.batches[i], ServerTimeMs: s.src.atMs, Done: s.done(r)}
+	s.batches[i] = make([]Record, 0, s.opt.Count)
+	select {
+	case s.out <- b:
+		return nil
+	case <-s.ctx.Done():
+		return s.ctx.Err()
+	}
+}
+
+// flush sends what every keyspace holds.
+func (s *snapScan) flush(r *rdb.Reader) error {
+	for i := range s.batches {
+		if err := s.send(i, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// done is the share of the file read; 0 for a pipe, whose size is unknown.
+func (s *snapScan) done(r *rdb.Reader) float64 {
+	if r == nil || s.src.size <= 0 {
+		return 0
+	}
+	return min(float64(r.Stats().BytesRead)/float64(s.src.size), 1)
+}
+
+// typeOf maps the file's type names to the scan's.
+func keyTypeOf(t rdb.Type) KeyType {
+	switch t {
+	case rdb.TypeString:
+		return TypeString
+	case rdb.TypeHash:
+		return TypeHash
+	case rdb.TypeList:
+		return TypeList
+	case rdb.TypeSet:
+		return TypeSet
+	case rdb.TypeZSet:
+		return TypeZSet
+	case rdb.TypeStream:
+		return TypeStream
+	}
+	return TypeOther
+}
+
+// errSnapshotLocks refuses a pipe when a keyspace has companion locks.
+func errSnapshotLocks(ks *Keyspace) error {
+	return fmt.Errorf("keyspace %s keeps a lock key beside each record, and matching the two takes two passes over the file; standard input can be read once: save the stream to a file first (redis-cli --rdb FILE) and give its path", ks.Name)
+}
