@@ -104,14 +104,15 @@ func (o *Options) defaults() {
 
 // Report is one doctor pass.
 type Report struct {
-	Server   string         `json:"server"`
-	Version  string         `json:"version,omitempty"`
-	Records  int64          `json:"records"`
-	Complete bool           `json:"complete"`
-	Duration time.Duration  `json:"-"`
-	Findings []Finding      `json:"findings"`
-	Checks   []Check        `json:"checks"`
-	Counts   map[string]int `json:"counts"` // findings by severity, silenced ones left out
+	Server   string          `json:"server"`
+	Version  string          `json:"version,omitempty"`
+	Records  int64           `json:"records"`
+	Complete bool            `json:"complete"`
+	Duration time.Duration   `json:"-"`
+	Findings []Finding       `json:"findings"`
+	Checks   []Check         `json:"checks"`
+	Counts   map[string]int  `json:"counts"` // findings by severity, silenced ones left out
+	Source   *inspect.Source `json:"source,omitempty"`
 }
 
 // Worst is the worst severity found, silenced findings aside; ok is false
@@ -128,11 +129,12 @@ func (r *Report) Worst() (s Severity, ok bool) {
 	return s, ok
 }
 
-// Skipped counts the rules that could not run.
+// Skipped counts the rules that could not run (but the server rules a
+// snapshot has no data for: they do not apply to a file).
 func (r *Report) Skipped() int {
 	n := 0
 	for _, c := range r.Checks {
-		if c.Status == StatusSkipped {
+		if c.Status == StatusSkipped && c.Reason != errNoServer.Error() {
 			n++
 		}
 	}
@@ -141,7 +143,12 @@ func (r *Report) Skipped() int {
 
 // Run makes the one read-only pass: server facts, then a scan of kss.
 func Run(ctx context.Context, c redis.UniversalClient, kss []*inspect.Keyspace, scan inspect.Options, opt Options) Report {
-	srv := ReadServer(ctx, c, true)
+	var srv Server
+	if scan.Snapshot != nil {
+		srv = snapshotServer(scan.Snapshot.Info().String())
+	} else {
+		srv = ReadServer(ctx, c, true)
+	}
 	p := NewPass(opt)
 	snap := inspect.TakeSnapshotEach(ctx, c, kss, scan, 1, p.Observe)
 	return p.Judge(&srv, &snap, kss)

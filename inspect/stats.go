@@ -152,6 +152,7 @@ type Report struct {
 	GroupOrder    []string               `json:"-"`
 	Keyspaces     []KeyspaceReport       `json:"keyspaces"`
 	Coverage      []CoverageReport       `json:"coverage"`
+	Source        *Source                `json:"source,omitempty"`
 	Complete      bool                   `json:"complete"`
 	// Covered is the share of the keyspace the scan visited: 1 when it
 	// is complete, less when it was cut short (Ctrl-C, a lost node).
@@ -232,6 +233,7 @@ type CoverageReport struct {
 	Keys       int64   `json:"keys"`
 	Records    int64   `json:"records"`
 	Vanished   int64   `json:"vanished"`
+	Expired    int64   `json:"expired_at_snapshot,omitempty"`
 	Duplicates int64   `json:"duplicates"`
 	DurationMs int64   `json:"duration_ms"`
 	KeysPerSec float64 `json:"keys_per_sec"`
@@ -303,7 +305,7 @@ func (s *Stats) Report() Report {
 		cr := CoverageReport{
 			Keyspace: c.Keyspace, Match: Text(c.Match), Node: c.Node, Role: c.Role, Slots: c.Slots, Lag: c.Lag,
 			Keys: c.Keys, Records: c.Records,
-			Vanished: c.Vanished, Duplicates: c.Duplicates, DurationMs: c.Duration.Milliseconds(),
+			Vanished: c.Vanished, Expired: c.Expired, Duplicates: c.Duplicates, DurationMs: c.Duration.Milliseconds(),
 			KeysPerSec: float64(int64(c.KeysPerSec()*10)) / 10, Complete: c.Complete,
 			Limited: c.Limited, Sampled: c.Sampled, Share: c.Share, MemoryOff: c.MemoryOff,
 		}

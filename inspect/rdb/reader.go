@@ -104,10 +104,13 @@ func NewReader(r io.Reader, opt Options) (*Reader, error) {
 		if rd.in.offset() == 0 && rd.in.end == 0 && errors.Is(err, io.ErrUnexpectedEOF) {
 			return nil, &FormatError{Offset: 0, Msg: "the file is empty: expected an RDB header (REDIS and a version)", Truncated: true}
 		}
+		if have := rd.in.buf[:min(rd.in.end, 5)]; string(have) != "REDIS"[:len(have)] {
+			return nil, notRDB(have)
+		}
 		return nil, rd.fail(err, "the RDB header (REDIS and a four-digit version)")
 	}
 	if string(magic[:5]) != "REDIS" {
-		return nil, &FormatError{Offset: 0, Msg: fmt.Sprintf("not an RDB file: expected REDIS, found %s", printable(magic[:5]))}
+		return nil, notRDB(magic[:5])
 	}
 	v, err := strconv.Atoi(string(magic[5:]))
 	if err != nil || v < 1 {
@@ -118,6 +121,10 @@ func NewReader(r io.Reader, opt Options) (*Reader, error) {
 	}
 	rd.hdr.Version = v
 	return rd, nil
+}
+
+func notRDB(magic []byte) error {
+	return &FormatError{Offset: 0, Msg: fmt.Sprintf("not an RDB file: expected REDIS, found %s", printable(magic))}
 }
 
 // Header is the file's header, with the aux fields read so far (they come

@@ -226,6 +226,7 @@ func TestHeaderFaults(t *testing.T) {
 	}{
 		{"", "the file is empty"},
 		{"REDI", "truncated"},
+		{"garbage\n", `not an RDB file: expected REDIS, found "garba"`},
 		{"HELLO0009", `not an RDB file: expected REDIS, found "HELLO"`},
 		{"REDISabcd", "four-digit RDB version"},
 		{"REDIS0013", "RDB version 13 is newer than this reader knows"},

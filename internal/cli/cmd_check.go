@@ -89,7 +89,7 @@ func (o *checkCmd) flags(fs *pflag.FlagSet) {
 	outputFlag(fs, &o.output, "text", "text (one line) or json", "text", "json")
 	o.sample.register(fs, "read this share of the keyspace (e.g. 1%) and judge the 95% intervals: crossed or held for sure, or 'cannot tell' (exit 3)",
 		"read for this long (e.g. 30s) and judge the 95% intervals")
-	o.readFlags.register(fs)
+	o.readFlags.registerSnapshot(fs)
 }
 
 func (o *checkCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
@@ -127,7 +127,10 @@ func (o *checkCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 		return err
 	}
 	defer s.Close()
-	o.sample.apply(&s.scan)
+	if err := o.sample.applyLive(&s.scan, s); err != nil {
+		return err
+	}
+	a.noteSnapshot(s)
 	snap := inspect.TakeSnapshot(ctx, s.client, s.keyspaces, s.scan, 1)
 	progress.clear()
 	if ctx.Err() != nil {

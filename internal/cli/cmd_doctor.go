@@ -32,7 +32,7 @@ func (o *doctorCmd) flags(fs *pflag.FlagSet) {
 	fs.Var(durationValue(&o.retryHorizon), "retry-horizon", "how long clients may retry a request: retention must cover it")
 	fs.StringVar(&o.requireFsync, "require-fsync", "everysec", "weakest appendfsync accepted: always, everysec or no")
 	fs.Var(durationValue(&o.maxLag), "max-lag", "replication lag above which a failover loses records")
-	o.readFlags.register(fs)
+	o.readFlags.registerSnapshot(fs)
 }
 
 func (o *doctorCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
@@ -61,7 +61,9 @@ func (o *doctorCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []stri
 		opt.RequireFsync = o.requireFsync
 	}
 	opt.MaxLag = o.maxLag
+	a.noteSnapshot(s)
 	rep := doctor.Run(ctx, s.client, s.keyspaces, s.scan, opt)
+	rep.Source = s.source()
 	if ctx.Err() != nil {
 		return context.Canceled
 	}
@@ -73,7 +75,7 @@ func (o *doctorCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []stri
 		enc.SetEscapeHTML(false)
 		err = enc.Encode(rep)
 	} else {
-		writeDoctorTable(w, &rep, s.ep.String())
+		writeDoctorTable(w, &rep, s.where())
 	}
 	if err == nil {
 		err = w.Flush()

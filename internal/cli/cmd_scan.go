@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -44,7 +45,7 @@ func (o *scanCmd) flags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.stale, "stale", false, "only stale processing records")
 	fs.StringSliceVar(&o.flagNames, "flag", nil, "only records with all of these flags (comma-separated)")
 	fs.Int64Var(&o.limit, "limit", 0, "stop after printing this many records")
-	o.readFlags.register(fs)
+	o.readFlags.registerSnapshot(fs)
 }
 
 func (o *scanCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
@@ -62,6 +63,7 @@ func (o *scanCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string
 	}
 	defer s.Close()
 	defer progress.clear()
+	a.noteSnapshot(s)
 	w := newRecordWriter(format, a.stdout)
 	var printed int64
 	limited := func() bool { return o.limit > 0 && printed >= o.limit }
@@ -106,6 +108,10 @@ func coverageResult(ctx context.Context, a *app, covs []inspect.Coverage, s *ses
 	}
 	var gaps []string
 	for _, c := range covs {
+		var se *inspect.SnapshotError
+		if errors.As(c.Err, &se) {
+			return codeErr(ExitSnapshot, "%s — what is printed was read before it (%d keys of keyspace %s): a partial result", inspect.Line(c.Err.Error()), c.Keys, c.Keyspace)
+		}
 		if c.Err != nil {
 			where := ""
 			if c.Node != "" && s.mode == "cluster" {
@@ -118,7 +124,7 @@ func coverageResult(ctx context.Context, a *app, covs []inspect.Coverage, s *ses
 			continue
 		}
 		if c.Complete && c.Keys == 0 {
-			fmt.Fprintf(a.stderr, "idemctl: no keys match %q in %s\n", inspect.Sanitize(c.Match), s.ep)
+			fmt.Fprintf(a.stderr, "idemctl: no keys match %q in %s\n", inspect.Sanitize(c.Match), s.where())
 		}
 		if c.MemoryOff && !s.scan.NoMemory {
 			fmt.Fprintln(a.stderr, "idemctl: note: the server refused MEMORY USAGE; memory is unknown (null) for these records")

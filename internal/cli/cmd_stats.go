@@ -29,7 +29,7 @@ func (o *statsCmd) flags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.top, "top", 10, "top N values per template capture")
 	o.sample.register(fs, "read this share of the keyspace (e.g. 1% or 0.01) from a random start and report estimates with 95% intervals",
 		"read for this long (e.g. 30s) and report estimates with 95% intervals")
-	o.readFlags.register(fs)
+	o.readFlags.registerSnapshot(fs)
 }
 
 func (o *statsCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
@@ -45,7 +45,10 @@ func (o *statsCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 		return err
 	}
 	defer s.Close()
-	o.sample.apply(&s.scan)
+	if err := o.sample.applyLive(&s.scan, s); err != nil {
+		return err
+	}
+	a.noteSnapshot(s)
 	st := inspect.NewStats(o.top)
 	covs, _ := inspect.Scan(ctx, s.client, s.keyspaces, s.scan, func(b inspect.Batch) error {
 		st.Add(b)
@@ -55,6 +58,7 @@ func (o *statsCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 	st.AddCoverage(covs...)
 	rep := st.Report() // cut short by Ctrl-C, it says so: complete false, covered < 1
 	fillGaps(ctx, s, &rep)
+	rep.Source = s.source()
 	w := bufio.NewWriter(a.stdout)
 	if format == "json" {
 		enc := json.NewEncoder(w)

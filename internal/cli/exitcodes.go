@@ -23,6 +23,7 @@ const (
 	ExitDoctorWarning  = 10 // doctor: the worst finding is a warning
 	ExitDoctorCritical = 11 // doctor: the worst finding is critical
 	ExitAudit          = 12 // the audit log could not be written: the run stopped before its next write
+	ExitSnapshot       = 13 // --rdb: the snapshot file is not one, is newer than idemctl knows, or is damaged
 	ExitInterrupt      = 130
 )
 
@@ -45,6 +46,7 @@ var ExitCodeTable = []struct {
 	{ExitDoctorWarning, "`doctor`: the worst finding is a warning"},
 	{ExitDoctorCritical, "`doctor`: the worst finding is critical"},
 	{ExitAudit, "audit log failure (disk full, I/O error): the run stopped before its next write; every write made has its intent in the log; free space and run the same command again"},
+	{ExitSnapshot, "`--rdb`: the snapshot cannot be read, or read to its end — not an RDB file, an RDB version newer than idemctl knows, truncated, a checksum mismatch, corrupt data; the message names the byte offset and what was expected; `scan` and `stats` print what was read before the fault, marked partial"},
 	{ExitInterrupt, "interrupted (Ctrl-C or SIGTERM; a command blocked where it cannot stop, such as on a stdin that stays open, is ended 3 s after the signal)"},
 }
 

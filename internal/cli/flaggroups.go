@@ -19,6 +19,7 @@ const (
 	groupScan       = "scan"
 	groupWrite      = "write"
 	groupOutput     = "output"
+	groupSnapshot   = "snapshot"
 )
 
 // groupTitle and, for shared groups, the help topic that explains them.
@@ -28,6 +29,7 @@ var groupTitles = []struct{ group, title, topic string }{
 	{groupWrite, "Write flags", ""},
 	{groupKeyspace, "Keyspace flags", ""},
 	{groupScan, "Scan flags", "scanning"},
+	{groupSnapshot, "Snapshot flags", ""},
 	{groupConnection, "Connection flags", "connection"},
 }
 
@@ -46,9 +48,10 @@ func addGroup(fs *pflag.FlagSet, group string, register func(*pflag.FlagSet)) {
 // readFlags are what every command that reads records takes: where to
 // connect, which keyspaces, and how hard to scan.
 type readFlags struct {
-	cf connFlags
-	kf keyspaceFlags
-	sf scanFlags
+	cf   connFlags
+	kf   keyspaceFlags
+	sf   scanFlags
+	snap snapFlags // only for the commands that registerSnapshot
 }
 
 // register adds them in help order: keyspace, scan, connection.
@@ -56,6 +59,13 @@ func (r *readFlags) register(fs *pflag.FlagSet) {
 	addGroup(fs, groupKeyspace, r.kf.register)
 	addGroup(fs, groupScan, r.sf.register)
 	addGroup(fs, groupConnection, r.cf.register)
+}
+
+// registerSnapshot is register with --rdb, --at and --db: for the
+// commands that can read a snapshot file instead of a server.
+func (r *readFlags) registerSnapshot(fs *pflag.FlagSet) {
+	r.register(fs)
+	addGroup(fs, groupSnapshot, r.snap.register)
 }
 
 func setAnnotation(f *pflag.Flag, key string, values ...string) {

@@ -22,3 +22,13 @@ func (f *sampleFlags) register(fs *pflag.FlagSet, shareUse, timeUse string) {
 
 // apply sets the scan to stop at the sample.
 func (f sampleFlags) apply(o *inspect.Options) { o.Sample, o.SampleTime = f.share, f.time }
+
+// applyLive is apply, refusing a sample of a snapshot: the file is read
+// whole, at disk speed, with no server to spare.
+func (f sampleFlags) applyLive(o *inspect.Options, s *session) error {
+	if s.snap != nil && (f.share > 0 || f.time > 0) {
+		return usageErr("--sample and --sample-time spare a live server; a snapshot is read whole (drop them, or --max-keys to stop early)")
+	}
+	f.apply(o)
+	return nil
+}

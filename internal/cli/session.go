@@ -84,13 +84,17 @@ type session struct {
 	keyspaces   []*inspect.Keyspace
 	scan        inspect.Options
 	opts        redisconn.Options
-	mode        string // standalone, cluster or sentinel
+	mode        string // standalone, cluster, sentinel, or snapshot (--rdb)
 	osUser      string // for the audit log
+	snap        *inspect.SnapshotSource
 }
 
 func (s *session) Close() {
 	if s.client != nil {
 		s.client.Close()
+	}
+	if s.snap != nil {
+		s.snap.Close()
 	}
 }
 
@@ -262,6 +266,12 @@ func (s *session) connect(ctx context.Context, a *app) error {
 
 // openRead opens the session of a command that reads records.
 func (a *app) openRead(ctx context.Context, fs *pflag.FlagSet, r *readFlags) (*session, error) {
+	if err := checkSnapshotFlags(fs, r); err != nil {
+		return nil, err
+	}
+	if r.snap.path != "" {
+		return a.openSnapshot(fs, r)
+	}
 	return a.openSession(ctx, fs, &r.cf, &r.kf, &r.sf, true)
 }
 
@@ -422,6 +432,14 @@ func applyKeyspaceFlags(fs *pflag.FlagSet, ks *inspect.Keyspace, kf *keyspaceFla
 	return nil
 }
 
+// where names what the session reads, for messages.
+func (s *session) where() string {
+	if s.snap != nil {
+		return "snapshot " + inspect.Sanitize(s.snap.Info().Name)
+	}
+	return s.ep.String()
+}
+
 // displayAddress is the redacted address with the mode, for headers.
 func (s *session) displayAddress() string {
 	switch s.mode {
@@ -429,6 +447,8 @@ func (s *session) displayAddress() string {
 		return s.ep.String() + " (cluster)"
 	case "sentinel":
 		return s.ep.String() + " (sentinel " + s.opts.Master + ")"
+	case "snapshot":
+		return s.snap.Info().String()
 	}
 	return s.ep.String()
 }

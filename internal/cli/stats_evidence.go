@@ -14,6 +14,10 @@ func fillGaps(ctx context.Context, s *session, rep *inspect.Report) {
 	if !rep.MatchedNothing() {
 		return
 	}
+	if s.snap != nil {
+		rep.CannotJudge = rep.Gaps(s.snap.Info().DBKeys)
+		return
+	}
 	if n, err := inspect.DBKeys(ctx, s.client); err == nil {
 		rep.CannotJudge = rep.Gaps(n)
 	}

@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/rdb"
+)
+
+// snapFlags read a snapshot (RDB) file instead of a server.
+type snapFlags struct {
+	path string
+	at   string
+	db   int
+}
+
+func (f *snapFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.path, "rdb", "", "read this snapshot (RDB) file instead of a server, with no load on production; - reads standard input (redis-cli --rdb - | idemctl stats --rdb -)")
+	fs.StringVar(&f.at, "at", "", "with --rdb: judge TTLs, ages and staleness at this time (RFC 3339, or Unix seconds) instead of when the snapshot was taken")
+	fs.IntVar(&f.db, "db", 0, "with --rdb: the database to read")
+}
+
+// serverFlags are the flags that name a server, which --rdb replaces.
+var serverFlags = []string{"url", "cluster", "addrs", "sentinel", "read-from-replicas", "user", "password-env", "password-file", "password-prompt", "tls-ca", "tls-insecure"}
+
+// openSnapshot resolves the keyspaces and opens --rdb in place of a
+// connection: the session has no client, and its scans read the file.
+func (a *app) openSnapshot(fs *pflag.FlagSet, r *readFlags) (*session, error) {
+	for _, name := range serverFlags {
+		if fs.Changed(name) {
+			return nil, usageErr("--rdb reads a snapshot file, --%s names a server: give one of them", name)
+		}
+	}
+	if r.cf.url != "" {
+		return nil, usageErr("--rdb reads a snapshot file, but %s names a server: unset it, or drop --rdb", a.fromEnv["url"])
+	}
+	if r.snap.db < 0 {
+		return nil, usageErr("--db must be 0 or more")
+	}
+	cfg, name, prof, err := a.loadProfile(r.cf.configPath, r.cf.profile)
+	if err != nil {
+		return nil, err
+	}
+	if fs.Changed("profile") && prof.URL != "" {
+		return nil, usageErr("--rdb reads a snapshot file, but profile %s names a server (%s): give one of them", name, inspect.Sanitize(prof.URL))
+	}
+	s := &session{cfg: cfg, profileName: name, profile: prof, osUser: a.user(), mode: "snapshot"}
+	s.scan = scanOptions(fs, &r.sf, prof)
+	if s.keyspaces, err = resolveKeyspaces(fs, cfg, prof, &r.kf); err != nil {
+		return nil, err
+	}
+	spec := inspect.SnapshotSpec{Path: r.snap.path, Stdin: a.stdin, DB: r.snap.db}
+	if r.snap.at != "" {
+		if spec.At, err = parseAt(r.snap.at); err != nil {
+			return nil, usageErr("--at %q: %v", r.snap.at, err)
+		}
+	}
+	src, err := inspect.OpenSnapshot(spec)
+	if err != nil {
+		return nil, snapshotErr(err)
+	}
+	s.snap, s.scan.Snapshot = src, src
+	return s, nil
+}
+
+// checkSnapshotFlags refuses --at and --db without --rdb.
+func checkSnapshotFlags(fs *pflag.FlagSet, r *readFlags) error {
+	if r.snap.path != "" {
+		return nil
+	}
+	for _, name := range []string{"at", "db"} {
+		if f := fs.Lookup(name); f != nil && f.Changed {
+			return usageErr("--%s is for reading a snapshot: give the file with --rdb", name)
+		}
+	}
+	return nil
+}
+
+// parseAt reads --at: an RFC 3339 time or Unix seconds.
+func parseAt(v string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, nil
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
+		return time.Unix(n, 0), nil
+	}
+	return time.Time{}, errors.New("want an RFC 3339 time (2026-12-05T14:00:00Z) or Unix seconds")
+}
+
+// snapshotErr gives a snapshot that cannot be read its exit code: a fault
+// in the file, or (a missing file) the usual error.
+func snapshotErr(err error) error {
+	var fe *rdb.FormatError
+	if errors.As(err, &fe) {
+		return codeErr(ExitSnapshot, "%s", inspect.Line(err.Error()))
+	}
+	return fmt.Errorf("%s", inspect.Line(err.Error()))
+}
+
+// source says where the session's records come from, for reports.
+func (s *session) source() *inspect.Source {
+	if s.snap != nil {
+		return s.snap.Info().Source()
+	}
+	return inspect.ServerSource(s.displayAddress())
+}
+
+// noteSnapshot tells stderr what the records were judged against.
+func (a *app) noteSnapshot(s *session) {
+	if s.snap != nil {
+		fmt.Fprintf(a.stderr, "idemctl: reading %s; TTLs and ages as of %s\n", s.snap.Info(), s.snap.Info().At.UTC().Format(time.RFC3339))
+	}
+}
