@@ -233,7 +233,7 @@ func mergeCoverage(ks *Keyspace, cs []Coverage) Coverage {
 		m.MemoryOff = m.MemoryOff || c.MemoryOff
 		if c.Err != nil && m.Err == nil {
 			m.Err = c.Err
-			if c.Node != "" {
+			if c.Node != "" && c.Role != "snapshot" { // a snapshot's error names its file
 				m.Err = fmt.Errorf("on %s: %w", c.Node, c.Err)
 			}
 		}

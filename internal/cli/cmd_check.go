@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -65,7 +66,19 @@ type checkResult struct {
 	DurationMs int64       `json:"duration_ms"`
 	Thresholds []threshold `json:"thresholds"`
 	// CannotJudge: why the data cannot back the verdict (cause and fix each)
-	CannotJudge []inspect.Gap `json:"cannot_judge"`
+	CannotJudge []inspect.Gap   `json:"cannot_judge"`
+	Source      *inspect.Source `json:"source,omitempty"`
+}
+
+// snapshotFault is the fault that stopped reading a snapshot, if one did.
+func snapshotFault(snap *inspect.Snapshot) error {
+	for _, k := range snap.Keyspaces {
+		var se *inspect.SnapshotError
+		if errors.As(k.Coverage.Err, &se) {
+			return se
+		}
+	}
+	return nil
 }
 
 // checkCmd holds check's flags.
@@ -137,7 +150,11 @@ func (o *checkCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 		// Ctrl-C: judge what was read; the verdict says how far it got.
 		snap.Err = fmt.Errorf("interrupted after %.0f%% of the keyspace", snap.Covered*100)
 	}
+	if s.snap != nil && snap.DBKeys < 0 {
+		snap.DBKeys = s.snap.Info().DBKeys // a pattern that matched nothing, in a database that holds keys
+	}
 	res := judge(&snap, ths)
+	res.Source = s.source()
 	if o.output == "json" {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
@@ -153,6 +170,9 @@ func (o *checkCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 	case "fail":
 		return &exitErr{code: ExitThreshold}
 	case "incomplete":
+		if se := snapshotFault(&snap); se != nil {
+			return codeErr(ExitSnapshot, "%s", inspect.Line(se.Error()))
+		}
 		return &exitErr{code: ExitIncomplete}
 	case verdictUnjudged:
 		return &exitErr{code: ExitUnjudged}
