@@ -113,7 +113,11 @@ func (in *input) readFull(dst []byte) error {
 }
 
 // discard consumes n bytes without keeping them.
-func (in *input) discard(n int64) error {
+func (in *input) discard(n int64) error { return in.discardTo(n, nil) }
+
+// discardTo consumes n bytes, writing them to w when it is not nil (a
+// digest of a value too long to keep).
+func (in *input) discardTo(n int64, w io.Writer) error {
 	for n > 0 {
 		if in.pos >= in.end {
 			if err := in.fill(1); err != nil {
@@ -123,6 +127,9 @@ func (in *input) discard(n int64) error {
 		c := int64(in.end - in.pos)
 		if c > n {
 			c = n
+		}
+		if w != nil {
+			w.Write(in.buf[in.pos : in.pos+int(c)])
 		}
 		in.pos += int(c)
 		n -= c

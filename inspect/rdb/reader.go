@@ -10,9 +10,11 @@
 package rdb
 
 import (
+	"crypto/sha1"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"strconv"
 	"time"
@@ -31,6 +33,10 @@ type Options struct {
 	// MaxKey bounds a key's length: longer keys are skipped, counted in
 	// Stats (default 64 KiB).
 	MaxKey int
+	// Digest computes the SHA-1 of every string value and hash field read
+	// (ValueDigest, HashField.Digest): what pins a record's version as the
+	// server's own SHA1HEX would.
+	Digest bool
 }
 
 // Header is what a snapshot says of itself.
@@ -86,8 +92,12 @@ type Reader struct {
 	valAt   int64 // where cur's value starts
 	mem     int64 // cur's memory estimate, once its value is consumed
 
-	keyBuf, valBuf, nameBuf, blobBuf, lzfBuf, intBuf []byte
-	done                                             bool
+	keyBuf, valBuf, nameBuf, blobBuf, lzfBuf, lzfOut, intBuf []byte
+	done                                                     bool
+
+	digest hash.Hash // nil unless Options.Digest
+	sum    [sha1.Size]byte
+	sumOK  bool
 }
 
 // NewReader reads and checks the file's header.
@@ -99,6 +109,9 @@ func NewReader(r io.Reader, opt Options) (*Reader, error) {
 		opt.MaxKey = 64 << 10
 	}
 	rd := &Reader{in: newInput(r), opt: opt, hdr: Header{Aux: map[string]string{}}}
+	if opt.Digest {
+		rd.digest = sha1.New()
+	}
 	magic, err := rd.in.next(9)
 	if err != nil {
 		if rd.in.offset() == 0 && rd.in.end == 0 && errors.Is(err, io.ErrUnexpectedEOF) {

@@ -1,8 +1,11 @@
 package rdb
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
+	"io"
 	"fmt"
 	"os"
 	"strings"
@@ -182,5 +185,67 @@ func compareLive(t *testing.T, ctx context.Context, c *redis.Client, k got) {
 				t.Errorf("%q field %q: TTL %d in the file, %v live (%v)", k.key, f, want, got, err)
 			}
 		}
+	}
+}
+
+// TestDigestsMatchServer: with Options.Digest, each string's and hash
+// field's SHA-1 is the server's own SHA1HEX of the value, whatever its
+// encoding (raw, integer, LZF; listpack, hash table).
+func TestDigestsMatchServer(t *testing.T) {
+	srv, c := redistest.SharedClient(t)
+	ctx := context.Background()
+	seedEverything(t, ctx, c, false)
+	b, err := os.ReadFile(srv.Snapshot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReader(bytes.NewReader(b), Options{Digest: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sha := func(v string) string {
+		h, err := c.Eval(ctx, "return redis.sha1hex(ARGV[1])", nil, v).Text()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	checked := 0
+	for {
+		e, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.DB != 0 {
+			continue
+		}
+		key := string(e.Key)
+		switch e.Type {
+		case TypeString:
+			if _, _, err := r.StringValue(8); err != nil {
+				t.Fatal(err)
+			}
+			sum, ok := r.ValueDigest()
+			if want := sha(c.Get(ctx, key).Val()); !ok || hex.EncodeToString(sum[:]) != want {
+				t.Errorf("%q (%s): digest %x, server %s", key, e.Encoding, sum, want)
+			}
+			checked++
+		case TypeHash:
+			live := c.HGetAll(ctx, key).Val()
+			if err := r.HashFields(64, 8, func(f HashField) {
+				if want := sha(live[string(f.Name)]); !f.DigestOK || hex.EncodeToString(f.Digest[:]) != want {
+					t.Errorf("%q field %q (%s): digest %x, server %s", key, f.Name, e.Encoding, f.Digest, want)
+				}
+				checked++
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if checked < 600 {
+		t.Fatalf("%d values checked", checked)
 	}
 }

@@ -1,8 +1,10 @@
 package rdb
 
 import (
+	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"strconv"
 )
 
@@ -78,9 +80,16 @@ func (r *Reader) stringCapped(buf *[]byte, max int, what string) ([]byte, int64,
 		if err := r.in.readFull(dst); err != nil {
 			return nil, 0, r.fail(err, what)
 		}
-		if err := r.in.discard(int64(n) - int64(keep)); err != nil || n > 1<<62 {
+		var rest io.Writer
+		if r.digest != nil {
+			r.digest.Reset()
+			r.digest.Write(dst)
+			rest = r.digest
+		}
+		if err := r.in.discardTo(int64(min(n, 1<<62))-int64(keep), rest); err != nil || n > 1<<62 {
 			return nil, 0, r.failLen(err, n, at, what)
 		}
+		r.sumValue()
 		return dst, int64(n), nil
 	case encInt8, encInt16, encInt32:
 		v, err := r.intEnc(enc, what)
@@ -89,6 +98,7 @@ func (r *Reader) stringCapped(buf *[]byte, max int, what string) ([]byte, int64,
 		}
 		dst := strconv.AppendInt((*buf)[:0], v, 10)
 		*buf = dst
+		r.sumOf(dst)
 		full := int64(len(dst))
 		return dst[:min(len(dst), max)], full, nil
 	case encLZF:
@@ -134,10 +144,12 @@ func (r *Reader) lzfString(buf *[]byte, max int, whole bool, what string) ([]byt
 	if err != nil {
 		return nil, 0, err
 	}
+	whole = whole || r.digest != nil && ulen <= uint64(r.opt.MaxBlob)
 	if clen > uint64(r.opt.MaxBlob) || ulen > 1<<40 || whole && ulen > uint64(r.opt.MaxBlob) {
 		if err := r.in.discard(int64(min(clen, 1<<62))); err != nil {
 			return nil, 0, r.fail(err, what)
 		}
+		r.sumOK = false
 		return nil, int64(min(ulen, 1<<62)), errTooBig
 	}
 	src := grow(&r.lzfBuf, int(clen))
@@ -145,11 +157,22 @@ func (r *Reader) lzfString(buf *[]byte, max int, whole bool, what string) ([]byt
 		return nil, 0, r.fail(err, fmt.Sprintf("%s (%d compressed bytes)", what, clen))
 	}
 	keep := int(min(ulen, uint64(max)))
+	if whole && keep < int(ulen) { // decoded whole for its digest, kept in part
+		all := grow(&r.lzfOut, int(ulen))
+		if _, err := lzfDecode(src, all, false); err != nil {
+			return nil, 0, &FormatError{Offset: at, Msg: fmt.Sprintf("corrupt LZF data in %s: %v", what, err)}
+		}
+		r.sumOf(all)
+		dst := grow(buf, keep)
+		copy(dst, all)
+		return dst, int64(ulen), nil
+	}
 	dst := grow(buf, keep)
 	got, err := lzfDecode(src, dst, keep < int(ulen))
 	if err != nil {
 		return nil, 0, &FormatError{Offset: at, Msg: fmt.Sprintf("corrupt LZF data in %s: %v", what, err)}
 	}
+	r.sumOf(dst[:got])
 	return dst[:got], int64(ulen), nil
 }
 
@@ -223,4 +246,19 @@ func grow(buf *[]byte, n int) []byte {
 	}
 	*buf = (*buf)[:n]
 	return *buf
+}
+
+// sumValue closes the digest of the string just read, when digests are on.
+func (r *Reader) sumValue() {
+	if r.digest != nil {
+		r.digest.Sum(r.sum[:0])
+		r.sumOK = true
+	}
+}
+
+// sumOf is the digest of a string held whole.
+func (r *Reader) sumOf(b []byte) {
+	if r.digest != nil {
+		r.sum, r.sumOK = sha1.Sum(b), true
+	}
 }

@@ -1,6 +1,7 @@
 package rdb
 
 import (
+	"crypto/sha1"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -26,10 +27,15 @@ func (r *Reader) StringValue(max int) ([]byte, int64, error) {
 			r.cur.Encoding = "int"
 		}
 	}
+	r.sumOK = false
 	v, full, err := r.stringCapped(&r.valBuf, max, "a string value")
 	r.mem = estimateString(len(r.cur.Key), full, r.cur.Encoding == "int")
 	return v, full, err
 }
+
+// ValueDigest is the SHA-1 of the whole string value StringValue just read
+// (with Options.Digest); ok is false when it was too big to read.
+func (r *Reader) ValueDigest() (sum [sha1.Size]byte, ok bool) { return r.sum, r.sumOK }
 
 // HashField is one field of a hash, handed to HashFields' callback: Name
 // and Value are cut to the caps asked for (NameLen and ValueLen are their
@@ -40,6 +46,10 @@ type HashField struct {
 	Value    []byte
 	ValueLen int64
 	ExpireMs int64 // the field's own expiry, absolute ms; -1: none
+	// Digest is the SHA-1 of the whole value, with Options.Digest.
+	Digest   [sha1.Size]byte
+	DigestOK bool   // false: digests off, or the value was too big to read
+	whole    []byte // an encoded hash's whole value, for its digest
 }
 
 // HashFields reads the current key's hash, calling fn for each field.
@@ -63,15 +73,19 @@ func (r *Reader) HashFields(nameCap, valueCap int, fn func(HashField)) error {
 	}
 	r.mem = estimateEncoded(len(r.cur.Key), len(b))
 	var perr error
+	each := fn
+	if r.digest != nil { // every value is whole in the blob
+		each = func(f HashField) { f.Digest, f.DigestOK = sha1.Sum(f.whole), true; fn(f) }
+	}
 	switch r.cur.rdbType {
 	case typeHashZipmap:
-		perr = zipmapPairs(b, func(k, v []byte) { fn(capField(k, v, nameCap, valueCap, -1)) })
+		perr = zipmapPairs(b, func(k, v []byte) { each(capField(k, v, nameCap, valueCap, -1)) })
 	case typeHashZiplist:
-		perr = pairs(ziplistEach, b, &r.intBuf, nameCap, valueCap, fn)
+		perr = pairs(ziplistEach, b, &r.intBuf, nameCap, valueCap, each)
 	case typeHashListpack:
-		perr = pairs(listpackEach, b, &r.intBuf, nameCap, valueCap, fn)
+		perr = pairs(listpackEach, b, &r.intBuf, nameCap, valueCap, each)
 	default:
-		perr = listpackTriples(b, &r.intBuf, nameCap, valueCap, fn)
+		perr = listpackTriples(b, &r.intBuf, nameCap, valueCap, each)
 	}
 	if perr != nil {
 		return &FormatError{Offset: at, Msg: fmt.Sprintf("corrupt %s hash: %v", r.cur.Encoding, perr)}
@@ -113,9 +127,11 @@ func (r *Reader) hashTable(t byte, nameCap, valueCap int, fn func(HashField)) er
 		if f.Name, f.NameLen, err = r.stringCapped(&r.nameBuf, nameCap, "a hash field's name"); err != nil && !errors.Is(err, errTooBig) {
 			return err
 		}
+		r.sumOK = false
 		if f.Value, f.ValueLen, err = r.stringCapped(&r.valBuf, valueCap, "a hash field's value"); err != nil && !errors.Is(err, errTooBig) {
 			return err
 		}
+		f.Digest, f.DigestOK = r.sum, r.sumOK
 		mem += dictEntry + sdsSize(f.NameLen) + sdsSize(f.ValueLen)
 		fn(f)
 	}
@@ -125,7 +141,7 @@ func (r *Reader) hashTable(t byte, nameCap, valueCap int, fn func(HashField)) er
 
 func capField(k, v []byte, nameCap, valueCap int, expire int64) HashField {
 	return HashField{Name: k[:min(len(k), nameCap)], NameLen: int64(len(k)),
-		Value: v[:min(len(v), valueCap)], ValueLen: int64(len(v)), ExpireMs: expire}
+		Value: v[:min(len(v), valueCap)], ValueLen: int64(len(v)), ExpireMs: expire, whole: v}
 }
 
 // skipValue consumes the current key's value, whatever its type, without
