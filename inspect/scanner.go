@@ -45,6 +45,10 @@ type Options struct {
 	// Snapshot, when set, is read instead of the server: the client may be
 	// nil, and every record is judged at the snapshot's time.
 	Snapshot *SnapshotSource
+	// Versions: a snapshot's batches carry each record's version
+	// (Batch.Versions), for writes pinned to what the file held. The
+	// snapshot must be opened with SnapshotSpec.Versions.
+	Versions bool
 }
 
 // WithDefaults fills the zero values with the defaults.
@@ -74,7 +78,8 @@ type Batch struct {
 	Keyspace     *Keyspace
 	Node         string // the server it was read from
 	Records      []Record
-	ServerTimeMs int64 // the Redis server's clock when the batch was read
+	Versions     []RecordVersion // with Options.Versions (snapshots): one per record
+	ServerTimeMs int64           // the Redis server's clock when the batch was read
 	// Done is the share of the whole scan (every keyspace on every node)
 	// visited when the batch was read, from the SCAN cursors: for progress
 	// lines and estimates of what is left.

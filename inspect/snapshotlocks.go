@@ -19,7 +19,9 @@ type snapLock struct {
 	ks        int // the keyspace whose lock it is
 	expireMs  int64
 	typ       KeyType
-	head      string // the value's first bytes: a time or a token
+	head      string // the value's first 1024 bytes (a time or a token), as the version script reads it
+	length    int64
+	digest    [20]byte
 	hasRecord bool
 }
 
@@ -79,11 +81,12 @@ func (l *snapLocks) add(r *rdb.Reader, e *rdb.Entry, kss []*Keyspace, with []int
 		}
 		lk := &snapLock{ks: i, expireMs: e.ExpireMs, typ: keyTypeOf(e.Type)}
 		if e.Type == rdb.TypeString {
-			head, _, err := r.StringValue(64)
+			head, n, err := r.StringValue(1024)
 			if err != nil && !errors.Is(err, rdb.ErrTooBig) {
 				return &SnapshotError{Err: err}
 			}
-			lk.head = string(head)
+			lk.head, lk.length = string(head), n
+			lk.digest, _ = r.ValueDigest()
 		}
 		l.byKey[key] = lk
 		return nil
@@ -93,8 +96,7 @@ func (l *snapLocks) add(r *rdb.Reader, e *rdb.Entry, kss []*Keyspace, with []int
 
 // pttl is the lock's TTL at the snapshot's time, as PTTL would answer:
 // LockAbsent when it does not exist or had expired. Its record is seen.
-func (l *snapLocks) pttl(lockKey string, atMs int64) int64 {
-	lk := l.byKey[lockKey]
+func (l *snapLocks) pttl(lk *snapLock, atMs int64) int64 {
 	if lk == nil {
 		return LockAbsent
 	}
@@ -127,7 +129,10 @@ func (s *snapScan) orphans() error {
 		if lk.expireMs >= 0 {
 			pttl = lk.expireMs - s.src.atMs
 		}
-		s.batches[lk.ks] = append(s.batches[lk.ks], lockOnly(s.kss[lk.ks], k, pttl, lk.typ, lk.head, s.src.atMs))
+		s.batches[lk.ks] = append(s.batches[lk.ks], lockOnly(s.kss[lk.ks], k, pttl, lk.typ, lk.head[:min(len(lk.head), 64)], s.src.atMs))
+		if s.opt.Versions {
+			s.versions[lk.ks] = append(s.versions[lk.ks], lk.version())
+		}
 		s.covs[lk.ks].Records++
 		if len(s.batches[lk.ks]) >= s.opt.Count {
 			if err := s.send(lk.ks, nil); err != nil {

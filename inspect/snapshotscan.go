@@ -15,19 +15,20 @@ import (
 // value read once, and a record classified for each keyspace it matches,
 // at the snapshot's time.
 type snapScan struct {
-	ctx     context.Context
-	src     *SnapshotSource
-	kss     []*Keyspace
-	opt     Options
-	out     chan<- Batch
-	covs    []Coverage
-	batches [][]Record
-	locks   *snapLocks // nil: no keyspace has a companion lock
-	val     snapValue
-	wanted  map[string]bool // the hash fields any keyspace reads
-	readCap int             // the largest read cap of the keyspaces
-	matched []int
-	dbKeys  int64
+	ctx      context.Context
+	src      *SnapshotSource
+	kss      []*Keyspace
+	opt      Options
+	out      chan<- Batch
+	covs     []Coverage
+	batches  [][]Record
+	versions [][]RecordVersion // with Options.Versions, beside batches
+	locks    *snapLocks        // nil: no keyspace has a companion lock
+	val      snapValue
+	wanted   map[string]bool // the hash fields any keyspace reads
+	readCap  int             // the largest read cap of the keyspaces
+	matched  []int
+	dbKeys   int64
 }
 
 // scanSnapshot is ScanAll over a snapshot: one coverage per keyspace,
@@ -35,7 +36,7 @@ type snapScan struct {
 // before it were sent, and every coverage says where it stopped.
 func scanSnapshot(ctx context.Context, src *SnapshotSource, kss []*Keyspace, opt Options, out chan<- Batch) []Coverage {
 	s := &snapScan{ctx: ctx, src: src, kss: kss, opt: opt, out: out, wanted: map[string]bool{},
-		covs: make([]Coverage, len(kss)), batches: make([][]Record, len(kss))}
+		covs: make([]Coverage, len(kss)), batches: make([][]Record, len(kss)), versions: make([][]RecordVersion, len(kss))}
 	started := time.Now()
 	for i, ks := range kss {
 		s.covs[i] = Coverage{Keyspace: ks.Name, Match: ks.Match, Node: src.spec.Path, Role: "snapshot", Started: started, MemoryOff: opt.NoMemory}
@@ -151,14 +152,19 @@ func (s *snapScan) entry(r *rdb.Reader, e *rdb.Entry) (stop bool, err error) {
 	if len(s.matched) == 0 {
 		return false, nil
 	}
-	if err := s.val.read(r, e, s.readCap, s.wanted, !s.opt.NoMemory); err != nil {
+	if err := s.val.read(r, e, s.readCap, s.wanted, !s.opt.NoMemory, s.opt.Versions); err != nil {
 		return false, err
 	}
 	for _, i := range s.matched {
 		ks := s.kss[i]
 		o := s.val.observe(ks, key, e.ExpireMs, s.src.atMs)
+		var lock *snapLock
 		if ks.Schema.Lock != nil {
-			o.lockPTTL = s.locks.pttl(ks.Schema.Lock.LockKey(key), s.src.atMs)
+			lock = s.locks.byKey[ks.Schema.Lock.LockKey(key)]
+			o.lockPTTL = s.locks.pttl(lock, s.src.atMs)
+		}
+		if s.opt.Versions {
+			s.versions[i] = append(s.versions[i], s.val.version(e.ExpireMs, s.src.atMs, lock, ks.Schema.Lock != nil))
 		}
 		s.batches[i] = append(s.batches[i], classify(ks, &o, s.src.atMs))
 		s.covs[i].Records++
@@ -178,6 +184,9 @@ func (s *snapScan) send(i int, r *rdb.Reader) error {
 	}
 	b := Batch{Keyspace: s.kss[i], Node: s.src.spec.Path, Records: s.batches[i], ServerTimeMs: s.src.atMs, Done: s.done(r)}
 	s.batches[i] = make([]Record, 0, s.opt.Count)
+	if s.opt.Versions {
+		b.Versions, s.versions[i] = s.versions[i], make([]RecordVersion, 0, s.opt.Count)
+	}
 	select {
 	case s.out <- b:
 		return nil

@@ -34,6 +34,8 @@ type SnapshotSpec struct {
 	// At is the time the records are judged at; zero: the snapshot's own
 	// (its ctime field), and a snapshot without one is refused.
 	At time.Time
+	// Versions hashes every value, for Options.Versions.
+	Versions bool
 }
 
 // SnapshotInfo is what a snapshot says of itself, and what reading it
@@ -107,7 +109,7 @@ func (s *SnapshotSource) open() error {
 		}
 		s.rc = f
 	}
-	r, err := rdb.NewReader(s.rc, rdb.Options{})
+	r, err := rdb.NewReader(s.rc, rdb.Options{Digest: s.spec.Versions})
 	if err == nil {
 		s.first, err = r.Next()
 		if errors.Is(err, io.EOF) {

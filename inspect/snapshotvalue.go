@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"crypto/sha1"
 	"errors"
 
 	"github.com/idemctl/idemctl/inspect/rdb"
@@ -17,6 +18,11 @@ type snapValue struct {
 	tooBig  bool  // over the reader's blob limit: skipped, not read
 	mem     int64 // an estimate from the encoding; -1 unknown
 	ttlType bool  // a hash type with field TTLs
+	// With versions: the string's digest, or every field's (name,
+	// digest, expiry), as the version script hashes them.
+	digest   [sha1.Size]byte
+	digestOK bool
+	parts    []versionPart
 }
 
 type snapField struct {
@@ -26,15 +32,25 @@ type snapField struct {
 	expireMs int64 // -1: none
 }
 
-func (v *snapValue) read(r *rdb.Reader, e *rdb.Entry, readCap int, wanted map[string]bool, memory bool) error {
-	*v = snapValue{typ: keyTypeOf(e.Type), fields: v.fields[:0], mem: -1}
+func (v *snapValue) read(r *rdb.Reader, e *rdb.Entry, readCap int, wanted map[string]bool, memory, versions bool) error {
+	*v = snapValue{typ: keyTypeOf(e.Type), fields: v.fields[:0], parts: v.parts[:0], mem: -1}
 	var err error
 	switch e.Type {
 	case rdb.TypeString:
 		v.str, v.strLen, err = r.StringValue(readCap)
+		v.digest, v.digestOK = r.ValueDigest()
 	case rdb.TypeHash:
 		v.ttlType = len(e.Encoding) > 10 && e.Encoding[len(e.Encoding)-10:] == "-field-ttl"
-		err = r.HashFields(256, readCap, func(f rdb.HashField) {
+		v.digestOK = true
+		nameCap := 256
+		if versions {
+			nameCap = 1 << 16 // a version hashes every name whole
+		}
+		err = r.HashFields(nameCap, readCap, func(f rdb.HashField) {
+			if versions && len(v.parts) <= maxVersionFields {
+				v.parts = append(v.parts, versionPart{name: string(f.Name), digest: f.Digest, expireMs: f.ExpireMs})
+				v.digestOK = v.digestOK && f.DigestOK && f.NameLen == int64(len(f.Name))
+			}
 			if f.NameLen <= 256 && wanted[string(f.Name)] {
 				v.fields = append(v.fields, snapField{name: string(f.Name), value: string(f.Value), valueLen: f.ValueLen, expireMs: f.ExpireMs})
 			}
