@@ -49,7 +49,12 @@ func (s *casScript) run(ctx context.Context, c redis.UniversalClient, keys []str
 	return cmd
 }
 
-func (s *casScript) send(ctx context.Context, c redis.UniversalClient, name, body string, keys []string, args []any) *redis.Cmd {
+// processor sends one command: a client, or a pipeline that queues it.
+type processor interface {
+	Process(ctx context.Context, cmd redis.Cmder) error
+}
+
+func (s *casScript) send(ctx context.Context, c processor, name, body string, keys []string, args []any) *redis.Cmd {
 	a := make([]any, 0, 3+len(keys)+len(args))
 	a = append(a, name, body, len(keys))
 	for _, k := range keys {

@@ -40,7 +40,7 @@ type scanCmd struct {
 
 // flags registers scan's flags.
 func (o *scanCmd) flags(fs *pflag.FlagSet) {
-	outputFlag(fs, &o.output, "", "table, json or ndjson (default: table on a terminal, ndjson otherwise)", "table", "json", "ndjson")
+	outputFlag(fs, &o.output, "", "table, json, ndjson, or pinned: --from-file lines for a guarded write, pinned to each record as read (default: table on a terminal, ndjson otherwise)", "table", "json", "pinned", "ndjson")
 	fs.StringSliceVar(&o.states, "state", nil, "only records in these canonical states (comma-separated)")
 	fs.BoolVar(&o.stale, "stale", false, "only stale processing records")
 	fs.StringSliceVar(&o.flagNames, "flag", nil, "only records with all of these flags (comma-separated)")
@@ -49,10 +49,11 @@ func (o *scanCmd) flags(fs *pflag.FlagSet) {
 }
 
 func (o *scanCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
-	format, err := outputFormat(o.output, a.isTTY, "table", "json", "ndjson")
+	format, err := outputFormat(o.output, a.isTTY, "table", "json", "pinned", "ndjson")
 	if err != nil {
 		return err
 	}
+	o.readFlags.snap.versions = format == "pinned"
 	filter, err := newRecordFilter(o.states, o.flagNames, o.stale)
 	if err != nil {
 		return err
@@ -64,19 +65,30 @@ func (o *scanCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string
 	defer s.Close()
 	defer progress.clear()
 	a.noteSnapshot(s)
+	s.scan.Versions = format == "pinned"
 	w := newRecordWriter(format, a.stdout)
+	if format == "pinned" {
+		w.pinnedHeader(s)
+	}
 	var printed int64
 	limited := func() bool { return o.limit > 0 && printed >= o.limit }
 	covs, err := inspect.Scan(ctx, s.client, s.keyspaces, s.scan, func(b inspect.Batch) error {
+		var picked []int
 		for i := range b.Records {
-			r := &b.Records[i]
-			if !filter.Match(r) {
+			if !filter.Match(&b.Records[i]) {
 				continue
 			}
-			w.write(r)
+			picked = append(picked, i)
 			printed++
 			if limited() {
 				break
+			}
+		}
+		if format == "pinned" {
+			w.pinned(ctx, s, b, picked)
+		} else {
+			for _, i := range picked {
+				w.write(&b.Records[i])
 			}
 		}
 		progress.clear()

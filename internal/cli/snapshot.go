@@ -14,9 +14,10 @@ import (
 
 // snapFlags read a snapshot (RDB) file instead of a server.
 type snapFlags struct {
-	path string
-	at   string
-	db   int
+	path     string
+	at       string
+	db       int
+	versions bool // not a flag: scan -o pinned hashes every value for its version
 }
 
 func (f *snapFlags) register(fs *pflag.FlagSet) {
@@ -54,7 +55,7 @@ func (a *app) openSnapshot(fs *pflag.FlagSet, r *readFlags) (*session, error) {
 	if s.keyspaces, err = resolveKeyspaces(fs, cfg, prof, &r.kf); err != nil {
 		return nil, err
 	}
-	spec := inspect.SnapshotSpec{Path: r.snap.path, Stdin: a.stdin, DB: r.snap.db}
+	spec := inspect.SnapshotSpec{Path: r.snap.path, Stdin: a.stdin, DB: r.snap.db, Versions: r.snap.versions}
 	if r.snap.at != "" {
 		if spec.At, err = parseAt(r.snap.at); err != nil {
 			return nil, usageErr("--at %q: %v", r.snap.at, err)

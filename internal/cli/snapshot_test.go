@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idemctl/idemctl/internal/cli"
 	"github.com/idemctl/idemctl/internal/clitest"
@@ -155,6 +156,76 @@ func TestSnapshotBadFiles(t *testing.T) {
 		r := clitest.Run(t, nil, append([]string{"stats", "--preset", "atlasmart"}, args...)...)
 		if r.Code != cli.ExitUsage {
 			t.Errorf("stats %v: exit %d, %q; want a usage error", args, r.Code, r.Stderr)
+		}
+	}
+}
+
+// TestFindOfflineFixOnline: stale records found in a snapshot are pinned
+// (scan --stale -o pinned); the application then completes some and a
+// retry re-reserves one; a live fail from those lines applies to the
+// rest and refuses every record that changed since the snapshot.
+func TestFindOfflineFixOnline(t *testing.T) {
+	srv, c := redistest.SharedClient(t)
+	ctx := context.Background()
+	timing := []string{"--reserve-ttl", "1h", "--processing-timeout", "10m"}
+	clitest.Seed(t, srv.URL(0), 400, timing...)
+	path := srv.Snapshot(t)
+
+	pinned := clitest.Run(t, nil, append([]string{"scan", "--rdb", path, "--preset", "atlasmart", "--stale", "-o", "pinned"}, timing...)...)
+	pinned.MustCode(t, 0)
+	var keys []string
+	for _, line := range strings.Split(strings.TrimSpace(pinned.Stdout), "\n") {
+		if !strings.HasPrefix(line, "#") {
+			keys = append(keys, strings.Split(line, "\t")[0])
+		}
+	}
+	if len(keys) < 6 {
+		t.Fatalf("%d stale records pinned:\n%s", len(keys), pinned.Stdout)
+	}
+	// Meanwhile the application completes two, and a retry re-reserves a
+	// third with the same body: the same state and fingerprint, a new TTL.
+	c.HSet(ctx, keys[0], "state", "SUCCEEDED", "status", "201", "response", "{}")
+	c.HSet(ctx, keys[1], "state", "SUCCEEDED", "status", "201", "response", "{}")
+	c.Expire(ctx, keys[2], 2*time.Hour)
+	file := filepath.Join(t.TempDir(), "stale.pinned")
+	if err := os.WriteFile(file, []byte(pinned.Stdout), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"XDG_STATE_HOME": t.TempDir()}
+	r := clitest.Run(t, env, append([]string{"fail", "--url", srv.URL(0), "--preset", "atlasmart", "--write", "--yes",
+		"--reason", "stale in the 03:10 snapshot", "--from-file", file, "-o", "json"}, timing...)...)
+	r.MustCode(t, cli.ExitPartial)
+	var out struct {
+		Results []struct {
+			Key, Outcome, Detail string
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+		t.Fatalf("%v: %s", err, r.Stdout)
+	}
+	changed := map[string]bool{keys[0]: true, keys[1]: true, keys[2]: true}
+	applied := 0
+	for _, res := range out.Results {
+		switch {
+		case changed[res.Key] && res.Outcome != "conflict":
+			t.Errorf("%s changed since the snapshot, yet %s: %s", res.Key, res.Outcome, res.Detail)
+		case res.Key == keys[2] && !strings.Contains(res.Detail, "TTL was re-set"):
+			t.Errorf("the re-reserved record's conflict does not say its TTL was re-set: %s", res.Detail)
+		case !changed[res.Key] && res.Outcome != "applied":
+			t.Errorf("%s unchanged since the snapshot, yet %s: %s", res.Key, res.Outcome, res.Detail)
+		case res.Outcome == "applied":
+			applied++
+			if st := c.HGet(ctx, res.Key, "state").Val(); st != "FAILED" {
+				t.Errorf("%s applied, but its state is %q", res.Key, st)
+			}
+		}
+	}
+	if len(out.Results) != len(keys) || applied != len(keys)-3 {
+		t.Fatalf("%d results, %d applied, for %d pinned keys: %s", len(out.Results), applied, len(keys), r.Stdout)
+	}
+	for _, k := range keys[:2] {
+		if st := c.HGet(ctx, k, "state").Val(); st != "SUCCEEDED" {
+			t.Errorf("%s: the application's completion was overwritten (%q)", k, st)
 		}
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // Snapshot has the server write its dataset (SAVE) and returns the RDB
@@ -19,8 +21,15 @@ func (s *Server) Snapshot(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("CONFIG GET dbfilename: %v", err)
 	}
-	if err := c.Save(ctx).Err(); err != nil {
-		t.Fatalf("SAVE: %v", err)
+	// A replica's sync (redis-cli --rdb) may still be saving: wait it out.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		err := c.Save(ctx).Err()
+		if err == nil {
+			break
+		}
+		if !strings.Contains(err.Error(), "in progress") || time.Now().After(deadline) {
+			t.Fatalf("SAVE: %v", err)
+		}
 	}
 	path := filepath.Join(s.Dir, name["dbfilename"])
 	if _, err := os.Stat(path); err != nil {
