@@ -145,7 +145,7 @@ func (r *Report) Skipped() int {
 func Run(ctx context.Context, c redis.UniversalClient, kss []*inspect.Keyspace, scan inspect.Options, opt Options) Report {
 	var srv Server
 	if scan.Snapshot != nil {
-		srv = snapshotServer(scan.Snapshot.Info().String())
+		srv = SnapshotServer(scan.Snapshot.Info().String())
 	} else {
 		srv = ReadServer(ctx, c, true)
 	}

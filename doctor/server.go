@@ -32,9 +32,9 @@ type Server struct {
 // errNoServer is why the server rules do not run on a snapshot.
 var errNoServer = errors.New("a snapshot holds no server settings (INFO, CONFIG): run doctor with --url for the server rules")
 
-// snapshotServer stands for the server when the records come from a
+// SnapshotServer stands for the server when the records come from a
 // snapshot: no INFO, no CONFIG, and the rules that need them say why.
-func snapshotServer(name string) Server {
+func SnapshotServer(name string) Server {
 	return Server{Addr: name, InfoErr: errNoServer, Config: map[string]string{}, ConfigErr: errNoServer, ConfigRefused: true}
 }
 

@@ -2,8 +2,10 @@ package inspect
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -103,4 +105,40 @@ func (l *snapLock) companion(atMs int64) string {
 // (absent) as the companion.
 func (l *snapLock) version() RecordVersion {
 	return RecordVersion{Type: l.typ.String(), Content: "string:" + hex.EncodeToString(l.digest[:]), Expiry: expiryText(l.expireMs), Companion: "none"}
+}
+
+// PinSnapshot reads the versions of keys (records of ks) from the
+// snapshot src was opened on, in a pass of its own that hashes every
+// value: for --from-file lines pinned to the file from a reader (the TUI)
+// that scanned without versions. A pipe cannot be read again.
+func PinSnapshot(ctx context.Context, src *SnapshotSource, ks *Keyspace, keys []string) (map[string]RecordVersion, error) {
+	if !src.Reopenable() {
+		return nil, errors.New("standard input was read once: save the snapshot to a file (redis-cli --rdb FILE) to pin its records")
+	}
+	info := src.Info()
+	pass, err := OpenSnapshot(SnapshotSpec{Path: info.Name, DB: info.DB, At: info.At, Versions: true})
+	if err != nil {
+		return nil, err
+	}
+	defer pass.Close()
+	want := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		want[k] = true
+	}
+	out := make(map[string]RecordVersion, len(keys))
+	covs, err := Scan(ctx, nil, []*Keyspace{ks}, Options{Snapshot: pass, Versions: true}, func(b Batch) error {
+		for i := range b.Records {
+			if k := b.Records[i].Key; want[k] {
+				out[k] = b.Versions[i]
+			}
+		}
+		if len(out) == len(want) {
+			return Stop
+		}
+		return nil
+	})
+	if err == nil && len(covs) > 0 && covs[0].Err != nil && len(out) < len(want) {
+		err = covs[0].Err
+	}
+	return out, err
 }

@@ -1,10 +1,14 @@
 package ui
 
 import (
+	"context"
+	"fmt"
+	"maps"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -54,7 +58,70 @@ func (m *Model) copyCommand() tea.Cmd {
 	if len(sel) == 0 {
 		return nil
 	}
+	if src := m.opts.Scan.Snapshot; src != nil {
+		m.status = fmt.Sprintf("pinning %d records to the snapshot (one more pass over the file)…", len(sel))
+		return pinSnapshot(m.ctx, src, sel, m.opts.Profile)
+	}
 	return m.copyText("the command", m.cliCommand(sel))
+}
+
+// pinnedMsg brings --from-file lines pinned to the snapshot's records.
+type pinnedMsg struct {
+	text   string
+	pinned int
+	err    error
+}
+
+// pinSnapshot reads the selection's versions from the file and writes the
+// command that applies them to the live server, lines in a here-document.
+func pinSnapshot(ctx context.Context, src *inspect.SnapshotSource, sel []inspect.Record, profile string) tea.Cmd {
+	return func() tea.Msg {
+		byKS := map[*inspect.Keyspace][]string{}
+		for _, r := range sel {
+			byKS[r.Keyspace] = append(byKS[r.Keyspace], r.Key)
+		}
+		versions := map[string]inspect.RecordVersion{}
+		for ks, keys := range byKS {
+			vs, err := inspect.PinSnapshot(ctx, src, ks, keys)
+			if err != nil {
+				return pinnedMsg{err: err}
+			}
+			maps.Copy(versions, vs)
+		}
+		var b strings.Builder
+		action := "fail"
+		if sel[0].State != inspect.StateProcessing {
+			action = "expire --ttl 10m"
+		}
+		b.WriteString("idemctl " + action)
+		if profile != "" {
+			b.WriteString(" --profile " + shellWord(profile))
+		}
+		b.WriteString(" --write --reason 'TODO: why' --dry-run --from-file - <<'EOF'\n")
+		n := 0
+		for _, r := range sel {
+			v, ok := versions[r.Key]
+			if !ok || v.Err != "" {
+				continue // gone at the snapshot's time, or not pinnable: left out
+			}
+			short := actions.Version{Type: v.Type, Content: v.Content, Expiry: v.Expiry, Companion: v.Companion}.Short()
+			b.WriteString(actions.TargetLine(r.Key, r.RawState, r.Fingerprint, short) + "\n")
+			n++
+		}
+		b.WriteString("EOF\n")
+		return pinnedMsg{text: b.String(), pinned: n}
+	}
+}
+
+func (m *Model) onPinned(msg pinnedMsg) tea.Cmd {
+	if msg.err != nil {
+		m.status = "not copied: " + inspect.Line(msg.err.Error())
+		return nil
+	}
+	// Every column is plain printable text or base64 (actions.TargetLine):
+	// the lines paste safely into a shell.
+	m.status = fmt.Sprintf("copied (OSC 52) a command with %d --from-file lines pinned to the snapshot: paste it where the live server is reachable; --dry-run shows what it would write", msg.pinned)
+	return tea.SetClipboard(msg.text)
 }
 
 func (m *Model) cliCommand(sel []inspect.Record) string {

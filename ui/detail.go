@@ -43,7 +43,16 @@ func (m *Model) openDetail() tea.Cmd {
 	m.screen = screenDetail
 	m.vp.SetYOffset(0)
 	m.renderDetail()
-	return fetchDetail(m.ctx, m.opts.Client, r.Keyspace, r.Key)
+	return m.fetchDetail(r.Keyspace, r.Key)
+}
+
+// fetchDetail reads the whole record live; from a snapshot there is no
+// server to read, and the detail is the record as the file held it.
+func (m *Model) fetchDetail(ks *inspect.Keyspace, key string) tea.Cmd {
+	if m.opts.Scan.Snapshot != nil {
+		return nil
+	}
+	return fetchDetail(m.ctx, m.opts.Client, ks, key)
 }
 
 // shown is the record as the detail screen shows it: fetched, or as scanned
@@ -88,13 +97,13 @@ func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.renderDetail()
 		return nil
 	case key.Matches(msg, k.Rescan):
-		return fetchDetail(m.ctx, m.opts.Client, m.detail.ks, m.detail.key)
+		return m.fetchDetail(m.detail.ks, m.detail.key)
 	case key.Matches(msg, k.CopyKey):
 		return m.copyKey()
 	case key.Matches(msg, k.CopyCommand):
 		return m.copyCommand()
 	case k.isWriteKey(msg) && !m.canWrite():
-		m.status = readOnlyHint
+		m.status = m.readOnlyHint()
 		return nil
 	case key.Matches(msg, k.Fail):
 		return m.openDialogOn(actions.KindFail, []inspect.Record{m.detail.shown()})
@@ -138,6 +147,8 @@ func (m *Model) renderDetail() {
 	switch {
 	case ds.err != nil:
 		line("", s.Error.Render("could not fetch the record: "+inspect.Sanitize(ds.err.Error())+" — showing the scan's view (r retries)"))
+	case ds.d == nil && m.opts.Scan.Snapshot != nil:
+		line("", s.Dim.Render("as the snapshot held it: the fields idemctl reads (there is no server to fetch the rest from)"))
 	case ds.d == nil:
 		line("", s.Dim.Render("fetching the whole record…"))
 	}

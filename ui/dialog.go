@@ -92,10 +92,20 @@ func newInput(placeholder, value string, width int) textinput.Model {
 // readOnlyHint is all a write key does in a read-only session.
 const readOnlyHint = "read-only: writes are disabled for this session (start with --write, or writes: true in the profile)"
 
+// snapshotHint is what a write key does on a snapshot.
+const snapshotHint = "a snapshot: nothing to write to — Y copies the marked rows as --from-file lines pinned to the file, for a guarded write on the live server"
+
+func (m *Model) readOnlyHint() string {
+	if m.opts.Scan.Snapshot != nil {
+		return snapshotHint
+	}
+	return readOnlyHint
+}
+
 // openDialog starts a write on the marked records, or the one under the cursor.
 func (m *Model) openDialog(kind actions.Kind) tea.Cmd {
 	if !m.canWrite() {
-		m.status = readOnlyHint
+		m.status = m.readOnlyHint()
 		return nil
 	}
 	targets := m.markedRecords()
@@ -117,7 +127,7 @@ func (m *Model) openDialog(kind actions.Kind) tea.Cmd {
 // record, or the marked ones).
 func (m *Model) openDialogOn(kind actions.Kind, targets []inspect.Record) tea.Cmd {
 	if !m.canWrite() {
-		m.status = readOnlyHint
+		m.status = m.readOnlyHint()
 		return nil
 	}
 	w := max(m.width-20, 20)
@@ -238,7 +248,7 @@ func (m *Model) onDialogKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.dialog = nil
 			if m.screen == screenDetail && m.detail != nil {
 				// Opened from the detail screen: show the record as written.
-				return tea.Batch(m.startScan(), fetchDetail(m.ctx, m.opts.Client, m.detail.ks, m.detail.key))
+				return tea.Batch(m.startScan(), m.fetchDetail(m.detail.ks, m.detail.key))
 			}
 			return m.startScan() // show the outcome in the table
 		}
@@ -602,7 +612,7 @@ func (m *Model) writesView() string {
 	var b strings.Builder
 	b.WriteString(s.Title.Render("WRITES THIS SESSION"))
 	if !m.canWrite() {
-		b.WriteString("\n\n" + ansi.Wrap(s.Dim.Render(readOnlyHint), m.width, " "))
+		b.WriteString("\n\n" + ansi.Wrap(s.Dim.Render(m.readOnlyHint()), m.width, " "))
 		return b.String()
 	}
 	b.WriteString(s.Dim.Render("  audit log: " + m.opts.Executor.Audit.Path()))

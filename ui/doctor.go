@@ -51,13 +51,18 @@ func (d *doctorRun) observe(b inspect.Batch) {
 }
 
 // judge finishes in the background once the scan is complete.
-func (d *doctorRun) judge(ctx context.Context, gen int, c redis.UniversalClient, kss []*inspect.Keyspace, covs []inspect.Coverage, withConfig bool) tea.Cmd {
+func (d *doctorRun) judge(ctx context.Context, gen int, c redis.UniversalClient, kss []*inspect.Keyspace, covs []inspect.Coverage, withConfig bool, offline *inspect.SnapshotSource) tea.Cmd {
 	if d == nil {
 		return nil
 	}
 	return func() tea.Msg {
 		snap := d.snap.Finish(ctx, c, covs)
-		srv := doctor.ReadServer(ctx, c, withConfig)
+		var srv doctor.Server
+		if offline != nil {
+			srv = doctor.SnapshotServer(offline.Info().String())
+		} else {
+			srv = doctor.ReadServer(ctx, c, withConfig)
+		}
 		return doctorMsg{gen: gen, report: d.pass.Judge(&srv, &snap, kss), config: withConfig && !srv.ConfigRefused}
 	}
 }

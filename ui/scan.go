@@ -99,7 +99,7 @@ func (m *Model) beginRun() context.Context {
 	run.doctor = m.newDoctorRun()
 	run.live = m.store.recs.Len() == 0
 	if !run.live {
-		run.pending = &store{f: m.store.f, sortCol: m.store.sortCol, sortDesc: m.store.sortDesc, sortedBy: order{m.store.sortCol, m.store.sortDesc}}
+		run.pending = &store{f: m.store.f, sortCol: m.store.sortCol, sortDesc: m.store.sortDesc, sortedBy: order{m.store.sortCol, m.store.sortDesc}, limit: m.maxRecords()}
 		run.edits = m.store.edits
 		if g := m.store.group; g != nil {
 			run.pending.group = newGrouping(g.name)
@@ -207,8 +207,8 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 	m.lastComplete = run.finished
 	m.afterScan()
 	m.status = ""
-	judge := run.doctor.judge(m.ctx, m.gen, m.opts.Client, m.opts.Keyspaces, msg.covs, !m.doctorNoConfig)
-	if m.opts.Refresh > 0 {
+	judge := run.doctor.judge(m.ctx, m.gen, m.opts.Client, m.opts.Keyspaces, msg.covs, !m.doctorNoConfig, m.opts.Scan.Snapshot)
+	if m.opts.Refresh > 0 && m.opts.Scan.Snapshot == nil { // a file does not change
 		gen := m.gen
 		return tea.Batch(judge, tea.Tick(m.opts.Refresh, func(time.Time) tea.Msg { return refreshMsg{gen: gen} }))
 	}

@@ -48,6 +48,10 @@ type store struct {
 	all      []int32
 	allBy    order
 	peek     inspect.Peeker // scratch for reading records on the UI goroutine
+	// limit bounds the records held (Options.MaxRecords): past it only
+	// the ones that need attention are kept, and dropped counts the rest.
+	limit   int
+	dropped int64
 }
 
 // order is a sort column and direction.
@@ -71,9 +75,31 @@ func (s *store) nextFlag(cur inspect.Flags) inspect.Flags {
 
 // newStore is an empty store in the default order: what needs attention
 // (stale, then stuck) first.
-func newStore() *store { return &store{sortCol: colState, sortedBy: order{col: colState}} }
+func newStore(limit int) *store {
+	return &store{sortCol: colState, sortedBy: order{col: colState}, limit: limit}
+}
+
+// DefaultMaxRecords is what 1.5 GB holds at the 124 B a record the TUI
+// was measured to take at 10M records (README, Performance).
+const DefaultMaxRecords = 12_000_000
+
+// notable: a record the table keeps past its limit.
+func notable(r *inspect.Record) bool {
+	return r.State == inspect.StateProcessing || r.Stale() || r.Flags&^inspect.FlagMemoryEstimated != 0
+}
 
 func (s *store) add(b []inspect.Record) {
+	if room := s.limit - s.recs.Len(); s.limit > 0 && len(b) > room {
+		kept := b[:max(room, 0):max(room, 0)]
+		for i := max(room, 0); i < len(b); i++ {
+			if notable(&b[i]) {
+				kept = append(kept, b[i])
+			} else {
+				s.dropped++
+			}
+		}
+		b = kept
+	}
 	first := s.recs.Len()
 	s.recs.Append(b)
 	for i := first; i < s.recs.Len(); i++ {

@@ -50,6 +50,10 @@ func (m *Model) switchDB(arg string) tea.Cmd {
 		m.status = ":db needs a database number, e.g. :db 2"
 		return nil
 	}
+	if m.opts.Scan.Snapshot != nil {
+		m.status = ":db: a snapshot is read one database at a time: restart with --db " + arg
+		return nil
+	}
 	if m.canWrite() {
 		m.status = ":db: this session can write, and its writes stay on the database it started with; restart with --db " + arg
 		return nil
@@ -128,7 +132,7 @@ func (m *Model) restart(what string) tea.Cmd {
 	if m.run != nil {
 		m.run.cancel()
 	}
-	st := newStore()
+	st := newStore(m.maxRecords())
 	st.sortCol, st.sortDesc = m.store.sortCol, m.store.sortDesc
 	m.store = st
 	m.stats = inspect.NewStats(10)

@@ -383,7 +383,7 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	}
 	if !m.canWrite() && k.isWriteKey(msg) {
-		m.status = readOnlyHint
+		m.status = m.readOnlyHint()
 		return nil
 	}
 	switch {

@@ -54,7 +54,21 @@ type Options struct {
 	// Hooks are the keyspaces' verify hooks, by keyspace name, for V
 	// (triage); they run only in a session that can write.
 	Hooks map[string]*verify.Hook
+	// MaxRecords bounds the records the table holds (0: DefaultMaxRecords);
+	// past it, every processing, stale or flagged record is still kept and
+	// the rest are counted in Overview and Stats only, and every screen
+	// says so.
+	MaxRecords int
 }
+
+func maxRecords(o Options) int {
+	if o.MaxRecords > 0 {
+		return o.MaxRecords
+	}
+	return DefaultMaxRecords
+}
+
+func (m *Model) maxRecords() int { return maxRecords(m.opts) }
 
 type screen int
 
@@ -167,7 +181,7 @@ func New(ctx context.Context, opts Options) *Model {
 	in.CharLimit = 256
 	m := &Model{
 		ctx: ctx, opts: opts, keys: DefaultKeyMap(), help: help.New(), dark: true,
-		store: newStore(), stats: inspect.NewStats(10), input: in, screen: screenRecords,
+		store: newStore(maxRecords(opts)), stats: inspect.NewStats(10), input: in, screen: screenRecords,
 		width: 80, height: 24, find: newFind(), cmdInput: newCommandInput(),
 	}
 	if len(opts.Keyspaces) > 1 {
@@ -236,6 +250,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case detailMsg:
 		m.onDetail(msg)
 		return m, nil
+	case pinnedMsg:
+		return m, m.onPinned(msg)
 	case planMsg:
 		m.onPlans(msg)
 		return m, nil

@@ -449,7 +449,7 @@ func TestFilterFromFullOrder(t *testing.T) {
 	filters := []string{"customer-1", "req-00", "state=processing", "flag=stale", ""}
 	for col := colNone; col < numSortCols; col++ {
 		for _, desc := range []bool{false, true} {
-			s := newStore()
+			s := newStore(0)
 			s.sortCol, s.sortDesc = col, desc
 			s.rebuild()
 			for i := 0; i < len(recs); i += 500 { // streamed, merged as the TUI does
@@ -463,7 +463,7 @@ func TestFilterFromFullOrder(t *testing.T) {
 				}
 				s.f = inspect.Filter{Search: search}
 				s.rebuild()
-				fresh := newStore()
+				fresh := newStore(0)
 				fresh.add(recs)
 				fresh.sortCol, fresh.sortDesc, fresh.f = col, desc, s.f
 				fresh.rebuild()
@@ -484,7 +484,7 @@ func TestFilterFromFullOrder(t *testing.T) {
 func TestParallelMatch(t *testing.T) {
 	ks := testKeyspace(t)
 	base := fixture(ks, 1000)
-	s := newStore()
+	s := newStore(0)
 	for range parallelMatch/1000 + 7 {
 		s.add(base)
 	}

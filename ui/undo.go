@@ -17,7 +17,7 @@ import (
 func (m *Model) onWritesKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.keys
 	if !m.canWrite() && k.isWriteKey(msg) {
-		m.status = readOnlyHint
+		m.status = m.readOnlyHint()
 		return nil
 	}
 	if key.Matches(msg, k.Undo) {

@@ -25,7 +25,17 @@ func (m *Model) chromeLines() int {
 	if m.showsGapBanner() {
 		n++
 	}
+	if m.store.dropped > 0 {
+		n++
+	}
 	return n
+}
+
+// heldBanner says, on every screen, that the table holds part of the scan.
+func (m *Model) heldBanner() string {
+	held := int64(m.store.recs.Len())
+	return fmt.Sprintf("listing %s of %s records (--max-records %s): every one needing attention; the other %s only in the counts",
+		units.FormatCount(held), units.FormatCount(held+m.store.dropped), units.FormatCount(int64(m.maxRecords())), units.FormatCount(m.store.dropped))
 }
 
 func (m *Model) bodyHeight() int { return max(m.height-m.chromeLines(), 1) }
@@ -44,6 +54,10 @@ func (m *Model) View() tea.View {
 	if m.showsGapBanner() {
 		b.WriteString("\n")
 		b.WriteString(m.styles.Banner.Render(fit(" ⚠ "+m.gapBanner(), m.width)))
+	}
+	if m.store.dropped > 0 {
+		b.WriteString("\n")
+		b.WriteString(m.styles.Banner.Render(fit(" ⚠ "+m.heldBanner(), m.width)))
 	}
 	b.WriteString("\n")
 	body := ""

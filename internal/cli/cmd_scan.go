@@ -40,7 +40,7 @@ type scanCmd struct {
 
 // flags registers scan's flags.
 func (o *scanCmd) flags(fs *pflag.FlagSet) {
-	outputFlag(fs, &o.output, "", "table, json, ndjson, or pinned: --from-file lines for a guarded write, pinned to each record as read (default: table on a terminal, ndjson otherwise)", "table", "json", "pinned", "ndjson")
+	outputFlag(fs, &o.output, "", "table, json, ndjson, or pinned: --from-file lines for a guarded write, pinned to each record as read (default: table on a terminal, ndjson otherwise)", "table", "json", "ndjson", "pinned")
 	fs.StringSliceVar(&o.states, "state", nil, "only records in these canonical states (comma-separated)")
 	fs.BoolVar(&o.stale, "stale", false, "only stale processing records")
 	fs.StringSliceVar(&o.flagNames, "flag", nil, "only records with all of these flags (comma-separated)")

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/ui"
 )
@@ -18,20 +19,28 @@ type uiCmd struct {
 	refresh       time.Duration
 	write, reveal bool
 	auditLog      string
+	maxRecords    int
 }
 
 // flags registers ui's flags.
 func (o *uiCmd) flags(fs *pflag.FlagSet) {
 	fs.Var(durationValue(&o.refresh), "refresh", "rescan on its own at this interval (default: only on r)")
 	fs.BoolVar(&o.reveal, "reveal", false, "show response payloads in the detail screen without pressing v")
+	fs.IntVar(&o.maxRecords, "max-records", ui.DefaultMaxRecords, "records the table holds (about 1.5 GB at the default); past it every processing, stale and flagged record is still kept, the rest only counted")
 	addGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
 		fs.BoolVar(&o.write, "write", false, "enable guarded writes for this session (or writes: true in the profile)")
 		fs.StringVar(&o.auditLog, "audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
 	})
-	o.readFlags.register(fs)
+	o.readFlags.registerSnapshot(fs)
 }
 
 func (o *uiCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
+	if o.snap.path == "-" {
+		return usageErr("--rdb - reads standard input, which the terminal UI needs for its keys: save the stream to a file (redis-cli --rdb FILE) and give its path")
+	}
+	if o.snap.path != "" && o.write {
+		return usageErr("--write: a snapshot has no server to write to; find the records here, then write on the live server (Y copies them pinned)")
+	}
 	if !a.isTTY || !a.inTTY {
 		return usageErr("the terminal UI needs a terminal; for scripts use 'idemctl scan' or 'idemctl stats'")
 	}
@@ -40,7 +49,10 @@ func (o *uiCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) 
 		return err
 	}
 	defer closeFn()
-	opts.Refresh, opts.Reveal, opts.NoColor = o.refresh, o.reveal, a.getenv("NO_COLOR") != ""
+	if o.maxRecords < 1 {
+		return usageErr("--max-records must be at least 1")
+	}
+	opts.Refresh, opts.Reveal, opts.NoColor, opts.MaxRecords = o.refresh, o.reveal, a.getenv("NO_COLOR") != "", o.maxRecords
 	opts.OpenProfile = o.openProfile(a)
 	return ui.Run(ctx, opts)
 }
@@ -77,10 +89,22 @@ func (o *uiCmd) options(ctx context.Context, a *app, fs *pflag.FlagSet, r *readF
 		Client: s.client, Keyspaces: s.keyspaces, Scan: s.scan,
 		Profile: s.profileName, Address: s.displayAddress(), User: s.ep.User,
 	}
-	opts.Hooks = s.verifyHooks()
+	if s.snap == nil {
+		opts.Hooks = s.verifyHooks()
+	}
 	dopt := s.cfg.DoctorOptions() // the config's doctor: section, as 'idemctl doctor' reads it
 	opts.Doctor = &dopt
 	closeFn = s.Close
+	if s.snap != nil {
+		opts.Address = "SNAPSHOT " + inspect.Sanitize(s.snap.Info().Name)
+		if t := s.snap.Info().Taken; !t.IsZero() {
+			opts.Address += " · taken " + t.UTC().Format("2006-01-02 15:04:05Z")
+		}
+		if s.snap.Info().AtFrom == "--at" {
+			opts.Address += " · judged at " + s.snap.Info().At.UTC().Format("2006-01-02 15:04:05Z")
+		}
+		return opts, s.Close, nil // no writes: the doctor judges the file alone
+	}
 	// The TUI reads the policy from its executor: none, read-only.
 	if setup := s.writeSetup(a.getenv, write, o.auditLog); setup.Policy.Writes {
 		ex, err := actions.NewExecutor(setup)

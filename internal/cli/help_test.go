@@ -191,7 +191,7 @@ func TestCompletionValues(t *testing.T) {
 		{"keyspaces", nil, []string{"check", "--config", cfg, "--keyspace", ""}, "orders payments"},
 		{"commands", nil, []string{"sta"}, "stats"},
 		{"config subcommands", nil, []string{"config", ""}, "path view"},
-		{"output formats", nil, []string{"scan", "-o", ""}, "table json ndjson"},
+		{"output formats", nil, []string{"scan", "-o", ""}, "table json ndjson pinned"},
 		{"presets output", nil, []string{"presets", "--output", ""}, "text json"},
 		{"states", nil, []string{"scan", "--state", ""}, "processing succeeded failed reconciled expired unknown"},
 		{"help topics", nil, []string{"help", "conn"}, "connection"},
