@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -48,28 +49,93 @@ func Detect(ctx context.Context, c redis.UniversalClient, pattern string, n int)
 // most of the table to find them. Done is the larger of the share of keys
 // found and the share of the table visited.
 func DetectProgress(ctx context.Context, c redis.UniversalClient, pattern string, n int, progress func(Progress)) (DetectResult, error) {
-	res := DetectResult{Match: pattern, Types: map[string]int{}}
 	keys, err := sampleKeys(ctx, c, pattern, n, progress)
 	if err != nil {
-		return res, err
+		return DetectResult{Match: pattern, Types: map[string]int{}}, err
 	}
-	res.Sampled = len(keys)
-	if len(keys) == 0 {
-		return res, fmt.Errorf("no keys match %q", pattern)
-	}
-	types := make([]*redis.StatusCmd, len(keys))
-	pipe := c.Pipeline()
-	for i, k := range keys {
+	return detect(ctx, &liveSample{c: c, keys: keys}, pattern, keys)
+}
+
+// detectSample is what detect reads its sampled keys through: a live
+// server, or a snapshot's values read once.
+type detectSample interface {
+	// types counts the sampled keys by Redis type.
+	types(ctx context.Context) (map[string]int, error)
+	// records reads keys as ks's records.
+	records(ctx context.Context, ks *Keyspace, keys []string) ([]Record, error)
+	// docs are up to draftSample records whole, for a drafted schema:
+	// small hashes' fields, or strings' JSON objects.
+	docs(ctx context.Context, container string) []sampleDoc
+}
+
+// sampleDoc is one record read whole for the draft.
+type sampleDoc struct {
+	fields map[string]string // a hash
+	json   map[string]any    // a string holding a JSON object
+}
+
+// liveSample reads the sample from the server.
+type liveSample struct {
+	c    redis.UniversalClient
+	keys []string
+}
+
+func (l *liveSample) types(ctx context.Context) (map[string]int, error) {
+	out := map[string]int{}
+	types := make([]*redis.StatusCmd, len(l.keys))
+	pipe := l.c.Pipeline()
+	for i, k := range l.keys {
 		types[i] = pipe.Type(ctx, k)
 	}
 	if err := execPipe(ctx, pipe); err != nil {
-		return res, err
+		return out, err
 	}
 	for _, t := range types {
-		res.Types[t.Val()]++
+		out[t.Val()]++
+	}
+	return out, nil
+}
+
+func (l *liveSample) records(ctx context.Context, ks *Keyspace, keys []string) ([]Record, error) {
+	f := &fetcher{c: l.c, ks: ks, memOn: newTrue()}
+	res, err := f.fetch(ctx, keys)
+	return res.records, err
+}
+
+func (l *liveSample) docs(ctx context.Context, container string) []sampleDoc {
+	var out []sampleDoc
+	if container == "hash" {
+		for _, m := range smallHashes(ctx, l.c, l.keys) {
+			out = append(out, sampleDoc{fields: m})
+		}
+		return out
+	}
+	for _, k := range l.keys {
+		if len(out) == draftSample {
+			break
+		}
+		v, _ := l.c.GetRange(ctx, k, 0, 4095).Result()
+		var doc map[string]any
+		if json.Unmarshal([]byte(v), &doc) == nil {
+			out = append(out, sampleDoc{json: doc})
+		}
+	}
+	return out
+}
+
+// detect scores every preset on the sampled keys and proposes the best,
+// or drafts a schema when none fits.
+func detect(ctx context.Context, smp detectSample, pattern string, keys []string) (DetectResult, error) {
+	res := DetectResult{Match: pattern, Types: map[string]int{}, Sampled: len(keys)}
+	if len(keys) == 0 {
+		return res, fmt.Errorf("no keys match %q", pattern)
+	}
+	var err error
+	if res.Types, err = smp.types(ctx); err != nil {
+		return res, err
 	}
 	for _, name := range PresetNames() {
-		cand, err := score(ctx, c, name, pattern, keys)
+		cand, err := score(ctx, smp, name, pattern, keys)
 		if err != nil {
 			return res, err
 		}
@@ -86,34 +152,42 @@ func DetectProgress(ctx context.Context, c redis.UniversalClient, pattern string
 		return a.Template > b.Template
 	})
 	best := res.Candidates[0]
-	if best.Rejected == "" && best.Matched > 0 && (best.Matched+best.Companions)*2 >= len(keys) {
-		res.Best = &res.Candidates[0]
-		if rest := len(keys) - best.Matched - best.Companions; rest > 0 {
-			res.Mixed = append(res.Mixed, fmt.Sprintf("%d of %d sampled keys are not %s records (another format, or not idempotency records)",
-				rest, len(keys), best.Preset))
-		}
-		for _, other := range res.Candidates[1:] {
-			if other.Rejected != "" {
-				continue // its own evidence contradicts it: it explains nothing
-			}
-			extra := 0
-			for k := range other.keys {
-				if !best.keys[k] {
-					extra++
-				}
-			}
-			if extra > 0 && extra*10 >= len(keys) {
-				res.Mixed = append(res.Mixed, fmt.Sprintf("%s explains %d keys %s does not", other.Preset, extra, best.Preset))
-			}
-		}
-		if res.Timing, err = proposeTiming(ctx, c, res.Best.Preset, pattern, keys); err != nil {
-			return res, err
-		}
-		res.YAML = presetYAML(res.Best.Preset, pattern) + timingYAML(res.Timing)
-	} else {
-		res.YAML = proposeMapping(ctx, c, pattern, keys, res.Types)
+	if best.Rejected != "" || best.Matched == 0 || (best.Matched+best.Companions)*2 < len(keys) {
+		res.YAML = proposeMapping(ctx, smp, pattern, len(keys), res.Types)
+		return res, nil
 	}
+	res.Best = &res.Candidates[0]
+	res.Mixed = mixed(res.Candidates, len(keys))
+	if res.Timing, err = proposeTiming(ctx, smp, res.Best.Preset, pattern, keys); err != nil {
+		return res, err
+	}
+	res.YAML = presetYAML(res.Best.Preset, pattern) + timingYAML(res.Timing)
 	return res, nil
+}
+
+// mixed says what the best candidate (the first) leaves unexplained.
+func mixed(cands []Candidate, sampled int) []string {
+	best := cands[0]
+	var out []string
+	if rest := sampled - best.Matched - best.Companions; rest > 0 {
+		out = append(out, fmt.Sprintf("%d of %d sampled keys are not %s records (another format, or not idempotency records)",
+			rest, sampled, best.Preset))
+	}
+	for _, other := range cands[1:] {
+		if other.Rejected != "" {
+			continue // its own evidence contradicts it: it explains nothing
+		}
+		extra := 0
+		for k := range other.keys {
+			if !best.keys[k] {
+				extra++
+			}
+		}
+		if extra > 0 && extra*10 >= sampled {
+			out = append(out, fmt.Sprintf("%s explains %d keys %s does not", other.Preset, extra, best.Preset))
+		}
+	}
+	return out
 }
 
 func sampleKeys(ctx context.Context, c redis.UniversalClient, pattern string, n int, progress func(Progress)) ([]string, error) {
@@ -147,7 +221,7 @@ func sampleKeys(ctx context.Context, c redis.UniversalClient, pattern string, n 
 	return out, nil
 }
 
-func score(ctx context.Context, c redis.UniversalClient, name, pattern string, keys []string) (Candidate, error) {
+func score(ctx context.Context, smp detectSample, name, pattern string, keys []string) (Candidate, error) {
 	cand := Candidate{Preset: name, States: map[string]int{}, keys: map[string]bool{}}
 	s, _ := Preset(name)
 	ks, err := NewKeyspace(KeyspaceSpec{Schema: s, Match: pattern})
@@ -165,12 +239,11 @@ func score(ctx context.Context, c redis.UniversalClient, name, pattern string, k
 		}
 		records = append(records, k)
 	}
-	mem := newTrue()
-	f := &fetcher{c: c, ks: ks, memOn: mem}
-	res, err := f.fetch(ctx, records)
+	recs, err := smp.records(ctx, ks, records)
 	if err != nil {
 		return cand, err
 	}
+	res := fetched{records: recs}
 	bad := FlagWrongType | FlagUndecoded | FlagDecodeError | FlagUnknownState
 	fps, stored := 0, 0
 	for i := range res.records {

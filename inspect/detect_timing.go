@@ -7,8 +7,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -30,7 +28,7 @@ const minTimingSample = 5
 // same for completed records) and processing_timeout (three times the
 // median processing age under the proposed reserve TTL: stuck records
 // inflate the tail, so the median is used).
-func proposeTiming(ctx context.Context, c redis.UniversalClient, preset, pattern string, keys []string) ([]Proposal, error) {
+func proposeTiming(ctx context.Context, smp detectSample, preset, pattern string, keys []string) ([]Proposal, error) {
 	s, err := Preset(preset)
 	if err != nil {
 		return nil, err
@@ -39,11 +37,11 @@ func proposeTiming(ctx context.Context, c redis.UniversalClient, preset, pattern
 	if err != nil {
 		return nil, err
 	}
-	f := &fetcher{c: c, ks: ks, memOn: newTrue()}
-	res, err := f.fetch(ctx, keys)
+	recs, err := smp.records(ctx, ks, keys)
 	if err != nil {
 		return nil, err
 	}
+	res := fetched{records: recs}
 	var procTTL, doneTTL []int64
 	for i := range res.records {
 		r := &res.records[i]

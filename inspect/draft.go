@@ -29,7 +29,7 @@ type pathStats struct {
 // proposeMapping drafts an explicit schema from the fields and JSON paths
 // of sampled records when no preset fits: the operator reviews it, nothing
 // is guessed silently, and each guess says what it rests on.
-func proposeMapping(ctx context.Context, c redis.UniversalClient, pattern string, keys []string, types map[string]int) string {
+func proposeMapping(ctx context.Context, smp detectSample, pattern string, sampled int, types map[string]int) string {
 	container := "string"
 	if types["hash"] > types["string"] {
 		container = "hash"
@@ -47,27 +47,16 @@ func proposeMapping(ctx context.Context, c redis.UniversalClient, pattern string
 			ps.values = append(ps.values, capString(v, 256))
 		}
 	}
-	read, strs := 0, keys
-	if container == "hash" {
-		for _, m := range smallHashes(ctx, c, keys) {
-			read++
-			for f, v := range m {
+	read := 0
+	for _, d := range smp.docs(ctx, container) {
+		read++
+		if d.fields != nil {
+			for f, v := range d.fields {
 				note(f, v, false)
 			}
-		}
-		strs = nil
-	}
-	for _, k := range strs {
-		if read == draftSample {
-			break
-		}
-		v, _ := c.GetRange(ctx, k, 0, 4095).Result()
-		var doc map[string]any
-		if json.Unmarshal([]byte(v), &doc) != nil {
 			continue
 		}
-		read++
-		flattenSample(doc, "", 0, note)
+		flattenSample(d.json, "", 0, note)
 	}
 	var paths []*pathStats
 	for _, ps := range stats {
@@ -80,7 +69,7 @@ func proposeMapping(ctx context.Context, c redis.UniversalClient, pattern string
 	if container == "string" {
 		codec = "json"
 	}
-	fmt.Fprintf(&b, "# No preset fits: a draft from %d of %d sampled records — review every line.\n", read, len(keys))
+	fmt.Fprintf(&b, "# No preset fits: a draft from %d of %d sampled records — review every line.\n", read, sampled)
 	fmt.Fprintf(&b, "schemas:\n  detected:\n    container: %s\n    codec: %s\n", container, codec)
 	if read == 0 {
 		fmt.Fprintf(&b, "    # no record could be read as %s\n", map[string]string{"hash": "a small hash", "string": "a JSON object"}[container])

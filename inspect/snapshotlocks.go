@@ -101,13 +101,18 @@ func (l *snapLocks) pttl(lk *snapLock, atMs int64) int64 {
 		return LockAbsent
 	}
 	lk.hasRecord = true
+	return lockPTTLAt(lk.expireMs, atMs)
+}
+
+// lockPTTLAt is a lock's PTTL at the snapshot's time.
+func lockPTTLAt(expireMs, atMs int64) int64 {
 	switch {
-	case lk.expireMs < 0:
+	case expireMs < 0:
 		return -1
-	case lk.expireMs <= atMs:
+	case expireMs <= atMs:
 		return LockAbsent
 	}
-	return lk.expireMs - atMs
+	return expireMs - atMs
 }
 
 // orphans sends, for schemas that ask, a record for each live lock whose

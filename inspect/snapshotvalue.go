@@ -51,7 +51,7 @@ func (v *snapValue) read(r *rdb.Reader, e *rdb.Entry, readCap int, wanted map[st
 				v.parts = append(v.parts, versionPart{name: string(f.Name), digest: f.Digest, expireMs: f.ExpireMs})
 				v.digestOK = v.digestOK && f.DigestOK && f.NameLen == int64(len(f.Name))
 			}
-			if f.NameLen <= 256 && wanted[string(f.Name)] {
+			if f.NameLen <= 256 && (wanted == nil && len(v.fields) < maxDraftFields || wanted[string(f.Name)]) {
 				v.fields = append(v.fields, snapField{name: string(f.Name), value: string(f.Value), valueLen: f.ValueLen, expireMs: f.ExpireMs})
 			}
 		})
@@ -125,7 +125,7 @@ func (v *snapValue) observe(ks *Keyspace, key string, expireMs, atMs int64) obse
 		}
 		ttls.add(f.expireMs, atMs)
 		switch {
-		case f.valueLen <= ks.MaxValue:
+		case f.valueLen <= ks.MaxValue && int64(len(f.value)) == f.valueLen:
 			o.f.val[slot], o.f.has[slot] = f.value, true
 		case slot == slotFingerprint:
 			// as a live scan reads it: the head of a long fingerprint

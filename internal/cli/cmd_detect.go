@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -14,10 +15,33 @@ import (
 // detectCmd holds detect's flags.
 type detectCmd struct {
 	cf     connFlags
+	snap   snapFlags
 	match  string
 	sample int
 	output string
 	quiet  bool
+}
+
+// detect samples the server, or the snapshot --rdb names.
+func (o *detectCmd) detect(ctx context.Context, a *app, fs *pflag.FlagSet, progress *progressLine) (inspect.DetectResult, error) {
+	if o.snap.path != "" {
+		if err := a.checkNoServer(fs, &o.cf); err != nil {
+			return inspect.DetectResult{}, err
+		}
+		src, err := a.openSnapshotFile(&o.snap)
+		if err != nil {
+			return inspect.DetectResult{}, err
+		}
+		defer src.Close()
+		a.noteSnapshot(&session{snap: src})
+		return inspect.DetectSnapshot(ctx, src, o.match, o.sample, progress.update)
+	}
+	s, err := a.openSession(ctx, fs, &o.cf, nil, nil, false)
+	if err != nil {
+		return inspect.DetectResult{}, err
+	}
+	defer s.Close()
+	return inspect.DetectProgress(ctx, s.client, o.match, o.sample, progress.update)
 }
 
 // flags registers detect's flags.
@@ -27,6 +51,7 @@ func (o *detectCmd) flags(fs *pflag.FlagSet) {
 	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress line on stderr (there is none unless stderr is a terminal)")
 	addGroup(fs, groupConnection, o.cf.register)
+	addGroup(fs, groupSnapshot, o.snap.register)
 }
 
 func (o *detectCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
@@ -39,15 +64,20 @@ func (o *detectCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []stri
 	if o.output != "text" && o.output != "json" {
 		return usageErr("--output %q: want text or json", o.output)
 	}
-	s, err := a.openSession(ctx, fs, &o.cf, nil, nil, false)
-	if err != nil {
+	if err := checkSnapFlags(fs, &o.snap); err != nil {
 		return err
 	}
-	defer s.Close()
 	progress := a.newProgress("detect", o.quiet)
-	res, err := inspect.DetectProgress(ctx, s.client, o.match, o.sample, progress.update)
+	res, err := o.detect(ctx, a, fs, progress)
 	progress.clear()
-	if err != nil {
+	var se *inspect.SnapshotError
+	var ee *exitErr
+	switch {
+	case errors.As(err, &se):
+		return snapshotErr(err)
+	case errors.As(err, &ee):
+		return err
+	case err != nil:
 		return fmt.Errorf("detect: %w", err)
 	}
 	if o.output == "json" {

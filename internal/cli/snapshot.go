@@ -32,16 +32,8 @@ var serverFlags = []string{"url", "cluster", "addrs", "sentinel", "read-from-rep
 // openSnapshot resolves the keyspaces and opens --rdb in place of a
 // connection: the session has no client, and its scans read the file.
 func (a *app) openSnapshot(fs *pflag.FlagSet, r *readFlags) (*session, error) {
-	for _, name := range serverFlags {
-		if fs.Changed(name) {
-			return nil, usageErr("--rdb reads a snapshot file, --%s names a server: give one of them", name)
-		}
-	}
-	if r.cf.url != "" {
-		return nil, usageErr("--rdb reads a snapshot file, but %s names a server: unset it, or drop --rdb", a.fromEnv["url"])
-	}
-	if r.snap.db < 0 {
-		return nil, usageErr("--db must be 0 or more")
+	if err := a.checkNoServer(fs, &r.cf); err != nil {
+		return nil, err
 	}
 	cfg, name, prof, err := a.loadProfile(r.cf.configPath, r.cf.profile)
 	if err != nil {
@@ -55,23 +47,50 @@ func (a *app) openSnapshot(fs *pflag.FlagSet, r *readFlags) (*session, error) {
 	if s.keyspaces, err = resolveKeyspaces(fs, cfg, prof, &r.kf); err != nil {
 		return nil, err
 	}
-	spec := inspect.SnapshotSpec{Path: r.snap.path, Stdin: a.stdin, DB: r.snap.db, Versions: r.snap.versions}
-	if r.snap.at != "" {
-		if spec.At, err = parseAt(r.snap.at); err != nil {
-			return nil, usageErr("--at %q: %v", r.snap.at, err)
+	if s.snap, err = a.openSnapshotFile(&r.snap); err != nil {
+		return nil, err
+	}
+	s.scan.Snapshot = s.snap
+	return s, nil
+}
+
+// checkNoServer refuses a server named beside --rdb.
+func (a *app) checkNoServer(fs *pflag.FlagSet, cf *connFlags) error {
+	for _, name := range serverFlags {
+		if fs.Changed(name) {
+			return usageErr("--rdb reads a snapshot file, --%s names a server: give one of them", name)
+		}
+	}
+	if cf.url != "" {
+		return usageErr("--rdb reads a snapshot file, but %s names a server: unset it, or drop --rdb", a.fromEnv["url"])
+	}
+	return nil
+}
+
+// openSnapshotFile opens the file --rdb names, at --at, database --db.
+func (a *app) openSnapshotFile(f *snapFlags) (*inspect.SnapshotSource, error) {
+	if f.db < 0 {
+		return nil, usageErr("--db must be 0 or more")
+	}
+	spec := inspect.SnapshotSpec{Path: f.path, Stdin: a.stdin, DB: f.db, Versions: f.versions}
+	if f.at != "" {
+		var err error
+		if spec.At, err = parseAt(f.at); err != nil {
+			return nil, usageErr("--at %q: %v", f.at, err)
 		}
 	}
 	src, err := inspect.OpenSnapshot(spec)
 	if err != nil {
 		return nil, snapshotErr(err)
 	}
-	s.snap, s.scan.Snapshot = src, src
-	return s, nil
+	return src, nil
 }
 
 // checkSnapshotFlags refuses --at and --db without --rdb.
-func checkSnapshotFlags(fs *pflag.FlagSet, r *readFlags) error {
-	if r.snap.path != "" {
+func checkSnapshotFlags(fs *pflag.FlagSet, r *readFlags) error { return checkSnapFlags(fs, &r.snap) }
+
+func checkSnapFlags(fs *pflag.FlagSet, f *snapFlags) error {
+	if f.path != "" {
 		return nil
 	}
 	for _, name := range []string{"at", "db"} {
