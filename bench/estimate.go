@@ -16,6 +16,7 @@ const (
 	rateSeed     = 17_000  // records/s, two writers
 	rateLoad     = 130_000 // records/s, DEBUG RELOAD of a cached RDB
 	rateSave     = 100_000 // records/s, SAVE
+	rateOffline  = 500_000 // records/s, stats --rdb and redis-check-rdb
 	rateBaseline = 50_000  // keys/s
 	rateScan     = 45_000  // NDJSON to a pipe (verify) or /dev/null
 	rateStats    = 50_000
@@ -71,6 +72,7 @@ func estimate(cfg Config, cached bool, on func(step string) bool) (steps []StepT
 	add("gobench", goBenchTime, 0)
 	share, _ := units.ParseShare(cfg.SampleShare)
 	add("sampling", time.Duration(cfg.SampleRuns)*per(share*n, rateStats), 0)
+	add("snapshot", per(n, rateSave)+time.Duration(cfg.Rounds)*(2*per(n, rateOffline)+per(n, rateStats)), 3*cfg.Rounds)
 	add("writes", per(float64(cfg.WriteKeys), rateWrites), 1)
 	return steps, waits
 }

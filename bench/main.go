@@ -54,6 +54,7 @@ func main() {
 	flag.BoolVar(&cfg.TUI, "tui", cfg.TUI, "measure the TUI's time to first rows (needs tmux)")
 	flag.BoolVar(&cfg.Records, "records", cfg.Records, "measure the heap cost of held records (in-process ScanAll)")
 	flag.BoolVar(&cfg.GoBench, "gobench", cfg.GoBench, "run the Go benchmarks of ./inspect and ./ui")
+	flag.BoolVar(&cfg.Snapshot, "snapshot", cfg.Snapshot, "SAVE the keyspace and time stats --rdb on the dump against redis-check-rdb (records/s, peak RSS)")
 	flag.BoolVar(&cfg.Writes, "writes", cfg.Writes, "measure audited writes/s of a bulk guarded write (idemctl fail over fresh records), last")
 	flag.IntVar(&cfg.WriteKeys, "write-keys", cfg.WriteKeys, "records the bulk write run writes (smoke: 2000)")
 	flag.StringVar(&cfg.WriteDir, "write-dir", "", "directory for that run's audit log: a real disk, not tmpfs (default: the system's temp dir; the report names its filesystem)")

@@ -47,6 +47,7 @@ type Results struct {
 	GoBench       []GoBench        `json:"go_bench,omitempty"`
 	Writes        *WriteResult     `json:"writes,omitempty"`
 	Sampling      *SampleResult    `json:"sampling,omitempty"`
+	Snapshot      *SnapshotResult  `json:"snapshot,omitempty"`
 	Steps         []StepTime       `json:"steps"` // each step's time, and what was estimated
 	Targets       []Target         `json:"targets"`
 }
@@ -300,6 +301,7 @@ func (r *Results) evaluate() {
 		}
 	}
 	add(wr)
+	r.evaluateSnapshot(add)
 }
 
 // TenM is the record count from which the harness checks the 10M targets.
