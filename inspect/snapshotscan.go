@@ -25,9 +25,10 @@ type snapScan struct {
 	versions [][]RecordVersion // with Options.Versions, beside batches
 	locks    *snapLocks        // nil: no keyspace has a companion lock
 	val      snapValue
-	wanted   map[string]bool // the hash fields any keyspace reads
-	readCap  int             // the largest read cap of the keyspaces
+	wanted   *wantedFields // the hash fields any keyspace reads
+	readCap  int           // the largest read cap of the keyspaces
 	matched  []int
+	arena    arena // the records' keys and fields
 	dbKeys   int64
 }
 
@@ -35,7 +36,7 @@ type snapScan struct {
 // whose Node is the file. A fault in the file stops the read: the records
 // before it were sent, and every coverage says where it stopped.
 func scanSnapshot(ctx context.Context, src *SnapshotSource, kss []*Keyspace, opt Options, out chan<- Batch) []Coverage {
-	s := &snapScan{ctx: ctx, src: src, kss: kss, opt: opt, out: out, wanted: map[string]bool{},
+	s := &snapScan{ctx: ctx, src: src, kss: kss, opt: opt, out: out, wanted: &wantedFields{},
 		covs: make([]Coverage, len(kss)), batches: make([][]Record, len(kss)), versions: make([][]RecordVersion, len(kss))}
 	started := time.Now()
 	for i, ks := range kss {
@@ -43,11 +44,11 @@ func scanSnapshot(ctx context.Context, src *SnapshotSource, kss []*Keyspace, opt
 		s.readCap = max(s.readCap, int(min(ks.MaxValue, 1<<30)), fpKeep)
 		for _, name := range ks.Schema.fields {
 			if name != "" {
-				s.wanted[name] = true
+				s.wanted.add(name, false)
 			}
 		}
 		if ks.Schema.Response != "" {
-			s.wanted[ks.Schema.Response] = true
+			s.wanted.add(ks.Schema.Response, true) // its length alone
 		}
 	}
 	err := s.findLocks()
@@ -116,7 +117,7 @@ func (s *snapScan) entry(r *rdb.Reader, e *rdb.Entry) (stop bool, err error) {
 		return false, nil
 	}
 	s.dbKeys++
-	key := string(e.Key)
+	key := view(e.Key) // copied below, once a keyspace takes it
 	s.matched = s.matched[:0]
 	limited := 0
 	for i, ks := range s.kss {
@@ -152,6 +153,8 @@ func (s *snapScan) entry(r *rdb.Reader, e *rdb.Entry) (stop bool, err error) {
 	if len(s.matched) == 0 {
 		return false, nil
 	}
+	key = s.arena.str(e.Key)
+	s.val.arena = &s.arena
 	if err := s.val.read(r, e, s.readCap, s.wanted, !s.opt.NoMemory, s.opt.Versions); err != nil {
 		return false, err
 	}

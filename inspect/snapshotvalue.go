@@ -23,6 +23,7 @@ type snapValue struct {
 	digest   [sha1.Size]byte
 	digestOK bool
 	parts    []versionPart
+	arena    *arena // where field values are copied (nil: each its own)
 }
 
 type snapField struct {
@@ -32,8 +33,11 @@ type snapField struct {
 	expireMs int64 // -1: none
 }
 
-func (v *snapValue) read(r *rdb.Reader, e *rdb.Entry, readCap int, wanted map[string]bool, memory, versions bool) error {
-	*v = snapValue{typ: keyTypeOf(e.Type), fields: v.fields[:0], parts: v.parts[:0], mem: -1}
+func (v *snapValue) read(r *rdb.Reader, e *rdb.Entry, readCap int, wanted *wantedFields, memory, versions bool) error {
+	*v = snapValue{typ: keyTypeOf(e.Type), fields: v.fields[:0], parts: v.parts[:0], mem: -1, arena: v.arena}
+	if v.arena == nil {
+		v.arena = &arena{}
+	}
 	var err error
 	switch e.Type {
 	case rdb.TypeString:
@@ -46,13 +50,30 @@ func (v *snapValue) read(r *rdb.Reader, e *rdb.Entry, readCap int, wanted map[st
 		if versions {
 			nameCap = 1 << 16 // a version hashes every name whole
 		}
-		err = r.HashFields(nameCap, readCap, func(f rdb.HashField) {
+		capFor := func([]byte) int { return readCap }
+		if wanted != nil && !versions {
+			capFor = wanted.capFor(readCap)
+		}
+		err = r.HashFieldsCap(nameCap, capFor, func(f rdb.HashField) {
 			if versions && len(v.parts) <= maxVersionFields {
 				v.parts = append(v.parts, versionPart{name: string(f.Name), digest: f.Digest, expireMs: f.ExpireMs})
 				v.digestOK = v.digestOK && f.DigestOK && f.NameLen == int64(len(f.Name))
 			}
-			if f.NameLen <= 256 && (wanted == nil && len(v.fields) < maxDraftFields || wanted[string(f.Name)]) {
-				v.fields = append(v.fields, snapField{name: string(f.Name), value: string(f.Value), valueLen: f.ValueLen, expireMs: f.ExpireMs})
+			if f.NameLen > 256 {
+				return
+			}
+			if wanted == nil { // every field, for detect's draft
+				if len(v.fields) < maxDraftFields {
+					v.fields = append(v.fields, snapField{name: string(f.Name), value: string(f.Value), valueLen: f.ValueLen, expireMs: f.ExpireMs})
+				}
+				return
+			}
+			if i := wanted.find(f.Name); i >= 0 {
+				sf := snapField{name: wanted.names[i], valueLen: f.ValueLen, expireMs: f.ExpireMs}
+				if !wanted.lenOnly[i] {
+					sf.value = v.arena.str(f.Value)
+				}
+				v.fields = append(v.fields, sf)
 			}
 		})
 	}
@@ -68,6 +89,43 @@ func (v *snapValue) read(r *rdb.Reader, e *rdb.Entry, readCap int, wanted map[st
 		}
 	}
 	return nil
+}
+
+// wantedFields are the hash fields the keyspaces read: a handful, found
+// by a linear compare faster than a map's hash.
+type wantedFields struct {
+	names   []string
+	lenOnly []bool // only its length is read (the response)
+}
+
+func (w *wantedFields) add(name string, lenOnly bool) {
+	for i, n := range w.names {
+		if n == name {
+			w.lenOnly[i] = w.lenOnly[i] && lenOnly
+			return
+		}
+	}
+	w.names, w.lenOnly = append(w.names, name), append(w.lenOnly, lenOnly)
+}
+
+// capFor is the read cap of each field: none for one not read, or read
+// for its length alone.
+func (w *wantedFields) capFor(readCap int) func([]byte) int {
+	return func(name []byte) int {
+		if i := w.find(name); i >= 0 && !w.lenOnly[i] {
+			return readCap
+		}
+		return 0
+	}
+}
+
+func (w *wantedFields) find(name []byte) int {
+	for i, n := range w.names {
+		if string(name) == n {
+			return i
+		}
+	}
+	return -1
 }
 
 // field is the named field, if the hash has it and it had not expired at
@@ -111,7 +169,7 @@ func (v *snapValue) observe(ks *Keyspace, key string, expireMs, atMs int64) obse
 			o.f.truncated = o.f.truncated || cut
 			return o
 		}
-		o.value = string(head)
+		o.value = v.arena.str(head)
 		return o
 	}
 	ttls := ttlSpan{}

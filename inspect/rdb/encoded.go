@@ -221,7 +221,7 @@ func ziplistEntry(b []byte) (elem, int, error) {
 }
 
 // pairs hands each name/value pair of a listpack or ziplist hash to fn.
-func pairs(each func([]byte, func(elem) error) error, b []byte, intBuf *[]byte, nameCap, valueCap int, fn func(HashField)) error {
+func pairs(each func([]byte, func(elem) error) error, b []byte, intBuf *[]byte, nameCap int, capFor func([]byte) int, fn func(HashField)) error {
 	buf := grow(intBuf, 48)
 	var name elem
 	odd := false
@@ -231,7 +231,8 @@ func pairs(each func([]byte, func(elem) error) error, b []byte, intBuf *[]byte, 
 			return nil
 		}
 		odd = false
-		fn(capField(name.text(buf[:0:24]), e.text(buf[24:24:48]), nameCap, valueCap, -1))
+		k := name.text(buf[:0:24])
+		fn(capField(k, e.text(buf[24:24:48]), nameCap, capFor(k), -1))
 		return nil
 	})
 	if err == nil && odd {
@@ -242,7 +243,7 @@ func pairs(each func([]byte, func(elem) error) error, b []byte, intBuf *[]byte, 
 
 // listpackTriples hands each field of a listpack hash with field TTLs
 // (Redis 7.4+: name, value, absolute expiry in ms or 0 for none) to fn.
-func listpackTriples(b []byte, intBuf *[]byte, nameCap, valueCap int, fn func(HashField)) error {
+func listpackTriples(b []byte, intBuf *[]byte, nameCap int, capFor func([]byte) int, fn func(HashField)) error {
 	buf := grow(intBuf, 48)
 	var name, value elem
 	i := 0
@@ -260,7 +261,8 @@ func listpackTriples(b []byte, intBuf *[]byte, nameCap, valueCap int, fn func(Ha
 			if exp == 0 {
 				exp = -1
 			}
-			fn(capField(name.text(buf[:0:24]), value.text(buf[24:24:48]), nameCap, valueCap, exp))
+			k := name.text(buf[:0:24])
+			fn(capField(k, value.text(buf[24:24:48]), nameCap, capFor(k), exp))
 		}
 		i = (i + 1) % 3
 		return nil

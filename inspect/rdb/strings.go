@@ -152,6 +152,12 @@ func (r *Reader) lzfString(buf *[]byte, max int, whole bool, what string) ([]byt
 		r.sumOK = false
 		return nil, int64(min(ulen, 1<<62)), errTooBig
 	}
+	if max == 0 && !whole { // only its length is asked for
+		if err := r.in.discard(int64(clen)); err != nil {
+			return nil, 0, r.fail(err, what)
+		}
+		return nil, int64(ulen), nil
+	}
 	src := grow(&r.lzfBuf, int(clen))
 	if err := r.in.readFull(src); err != nil {
 		return nil, 0, r.fail(err, fmt.Sprintf("%s (%d compressed bytes)", what, clen))

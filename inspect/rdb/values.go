@@ -54,13 +54,20 @@ type HashField struct {
 
 // HashFields reads the current key's hash, calling fn for each field.
 func (r *Reader) HashFields(nameCap, valueCap int, fn func(HashField)) error {
+	return r.HashFieldsCap(nameCap, func([]byte) int { return valueCap }, fn)
+}
+
+// HashFieldsCap is HashFields with each value's cap chosen by its field's
+// name: 0 for a field whose length alone matters, so a compressed value
+// saved apart (a hash table's) is skipped, not decompressed.
+func (r *Reader) HashFieldsCap(nameCap int, capFor func(name []byte) int, fn func(HashField)) error {
 	if !r.pending || r.cur.Type != TypeHash {
 		return errors.New("rdb: HashFields on a key that is not an unread hash")
 	}
 	r.pending = false
 	switch t := r.cur.rdbType; t {
 	case typeHash, typeHashMeta, typeHashMetaPreGA:
-		return r.hashTable(t, nameCap, valueCap, fn)
+		return r.hashTable(t, nameCap, capFor, fn)
 	case typeHashLpEx:
 		if _, err := r.in.next(8); err != nil { // the min expiry: each field has its own
 			return r.fail(err, "a hash's next field expiry")
@@ -79,13 +86,13 @@ func (r *Reader) HashFields(nameCap, valueCap int, fn func(HashField)) error {
 	}
 	switch r.cur.rdbType {
 	case typeHashZipmap:
-		perr = zipmapPairs(b, func(k, v []byte) { each(capField(k, v, nameCap, valueCap, -1)) })
+		perr = zipmapPairs(b, func(k, v []byte) { each(capField(k, v, nameCap, capFor(k), -1)) })
 	case typeHashZiplist:
-		perr = pairs(ziplistEach, b, &r.intBuf, nameCap, valueCap, each)
+		perr = pairs(ziplistEach, b, &r.intBuf, nameCap, capFor, each)
 	case typeHashListpack:
-		perr = pairs(listpackEach, b, &r.intBuf, nameCap, valueCap, each)
+		perr = pairs(listpackEach, b, &r.intBuf, nameCap, capFor, each)
 	default:
-		perr = listpackTriples(b, &r.intBuf, nameCap, valueCap, each)
+		perr = listpackTriples(b, &r.intBuf, nameCap, capFor, each)
 	}
 	if perr != nil {
 		return &FormatError{Offset: at, Msg: fmt.Sprintf("corrupt %s hash: %v", r.cur.Encoding, perr)}
@@ -95,7 +102,7 @@ func (r *Reader) HashFields(nameCap, valueCap int, fn func(HashField)) error {
 
 // hashTable reads a hash saved field by field (with a TTL before each
 // field in the field-TTL types).
-func (r *Reader) hashTable(t byte, nameCap, valueCap int, fn func(HashField)) error {
+func (r *Reader) hashTable(t byte, nameCap int, capFor func([]byte) int, fn func(HashField)) error {
 	var minExpire int64
 	if t == typeHashMeta {
 		p, err := r.in.next(8)
@@ -128,7 +135,7 @@ func (r *Reader) hashTable(t byte, nameCap, valueCap int, fn func(HashField)) er
 			return err
 		}
 		r.sumOK = false
-		if f.Value, f.ValueLen, err = r.stringCapped(&r.valBuf, valueCap, "a hash field's value"); err != nil && !errors.Is(err, errTooBig) {
+		if f.Value, f.ValueLen, err = r.stringCapped(&r.valBuf, capFor(f.Name), "a hash field's value"); err != nil && !errors.Is(err, errTooBig) {
 			return err
 		}
 		f.Digest, f.DigestOK = r.sum, r.sumOK
@@ -180,7 +187,7 @@ func (r *Reader) skipObject(t byte) error {
 	case typeHash:
 		return r.skipStrings(2, "a hash field")
 	case typeHashMeta, typeHashMetaPreGA:
-		return r.hashTable(t, 0, 0, func(HashField) {})
+		return r.hashTable(t, 0, func([]byte) int { return 0 }, func(HashField) {})
 	case typeZSet, typeZSet2:
 		return r.skipZSet(t)
 	case typeListQuicklist2:
