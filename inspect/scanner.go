@@ -118,240 +118,92 @@ func (c Coverage) KeysPerSec() float64 {
 	return float64(c.Keys) / c.Duration.Seconds()
 }
 
-// scanNode walks one keyspace on one server with SCAN MATCH COUNT, reads
-// each batch in pipelines (several in flight), and sends classified records
+// scanNode walks one keyspace on one server with SCAN MATCH COUNT (the
+// key source, scanwalk.go), reads each batch in pipelines, several in
+// flight (the record reader, scanread.go), and sends classified records
 // to out. seen is shared by the nodes of a scan so a key met twice (a slot
 // migrating mid-scan) is reported once. Cancel ctx to stop.
 func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<- Batch, seen *dedup, prog *progress, task int) Coverage {
-	c := n.client
-	cov := Coverage{Keyspace: ks.Name, Match: ks.Match, Node: n.addr, Role: n.role, Slots: n.slots, Started: time.Now()}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	startID := runID(ctx, c)
-
-	var (
-		errOnce  sync.Once
-		firstErr error
-		records  atomic.Int64
-		vanished atomic.Int64
-		memOn    atomic.Bool
-	)
-	memOn.Store(!opt.NoMemory)
-	fail := func(err error) {
-		errOnce.Do(func() { firstErr = err; cancel() })
-	}
-	f := &fetcher{c: c, ks: ks, memOn: &memOn, respAll: opt.ResponseSizes, span: opt.MaxLatency > 0}
+	s := &nodeScan{n: n, ks: ks, opt: opt, out: out, seen: seen, prog: prog, task: task, count: opt.Count,
+		cov: Coverage{Keyspace: ks.Name, Match: ks.Match, Node: n.addr, Role: n.role, Slots: n.slots, Started: time.Now()}}
+	s.ctx, s.cancel = context.WithCancel(ctx)
+	defer s.cancel()
+	startID := runID(s.ctx, n.client)
+	s.memOn.Store(!opt.NoMemory)
+	s.f = &fetcher{c: n.client, ks: ks, memOn: &s.memOn, respAll: opt.ResponseSizes, span: opt.MaxLatency > 0}
 	// Under a latency budget each batch is read before the next SCAN, its
 	// size set by the pacer; otherwise batches of opt.Count overlap.
-	count := opt.Count
-	var pace *pacer
 	if opt.MaxLatency > 0 {
-		pace = startPacer(ctx, c, opt.MaxLatency, min(opt.Count, 100))
-		defer pace.stop()
-		count = pace.size
+		s.pace = startPacer(s.ctx, n.client, opt.MaxLatency, min(opt.Count, 100))
+		defer s.pace.stop()
+		s.count = s.pace.size
 	}
-	read := func(j job) {
-		if ctx.Err() != nil {
-			return // drain
-		}
-		if pace != nil {
-			pace.begin()
-		}
-		var (
-			res fetched
-			err error
-		)
-		if j.locks {
-			res, err = f.fetchOrphans(ctx, j.keys)
-		} else {
-			res, err = f.fetchAhead(ctx, j.keys, j.ahead)
-		}
-		if pace != nil {
-			pace.end()
-			pace.served(len(j.keys), res.serverSpan) // one batch at a time: no race
-		}
-		if err != nil {
-			fail(fmt.Errorf("reading %d keys: %w", len(j.keys), err))
-			return
-		}
-		vanished.Add(res.vanished)
-		records.Add(int64(len(res.records)))
-		if len(res.records) == 0 {
-			return
-		}
-		select {
-		case out <- Batch{Keyspace: ks, Node: n.addr, Records: res.records, ServerTimeMs: res.nowMs, Done: prog.done()}:
-		case <-ctx.Done():
-		}
+	s.startReaders()
+	s.pending = make([]string, 0, s.count)
+	s.walk()
+	if s.ctx.Err() == nil {
+		s.send(nil)
 	}
-	work := make(chan job, opt.InFlight)
-	var wg sync.WaitGroup
-	for range opt.InFlight {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range work {
-				read(j)
-				if j.done != nil {
-					close(j.done)
-				}
-			}
-		}()
-	}
+	close(s.work)
+	s.wg.Wait()
+	return s.finish(startID)
+}
 
-	pending := make([]string, 0, count)
-	var locks []string // companion lock keys, checked for orphans
-	pendingSince := time.Time{}
-	send := func(ahead *scanAhead) bool {
-		var waits []chan struct{}
-		for _, j := range []job{{keys: pending, ahead: ahead}, {keys: locks, locks: true}} {
-			if len(j.keys) == 0 {
-				continue
-			}
-			if pace != nil {
-				j.done = make(chan struct{})
-				waits = append(waits, j.done)
-			}
-			select {
-			case work <- j:
-			case <-ctx.Done():
-				return false
-			}
-		}
-		for _, w := range waits {
-			select {
-			case <-w:
-			case <-ctx.Done():
-				return false
-			}
-		}
-		pending, locks = make([]string, 0, count), nil
-		return true
-	}
-	lock := ks.Schema.Lock
-	var cursor uint64
-	smp := newSampling(opt)
-	if smp != nil {
-		cursor = smp.start
-	}
-	limiter := newRateLimiter(opt.KeysPerSec)
-	var ahead *scanAhead // this turn's SCAN, already read with the last batch
-scan:
-	for {
-		var (
-			keys []string
-			next uint64
-			err  error
-		)
-		if ahead != nil {
-			keys, next, err = ahead.cmd.Result()
-			ahead = nil
-		} else {
-			if pace != nil {
-				pace.begin()
-			}
-			keys, next, err = c.Scan(ctx, cursor, ks.Match, int64(count)).Result()
-			if pace != nil {
-				pace.end()
-			}
-		}
-		if err != nil {
-			fail(fmt.Errorf("SCAN: %w", err))
-			break
-		}
-		for _, k := range keys {
-			if !seen.add(k) {
-				cov.Duplicates++
-				continue
-			}
-			if opt.MaxKeys > 0 && cov.Keys >= opt.MaxKeys {
-				cov.Limited = true
-				break scan
-			}
-			cov.Keys++
-			if len(pending) == 0 && len(locks) == 0 {
-				pendingSince = time.Now()
-			}
-			if lock != nil {
-				if _, isLock := lock.RecordKey(k); isLock {
-					cov.Companions++ // shown with its record, counted once
-					if lock.Orphans {
-						locks = append(locks, k)
-					}
-					if len(locks) >= count && !send(nil) {
-						break scan
-					}
-					continue
-				}
-			}
-			pending = append(pending, k)
-			if len(pending) >= count && !send(nil) {
-				break scan
-			}
-		}
-		var gap time.Duration
-		if pace != nil {
-			count, gap = pace.adjust()
-		}
-		if len(pending)+len(locks) > 0 && (pace != nil || time.Since(pendingSince) >= opt.FlushAfter) {
-			// Under a budget the next SCAN rides with this batch's last
-			// pipeline; if the scan stops here its reply goes unused.
-			var a *scanAhead
-			if pace != nil && len(pending) > 0 && (next != 0 || smp != nil) {
-				a = &scanAhead{cursor: next, match: ks.Match, count: int64(count)}
-			}
-			if !send(a) {
-				break
-			}
-			if a != nil && a.cmd != nil {
-				ahead = a
-			}
-		}
-		cursor = next
-		switch {
-		case smp != nil: // past the end of the table order it goes on from 0
-			share, done := smp.after(next, cov.Started)
-			prog.set(task, share)
-			if done {
-				cov.Sampled, cov.Share = true, share
-				break scan
-			}
-		case cursor == 0:
-			cov.Complete = true
-			prog.set(task, 1)
-			break scan
-		default:
-			prog.set(task, CursorShare(cursor))
-		}
-		if seen.needPlan() {
-			seen.plan(dedupEstimate(opt, n, cov.Keys, prog.get(task), time.Since(cov.Started)))
-		}
-		if !limiter.wait(ctx, len(keys), max(opt.Pause, gap)) {
-			break
-		}
-	}
-	if ctx.Err() == nil {
-		send(nil)
-	}
-	close(work)
-	wg.Wait()
-	cov.Records, cov.Vanished = records.Load(), vanished.Load()
-	cov.MemoryOff = !memOn.Load()
+// nodeScan is one keyspace's scan of one node: the SCAN walk on the
+// caller's goroutine feeding batches of keys to opt.InFlight readers.
+type nodeScan struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	n      node
+	ks     *Keyspace
+	opt    Options
+	out    chan<- Batch
+	seen   *dedup
+	prog   *progress
+	task   int
+	cov    Coverage
+	f      *fetcher
+	pace   *pacer // nil: no latency budget
+	count  int    // keys per SCAN and per batch (the pacer's, under a budget)
+
+	work     chan job
+	wg       sync.WaitGroup
+	errOnce  sync.Once
+	firstErr error
+	records  atomic.Int64
+	vanished atomic.Int64
+	memOn    atomic.Bool
+
+	pending      []string // keys for the next batch
+	locks        []string // companion lock keys, checked for orphans
+	pendingSince time.Time
+}
+
+// fail stops the scan at its first error.
+func (s *nodeScan) fail(err error) {
+	s.errOnce.Do(func() { s.firstErr = err; s.cancel() })
+}
+
+// finish is the coverage of what the scan saw and why it stopped.
+func (s *nodeScan) finish(startID string) Coverage {
+	cov := &s.cov
+	cov.Records, cov.Vanished = s.records.Load(), s.vanished.Load()
+	cov.MemoryOff = !s.memOn.Load()
 	cov.Duration = time.Since(cov.Started)
 	switch {
-	case firstErr != nil:
-		cov.Err, cov.Complete = firstErr, false
-	case ctx.Err() != nil && !cov.Complete:
-		cov.Err = ctx.Err()
+	case s.firstErr != nil:
+		cov.Err, cov.Complete = s.firstErr, false
+	case s.ctx.Err() != nil && !cov.Complete:
+		cov.Err = s.ctx.Err()
 	case startID != "":
 		// A SCAN cursor means nothing to another process: a restart or
 		// failover mid-scan can miss keys, so say so.
-		if end := runID(ctx, c); end != "" && end != startID {
-			cov.Err = fmt.Errorf("%s restarted or failed over during the scan: keys may be missing; rescan", n.addr)
+		if end := runID(s.ctx, s.n.client); end != "" && end != startID {
+			cov.Err = fmt.Errorf("%s restarted or failed over during the scan: keys may be missing; rescan", s.n.addr)
 		}
 	}
-	if n.role == "replica" {
-		cov.Lag = replicaLag(ctx, c)
+	if s.n.role == "replica" {
+		cov.Lag = replicaLag(s.ctx, s.n.client)
 	}
 	if cov.Sampled && cov.Share >= 1 {
 		cov.Sampled, cov.Complete = false, cov.Err == nil // a sample of everything is the whole
@@ -363,9 +215,9 @@ scan:
 	case cov.Complete:
 		cov.Share = 1
 	case !cov.Sampled:
-		cov.Share = prog.get(task) // how far it got before it stopped
+		cov.Share = s.prog.get(s.task) // how far it got before it stopped
 	}
-	return cov
+	return *cov
 }
 
 // ScanAll scans each keyspace in turn on every node (every cluster primary,
