@@ -11,25 +11,36 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// newManCmd writes the man pages: idemctl(1) with the shared flags, the
-// environment and the exit codes, and one page per command, all from the
-// same definitions as --help. Hidden: packagers run it, operators read the
-// pages.
-// manCmd writes the man pages of the whole tree under root.
-type manCmd struct{ root *cobra.Command }
+// manCmd writes the man pages of the whole tree under root: idemctl(1)
+// with the shared flags, the environment and the exit codes, and one page
+// per command, all from the same definitions as --help; with --markdown,
+// the same pages as Markdown (docs/commands). Hidden: packagers and the
+// docs run it, operators read the pages.
+type manCmd struct {
+	root     *cobra.Command
+	markdown bool
+}
 
-func (*manCmd) flags(*pflag.FlagSet) {}
+func (o *manCmd) flags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.markdown, "markdown", false, "write Markdown pages (docs/commands) instead of man pages")
+}
 
 func (o *manCmd) run(ctx context.Context, a *app, _ *pflag.FlagSet, args []string) error {
-	n, err := writeManPages(ctx, o.root, args[0])
+	render, ext, what := manPage, ".1", "man pages"
+	if o.markdown {
+		render, ext, what = markdownPage, ".md", "Markdown pages"
+	}
+	n, err := writeManPages(ctx, o.root, args[0], render, ext)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stderr, "wrote %d man pages to %s\n", n, args[0])
+	fmt.Fprintf(a.stderr, "wrote %d %s to %s\n", n, what, args[0])
 	return nil
 }
 
-func writeManPages(ctx context.Context, root *cobra.Command, dir string) (int, error) {
+// writeManPages renders every available command (and help) under root into
+// dir, one file per command named by its path (idemctl-config-view.1).
+func writeManPages(ctx context.Context, root *cobra.Command, dir string, render func(*cobra.Command) string, ext string) (int, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, fmt.Errorf("man pages: %w", err)
 	}
@@ -40,7 +51,7 @@ func writeManPages(ctx context.Context, root *cobra.Command, dir string) (int, e
 			return err
 		}
 		name := strings.ReplaceAll(c.CommandPath(), " ", "-")
-		if err := os.WriteFile(filepath.Join(dir, name+".1"), []byte(manPage(c)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name+ext), []byte(render(c)), 0o644); err != nil {
 			return fmt.Errorf("man pages: %w", err)
 		}
 		n++
