@@ -237,7 +237,7 @@ func TestKillNineMidRunResumes(t *testing.T) {
 	keys := reserveMany(t, c, fmt.Sprintf("kill9-%d", time.Now().UnixNano()), 3000)
 	dir, audit, args := bulkFail(t, srv, keys, "kill drill", "100000")
 	cmd := exec.Command(bin, args...)
-	cmd.Env = binaryEnv(dir)
+	cmd.Env = clitest.Environ(t, "HOME="+dir)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestAuditWriteErrorStopsRun(t *testing.T) {
 	keys := reserveMany(t, c, fmt.Sprintf("efbig-%d", time.Now().UnixNano()), 200)
 	dir, audit, args := bulkFail(t, srv, keys, "size limit drill", "200")
 	cmd := exec.Command(prlimit, append([]string{"--fsize=60000", bin}, args...)...)
-	cmd.Env = binaryEnv(dir)
+	cmd.Env = clitest.Environ(t, "HOME="+dir)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	err = cmd.Run()
@@ -338,9 +338,4 @@ func bulkFail(t *testing.T, srv *redistest.Server, keys []string, reason, rate s
 	audit = filepath.Join(dir, "audit.log")
 	return dir, audit, []string{"fail", "--url", srv.URL(0), "--preset", "atlasmart", "--from-file", input, "--reason", reason,
 		"--write", "--yes", "--rate", rate, "--audit-log", audit, "-o", "json"}
-}
-
-// binaryEnv is the whole environment of a built idemctl run by a test.
-func binaryEnv(dir string) []string {
-	return []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(dir, "cfg"), "PATH=/usr/bin:/bin"}
 }

@@ -168,13 +168,12 @@ func TestLongFingerprintIsKept(t *testing.T) {
 // that never closes ends within the grace period.
 func TestSigtermWhileBlocked(t *testing.T) {
 	bin := clitest.BuildBinary(t)
-	cmd := exec.Command(bin, "fail", "--reason", "x", "--from-file", "-")
+	cmd := clitest.Command(t, bin, "fail", "--reason", "x", "--from-file", "-")
 	stdin, err := cmd.StdinPipe() // held open: the read never ends by itself
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stdin.Close()
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

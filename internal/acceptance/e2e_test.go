@@ -21,22 +21,39 @@ type tmuxSession struct {
 	t      *testing.T
 	socket string
 	name   string
+	env    []string // the whole environment of tmux and of the command it runs
 }
+
+// tmuxTerm is the terminal tmux emulates (its own default-terminal), the
+// TERM every command a session runs sees.
+const tmuxTerm = "tmux-256color"
 
 func newTmux(t *testing.T, w, h int, command string) *tmuxSession {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("tmux not found in PATH: the end-to-end test needs it; install it with `apt-get install -y tmux` or run `bash .ci/run`")
 	}
-	s := &tmuxSession{t: t, socket: "idemctl-e2e-" + strconv.Itoa(os.Getpid()), name: "e2e" + strconv.Itoa(w)}
-	s.tmux("new-session", "-d", "-s", s.name, "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), command)
-	t.Cleanup(func() { exec.Command("tmux", "-L", s.socket, "kill-session", "-t", s.name).Run() })
+	s := &tmuxSession{t: t, socket: "idemctl-e2e-" + strconv.Itoa(os.Getpid()), name: "e2e" + strconv.Itoa(w),
+		env: clitest.Environ(t, "TERM="+tmuxTerm)}
+	// The command runs under exactly s.env, not the environment tmux hands
+	// its panes (its server's, its config's set-environment).
+	s.tmux("new-session", "-d", "-s", s.name, "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), clitest.ShellLine(s.env, command))
+	t.Cleanup(func() { s.command("kill-session", "-t", s.name).Run() })
 	return s
+}
+
+// command is one tmux client call on the session's private server, which
+// reads no config file (-f /dev/null: not the user's ~/.tmux.conf) and is
+// started, by the first call, with the session's environment.
+func (s *tmuxSession) command(args ...string) *exec.Cmd {
+	cmd := exec.Command("tmux", append([]string{"-f", "/dev/null", "-L", s.socket}, args...)...)
+	cmd.Env = s.env
+	return cmd
 }
 
 func (s *tmuxSession) tmux(args ...string) string {
 	s.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-L", s.socket}, args...)...).CombinedOutput()
+	out, err := s.command(args...).CombinedOutput()
 	if err != nil {
 		s.t.Fatalf("tmux %v: %v\n%s", args, err, out)
 	}
@@ -150,7 +167,7 @@ func slowUI(t *testing.T, bin string, n int, extra string) string {
 	t.Helper()
 	url := redistest.Shared(t).URL(0)
 	timing := " --reserve-ttl 1h --processing-timeout 10m"
-	out, err := exec.Command("sh", "-c", bin+" seed --url "+url+" --count "+strconv.Itoa(n)+timing).CombinedOutput()
+	out, err := clitest.Command(t, bin, append([]string{"seed", "--url", url, "--count", strconv.Itoa(n)}, strings.Fields(timing)...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("seed: %v\n%s", err, out)
 	}

@@ -204,7 +204,7 @@ func TestTwoReaperProcesses(t *testing.T) {
 	start := func(name string) (*exec.Cmd, *clitest.Buffer, string) {
 		audit := filepath.Join(dir, name+".log")
 		cmd := exec.Command(bin, reapArgs(srv, policy, audit, "--apply", "--write", "--every", "1s", "-o", "json")...)
-		cmd.Env = []string{"HOME=" + dir, "PATH=/usr/bin:/bin"}
+		cmd.Env = clitest.Environ(t, "HOME="+dir)
 		var out clitest.Buffer // read while the process still writes
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {

@@ -257,8 +257,8 @@ comp idemctl sc
 comp idemctl completion ""
 `)
 	// The whole environment the shell and the binary see: nothing of ours.
-	cmd.Env = []string{"PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin", "HOME=" + dir, "IDEMCTL_CONFIG=" + cfg,
-		"BASH_COMPLETION=" + bashCompletion, "SCRIPT=" + script}
+	cmd.Env = clitest.Environ(t, "PATH="+filepath.Dir(bin)+":/usr/bin:/bin", "HOME="+dir, "IDEMCTL_CONFIG="+cfg,
+		"BASH_COMPLETION="+bashCompletion, "SCRIPT="+script)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("bash: %v\n%s", err, out)
