@@ -279,7 +279,7 @@ func explain(err error, user string) string {
 	switch {
 	case strings.HasPrefix(msg, "NOPERM"):
 		return fmt.Sprintf("%s — the ACL user %q may not run the write scripts; the operator role needs "+
-			operatorRights+"; see the README's ACL roles", msg, user)
+			operatorRights+"; see the ACL roles, docs/acl-roles.md", msg, user)
 	case scriptACLRefusal(msg):
 		return fmt.Sprintf("%s — the ACL user %q may run the write scripts but not every command they call; the operator role needs "+
 			operatorRights, msg, user)

@@ -25,7 +25,7 @@ import (
 )
 
 // InstallHint tells how to get the external programs the harness drives.
-const InstallHint = "the benchmark needs redis-server and redis-cli in PATH: install them with `apt-get install -y redis-server redis-tools` (Debian/Ubuntu) or run `bash .ci/run`"
+const InstallHint = "the benchmark needs redis-server and redis-cli in PATH: install them with `apt-get install -y redis-server redis-tools` (Debian/Ubuntu) or run `bash .ci/test`"
 
 // Seeding timings: long enough that nothing expires or turns stale while
 // the harness runs (a 10M run takes about an hour: seeding alone took 6

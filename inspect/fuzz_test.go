@@ -11,7 +11,7 @@ import (
 )
 
 // Fuzz targets for everything that parses bytes from Redis. Their seed
-// corpora run with every `go test`; .ci/run also fuzzes each for a few seconds.
+// corpora run with every `go test`; .ci/test also fuzzes each for a few seconds.
 
 func FuzzDecodeRecordJSON(f *testing.F) {
 	for _, seed := range []string{

@@ -12,11 +12,11 @@ import (
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
-// readmeRole is the README's ACL SETUSER line for user, with the test's
-// password and its keys added, as the README says to adjust them.
+// readmeRole is the documented ACL SETUSER line for user, with the test's
+// password and its keys added, as docs/acl-roles.md says to adjust them.
 func readmeRole(t *testing.T, user, password string, keys ...string) []any {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../docs/acl-roles.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func readmeRole(t *testing.T, user, password string, keys ...string) []any {
 		}
 	}
 	if len(args) == 0 {
-		t.Fatalf("README.md has no ACL SETUSER line for %s", user)
+		t.Fatalf("docs/acl-roles.md has no ACL SETUSER line for %s", user)
 	}
 	for _, k := range keys {
 		args = append(args, "~"+k)
@@ -40,7 +40,7 @@ func readmeRole(t *testing.T, user, password string, keys ...string) []any {
 	return args
 }
 
-// The README's reaper role is enough for a whole applying cycle: the
+// The documented reaper role is enough for a whole applying cycle: the
 // lease, the budget, the guarded writes and the audit.
 func TestReadmeReaperRole(t *testing.T) {
 	srv, admin := redistest.SharedClient(t)
@@ -50,7 +50,7 @@ func TestReadmeReaperRole(t *testing.T) {
 		role = append(role, "+hpttl", "+hpexpiretime", "+hpexpireat", "+hpexpire", "+hpersist", "+hkeys")
 	}
 	if err := admin.Do(ctx, role...).Err(); err != nil {
-		t.Fatalf("the README's role: %v", err)
+		t.Fatalf("the documented role: %v", err)
 	}
 	t.Cleanup(func() { admin.Do(ctx, "ACL", "DELUSER", "idemctl-reaper") })
 	write(t, admin, orphans("acl", 3)...)
@@ -60,7 +60,7 @@ func TestReadmeReaperRole(t *testing.T) {
 	r := newReaper(t, c, p, true, recordtest.AuditPath(t))
 	rep := r.Cycle(ctx)
 	if rep.Err != "" || !rep.Lease.Held || rep.Rules[0].Outcomes["applied"] != 3 || rep.Rules[0].Note != "" || rep.Rules[0].Err != "" {
-		t.Fatalf("cycle as the README's reaper role: %+v", rep)
+		t.Fatalf("cycle as the documented reaper role: %+v", rep)
 	}
 	if err := r.Lease.Release(ctx, c); err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func TestLockUnknownIsSkipped(t *testing.T) {
 	ctx := t.Context()
 	role := append(readmeRole(t, "idemctl-inspector", "insp-pw", "job:*", "idemctl:reap:*"), "-pttl")
 	if err := admin.Do(ctx, role...).Err(); err != nil {
-		t.Fatalf("the README's role: %v", err)
+		t.Fatalf("the documented role: %v", err)
 	}
 	t.Cleanup(func() { admin.Do(ctx, "ACL", "DELUSER", "idemctl-inspector") })
 	write(t, admin, job{key: "job:lockttl", age: time.Hour})

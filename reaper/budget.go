@@ -63,7 +63,7 @@ func (b budget) spend(ctx context.Context, c redis.UniversalClient, keys []strin
 func budgetErr(err error) error {
 	msg := units.OneLine(err.Error())
 	if aclRefusal(msg) {
-		msg += " — the reaper's ACL user needs time, zcount, zadd, zremrangebyscore, pexpire, multi and exec on idemctl:reap:* (see the README's ACL roles)"
+		msg += " — the reaper's ACL user needs time, zcount, zadd, zremrangebyscore, pexpire, multi and exec on idemctl:reap:* (see the ACL roles, docs/acl-roles.md)"
 	}
 	return fmt.Errorf("hourly budget: %s", msg)
 }

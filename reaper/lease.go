@@ -112,7 +112,7 @@ func (l *Lease) Release(ctx context.Context, c redis.UniversalClient) error {
 func leaseErr(what string, err error) error {
 	msg := units.OneLine(err.Error())
 	if aclRefusal(msg) {
-		msg += " — the reaper's ACL user needs get, set, pttl, pexpire, del and eval on idemctl:reap:* (see the README's ACL roles)"
+		msg += " — the reaper's ACL user needs get, set, pttl, pexpire, del and eval on idemctl:reap:* (see the ACL roles, docs/acl-roles.md)"
 	}
 	return fmt.Errorf("lease: cannot %s it: %s", what, msg)
 }

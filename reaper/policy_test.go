@@ -79,7 +79,7 @@ func TestPolicyDefaultsAndBind(t *testing.T) {
 	}
 }
 
-// The README's example policy is valid against the example config.
+// The documented example policy is valid against the example config.
 func TestExamplePolicy(t *testing.T) {
 	cfg, err := config.Load("../config.example.yaml")
 	if err != nil {

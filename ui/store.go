@@ -80,7 +80,7 @@ func newStore(limit int) *store {
 }
 
 // DefaultMaxRecords is what 1.5 GB holds at the 124 B a record the TUI
-// was measured to take at 10M records (README, Performance).
+// was measured to take at 10M records (docs/performance.md).
 const DefaultMaxRecords = 12_000_000
 
 // notable: a record the table keeps past its limit.

@@ -31,7 +31,7 @@ const tmuxTerm = "tmux-256color"
 func newTmux(t *testing.T, w, h int, command string) *tmuxSession {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Fatal("tmux not found in PATH: the end-to-end test needs it; install it with `apt-get install -y tmux` or run `bash .ci/run`")
+		t.Fatal("tmux not found in PATH: the end-to-end test needs it; install it with `apt-get install -y tmux` or run `bash .ci/test`")
 	}
 	s := &tmuxSession{t: t, socket: "idemctl-e2e-" + strconv.Itoa(os.Getpid()), name: "e2e" + strconv.Itoa(w),
 		env: clitest.Environ(t, "TERM="+tmuxTerm)}

@@ -236,7 +236,7 @@ func TestMemoryObjectRenamedOrDenied(t *testing.T) {
 	}
 
 	shared, sc := redistest.SharedClient(t)
-	// The README's inspector role without the two optional rights.
+	// The documented inspector role without the two optional rights.
 	fields := secReadmeACL(t, "idemctl-inspector", secProposedInspectorACL)
 	if secFieldTTLs(sc) {
 		fields = append(fields, secReadmeRights(t, "inspector-field-ttl")...)
@@ -292,7 +292,7 @@ func TestMemoryObjectRenamedOrDenied(t *testing.T) {
 			if tc.name == "ACL" {
 				for _, d := range secACLDenials(t, sc, "idemctl-inspector") {
 					if !strings.HasPrefix(d, "command memory") && !strings.HasPrefix(d, "command object") {
-						t.Fatalf("the README's inspector role (less the two optional rights) lacks rights idemctl uses (ACL LOG): %s", d)
+						t.Fatalf("the documented inspector role (less the two optional rights) lacks rights idemctl uses (ACL LOG): %s", d)
 					}
 				}
 			}

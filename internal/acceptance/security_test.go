@@ -2,7 +2,7 @@ package acceptance
 
 // Issue 8's security guarantees, each against real redis-server processes:
 // TLS verified by default, secrets never printed, and the two least-privilege
-// ACL roles the README documents.
+// ACL roles docs/acl-roles.md documents.
 
 import (
 	"context"
@@ -343,7 +343,7 @@ func TestSecretsNeverPrintedMalformedURL(t *testing.T) {
 // ---------------------------------------------------------------- ACL roles
 
 // The roles' ACL SETUSER lines as this test proposes them, used only when
-// README.md ("ACL roles") has no line for a role: the README's lines are
+// docs/acl-roles.md has no line for a role: the documented lines are
 // the ones tested.
 const (
 	secProposedInspectorACL = "ACL SETUSER idemctl-inspector on >PASSWORD resetkeys ~atlasmart:* ~idempotency:* resetchannels -@all " +
@@ -353,11 +353,11 @@ const (
 		"+evalsha +eval +script|load +hget +get +hset +set +del +pexpire +persist +xadd"
 )
 
-// secReadmeACL returns the README's ACL SETUSER line for user, or proposed
-// (logged) when the README has none yet.
+// secReadmeACL returns the documented ACL SETUSER line for user, or proposed
+// (logged) when the page has none yet.
 func secReadmeACL(t *testing.T, user, proposed string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(clitest.RepoRoot, "README.md"))
+	b, err := os.ReadFile(filepath.Join(clitest.RepoRoot, "docs", "acl-roles.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,18 +365,18 @@ func secReadmeACL(t *testing.T, user, proposed string) []string {
 	for _, l := range strings.Split(string(b), "\n") {
 		if l = strings.TrimSpace(l); strings.HasPrefix(l, "ACL SETUSER "+user+" ") {
 			if line != "" {
-				t.Fatalf("README.md has two ACL SETUSER lines for %s", user)
+				t.Fatalf("docs/acl-roles.md has two ACL SETUSER lines for %s", user)
 			}
 			line = l
 		}
 	}
 	if line == "" {
-		t.Logf("README.md has no ACL SETUSER line for %s yet; testing the proposed one:\n%s", user, proposed)
+		t.Logf("docs/acl-roles.md has no ACL SETUSER line for %s yet; testing the proposed one:\n%s", user, proposed)
 		line = proposed
 	}
 	f := strings.Fields(line)
 	if !strings.Contains(line, ">PASSWORD") {
-		t.Fatalf("README's line for %s sets no >PASSWORD: %s", user, line)
+		t.Fatalf("the documented line for %s sets no >PASSWORD: %s", user, line)
 	}
 	return f
 }
@@ -387,11 +387,11 @@ func secFieldTTLs(admin *redis.Client) bool {
 	return ok
 }
 
-// secReadmeRights returns the rights the README lists on its line
+// secReadmeRights returns the rights docs/acl-roles.md lists on its line
 // `<!-- name -->` `+a +b …` (the additions for newer servers).
 func secReadmeRights(t *testing.T, name string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(clitest.RepoRoot, "README.md"))
+	b, err := os.ReadFile(filepath.Join(clitest.RepoRoot, "docs", "acl-roles.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +406,7 @@ func secReadmeRights(t *testing.T, name string) []string {
 			return out
 		}
 	}
-	t.Fatalf("README.md has no <!-- %s --> line", name)
+	t.Fatalf("docs/acl-roles.md has no <!-- %s --> line", name)
 	return nil
 }
 
@@ -442,7 +442,7 @@ func secACLDenials(t *testing.T, admin *redis.Client, user string) []string {
 	return out
 }
 
-// The README's two roles, created exactly as documented: the inspector can
+// The documented two roles, created exactly as documented: the inspector can
 // scan, stats, detect and open a record without a single refusal and is
 // refused writes with an explanation; the operator writes, audited to the
 // stream.
@@ -454,7 +454,7 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	inspector := secReadmeACL(t, "idemctl-inspector", secProposedInspectorACL)
 	operator := secReadmeACL(t, "idemctl-operator", secProposedOperatorACL)
 	if secFieldTTLs(admin) {
-		// Redis 7.4+: the rights the README adds for hash-field TTLs.
+		// Redis 7.4+: the rights the page adds for hash-field TTLs.
 		inspector = append(inspector, secReadmeRights(t, "inspector-field-ttl")...)
 		operator = append(operator, secReadmeRights(t, "operator-field-ttl")...)
 	}
@@ -511,7 +511,7 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	// Not one command refused: idemctl degrades quietly where a right is
 	// missing (memory, encoding, fields unknown), so the ACL LOG is the proof.
 	if denied := secACLDenials(t, admin, "idemctl-inspector"); len(denied) > 0 {
-		t.Fatalf("the README's inspector role lacks rights idemctl uses (ACL LOG): %v", denied)
+		t.Fatalf("the documented inspector role lacks rights idemctl uses (ACL LOG): %v", denied)
 	}
 	for _, d := range details {
 		names := map[string]string{}

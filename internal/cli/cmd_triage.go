@@ -57,7 +57,7 @@ func (o *triageCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 		}
 	}
 	if len(hooked) == 0 {
-		return usageErr("no verify hook: none of the keyspaces in use has verify: in the config (keyspaces[].verify; see the README's Triage)")
+		return usageErr("no verify hook: none of the keyspaces in use has verify: in the config (keyspaces[].verify; see docs/writes.md, Triage)")
 	}
 	setup := s.writeSetup(a.getenv, wf.write, wf.auditLog)
 	if !setup.Policy.Writes && !o.verify {

@@ -231,7 +231,7 @@ func contains(list []string, s string) bool {
 func TestBashCompletion(t *testing.T) {
 	const bashCompletion = "/usr/share/bash-completion/bash_completion"
 	if _, err := os.Stat(bashCompletion); err != nil {
-		t.Fatal("bash-completion is not installed: install it with `apt-get install -y bash-completion` or run `bash .ci/run`")
+		t.Fatal("bash-completion is not installed: install it with `apt-get install -y bash-completion` or run `bash .ci/test`")
 	}
 	bin := clitest.BuildBinary(t)
 	dir := t.TempDir()

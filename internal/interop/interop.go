@@ -4,7 +4,7 @@
 // testdata/interop/README.md for the protocol and for what each library
 // writes to Redis) under node, with the packages pinned in
 // testdata/interop/package-lock.json installed by
-// `npm ci --prefix testdata/interop` (which .ci/run does).
+// `npm ci --prefix testdata/interop` (which .ci/test does).
 package interop
 
 import (
@@ -41,7 +41,7 @@ const (
 )
 
 // InstallHint says how to get what the driver needs.
-const InstallHint = "run `npm ci --prefix testdata/interop` from the module root (needs node and npm: `apt-get install -y nodejs npm`), or `bash .ci/run`"
+const InstallHint = "run `npm ci --prefix testdata/interop` from the module root (needs node and npm: `apt-get install -y nodejs npm`), or `bash .ci/test`"
 
 // Cmd is one driver command. Op is filled in by Call, Start and Finish.
 type Cmd struct {

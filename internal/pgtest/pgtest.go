@@ -29,8 +29,8 @@ import (
 
 // InstallHint says how to get the server binaries or psql.
 const (
-	InstallHint       = "PostgreSQL server binaries (initdb, postgres) not found under /usr/lib/postgresql/*/bin: install with: apt-get install -y postgresql (or run bash .ci/run)"
-	PsqlInstallHint   = "psql not found in PATH: install with: apt-get install -y postgresql-client (or run bash .ci/run)"
+	InstallHint       = "PostgreSQL server binaries (initdb, postgres) not found under /usr/lib/postgresql/*/bin: install with: apt-get install -y postgresql (or run bash .ci/test)"
+	PsqlInstallHint   = "psql not found in PATH: install with: apt-get install -y postgresql-client (or run bash .ci/test)"
 	superuser         = "idemctl"
 	database          = "shop"
 	startLimit        = 30 * time.Second

@@ -48,7 +48,7 @@ func diagnose(ctx context.Context, o Options, err error) error {
 	case strings.HasPrefix(msg, "NOAUTH"):
 		hint = "the server needs a password: use --password-env or --password-file"
 	case strings.HasPrefix(msg, "NOPERM"):
-		hint = "the ACL user may not run PING; see the README's ACL roles"
+		hint = "the ACL user may not run PING; see the ACL roles, docs/acl-roles.md"
 	case strings.Contains(msg, "certificate") || strings.Contains(msg, "tls:"):
 		hint = "check --tls-ca (or, for a lab only, --tls-insecure)"
 	case strings.Contains(msg, "no such host"):

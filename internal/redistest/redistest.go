@@ -18,7 +18,7 @@ import (
 )
 
 // InstallHint tells how to get redis-server when it is missing.
-const InstallHint = "redis-server not found in PATH: the tests need a real Redis; install it with `apt-get install -y redis-server` (Debian/Ubuntu) or run `bash .ci/run`"
+const InstallHint = "redis-server not found in PATH: the tests need a real Redis; install it with `apt-get install -y redis-server` (Debian/Ubuntu) or run `bash .ci/test`"
 
 // Server is one redis-server process.
 type Server struct {
