@@ -2,6 +2,7 @@ package ui
 
 import (
 	"slices"
+	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -73,34 +74,62 @@ func DefaultKeyMap() KeyMap {
 	}
 }
 
-// writeBindings are the keys that only serve writes: marking picks the
-// records a write applies to, and nothing else reads the marks.
+// writeBindings are the keys that serve writes: marking picks the records a
+// write applies to (and, on a snapshot, the rows Y pins for a live write).
 func (k *KeyMap) writeBindings() []*key.Binding {
 	return []*key.Binding{&k.Mark, &k.MarkAll, &k.Unmark, &k.Expire, &k.Fail, &k.Reconcile, &k.Triage, &k.Undo}
 }
 
 // SetWrites enables the write keys, or disables them for a read-only
-// session: disabled, they match nothing and leave the help and the footer.
-func (k *KeyMap) SetWrites(on bool) {
+// session: disabled, they match nothing and leave the footer; the help
+// still lists them, dim, under a line saying how to turn writes on (as
+// k9s shows its disabled actions in read-only mode). marks keeps the
+// marking keys on in a session that cannot write but copies the marked
+// rows (a snapshot's Y).
+func (k *KeyMap) SetWrites(on, marks bool) {
 	for _, b := range k.writeBindings() {
 		b.SetEnabled(on)
 	}
+	for _, b := range []*key.Binding{&k.Mark, &k.MarkAll, &k.Unmark} {
+		b.SetEnabled(on || marks)
+	}
 }
 
-// isWriteKey reports whether msg is one of the write keys, enabled or not,
-// so a read-only session can say why it does nothing.
+// isWriteKey reports whether msg is a write key that is off, so a session
+// that cannot write can say why it does nothing; a key an enabled binding
+// also holds (u: unmark on a snapshot, undo elsewhere) is not one.
 func (k *KeyMap) isWriteKey(msg tea.KeyPressMsg) bool {
+	off := false
 	for _, b := range k.writeBindings() {
 		if slices.Contains(b.Keys(), msg.String()) {
-			return true
+			if b.Enabled() {
+				return false
+			}
+			off = true
 		}
 	}
-	return false
+	return off
 }
 
-// ShortHelp is the always-visible help line.
-func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Help, k.NextScreen, k.Open, k.Filter, k.StaleOnly, k.Processing, k.Rescan, k.Quit}
+// writesOff is the footer's word, in a session that cannot write, that the
+// write keys among bs exist and are off, and why (see writesOffNote). It
+// is for the footer only: it matches no key.
+func writesOff(why string, bs ...key.Binding) key.Binding {
+	var names []string
+	for _, b := range bs {
+		if !b.Enabled() {
+			names = append(names, b.Help().Key)
+		}
+	}
+	return key.NewBinding(key.WithKeys("(writes off)"), key.WithHelp(strings.Join(names, "/"), why))
+}
+
+// ShortHelp is the records screen's help line in a session that cannot
+// write: the write keys where a writing session has them, said off (off
+// says how they come on).
+func (k KeyMap) ShortHelp(off string) []key.Binding {
+	return []key.Binding{k.Help, k.Filter, k.StaleOnly, writesOff(off, k.Fail, k.Reconcile, k.Expire, k.Mark),
+		k.NextScreen, k.Open, k.Processing, k.Rescan, k.Quit}
 }
 
 // helpGroup is one titled column of the help overlay.
@@ -109,16 +138,22 @@ type helpGroup struct {
 	keys  []key.Binding
 }
 
-// HelpGroups is the help overlay's content, in the order it flows.
+// HelpGroups is the help overlay's content, in the order it flows. The
+// write keys keep their places when writes are off: the overlay shows
+// them disabled.
 func (k KeyMap) HelpGroups() []helpGroup {
+	write := "write (guarded)"
+	if !k.Fail.Enabled() {
+		write = "write (off)"
+	}
 	return []helpGroup{
 		{"move", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}},
 		{"screens", []key.Binding{k.Open, k.Back, k.NextScreen, k.PrevScreen, k.Help, k.Quit}},
 		{"filter and sort", []key.Binding{k.Filter, k.ClearFilter, k.StaleOnly, k.CycleFlag, k.Sort, k.SortReverse, k.GroupBy}},
 		{"states", []key.Binding{k.Processing, k.Succeeded, k.Failed, k.Reconciled, k.Unknown, k.AllStates}},
-		{"write (guarded)", []key.Binding{k.Mark, k.MarkAll, k.Unmark, k.Expire, k.Fail, k.Reconcile}},
+		{write, []key.Binding{k.Mark, k.MarkAll, k.Unmark, k.Expire, k.Fail, k.Reconcile}},
 		{"find and copy", []key.Binding{k.Search, k.NextMatch, k.PrevMatch, k.CopyKey, k.CopyCommand, k.Command}},
-		{"record", []key.Binding{k.Rescan, k.Reveal, k.Triage, k.Undo}}, // V and u are guarded writes too: hidden when read-only
+		{"record", []key.Binding{k.Rescan, k.Reveal, k.Triage, k.Undo}}, // V and u are guarded writes too: dim when read-only
 	}
 }
 

@@ -65,10 +65,16 @@ func TestSnapshotSession(t *testing.T) {
 
 	// Y on marked rows: lines pinned to the file that a live write accepts
 	// because nothing changed since.
-	var sel []inspect.Record
-	for i := range 3 {
-		var p inspect.Peeker
-		sel = append(sel, *m.store.recs.Peek(int(m.store.view[i]), &p))
+	m.screen, m.cursor = screenRecords, 0
+	for range 3 { // marked from the keyboard: a snapshot keeps the marking keys
+		press(m, "space")
+		if m.cursor == 0 {
+			press(m, "j")
+		}
+	}
+	sel := m.markedRecords()
+	if len(sel) != 3 {
+		t.Fatalf("space on a snapshot marked %d rows, want 3 (status %q)", len(sel), m.status)
 	}
 	msg := pinSnapshot(t.Context(), src, sel, "")().(pinnedMsg)
 	if msg.err != nil || msg.pinned != 3 {

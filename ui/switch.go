@@ -119,7 +119,7 @@ func (m *Model) onProfile(msg profileMsg) tea.Cmd {
 	o.NoColor, o.Now, o.Refresh, o.Reveal, o.OpenProfile = m.opts.NoColor, m.opts.Now, m.opts.Refresh, m.opts.Reveal, m.opts.OpenProfile
 	m.opts, m.closeProfile, m.allKeyspaces = o, msg.close, nil
 	m.doctorReport, m.doctorNoConfig = nil, false
-	m.keys.SetWrites(m.canWrite())
+	m.keys.SetWrites(m.canWrite(), m.opts.Scan.Snapshot != nil)
 	cmd := m.restart("profile " + inspect.Sanitize(msg.name))
 	if o.Notice != "" {
 		m.status += " — " + inspect.Sanitize(o.Notice)

@@ -32,7 +32,7 @@ func (m *Model) openTriage() tea.Cmd {
 		return nil
 	}
 	if len(m.opts.Hooks) == 0 {
-		m.status = "no verify hook: give a keyspace verify: in the config (see the README's Triage)"
+		m.status = "no verify hook: give a keyspace verify: in the config (see docs/writes.md, Triage)"
 		return nil
 	}
 	return m.openDialog(kindTriage)

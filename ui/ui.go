@@ -187,7 +187,7 @@ func New(ctx context.Context, opts Options) *Model {
 	if len(opts.Keyspaces) > 1 {
 		m.screen = screenOverview
 	}
-	m.keys.SetWrites(m.canWrite())
+	m.keys.SetWrites(m.canWrite(), m.opts.Scan.Snapshot != nil)
 	m.styles = NewStyles(true, opts.NoColor)
 	m.help.Styles = help.DefaultStyles(true)
 	m.resize(80, 24)

@@ -380,32 +380,41 @@ func (m *Model) contextHelp() []keyBinding {
 	case m.screen == screenDetail && m.canWrite():
 		return []keyBinding{k.Back, k.Fail, k.Reconcile, k.Expire, k.Reveal, k.Rescan, k.Help, k.Quit}
 	case m.screen == screenDetail:
-		return []keyBinding{k.Back, k.Reveal, k.Rescan, k.Up, k.Down, k.Help, k.Quit}
+		// the write keys where a session that writes has them, said off
+		return []keyBinding{k.Back, writesOff(m.writesOffNote(), k.Fail, k.Reconcile, k.Expire), k.Reveal, k.Rescan, k.Up, k.Down, k.Help, k.Quit}
 	case m.screen == screenRecords && m.canWrite():
 		return []keyBinding{k.Help, k.Filter, k.StaleOnly, k.Mark, k.Fail, k.Expire, k.Reconcile, k.Quit}
 	case m.screen == screenRecords:
-		return k.ShortHelp()
+		return k.ShortHelp(m.writesOffNote())
 	}
 	return []keyBinding{k.Help, k.NextScreen, k.Open, k.Rescan, k.Quit}
 }
 
 // helpView lays the key groups out as columns that fit the width: groups
 // flow left to right and start a new band when the next would not fit, so
-// 80 columns hold every key. On a terminal too short for them all, j/k
-// scroll the overlay (scrolled clamps).
+// 80 columns hold every key. A disabled key (the write keys of a session
+// that cannot write) is listed dim, and a line under the keys says why and
+// how to turn writes on. On a terminal too short for them all, j/k scroll
+// the overlay (scrolled clamps).
 func (m *Model) helpView() string {
 	var cols [][]string
+	off := false // some key is listed disabled
 	for _, g := range m.keys.HelpGroups() {
 		keyW := 0
 		for _, b := range g.keys {
-			if b.Enabled() {
+			if len(b.Keys()) > 0 {
 				keyW = max(keyW, ansi.StringWidth(b.Help().Key))
 			}
 		}
 		col := []string{m.styles.Title.Render(g.title)}
 		for _, b := range g.keys {
-			if b.Enabled() {
+			switch {
+			case len(b.Keys()) == 0: // unbound: not a key at all
+			case b.Enabled():
 				col = append(col, fit(b.Help().Key, keyW)+" "+m.styles.Dim.Render(b.Help().Desc))
+			default:
+				col = append(col, m.styles.Dim.Render(fit(b.Help().Key, keyW)+" "+b.Help().Desc))
+				off = true
 			}
 		}
 		if len(col) > 1 {
@@ -457,7 +466,17 @@ func (m *Model) helpView() string {
 		}
 		cols = cols[n:]
 	}
-	lines = append(lines, "", ansi.Wrap(m.styles.Dim.Render("Filter (/), every term must match: text · glob* · principal=customer-42 · state=processing · flag=stuck · stale"), m.width, " ·"))
+	notes := []string{ansi.Wrap(m.styles.Dim.Render("Filter (/), every term must match: text · glob* · principal=customer-42 · state=processing · flag=stuck · stale"), m.width, " ·")}
+	if off {
+		notes = append([]string{ansi.Wrap(m.readOnlyHint(), m.width, " ")}, notes...)
+	}
+	note := strings.Join(notes, "\n")
+	// A blank line sets the notes apart, unless it is the line that would
+	// push them off a terminal that holds them without it (80×24 read-only).
+	if n, h := len(lines)+1+strings.Count(note, "\n")+1, m.bodyHeight(); !off || n <= h || n-1 > h {
+		lines = append(lines, "")
+	}
+	lines = append(lines, note)
 	return strings.Join(lines, "\n")
 }
 
