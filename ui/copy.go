@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
@@ -36,7 +37,8 @@ func (m *Model) copyText(what, text string) tea.Cmd {
 		m.status = what + " not copied: the key holds control or invalid bytes that would not paste safely"
 		return nil
 	}
-	m.status = "copied " + what + " (OSC 52): " + text
+	head := "copied " + what + " (OSC 52): "
+	m.status = head + strings.TrimRight(fitMiddle(text, max(m.width-ansi.StringWidth(head), 12)), " ")
 	return tea.SetClipboard(text)
 }
 

@@ -252,11 +252,14 @@ func (m *Model) onDialogKey(msg tea.KeyPressMsg) tea.Cmd {
 			return m.confirmDialog()
 		}
 	case stepDone:
-		if key == "enter" || key == "q" {
+		if key == "enter" || key == "q" || key == "tab" {
 			if d.onMarks {
 				m.marks = nil // written: a second write would need them marked again
 			}
 			m.dialog = nil
+			if key == "tab" { // straight to what was written, as the dialog says
+				m.screen, m.scroll, m.writeSel = screenWrites, 0, 0
+			}
 			if m.screen == screenDetail && m.detail != nil {
 				// Opened from the detail screen: show the record as written.
 				return tea.Batch(m.startScan(), m.fetchDetail(m.detail.ks, m.detail.key))
@@ -469,7 +472,7 @@ func (m *Model) dialogView() string {
 		b.WriteString(t.String(d.step == stepDone) + "\n")
 		b.WriteString(m.resultNotes(d))
 		if d.step == stepDone {
-			b.WriteString("\n" + s.Dim.Render("enter closes and rescans · the Writes screen (tab) lists this session's writes"))
+			b.WriteString("\n" + s.Dim.Render("enter closes and rescans · tab: the Writes screen, this session's writes"))
 		} else {
 			b.WriteString("\n" + s.Dim.Render("esc stops before the next write"))
 		}
@@ -500,6 +503,23 @@ func (m *Model) dialogKey(k string, room int) string {
 	return fitMiddle(k, min(ansi.StringWidth(k), max(m.width-room, 12)))
 }
 
+// changeLines are a plan's changes, field, before → after, each whole and
+// wrapped when the dialog has the room; else one line each, clipped, so
+// the confirmation under them stays on screen.
+func (m *Model) changeLines(cs []actions.Change, room int) string {
+	var wrapped, clipped strings.Builder
+	for _, c := range cs {
+		field := fmt.Sprintf("  %-14s ", inspect.Sanitize(c.Field))
+		before, after := inspect.Sanitize(c.Before), inspect.Sanitize(c.After)
+		wrapped.WriteString(hang(field, units.Clip(before, 200)+" → "+units.Clip(after, 200), m.width) + "\n")
+		clipped.WriteString(fit(field+units.Clip(before, 30)+" → "+units.Clip(after, 40), m.width) + "\n")
+	}
+	if strings.Count(wrapped.String(), "\n") <= room {
+		return wrapped.String()
+	}
+	return clipped.String()
+}
+
 // writeDiff shows the exact change: all of it for one record; for many,
 // the first record's change in full, a sample of the others, and refusals.
 func (m *Model) writeDiff(b *strings.Builder) {
@@ -519,13 +539,21 @@ func (m *Model) writeDiff(b *strings.Builder) {
 		} else {
 			fmt.Fprintf(b, "%s\n", m.dialogKey(p.Key, 0))
 		}
-		for _, c := range p.Changes {
-			fmt.Fprintf(b, "  %-14s %s → %s\n", inspect.Sanitize(c.Field), units.Clip(inspect.Sanitize(c.Before), 30), units.Clip(inspect.Sanitize(c.After), 40))
+		room := m.bodyHeight() - 7 // the title, the key and the confirmation
+		if len(ok) > 1 {
+			room -= 6 // and the sample of the others
 		}
+		changes := m.changeLines(p.Changes, room)
+		b.WriteString(changes)
 		if p.UndoNote != "" {
-			// said before it runs, as the CLI's plan says it
-			// one line: the confirmation below must stay on screen
-			b.WriteString(fit(m.styles.Error.Render("will not be undoable: ")+inspect.Sanitize(units.OneLine(p.UndoNote)), m.width) + "\n")
+			// said before it runs, as the CLI's plan says it; whole where
+			// there is room, else one line: the confirmation must show
+			label, note := m.styles.Error.Render("will not be undoable: "), inspect.Sanitize(units.OneLine(p.UndoNote))
+			line := hang(label, note, m.width)
+			if strings.Count(changes, "\n")+strings.Count(line, "\n")+1 > room {
+				line = fit(label+note, m.width)
+			}
+			b.WriteString(line + "\n")
 		}
 		if len(ok) > 1 {
 			var sample []string
@@ -714,9 +742,12 @@ func (m *Model) writesView() string {
 		b.WriteString("\n\n" + ansi.Wrap(s.Dim.Render(m.readOnlyHint()), m.width, " "))
 		return b.String()
 	}
-	b.WriteString(s.Dim.Render("  audit log: " + m.opts.Executor.Audit.Path()))
+	// The path is shortened in its middle: its file name stays in view.
+	const label = "  audit log: "
+	room := max(m.width-ansi.StringWidth("WRITES THIS SESSION"+label), 12)
+	b.WriteString(s.Dim.Render(label + strings.TrimRight(fitMiddle(m.opts.Executor.Audit.Path(), room), " ")))
 	if len(m.writes) == 0 {
-		b.WriteString("\n\n" + s.Dim.Render("none yet. Mark records with space (a: all in view), then E expire · F force-fail · R reconcile."))
+		b.WriteString("\n\n" + ansi.Wrap(s.Dim.Render("none yet. Mark records with space (a: all in view), then E expire · F force-fail · R reconcile."), m.width, " "))
 		return b.String()
 	}
 	b.WriteString("\n" + s.Dim.Render(m.writesSummary()+" · u undoes ▸"))
@@ -725,10 +756,12 @@ func (m *Model) writesView() string {
 		b.WriteString("\n" + l)
 	}
 	if m.followSel {
-		// a key moved the selection: keep it on screen, it is what u undoes
+		// a key moved the selection: keep it on screen, it is what u
+		// undoes; it sits under the title and the summary, and the last
+		// line may say more follows
 		m.followSel = false
-		at, h := 2+m.writeSel, m.bodyHeight() // under the title and the summary
-		m.scroll = min(max(m.scroll, at-h+1), m.writeSel)
+		at, h := 2+m.writeSel, m.bodyHeight()
+		m.scroll = min(max(m.scroll, at-h+2), m.writeSel)
 	}
 	return b.String()
 }

@@ -59,8 +59,8 @@ func (m *Model) keepSelectedVisible(body string) {
 			if i < m.scroll {
 				m.scroll = i
 			}
-			if i >= m.scroll+h {
-				m.scroll = i - h + 1
+			if i >= m.scroll+h-1 { // the page's last line may say more follows
+				m.scroll = i - h + 2
 			}
 			return
 		}

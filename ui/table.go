@@ -30,7 +30,7 @@ type tableLayout struct {
 // columns: STATE AGE TTL FLAGS KEY; at 60: STATE AGE FLAGS KEY; from 120
 // every column.
 const (
-	stateW   = 10
+	stateW   = 11 // "reconciled" and the mark (*) before it
 	flagsMin = 11 // "nottl,stuck"
 )
 
@@ -402,7 +402,18 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.cursor = len(m.store.view) - 1
 		m.clampCursor()
 	case key.Matches(msg, k.Open):
+		if m.store.at(m.cursor) == nil {
+			m.status = "no record to open here (c clears the filters)"
+		}
 		return m.openDetail()
+	case key.Matches(msg, k.Reveal):
+		// the response is the detail's: open it there, shown
+		cmd := m.openDetail()
+		if m.detail != nil {
+			m.detail.reveal = true
+			m.renderDetail()
+		}
+		return cmd
 	case key.Matches(msg, k.Mark):
 		if r := m.store.at(m.cursor); r != nil {
 			if m.marks == nil {
@@ -418,6 +429,10 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.MarkAll):
 		m.markAllInView()
 	case key.Matches(msg, k.Unmark):
+		m.status = "nothing was marked (space marks a record, a all in view)"
+		if n := len(m.marks); n > 0 {
+			m.status = "unmarked " + count(n)
+		}
 		m.marks = nil
 	case key.Matches(msg, k.Expire):
 		return m.openDialog(actions.KindExpire)
@@ -433,6 +448,9 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.input.CursorEnd()
 		return m.input.Focus()
 	case key.Matches(msg, k.ClearFilter):
+		if !m.store.f.Active() {
+			m.status = "no filter to clear"
+		}
 		m.store.f = inspect.Filter{}
 		m.input.SetValue("")
 		m.withCursorKept(m.store.rebuild)
@@ -472,6 +490,9 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Unknown):
 		m.setStateFilter(inspect.StateUnknown)
 	case key.Matches(msg, k.AllStates):
+		if m.store.f.States == 0 {
+			m.status = "every state is shown already (1-5 show one)"
+		}
 		m.store.f.States = 0
 		m.withCursorKept(m.store.rebuild)
 	}

@@ -1,11 +1,14 @@
 package ui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
@@ -85,19 +88,40 @@ func planningText(d *dialog) string {
 func (m *Model) triageList(b *strings.Builder) {
 	d := m.dialog
 	s := m.styles
-	room := max(m.height-12, 3)
+	room := max(m.bodyHeight()-10, 3) // the title, the counts and the prompt around the list
 	fmt.Fprintf(b, "%s\n", s.Dim.Render(fmt.Sprintf("%-9s %-10s %s", "VERDICT", "ACTION", "RECORD — WHY")))
-	for i, it := range d.triage {
-		if i == room && len(d.triage) > room+1 {
-			fmt.Fprintf(b, "… +%s\n", count(len(d.triage)-room))
-			break
+	// The ones left alone (unknown, errors) first: they are what a room
+	// too small for the list must not hide.
+	items := slices.Clone(d.triage)
+	judged := func(v string) int { // 0: left alone, listed first
+		if v == string(verify.Done) || v == string(verify.NotDone) {
+			return 1
 		}
+		return 0
+	}
+	slices.SortStableFunc(items, func(a, b *verify.Item) int {
+		return cmp.Compare(judged(a.Verdict()), judged(b.Verdict()))
+	})
+	used := 0
+	for i, it := range items {
 		verdict := fmt.Sprintf("%-9s", it.Verdict())
 		if it.Verdict() != string(verify.Done) && it.Verdict() != string(verify.NotDone) {
 			verdict = s.Error.Render(verdict)
 		}
-		line := fmt.Sprintf("%s %-10s %s — %s", verdict, it.Action(), m.dialogKey(displayKey(&it.Rec), 40), inspect.Sanitize(it.Note()))
-		b.WriteString(fit(line, m.width) + "\n")
+		head := fmt.Sprintf("%s %-10s %s", verdict, it.Action(), m.dialogKey(displayKey(&it.Rec), 40))
+		row := head + " — " + inspect.Sanitize(it.Note())
+		if ansi.StringWidth(row) > m.width {
+			// The why is what the operator confirms: never cut, it goes
+			// under the record, wrapped.
+			row = fit(head, m.width) + "\n" + hang(strings.Repeat(" ", 21)+"— ", inspect.Sanitize(it.Note()), m.width)
+		}
+		n := strings.Count(row, "\n") + 1
+		if used+n > room && len(items) > i+1 {
+			fmt.Fprintf(b, "… +%s more\n", count(len(items)-i))
+			break
+		}
+		used += n
+		b.WriteString(row + "\n")
 	}
 	fmt.Fprintf(b, "\nverdicts: %s · unknown ones are left alone\n", units.Clip(verify.CountsText(d.triage), max(m.width-40, 20)))
 }

@@ -383,6 +383,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.closeGroup()
 		case m.screen == screenRecords && g != nil:
 			m.store.setGrouping("")
+		case m.screen == screenRecords:
+			m.status = "nothing to go back from (esc closes a group or a record, cancels a scan)"
 		}
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -65,7 +66,7 @@ func (m *Model) View() tea.View {
 	case m.dialog != nil:
 		body = ansi.Wrap(m.dialogView(), m.width, " ") // keys are already cut to fit: never split
 	case m.showHelp:
-		body = scrollBy(m.helpView(), &m.helpScroll, m.bodyHeight())
+		body = m.scrollBy(m.helpView(), &m.helpScroll)
 	case m.screen == screenRecords:
 		body = m.recordsView()
 	case m.screen == screenOverview:
@@ -78,6 +79,11 @@ func (m *Model) View() tea.View {
 		body = m.scrolled(m.doctorView())
 	case m.screen == screenDetail:
 		body = m.vp.View()
+		if !m.vp.AtBottom() {
+			lines := strings.Split(body, "\n")
+			below := m.vp.TotalLineCount() - m.vp.YOffset() - len(lines) + 1
+			body = strings.Join(append(lines[:len(lines)-1], m.moreBelow(below)), "\n")
+		}
 	}
 	b.WriteString(padLines(body, m.bodyHeight(), m.width))
 	b.WriteString("\n")
@@ -118,8 +124,8 @@ func padLines(body string, h, w int) string {
 		lines = lines[:h]
 	}
 	for i, l := range lines {
-		if ansi.StringWidth(l) > w {
-			lines[i] = ansi.Truncate(l, w, "")
+		if ansi.StringWidth(l) > w { // the last guard: a cut must show
+			lines[i] = ansi.Truncate(l, w, "…")
 		}
 	}
 	for len(lines) < h {
@@ -255,7 +261,7 @@ func (m *Model) progressView() string {
 			}
 		}
 		if !run.live {
-			line += fmt.Sprintf(" (refresh; showing %s records from %s)", units.FormatCount(int64(m.store.recs.Len())), m.lastComplete.Format("15:04:05"))
+			line += fmt.Sprintf(" (refresh; shown: %s)", m.lastComplete.Format("15:04:05"))
 		}
 		if len(m.opts.Keyspaces) > 1 {
 			var per []string
@@ -328,38 +334,49 @@ func (m *Model) statusView() string {
 	var parts []string
 	if m.screen == screenRecords || m.screen == screenDetail {
 		parts = append(parts, fmt.Sprintf("%s of %s", units.FormatCount(int64(len(m.store.view))), units.FormatCount(int64(m.store.recs.Len()))))
+		if len(m.marks) > 0 { // what a write would take: never the part cut
+			parts = append(parts, units.FormatCount(int64(len(m.marks)))+" marked")
+		}
 		if d := filterText(m.store.f); d != "" {
 			parts = append(parts, "filter: "+d)
 		}
 		if g := m.store.group; g != nil && g.expanding == "" {
-			parts = append(parts, fmt.Sprintf("%s groups by %s (enter opens one)", count(len(g.byValue)), inspect.Sanitize(g.name)))
+			parts = append(parts, fmt.Sprintf("%s groups by %s (enter opens)", count(len(g.byValue)), inspect.Sanitize(g.name)))
 		} else if g != nil {
-			parts = append(parts, "esc: back to the groups")
-		}
-		if len(m.marks) > 0 {
-			parts = append(parts, units.FormatCount(int64(len(m.marks)))+" marked")
+			parts = append(parts, "esc: groups")
 		}
 		if m.store.sortCol != colNone {
 			dir := "↑"
 			if m.store.sortDesc {
 				dir = "↓"
 			}
-			parts = append(parts, "sort: "+columnNames[m.store.sortCol]+dir)
+			sortBy := "sort: " + columnNames[m.store.sortCol] + dir
+			parts = append(parts, sortBy) // the column's title has the arrow too: this part gives way first
 		}
 	}
 	if m.status != "" {
 		// What the last key did comes first: on a narrow terminal the
-		// counts, which the screen shows anyway, are what gets cut.
+		// counts, which the screen shows anyway, are what give way.
 		parts = append([]string{m.status}, parts...)
 	}
-	return fit(strings.Join(parts, " · "), m.width)
+	if len(parts) == 0 {
+		return ""
+	}
+	// Whole parts or none: a part that does not fit is left out, not cut.
+	line := parts[0]
+	for _, p := range parts[1:] {
+		if ansi.StringWidth(line+" · "+p) <= m.width {
+			line += " · " + p
+		}
+	}
+	return fit(line, m.width)
 }
 
 // helpLine is the last line: the keys that work here, or while a filter is
 // typed, why it was refused (the status line holds the input then).
 func (m *Model) helpLine() string {
 	if m.commanding {
-		return m.styles.HelpLine.Render(fit(commandHelp+" · esc closes", m.width))
+		return m.styles.HelpLine.Render(fit("esc closes · "+commandHelp, m.width))
 	}
 	if m.filtering {
 		if m.filterErr != "" {
@@ -386,6 +403,9 @@ func (m *Model) contextHelp() []keyBinding {
 		return []keyBinding{k.Help, k.Filter, k.StaleOnly, k.Mark, k.Fail, k.Expire, k.Reconcile, k.Quit}
 	case m.screen == screenRecords:
 		return k.ShortHelp(m.writesOffNote())
+	case m.screen == screenWrites && m.canWrite():
+		undo := key.NewBinding(key.WithKeys(k.Undo.Keys()...), key.WithHelp(k.Undo.Help().Key, "undo the selected write"))
+		return []keyBinding{k.Help, undo, k.Up, k.Down, k.NextScreen, k.Quit}
 	}
 	return []keyBinding{k.Help, k.NextScreen, k.Open, k.Rescan, k.Quit}
 }
@@ -506,13 +526,25 @@ func (m *Model) helpFits() bool {
 }
 
 // scrolled applies the overview/stats/writes scroll offset, clamped to the content.
-func (m *Model) scrolled(body string) string { return scrollBy(body, &m.scroll, m.bodyHeight()) }
+func (m *Model) scrolled(body string) string { return m.scrollBy(body, &m.scroll) }
 
-// scrollBy shows body from line *off, clamping *off so the last page stays full.
-func scrollBy(body string, off *int, h int) string {
+// scrollBy shows body from line *off, clamping *off so the last page stays
+// full. When more follows the page, its last line says so and which keys
+// scroll: a newcomer must not take the page for the whole screen.
+func (m *Model) scrollBy(body string, off *int) string {
+	h := m.bodyHeight()
 	lines := strings.Split(body, "\n")
 	*off = min(max(*off, 0), max(len(lines)-h, 0))
-	return strings.Join(lines[*off:], "\n")
+	lines = lines[*off:]
+	if len(lines) > h && h > 1 {
+		lines = append(lines[:h-1:h-1], m.moreBelow(len(lines)-h+1))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// moreBelow is the last line of a page with n more lines under it.
+func (m *Model) moreBelow(n int) string {
+	return m.styles.Dim.Render(fit(fmt.Sprintf("↓ %s more lines · j/↓ pgdn scroll · G the end", count(n)), m.width))
 }
 
 // count is units.FormatCount for any integer: every number the TUI shows is grouped.

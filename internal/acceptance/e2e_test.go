@@ -346,7 +346,7 @@ func TestTUITriageInTmux(t *testing.T) {
 	if !strings.Contains(scr, "STALE") {
 		t.Fatalf("groups:\n%s", scr)
 	}
-	step(s, "Enter", "one endpoint's stale records", "esc: back to the groups", "endpoint=")
+	step(s, "Enter", "one endpoint's stale records", "esc: groups", "endpoint=")
 	step(s, "Enter", "detail", "STALE?", "yes: processing for", "F force-fails")
 	step(s, "F", "dialog", "FAIL 1 record(s)", "Reason")
 	s.send("-l", "worker crashed; order absent in the orders DB")
@@ -355,7 +355,7 @@ func TestTUITriageInTmux(t *testing.T) {
 	s.send("-l", "yes")
 	step(s, "Enter", "outcome", "1 applied")
 	step(s, "Enter", "back on the detail, refetched", "STATE", "failed")
-	step(s, "Escape", "back to the records", "esc: back to the groups", "KEY (atlasmart")
+	step(s, "Escape", "back to the records", "esc: groups", "KEY (atlasmart")
 	s.send("Tab")
 	step(s, "Tab", "writes screen", "WRITES THIS SESSION", "fail", "applied")
 	s.send("BTab")
