@@ -119,6 +119,15 @@ type Result struct {
 	// UndoNote says why the write is not undoable ("" when it is), as its
 	// plan announced before it ran.
 	UndoNote string `json:"undo_note,omitempty"`
+	// Replication is what the primary said about an applied write's
+	// copies (WAIT): replicas_acked, fsynced, not_replicated.
+	*Replication
 
 	after *Version // the version the write left (the script says)
+}
+
+// Unreplicated reports whether r was applied on the primary but not
+// acknowledged by the replicas (or fsyncs) the run waited for.
+func (r *Result) Unreplicated() bool {
+	return r.Outcome == Applied && r.Replication != nil && r.NotReplicated
 }

@@ -42,8 +42,12 @@ const (
 
 // AuditEntry is one line of the audit log.
 type AuditEntry struct {
-	Time string `json:"time"`
-	ID   string `json:"id"`
+	// Seq and Prev chain the log (see PhaseGenesis): the entry's place,
+	// and the SHA-256 of the line before it.
+	Seq  *uint64 `json:"seq,omitempty"`
+	Prev string  `json:"prev,omitempty"`
+	Time string  `json:"time"`
+	ID   string  `json:"id"`
 	// Phase is one of the Phase constants.
 	Phase string `json:"phase"`
 	// Run names the run (ApplyAll) the entry belongs to; re-running the
@@ -75,10 +79,16 @@ type AuditEntry struct {
 	Outcome  Outcome `json:"outcome,omitempty"`
 	Detail   string  `json:"detail,omitempty"`
 	ServerMs int64   `json:"server_ms,omitempty"`
+	// Replication (an applied outcome): the replicas that acknowledged
+	// it and the fsyncs, or why they were not waited for.
+	*Replication
 	// Plan entries: the run's targets, in parts of at most planPartKeys.
 	*RunPlan
 	// Repair entries: the torn lines this one marks.
 	Torn []TornLine `json:"torn,omitempty"`
+	// Origin (a genesis entry) names the host and the idemctl that began
+	// the chain.
+	Origin string `json:"origin,omitempty"`
 }
 
 // entryKey is the entry's key, exact even when it is not UTF-8.
@@ -124,6 +134,43 @@ type Auditor struct {
 	// failed): the next append looks, and repairs it first.
 	checkTail bool
 	repaired  []TornLine
+	// Origin is what a genesis entry says began the chain ("host H,
+	// idemctl V").
+	Origin string
+	// head is the chain's head as this auditor last left it, valid while
+	// the file is still headSize long (another process may append).
+	head     chainHead
+	headSize int64
+}
+
+// Head is the chain's head after this auditor's last append (SEQ:DIGEST,
+// what `audit verify --head` takes); "" before any.
+func (a *Auditor) Head() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.head.ok {
+		return ""
+	}
+	return a.head.String()
+}
+
+func (a *Auditor) genesis() AuditEntry {
+	return AuditEntry{ID: newID(), Phase: PhaseGenesis, Identity: a.Identity, Origin: a.Origin,
+		Detail: "the audit log's hash chain begins here: each entry carries its sequence number and the SHA-256 of the line before it"}
+}
+
+// currentHead is the chain's head now: this auditor's, unless the file
+// grew since (another operator's idemctl appended), then read from it.
+func (a *Auditor) currentHead() (chainHead, int64, error) {
+	fi, err := a.f.Stat()
+	if err != nil {
+		return chainHead{}, 0, err
+	}
+	if a.head.ok && fi.Size() == a.headSize {
+		return a.head, fi.Size(), nil
+	}
+	h, err := headBefore(a.f, fi.Size())
+	return h, fi.Size(), err
 }
 
 // StreamError returns the last stream mirroring failure, if any.
@@ -206,16 +253,7 @@ func (a *Auditor) Append(ctx context.Context, es ...AuditEntry) error {
 	if len(es) == 0 {
 		return nil
 	}
-	var buf bytes.Buffer
 	now := time.Now().UTC().Format(time.RFC3339Nano)
-	for _, e := range es {
-		line, err := marshalEntry(e, now)
-		if err != nil {
-			return &AuditFailure{Path: a.path, Op: "entry", Err: err}
-		}
-		buf.Write(line)
-		buf.WriteByte('\n')
-	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	unlock, err := lockFile(a.f)
@@ -224,21 +262,37 @@ func (a *Auditor) Append(ctx context.Context, es ...AuditEntry) error {
 	}
 	defer unlock()
 	if a.checkTail {
-		torn, err := repairTail(a.f, a.Identity)
+		torn, err := repairTail(a.f, a.Identity, a.genesis)
 		if err != nil {
 			return &AuditFailure{Path: a.path, Op: "repairing a torn line", Err: err}
 		}
 		a.repaired = append(a.repaired, torn...)
 		a.checkTail = false
 	}
+	// Under the lock, the chain continues from the file's last entry,
+	// whoever wrote it.
+	head, size, err := a.currentHead()
+	if err != nil {
+		return &AuditFailure{Path: a.path, Op: "reading the chain's head", Err: err}
+	}
+	lines, head, err := chain(head, a.genesis, es, now)
+	if err != nil {
+		return &AuditFailure{Path: a.path, Op: "entry", Err: err}
+	}
+	var buf bytes.Buffer
+	for _, l := range lines {
+		buf.Write(l)
+		buf.WriteByte('\n')
+	}
 	if _, err := a.f.Write(buf.Bytes()); err != nil {
-		a.checkTail = true // it may have left part of a line
+		a.checkTail, a.head = true, chainHead{} // it may have left part of a line
 		return &AuditFailure{Path: a.path, Op: "write", Err: err}
 	}
 	if err := a.f.Sync(); err != nil {
-		a.checkTail = true
+		a.checkTail, a.head = true, chainHead{}
 		return &AuditFailure{Path: a.path, Op: "fsync", Err: err}
 	}
+	a.head, a.headSize = head, size+int64(buf.Len())
 	if a.stream != "" && a.client != nil {
 		a.mirror(ctx, buf.Bytes())
 	}

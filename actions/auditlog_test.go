@@ -43,10 +43,11 @@ func TestAuditTornTailRepaired(t *testing.T) {
 	a.Close()
 	raw, _ := os.ReadFile(path)
 	lines := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
-	if len(lines) != 5 || lines[1] != frag || !strings.Contains(lines[2], `"phase":"repair"`) || !strings.Contains(lines[3], `"key":"k3"`) {
+	// the chain's genesis, k1, the torn line, the repair, k3 twice
+	if len(lines) != 6 || !strings.Contains(lines[0], `"phase":"genesis"`) || lines[2] != frag || !strings.Contains(lines[3], `"phase":"repair"`) || !strings.Contains(lines[4], `"key":"k3"`) {
 		t.Fatalf("log after repair:\n%s", raw)
 	}
-	if len(torn) != 1 || torn[0].Offset != int64(len(lines[0])+1) || torn[0].Len != int64(len(frag)) || torn[0].SHA256 == "" {
+	if len(torn) != 1 || torn[0].Offset != int64(len(lines[0])+len(lines[1])+2) || torn[0].Len != int64(len(frag)) || torn[0].SHA256 == "" {
 		t.Fatalf("reported torn lines %+v", torn)
 	}
 	l, err := ReadAudit(path)

@@ -17,7 +17,7 @@ import (
 // naming its offset, length and digest follows it, so the next entry can
 // never be glued onto it and a reader knows to pass over it. The caller
 // holds the file lock.
-func repairTail(f *os.File, id Identity) ([]TornLine, error) {
+func repairTail(f *os.File, id Identity, genesis func() AuditEntry) ([]TornLine, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -42,6 +42,7 @@ func repairTail(f *os.File, id Identity) ([]TornLine, error) {
 		return nil, err
 	}
 	torn := []TornLine{t}
+	whole := start // the end of the last whole line: the repair chains from it
 	// A torn repair entry leaves the line it was marking unmarked: mark
 	// that one too.
 	if start > 0 && isTornRepair(f, start, size) {
@@ -49,18 +50,25 @@ func repairTail(f *os.File, id Identity) ([]TornLine, error) {
 			prev := make([]byte, start-1-ps)
 			if _, err := f.ReadAt(prev, ps); err == nil && !json.Valid(prev) {
 				if pt, err := describeSpan(f, ps, start-1); err == nil {
-					torn = []TornLine{pt, t}
+					torn, whole = []TornLine{pt, t}, ps
 				}
 			}
 		}
 	}
-	e := AuditEntry{ID: newID(), Phase: PhaseRepair, Identity: id, Torn: torn,
-		Detail: fmt.Sprintf("the line at byte %d (%d bytes) was left unfinished by an earlier write (a crash, a full disk or an I/O error); kept as it was and terminated", t.Offset, t.Len)}
-	line, err := marshalEntry(e, time.Now().UTC().Format(time.RFC3339Nano))
+	head, err := headBefore(f, whole)
 	if err != nil {
 		return nil, err
 	}
-	buf := append(append([]byte{'\n'}, line...), '\n')
+	e := AuditEntry{ID: newID(), Phase: PhaseRepair, Identity: id, Torn: torn,
+		Detail: fmt.Sprintf("the line at byte %d (%d bytes) was left unfinished by an earlier write (a crash, a full disk or an I/O error); kept as it was and terminated", t.Offset, t.Len)}
+	lines, _, err := chain(head, genesis, []AuditEntry{e}, time.Now().UTC().Format(time.RFC3339Nano))
+	if err != nil {
+		return nil, err
+	}
+	buf := []byte{'\n'}
+	for _, l := range lines {
+		buf = append(append(buf, l...), '\n')
+	}
 	if _, err := f.Write(buf); err != nil {
 		return nil, err
 	}

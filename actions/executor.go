@@ -21,6 +21,8 @@ type Executor struct {
 	Policy   *Policy
 	Audit    *Auditor
 	Identity Identity
+	// Durability is what each batch waits for once written (WAIT).
+	Durability Durability
 
 	opened    *Auditor // the log NewExecutor opened, for Close
 	auditPath string   // where MarkAlreadyApplied reads earlier runs
@@ -89,6 +91,7 @@ func outcomeOf(intent AuditEntry, res Result) AuditEntry {
 	out.Phase, out.Before, out.After, out.Changes, out.Undoable, out.UndoNote = PhaseOutcome, nil, nil, nil, nil, ""
 	out.Image = nil
 	out.Outcome, out.Detail, out.ServerMs, out.AfterVersion = res.Outcome, res.Detail, res.ServerMs, res.after
+	out.Replication = res.Replication
 	return out
 }
 
@@ -103,8 +106,8 @@ func (e *Executor) refusalOf(p *Plan, run string, res Result) AuditEntry {
 // write runs one planned write whose intent is durable: the CAS script,
 // and, when the outcome is uncertain (timeout, lost connection), a re-read
 // that settles it, never an assumption.
-func (e *Executor) write(ctx context.Context, p *Plan, res Result) Result {
-	reply, err := e.runScript(ctx, p)
+func (e *Executor) write(ctx context.Context, via processor, p *Plan, res Result) Result {
+	reply, err := e.runScript(ctx, via, p)
 	switch {
 	case err == nil:
 		res.Outcome, res.Detail, res.ServerMs = p.parseReply(reply)
@@ -135,8 +138,8 @@ func (e *Executor) write(ctx context.Context, p *Plan, res Result) Result {
 // cluster refuses keys in two slots (CROSSSLOT, before anything runs): the
 // companion is then checked apart just before, and the script guards the
 // record alone.
-func (e *Executor) runScript(ctx context.Context, p *Plan) ([]string, error) {
-	reply, err := p.script.run(ctx, e.Client, scriptKeys(p.Key, p.comp), p.args...).StringSlice()
+func (e *Executor) runScript(ctx context.Context, via processor, p *Plan) ([]string, error) {
+	reply, err := p.script.run(ctx, via, scriptKeys(p.Key, p.comp), p.args...).StringSlice()
 	if p.comp == "" || !crossSlot(err) {
 		return reply, err
 	}
@@ -149,7 +152,7 @@ func (e *Executor) runScript(ctx context.Context, p *Plan) ([]string, error) {
 	}
 	args := append([]any{}, p.args...)
 	args[10] = "" // ARGV[11]: no companion in KEYS
-	return p.script.run(ctx, e.Client, []string{p.Key}, args...).StringSlice()
+	return p.script.run(ctx, via, []string{p.Key}, args...).StringSlice()
 }
 
 func (p *Plan) parseReply(r []string) (Outcome, string, int64) {

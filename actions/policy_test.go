@@ -173,11 +173,11 @@ func TestNewExecutorAndPlanner(t *testing.T) {
 		t.Fatalf("audit entries: %+v", es)
 	}
 	xs, err := c.XRange(ctx, s.AuditStream, "-", "+").Result()
-	if err != nil || len(xs) != 2 {
+	if err != nil || len(xs) != 3 { // the chain's genesis, then the two
 		t.Fatalf("audit stream: %d entries, %v", len(xs), err)
 	}
-	if line, _ := xs[1].Values["entry"].(string); !strings.Contains(line, `"id":"`+es[1].ID+`"`) {
-		t.Fatalf("streamed entry %v, want the file's %s", xs[1].Values, es[1].ID)
+	if line, _ := xs[2].Values["entry"].(string); !strings.Contains(line, `"id":"`+es[1].ID+`"`) {
+		t.Fatalf("streamed entry %v, want the file's %s", xs[2].Values, es[1].ID)
 	}
 	c.Del(ctx, s.AuditStream)
 	if err := ex.Close(); err != nil {

@@ -28,6 +28,14 @@ type run struct {
 	start   time.Time
 	sent    int
 	stopped error // why the run stopped early (an audit failure)
+	// replicas is, by primary address, how many replicas its writes
+	// wait for (AutoReplicas resolved once per run) and why.
+	replicas map[string]wantReplicas
+}
+
+type wantReplicas struct {
+	n    int
+	note string
 }
 
 // pace waits until the run may send its next write: the n-th write of a
@@ -155,17 +163,39 @@ func (e *Executor) applyBatch(ctx context.Context, r *run, base int, out []Resul
 		}
 		r.planned = true
 	}
-	var outcomes []AuditEntry
+	// Each primary's writes go over one connection, the one its WAIT is
+	// sent on; an outcome is final (audited, reported) once waited for.
+	conns := newPrimaryConns(e.Client)
+	defer conns.close()
+	wrote := map[int]*primaryConn{}
 	for k, p := range plans {
+		if _, ok := intents[k]; !ok {
+			continue
+		}
+		if ctx.Err() == nil {
+			r.pace(ctx)
+		}
+		if ctx.Err() != nil {
+			out[k].Outcome, out[k].Detail = Skipped, "cancelled before this write"
+			continue
+		}
+		pc := conns.forKey(ctx, p.Key)
+		var via processor = e.Client
+		if pc != nil {
+			via = pc.conn
+		}
+		out[k] = e.write(ctx, via, p, out[k])
+		if out[k].Outcome == Applied {
+			wrote[k] = pc
+			if pc != nil {
+				pc.writes++
+			}
+		}
+	}
+	e.replicated(ctx, r, conns, wrote, out)
+	var outcomes []AuditEntry
+	for k := range plans {
 		if in, ok := intents[k]; ok {
-			if ctx.Err() == nil {
-				r.pace(ctx)
-			}
-			if ctx.Err() != nil {
-				out[k].Outcome, out[k].Detail = Skipped, "cancelled before this write"
-			} else {
-				out[k] = e.write(ctx, p, out[k])
-			}
 			outcomes = append(outcomes, outcomeOf(in, out[k]))
 		}
 		if progress != nil {
@@ -177,5 +207,52 @@ func (e *Executor) applyBatch(ctx context.Context, r *run, base int, out []Resul
 		for k := range intents {
 			out[k].Detail += "; WARNING: the outcome could not be audited: " + err.Error()
 		}
+	}
+}
+
+// replicated waits, per primary, for the batch's applied writes to reach
+// the replicas (and fsyncs) asked for, and says so on each result.
+func (e *Executor) replicated(ctx context.Context, r *run, conns *primaryConns, wrote map[int]*primaryConn, out []Result) {
+	if len(wrote) == 0 {
+		return
+	}
+	reps := conns.wait(ctx, e.Durability, r.wanted(e.Durability))
+	for k, pc := range wrote {
+		if pc == nil {
+			out[k].Replication = &Replication{NotReplicated: true, Note: "this client cannot pin the primary's connection: replication not confirmed"}
+			continue
+		}
+		rep := reps[pc.addr]
+		out[k].Replication = &rep
+	}
+}
+
+// wanted resolves how many replicas a primary's writes wait for.
+func (r *run) wanted(d Durability) func(ctx context.Context, p *primaryConn) (int, string) {
+	return func(ctx context.Context, p *primaryConn) (int, string) {
+		switch {
+		case d.NoWait:
+			return 0, "replication not waited for (--min-replicas 0): a failover could take this write back unseen"
+		case d.MinReplicas > 0:
+			return d.MinReplicas, ""
+		}
+		if w, ok := r.replicas[p.addr]; ok {
+			return w.n, w.note
+		}
+		w := wantReplicas{n: 1}
+		switch n, err := onlineReplicas(ctx, p.conn); {
+		case err != nil:
+			// Nothing to count them by: waiting for one that may not
+			// exist would report every write unreplicated.
+			w = wantReplicas{note: "replication not waited for: the server does not say how many replicas it has (" +
+				waitError(err, "info") + "); --min-replicas N waits for N"}
+		case n == 0:
+			w = wantReplicas{n: 0, note: NoReplicaNote}
+		}
+		if r.replicas == nil {
+			r.replicas = map[string]wantReplicas{}
+		}
+		r.replicas[p.addr] = w
+		return w.n, w.note
 	}
 }

@@ -41,7 +41,7 @@ func (noRetry) NoRetry() bool { return true }
 // run sends the script once: EVALSHA, then EVAL only if the server answers
 // NOSCRIPT (in which case nothing ran). Uncertain failures are left to the
 // caller, which re-reads the record instead of resending.
-func (s *casScript) run(ctx context.Context, c redis.UniversalClient, keys []string, args ...any) *redis.Cmd {
+func (s *casScript) run(ctx context.Context, c processor, keys []string, args ...any) *redis.Cmd {
 	cmd := s.send(ctx, c, "evalsha", s.Hash(), keys, args)
 	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
 		cmd = s.send(ctx, c, "eval", s.src, keys, args)

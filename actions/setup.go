@@ -20,6 +20,11 @@ type Setup struct {
 	// AuditValues says how much of each value the log keeps (zero: the
 	// defaults, no payloads).
 	AuditValues AuditValues
+	// Durability is what each batch of writes waits for (zero: the
+	// primary's replica, when it has one, for 2s).
+	Durability Durability
+	// Origin names the host and program for a new audit chain's genesis.
+	Origin string
 }
 
 // NewExecutor opens the audit log (and its stream) and returns an executor
@@ -36,7 +41,7 @@ func NewExecutor(s Setup) (*Executor, error) {
 		aud.WithStream(s.Client, s.AuditStream)
 	}
 	ex := NewPlanner(s)
-	aud.Values, aud.Identity = s.AuditValues, ex.Identity
+	aud.Values, aud.Identity, aud.Origin = s.AuditValues, ex.Identity, s.Origin
 	ex.Audit, ex.opened = aud, aud
 	return ex, nil
 }
@@ -51,7 +56,7 @@ func NewPlanner(s Setup) *Executor {
 	if id.RedisUser == "" {
 		id.RedisUser = "default"
 	}
-	return &Executor{Client: s.Client, Policy: s.Policy, Identity: id, auditPath: s.AuditPath, values: s.AuditValues}
+	return &Executor{Client: s.Client, Policy: s.Policy, Identity: id, auditPath: s.AuditPath, values: s.AuditValues, Durability: s.Durability}
 }
 
 // Close closes the audit log NewExecutor opened (nothing else: the client

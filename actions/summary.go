@@ -8,11 +8,18 @@ import (
 // Tally counts results by outcome.
 type Tally map[Outcome]int
 
+// NotReplicated counts, in a Tally, the applied writes the replicas did
+// not acknowledge in time (they are also counted as applied).
+const NotReplicated Outcome = "not_replicated"
+
 // Summary counts outcomes.
 func Summary(rs []Result) Tally {
 	m := Tally{}
 	for _, r := range rs {
 		m[r.Outcome]++
+		if r.Unreplicated() {
+			m[NotReplicated]++
+		}
 	}
 	return m
 }
@@ -24,7 +31,11 @@ func (t Tally) String() string {
 	var parts []string
 	for _, o := range Outcomes {
 		if t[o] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", t[o], o))
+			part := fmt.Sprintf("%d %s", t[o], o)
+			if o == Applied && t[NotReplicated] > 0 {
+				part += fmt.Sprintf(" (%d not replicated)", t[NotReplicated])
+			}
+			parts = append(parts, part)
 		}
 	}
 	return strings.Join(parts, ", ")

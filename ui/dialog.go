@@ -582,6 +582,7 @@ func (m *Model) writeDiff(b *strings.Builder) {
 type runTally struct {
 	records, writes, attempted, applied int
 	byCause                             []actions.Tally // attempted planned writes that did not apply, by cause (writeCauses' index)
+	notReplicated                       int             // applied, but the replicas did not acknowledge them in time
 	notAttempted                        int             // planned writes a cancel stopped (or still to go)
 	stopped                             bool            // the run stopped itself (the audit log failed): not a cancel
 	refused                             actions.Tally   // not writable at the preview, by outcome
@@ -663,6 +664,9 @@ func (d *dialog) tally() runTally {
 		case r.Outcome == actions.Applied:
 			t.attempted++
 			t.applied++
+			if r.Unreplicated() {
+				t.notReplicated++
+			}
 		default:
 			t.attempted++
 			c := causeOf(r)
@@ -691,7 +695,11 @@ func (t runTally) String(done bool) string {
 		}
 		causes = append(causes, s)
 	}
-	parts := []string{units.FormatCount(int64(t.applied)) + " applied"}
+	applied := units.FormatCount(int64(t.applied)) + " applied"
+	if t.notReplicated > 0 {
+		applied += " (" + units.FormatCount(int64(t.notReplicated)) + " NOT REPLICATED: a failover now could take them back)"
+	}
+	parts := []string{applied}
 	switch len(causes) {
 	case 0:
 	case 1:
@@ -723,7 +731,11 @@ func (t runTally) String(done bool) string {
 func (m *Model) resultNotes(d *dialog) string {
 	var notes []string
 	for i, r := range d.results[:d.done] {
-		if d.plans[i].Refused == "" && r.Outcome != actions.Applied && r.Outcome != actions.Skipped && len(notes) < 5 {
+		switch {
+		case len(notes) >= 5 || d.plans[i].Refused != "":
+		case r.Unreplicated():
+			notes = append(notes, fmt.Sprintf("  not replicated %s: %s", m.dialogKey(r.Key, m.width/2), inspect.Sanitize(r.Note)))
+		case r.Outcome != actions.Applied && r.Outcome != actions.Skipped:
 			notes = append(notes, fmt.Sprintf("  %s %s: %s", r.Outcome, m.dialogKey(r.Key, m.width/2), inspect.Sanitize(r.Detail)))
 		}
 	}
@@ -789,7 +801,11 @@ func (m *Model) writeLines() (out []string, idx []int) {
 		if len(out) == m.writeSel {
 			mark = "▸"
 		}
-		head := fmt.Sprintf("%s%s%-9s %-11s ", w.At.Format("15:04:05"), mark, w.Result.Action, w.Result.Outcome)
+		outcome := string(w.Result.Outcome)
+		if w.Result.Unreplicated() {
+			outcome = "NOT REPL." // applied on the primary only: a failover could take it back
+		}
+		head := fmt.Sprintf("%s%s%-9s %-11s ", w.At.Format("15:04:05"), mark, w.Result.Action, outcome)
 		if w.Result.Outcome == actions.Skipped {
 			j := i
 			for j > 0 && m.writes[j-1].Result.Outcome == actions.Skipped && m.writes[j-1].Result.Action == w.Result.Action {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -26,6 +27,9 @@ type writeFlags struct {
 	auditLog, confirmProfile, output string
 	status, rate                     int
 	dryRun, yes, write               bool
+	minReplicas                      replicasFlag
+	replicaTimeout                   time.Duration
+	requireFsync                     bool
 }
 
 func (w *writeFlags) register(fs *pflag.FlagSet, kind actions.Kind) {
@@ -62,6 +66,9 @@ func (w *writeFlags) check() error {
 	if w.rate <= 0 {
 		return usageErr("--rate must be positive")
 	}
+	if w.replicaTimeout <= 0 {
+		return usageErr("--replica-timeout must be positive")
+	}
 	return nil
 }
 
@@ -80,8 +87,49 @@ func (w *writeFlags) registerRun(fs *pflag.FlagSet) {
 	fs.StringVar(&w.confirmProfile, "confirm-profile", "", "a protected profile's name, to write without a prompt")
 	fs.StringVar(&w.auditLog, "audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
 	fs.IntVar(&w.rate, "rate", 50, "at most this many writes per second")
+	w.minReplicas = replicasFlag{n: -1} // auto
+	fs.Var(&w.minReplicas, "min-replicas", "replicas that must acknowledge each write (WAIT) before it counts as kept: auto (the primary's connected replicas, at most 1), a number, or 0: do not wait")
+	fs.DurationVar(&w.replicaTimeout, "replica-timeout", actions.DefaultReplicaTimeout, "how long each batch waits for the replicas")
+	fs.BoolVar(&w.requireFsync, "require-fsync", false, "also wait for the write to be fsynced (WAITAOF: the primary's AOF when on, and the replicas'); Redis or Valkey 7.2 and later")
 	outputFlag(fs, &w.output, "text", "text or json", "text", "json")
 }
+
+// durability is the run's wait for replicas, from the flags.
+func (w *writeFlags) durability() actions.Durability {
+	d := actions.Durability{Timeout: w.replicaTimeout, RequireFsync: w.requireFsync}
+	switch n := w.minReplicas.n; {
+	case n == 0:
+		d.NoWait = true
+	case n > 0:
+		d.MinReplicas = n
+	}
+	return d
+}
+
+// replicasFlag is --min-replicas: auto (-1 inside) or a count.
+type replicasFlag struct{ n int }
+
+func (f *replicasFlag) String() string {
+	if f.n < 0 {
+		return "auto"
+	}
+	return strconv.Itoa(f.n)
+}
+
+func (f *replicasFlag) Set(s string) error {
+	if s == "auto" {
+		f.n = -1
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return fmt.Errorf("want auto, 0 (do not wait) or a number of replicas")
+	}
+	f.n = n
+	return nil
+}
+
+func (f *replicasFlag) Type() string { return "N|auto" }
 
 // target is a key and, from --from-file, what the operator saw.
 type target struct {
@@ -133,6 +181,7 @@ func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 		return err
 	}
 	setup := s.writeSetup(a.getenv, wf.write, wf.auditLog)
+	setup.Durability = wf.durability()
 	if err := s.connectToWrite(ctx, a, &setup, wf.dryRun); err != nil {
 		return err
 	}
@@ -182,6 +231,9 @@ func runPlans(ctx context.Context, a *app, wf *writeFlags, setup actions.Setup, 
 		}
 	}
 	printPlans(a.stderr, plans)
+	if runnable > 0 {
+		fmt.Fprintf(a.stderr, "replication: %s\n", setup.Durability)
+	}
 	if wf.dryRun {
 		fmt.Fprintf(a.stderr, "dry run: %d of %d would be written; nothing was written\n", runnable, len(plans))
 		return resultCode(planResults(plans), len(plans))
@@ -335,6 +387,7 @@ func (s *session) writeSetup(getenv func(string) string, writeFlag bool, auditLo
 		AuditPath:   path,
 		AuditStream: s.profile.AuditStream,
 		AuditValues: actions.AuditValues{MaxValue: int(s.profile.AuditMaxValue), Payloads: s.profile.AuditPayloads},
+		Origin:      s.origin,
 	}
 }
 
@@ -494,10 +547,19 @@ func printResults(a *app, format string, rs []actions.Result) {
 	}
 	for _, r := range rs {
 		line := fmt.Sprintf("%-11s %s", r.Outcome, inspect.Sanitize(r.Key))
+		if r.Unreplicated() {
+			line = "applied, NOT REPLICATED " + inspect.Sanitize(r.Key)
+		}
 		if r.Detail != "" {
 			line += "  — " + inspect.Sanitize(r.Detail)
 		}
+		if r.Replication != nil && r.Note != "" && r.NotReplicated {
+			line += "  — " + inspect.Sanitize(r.Note)
+		}
 		fmt.Fprintln(a.stdout, line)
+	}
+	if n := len(rs); n > 0 && rs[0].Replication != nil && rs[0].Note == actions.NoReplicaNote {
+		fmt.Fprintln(a.stdout, "replication: "+actions.NoReplicaNote)
 	}
 	fmt.Fprintf(a.stdout, "summary: %s\n", sum)
 }
@@ -508,6 +570,9 @@ func resultCode(rs []actions.Result, n int) error {
 	sum := actions.Summary(rs)
 	done := sum[actions.Applied] + sum[actions.AlreadyApplied]
 	if done == len(rs) {
+		if n := sum[actions.NotReplicated]; n > 0 {
+			return codeErr(ExitNotReplicated, "applied, not replicated: %d of %d writes were not acknowledged by the replicas in time — a failover now could take them back (see the report)", n, len(rs))
+		}
 		return nil
 	}
 	if n > 1 && done > 0 {

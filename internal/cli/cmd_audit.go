@@ -38,7 +38,21 @@ func newAuditCmd(a *app) *cobra.Command {
 		}
 		return nil
 	}
-	c.AddCommand(show)
+	check := leaf(a, "audit-check-applied", &auditCheckCmd{})
+	check.Args = func(c *cobra.Command, args []string) error {
+		if len(args) > 1 {
+			return usageErr("want at most one run id (see 'idemctl audit' for the list)")
+		}
+		return nil
+	}
+	verify := leaf(a, "audit-verify", &auditVerifyCmd{})
+	verify.Args = func(c *cobra.Command, args []string) error {
+		if len(args) > 1 {
+			return usageErr("want at most one audit log file")
+		}
+		return nil
+	}
+	c.AddCommand(show, check, verify)
 	return c
 }
 
@@ -88,6 +102,11 @@ func (o *auditShowCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, args []s
 		r.ID, r.Action, inspect.Sanitize(r.Operator), shortTime(r.Started), shortTime(r.Last), r.Executions, inspect.Sanitize(r.Reason))
 	fmt.Fprintf(a.stdout, "planned %d, applied %d, conflict %d, failed %d, in doubt %d, undone %d\n",
 		r.Planned, r.Applied, r.Conflict, r.Failed, r.InDoubt, r.Undone)
+	if path, err := auditPathOf(a, &o.auditOptions); err == nil {
+		if head, err := actions.AuditHead(path); err == nil && head != "" {
+			fmt.Fprintf(a.stdout, "audit log head: %s (idemctl audit verify --head %s proves it and all before it unchanged)\n", head, head)
+		}
+	}
 	if r.Undone == 0 {
 		fmt.Fprintln(a.stdout, "nothing left undone")
 	} else {
@@ -133,16 +152,9 @@ func readRuns(a *app, o *auditOptions) ([]actions.RunReport, error) {
 	if o.output != "text" && o.output != "json" {
 		return nil, usageErr("--output %q: want text or json", o.output)
 	}
-	path := o.auditLog
-	if path == "" {
-		_, _, prof, err := a.loadProfile(o.configPath, o.profile)
-		if err != nil {
-			return nil, err
-		}
-		path = prof.AuditLog
-	}
-	if path == "" {
-		path = actions.DefaultAuditPath(a.getenv)
+	path, err := auditPathOf(a, o)
+	if err != nil {
+		return nil, err
 	}
 	runs, lg, err := actions.AuditRuns(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -168,9 +180,29 @@ func reportAudit(a *app, aud *actions.Auditor) {
 		fmt.Fprintf(a.stderr, "idemctl: warning: audit log %s: the line at byte %d (%d bytes) was left unfinished by an earlier run (a crash or a full disk); it was kept, terminated and marked\n",
 			aud.Path(), t.Offset, t.Len)
 	}
+	if head := aud.Head(); head != "" {
+		fmt.Fprintf(a.stderr, "audit log head: %s (keep it: idemctl audit verify --head %s proves this run's entries and all before them unchanged)\n", head, head)
+	}
 	if err := aud.StreamError(); err != nil {
 		fmt.Fprintf(a.stderr, "idemctl: warning: audit stream: %s (the audit file has every entry)\n", inspect.Line(err.Error()))
 	}
+}
+
+// auditPathOf is the audit log the options name: --audit-log, the
+// profile's, or the default.
+func auditPathOf(a *app, o *auditOptions) (string, error) {
+	path := o.auditLog
+	if path == "" {
+		_, _, prof, err := a.loadProfile(o.configPath, o.profile)
+		if err != nil {
+			return "", err
+		}
+		path = prof.AuditLog
+	}
+	if path == "" {
+		path = actions.DefaultAuditPath(a.getenv)
+	}
+	return path, nil
 }
 
 // shortTime is an entry's RFC 3339 time to the second.

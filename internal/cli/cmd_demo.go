@@ -47,7 +47,7 @@ func (o *demoCmd) run(ctx context.Context, a *app, _ *pflag.FlagSet, _ []string)
 	// with real ones.
 	addr := "redis://" + d.Addr() + "/0"
 	ex, err := actions.NewExecutor(actions.Setup{Client: d.Client, Policy: &actions.Policy{Writes: true, Profile: "demo"},
-		Identity: actions.Identity{OSUser: a.user(), Profile: "demo", Address: addr}, AuditPath: o.auditLog})
+		Identity: actions.Identity{OSUser: a.user(), Profile: "demo", Address: addr}, AuditPath: o.auditLog, Origin: a.origin()})
 	if err != nil {
 		return err
 	}

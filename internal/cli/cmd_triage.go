@@ -60,6 +60,7 @@ func (o *triageCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 		return usageErr("no verify hook: none of the keyspaces in use has verify: in the config (keyspaces[].verify; see docs/writes.md, Triage)")
 	}
 	setup := s.writeSetup(a.getenv, wf.write, wf.auditLog)
+	setup.Durability = wf.durability()
 	if !setup.Policy.Writes && !o.verify {
 		return codeErr(ExitRefused, "triage runs verify hooks only where writes are enabled (--write, or writes: true in the profile) or with --verify (report only): nothing was run")
 	}

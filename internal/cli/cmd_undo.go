@@ -52,6 +52,7 @@ func (o *undoCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []str
 		return err
 	}
 	setup := s.writeSetup(a.getenv, wf.write, wf.auditLog)
+	setup.Durability = wf.durability()
 	x, err := readUndoIndex(a, setup.AuditPath)
 	if err != nil {
 		return err

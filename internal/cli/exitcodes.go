@@ -24,6 +24,8 @@ const (
 	ExitDoctorCritical = 11 // doctor: the worst finding is critical
 	ExitAudit          = 12 // the audit log could not be written: the run stopped before its next write
 	ExitSnapshot       = 13 // --rdb: the snapshot file is not one, is newer than idemctl knows, or is damaged
+	ExitNotReplicated  = 14 // applied on the primary, but not acknowledged by the replicas waited for
+	ExitTampered       = 15 // audit verify: the audit log's hash chain is broken
 	ExitInterrupt      = 130
 )
 
@@ -47,6 +49,8 @@ var ExitCodeTable = []struct {
 	{ExitDoctorCritical, "`doctor`: the worst finding is critical"},
 	{ExitAudit, "audit log failure (disk full, I/O error): the run stopped before its next write; every write made has its intent in the log; free space and run the same command again"},
 	{ExitSnapshot, "`--rdb`: the snapshot cannot be read, or read to its end — not an RDB file, an RDB version newer than idemctl knows, truncated, a checksum mismatch, corrupt data; the message names the byte offset and what was expected; `scan` and `stats` print what was read before the fault, marked partial"},
+	{ExitNotReplicated, "applied, not replicated: every write was applied on the primary, but fewer replicas than `--min-replicas` acknowledged some within `--replica-timeout` (or `--require-fsync` was not met): a failover now could take them back; the report marks each, and `audit check-applied` finds any a failover took"},
+	{ExitTampered, "`audit verify`: the audit log's hash chain is broken — a line was edited, removed, moved or inserted (the message names the line and byte offset), or the entry a `--head` names is not the one printed"},
 	{ExitInterrupt, "interrupted (Ctrl-C or SIGTERM; a command blocked where it cannot stop, such as on a stdin that stays open, is ended 3 s after the signal)"},
 }
 

@@ -27,6 +27,8 @@ type IO struct {
 	StderrTTY bool
 	// User is the operator's OS user name, for the audit log.
 	User func() string
+	// Host is the machine's name, for the audit chain's genesis entry.
+	Host func() string
 	// ReadPassword prompts on the terminal and reads a line without echo.
 	ReadPassword func(prompt string) (string, error)
 }
@@ -50,6 +52,7 @@ func ProcessIO() IO {
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
 		StdinTTY: isTerminal(os.Stdin), StdoutTTY: isTerminal(os.Stdout), StderrTTY: isTerminal(os.Stderr),
 		User: osUser,
+		Host: func() string { h, _ := os.Hostname(); return h },
 		ReadPassword: func(prompt string) (string, error) {
 			fmt.Fprint(os.Stderr, prompt)
 			b, err := term.ReadPassword(os.Stdin.Fd())

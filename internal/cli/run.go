@@ -33,6 +33,7 @@ type app struct {
 	inTTY        bool // stdin is a terminal
 	errTTY       bool // stderr is a terminal: progress lines
 	user         func() string
+	host         func() string
 	readPassword func(prompt string) (string, error)
 
 	configNoted bool // the config file in use has been named on stderr
@@ -42,7 +43,7 @@ type app struct {
 
 func newApp(o IO) *app {
 	a := &app{stdin: o.Stdin, stdout: o.Stdout, stderr: o.Stderr, getenv: o.Getenv,
-		isTTY: o.StdoutTTY, inTTY: o.StdinTTY, errTTY: o.StderrTTY, user: o.User, readPassword: o.ReadPassword}
+		isTTY: o.StdoutTTY, inTTY: o.StdinTTY, errTTY: o.StderrTTY, user: o.User, host: o.Host, readPassword: o.ReadPassword}
 	if a.stdin == nil {
 		a.stdin = strings.NewReader("")
 	}
@@ -57,6 +58,9 @@ func newApp(o IO) *app {
 	}
 	if a.user == nil {
 		a.user = func() string { return "" }
+	}
+	if a.host == nil {
+		a.host = func() string { return "" }
 	}
 	if a.readPassword == nil {
 		a.readPassword = func(string) (string, error) { return "", errors.New("no terminal to read it from") }
@@ -119,4 +123,13 @@ func (a *app) finish(ctx context.Context, name string, err error) int {
 		fmt.Fprintf(a.stderr, "%s: %s\n", name, msg)
 	}
 	return exitCode(err)
+}
+
+// origin names this host and idemctl, for an audit chain's genesis entry.
+func (a *app) origin() string {
+	h := a.host()
+	if h == "" {
+		h = "unknown"
+	}
+	return "host " + h + ", idemctl " + version
 }

@@ -86,6 +86,7 @@ type session struct {
 	opts        redisconn.Options
 	mode        string // standalone, cluster, sentinel, or snapshot (--rdb)
 	osUser      string // for the audit log
+	origin      string // host and idemctl, for a new audit chain's genesis
 	snap        *inspect.SnapshotSource
 }
 
@@ -156,7 +157,7 @@ func (a *app) resolveSession(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags
 	if err != nil {
 		return nil, err
 	}
-	s := &session{cfg: cfg, profileName: name, profile: prof, osUser: a.user()}
+	s := &session{cfg: cfg, profileName: name, profile: prof, osUser: a.user(), origin: a.origin()}
 	if cfg.Path != "" && a.configFile(cf.configPath).from == "default" && !a.configNoted {
 		// Only the file nobody named: its settings apply silently otherwise.
 		a.configNoted = true

@@ -42,7 +42,7 @@ func (a *app) openSnapshot(fs *pflag.FlagSet, r *readFlags) (*session, error) {
 	if fs.Changed("profile") && prof.URL != "" {
 		return nil, usageErr("--rdb reads a snapshot file, but profile %s names a server (%s): give one of them", name, inspect.Sanitize(prof.URL))
 	}
-	s := &session{cfg: cfg, profileName: name, profile: prof, osUser: a.user(), mode: "snapshot"}
+	s := &session{cfg: cfg, profileName: name, profile: prof, osUser: a.user(), origin: a.origin(), mode: "snapshot"}
 	s.scan = scanOptions(fs, &r.sf, prof)
 	if s.keyspaces, err = resolveKeyspaces(fs, cfg, prof, &r.kf); err != nil {
 		return nil, err

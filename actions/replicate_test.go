@@ -1,0 +1,96 @@
+package actions
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/idemctl/idemctl/internal/redistest"
+)
+
+// A bulk write on a primary with a replica: each batch waits (WAIT, on the
+// connection that wrote) until the replica has it, and every result and
+// outcome line says so; once the replica stops answering, each write is
+// applied but reported not replicated, with why — never "applied" alone.
+func TestWritesWaitForTheReplica(t *testing.T) {
+	primary, replica := redistest.OwnWithReplica(t)
+	r := newRig(t, primary)
+	plans := r.reservePlans("repl", 150, Request{Kind: KindFail})
+	for _, res := range r.ex.ApplyAll(t.Context(), plans, 0, nil) {
+		if res.Outcome != Applied || res.Replication == nil || res.Wanted != 1 || res.Acked != 1 || res.Unreplicated() {
+			t.Fatalf("with the replica up: %+v %+v", res, res.Replication)
+		}
+	}
+	rc := replica.Client(0)
+	defer rc.Close()
+	for _, p := range plans {
+		if st := rc.HGet(t.Context(), p.Key, "state").Val(); st != "FAILED" {
+			t.Fatalf("acknowledged, yet the replica has %s as %q", p.Key, st)
+		}
+	}
+
+	// The replica stops (its process frozen): the primary still counts it
+	// connected, so the run waits for it, and is told no.
+	if err := syscall.Kill(replica.Pid(), syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(replica.Pid(), syscall.SIGCONT)
+	r.ex.Durability = Durability{Timeout: 300 * time.Millisecond}
+	lost := r.reservePlans("lost", 70, Request{Kind: KindFail}) // two batches: each waits
+	start := time.Now()
+	rs := r.ex.ApplyAll(t.Context(), lost, 0, nil)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("two waits of 300ms took %s", took)
+	}
+	for _, res := range rs {
+		if res.Outcome != Applied || !res.Unreplicated() || res.Acked != 0 || !strings.Contains(res.Note, "0 of 1 replicas acknowledged within 300ms") {
+			t.Fatalf("with the replica frozen: %+v %+v", res, res.Replication)
+		}
+	}
+	if sum := Summary(rs); sum[NotReplicated] != len(lost) || !strings.Contains(sum.String(), "70 applied (70 not replicated)") {
+		t.Fatalf("summary %v: %s", sum, sum)
+	}
+	unreplicated := 0
+	for _, e := range r.entries() {
+		if e.Phase == PhaseOutcome && strings.Contains(e.Key, "-lost-") {
+			if e.Replication == nil || !e.NotReplicated || e.Acked != 0 || e.Wanted != 1 {
+				t.Fatalf("outcome line of %s: %+v", e.Key, e.Replication)
+			}
+			unreplicated++
+		}
+	}
+	if unreplicated != len(lost) {
+		t.Fatalf("%d outcome lines say not replicated, want %d", unreplicated, len(lost))
+	}
+
+	// More replicas asked for than the primary has: never met.
+	syscall.Kill(replica.Pid(), syscall.SIGCONT)
+	r.ex.Durability = Durability{MinReplicas: 2, Timeout: 200 * time.Millisecond}
+	res := r.ex.Apply(t.Context(), r.reservePlans("two", 1, Request{Kind: KindFail})[0])
+	if !res.Unreplicated() || res.Acked != 1 || !strings.Contains(res.Note, "1 of 2 replicas") {
+		t.Fatalf("two replicas wanted, one there: %+v", res.Replication)
+	}
+	// --min-replicas 0: nothing waited for, and said so.
+	r.ex.Durability = Durability{NoWait: true}
+	res = r.ex.Apply(t.Context(), r.reservePlans("nowait", 1, Request{Kind: KindFail})[0])
+	if res.Unreplicated() || res.Wanted != 0 || !strings.Contains(res.Note, "not waited for") {
+		t.Fatalf("no wait: %+v", res.Replication)
+	}
+}
+
+// A primary with no replica: no WAIT is sent, and the result says a
+// failover would lose nothing it has, and protect nothing.
+func TestNoReplicaNothingToWaitFor(t *testing.T) {
+	r := sharedRig(t)
+	plan := r.reservePlans("alone", 1, Request{Kind: KindFail})[0]
+	waits := func() string { return infoField(r.c.Info(t.Context(), "commandstats").Val(), "cmdstat_wait") }
+	before := waits()
+	res := r.ex.Apply(t.Context(), plan)
+	if res.Outcome != Applied || res.Replication == nil || res.Unreplicated() || res.Wanted != 0 || res.Note != NoReplicaNote {
+		t.Fatalf("%+v %+v", res, res.Replication)
+	}
+	if after := waits(); after != before {
+		t.Fatalf("WAIT was sent to a primary without replicas: %q, then %q", before, after)
+	}
+}
