@@ -1,6 +1,7 @@
 package actions
 
 import (
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -92,5 +93,31 @@ func TestNoReplicaNothingToWaitFor(t *testing.T) {
 	}
 	if after := waits(); after != before {
 		t.Fatalf("WAIT was sent to a primary without replicas: %q, then %q", before, after)
+	}
+}
+
+// --require-fsync waits for the AOF fsync too (WAITAOF): on a server that
+// keeps an AOF and knows the command (Redis and Valkey 7.2 on), the result
+// says it was fsynced; on an older one, the write is applied and said
+// not confirmed, naming why.
+func TestRequireFsync(t *testing.T) {
+	srv := redistest.Own(t, "--appendonly", "yes", "--appendfsync", "everysec")
+	r := newRig(t, srv)
+	r.ex.Durability = Durability{RequireFsync: true, Timeout: 2 * time.Second}
+	res := r.ex.Apply(t.Context(), r.reservePlans("fsync", 1, Request{Kind: KindFail})[0])
+	if res.Outcome != Applied || res.Replication == nil {
+		t.Fatalf("%+v", res)
+	}
+	ver := infoField(r.c.Info(t.Context(), "server").Val(), "redis_version") // Valkey reports the Redis version it is compatible with
+	var major, minor int
+	fmt.Sscanf(ver, "%d.%d", &major, &minor)
+	if major > 7 || major == 7 && minor >= 2 {
+		if res.Unreplicated() || res.Fsynced == nil || res.Fsynced.Local != 1 {
+			t.Fatalf("redis_version %s: %+v %+v", ver, res.Replication, res.Fsynced)
+		}
+		return
+	}
+	if !res.Unreplicated() || !strings.Contains(res.Note, "WAITAOF is not known to this server") {
+		t.Fatalf("redis_version %s: %+v", ver, res.Replication)
 	}
 }

@@ -67,8 +67,11 @@ type RuleReport struct {
 	Breaker    bool           `json:"breaker_tripped"`
 	Skips      map[string]int `json:"skips"`
 	Outcomes   map[string]int `json:"outcomes"` // the executor's outcomes; would_apply in a dry run
-	Items      []Item         `json:"items,omitempty"`
-	Note       string         `json:"note,omitempty"` // why the rule acted on nothing, or less than it could
+	// NotReplicated counts applied writes the replicas did not acknowledge
+	// in time: a failover could take them back (audit check-applied).
+	NotReplicated int    `json:"not_replicated,omitempty"`
+	Items         []Item `json:"items,omitempty"`
+	Note          string `json:"note,omitempty"` // why the rule acted on nothing, or less than it could
 	// Err is a failure that is not the data's doing (the budget or the
 	// lease unreadable, the audit log failing): the run is not clean.
 	Err string `json:"error,omitempty"`
@@ -217,6 +220,10 @@ func (r *Reaper) runRule(ctx context.Context, rule *Rule) RuleReport {
 		items[i].Result, items[i].Detail = o, units.OneLine(res.Detail)
 		if res.Outcome == actions.Applied {
 			spent = append(spent, res.Key)
+		}
+		if res.Unreplicated() {
+			rr.NotReplicated++
+			items[i].Detail = units.OneLine(res.Note)
 		}
 	}
 	rr.Items = items

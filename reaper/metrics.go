@@ -16,6 +16,7 @@ type Metrics struct {
 	candidates *prometheus.GaugeVec
 	qualified  *prometheus.GaugeVec
 	actions    *prometheus.CounterVec
+	unrepl     *prometheus.CounterVec
 	skips      *prometheus.CounterVec
 	trips      *prometheus.CounterVec
 	open       *prometheus.GaugeVec
@@ -28,7 +29,7 @@ const ns = "idemctl_reap_"
 
 // metric names, for the exporter's documentation and the alert test
 var metricNames = []string{
-	ns + "cycles_total", ns + "cycle_errors_total", ns + "candidates", ns + "qualified", ns + "actions_total",
+	ns + "cycles_total", ns + "cycle_errors_total", ns + "candidates", ns + "qualified", ns + "actions_total", ns + "writes_not_replicated_total",
 	ns + "skips_total", ns + "breaker_trips_total", ns + "breaker_open", ns + "lease_held", ns + "apply",
 	ns + "last_cycle_timestamp_seconds",
 }
@@ -47,6 +48,7 @@ func NewMetrics(p *Policy) *Metrics {
 		candidates: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: ns + "candidates", Help: "Records the rule selected in the last cycle, before liveness skips."}, []string{"keyspace", "action"}),
 		qualified:  prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: ns + "qualified", Help: "Records that qualified in the last cycle (what the breaker counts)."}, []string{"keyspace", "action"}),
 		actions:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: ns + "actions_total", Help: "Reaper writes by outcome (applied, conflict, error, …; would_apply in a dry run)."}, []string{"keyspace", "action", "outcome"}),
+		unrepl:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: ns + "writes_not_replicated_total", Help: "Applied writes the replicas did not acknowledge within --replica-timeout: a failover could take them back (idemctl audit check-applied finds any it did)."}, []string{"keyspace", "action"}),
 		skips:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: ns + "skips_total", Help: "Records the reaper left alone, by reason (liveness not proven, verdict, limits)."}, []string{"keyspace", "action", "reason"}),
 		trips:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: ns + "breaker_trips_total", Help: "Cycles where more records qualified than the breaker threshold: none was acted on."}, []string{"keyspace", "action"}),
 		open:       prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: ns + "breaker_open", Help: "1 when the last cycle tripped the rule's breaker."}, []string{"keyspace", "action"}),
@@ -64,6 +66,7 @@ func NewMetrics(p *Policy) *Metrics {
 		m.qualified.WithLabelValues(ks, act)
 		m.trips.WithLabelValues(ks, act)
 		m.open.WithLabelValues(ks, act)
+		m.unrepl.WithLabelValues(ks, act)
 		for _, o := range outcomes {
 			m.actions.WithLabelValues(ks, act, o)
 		}
@@ -75,7 +78,7 @@ func NewMetrics(p *Policy) *Metrics {
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.cycles, m.cycleErrs, m.candidates, m.qualified, m.actions, m.skips, m.trips, m.open, m.lease, m.apply, m.last}
+	return []prometheus.Collector{m.cycles, m.cycleErrs, m.candidates, m.qualified, m.actions, m.unrepl, m.skips, m.trips, m.open, m.lease, m.apply, m.last}
 }
 
 // Describe implements prometheus.Collector.
@@ -118,6 +121,7 @@ func (m *Metrics) observe(rep *CycleReport) {
 		for o, n := range rr.Outcomes {
 			m.actions.WithLabelValues(ks, act, o).Add(float64(n))
 		}
+		m.unrepl.WithLabelValues(ks, act).Add(float64(rr.NotReplicated))
 		for s, n := range rr.Skips {
 			m.skips.WithLabelValues(ks, act, s).Add(float64(n))
 		}
