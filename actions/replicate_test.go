@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/inspect/inspecttest"
 	"github.com/idemctl/idemctl/internal/redistest"
 )
 
@@ -119,5 +121,77 @@ func TestRequireFsync(t *testing.T) {
 	}
 	if !res.Unreplicated() || !strings.Contains(res.Note, "WAITAOF is not known to this server") {
 		t.Fatalf("redis_version %s: %+v", ver, res.Replication)
+	}
+}
+
+// In a cluster each shard's primary is waited on for its own writes: with
+// one shard's replica frozen, only that shard's writes are reported not
+// replicated.
+func TestClusterWaitsPerShard(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 1)
+	cc := cl.Client()
+	defer cc.Close()
+	ctx := t.Context()
+	ex, err := NewExecutor(Setup{Client: cc, Policy: &Policy{Writes: true}, AuditPath: auditPath(t),
+		Durability: Durability{Timeout: 300 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	ks := inspecttest.Keyspace(t, "atlasmart")
+	plan := func(tag string) ([]*Plan, map[string]string) {
+		var plans []*Plan
+		shard := map[string]string{} // key → its primary
+		for i := range 30 {
+			key := fmt.Sprintf("%s-%s-%02d", atlasKey, tag, i)
+			if _, err := appsim.Reserve.Run(ctx, cc, []string{key}, fp(key), 600).StringSlice(); err != nil {
+				t.Fatal(err)
+			}
+			p, err := ex.Plan(ctx, Request{Kind: KindFail, Keyspace: ks, Key: key, Reason: "shards"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := cc.MasterForKey(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plans, shard[key] = append(plans, p), n.Options().Addr
+		}
+		return plans, shard
+	}
+	plans, _ := plan("up")
+	for _, res := range ex.ApplyAll(ctx, plans, 0, nil) {
+		if res.Outcome != Applied || res.Wanted != 1 || res.Acked != 1 || res.Unreplicated() {
+			t.Fatalf("every replica up: %+v %+v", res, res.Replication)
+		}
+	}
+	// Freeze the replica of the first key's shard.
+	plans, shard := plan("frozen")
+	victim := shard[plans[0].Key]
+	info := cl.Node(victim).Client(0).Info(ctx, "replication").Val()
+	var ip string
+	var port int
+	fmt.Sscanf(strings.ReplaceAll(infoField(info, "slave0"), ",", " "), "ip=%s port=%d", &ip, &port)
+	replica := cl.Node(fmt.Sprintf("127.0.0.1:%d", port))
+	if replica == nil {
+		t.Fatalf("no replica of %s in: %s", victim, infoField(info, "slave0"))
+	}
+	syscall.Kill(replica.Pid(), syscall.SIGSTOP)
+	defer syscall.Kill(replica.Pid(), syscall.SIGCONT)
+	short, kept := 0, 0
+	for _, res := range ex.ApplyAll(ctx, plans, 0, nil) {
+		switch {
+		case res.Outcome != Applied:
+			t.Fatalf("%+v", res)
+		case shard[res.Key] == victim && res.Unreplicated():
+			short++
+		case shard[res.Key] != victim && !res.Unreplicated() && res.Acked == 1:
+			kept++
+		default:
+			t.Fatalf("%s (shard %s, frozen %s): %+v", res.Key, shard[res.Key], victim, res.Replication)
+		}
+	}
+	if short == 0 || kept == 0 {
+		t.Fatalf("%d not replicated on the frozen shard, %d replicated elsewhere", short, kept)
 	}
 }
