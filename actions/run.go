@@ -163,8 +163,29 @@ func (e *Executor) applyBatch(ctx context.Context, r *run, base int, out []Resul
 		}
 		r.planned = true
 	}
-	// Each primary's writes go over one connection, the one its WAIT is
-	// sent on; an outcome is final (audited, reported) once waited for.
+	e.writeBatch(ctx, r, plans, intents, out)
+	var outcomes []AuditEntry
+	for k := range plans {
+		if in, ok := intents[k]; ok {
+			outcomes = append(outcomes, outcomeOf(in, out[k]))
+		}
+		if progress != nil {
+			progress(base+k, out[k])
+		}
+	}
+	if err := e.Audit.Append(context.WithoutCancel(ctx), outcomes...); err != nil {
+		r.stopped = err
+		for k := range intents {
+			out[k].Detail += "; WARNING: the outcome could not be audited: " + err.Error()
+		}
+	}
+}
+
+// writeBatch makes the batch's writes whose intents are durable, then
+// waits for the replicas. Each primary's writes go over one connection,
+// the one its WAIT is sent on; an outcome is final (audited, reported)
+// once waited for.
+func (e *Executor) writeBatch(ctx context.Context, r *run, plans []*Plan, intents map[int]AuditEntry, out []Result) {
 	conns := newPrimaryConns(e.Client)
 	defer conns.close()
 	wrote := map[int]*primaryConn{}
@@ -193,21 +214,6 @@ func (e *Executor) applyBatch(ctx context.Context, r *run, base int, out []Resul
 		}
 	}
 	e.replicated(ctx, r, conns, wrote, out)
-	var outcomes []AuditEntry
-	for k := range plans {
-		if in, ok := intents[k]; ok {
-			outcomes = append(outcomes, outcomeOf(in, out[k]))
-		}
-		if progress != nil {
-			progress(base+k, out[k])
-		}
-	}
-	if err := e.Audit.Append(context.WithoutCancel(ctx), outcomes...); err != nil {
-		r.stopped = err
-		for k := range intents {
-			out[k].Detail += "; WARNING: the outcome could not be audited: " + err.Error()
-		}
-	}
 }
 
 // replicated waits, per primary, for the batch's applied writes to reach
