@@ -27,9 +27,7 @@ type writeFlags struct {
 	auditLog, confirmProfile, output string
 	status, rate                     int
 	dryRun, yes, write               bool
-	minReplicas                      replicasFlag
-	replicaTimeout                   time.Duration
-	requireFsync                     bool
+	durabilityFlags
 }
 
 func (w *writeFlags) register(fs *pflag.FlagSet, kind actions.Kind) {
@@ -66,10 +64,7 @@ func (w *writeFlags) check() error {
 	if w.rate <= 0 {
 		return usageErr("--rate must be positive")
 	}
-	if w.replicaTimeout <= 0 {
-		return usageErr("--replica-timeout must be positive")
-	}
-	return nil
+	return w.durabilityFlags.check()
 }
 
 // registerFromFile adds --from-file: every write that takes keys.
@@ -87,30 +82,51 @@ func (w *writeFlags) registerRun(fs *pflag.FlagSet) {
 	fs.StringVar(&w.confirmProfile, "confirm-profile", "", "a protected profile's name, to write without a prompt")
 	fs.StringVar(&w.auditLog, "audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
 	fs.IntVar(&w.rate, "rate", 50, "at most this many writes per second")
-	w.minReplicas = replicasFlag{n: -1} // auto
-	fs.Var(&w.minReplicas, "min-replicas", "replicas that must acknowledge each write (WAIT) before it counts as kept: auto (the primary's connected replicas, at most 1), a number, or 0: do not wait")
-	fs.DurationVar(&w.replicaTimeout, "replica-timeout", actions.DefaultReplicaTimeout, "how long each batch waits for the replicas")
-	fs.BoolVar(&w.requireFsync, "require-fsync", false, "also wait for the write to be fsynced (WAITAOF: the primary's AOF when on, and the replicas'); Redis or Valkey 7.2 and later")
+	w.durabilityFlags.register(fs)
 	outputFlag(fs, &w.output, "text", "text or json", "text", "json")
 }
 
+// durabilityFlags are what every writer waits for once a batch is
+// written: the guarded writes, the TUI, the reaper.
+type durabilityFlags struct {
+	minReplicas    replicasFlag
+	replicaTimeout time.Duration
+	requireFsync   bool
+}
+
+func (w *durabilityFlags) register(fs *pflag.FlagSet) {
+	fs.Var(&w.minReplicas, "min-replicas", "replicas that must acknowledge each write (WAIT) before it counts as kept: auto (the primary's replicas in sync, at most 1), a number, or 0: do not wait")
+	fs.DurationVar(&w.replicaTimeout, "replica-timeout", actions.DefaultReplicaTimeout, "how long each batch waits for the replicas")
+	fs.BoolVar(&w.requireFsync, "require-fsync", false, "also wait for the write to be fsynced (WAITAOF: the primary's AOF when on, and the replicas'); Redis or Valkey 7.2 and later")
+}
+
+func (w *durabilityFlags) check() error {
+	if w.replicaTimeout < 0 { // 0: the default
+		return usageErr("--replica-timeout must be positive")
+	}
+	return nil
+}
+
 // durability is the run's wait for replicas, from the flags.
-func (w *writeFlags) durability() actions.Durability {
+func (w *durabilityFlags) durability() actions.Durability {
 	d := actions.Durability{Timeout: w.replicaTimeout, RequireFsync: w.requireFsync}
-	switch n := w.minReplicas.n; {
-	case n == 0:
+	switch f := w.minReplicas; {
+	case f.set && f.n == 0:
 		d.NoWait = true
-	case n > 0:
-		d.MinReplicas = n
+	case f.set:
+		d.MinReplicas = f.n
 	}
 	return d
 }
 
-// replicasFlag is --min-replicas: auto (-1 inside) or a count.
-type replicasFlag struct{ n int }
+// replicasFlag is --min-replicas: auto (the zero value) or a count.
+type replicasFlag struct {
+	n   int
+	set bool // a count was given
+}
 
 func (f *replicasFlag) String() string {
-	if f.n < 0 {
+	if !f.set {
 		return "auto"
 	}
 	return strconv.Itoa(f.n)
@@ -118,14 +134,14 @@ func (f *replicasFlag) String() string {
 
 func (f *replicasFlag) Set(s string) error {
 	if s == "auto" {
-		f.n = -1
+		*f = replicasFlag{}
 		return nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 {
 		return fmt.Errorf("want auto, 0 (do not wait) or a number of replicas")
 	}
-	f.n = n
+	*f = replicasFlag{n: n, set: true}
 	return nil
 }
 

@@ -24,6 +24,7 @@ import (
 type reapFlags struct {
 	policy, auditLog, confirmProfile string
 	apply, write, verify             bool
+	durabilityFlags
 }
 
 func (r *reapFlags) register(fs *pflag.FlagSet, prefix string) {
@@ -34,6 +35,7 @@ func (r *reapFlags) register(fs *pflag.FlagSet, prefix string) {
 		fs.BoolVar(&r.write, "write", false, "enable writes for this run (or writes: true in the profile)")
 		fs.StringVar(&r.confirmProfile, "confirm-profile", "", "a protected profile's name: the reaper never prompts")
 		fs.StringVar(&r.auditLog, "audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
+		r.durabilityFlags.register(fs)
 	})
 }
 
@@ -123,7 +125,11 @@ func (a *app) newReaper(ctx context.Context, fs *pflag.FlagSet, s *session, kf *
 	if err := p.Bind(lookup, hasHook); err != nil {
 		return nil, nothing, usageErr("policy %s: %v", rf.policy, err)
 	}
+	if err := rf.durabilityFlags.check(); err != nil {
+		return nil, nothing, err
+	}
 	setup := s.writeSetup(a.getenv, rf.write, rf.auditLog)
+	setup.Durability = rf.durability()
 	setup.Identity.Actor = p.Actor()
 	if rf.apply {
 		switch err := setup.Policy.Check(); {

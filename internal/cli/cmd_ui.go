@@ -20,6 +20,7 @@ type uiCmd struct {
 	write, reveal bool
 	auditLog      string
 	maxRecords    int
+	durabilityFlags
 }
 
 // flags registers ui's flags.
@@ -30,6 +31,7 @@ func (o *uiCmd) flags(fs *pflag.FlagSet) {
 	addGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
 		fs.BoolVar(&o.write, "write", false, "enable guarded writes for this session (or writes: true in the profile)")
 		fs.StringVar(&o.auditLog, "audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
+		o.durabilityFlags.register(fs)
 	})
 	o.readFlags.registerSnapshot(fs)
 }
@@ -106,7 +108,12 @@ func (o *uiCmd) options(ctx context.Context, a *app, fs *pflag.FlagSet, r *readF
 		return opts, s.Close, nil // no writes: the doctor judges the file alone
 	}
 	// The TUI reads the policy from its executor: none, read-only.
+	if err := o.durabilityFlags.check(); err != nil {
+		s.Close()
+		return opts, nil, err
+	}
 	if setup := s.writeSetup(a.getenv, write, o.auditLog); setup.Policy.Writes {
+		setup.Durability = o.durability()
 		ex, err := actions.NewExecutor(setup)
 		if err != nil {
 			s.Close()
