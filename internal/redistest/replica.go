@@ -9,7 +9,8 @@ import (
 )
 
 // OwnWithReplica starts a primary and one replica of it, and waits until
-// the primary counts the replica connected and the replica's link is up.
+// the primary counts the replica in sync (online) and the replica's link
+// is up.
 // Both stop when the test ends.
 func OwnWithReplica(t testing.TB) (primary, replica *Server) {
 	t.Helper()
@@ -25,7 +26,8 @@ func OwnWithReplica(t testing.TB) (primary, replica *Server) {
 			return false, err
 		}
 		r, err := rc.Info(ctx, "replication").Result()
-		return strings.Contains(p, "connected_slaves:1") && strings.Contains(r, "master_link_status:up"), err
+		// online: the primary has the replica's first acknowledgement
+		return strings.Contains(p, "connected_slaves:1") && strings.Contains(p, "state=online") && strings.Contains(r, "master_link_status:up"), err
 	})
 	return primary, replica
 }
