@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/idemctl/idemctl/inspect/rdb"
@@ -28,7 +29,8 @@ type snapScan struct {
 	wanted   *wantedFields // the hash fields any keyspace reads
 	readCap  int           // the largest read cap of the keyspaces
 	matched  []int
-	arena    arena // the records' keys and fields
+	match    []starMatch // each keyspace's pattern, beside kss
+	arena    arena       // the records' keys and fields
 	dbKeys   int64
 }
 
@@ -40,6 +42,7 @@ func scanSnapshot(ctx context.Context, src *SnapshotSource, kss []*Keyspace, opt
 		covs: make([]Coverage, len(kss)), batches: make([][]Record, len(kss)), versions: make([][]RecordVersion, len(kss))}
 	started := time.Now()
 	for i, ks := range kss {
+		s.match = append(s.match, newStarMatch(ks.Match))
 		s.covs[i] = Coverage{Keyspace: ks.Name, Match: ks.Match, Node: src.spec.Path, Role: "snapshot", Started: started, MemoryOff: opt.NoMemory}
 		s.readCap = max(s.readCap, int(min(ks.MaxValue, 1<<30)), fpKeep)
 		for _, name := range ks.Schema.fields {
@@ -126,7 +129,7 @@ func (s *snapScan) entry(r *rdb.Reader, e *rdb.Entry) (stop bool, err error) {
 			limited++
 			continue
 		}
-		if !MatchPattern(ks.Match, key) {
+		if !s.match[i].match(key) {
 			continue
 		}
 		if s.opt.MaxKeys > 0 && c.Keys >= s.opt.MaxKeys {
@@ -214,6 +217,45 @@ func (s *snapScan) done(r *rdb.Reader) float64 {
 		return 0
 	}
 	return min(float64(r.Stats().BytesRead)/float64(s.src.size), 1)
+}
+
+// starMatch is a pattern of literal parts and stars (atlasmart:ch23:idem:*,
+// the usual kind) matched by prefix, suffix and the parts between in
+// order, each found by strings.Index: several times faster than the glob
+// walk over a million keys. Any other pattern goes to MatchPattern.
+type starMatch struct {
+	pattern string
+	parts   []string // the pattern split on '*'; nil: not stars alone
+}
+
+func newStarMatch(pattern string) starMatch {
+	if strings.ContainsAny(pattern, "?[\\") {
+		return starMatch{pattern: pattern}
+	}
+	return starMatch{pattern: pattern, parts: strings.Split(pattern, "*")}
+}
+
+func (m *starMatch) match(key string) bool {
+	ps := m.parts
+	switch len(ps) {
+	case 0:
+		return MatchPattern(m.pattern, key)
+	case 1:
+		return key == ps[0]
+	}
+	first, last := ps[0], ps[len(ps)-1]
+	if len(key) < len(first)+len(last) || !strings.HasPrefix(key, first) || !strings.HasSuffix(key, last) {
+		return false
+	}
+	rest := key[len(first) : len(key)-len(last)]
+	for _, p := range ps[1 : len(ps)-1] { // leftmost first leaves the most room for the rest
+		i := strings.Index(rest, p)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(p):]
+	}
+	return true
 }
 
 // typeOf maps the file's type names to the scan's.

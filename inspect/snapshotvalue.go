@@ -24,6 +24,11 @@ type snapValue struct {
 	digestOK bool
 	parts    []versionPart
 	arena    *arena // where field values are copied (nil: each its own)
+	// What a hash is read for, while HashFieldsTo calls back.
+	wanted   *wantedFields // nil: every field, for detect's draft
+	readCap  int
+	versions bool
+	found    int // the wanted field ValueCap found, -1: none
 }
 
 type snapField struct {
@@ -50,32 +55,8 @@ func (v *snapValue) read(r *rdb.Reader, e *rdb.Entry, readCap int, wanted *wante
 		if versions {
 			nameCap = 1 << 16 // a version hashes every name whole
 		}
-		capFor := func([]byte) int { return readCap }
-		if wanted != nil && !versions {
-			capFor = wanted.capFor(readCap)
-		}
-		err = r.HashFieldsCap(nameCap, capFor, func(f rdb.HashField) {
-			if versions && len(v.parts) <= maxVersionFields {
-				v.parts = append(v.parts, versionPart{name: string(f.Name), digest: f.Digest, expireMs: f.ExpireMs})
-				v.digestOK = v.digestOK && f.DigestOK && f.NameLen == int64(len(f.Name))
-			}
-			if f.NameLen > 256 {
-				return
-			}
-			if wanted == nil { // every field, for detect's draft
-				if len(v.fields) < maxDraftFields {
-					v.fields = append(v.fields, snapField{name: string(f.Name), value: string(f.Value), valueLen: f.ValueLen, expireMs: f.ExpireMs})
-				}
-				return
-			}
-			if i := wanted.find(f.Name); i >= 0 {
-				sf := snapField{name: wanted.names[i], valueLen: f.ValueLen, expireMs: f.ExpireMs}
-				if !wanted.lenOnly[i] {
-					sf.value = v.arena.str(f.Value)
-				}
-				v.fields = append(v.fields, sf)
-			}
-		})
+		v.wanted, v.readCap, v.versions = wanted, readCap, versions
+		err = r.HashFieldsTo(nameCap, v)
 	}
 	if errors.Is(err, rdb.ErrTooBig) {
 		v.tooBig, err = true, nil
@@ -89,6 +70,48 @@ func (v *snapValue) read(r *rdb.Reader, e *rdb.Entry, readCap int, wanted *wante
 		}
 	}
 	return nil
+}
+
+// ValueCap is the read cap of a hash field (rdb.FieldReader): none for
+// one not read, or read for its length alone.
+func (v *snapValue) ValueCap(name []byte) int {
+	if v.wanted == nil {
+		return v.readCap
+	}
+	v.found = v.wanted.find(name) // for Field, which follows with the same name
+	if v.versions || v.found >= 0 && !v.wanted.lenOnly[v.found] {
+		return v.readCap
+	}
+	return 0
+}
+
+// Field keeps what the keyspaces read of one hash field
+// (rdb.FieldReader).
+func (v *snapValue) Field(f *rdb.HashField) {
+	if v.versions && len(v.parts) <= maxVersionFields {
+		v.parts = append(v.parts, versionPart{name: string(f.Name), digest: f.Digest, expireMs: f.ExpireMs})
+		v.digestOK = v.digestOK && f.DigestOK && f.NameLen == int64(len(f.Name))
+	}
+	if f.NameLen > 256 {
+		return
+	}
+	if v.wanted == nil { // every field, for detect's draft
+		if len(v.fields) < maxDraftFields {
+			v.fields = append(v.fields, snapField{name: string(f.Name), value: string(f.Value), valueLen: f.ValueLen, expireMs: f.ExpireMs})
+		}
+		return
+	}
+	i := v.found
+	if i < 0 || string(f.Name) != v.wanted.names[i] {
+		i = v.wanted.find(f.Name)
+	}
+	if i >= 0 {
+		sf := snapField{name: v.wanted.names[i], valueLen: f.ValueLen, expireMs: f.ExpireMs}
+		if !v.wanted.lenOnly[i] {
+			sf.value = v.arena.str(f.Value)
+		}
+		v.fields = append(v.fields, sf)
+	}
 }
 
 // wantedFields are the hash fields the keyspaces read: a handful, found
@@ -106,17 +129,6 @@ func (w *wantedFields) add(name string, lenOnly bool) {
 		}
 	}
 	w.names, w.lenOnly = append(w.names, name), append(w.lenOnly, lenOnly)
-}
-
-// capFor is the read cap of each field: none for one not read, or read
-// for its length alone.
-func (w *wantedFields) capFor(readCap int) func([]byte) int {
-	return func(name []byte) int {
-		if i := w.find(name); i >= 0 && !w.lenOnly[i] {
-			return readCap
-		}
-		return 0
-	}
 }
 
 func (w *wantedFields) find(name []byte) int {

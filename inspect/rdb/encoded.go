@@ -1,6 +1,7 @@
 package rdb
 
 import (
+	"crypto/sha1"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -26,36 +27,71 @@ func (e elem) text(buf []byte) []byte {
 
 var errShort = errors.New("an element runs past the end of the encoding")
 
-// listpackEach calls fn for each element of a listpack (listpack.c): a
-// 4-byte total length, a 2-byte count, the entries, each followed by its
-// backward length, and 0xFF.
-func listpackEach(b []byte, fn func(elem) error) error {
+// elems walks the elements of a listpack or ziplist in place, one next
+// at a time: a loop rather than a callback, so reading a hash allocates no
+// closure.
+type elems struct {
+	b   []byte
+	p   int  // the next entry
+	zip bool // a ziplist, else a listpack
+}
+
+// listpackElems starts on a listpack (listpack.c): a 4-byte total length,
+// a 2-byte count, the entries, each followed by its backward length, and
+// 0xFF.
+func listpackElems(b []byte) (elems, error) {
 	if len(b) < 7 {
-		return fmt.Errorf("%d bytes is too short for a listpack", len(b))
+		return elems{}, fmt.Errorf("%d bytes is too short for a listpack", len(b))
 	}
 	if total := binary.LittleEndian.Uint32(b); int64(total) != int64(len(b)) {
-		return fmt.Errorf("the listpack says it is %d bytes long, its string is %d", total, len(b))
+		return elems{}, fmt.Errorf("the listpack says it is %d bytes long, its string is %d", total, len(b))
 	}
-	for p := 6; ; {
-		if p >= len(b) {
-			return errors.New("the listpack has no end marker")
+	return elems{b: b, p: 6}, nil
+}
+
+// next decodes the next element into e; ok is false at the end marker.
+// Short strings and small integers, most of what a record holds, are
+// decoded here; the rest by listpackEntry.
+func (it *elems) next(e *elem) (ok bool, err error) {
+	b, p := it.b, it.p
+	if p >= len(b) {
+		if it.zip {
+			return false, errors.New("the ziplist has no end marker")
 		}
-		c := b[p]
-		if c == 0xff {
-			return nil
-		}
-		e, n, err := listpackEntry(b[p:])
-		if err != nil {
-			return fmt.Errorf("entry at %d: %w", p, err)
-		}
-		p += n + backlenSize(n)
-		if p > len(b) {
-			return fmt.Errorf("entry at %d: %w", p, errShort)
-		}
-		if err := fn(e); err != nil {
-			return err
-		}
+		return false, errors.New("the listpack has no end marker")
 	}
+	c := b[p]
+	switch {
+	case c == 0xff:
+		return false, nil
+	case it.zip:
+		return it.nextZip(e)
+	case c&0xc0 == 0x80: // a string up to 63 bytes, its backward length one byte
+		end := p + 1 + int(c&0x3f)
+		if end+1 > len(b) {
+			return false, fmt.Errorf("entry at %d: %w", p, errShort)
+		}
+		*e = elem{s: b[p+1 : end]}
+		it.p = end + 1
+		return true, nil
+	case c&0x80 == 0: // a 7-bit unsigned integer
+		if p+2 > len(b) {
+			return false, fmt.Errorf("entry at %d: %w", p+2, errShort)
+		}
+		*e = elem{n: int64(c), isInt: true}
+		it.p = p + 2
+		return true, nil
+	}
+	v, n, err := listpackEntry(b[p:])
+	if err != nil {
+		return false, fmt.Errorf("entry at %d: %w", p, err)
+	}
+	p += n + backlenSize(n)
+	if p > len(b) {
+		return false, fmt.Errorf("entry at %d: %w", p, errShort)
+	}
+	*e, it.p = v, p
+	return true, nil
 }
 
 // listpackEntry decodes the entry at the start of b, returning it and the
@@ -140,40 +176,53 @@ func backlenSize(n int) int {
 	return 5
 }
 
-// ziplistEach calls fn for each element of a ziplist (ziplist.c, before
-// Redis 7): a 10-byte header, entries each led by the previous entry's
-// length and an encoding, and 0xFF.
-func ziplistEach(b []byte, fn func(elem) error) error {
+// nextText is next as the server would return the element: an integer
+// formatted into buf. A short string, most of what a record holds, is
+// decoded here, in registers.
+func (it *elems) nextText(buf []byte) (s []byte, ok bool, err error) {
+	b, p := it.b, it.p
+	if !it.zip && p < len(b) && b[p]&0xc0 == 0x80 {
+		end := p + 1 + int(b[p]&0x3f)
+		if end+1 <= len(b) {
+			it.p = end + 1
+			return b[p+1 : end], true, nil
+		}
+	}
+	var e elem
+	ok, err = it.next(&e)
+	return e.text(buf), ok, err
+}
+
+// ziplistElems starts on a ziplist (ziplist.c, before Redis 7): a 10-byte
+// header, entries each led by the previous entry's length and an
+// encoding, and 0xFF.
+func ziplistElems(b []byte) (elems, error) {
 	if len(b) < 11 {
-		return fmt.Errorf("%d bytes is too short for a ziplist", len(b))
+		return elems{}, fmt.Errorf("%d bytes is too short for a ziplist", len(b))
 	}
 	if total := binary.LittleEndian.Uint32(b); int64(total) != int64(len(b)) {
-		return fmt.Errorf("the ziplist says it is %d bytes long, its string is %d", total, len(b))
+		return elems{}, fmt.Errorf("the ziplist says it is %d bytes long, its string is %d", total, len(b))
 	}
-	for p := 10; ; {
-		if p >= len(b) {
-			return errors.New("the ziplist has no end marker")
-		}
-		if b[p] == 0xff {
-			return nil
-		}
-		if b[p] == 0xfe {
-			p += 5
-		} else {
-			p++
-		}
-		if p >= len(b) {
-			return fmt.Errorf("entry at %d: %w", p, errShort)
-		}
-		e, n, err := ziplistEntry(b[p:])
-		if err != nil {
-			return fmt.Errorf("entry at %d: %w", p, err)
-		}
-		p += n
-		if err := fn(e); err != nil {
-			return err
-		}
+	return elems{b: b, p: 10, zip: true}, nil
+}
+
+// nextZip is next in a ziplist, past the check for its end marker.
+func (it *elems) nextZip(e *elem) (bool, error) {
+	b, p := it.b, it.p
+	if b[p] == 0xfe {
+		p += 5
+	} else {
+		p++
 	}
+	if p >= len(b) {
+		return false, fmt.Errorf("entry at %d: %w", p, errShort)
+	}
+	v, n, err := ziplistEntry(b[p:])
+	if err != nil {
+		return false, fmt.Errorf("entry at %d: %w", p, err)
+	}
+	*e, it.p = v, p+n
+	return true, nil
 }
 
 // ziplistEntry decodes the entry whose encoding byte starts b.
@@ -220,57 +269,76 @@ func ziplistEntry(b []byte) (elem, int, error) {
 	return elem{}, 0, fmt.Errorf("unknown ziplist encoding byte 0x%02x", c)
 }
 
-// pairs hands each name/value pair of a listpack or ziplist hash to fn.
-func pairs(each func([]byte, func(elem) error) error, b []byte, intBuf *[]byte, nameCap int, capFor func([]byte) int, fn func(HashField)) error {
-	buf := grow(intBuf, 48)
-	var name elem
-	odd := false
-	err := each(b, func(e elem) error {
-		if !odd {
-			name, odd = e, true
-			return nil
-		}
-		odd = false
-		k := name.text(buf[:0:24])
-		fn(capField(k, e.text(buf[24:24:48]), nameCap, capFor(k), -1))
-		return nil
-	})
-	if err == nil && odd {
-		err = errors.New("a field without a value")
-	}
-	return err
+// FieldReader is what HashFieldsTo hands a hash's fields to: an
+// interface rather than closures, so reading a million hashes allocates
+// nothing per key.
+type FieldReader interface {
+	// ValueCap is how many bytes of the named field's value to keep: 0
+	// for a field whose length alone matters.
+	ValueCap(name []byte) int
+	// Field receives one field, valid only during the call (a pointer:
+	// the struct is large and read a million times a second).
+	Field(*HashField)
 }
 
-// listpackTriples hands each field of a listpack hash with field TTLs
-// (Redis 7.4+: name, value, absolute expiry in ms or 0 for none) to fn.
-func listpackTriples(b []byte, intBuf *[]byte, nameCap int, capFor func([]byte) int, fn func(HashField)) error {
-	buf := grow(intBuf, 48)
-	var name, value elem
-	i := 0
-	err := listpackEach(b, func(e elem) error {
-		switch i {
-		case 0:
-			name = e
-		case 1:
-			value = e
-		default:
-			if !e.isInt {
-				return errors.New("a field's TTL is not an integer")
-			}
-			exp := e.n
-			if exp == 0 {
-				exp = -1
-			}
-			k := name.text(buf[:0:24])
-			fn(capField(k, value.text(buf[24:24:48]), nameCap, capFor(k), exp))
+// pairs hands each name/value pair of a listpack or ziplist hash to fr.
+func (r *Reader) pairs(it elems, nameCap int, fr FieldReader) error {
+	buf := grow(&r.intBuf, 48)
+	for {
+		k, ok, err := it.nextText(buf[:0:24])
+		if err != nil || !ok {
+			return err
 		}
-		i = (i + 1) % 3
-		return nil
-	})
-	if err == nil && i != 0 {
-		err = errors.New("a field without its value or TTL")
+		v, ok, err := it.nextText(buf[24:24:48])
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errors.New("a field without a value")
+		}
+		r.emit(fr, k, v, nameCap, -1)
 	}
-	return err
+}
+
+// triples hands each field of a listpack hash with field TTLs (Redis
+// 7.4+: name, value, absolute expiry in ms or 0 for none) to fr.
+func (r *Reader) triples(it elems, nameCap int, fr FieldReader) error {
+	buf := grow(&r.intBuf, 48)
+	var name, value, ttl elem
+	for {
+		ok, err := it.next(&name)
+		if err != nil || !ok {
+			return err
+		}
+		if ok, err = it.next(&value); err == nil && ok {
+			ok, err = it.next(&ttl)
+		}
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errors.New("a field without its value or TTL")
+		}
+		if !ttl.isInt {
+			return errors.New("a field's TTL is not an integer")
+		}
+		exp := ttl.n
+		if exp == 0 {
+			exp = -1
+		}
+		r.emit(fr, name.text(buf[:0:24]), value.text(buf[24:24:48]), nameCap, exp)
+	}
+}
+
+// emit hands one field of an encoded hash to fr, with the digest of its
+// whole value when digests are on (every value is whole in the blob).
+func (r *Reader) emit(fr FieldReader, k, v []byte, nameCap int, expire int64) {
+	f := &r.field
+	*f = capField(k, v, nameCap, fr.ValueCap(k), expire)
+	if r.digest != nil {
+		f.Digest, f.DigestOK = sha1.Sum(v), true
+	}
+	fr.Field(f)
 }
 
 // zipmapPairs hands each pair of a zipmap (zipmap.c, Redis before 2.6) to

@@ -94,6 +94,7 @@ type Reader struct {
 
 	keyBuf, valBuf, nameBuf, blobBuf, lzfBuf, lzfOut, intBuf []byte
 	done                                                     bool
+	field                                                    HashField // handed to a FieldReader
 
 	digest hash.Hash // nil unless Options.Digest
 	sum    [sha1.Size]byte

@@ -75,6 +75,11 @@ func (r *Reader) stringCapped(buf *[]byte, max int, what string) ([]byte, int64,
 	}
 	switch enc {
 	case -1:
+		if r.digest == nil && n <= uint64(max) && uint64(r.in.end-r.in.pos) >= n { // the usual: kept whole, in the buffer
+			dst := grow(buf, int(n))
+			r.in.pos += copy(dst, r.in.buf[r.in.pos:])
+			return dst, int64(n), nil
+		}
 		keep := int(min(n, uint64(max)))
 		dst := grow(buf, keep)
 		if err := r.in.readFull(dst); err != nil {
@@ -185,7 +190,8 @@ func (r *Reader) lzfString(buf *[]byte, max int, whole bool, what string) ([]byt
 // errTooBig marks a value skipped for being over MaxBlob.
 var errTooBig = fmt.Errorf("value over the read limit")
 
-// blob reads a whole string (a listpack or ziplist) into r.blobBuf.
+// blob reads a whole string (a listpack or ziplist): in the input's
+// buffer when it fits there, else into r.blobBuf.
 func (r *Reader) blob(what string) ([]byte, error) {
 	at := r.in.offset()
 	n, enc, err := r.lenOrEnc(what)
@@ -199,6 +205,13 @@ func (r *Reader) blob(what string) ([]byte, error) {
 				return nil, r.failLen(err, n, at, what)
 			}
 			return nil, errTooBig
+		}
+		if n <= inputBuf { // read in place: valid until the next read, which comes after its fields
+			b, err := r.in.next(int(n))
+			if err != nil {
+				return nil, r.fail(err, fmt.Sprintf("%s of %d bytes", what, n))
+			}
+			return b, nil
 		}
 		dst := grow(&r.blobBuf, int(n))
 		if err := r.in.readFull(dst); err != nil {

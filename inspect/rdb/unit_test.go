@@ -20,6 +20,36 @@ func TestCRC64CheckValue(t *testing.T) {
 	}
 }
 
+// TestCRC64Lanes checks the three-lane CRC, combined by polynomial
+// multiplication, against the CRC computed bit by bit, across lane
+// boundaries and from a running value.
+func TestCRC64Lanes(t *testing.T) {
+	bitwise := func(crc uint64, p []byte) uint64 {
+		for _, b := range p {
+			crc ^= uint64(b)
+			for range 8 {
+				if crc&1 == 1 {
+					crc = crc>>1 ^ crc64Reflected
+				} else {
+					crc >>= 1
+				}
+			}
+		}
+		return crc
+	}
+	p := make([]byte, 7*crcLane+13)
+	for i := range p {
+		p[i] = byte(i*131 + i>>9)
+	}
+	for _, n := range []int{0, 1, 8, 3*crcLane - 1, 3 * crcLane, 3*crcLane + 5, 6*crcLane + 1, len(p)} {
+		for _, start := range []uint64{0, 0xe9c6d914c4b8d9ca} {
+			if got, want := crc64Update(start, p[:n]), bitwise(start, p[:n]); got != want {
+				t.Errorf("%d bytes from %016x: %016x, want %016x", n, start, got, want)
+			}
+		}
+	}
+}
+
 func TestLZFDecode(t *testing.T) {
 	src := []byte{2, 'a', 'b', 'c', 0x80, 2} // "abc", then 6 bytes from 3 back
 	dst := make([]byte, 9)

@@ -48,8 +48,7 @@ type HashField struct {
 	ExpireMs int64 // the field's own expiry, absolute ms; -1: none
 	// Digest is the SHA-1 of the whole value, with Options.Digest.
 	Digest   [sha1.Size]byte
-	DigestOK bool   // false: digests off, or the value was too big to read
-	whole    []byte // an encoded hash's whole value, for its digest
+	DigestOK bool // false: digests off, or the value was too big to read
 }
 
 // HashFields reads the current key's hash, calling fn for each field.
@@ -61,13 +60,34 @@ func (r *Reader) HashFields(nameCap, valueCap int, fn func(HashField)) error {
 // name: 0 for a field whose length alone matters, so a compressed value
 // saved apart (a hash table's) is skipped, not decompressed.
 func (r *Reader) HashFieldsCap(nameCap int, capFor func(name []byte) int, fn func(HashField)) error {
+	return r.HashFieldsTo(nameCap, funcFields{capFor, fn})
+}
+
+// funcFields is a FieldReader made of two functions.
+type funcFields struct {
+	capFor func([]byte) int
+	fn     func(HashField)
+}
+
+func (f funcFields) ValueCap(name []byte) int { return f.capFor(name) }
+func (f funcFields) Field(h *HashField)       { f.fn(*h) }
+
+// skipFields reads a hash for its framing alone.
+type skipFields struct{}
+
+func (skipFields) ValueCap([]byte) int { return 0 }
+func (skipFields) Field(*HashField)    {}
+
+// HashFieldsTo reads the current key's hash, handing each field to fr,
+// with names cut to nameCap and values to fr.ValueCap.
+func (r *Reader) HashFieldsTo(nameCap int, fr FieldReader) error {
 	if !r.pending || r.cur.Type != TypeHash {
 		return errors.New("rdb: HashFields on a key that is not an unread hash")
 	}
 	r.pending = false
 	switch t := r.cur.rdbType; t {
 	case typeHash, typeHashMeta, typeHashMetaPreGA:
-		return r.hashTable(t, nameCap, capFor, fn)
+		return r.hashTable(t, nameCap, fr)
 	case typeHashLpEx:
 		if _, err := r.in.next(8); err != nil { // the min expiry: each field has its own
 			return r.fail(err, "a hash's next field expiry")
@@ -79,30 +99,37 @@ func (r *Reader) HashFieldsCap(nameCap int, capFor func(name []byte) int, fn fun
 		return err
 	}
 	r.mem = estimateEncoded(len(r.cur.Key), len(b))
-	var perr error
-	each := fn
-	if r.digest != nil { // every value is whole in the blob
-		each = func(f HashField) { f.Digest, f.DigestOK = sha1.Sum(f.whole), true; fn(f) }
-	}
-	switch r.cur.rdbType {
-	case typeHashZipmap:
-		perr = zipmapPairs(b, func(k, v []byte) { each(capField(k, v, nameCap, capFor(k), -1)) })
-	case typeHashZiplist:
-		perr = pairs(ziplistEach, b, &r.intBuf, nameCap, capFor, each)
-	case typeHashListpack:
-		perr = pairs(listpackEach, b, &r.intBuf, nameCap, capFor, each)
-	default:
-		perr = listpackTriples(b, &r.intBuf, nameCap, capFor, each)
-	}
-	if perr != nil {
+	if perr := r.encodedHash(b, nameCap, fr); perr != nil {
 		return &FormatError{Offset: at, Msg: fmt.Sprintf("corrupt %s hash: %v", r.cur.Encoding, perr)}
 	}
 	return nil
 }
 
+// encodedHash hands each field of a hash held as one blob to fr.
+func (r *Reader) encodedHash(b []byte, nameCap int, fr FieldReader) error {
+	var it elems
+	var err error
+	switch r.cur.rdbType {
+	case typeHashZipmap:
+		return zipmapPairs(b, func(k, v []byte) { r.emit(fr, k, v, nameCap, -1) })
+	case typeHashZiplist:
+		if it, err = ziplistElems(b); err != nil {
+			return err
+		}
+		return r.pairs(it, nameCap, fr)
+	}
+	if it, err = listpackElems(b); err != nil {
+		return err
+	}
+	if r.cur.rdbType == typeHashListpack {
+		return r.pairs(it, nameCap, fr)
+	}
+	return r.triples(it, nameCap, fr)
+}
+
 // hashTable reads a hash saved field by field (with a TTL before each
 // field in the field-TTL types).
-func (r *Reader) hashTable(t byte, nameCap int, capFor func([]byte) int, fn func(HashField)) error {
+func (r *Reader) hashTable(t byte, nameCap int, fr FieldReader) error {
 	var minExpire int64
 	if t == typeHashMeta {
 		p, err := r.in.next(8)
@@ -135,12 +162,13 @@ func (r *Reader) hashTable(t byte, nameCap int, capFor func([]byte) int, fn func
 			return err
 		}
 		r.sumOK = false
-		if f.Value, f.ValueLen, err = r.stringCapped(&r.valBuf, capFor(f.Name), "a hash field's value"); err != nil && !errors.Is(err, errTooBig) {
+		if f.Value, f.ValueLen, err = r.stringCapped(&r.valBuf, fr.ValueCap(f.Name), "a hash field's value"); err != nil && !errors.Is(err, errTooBig) {
 			return err
 		}
 		f.Digest, f.DigestOK = r.sum, r.sumOK
 		mem += dictEntry + sdsSize(f.NameLen) + sdsSize(f.ValueLen)
-		fn(f)
+		r.field = f
+		fr.Field(&r.field)
 	}
 	r.mem = keyOverhead(len(r.cur.Key)) + robj + dictHeader + dictTable(n) + mem
 	return nil
@@ -148,7 +176,7 @@ func (r *Reader) hashTable(t byte, nameCap int, capFor func([]byte) int, fn func
 
 func capField(k, v []byte, nameCap, valueCap int, expire int64) HashField {
 	return HashField{Name: k[:min(len(k), nameCap)], NameLen: int64(len(k)),
-		Value: v[:min(len(v), valueCap)], ValueLen: int64(len(v)), ExpireMs: expire, whole: v}
+		Value: v[:min(len(v), valueCap)], ValueLen: int64(len(v)), ExpireMs: expire}
 }
 
 // skipValue consumes the current key's value, whatever its type, without
@@ -187,7 +215,7 @@ func (r *Reader) skipObject(t byte) error {
 	case typeHash:
 		return r.skipStrings(2, "a hash field")
 	case typeHashMeta, typeHashMetaPreGA:
-		return r.hashTable(t, 0, func([]byte) int { return 0 }, func(HashField) {})
+		return r.hashTable(t, 0, skipFields{})
 	case typeZSet, typeZSet2:
 		return r.skipZSet(t)
 	case typeListQuicklist2:
