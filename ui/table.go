@@ -447,6 +447,29 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.input.SetValue(m.store.f.Search.String())
 		m.input.CursorEnd()
 		return m.input.Focus()
+	case key.Matches(msg, k.GroupBy):
+		m.cycleGrouping()
+	case key.Matches(msg, k.Search):
+		return m.openFind()
+	case key.Matches(msg, k.NextMatch):
+		m.findNext(1)
+	case key.Matches(msg, k.PrevMatch):
+		m.findNext(-1)
+	case key.Matches(msg, k.CopyKey):
+		return m.copyKey()
+	case key.Matches(msg, k.CopyCommand):
+		return m.copyCommand()
+	default:
+		m.onViewKey(msg)
+	}
+	return nil
+}
+
+// onViewKey is the Records screen's filter, sort and state keys: they
+// change what the table shows, never a record.
+func (m *Model) onViewKey(msg tea.KeyPressMsg) {
+	k := m.keys
+	switch {
 	case key.Matches(msg, k.ClearFilter):
 		if !m.store.f.Active() {
 			m.status = "no filter to clear"
@@ -464,18 +487,6 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.store.sortCol = (m.store.sortCol + 1) % numSortCols
 		m.store.sortDesc = m.store.sortCol == colAge || m.store.sortCol == colMemory || m.store.sortCol == colFlags
 		m.withCursorKept(m.store.rebuild)
-	case key.Matches(msg, k.GroupBy):
-		m.cycleGrouping()
-	case key.Matches(msg, k.Search):
-		return m.openFind()
-	case key.Matches(msg, k.NextMatch):
-		m.findNext(1)
-	case key.Matches(msg, k.PrevMatch):
-		m.findNext(-1)
-	case key.Matches(msg, k.CopyKey):
-		return m.copyKey()
-	case key.Matches(msg, k.CopyCommand):
-		return m.copyCommand()
 	case key.Matches(msg, k.SortReverse):
 		m.store.sortDesc = !m.store.sortDesc
 		m.withCursorKept(m.store.rebuild)
@@ -496,7 +507,6 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.store.f.States = 0
 		m.withCursorKept(m.store.rebuild)
 	}
-	return nil
 }
 
 // onFilterKey edits the `/` filter; enter applies, esc abandons.

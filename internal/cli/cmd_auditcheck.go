@@ -37,13 +37,9 @@ func (o *auditCheckCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args
 	if len(args) > 1 || len(args) == 1 && o.since != "" {
 		return usageErr("give one run id (see 'idemctl audit'), or --since TIME, or neither for every write")
 	}
-	var since time.Time
-	if o.since != "" {
-		t, err := parseSince(o.since, time.Now())
-		if err != nil {
-			return usageErr("--since %q: %v", o.since, err)
-		}
-		since = t
+	since, err := sinceFlag(o.since)
+	if err != nil {
+		return err
 	}
 	s, err := a.resolveSession(fs, &o.cf, &o.kf, nil, true)
 	if err != nil {

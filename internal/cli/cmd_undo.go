@@ -39,13 +39,9 @@ func (o *undoCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []str
 	if (len(args) == 0) == (o.since == "") {
 		return usageErr("give the audit ids of the writes to undo (see 'idemctl audit show RUN'), or --since TIME; not both")
 	}
-	var since time.Time
-	if o.since != "" {
-		t, err := parseSince(o.since, time.Now())
-		if err != nil {
-			return usageErr("--since %q: %v", o.since, err)
-		}
-		since = t
+	since, err := sinceFlag(o.since)
+	if err != nil {
+		return err
 	}
 	s, err := a.resolveSession(fs, &o.cf, &o.kf, nil, true)
 	if err != nil {
@@ -89,6 +85,18 @@ func (o *undoCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []str
 }
 
 // parseSince reads --since: an RFC 3339 time, or a duration before now.
+// sinceFlag is --since: the zero time when not given.
+func sinceFlag(v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := parseSince(v, time.Now())
+	if err != nil {
+		return t, usageErr("--since %q: %v", v, err)
+	}
+	return t, nil
+}
+
 func parseSince(v string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
 		return t, nil
