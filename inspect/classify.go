@@ -23,7 +23,12 @@ type observed struct {
 
 // classify turns one key's observations into a Record, using the Redis
 // server's clock (nowMs) for every age.
-func classify(ks *Keyspace, o *observed, nowMs int64) Record {
+func classify(ks *Keyspace, o *observed, nowMs int64) Record { return classifyIn(ks, o, nowMs, nil) }
+
+// classifyIn is classify with the record's captures carved from slab (nil:
+// their own allocation): a snapshot read classifies a million records a
+// second, and Groups were an allocation each.
+func classifyIn(ks *Keyspace, o *observed, nowMs int64, slab *groupSlab) Record {
 	s := ks.Schema
 	r := Record{
 		Key:         o.key,
@@ -37,7 +42,7 @@ func classify(ks *Keyspace, o *observed, nowMs int64) Record {
 	if o.memEstimated {
 		r.Flags |= FlagMemoryEstimated
 	}
-	if g, ok := ks.Template.Match(o.key); ok {
+	if g, ok := ks.Template.matchIn(o.key, slab); ok {
 		r.Groups = g
 	} else {
 		r.Flags |= FlagTemplateMismatch
@@ -77,6 +82,14 @@ func classify(ks *Keyspace, o *observed, nowMs int64) Record {
 		r.Flags |= FlagUndecoded
 		return r
 	}
+	classifyFields(ks, &r, f, nowMs)
+	return r
+}
+
+// classifyFields derives state, fingerprint, status, response and age from
+// the fields read.
+func classifyFields(ks *Keyspace, r *Record, f *fields, nowMs int64) {
+	s := ks.Schema
 	st, raw, known := s.mapState(f.val[slotState], f.has[slotState])
 	if st == StateSucceeded && f.has[slotFailure] && f.val[slotFailure] != "" {
 		st = StateFailed // a stored failure, replayed as such
@@ -122,8 +135,7 @@ func classify(ks *Keyspace, o *observed, nowMs int64) Record {
 			r.State = StateExpired // derived: the library treats it as gone
 		}
 	}
-	ageAndStale(ks, &r, f, nowMs)
-	return r
+	ageAndStale(ks, r, f, nowMs)
 }
 
 // decodeRaw reads a bare marker: the value is the state; a value the schema

@@ -31,6 +31,7 @@ type snapScan struct {
 	matched  []int
 	match    []starMatch // each keyspace's pattern, beside kss
 	arena    arena       // the records' keys and fields
+	groups   groupSlab   // the records' template captures
 	dbKeys   int64
 }
 
@@ -156,10 +157,16 @@ func (s *snapScan) entry(r *rdb.Reader, e *rdb.Entry) (stop bool, err error) {
 	if len(s.matched) == 0 {
 		return false, nil
 	}
-	key = s.arena.str(e.Key)
+	return false, s.records(r, e)
+}
+
+// records reads the value of a key some keyspaces matched and classifies
+// a record for each.
+func (s *snapScan) records(r *rdb.Reader, e *rdb.Entry) error {
+	key := s.arena.str(e.Key)
 	s.val.arena = &s.arena
 	if err := s.val.read(r, e, s.readCap, s.wanted, !s.opt.NoMemory, s.opt.Versions); err != nil {
-		return false, err
+		return err
 	}
 	for _, i := range s.matched {
 		ks := s.kss[i]
@@ -172,15 +179,15 @@ func (s *snapScan) entry(r *rdb.Reader, e *rdb.Entry) (stop bool, err error) {
 		if s.opt.Versions {
 			s.versions[i] = append(s.versions[i], s.val.version(e.ExpireMs, s.src.atMs, lock, ks.Schema.Lock != nil))
 		}
-		s.batches[i] = append(s.batches[i], classify(ks, &o, s.src.atMs))
+		s.batches[i] = append(s.batches[i], classifyIn(ks, &o, s.src.atMs, &s.groups))
 		s.covs[i].Records++
 		if len(s.batches[i]) >= s.opt.Count {
 			if err := s.send(i, r); err != nil {
-				return false, err
+				return err
 			}
 		}
 	}
-	return false, nil
+	return nil
 }
 
 // send hands keyspace i's batch over.

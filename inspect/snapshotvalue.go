@@ -184,6 +184,13 @@ func (v *snapValue) observe(ks *Keyspace, key string, expireMs, atMs int64) obse
 		o.value = v.arena.str(head)
 		return o
 	}
+	v.observeHash(ks, &o, atMs)
+	return o
+}
+
+// observeHash fills o from the hash fields ks's schema reads.
+func (v *snapValue) observeHash(ks *Keyspace, o *observed, atMs int64) {
+	s := ks.Schema
 	ttls := ttlSpan{}
 	for slot, name := range s.fields {
 		if name == "" {
@@ -218,7 +225,6 @@ func (v *snapValue) observe(ks *Keyspace, key string, expireMs, atMs int64) obse
 	if o.pttl == -1 && v.ttlType {
 		ttls.read(&o.f)
 	}
-	return o
 }
 
 // ttlSpan folds the present fields' own TTLs as readFieldTTLs does a

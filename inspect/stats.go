@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"math/bits"
 	"time"
 )
 
@@ -21,6 +22,8 @@ type Stats struct {
 	ksOrder   []string
 	groups    map[string]*topK
 	grpOrder  []string
+	byPtr     map[*Keyspace]*ksCache
+	lastKs    *ksCache // the keyspace of the last record: most batches hold one
 	coverage  []Coverage
 	covered   float64 // the largest Batch.Done seen
 	memSq     float64 // Σ memory², for the interval of a sampled total
@@ -52,7 +55,8 @@ func NewStats(topN int) *Stats {
 	if topN <= 0 {
 		topN = 10
 	}
-	return &Stats{topN: topN, age: newHistogram(), keyspaces: map[string]*ksStats{}, groups: map[string]*topK{}}
+	return &Stats{topN: topN, age: newHistogram(), keyspaces: map[string]*ksStats{},
+		byPtr: map[*Keyspace]*ksCache{}, groups: map[string]*topK{}}
 }
 
 // Add folds a batch into the aggregate.
@@ -73,10 +77,9 @@ func (s *Stats) AddRecord(r *Record) {
 		s.memKnown++
 		s.memByS[r.State] += r.MemoryBytes
 	}
-	for i, fi := range flagInfos {
-		if r.Flags&fi.Flag != 0 {
-			s.flags[i]++
-		}
+	// flagInfos[i].Flag is 1<<i: visit the set bits only.
+	for f := r.Flags & (1<<numFlags - 1); f != 0; f &= f - 1 {
+		s.flags[bits.TrailingZeros32(uint32(f))]++
 	}
 	switch {
 	case r.TTLms == -1:
@@ -99,38 +102,79 @@ func (s *Stats) AddRecord(r *Record) {
 		}
 	}
 	if r.Keyspace != nil {
-		ks := s.keyspaces[r.Keyspace.Name]
-		if ks == nil {
-			ks = &ksStats{match: r.Keyspace.Match, ev: ageEvidence{reserveTTL: r.Keyspace.ReserveTTL,
-				timeout: r.Keyspace.ProcessingTimeout, retention: r.Keyspace.Retention}}
-			if r.Keyspace.Schema != nil {
-				ks.ev.schema = r.Keyspace.Schema.Name
-			}
-			s.keyspaces[r.Keyspace.Name] = ks
-			s.ksOrder = append(s.ksOrder, r.Keyspace.Name)
-		}
-		ks.total++
-		ks.byState[r.State]++
-		if r.Stale() {
-			ks.stale++
-		}
-		if r.Flags&FlagNoTTL != 0 {
-			ks.noTTL++
-		}
-		ks.memory += max(r.MemoryBytes, 0)
-		ks.ev.add(r)
-		if r.Groups != nil {
-			for i, name := range r.Keyspace.Template.Names() {
-				t := s.groups[name]
-				if t == nil {
-					t = newTopK(max(1000, 20*s.topN))
-					s.groups[name] = t
-					s.grpOrder = append(s.grpOrder, name)
-				}
-				t.add(r.Groups[i], r.MemoryBytes)
-			}
-		}
+		s.addKeyspace(r)
 	}
+}
+
+// ksCache is what a record of one *Keyspace folds into, found by pointer
+// (the last one first) rather than by a lookup by name per record.
+type ksCache struct {
+	ks   *Keyspace
+	st   *ksStats
+	tops []*topK // beside Template.Names(); nil until a record has groups
+}
+
+func (s *Stats) addKeyspace(r *Record) {
+	c := s.lastKs
+	if c == nil || c.ks != r.Keyspace {
+		c = s.cacheOf(r.Keyspace)
+	}
+	ks := c.st
+	ks.total++
+	ks.byState[r.State]++
+	if r.Stale() {
+		ks.stale++
+	}
+	if r.Flags&FlagNoTTL != 0 {
+		ks.noTTL++
+	}
+	ks.memory += max(r.MemoryBytes, 0)
+	ks.ev.add(r)
+	if r.Groups == nil {
+		return
+	}
+	if c.tops == nil {
+		c.tops = s.topsOf(r.Keyspace.Template.Names())
+	}
+	for i, t := range c.tops {
+		t.add(r.Groups[i], r.MemoryBytes)
+	}
+}
+
+// cacheOf finds or makes k's aggregate; keyspaces are told apart by name.
+func (s *Stats) cacheOf(k *Keyspace) *ksCache {
+	c := s.byPtr[k]
+	if c == nil {
+		ks := s.keyspaces[k.Name]
+		if ks == nil {
+			ks = &ksStats{match: k.Match, ev: ageEvidence{reserveTTL: k.ReserveTTL,
+				timeout: k.ProcessingTimeout, retention: k.Retention}}
+			if k.Schema != nil {
+				ks.ev.schema = k.Schema.Name
+			}
+			s.keyspaces[k.Name] = ks
+			s.ksOrder = append(s.ksOrder, k.Name)
+		}
+		c = &ksCache{ks: k, st: ks}
+		s.byPtr[k] = c
+	}
+	s.lastKs = c
+	return c
+}
+
+// topsOf is the top-K of each capture named, shared by name across keyspaces.
+func (s *Stats) topsOf(names []string) []*topK {
+	tops := make([]*topK, 0, len(names))
+	for _, name := range names {
+		t := s.groups[name]
+		if t == nil {
+			t = newTopK(max(1000, 20*s.topN))
+			s.groups[name] = t
+			s.grpOrder = append(s.grpOrder, name)
+		}
+		tops = append(tops, t)
+	}
+	return tops
 }
 
 // AddCoverage records how much of a keyspace the scan saw.
@@ -301,7 +345,23 @@ func (s *Stats) Report() Report {
 			AgeUnknown: k.ev.byCause(), Undecoded: k.ev.undecoded, ev: &ev,
 		})
 	}
-	for _, c := range s.coverage {
+	r.addCoverage(s.coverage)
+	r.Covered = s.covered
+	if r.Complete {
+		r.Covered = 1
+	}
+	if p, read, ok := sampleShare(s.coverage); ok {
+		r.Covered = p
+		r.estimate(p, read, s.memSq)
+	}
+	r.CannotJudge = r.Gaps(-1)
+	return r
+}
+
+// addCoverage shapes the scans' coverage for the report; one incomplete
+// scan makes the report incomplete.
+func (r *Report) addCoverage(covs []Coverage) {
+	for _, c := range covs {
 		cr := CoverageReport{
 			Keyspace: c.Keyspace, Match: Text(c.Match), Node: c.Node, Role: c.Role, Slots: c.Slots, Lag: c.Lag,
 			Keys: c.Keys, Records: c.Records,
@@ -317,16 +377,6 @@ func (s *Stats) Report() Report {
 		}
 		r.Coverage = append(r.Coverage, cr)
 	}
-	r.Covered = s.covered
-	if r.Complete {
-		r.Covered = 1
-	}
-	if p, read, ok := sampleShare(s.coverage); ok {
-		r.Covered = p
-		r.estimate(p, read, s.memSq)
-	}
-	r.CannotJudge = r.Gaps(-1)
-	return r
 }
 
 // Elapsed sums the scan durations.

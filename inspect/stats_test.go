@@ -126,9 +126,23 @@ func TestTopKGuarantees(t *testing.T) {
 		tk.add(v, 1)
 	}
 	for i := 1; i < len(tk.h); i++ {
-		if tk.h[(i-1)/2].count > tk.h[i].count || tk.h[i].idx != i {
+		if tk.h[(i-1)/2].count > tk.h[i].count || tk.h[i].e.idx != i {
 			t.Fatalf("heap broken at %d", i)
 		}
+	}
+	held := 0 // the table holds every entry, each findable after the churn
+	for _, sl := range tk.tab {
+		if sl.e != nil {
+			held++
+		}
+	}
+	for _, nd := range tk.h {
+		if e := nd.e; tk.find(e.value, e.hash) != e {
+			t.Fatalf("%s not found in the table", e.value)
+		}
+	}
+	if held != len(tk.h) {
+		t.Fatalf("table holds %d entries, heap %d", held, len(tk.h))
 	}
 	minCount := tk.h[0].count
 	reported := map[string]bool{}

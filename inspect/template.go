@@ -124,6 +124,39 @@ func (t *Template) Match(key string) (groups []string, ok bool) {
 	return groups, true
 }
 
+// matchIn is Match with the captures carved from slab; nil: Match.
+func (t *Template) matchIn(key string, slab *groupSlab) ([]string, bool) {
+	if t.Empty() || slab == nil {
+		return t.Match(key)
+	}
+	groups := slab.next(len(t.names))
+	if !t.match(0, key, groups) {
+		clear(groups) // a failed try's captures must not pin the key
+		return nil, false
+	}
+	slab.keep(len(groups))
+	return groups, true
+}
+
+// groupSlab hands out Record.Groups from shared blocks: one allocation for
+// hundreds of records instead of one each. A block lives while any record's
+// Groups does; each slice is capped, so an append to one cannot reach the
+// next.
+type groupSlab struct{ buf []string }
+
+const groupSlabBlock = 1024
+
+// next is the free room for n captures, taken only by keep.
+func (g *groupSlab) next(n int) []string {
+	if g.buf == nil || cap(g.buf)-len(g.buf) < n {
+		g.buf = make([]string, 0, max(groupSlabBlock, n))
+	}
+	i := len(g.buf)
+	return g.buf[i : i+n : i+n]
+}
+
+func (g *groupSlab) keep(n int) { g.buf = g.buf[:len(g.buf)+n] }
+
 // match is a small backtracking matcher: literals must match exactly, a
 // segment capture takes up to the next delimiter, a span capture tries the
 // longest candidate first (so later single-segment captures get one segment).
@@ -151,15 +184,20 @@ func (t *Template) match(pi int, s string, groups []string) bool {
 		groups[p.capture] = s
 		return true
 	}
+	// The candidate ends, longest first, are where the next literal (never
+	// empty: captures are separated by literal text) starts at or before
+	// limit: found by LastIndex rather than tried byte by byte.
 	next := t.parts[pi+1].lit
-	for end := limit; end >= 1; end-- {
-		if !strings.HasPrefix(s[end:], next) {
-			continue
+	hi := min(limit+len(next), len(s))
+	for {
+		end := strings.LastIndex(s[:hi], next)
+		if end < 1 {
+			return false
 		}
 		groups[p.capture] = s[:end]
 		if t.match(pi+1, s[end:], groups) {
 			return true
 		}
+		hi = end - 1 + len(next)
 	}
-	return false
 }

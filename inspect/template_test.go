@@ -1,6 +1,8 @@
 package inspect
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -70,4 +72,92 @@ func TestTemplateHostileKey(t *testing.T) {
 	if !ok || g[0] != "x" || g[2] != "z" {
 		t.Fatalf("got %v %v", ok, len(g))
 	}
+}
+
+// matchByteByByte is the matcher before the candidate ends were found by
+// LastIndex: every end tried from the longest down.
+func matchByteByByte(t *Template, pi int, s string, groups []string) bool {
+	if pi == len(t.parts) {
+		return s == ""
+	}
+	p := t.parts[pi]
+	if p.capture < 0 {
+		return strings.HasPrefix(s, p.lit) && matchByteByByte(t, pi+1, s[len(p.lit):], groups)
+	}
+	limit := len(s)
+	if i := strings.IndexByte(s, t.delim); !p.span && i >= 0 {
+		limit = i
+	}
+	if pi+1 == len(t.parts) {
+		if limit != len(s) || limit == 0 {
+			return false
+		}
+		groups[p.capture] = s
+		return true
+	}
+	for end := limit; end >= 1; end-- {
+		if strings.HasPrefix(s[end:], t.parts[pi+1].lit) {
+			groups[p.capture] = s[:end]
+			if matchByteByByte(t, pi+1, s[end:], groups) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestTemplateMatchAgreesByteByByte compares Match, and matchIn through a
+// slab, with the plain matcher on templates and keys over a small alphabet
+// (so that literals recur and the matcher backtracks).
+func TestTemplateMatchAgreesByteByByte(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	word := func(n int) string {
+		b := make([]byte, 1+rng.IntN(n))
+		for i := range b {
+			b[i] = ":ab/"[rng.IntN(4)]
+		}
+		return string(b)
+	}
+	var slab groupSlab
+	matched := 0
+	for range 20_000 {
+		var src, kb strings.Builder // kb: the template filled in, at times cut
+		for j := range 1 + rng.IntN(4) {
+			lit := word(3)
+			src.WriteString(lit)
+			kb.WriteString(lit + word(4))
+			fmt.Fprintf(&src, "{c%d", j)
+			if rng.IntN(3) == 0 {
+				src.WriteString("...")
+			}
+			src.WriteString("}")
+		}
+		if rng.IntN(2) == 0 {
+			lit := word(2)
+			src.WriteString(lit)
+			kb.WriteString(lit)
+		}
+		tp, err := ParseTemplate(src.String())
+		if err != nil {
+			continue // two spans
+		}
+		key := kb.String()
+		if rng.IntN(4) == 0 {
+			key = key[:rng.IntN(len(key))]
+		}
+		want := make([]string, len(tp.names))
+		wok := matchByteByByte(tp, 0, key, want)
+		got, ok := tp.Match(key)
+		got2, ok2 := tp.matchIn(key, &slab)
+		if ok != wok || ok2 != wok || ok && (!reflect.DeepEqual(got, want) || !reflect.DeepEqual(got2, want)) {
+			t.Fatalf("%q on %q: got %q %v, slab %q %v, want %q %v", src.String(), key, got, ok, got2, ok2, want, wok)
+		}
+		if ok {
+			matched++
+		}
+	}
+	if matched < 500 {
+		t.Fatalf("only %d keys matched: the test tries too little", matched)
+	}
+	t.Logf("%d keys matched", matched)
 }

@@ -12,32 +12,49 @@ import (
 // memory (the Space-Saving algorithm): exact while the distinct values fit
 // in its capacity, otherwise each count is an upper bound with a known error.
 // Distinct values are estimated with a HyperLogLog sketch.
+//
+// A keyspace-wide capture (the idempotency key) makes every record a new
+// value and an eviction, so the entries are found through an open-addressing
+// table on the HyperLogLog's hash (one hash per record instead of four map
+// hashes), an evicted entry's bytes are reused for its successor, and the
+// heap and the table hold the counts and hashes they compare inline.
 type topK struct {
 	cap     int
-	entries map[string]*tkEntry
+	tab     []tkSlot // linear probing; len a power of two, at most half full
 	h       tkHeap
 	evicted bool
 	hll     hll
 }
 
+type tkSlot struct {
+	hash uint64
+	e    *tkEntry // nil: free
+}
+
 type tkEntry struct {
-	value  string
-	count  int64
+	value  string // aliases buf: rewritten when the entry is evicted
+	buf    []byte
+	hash   uint64
 	err    int64 // overestimate bound inherited on eviction
 	memory int64
-	idx    int
+	idx    int // in the heap, whose node holds the count
 }
 
 // tkHeap is a min-heap on count. Counts only grow, so an entry only ever
 // moves down; written out rather than through container/heap's interface
 // calls because a keyspace-wide capture (the idempotency key itself) makes
 // every record an eviction at the root.
-type tkHeap []*tkEntry
+type tkHeap []tkNode
 
-func (h *tkHeap) push(e *tkEntry) {
-	e.idx = len(*h)
-	*h = append(*h, e)
-	h.up(e.idx)
+type tkNode struct {
+	count int64
+	e     *tkEntry
+}
+
+func (h *tkHeap) push(n tkNode) {
+	n.e.idx = len(*h)
+	*h = append(*h, n)
+	h.up(n.e.idx)
 }
 
 func (h tkHeap) up(i int) {
@@ -70,33 +87,95 @@ func (h tkHeap) down(i int) {
 	}
 }
 
-func (h tkHeap) swap(i, j int) { h[i], h[j] = h[j], h[i]; h[i].idx = i; h[j].idx = j }
+func (h tkHeap) swap(i, j int) { h[i], h[j] = h[j], h[i]; h[i].e.idx = i; h[j].e.idx = j }
 
 func newTopK(capacity int) *topK {
-	return &topK{cap: capacity, entries: make(map[string]*tkEntry), hll: newHLL()}
+	return &topK{cap: capacity, tab: make([]tkSlot, 16), hll: newHLL()}
 }
 
 func (t *topK) add(v string, mem int64) {
-	t.hll.add(v)
-	if e, ok := t.entries[v]; ok {
-		e.count++
+	x := maphash.String(t.hll.seed, v)
+	t.hll.addHash(x)
+	if e := t.find(v, x); e != nil {
+		t.h[e.idx].count++
 		e.memory += max(mem, 0)
 		t.h.down(e.idx)
 		return
 	}
-	v = strings.Clone(v) // do not pin the record's key
-	if len(t.entries) < t.cap {
-		e := &tkEntry{value: v, count: 1, memory: max(mem, 0)}
-		t.entries[v] = e
-		t.h.push(e)
+	if len(t.h) < t.cap {
+		e := &tkEntry{memory: max(mem, 0)}
+		e.set(v, x)
+		if 2*(len(t.h)+1) > len(t.tab) {
+			t.grow()
+		}
+		t.place(e)
+		t.h.push(tkNode{count: 1, e: e})
 		return
 	}
 	t.evicted = true
-	e := t.h[0] // the least counted value gives its slot away
-	delete(t.entries, e.value)
-	e.value, e.err, e.count, e.memory = v, e.count, e.count+1, max(mem, 0)
-	t.entries[v] = e
+	root := &t.h[0] // the least counted value gives its slot away
+	e := root.e
+	t.remove(e)
+	e.set(v, x)
+	e.err, e.memory = root.count, max(mem, 0)
+	root.count++
+	t.place(e)
 	t.h.down(0)
+}
+
+// set makes v the entry's value, copied into its own bytes so that it does
+// not pin the record's key; the bytes of an evicted value are reused.
+func (e *tkEntry) set(v string, hash uint64) {
+	e.buf = append(e.buf[:0], v...)
+	e.value, e.hash = view(e.buf), hash
+}
+
+func (t *topK) find(v string, hash uint64) *tkEntry {
+	mask := uint64(len(t.tab) - 1)
+	for i := hash & mask; ; i = (i + 1) & mask {
+		sl := &t.tab[i]
+		if sl.e == nil || sl.hash == hash && sl.e.value == v {
+			return sl.e
+		}
+	}
+}
+
+func (t *topK) grow() {
+	old := t.tab
+	t.tab = make([]tkSlot, 2*len(old))
+	for _, sl := range old {
+		if sl.e != nil {
+			t.place(sl.e)
+		}
+	}
+}
+
+// place puts e (not in the table) in the first free slot from its home.
+func (t *topK) place(e *tkEntry) {
+	mask := uint64(len(t.tab) - 1)
+	i := e.hash & mask
+	for t.tab[i].e != nil {
+		i = (i + 1) & mask
+	}
+	t.tab[i] = tkSlot{hash: e.hash, e: e}
+}
+
+// remove takes e out of the table by backward shift: the entries after it
+// in its run move up unless their home slot lies between (no tombstones).
+func (t *topK) remove(e *tkEntry) {
+	mask := uint64(len(t.tab) - 1)
+	i := e.hash & mask
+	for t.tab[i].e != e {
+		i = (i + 1) & mask
+	}
+	for j := (i + 1) & mask; t.tab[j].e != nil; j = (j + 1) & mask {
+		home := t.tab[j].hash & mask
+		if (j-home)&mask >= (j-i)&mask { // home is at or before the hole
+			t.tab[i] = t.tab[j]
+			i = j
+		}
+	}
+	t.tab[i] = tkSlot{}
 }
 
 // GroupCount is one value of a capture with its count and memory.
@@ -108,22 +187,20 @@ type GroupCount struct {
 }
 
 func (t *topK) top(n int) []GroupCount {
-	all := make([]*tkEntry, 0, len(t.entries))
-	for _, e := range t.entries {
-		all = append(all, e)
-	}
+	all := append(tkHeap(nil), t.h...)
 	sort.Slice(all, func(i, j int) bool {
 		if all[i].count != all[j].count {
 			return all[i].count > all[j].count
 		}
-		return all[i].value < all[j].value
+		return all[i].e.value < all[j].e.value
 	})
 	if len(all) > n {
 		all = all[:n]
 	}
 	out := make([]GroupCount, len(all))
-	for i, e := range all {
-		out[i] = GroupCount{Value: Text(e.value), Count: e.count, MaxError: e.err, MemoryBytes: e.memory}
+	for i, nd := range all {
+		// A copy: the entry's bytes are reused when it is evicted.
+		out[i] = GroupCount{Value: Text(strings.Clone(nd.e.value)), Count: nd.count, MaxError: nd.e.err, MemoryBytes: nd.e.memory}
 	}
 	return out
 }
@@ -132,7 +209,7 @@ func (t *topK) top(n int) []GroupCount {
 // the HyperLogLog estimate.
 func (t *topK) distinct() (int64, bool) {
 	if !t.evicted {
-		return int64(len(t.entries)), true
+		return int64(len(t.h)), true
 	}
 	return t.hll.estimate(), false
 }
@@ -149,8 +226,10 @@ var hllSeed = maphash.MakeSeed()
 
 func newHLL() hll { return hll{seed: hllSeed, reg: make([]uint8, 1<<hllP)} }
 
-func (h *hll) add(v string) {
-	x := maphash.String(h.seed, v)
+func (h *hll) add(v string) { h.addHash(maphash.String(h.seed, v)) }
+
+// addHash adds a value by its maphash under h.seed.
+func (h *hll) addHash(x uint64) {
 	i := x >> (64 - hllP)
 	rho := uint8(bits.LeadingZeros64(x<<hllP|1<<(hllP-1)) + 1)
 	if rho > h.reg[i] {

@@ -30,8 +30,7 @@ func lzfDecode(src, dst []byte, prefix bool) (int, error) {
 				n = len(dst) - op
 			}
 			copy(dst[op:], src[ip:ip+n])
-			ip += ctrl + 1
-			op += n
+			ip, op = ip+ctrl+1, op+n
 			continue
 		}
 		n := ctrl >> 5
