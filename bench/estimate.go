@@ -73,6 +73,7 @@ func estimate(cfg Config, cached bool, on func(step string) bool) (steps []StepT
 	share, _ := units.ParseShare(cfg.SampleShare)
 	add("sampling", time.Duration(cfg.SampleRuns)*per(share*n, rateStats), 0)
 	add("snapshot", per(n, rateSave)+time.Duration(cfg.Rounds)*(2*per(n, rateOffline)+per(n, rateStats)), 3*cfg.Rounds)
+	add("servercost", time.Duration(cfg.Rounds)*(per(n, rateBaseline)+per(n, rateScan)+2*per(n, rateStats)+2*per(n, rateMemkeys)), 6*cfg.Rounds)
 	add("writes", per(float64(cfg.WriteKeys), rateWrites), 1)
 	return steps, waits
 }

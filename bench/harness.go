@@ -72,6 +72,7 @@ type Config struct {
 	SampleShare   string // the share each sampled run reads
 	SampleRuns    int    // sampled runs
 	Snapshot      bool   // SAVE the keyspace, time stats --rdb against redis-check-rdb
+	ServerCost    bool   // server CPU per key of each tool and read path (INFO cpu)
 	Writes        bool   // measure a bulk guarded write run (audited writes/s)
 	WriteKeys     int    // records it writes
 	WriteDir      string // where its audit log goes ("" the system's temp dir)
@@ -86,7 +87,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{N: 1_000_000, Rounds: 3, IdleProbe: 3 * time.Second, QuietCPU: 0.15, QuietWait: 3 * time.Minute,
 		Load: true, TUI: true, Records: true, GoBench: true, Writes: true, WriteKeys: 20_000,
-		Sampling: true, SampleShare: "1%", SampleRuns: 20, Pin: true, Snapshot: true}
+		Sampling: true, SampleShare: "1%", SampleRuns: 20, Pin: true, Snapshot: true, ServerCost: true}
 }
 
 // ApplySmoke shrinks the run for CI, keeping any value set explicitly.
@@ -196,6 +197,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		{"gobench", cfg.GoBench, h.goBench},
 		{"sampling", cfg.Sampling, h.sampling},
 		{"snapshot", cfg.Snapshot, h.snapshot},
+		{"servercost", cfg.ServerCost, h.serverCost},
 		{"writes", cfg.Writes, h.writes}, // last: it changes records
 	}
 	on := func(name string) bool {

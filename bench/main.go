@@ -54,6 +54,7 @@ func main() {
 	flag.BoolVar(&cfg.TUI, "tui", cfg.TUI, "measure the TUI's time to first rows (needs tmux)")
 	flag.BoolVar(&cfg.Records, "records", cfg.Records, "measure the heap cost of held records (in-process ScanAll)")
 	flag.BoolVar(&cfg.GoBench, "gobench", cfg.GoBench, "run the Go benchmarks of ./inspect and ./ui")
+	flag.BoolVar(&cfg.ServerCost, "servercost", cfg.ServerCost, "server CPU per key (INFO cpu) of scan, stats by each read path, redis-cli --memkeys and --bigkeys, and the baseline, with another client's PING p99")
 	flag.BoolVar(&cfg.Snapshot, "snapshot", cfg.Snapshot, "SAVE the keyspace and time stats --rdb on the dump against redis-check-rdb (records/s, peak RSS)")
 	flag.BoolVar(&cfg.Writes, "writes", cfg.Writes, "measure audited writes/s of a bulk guarded write (idemctl fail over fresh records), last")
 	flag.IntVar(&cfg.WriteKeys, "write-keys", cfg.WriteKeys, "records the bulk write run writes (smoke: 2000)")

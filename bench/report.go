@@ -48,6 +48,7 @@ type Results struct {
 	Writes        *WriteResult     `json:"writes,omitempty"`
 	Sampling      *SampleResult    `json:"sampling,omitempty"`
 	Snapshot      *SnapshotResult  `json:"snapshot,omitempty"`
+	ServerCost    *ServerCost      `json:"server_cost,omitempty"`
 	Steps         []StepTime       `json:"steps"` // each step's time, and what was estimated
 	Targets       []Target         `json:"targets"`
 }
@@ -302,6 +303,7 @@ func (r *Results) evaluate() {
 	}
 	add(wr)
 	r.evaluateSnapshot(add)
+	r.evaluateServerCost(add)
 }
 
 // TenM is the record count from which the harness checks the 10M targets.
@@ -494,6 +496,8 @@ func (r *Results) Markdown() string {
 		p("\nBulk guarded write: `%s` over %d freshly reserved records: %d applied; writes (first intent to last outcome in the audit log) %.2f s = **%.0f audited writes/s**; the whole command, planning included, %.2f s; audit log %.1f MB on %s.\n",
 			w.Command, w.Keys, w.Applied, w.WritePhase.Seconds(), w.WritesPerSec, w.Wall.Seconds(), float64(w.AuditBytes)/1e6, w.AuditFS)
 	}
+
+	r.markdownServerCost(p)
 
 	p("\n| target | want | got | |\n|---|---|---|---|\n")
 	for _, t := range r.Targets {

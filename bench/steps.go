@@ -11,7 +11,7 @@ import (
 var always = map[string]bool{"seed": true, "verify": true, "cache": true}
 
 // selectable are the steps -only can name, in the order they run.
-var selectable = []string{"rounds", "rss", "load", "tui", "records", "gobench", "sampling", "snapshot", "writes"}
+var selectable = []string{"rounds", "rss", "load", "tui", "records", "gobench", "sampling", "snapshot", "servercost", "writes"}
 
 // parseOnly reads -only: nil when empty (every step that is on runs).
 // Naming a step runs it even if its own flag is off.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 
@@ -77,6 +78,8 @@ type ScanConfig struct {
 	// ResponseSizes measures every record's response size (one more
 	// command per key) instead of only records that could hold a large one.
 	ResponseSizes bool `yaml:"response_sizes"`
+	// ReadPath: auto, client or script (see --read-path).
+	ReadPath string `yaml:"read_path"`
 }
 
 // KeyspaceConfig is one keyspace as written in the file.
@@ -179,6 +182,9 @@ func (c *Config) check() error {
 		}
 		if p.Scan.Count < 0 || p.Scan.KeysPerSec < 0 || p.Scan.MaxKeys < 0 {
 			return fmt.Errorf("line %d: profile %s: scan settings must not be negative", line, name)
+		}
+		if p.Scan.ReadPath != "" && !slices.Contains(inspect.ReadPaths, p.Scan.ReadPath) {
+			return fmt.Errorf("line %d: profile %s: scan.read_path %q: want %s", line, name, p.Scan.ReadPath, strings.Join(inspect.ReadPaths, ", "))
 		}
 		if p.Scan.Count > inspect.MaxScanCount || p.Scan.KeysPerSec > inspect.MaxKeysPerSec || p.Scan.MaxNodes > inspect.MaxScanNodes || p.Scan.MaxNodes < 0 {
 			return fmt.Errorf("line %d: profile %s: scan settings out of range (count at most %d, keys_per_sec at most %d, max_nodes 0 to %d)",

@@ -75,7 +75,7 @@ func TestParseErrorsNameTheLine(t *testing.T) {
 func TestParseErrorsSpeakTheFilesTerms(t *testing.T) {
 	cases := []struct{ name, doc, want string }{
 		{"unknown scan setting", "profiles:\n  prod:\n    scan:\n      cuont: 3\n",
-			`line 4: unknown setting "cuont" under profiles.prod.scan (did you mean count? known: count, keys_per_sec, pause, max_latency, max_keys, no_memory, max_nodes, response_sizes)`},
+			`line 4: unknown setting "cuont" under profiles.prod.scan (did you mean count? known: count, keys_per_sec, pause, max_latency, max_keys, no_memory, max_nodes, response_sizes, read_path)`},
 		{"unknown profile setting", "profiles:\n  prod:\n    ur: redis://x\n",
 			`line 3: unknown setting "ur" under profiles.prod (did you mean url? known: mode, addrs,`},
 		{"unknown keyspace setting", "keyspaces:\n  - name: k\n    prest: atlasmart\n",

@@ -191,9 +191,14 @@ func (b *batchRead) readString(i int) {
 	o.typ = TypeString
 	o.valueLen = b.probe[i].Val()
 	o.value = b.getr[i].Val()
-	if b.s.Codec == CodecJSON {
+	decodeStringValue(b.s, o)
+}
+
+// decodeStringValue decodes a string record's value where it is JSON.
+func decodeStringValue(s *Schema, o *observed) {
+	if s.Codec == CodecJSON {
 		cut := o.valueLen > int64(len(o.value))
-		decodeJSON(b.s, []byte(o.value), cut, &o.f)
+		decodeJSON(s, []byte(o.value), cut, &o.f)
 		o.f.truncated = o.f.truncated || cut
 		o.value = "" // the fields keep what they need
 	}

@@ -34,6 +34,8 @@ type fetcher struct {
 	// most that many fields is measured exactly; a bigger collection gets
 	// an estimate, never a walk of every element.
 	samples int64
+	// script is the server-side read path (nil: the client's pipelines).
+	script *scriptPath
 }
 
 // memSamples is MEMORY USAGE's sample count: above the listpack limit a
@@ -78,6 +80,11 @@ type scanAhead struct {
 // (batchread.go), whose observations go through the same classify as a
 // snapshot's.
 func (f *fetcher) fetchAhead(ctx context.Context, keys []string, ahead *scanAhead) (fetched, error) {
+	if f.script.on() {
+		if out, ok, err := f.fetchScript(ctx, keys, ahead); ok {
+			return out, err
+		}
+	}
 	b := newBatchRead(f, keys)
 	out, err := b.meta(ctx)
 	if err != nil {
@@ -200,6 +207,11 @@ func (f *fetcher) readFieldTTLs(c *redis.IntSliceCmd, fs *fields) {
 		}
 		return
 	}
+	applyFieldTTLs(ttls, fs)
+}
+
+// applyFieldTTLs records HPTTL's answer for the fields.
+func applyFieldTTLs(ttls []int64, fs *fields) {
 	lo, hi, never := int64(-1), int64(-1), false
 	for _, t := range ttls {
 		switch {

@@ -49,6 +49,9 @@ type Options struct {
 	// (Batch.Versions), for writes pinned to what the file held. The
 	// snapshot must be opened with SnapshotSpec.Versions.
 	Versions bool
+	// ReadPath chooses how batches are read from a live server: ReadAuto
+	// (the default), ReadClient or ReadScript (scriptpath.go).
+	ReadPath string
 }
 
 // WithDefaults fills the zero values with the defaults.
@@ -69,6 +72,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.MaxNodes <= 0 {
 		o.MaxNodes = 3
+	}
+	if o.ReadPath == "" {
+		o.ReadPath = ReadAuto
 	}
 	return o
 }
@@ -107,6 +113,7 @@ type Coverage struct {
 	Sampled    bool    // stopped early by Sample or SampleTime: a uniform sample
 	Share      float64 // the share of the keyspace visited (1 when complete)
 	MemoryOff  bool    // MEMORY USAGE skipped or refused
+	ReadPath   string  // how the records were read: script, client, or client and why
 	Err        error   // why the scan stopped early
 }
 
@@ -131,6 +138,11 @@ func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<-
 	startID := runID(s.ctx, n.client)
 	s.memOn.Store(!opt.NoMemory)
 	s.f = &fetcher{c: n.client, ks: ks, memOn: &s.memOn, respAll: opt.ResponseSizes, span: opt.MaxLatency > 0}
+	var err error
+	if s.f.script, s.refused, err = probeScript(s.ctx, n.client, opt.ReadPath, opt.MaxLatency, n.nslots > 0); err != nil {
+		s.fail(err)
+		return s.finish(startID)
+	}
 	// Under a latency budget each batch is read before the next SCAN, its
 	// size set by the pacer; otherwise batches of opt.Count overlap.
 	if opt.MaxLatency > 0 {
@@ -164,7 +176,9 @@ type nodeScan struct {
 	cov    Coverage
 	f      *fetcher
 	pace   *pacer // nil: no latency budget
-	count  int    // keys per SCAN and per batch (the pacer's, under a budget)
+	// refused is why the server refused the script read path, if it did.
+	refused string
+	count   int // keys per SCAN and per batch (the pacer's, under a budget)
 
 	work     chan job
 	wg       sync.WaitGroup
@@ -189,6 +203,7 @@ func (s *nodeScan) finish(startID string) Coverage {
 	cov := &s.cov
 	cov.Records, cov.Vanished = s.records.Load(), s.vanished.Load()
 	cov.MemoryOff = !s.memOn.Load()
+	cov.ReadPath = readPathText(s.opt.ReadPath, s.f.script, s.refused)
 	cov.Duration = time.Since(cov.Started)
 	switch {
 	case s.firstErr != nil:

@@ -231,6 +231,9 @@ func mergeCoverage(ks *Keyspace, cs []Coverage) Coverage {
 		m.Limited = m.Limited || c.Limited
 		m.Sampled = m.Sampled || c.Sampled
 		m.MemoryOff = m.MemoryOff || c.MemoryOff
+		if m.ReadPath == "" || c.ReadPath != ReadScript {
+			m.ReadPath = c.ReadPath // a node that did not read by the script says so
+		}
 		if c.Err != nil && m.Err == nil {
 			m.Err = c.Err
 			if c.Node != "" && c.Role != "snapshot" { // a snapshot's error names its file

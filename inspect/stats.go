@@ -286,6 +286,7 @@ type CoverageReport struct {
 	Sampled    bool    `json:"sampled,omitempty"`
 	Share      float64 `json:"share"` // of the keyspace visited
 	MemoryOff  bool    `json:"memory_unavailable,omitempty"`
+	ReadPath   string  `json:"read_path,omitempty"`
 	Error      string  `json:"error,omitempty"`
 }
 
@@ -367,7 +368,7 @@ func (r *Report) addCoverage(covs []Coverage) {
 			Keys: c.Keys, Records: c.Records,
 			Vanished: c.Vanished, Expired: c.Expired, Duplicates: c.Duplicates, DurationMs: c.Duration.Milliseconds(),
 			KeysPerSec: float64(int64(c.KeysPerSec()*10)) / 10, Complete: c.Complete,
-			Limited: c.Limited, Sampled: c.Sampled, Share: c.Share, MemoryOff: c.MemoryOff,
+			Limited: c.Limited, Sampled: c.Sampled, Share: c.Share, MemoryOff: c.MemoryOff, ReadPath: c.ReadPath,
 		}
 		if c.Err != nil {
 			cr.Error = c.Err.Error()

@@ -347,7 +347,7 @@ func TestSecretsNeverPrintedMalformedURL(t *testing.T) {
 // the ones tested.
 const (
 	secProposedInspectorACL = "ACL SETUSER idemctl-inspector on >PASSWORD resetkeys ~atlasmart:* ~idempotency:* resetchannels -@all " +
-		"+ping +info +time +scan +type +exists +pttl +hmget +hget +hgetall +hlen +hstrlen +strlen +getrange +memory|usage +object|encoding +cluster|slots +readonly"
+		"+ping +info +time +scan +type +exists +pttl +hmget +hget +hgetall +hlen +hstrlen +strlen +getrange +memory|usage +object|encoding +cluster|slots +readonly +evalsha +script|load"
 	secProposedOperatorACL = "ACL SETUSER idemctl-operator on >PASSWORD resetkeys ~atlasmart:* ~idempotency:* ~idemctl:audit resetchannels -@all " +
 		"+ping +info +time +scan +type +exists +pttl +hmget +hgetall +hlen +hstrlen +strlen +getrange +memory|usage +object|encoding +cluster|slots +readonly " +
 		"+evalsha +eval +script|load +hget +get +hset +set +del +pexpire +persist +xadd"
@@ -542,6 +542,21 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	}
 	if keyDenials > 0 {
 		t.Logf("detect as inspector: %d key probes outside the role's key patterns were refused by the ACL", keyDenials)
+	}
+
+	// It read by the script path, and its right to run scripts writes
+	// nothing: the server checks what a script runs against the caller.
+	for _, c := range st.Coverage {
+		if c.ReadPath != "script" {
+			t.Errorf("stats as inspector read %s by %q, want the script path", c.Keyspace, c.ReadPath)
+		}
+	}
+	sha, err := ic.ScriptLoad(ctx, `return redis.call('HSET', KEYS[1], 'state', 'FAILED')`).Result()
+	if err != nil {
+		t.Fatalf("SCRIPT LOAD as inspector: %v", err)
+	}
+	if err := ic.EvalSha(ctx, sha, []string{k1}).Err(); err == nil || !strings.Contains(err.Error(), "can't run this command") {
+		t.Fatalf("a writing script run by the inspector: %v, want the ACL's refusal", err)
 	}
 
 	// The inspector may not write: refused, explained, nothing changed.

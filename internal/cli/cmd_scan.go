@@ -119,6 +119,7 @@ func coverageResult(ctx context.Context, a *app, covs []inspect.Coverage, s *ses
 		return context.Canceled
 	}
 	var gaps []string
+	noted := map[string]bool{}
 	for _, c := range covs {
 		var se *inspect.SnapshotError
 		if errors.As(c.Err, &se) {
@@ -137,6 +138,10 @@ func coverageResult(ctx context.Context, a *app, covs []inspect.Coverage, s *ses
 		}
 		if c.Complete && c.Keys == 0 {
 			fmt.Fprintf(a.stderr, "idemctl: no keys match %q in %s\n", inspect.Sanitize(c.Match), s.where())
+		}
+		if c.ReadPath != "" && c.ReadPath != inspect.ReadScript && c.ReadPath != inspect.ReadClient && !noted[c.ReadPath] {
+			noted[c.ReadPath] = true // once, not per keyspace and node
+			fmt.Fprintf(a.stderr, "idemctl: note: records read by the %s\n", inspect.Sanitize(c.ReadPath))
 		}
 		if c.MemoryOff && !s.scan.NoMemory {
 			fmt.Fprintln(a.stderr, "idemctl: note: the server refused MEMORY USAGE; memory is unknown (null) for these records")

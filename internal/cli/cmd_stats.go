@@ -188,6 +188,9 @@ func writeStatsTable(w io.Writer, r inspect.Report) {
 				where += " slots " + c.Slots
 			}
 		}
+		if c.ReadPath != "" {
+			where += ", read by " + c.ReadPath
+		}
 		fmt.Fprintf(w, "  %-20s%s: %s keys in %s (%s keys/s), %s vanished during the scan — %s\n",
 			inspect.Sanitize(c.Keyspace), where, n(c.Keys), units.FormatMs(c.DurationMs), n(int64(math.Round(c.KeysPerSec))), n(c.Vanished), state)
 	}

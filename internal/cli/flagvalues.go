@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -50,6 +53,17 @@ func shareValue(p *float64) pflag.Value {
 // sizeValue accepts 16384, 16KiB, 1MiB.
 func sizeValue(n *int64) pflag.Value {
 	return parsedValue[int64]{n, units.ParseByteSize, units.FormatBytes, "bytes"}
+}
+
+// choiceValue accepts one of choices.
+func choiceValue(p *string, choices []string) pflag.Value {
+	parse := func(s string) (string, error) {
+		if !slices.Contains(choices, s) {
+			return "", fmt.Errorf("want %s", strings.Join(choices, ", "))
+		}
+		return s, nil
+	}
+	return parsedValue[string]{p, parse, func(s string) string { return s }, strings.Join(choices, "|")}
 }
 
 func firstDur(a, b time.Duration) time.Duration {

@@ -59,6 +59,7 @@ type scanFlags struct {
 	maxNodes   int
 	respSizes  bool
 	quiet      bool
+	readPath   string
 }
 
 func (s *scanFlags) register(fs *pflag.FlagSet) {
@@ -71,6 +72,7 @@ func (s *scanFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&s.inFlight, "in-flight", 0, "pipelines in flight (0: 4, or 1 when throttled by --keys-per-sec or --pause)")
 	fs.BoolVar(&s.respSizes, "response-sizes", false, "measure every record's response size (one more command per key; by default only records big enough to hold a large response)")
 	fs.IntVar(&s.maxNodes, "max-nodes", 3, "cluster nodes scanned at a time")
+	fs.Var(choiceValue(&s.readPath, inspect.ReadPaths), "read-path", "how records are read: script (one read-only script call per batch), client (plain commands), auto (the script where the server allows it; the default)")
 	fs.BoolVar(&s.quiet, "quiet", false, "no progress line on stderr (there is none unless stderr is a terminal)")
 }
 
@@ -322,7 +324,7 @@ func scanOptions(fs *pflag.FlagSet, sf *scanFlags, prof *config.Profile) inspect
 	o := inspect.Options{
 		Count: sf.count, NoMemory: sf.noMemory, MaxKeys: sf.maxKeys,
 		KeysPerSec: sf.keysPerSec, Pause: sf.pause, MaxLatency: sf.maxLatency, InFlight: sf.inFlight, MaxNodes: sf.maxNodes,
-		ResponseSizes: sf.respSizes,
+		ResponseSizes: sf.respSizes, ReadPath: sf.readPath,
 	}
 	if !fs.Changed("max-nodes") && ps.MaxNodes > 0 {
 		o.MaxNodes = ps.MaxNodes
@@ -347,6 +349,9 @@ func scanOptions(fs *pflag.FlagSet, sf *scanFlags, prof *config.Profile) inspect
 	}
 	if !fs.Changed("response-sizes") && ps.ResponseSizes {
 		o.ResponseSizes = true
+	}
+	if !fs.Changed("read-path") && ps.ReadPath != "" {
+		o.ReadPath = ps.ReadPath
 	}
 	return o.WithDefaults() // the pool is sized from InFlight
 }

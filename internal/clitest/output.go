@@ -33,6 +33,10 @@ type StatsOut struct {
 		} `json:"top"`
 	} `json:"groups"`
 	Complete bool `json:"complete"`
+	Coverage []struct {
+		Keyspace string `json:"keyspace"`
+		ReadPath string `json:"read_path"`
+	} `json:"coverage"`
 }
 
 // TriageOut is triage -o json.

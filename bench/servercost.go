@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ServerCost is the server-cost step: what each tool costs the server per
+// key on the same keyspace (INFO cpu, user+system, before and after each
+// run), and what another client's PING saw meanwhile. Every tool runs once
+// a round, the order rotated, so the ratios come from one run.
+type ServerCost struct {
+	Tools []*ToolCost `json:"tools"`
+}
+
+// ToolCost is one tool's runs in the server-cost step.
+type ToolCost struct {
+	Key     string          `json:"key"`
+	Label   string          `json:"label"`
+	Command string          `json:"command"`
+	CPU     []time.Duration `json:"server_cpu_ns"` // per run
+	Wall    []time.Duration `json:"wall_ns"`
+	PingP99 []time.Duration `json:"ping_p99_ns"`
+	Keys    int64           `json:"keys"`
+}
+
+// PerKey is the median server CPU per key.
+func (t *ToolCost) PerKey() time.Duration {
+	if t.Keys <= 0 || len(t.CPU) == 0 {
+		return 0
+	}
+	return medianDur(t.CPU) / time.Duration(t.Keys)
+}
+
+// costTool is one contender of the step.
+type costTool struct {
+	key, label, command string
+	run                 func(context.Context) (Sample, error)
+}
+
+func (h *harness) costTools() []costTool {
+	addr := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(h.srv.Port)}
+	n := int64(h.cfg.N)
+	stats := func(path string) func(context.Context) (Sample, error) {
+		return func(ctx context.Context) (Sample, error) {
+			var out bytes.Buffer
+			s, err := h.runIdemctl(ctx, &out, h.idemctlArgs("stats", "--output", "json", "--read-path", path)...)
+			if err == nil && !bytes.Contains(out.Bytes(), []byte(`"read_path": "`+path+`"`)) {
+				err = fmt.Errorf("stats --read-path %s did not read by that path:\n%s", path, tail(out.String(), 400))
+			}
+			return s, err
+		}
+	}
+	cli := func(flag string) func(context.Context) (Sample, error) {
+		return func(ctx context.Context) (Sample, error) {
+			var out bytes.Buffer
+			s, err := h.runTool(ctx, &out, "redis-cli", append(addr, flag)...)
+			if err == nil && !bytes.Contains(out.Bytes(), []byte(fmt.Sprintf("Sampled %d keys", n))) {
+				err = fmt.Errorf("redis-cli %s did not sample %d keys:\n%s", flag, n, tail(out.String(), 400))
+			}
+			return s, err
+		}
+	}
+	return []costTool{
+		{"baseline", "baseline client", "SCAN + one pipeline per batch of HMGET, PTTL, MEMORY USAGE", func(ctx context.Context) (Sample, error) { return h.baseline(ctx) }},
+		{"scan", "idemctl scan (script path)", "idemctl scan --output ndjson --read-path script", func(ctx context.Context) (Sample, error) {
+			return h.runIdemctl(ctx, nil, h.idemctlArgs("scan", "--output", "ndjson", "--read-path", "script")...)
+		}},
+		{"stats-script", "idemctl stats (script path)", "idemctl stats --read-path script", stats("script")},
+		{"stats-client", "idemctl stats (client path)", "idemctl stats --read-path client", stats("client")},
+		{"memkeys", "redis-cli --memkeys", "redis-cli --memkeys", cli("--memkeys")},
+		{"bigkeys", "redis-cli --bigkeys", "redis-cli --bigkeys", cli("--bigkeys")},
+	}
+}
+
+// serverCost runs every tool once a round, rotating the order, each while
+// a probe PINGs the server.
+func (h *harness) serverCost(ctx context.Context) error {
+	tools := h.costTools()
+	res := &ServerCost{}
+	h.res.ServerCost = res
+	for _, t := range tools {
+		res.Tools = append(res.Tools, &ToolCost{Key: t.key, Label: t.label, Command: t.command, Keys: int64(h.cfg.N)})
+	}
+	for round := range h.cfg.Rounds {
+		for i := range tools {
+			j := (i + round) % len(tools)
+			h.waitQuiet(ctx)
+			before, err := serverCPU(ctx, h)
+			if err != nil {
+				return err
+			}
+			lat, s, err := h.probeDuring(ctx, func() (Sample, error) { return tools[j].run(ctx) })
+			if err != nil {
+				return fmt.Errorf("%s: %w", tools[j].label, err)
+			}
+			after, err := serverCPU(ctx, h)
+			if err != nil {
+				return err
+			}
+			tc := res.Tools[j]
+			tc.CPU, tc.Wall = append(tc.CPU, after-before), append(tc.Wall, s.Wall)
+			tc.PingP99 = append(tc.PingP99, summarize(lat).P99)
+			h.cfg.logf("server cost round %d/%d  %-28s %6.2f µs/key  wall %7.3f s  PING p99 %s ms", round+1, h.cfg.Rounds,
+				tc.Label, float64(after-before)/float64(time.Microsecond)/float64(h.cfg.N), s.Wall.Seconds(), ms(summarize(lat).P99))
+		}
+	}
+	return nil
+}
+
+// serverCPU is the server's own CPU time so far (INFO cpu: used_cpu_user
+// plus used_cpu_sys, microsecond resolution).
+func serverCPU(ctx context.Context, h *harness) (time.Duration, error) {
+	info, err := h.client.Info(ctx, "cpu").Result()
+	if err != nil {
+		return 0, fmt.Errorf("INFO cpu: %w", err)
+	}
+	var total float64
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (k == "used_cpu_user" || k == "used_cpu_sys") {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return 0, fmt.Errorf("INFO cpu %s: %q", k, v)
+			}
+			total += f
+		}
+	}
+	return time.Duration(total * float64(time.Second)), nil
+}
+
+func (r *Results) costTool(key string) *ToolCost {
+	if r.ServerCost == nil {
+		return nil
+	}
+	for _, t := range r.ServerCost.Tools {
+		if t.Key == key {
+			return t
+		}
+	}
+	return nil
+}
+
+// markdownServerCost is the step's table.
+func (r *Results) markdownServerCost(p func(string, ...any)) {
+	if r.ServerCost == nil || len(r.ServerCost.Tools) == 0 {
+		return
+	}
+	memkeys := r.costTool("memkeys")
+	p("\n| server cost per key (INFO cpu, median of %d) | µs/key | ÷ memkeys | wall s | another client's PING p99 ms |\n|---|---:|---:|---:|---:|\n", r.Rounds)
+	for _, t := range r.ServerCost.Tools {
+		x := "–"
+		if memkeys != nil && memkeys.PerKey() > 0 {
+			x = fmt.Sprintf("%.2f", float64(t.PerKey())/float64(memkeys.PerKey()))
+		}
+		p("| %s | %.2f | %s | %s | %s |\n", t.Label, float64(t.PerKey())/float64(time.Microsecond), x, secs(medianDur(t.Wall)), ms(medianDur(t.PingP99)))
+	}
+	p("\nThe server's user+system CPU (INFO cpu) from just before to just after each run, over the keys of the keyspace; the tools run once a round, the order rotated. The PING is another client's, every %v, during the run.\n", probeInterval)
+}
+
+// evaluateServerCost checks the step's targets: stats by the script path
+// at most half of what redis-cli --memkeys costs the server per key, and
+// 0.7 of what stats by the client path costs.
+func (r *Results) evaluateServerCost(add func(Target)) {
+	vsMem := Target{Name: "stats server CPU per key vs redis-cli --memkeys", Want: "≤ 0.5 ×", Got: "not measured (-only servercost)"}
+	vsClient := Target{Name: "stats server CPU per key, script path vs client path", Want: "≤ 0.7 ×", Got: "not measured (-only servercost)"}
+	script, client, memkeys := r.costTool("stats-script"), r.costTool("stats-client"), r.costTool("memkeys")
+	if script != nil && client != nil && memkeys != nil && memkeys.PerKey() > 0 && client.PerKey() > 0 {
+		x := float64(script.PerKey()) / float64(memkeys.PerKey())
+		vsMem.Got, vsMem.Met, vsMem.Measured = fmt.Sprintf("%.2f × (%.2f vs %.2f µs/key)", x, us(script.PerKey()), us(memkeys.PerKey())), x <= 0.5, r.N >= 1_000_000
+		y := float64(script.PerKey()) / float64(client.PerKey())
+		vsClient.Got, vsClient.Met, vsClient.Measured = fmt.Sprintf("%.2f × (%.2f vs %.2f µs/key)", y, us(script.PerKey()), us(client.PerKey())), y <= 0.7, r.N >= 1_000_000
+		if r.N < 1_000_000 {
+			vsMem.Note, vsClient.Note = "the targets are on 1M records", "the targets are on 1M records"
+		}
+	}
+	add(vsMem)
+	add(vsClient)
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
