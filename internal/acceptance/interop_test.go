@@ -289,6 +289,8 @@ func (r *interopRig) readsAsTheLibraryMeansIt() {
 	if s.Total != int64(len(want)) || s.Stale != nStale {
 		t.Errorf("stats: total %d stale %d, want %d and %d", s.Total, s.Stale, len(want), nStale)
 	}
+	// The library's own records read the same by both read paths.
+	readPathsAgree(t, "--url", r.srv.URL(0), "--preset", r.il.preset, "--match", r.il.match, "--processing-timeout", r.il.timeout)
 	// Let the retries below run without the orphan's leftovers.
 	for k := range want {
 		r.rdb.Del(t.Context(), k, k+":lock")
