@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/lib/pq" // the database/sql driver the tests use
+	_ "github.com/jackc/pgx/v5/stdlib" // the database/sql driver the tests use ("pgx")
 
 	"github.com/idemctl/idemctl/internal/redistest"
 )
@@ -191,7 +191,7 @@ func start(bin string, cred *syscall.Credential) (*Server, error) {
 
 // setUp waits for the server, creates the database and the orders table.
 func (s *Server) setUp() error {
-	admin, err := sql.Open("postgres", s.dsn("postgres"))
+	admin, err := sql.Open("pgx", s.dsn("postgres"))
 	if err != nil {
 		return err
 	}
@@ -217,7 +217,7 @@ func (s *Server) setUp() error {
 	if _, err := admin.Exec("CREATE DATABASE " + s.Database); err != nil {
 		return fmt.Errorf("CREATE DATABASE: %v", err)
 	}
-	s.db, err = sql.Open("postgres", s.dsn(s.Database))
+	s.db, err = sql.Open("pgx", s.dsn(s.Database))
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func (s *Server) dsn(db string) string {
 	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable connect_timeout=5", s.Host, s.Port, s.User, db)
 }
 
-// DSN is the lib/pq connection string of the test database.
+// DSN is the connection string (key=value) of the test database.
 func (s *Server) DSN() string { return s.dsn(s.Database) }
 
 // DB is a pool on the test database (closed by Stop).
