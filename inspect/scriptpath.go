@@ -96,14 +96,19 @@ func (p *scriptPath) fallBack(why string) {
 func (p *scriptPath) on() bool { return p != nil && !p.off.Load() }
 
 // served folds a batch's measured server time into the per-key cost that
-// sizes the next calls (a moving average: one slow batch, say the server
-// descheduled, moves it a quarter of the way).
+// sizes the next calls: a dearer batch is believed at once (a call must
+// not outgrow its cap while an average catches up), a cheaper one moves it
+// a quarter of the way (one fast batch is no proof the server is idle).
 func (p *scriptPath) served(keys int, span time.Duration) {
 	if keys <= 0 || span <= 0 {
 		return
 	}
 	now := int64(span) / int64(keys)
 	old := p.perKey.Load()
+	if now > old {
+		p.perKey.Store(now)
+		return
+	}
 	p.perKey.Store((3*old + now) / 4)
 }
 
