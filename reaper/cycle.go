@@ -125,48 +125,86 @@ func (r *Reaper) Cycle(ctx context.Context) (rep CycleReport) {
 	return rep
 }
 
+// runRule is one rule's share of a cycle: scan, the checks that stop it
+// acting at all, then plans up to the cycle's limit, written or (in a dry
+// run) only reported.
 func (r *Reaper) runRule(ctx context.Context, rule *Rule) RuleReport {
 	rr := RuleReport{Keyspace: rule.KeyspaceName, Action: rule.Action, Skips: map[string]int{}, Outcomes: map[string]int{}}
 	cands, err := r.collect(ctx, rule, &rr)
-	if err != nil {
-		rr.Note = "scan failed: " + said(err) + "; acted on nothing"
-		return rr
-	}
-	if !rr.Complete {
-		// the breaker cannot be trusted on part of the keyspace
-		rr.Note = "the scan did not cover the keyspace: acted on nothing"
-		return rr
-	}
-	if rr.Qualified > rule.Breaker {
-		rr.Breaker = true
-		rr.Note = fmt.Sprintf("circuit breaker: %d records qualify, above the threshold %d: acted on none — mass staleness is an incident for a human (is the application down?)",
-			rr.Qualified, rule.Breaker)
+	if holdsOff(rule, &rr, err) {
 		return rr
 	}
 	// oldest first: the likeliest orphans, and the ones blocking retries longest
 	slices.SortStableFunc(cands, func(a, b candidate) int { return cmp.Compare(b.rec.AgeMs, a.rec.AgeMs) })
 	bud := budgetFor(r.Policy, rule)
+	limit, why, ok := r.cycleLimit(ctx, rule, bud, &rr)
+	if !ok {
+		return rr
+	}
+	plans, items := r.planUpTo(ctx, rule, cands, limit, why, &rr)
+	switch {
+	case len(plans) == 0:
+		rr.Items = items
+	case !r.Apply:
+		dryRunOutcomes(plans, items, &rr)
+	default:
+		r.applyPlans(ctx, bud, plans, items, &rr)
+	}
+	return rr
+}
+
+// holdsOff reports, with why in rr, a rule that must act on nothing after
+// its scan: the scan failed, covered part of the keyspace, or found more
+// than the breaker allows.
+func holdsOff(rule *Rule, rr *RuleReport, scanErr error) bool {
+	if scanErr != nil {
+		rr.Note = "scan failed: " + said(scanErr) + "; acted on nothing"
+		return true
+	}
+	if !rr.Complete {
+		// the breaker cannot be trusted on part of the keyspace
+		rr.Note = "the scan did not cover the keyspace: acted on nothing"
+		return true
+	}
+	if rr.Qualified > rule.Breaker {
+		rr.Breaker = true
+		rr.Note = fmt.Sprintf("circuit breaker: %d records qualify, above the threshold %d: acted on none — mass staleness is an incident for a human (is the application down?)",
+			rr.Qualified, rule.Breaker)
+		return true
+	}
+	return false
+}
+
+// cycleLimit is how many writes the rule may make this cycle and the skip
+// that counts the candidates past it; not ok when an applying run cannot
+// read its budget (it then acts on nothing).
+func (r *Reaper) cycleLimit(ctx context.Context, rule *Rule, bud budget, rr *RuleReport) (limit int, why string, ok bool) {
 	left, _, err := bud.remaining(ctx, r.Client)
 	switch {
 	case err != nil && r.Apply:
 		rr.Err = said(err) + "; acted on nothing"
-		return rr
+		return 0, "", false
 	case err != nil:
 		rr.Note, left = said(err)+"; a dry run assumes it unspent", rule.PerHour
 	}
-	limit, why := rule.MaxPerCycle, SkipMaxPerCycle
+	limit, why = rule.MaxPerCycle, SkipMaxPerCycle
 	if left < limit {
 		limit, why = left, SkipHourBudget
 	}
-	// The cap counts writes, not candidates: records the verifier turns
-	// down make room for the next oldest, a chunk at a time, so the oldest
-	// mismatches never starve a rule. The cycle deadline bounds the hooks.
+	return limit, why, true
+}
+
+// planUpTo plans the candidates, oldest first, until limit plans are made.
+// The cap counts writes, not candidates: records the verifier turns
+// down make room for the next oldest, a chunk at a time, so the oldest
+// mismatches never starve a rule. The cycle deadline bounds the hooks.
+func (r *Reaper) planUpTo(ctx context.Context, rule *Rule, cands []candidate, limit int, why string, rr *RuleReport) ([]*actions.Plan, []Item) {
 	var plans []*actions.Plan
 	var items []Item
 	next := 0
 	for next < len(cands) && len(plans) < limit && ctx.Err() == nil {
 		end := min(next+limit-len(plans), len(cands))
-		p, it := r.plan(ctx, rule, cands[next:end], &rr)
+		p, it := r.plan(ctx, rule, cands[next:end], rr)
 		plans, items, next = append(plans, p...), append(items, it...), end
 	}
 	if rest := len(cands) - next; rest > 0 {
@@ -175,74 +213,7 @@ func (r *Reaper) runRule(ctx context.Context, rule *Rule) RuleReport {
 		}
 		rr.Skips[why] += rest
 	}
-	if len(plans) == 0 {
-		rr.Items = items
-		return rr
-	}
-	if !r.Apply {
-		for i, p := range plans {
-			o := WouldApply
-			switch {
-			case items[i].Result == WouldVerify:
-				o = WouldVerify // its plan lacks what the verdict brings (a reconcile's ref)
-			case p.Refused != "":
-				o, items[i].Detail = string(p.Outcome), units.OneLine(p.Refused)
-			}
-			items[i].Result = o
-			rr.Outcomes[o]++
-		}
-		rr.Items = items
-		return rr
-	}
-	if ctx.Err() != nil { // the hooks took the cycle's time: next cycle
-		rr.Skips[SkipCycleDeadline] += len(plans)
-		rr.Items = nil
-		return rr
-	}
-	// The lease again, just before writing: a copy that lost it (a pause
-	// longer than its TTL) must not act.
-	if st, err := r.Lease.Acquire(ctx, r.Client); err != nil || !st.Held {
-		rr.Note = "lost the lease before writing: acted on nothing"
-		if err != nil {
-			rr.Note, rr.Err = "", said(err)+"; acted on nothing"
-		}
-		return rr
-	}
-	results := r.Exec.ApplyAll(ctx, plans, r.Policy.Rate, nil)
-	var spent []string
-	for i, res := range results {
-		o := string(res.Outcome)
-		if res.Outcome == actions.Skipped && ctx.Err() != nil {
-			rr.Skips[SkipCycleDeadline]++
-		} else {
-			rr.Outcomes[o]++
-		}
-		items[i].Result, items[i].Detail = o, units.OneLine(res.Detail)
-		if res.Outcome == actions.Applied {
-			spent = append(spent, res.Key)
-		}
-		if res.Unreplicated() {
-			rr.NotReplicated++
-			items[i].Detail = units.OneLine(res.Note)
-		}
-	}
-	rr.Items = items
-	if err := bud.spend(context.WithoutCancel(ctx), r.Client, spent, nowMs(r.Client, ctx)); err != nil {
-		rr.Err = said(err) // the writes are made and audited; the budget undercounts them
-	}
-	if err := r.Exec.RunStopped(); err != nil {
-		rr.Err = "the audit log failed: " + said(err)
-	}
-	return rr
-}
-
-// nowMs is the server's clock, or the local one when it cannot be read.
-func nowMs(c redis.UniversalClient, ctx context.Context) int64 {
-	t, err := c.Time(context.WithoutCancel(ctx)).Result()
-	if err != nil {
-		return time.Now().UnixMilli()
-	}
-	return t.UnixMilli()
+	return plans, items
 }
 
 // collect scans the rule's keyspace and keeps the qualified records, at

@@ -1,0 +1,70 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// The dialog's running and done steps: a message per finished write, and
+// notes on the writes that did not apply.
+
+// writeMsg reports one finished write of a running bulk action.
+type writeMsg struct {
+	i int
+	r actions.Result
+}
+
+// writesDoneMsg ends a bulk run.
+type writesDoneMsg struct{}
+
+const uiWriteRate = 20 // writes per second in bulk runs
+
+func waitWrite(ch <-chan writeMsg) tea.Cmd {
+	return func() tea.Msg {
+		w, ok := <-ch
+		if !ok {
+			return writesDoneMsg{}
+		}
+		return w
+	}
+}
+
+func (m *Model) onWrite(msg writeMsg) tea.Cmd {
+	d := m.dialog
+	if d != nil && msg.i < len(d.results) {
+		d.results[msg.i] = msg.r
+		d.done = msg.i + 1
+	}
+	m.writes = append(m.writes, WriteRecord{At: m.now(), Result: msg.r})
+	return waitWrite(m.writeCh)
+}
+
+func (m *Model) onWritesDone() {
+	if m.dialog != nil {
+		m.dialog.step = stepDone
+		m.dialog.cancel()
+	}
+}
+
+// resultNotes lists the first few planned writes that did not apply, with why.
+func (m *Model) resultNotes(d *dialog) string {
+	var notes []string
+	for i, r := range d.results[:d.done] {
+		switch {
+		case len(notes) >= 5 || d.plans[i].Refused != "":
+		case r.Unreplicated():
+			notes = append(notes, fmt.Sprintf("  not replicated %s: %s", m.dialogKey(r.Key, m.width/2), inspect.Sanitize(r.Note)))
+		case r.Outcome != actions.Applied && r.Outcome != actions.Skipped:
+			notes = append(notes, fmt.Sprintf("  %s %s: %s", r.Outcome, m.dialogKey(r.Key, m.width/2), inspect.Sanitize(r.Detail)))
+		}
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return strings.Join(notes, "\n") + "\n"
+}

@@ -1,0 +1,170 @@
+package ui
+
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// keyAction is one key of a screen and what it does. A screen's keys are
+// a table tried in order, the first match winning, as a switch would: the
+// bindings are the KeyMap's, so the help and the footers, drawn from the
+// same bindings, say what the keys do.
+type keyAction struct {
+	binding key.Binding
+	do      func() tea.Cmd
+}
+
+// dispatch runs the first action whose binding matches msg; ok is false
+// when none does.
+func dispatch(msg tea.KeyPressMsg, actions []keyAction) (cmd tea.Cmd, ok bool) {
+	for _, a := range actions {
+		if key.Matches(msg, a.binding) {
+			return a.do(), true
+		}
+	}
+	return nil, false
+}
+
+// noCmd is an action that changes the model and starts nothing.
+func noCmd(f func()) func() tea.Cmd {
+	return func() tea.Cmd { f(); return nil }
+}
+
+// onlyIf is b matching only while on holds (b itself is left alone).
+func onlyIf(b key.Binding, on bool) key.Binding {
+	if !on {
+		b.SetEnabled(false)
+	}
+	return b
+}
+
+// onKey routes a key: an open dialog, input or overlay takes every key;
+// then the keys of every screen; then the screen's own.
+func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
+	if msg.String() == "ctrl+c" {
+		return m.quit()
+	}
+	switch {
+	case m.dialog != nil:
+		return m.onDialogKey(msg)
+	case m.filtering:
+		return m.onFilterKey(msg)
+	case m.find.active:
+		return m.onFindKey(msg)
+	case m.commanding:
+		return m.onCommandKey(msg)
+	case m.showHelp:
+		m.onHelpKey(msg)
+		return nil
+	}
+	// Quit and help mean the same on every screen, the detail view included.
+	if cmd, ok := dispatch(msg, []keyAction{{m.keys.Quit, m.quit}, {m.keys.Help, noCmd(m.openHelp)}}); ok {
+		return cmd
+	}
+	if m.screen == screenDetail {
+		return m.onDetailKey(msg)
+	}
+	if m.screen == screenDoctor && key.Matches(msg, m.keys.Back) {
+		m.screen, m.scroll = m.doctorFrom, 0
+		return nil
+	}
+	if cmd, ok := dispatch(msg, m.screenKeys(msg)); ok {
+		return cmd
+	}
+	return m.onScreenKey(msg)
+}
+
+// quit stops background work and ends the program.
+func (m *Model) quit() tea.Cmd {
+	m.shutdown()
+	return tea.Quit
+}
+
+func (m *Model) openHelp() { m.showHelp, m.helpScroll = true, 0 }
+
+// onHelpKey is a key with the help overlay open: j/k scroll an overlay
+// taller than the body.
+func (m *Model) onHelpKey(msg tea.KeyPressMsg) {
+	switch {
+	case key.Matches(msg, m.keys.Down) && !m.helpFits():
+		m.helpScroll++
+	case key.Matches(msg, m.keys.Up) && !m.helpFits():
+		m.helpScroll--
+	default:
+		m.showHelp = false // any other key closes the overlay
+	}
+}
+
+// screenKeys are the keys every screen but the detail shares, tried
+// before the screen's own.
+func (m *Model) screenKeys(msg tea.KeyPressMsg) []keyAction {
+	k := m.keys
+	return []keyAction{
+		{k.NextScreen, noCmd(func() { m.screen, m.scroll, m.drillSel = (m.screen+1)%numScreens, 0, 0 })},
+		{k.PrevScreen, noCmd(func() { m.screen, m.scroll, m.drillSel = (m.screen+numScreens-1)%numScreens, 0, 0 })},
+		{k.Command, m.openCommand},
+		// The filter is the Records screen's: go there, so what is typed
+		// next is the filter and never a string of hotkeys (esc included).
+		{onlyIf(k.Filter, m.screen != screenRecords), func() tea.Cmd {
+			m.screen = screenRecords
+			return m.onRecordsKey(msg)
+		}},
+		{k.Rescan, m.rescan},
+		{k.Cancel, noCmd(m.onCancel)},
+	}
+}
+
+func (m *Model) rescan() tea.Cmd {
+	m.status = "rescanning…"
+	return m.startScan()
+}
+
+// onCancel is esc: it cancels a scan, else backs out of a group's records
+// or the grouping.
+func (m *Model) onCancel() {
+	switch g := m.store.group; {
+	case m.scanning():
+		m.cancelScan()
+	case m.screen == screenRecords && g != nil && g.expanding != "":
+		m.closeGroup()
+	case m.screen == screenRecords && g != nil:
+		m.store.setGrouping("")
+	case m.screen == screenRecords:
+		m.status = "nothing to go back from (esc closes a group or a record, cancels a scan)"
+	}
+}
+
+// onScreenKey is a key no shared binding took: the screen's own.
+func (m *Model) onScreenKey(msg tea.KeyPressMsg) tea.Cmd {
+	switch m.screen {
+	case screenRecords:
+		return m.onRecordsKey(msg)
+	case screenOverview, screenStats:
+		dispatch(msg, m.drillKeys())
+	case screenWrites:
+		return m.onWritesKey(msg)
+	case screenDoctor:
+		if d, ok := m.keys.moves(msg, m.bodyHeight()); ok {
+			m.scroll = clampAdd(m.scroll, d) // and to the content when drawn
+		}
+	}
+	return nil
+}
+
+// drillKeys are the Overview's and Stats' keys: move the selection among
+// the drillable lines, open one, page the screen.
+func (m *Model) drillKeys() []keyAction {
+	k := m.keys
+	return []keyAction{
+		{k.Open, noCmd(func() {
+			if m.drillSel < len(m.drills) {
+				m.drillTo(m.drills[m.drillSel])
+			}
+		})},
+		{k.Up, noCmd(func() { m.drillSel = max(m.drillSel-1, 0) })},
+		{k.Down, noCmd(func() { m.drillSel++ })}, // clamped when drawn
+		{k.Top, noCmd(func() { m.drillSel, m.scroll = 0, 0 })},
+		{k.PageUp, noCmd(func() { m.scroll -= m.bodyHeight() })},
+		{k.PageDown, noCmd(func() { m.scroll += m.bodyHeight() })},
+	}
+}

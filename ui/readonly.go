@@ -1,0 +1,26 @@
+package ui
+
+// What the write keys say in a session that cannot write.
+
+// readOnlyHint is all a write key does in a read-only session, and what
+// the help says under the disabled write keys: one line at 80 columns.
+const readOnlyHint = "read-only: writes are off (start with --write, or writes: true in the profile)"
+
+// snapshotHint is what a write key does on a snapshot.
+const snapshotHint = "a snapshot: nothing to write to — Y copies the marked rows as --from-file lines pinned to the file, for a guarded write on the live server"
+
+func (m *Model) readOnlyHint() string {
+	if m.opts.Scan.Snapshot != nil {
+		return snapshotHint
+	}
+	return readOnlyHint
+}
+
+// writesOffNote is readOnlyHint as the footer says it, beside the write
+// keys it names.
+func (m *Model) writesOffNote() string {
+	if m.opts.Scan.Snapshot != nil {
+		return "off: a snapshot (Y copies)"
+	}
+	return "off: start with --write"
+}
