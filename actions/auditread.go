@@ -71,7 +71,7 @@ func scanAudit(path string, keep func([]byte) bool, fn func(AuditEntry)) (torn [
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 256<<10)
-	marked := map[int64]bool{}
+	s := auditScan{marked: map[int64]bool{}}
 	var (
 		off  int64
 		line []byte
@@ -79,7 +79,7 @@ func scanAudit(path string, keep func([]byte) bool, fn func(AuditEntry)) (torn [
 	for n := 1; ; n++ {
 		raw, long, rerr := readLine(r, &line)
 		if rerr != nil && !errors.Is(rerr, io.EOF) {
-			return torn, bad, fmt.Errorf("%s: %w", path, rerr)
+			return s.torn, s.bad, fmt.Errorf("%s: %w", path, rerr)
 		}
 		if len(raw) == 0 && long == 0 && errors.Is(rerr, io.EOF) {
 			break
@@ -89,43 +89,65 @@ func scanAudit(path string, keep func([]byte) bool, fn func(AuditEntry)) (torn [
 		content := bytes.TrimSuffix(raw, []byte{'\n'})
 		switch {
 		case long > 0:
-			bad = append(bad, BadLine{Line: n, Offset: off, Len: int64(len(content)) + long, Err: fmt.Sprintf("line longer than %d bytes", maxReadLine)})
+			s.bad = append(s.bad, BadLine{Line: n, Offset: off, Len: int64(len(content)) + long, Err: fmt.Sprintf("line longer than %d bytes", maxReadLine)})
 		case len(bytes.TrimSpace(content)) == 0:
 			// an empty line holds nothing
 		case keep != nil && !keep(content) && !bytes.Contains(content, repairMark):
 		default:
-			var e AuditEntry
-			if uerr := json.Unmarshal(content, &e); uerr != nil {
-				if !terminated {
-					// the last line, still unfinished: a crash or a write in flight
-					torn = append(torn, TornLine{Offset: off, Len: int64(len(content))})
-				} else {
-					bad = append(bad, BadLine{Line: n, Offset: off, Len: int64(len(content)), Err: uerr.Error()})
-				}
-				break
-			}
-			for _, t := range e.Torn {
-				marked[t.Offset] = true
-			}
-			if e.Phase != PhaseGenesis { // the chain's start is no write: VerifyAudit reads it
-				fn(e)
-			}
+			s.parse(n, off, content, terminated, fn)
 		}
 		off += size
 		if !terminated {
 			break
 		}
 	}
-	// Lines a repair entry names are torn, not bad.
-	kept := bad[:0]
-	for _, b := range bad {
-		if marked[b.Offset] {
+	torn, bad = s.settle()
+	return torn, bad, nil
+}
+
+// auditScan is what a scan has set apart so far: torn and bad lines, and
+// the offsets of the lines repair entries name torn.
+type auditScan struct {
+	torn   []TornLine
+	bad    []BadLine
+	marked map[int64]bool
+}
+
+// parse reads line n, at off, as an entry and hands it to fn, noting the
+// lines it marks torn. A line that is not an entry is bad, unless it is
+// the last and unfinished: that one is torn.
+func (s *auditScan) parse(n int, off int64, content []byte, terminated bool, fn func(AuditEntry)) {
+	var e AuditEntry
+	if uerr := json.Unmarshal(content, &e); uerr != nil {
+		if !terminated {
+			// the last line, still unfinished: a crash or a write in flight
+			s.torn = append(s.torn, TornLine{Offset: off, Len: int64(len(content))})
+		} else {
+			s.bad = append(s.bad, BadLine{Line: n, Offset: off, Len: int64(len(content)), Err: uerr.Error()})
+		}
+		return
+	}
+	for _, t := range e.Torn {
+		s.marked[t.Offset] = true
+	}
+	if e.Phase != PhaseGenesis { // the chain's start is no write: VerifyAudit reads it
+		fn(e)
+	}
+}
+
+// settle moves the bad lines a repair entry names to the torn ones: a
+// repair may come after the line it marks, so this waits for the end.
+func (s *auditScan) settle() ([]TornLine, []BadLine) {
+	torn := s.torn
+	kept := s.bad[:0]
+	for _, b := range s.bad {
+		if s.marked[b.Offset] {
 			torn = append(torn, TornLine{Offset: b.Offset, Len: b.Len})
 			continue
 		}
 		kept = append(kept, b)
 	}
-	return torn, kept, nil
+	return torn, kept
 }
 
 // readLine reads one line into *buf (reused) with its newline, if any. A

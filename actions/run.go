@@ -100,72 +100,104 @@ func (e *Executor) ApplyAll(ctx context.Context, plans []*Plan, ratePerSec int, 
 // applyBatch runs plans[base:base+len(out)] as one group commit.
 func (e *Executor) applyBatch(ctx context.Context, r *run, base int, out []Result, progress func(int, Result)) {
 	plans := r.plans[base : base+len(out)]
-	var pre []AuditEntry            // durable before any write of the batch
-	intents := map[int]AuditEntry{} // by index in plans: the writes to make
-	audited := map[int]bool{}       // refusals with a line in pre
+	b := batch{intents: map[int]AuditEntry{}, audited: map[int]bool{}}
 	for k, p := range plans {
-		res := Result{Key: p.Key, Action: p.Kind, Changes: p.Changes, UndoNote: p.UndoNote}
-		err := e.Policy.Check()
-		switch {
-		case err != nil:
-			res.Outcome, res.Detail = Refused, err.Error()
-		case p.Refused != "":
-			res.Outcome, res.Detail = p.Outcome, p.Refused
-			if res.Outcome == "" {
-				res.Outcome = Refused
-			}
-			if res.Outcome == Conflict && e.Audit != nil {
-				// A conflict found while planning is a write attempted and
-				// refused, like one the script finds: audited the same way
-				// (one outcome line, no intent: nothing was about to change).
-				pre = append(pre, e.refusalOf(p, r.id, res))
-				audited[k] = true
-			}
-			if p.settles != nil && e.Audit != nil {
-				// close the earlier execution's intent: the write was made
-				pre = append(pre, outcomeOf(*p.settles, Result{Outcome: Applied,
-					Detail: "settled by a re-run of the same run: the record is as this write left it"}))
-			}
-		case p.unpinned != nil:
-			res.Outcome, res.Detail = Refused, "the record's version could not be read, so the write cannot be guarded: "+explain(p.unpinned, e.Identity.RedisUser)
-			if e.Audit != nil {
-				pre = append(pre, e.refusalOf(p, r.id, res))
-				audited[k] = true
-			}
-		case e.Audit == nil:
-			res.Outcome, res.Detail = Refused, "no audit log: writes are never made unaudited"
-		default:
-			in := e.entry(p, PhaseIntent, r.id)
-			intents[k] = in
-			pre = append(pre, in)
-			res.AuditID = in.ID
-		}
-		out[k] = res
+		out[k] = e.admit(r, k, p, &b)
 	}
-	if len(pre) > 0 {
-		if !r.planned && len(r.plans) > 1 {
-			pre = append(e.planEntries(r.id, r.plans), pre...)
-		}
-		if err := e.Audit.Append(ctx, pre...); err != nil {
-			r.stopped = err
-			for k := range out {
-				switch {
-				case intents[k].ID != "":
-					out[k].Outcome, out[k].Detail = Refused, "not written: "+err.Error()
-				case audited[k]:
-					out[k].Detail += "; WARNING: this refusal could not be audited: " + err.Error()
-				}
-				if progress != nil {
-					progress(base+k, out[k])
-				}
-			}
-			return
-		}
-		r.planned = true
+	if len(b.pre) > 0 && !e.commitPre(ctx, r, base, &b, out, progress) {
+		return
 	}
-	e.writeBatch(ctx, r, plans, intents, out)
+	e.writeBatch(ctx, r, plans, b.intents, out)
+	e.auditOutcomes(ctx, r, base, b.intents, out, progress)
+}
+
+// batch is a group commit's lines to make durable before any of its
+// writes, and which of its plans (by index) they stand for.
+type batch struct {
+	pre     []AuditEntry       // durable before any write of the batch
+	intents map[int]AuditEntry // by index in plans: the writes to make
+	audited map[int]bool       // refusals with a line in pre
+}
+
+// admit decides plan k of the batch before anything is written: refused
+// (by the policy, while planning, unpinned, or for want of an audit log),
+// or a write to make, its intent queued in b.pre.
+func (e *Executor) admit(r *run, k int, p *Plan, b *batch) Result {
+	res := Result{Key: p.Key, Action: p.Kind, Changes: p.Changes, UndoNote: p.UndoNote}
+	err := e.Policy.Check()
+	switch {
+	case err != nil:
+		res.Outcome, res.Detail = Refused, err.Error()
+	case p.Refused != "":
+		res.Outcome, res.Detail = p.Outcome, p.Refused
+		if res.Outcome == "" {
+			res.Outcome = Refused
+		}
+		if res.Outcome == Conflict && e.Audit != nil {
+			// A conflict found while planning is a write attempted and
+			// refused, like one the script finds: audited the same way
+			// (one outcome line, no intent: nothing was about to change).
+			b.pre = append(b.pre, e.refusalOf(p, r.id, res))
+			b.audited[k] = true
+		}
+		if p.settles != nil && e.Audit != nil {
+			// close the earlier execution's intent: the write was made
+			b.pre = append(b.pre, outcomeOf(*p.settles, Result{Outcome: Applied,
+				Detail: "settled by a re-run of the same run: the record is as this write left it"}))
+		}
+	case p.unpinned != nil:
+		res.Outcome, res.Detail = Refused, "the record's version could not be read, so the write cannot be guarded: "+explain(p.unpinned, e.Identity.RedisUser)
+		if e.Audit != nil {
+			b.pre = append(b.pre, e.refusalOf(p, r.id, res))
+			b.audited[k] = true
+		}
+	case e.Audit == nil:
+		res.Outcome, res.Detail = Refused, "no audit log: writes are never made unaudited"
+	default:
+		in := e.entry(p, PhaseIntent, r.id)
+		b.intents[k] = in
+		b.pre = append(b.pre, in)
+		res.AuditID = in.ID
+	}
+	return res
+}
+
+// commitPre appends and fsyncs the batch's pre lines (after the run's plan
+// entries, the first time a bulk run audits anything) and reports whether
+// they are durable. If not, the run stops and none of the batch's writes
+// is made: each intent's result says why, and each refusal that it went
+// unaudited.
+func (e *Executor) commitPre(ctx context.Context, r *run, base int, b *batch, out []Result, progress func(int, Result)) bool {
+	pre := b.pre
+	if !r.planned && len(r.plans) > 1 {
+		pre = append(e.planEntries(r.id, r.plans), pre...)
+	}
+	if err := e.Audit.Append(ctx, pre...); err != nil {
+		r.stopped = err
+		for k := range out {
+			switch {
+			case b.intents[k].ID != "":
+				out[k].Outcome, out[k].Detail = Refused, "not written: "+err.Error()
+			case b.audited[k]:
+				out[k].Detail += "; WARNING: this refusal could not be audited: " + err.Error()
+			}
+			if progress != nil {
+				progress(base+k, out[k])
+			}
+		}
+		return false
+	}
+	r.planned = true
+	return true
+}
+
+// auditOutcomes reports each result of the batch and audits the outcome of
+// each write tried, even once ctx is cancelled: a write that was made is
+// recorded. An outcome that cannot be audited stops the run and says so on
+// its result.
+func (e *Executor) auditOutcomes(ctx context.Context, r *run, base int, intents map[int]AuditEntry, out []Result, progress func(int, Result)) {
 	var outcomes []AuditEntry
-	for k := range plans {
+	for k := range out {
 		if in, ok := intents[k]; ok {
 			outcomes = append(outcomes, outcomeOf(in, out[k]))
 		}

@@ -227,6 +227,9 @@ func keyspaceNamed(kss []*inspect.Keyspace, name, key string) *inspect.Keyspace 
 	return nil
 }
 
+// planUndo plans the undo of one write: a restore of its before-image,
+// pinned to the version that write left, and refused if the record is no
+// longer that version or the image cannot be restored.
 func (e *Executor) planUndo(ctx context.Context, x *UndoIndex, t UndoTarget, ks *inspect.Keyspace, reason string, prior *chainState) (*Plan, error) {
 	in := t.Intent
 	p := &Plan{Request: Request{Kind: KindUndo, Keyspace: ks, Key: in.entryKey(), Reason: reason, By: e.Identity.OSUser}, planned: time.Now()}
@@ -240,22 +243,12 @@ func (e *Executor) planUndo(ctx context.Context, x *UndoIndex, t UndoTarget, ks 
 		return p, nil
 	}
 	want := *t.Outcome.AfterVersion
-	isLock := false
-	if lk := ks.Schema.Lock; lk != nil {
-		_, isLock = lk.RecordKey(p.Key)
-	}
-	p.comp = companionKey(ks, p.Key, isLock)
-	var cur Version
-	if prior != nil {
-		p.Before, p.img, cur = prior.snap, imageRead{image: prior.image}, prior.image.Version
-	} else {
-		var err error
-		if cur, err = p.readCurrent(ctx, e.Client, isLock); errors.Is(err, errChanging) {
-			p.Refused, p.Outcome = err.Error(), Conflict
-			return p, nil
-		} else if err != nil {
-			return nil, err
-		}
+	cur, err := p.undoCurrent(ctx, e.Client, prior)
+	if errors.Is(err, errChanging) {
+		p.Refused, p.Outcome = err.Error(), Conflict
+		return p, nil
+	} else if err != nil {
+		return nil, err
 	}
 	if cur != want {
 		p.Refused, p.Outcome = "the record is not as that write left it: "+drift(in.After, want, p.Before, cur)+"; nothing written", Conflict
@@ -276,6 +269,33 @@ func (e *Executor) planUndo(ctx context.Context, x *UndoIndex, t UndoTarget, ks 
 			time.UnixMilli(im.ExpireAtMs).UTC().Format(time.RFC3339)), Refused
 		return p, nil
 	}
+	p.compileRestore(in, want, payload, now)
+	p.UndoNote = e.auditValues().undoNote(p)
+	return p, nil
+}
+
+// undoCurrent reads what the undo would overwrite, with its version: as
+// an earlier undo of the same batch leaves the key (prior), or else the
+// record (or lone lock) as it is now.
+func (p *Plan) undoCurrent(ctx context.Context, c redis.UniversalClient, prior *chainState) (Version, error) {
+	isLock := false
+	if lk := p.Keyspace.Schema.Lock; lk != nil {
+		_, isLock = lk.RecordKey(p.Key)
+	}
+	p.comp = companionKey(p.Keyspace, p.Key, isLock)
+	if prior != nil {
+		p.Before, p.img = prior.snap, imageRead{image: prior.image}
+		return prior.image.Version, nil
+	}
+	return p.readCurrent(ctx, c, isLock)
+}
+
+// compileRestore fills the restore script (the before-image back, or the
+// key the write created deleted), pinned to want, and the after-snapshot
+// shown: the record as the write read it, its TTL what is left at now of
+// the expiry it had.
+func (p *Plan) compileRestore(in AuditEntry, want Version, payload []byte, now int64) {
+	im := in.Image
 	mode := "restore"
 	after := Snapshot{TTLms: -2}
 	if im.Exists {
@@ -298,8 +318,6 @@ func (e *Executor) planUndo(ctx context.Context, x *UndoIndex, t UndoTarget, ks 
 	if p.Before.Exists != after.Exists {
 		p.Changes = append([]Change{{Field: "(key)", Before: existence(p.Before.Exists), After: existence(after.Exists)}}, p.Changes...)
 	}
-	p.UndoNote = e.auditValues().undoNote(p)
-	return p, nil
 }
 
 func existence(ok bool) string {
