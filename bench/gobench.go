@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idemctl/idemctl/internal/units"
 )
 
 // GoBench is one line of `go test -bench` output.
@@ -78,4 +80,57 @@ func parseGoBench(out string) []GoBench {
 		res = append(res, b)
 	}
 	return res
+}
+
+// markdownGoBench is the Go benchmarks' table.
+func (r *Results) markdownGoBench(p func(string, ...any)) {
+	if len(r.GoBench) > 0 {
+		p("\n| Go benchmark | ns/op | B/op | allocs/op | MB/s |\n|---|---:|---:|---:|---:|\n")
+		for _, g := range r.GoBench {
+			mbs := ""
+			if g.MBPerS > 0 {
+				mbs = fmt.Sprintf("%.1f", g.MBPerS)
+			}
+			p("| %s %s | %.1f | %d | %d | %s |\n", g.Package, g.Name, g.NsPerOp, g.BytesPerOp, g.AllocsPerOp, mbs)
+		}
+	}
+}
+
+// evaluateTUIBench checks the TUI's frame and filter times from the Go
+// benchmarks (the held-record ones in the 10M mode).
+func (r *Results) evaluateTUIBench(add func(Target)) {
+	render := Target{Name: "TUI frame with 1M records", Want: "≤ 2 ms", Got: "not measured (-gobench)"}
+	filter := Target{Name: "TUI filter over every held record", Want: "≤ 1 s", Got: "not measured (-gobench)"}
+	for _, b := range r.GoBench {
+		held, isHeld := strings.CutPrefix(b.Name, "BenchmarkRenderHeld/")
+		switch {
+		case strings.HasPrefix(b.Name, "BenchmarkRender1M") && r.N < TenM,
+			isHeld && r.N >= TenM:
+			render.Got = fmt.Sprintf("%.3f ms, %d allocs (%s, 120×40)", b.NsPerOp/1e6, b.AllocsPerOp, b.Name)
+			render.Met, render.Measured = b.NsPerOp <= 2e6, true
+			if isHeld {
+				render.Name = "TUI frame with " + heldCount(held) + " records"
+			}
+		case strings.HasPrefix(b.Name, "BenchmarkFilterHeld/"):
+			filter.Name = "TUI filter over " + heldCount(strings.TrimPrefix(b.Name, "BenchmarkFilterHeld/")) + " held records"
+			filter.Got = fmt.Sprintf("%.0f ms (%s: key substring, view rebuilt and sorted)", b.NsPerOp/1e6, b.Name)
+			filter.Met, filter.Measured = b.NsPerOp <= 1e9, r.N >= TenM
+			if r.N < TenM {
+				filter.Note = "the target is on 10M records (-n 10000000)"
+			}
+		}
+	}
+	add(render)
+	add(filter)
+}
+
+// heldCount is a benchmark's record count (its sub-benchmark name, with the
+// -GOMAXPROCS suffix) with thousands separators.
+func heldCount(name string) string {
+	n, _, _ := strings.Cut(name, "-")
+	v, err := strconv.ParseInt(n, 10, 64)
+	if err != nil {
+		return n
+	}
+	return units.FormatCount(v)
 }

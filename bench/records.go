@@ -139,3 +139,25 @@ func (h *harness) records(ctx context.Context) error {
 		m.Records, m.per(m.HeapBytes), m.PerRecord(), m.FirstBatch.Round(time.Millisecond))
 	return nil
 }
+
+// markdownRecordMemory is the held records' memory, per record.
+func (r *Results) markdownRecordMemory(p func(string, ...any)) {
+	if m := r.RecordMemory; m != nil {
+		p("\nHeld records (inspect.Scan into an inspect.RecordStore plus an []int32 view, as the TUI store does; live heap after GC plus the store's off-heap blocks): "+
+			"%d records, %.1f MB (%.1f MB off the heap), **%.0f B/record in all**: packed slots %.1f + view %.1f + arena and the rest %.1f; "+
+			"their keys and fingerprints as text would be %.1f + %.1f, so **%.0f B/record beyond key and fingerprint**. In-process Scan: first batch after %v, all in %.2f s.\n",
+			m.Records, float64(m.HeapBytes)/1e6, float64(m.OffHeapBytes)/1e6, m.per(m.HeapBytes), m.per(m.SlotBytes), m.per(m.ViewBytes), m.Other(),
+			m.per(m.KeyBytes), m.per(m.FingerprintBytes), m.PerRecord(),
+			m.FirstBatch.Round(time.Millisecond), m.ScanWall.Seconds())
+	}
+}
+
+// evaluateRecordMemory checks the heap per held record.
+func (r *Results) evaluateRecordMemory(add func(Target)) {
+	rm := Target{Name: "held record heap beyond key + fingerprint", Want: "≤ 250 B/record", Got: "not measured (-records)"}
+	if m := r.RecordMemory; m != nil {
+		rm.Got = fmt.Sprintf("%.0f B/record (%d records)", m.PerRecord(), m.Records)
+		rm.Met, rm.Measured = m.PerRecord() <= 250, true
+	}
+	add(rm)
+}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/inspect"
+
+	"github.com/idemctl/idemctl/internal/units"
 )
 
 // SampleResult is how well `stats --sample` estimates: each run reads a
@@ -117,4 +119,28 @@ func (h *harness) sampling(ctx context.Context) error {
 	h.cfg.logf("sampling: %d keys read per run, %v per key in the scan + %v fixed ⇒ --sample 1%% of %d records reads %d keys in about %v",
 		res.KeysRead, res.PerKey, res.Fixed.Round(time.Millisecond), projectN, pk, pd.Round(100*time.Millisecond))
 	return nil
+}
+
+// evaluateSampling checks stats --sample's intervals and its projected
+// time at 100M records.
+func (r *Results) evaluateSampling(add func(Target)) {
+	st := Target{Name: "stats --sample: true counts inside their 95% intervals", Want: "≥ 95 % over repeated runs", Got: "not measured (-sampling)"}
+	if s := r.Sampling; s != nil && s.Intervals > 0 {
+		share := float64(s.Held) / float64(s.Intervals)
+		st.Got = fmt.Sprintf("%.1f %% (%d of %d over %d runs of --sample %s; %v each, full scan %v)", share*100, s.Held, s.Intervals, s.Runs,
+			s.Share, s.MedianWall.Round(time.Millisecond), s.FullWall.Round(time.Millisecond))
+		st.Met, st.Measured = share >= 0.95, true
+	}
+	add(st)
+	proj := Target{Name: "stats --sample 1% at 100M records (projected)", Want: "< 1 minute", Got: "not measured (-sampling)"}
+	if s := r.Sampling; s != nil && s.PerKey > 0 {
+		keys, d := s.Projection()
+		proj.Got = fmt.Sprintf("≈ %.1f s = %v fixed + %s keys × %v per sampled key (measured: %s keys per run of --sample %s on %s records)",
+			d.Seconds(), s.Fixed.Round(time.Millisecond), units.FormatCount(keys), s.PerKey, units.FormatCount(s.KeysRead), s.Share, units.FormatCount(int64(r.N)))
+		proj.Met, proj.Measured = d < time.Minute, r.N >= 1_000_000
+		if r.N < 1_000_000 {
+			proj.Note = "too few keys per run to say: use -n 1000000 or more"
+		}
+	}
+	add(proj)
 }

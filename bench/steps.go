@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -31,4 +32,43 @@ func parseOnly(list string) (map[string]bool, error) {
 		out[name] = true
 	}
 	return out, nil
+}
+
+// step is one part of a run: on when its flag asks for it.
+type step struct {
+	name string
+	on   bool
+	fn   func(context.Context) error
+}
+
+// steps are the run's steps in the order they run.
+func (h *harness) steps() []step {
+	cfg := h.cfg
+	return []step{
+		{"seed", true, h.seed},
+		{"verify", true, h.verify},
+		{"cache", cfg.SeedCache != "", h.saveCache}, // once verified
+		{"rounds", true, h.rounds},
+		{"rss", true, h.rssScaling},
+		{"load", cfg.Load, h.load},
+		{"tui", cfg.TUI, h.tui},
+		{"records", cfg.Records, h.records},
+		{"gobench", cfg.GoBench, h.goBench},
+		{"sampling", cfg.Sampling, h.sampling},
+		{"snapshot", cfg.Snapshot, h.snapshot},
+		{"servercost", cfg.ServerCost, h.serverCost},
+		{"writes", cfg.Writes, h.writes}, // last: it changes records
+	}
+}
+
+// stepFilter says whether a step runs: its flag, or -only naming it.
+func stepFilter(steps []step, only map[string]bool) func(string) bool {
+	return func(name string) bool {
+		for _, s := range steps {
+			if s.name == name {
+				return s.on && (only == nil || always[name]) || only[name]
+			}
+		}
+		return false
+	}
 }

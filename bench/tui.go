@@ -158,3 +158,38 @@ func hasRecordRow(screen string) bool {
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// evaluateTUI checks the time to the first rows on screen.
+func (r *Results) evaluateTUI(add func(Target)) {
+	tui := Target{Name: "TUI first rows on screen", Want: "≤ 300 ms"}
+	if r.TUI != nil && len(r.TUI.FirstRows) > 0 {
+		m := r.TUI.Median()
+		tui.Got = fmt.Sprintf("%d ms (median of %d, tmux-polled; first frame without rows at %d ms)",
+			m.Milliseconds(), len(r.TUI.FirstRows), medianDur(r.TUI.FirstFrame).Milliseconds())
+		tui.Met, tui.Measured = m <= 300*time.Millisecond, true
+		if r.N < 1_000_000 {
+			tui.Note = "the target is on the 1M keyspace"
+		}
+	} else if r.TUI != nil && r.TUI.Skipped != "" {
+		tui.Got = "skipped: " + r.TUI.Skipped
+	} else {
+		tui.Got = "not measured"
+	}
+	add(tui)
+}
+
+// evaluateHeld checks the TUI's RSS holding every record.
+func (r *Results) evaluateHeld(add func(Target)) {
+	held := Target{Name: "TUI RSS holding every record", Want: "≤ 1.5 GB at 10M", Got: "not measured (-tui)"}
+	if t := r.TUI; t != nil && t.HeldRSSKB > 0 {
+		held.Got = fmt.Sprintf("%.0f MB peak (%.0f MB after the scan) for %d records: %.0f B per record; whole scan shown after %v",
+			mb(t.HeldRSSKB), mb(t.HeldNowKB), r.N, float64(t.HeldRSSKB)*1024/float64(r.N), t.ScanDone.Round(time.Millisecond))
+		held.Met, held.Measured = r.N < TenM || mb(t.HeldRSSKB) <= 1.5*1024, r.N >= TenM
+		if r.N < TenM {
+			held.Note = "the target is on 10M records (-n 10000000)"
+		}
+	} else if t != nil && t.HeldErr != "" {
+		held.Got = "not measured: " + t.HeldErr
+	}
+	add(held)
+}

@@ -50,22 +50,13 @@ func (o *triageCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 		return err
 	}
 	hooks := s.verifyHooks()
-	var hooked []*inspect.Keyspace
-	for _, ks := range s.keyspaces {
-		if hooks[ks.Name] != nil {
-			hooked = append(hooked, ks)
-		}
-	}
+	hooked := hookedKeyspaces(s.keyspaces, hooks)
 	if len(hooked) == 0 {
 		return usageErr("no verify hook: none of the keyspaces in use has verify: in the config (keyspaces[].verify; see docs/writes.md, Triage)")
 	}
-	setup := s.writeSetup(a.getenv, wf.write, wf.auditLog)
-	setup.Durability = wf.durability()
-	if !setup.Policy.Writes && !o.verify {
-		return codeErr(ExitRefused, "triage runs verify hooks only where writes are enabled (--write, or writes: true in the profile) or with --verify (report only): nothing was run")
-	}
-	if !setup.Policy.Writes {
-		wf.dryRun = true // --verify alone: report, never write
+	setup, err := o.writeSetup(a, s)
+	if err != nil {
+		return err
 	}
 	if err := s.connect(ctx, a); err != nil {
 		return err
@@ -87,7 +78,43 @@ func (o *triageCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 		return o.report(a, items, nil, wf.dryRun)
 	}
 	ex := actions.NewPlanner(setup)
-	err = verify.Triage(ctx, ex, items, hooks, wf.reason, func(done, total int) {
+	if err := o.judge(ctx, a, ex, items, hooks); err != nil {
+		return err
+	}
+	return o.act(ctx, a, fs, s, setup, ex, items)
+}
+
+// hookedKeyspaces are the keyspaces that have a verify hook: the only ones
+// triage reads.
+func hookedKeyspaces(kss []*inspect.Keyspace, hooks map[string]*verify.Hook) []*inspect.Keyspace {
+	var hooked []*inspect.Keyspace
+	for _, ks := range kss {
+		if hooks[ks.Name] != nil {
+			hooked = append(hooked, ks)
+		}
+	}
+	return hooked
+}
+
+// writeSetup is the executor's setup; without writes enabled triage runs
+// only with --verify, and then as a dry run.
+func (o *triageCmd) writeSetup(a *app, s *session) (actions.Setup, error) {
+	wf := &o.wf
+	setup := s.writeSetup(a.getenv, wf.write, wf.auditLog)
+	setup.Durability = wf.durability()
+	if !setup.Policy.Writes && !o.verify {
+		return setup, codeErr(ExitRefused, "triage runs verify hooks only where writes are enabled (--write, or writes: true in the profile) or with --verify (report only): nothing was run")
+	}
+	if !setup.Policy.Writes {
+		wf.dryRun = true // --verify alone: report, never write
+	}
+	return setup, nil
+}
+
+// judge runs the hooks over the items; interrupted, nothing is written.
+func (o *triageCmd) judge(ctx context.Context, a *app, ex *actions.Executor, items []*verify.Item, hooks map[string]*verify.Hook) error {
+	wf := &o.wf
+	err := verify.Triage(ctx, ex, items, hooks, wf.reason, func(done, total int) {
 		if a.errTTY {
 			fmt.Fprintf(a.stderr, "\rverified %d/%d", done, total)
 			if done == total {
@@ -101,6 +128,13 @@ func (o *triageCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 	if ctx.Err() != nil {
 		return codeErr(ExitInterrupt, "interrupted while the hooks ran: nothing was written")
 	}
+	return nil
+}
+
+// act prints the verdicts and carries out the plans they make, as any
+// guarded write does.
+func (o *triageCmd) act(ctx context.Context, a *app, fs *pflag.FlagSet, s *session, setup actions.Setup, ex *actions.Executor, items []*verify.Item) error {
+	wf := &o.wf
 	plans := verify.Plans(items)
 	if wf.output == "text" {
 		printVerdicts(a, items)
@@ -112,7 +146,7 @@ func (o *triageCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 	if _, err := ex.MarkAlreadyApplied(plans); err != nil {
 		return codeErr(ExitAudit, "%v: nothing was written", err)
 	}
-	err = runPlans(ctx, a, wf, setup, s, "triage", ex, plans, func() string { return exactCommand("triage", fs, plans, s) }, func(rs []actions.Result) {
+	err := runPlans(ctx, a, wf, setup, s, "triage", ex, plans, func() string { return exactCommand("triage", fs, plans, s) }, func(rs []actions.Result) {
 		results = rs
 		if wf.output == "text" {
 			printResults(a, wf.output, rs)
