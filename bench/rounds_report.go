@@ -63,7 +63,12 @@ func (r *Results) markdownCommands(p func(string, ...any)) {
 			usec += c.Usec
 			names = append(names, name)
 		}
-		slices.SortFunc(names, func(a, b string) int { return int(v.Commands[b].Usec - v.Commands[a].Usec) })
+		slices.SortFunc(names, func(a, b string) int { // dearest first; ties by name, so the report is stable
+			if d := v.Commands[b].Usec - v.Commands[a].Usec; d != 0 {
+				return int(d)
+			}
+			return strings.Compare(a, b)
+		})
 		var parts []string
 		for _, name := range names {
 			c := v.Commands[name]

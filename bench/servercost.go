@@ -36,13 +36,8 @@ func (t *ToolCost) PerKey() time.Duration {
 	return medianDur(t.CPU) / time.Duration(t.Keys)
 }
 
-// costTool is one contender of the step.
-type costTool struct {
-	key, label, command string
-	run                 func(context.Context) (Sample, error)
-}
-
-func (h *harness) costTools() []costTool {
+// costTools are the step's contenders, timed contenders like the rounds'.
+func (h *harness) costTools() []variant {
 	addr := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(h.srv.Port)}
 	n := int64(h.cfg.N)
 	stats := func(path string) func(context.Context) (Sample, error) {
@@ -65,7 +60,7 @@ func (h *harness) costTools() []costTool {
 			return s, err
 		}
 	}
-	return []costTool{
+	return []variant{
 		{"baseline", "baseline client", "SCAN + one pipeline per batch of HMGET, PTTL, MEMORY USAGE", func(ctx context.Context) (Sample, error) { return h.baseline(ctx) }},
 		{"scan", "idemctl scan (script path)", "idemctl scan --output ndjson --read-path script", func(ctx context.Context) (Sample, error) {
 			return h.runIdemctl(ctx, nil, h.idemctlArgs("scan", "--output", "ndjson", "--read-path", "script")...)
