@@ -94,33 +94,10 @@ func (h Hook) run(ctx context.Context, argv []string) Result {
 		errR.Close()
 		return unknown("the hook could not be started: %s", startErr(argv[0], err))
 	}
-	drained := make(chan struct{}, 2)
-	for _, p := range []struct {
-		r *os.File
-		w io.Writer
-	}{{outR, stdout}, {errR, stderr}} {
-		go func() {
-			_, _ = io.Copy(p.w, p.r)
-			drained <- struct{}{}
-		}()
-	}
+	drained := drain(outR, stdout, errR, stderr)
 	err = cmd.Wait()
 	_ = killGroup(cmd) // what the hook left running, holding its output
-	heldOpen := false
-	limit := time.NewTimer(drainLimit)
-	for range 2 {
-		select {
-		case <-drained:
-		case <-limit.C:
-			heldOpen = true
-			outR.Close() // unblocks the reads
-			errR.Close()
-			<-drained
-		}
-	}
-	limit.Stop()
-	outR.Close()
-	errR.Close()
+	heldOpen := waitDrained(drained, outR, errR)
 	out, over := stdout.bytes()
 	errText, _ := stderr.bytes()
 	switch {
@@ -136,6 +113,43 @@ func (h Hook) run(ctx context.Context, argv []string) Result {
 		return unknown("the hook exited but left a process, outside its process group, holding its output open")
 	}
 	return parseOutput(out)
+}
+
+// drain copies the hook's two pipes into their caps, each on its own
+// goroutine; the channel says when each is read to its end.
+func drain(outR *os.File, stdout io.Writer, errR *os.File, stderr io.Writer) chan struct{} {
+	drained := make(chan struct{}, 2)
+	for _, p := range []struct {
+		r *os.File
+		w io.Writer
+	}{{outR, stdout}, {errR, stderr}} {
+		go func() {
+			_, _ = io.Copy(p.w, p.r)
+			drained <- struct{}{}
+		}()
+	}
+	return drained
+}
+
+// waitDrained waits up to drainLimit for both pipes to end, then closes
+// them; true when a process outside the hook's group still held them open.
+func waitDrained(drained chan struct{}, outR, errR *os.File) bool {
+	heldOpen := false
+	limit := time.NewTimer(drainLimit)
+	for range 2 {
+		select {
+		case <-drained:
+		case <-limit.C:
+			heldOpen = true
+			outR.Close() // unblocks the reads
+			errR.Close()
+			<-drained
+		}
+	}
+	limit.Stop()
+	outR.Close()
+	errR.Close()
+	return heldOpen
 }
 
 // killGroup kills the hook's process group (its pid, Setpgid).

@@ -49,21 +49,9 @@ func (o *exporterCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []st
 		return err
 	}
 	defer s.Close()
-	addr := pick(o.listen, pick(s.profile.Listen, defaultListen))
-	every := firstDur(o.interval, firstDur(s.profile.ExporterInterval.D(), time.Minute))
-	limit := firstDur(o.scanTimeout, 5*time.Minute)
-	switch {
-	case every < time.Second:
-		return usageErr("--interval must be at least 1s")
-	case s.scan.MaxKeys > 0:
-		return usageErr("--max-keys (or the profile's max_keys) would make every scan incomplete; pass --max-keys 0")
-	}
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return usageErr("--listen %q: %v", addr, err)
-	}
-	// Checked before binding: nothing is exposed by mistake.
-	if !o.listenAny && !redisconn.IsLoopback(addr) {
-		return codeErr(ExitRefused, "refusing to listen on %s: not a loopback address (the metrics name keyspaces and counts; pass --listen-any if you mean it)", addr)
+	addr, every, limit, err := o.timing(s)
+	if err != nil {
+		return err
 	}
 	// One connection attempt now so a bad TLS file is a usage error at
 	// start; an unreachable server is only a failed scan, retried later.
@@ -113,19 +101,46 @@ func (o *exporterCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []st
 			mode = "apply"
 		}
 		fmt.Fprintf(a.stderr, "idemctl exporter: reaper %s (%s) every %s\n", reap.Policy.Actor(), mode, o.reapEvery)
-		done := make(chan struct{})
-		rctx, cancel := context.WithCancel(ctx)
-		go func() {
-			defer close(done)
-			reap.Loop(rctx, o.reapEvery, nil, func(rep reaper.CycleReport) { logCycle(a.stderr, rep) })
-		}()
-		defer func() { cancel(); <-done }() // the lease released before the log closes
+		defer o.loopReaper(ctx, a, reap)() // the lease released before the log closes
 	}
 	if err := e.Serve(ctx, ln); err != nil {
 		return err
 	}
 	fmt.Fprintln(a.stderr, "idemctl exporter: stopped")
 	return nil
+}
+
+// timing is the exporter's listen address, scan interval and scan limit,
+// checked before anything binds: nothing is exposed by mistake.
+func (o *exporterCmd) timing(s *session) (addr string, every, limit time.Duration, err error) {
+	addr = pick(o.listen, pick(s.profile.Listen, defaultListen))
+	every = firstDur(o.interval, firstDur(s.profile.ExporterInterval.D(), time.Minute))
+	limit = firstDur(o.scanTimeout, 5*time.Minute)
+	switch {
+	case every < time.Second:
+		return "", 0, 0, usageErr("--interval must be at least 1s")
+	case s.scan.MaxKeys > 0:
+		return "", 0, 0, usageErr("--max-keys (or the profile's max_keys) would make every scan incomplete; pass --max-keys 0")
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return "", 0, 0, usageErr("--listen %q: %v", addr, err)
+	}
+	if !o.listenAny && !redisconn.IsLoopback(addr) {
+		return "", 0, 0, codeErr(ExitRefused, "refusing to listen on %s: not a loopback address (the metrics name keyspaces and counts; pass --listen-any if you mean it)", addr)
+	}
+	return addr, every, limit, nil
+}
+
+// loopReaper runs the reaper's cycles beside the exporter until stop,
+// which waits for the cycle under way.
+func (o *exporterCmd) loopReaper(ctx context.Context, a *app, reap *reaper.Reaper) (stop func()) {
+	done := make(chan struct{})
+	rctx, cancel := context.WithCancel(ctx)
+	go func() {
+		defer close(done)
+		reap.Loop(rctx, o.reapEvery, nil, func(rep reaper.CycleReport) { logCycle(a.stderr, rep) })
+	}()
+	return func() { cancel(); <-done }
 }
 
 func reapCollectors(r *reaper.Reaper) []prometheus.Collector {

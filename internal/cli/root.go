@@ -47,6 +47,14 @@ func newRoot(a *app) *cobra.Command {
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
+	setHelp(a, root)
+	addCommands(a, root)
+	setCompletion(root)
+	return root
+}
+
+// setHelp makes flag errors usage errors and prints idemctl's own help.
+func setHelp(a *app, root *cobra.Command) {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see '%s --help')", err, c.CommandPath())
 	})
@@ -61,6 +69,10 @@ func newRoot(a *app) *cobra.Command {
 		writeCommandHelp(a.stdout, c)
 		return nil
 	})
+}
+
+// addCommands adds every command in its help group.
+func addCommands(a *app, root *cobra.Command) {
 	root.AddGroup(commandGroups...)
 	add := func(group string, cmds ...*cobra.Command) {
 		for _, c := range cmds {
@@ -89,6 +101,11 @@ func newRoot(a *app) *cobra.Command {
 	man := leaf(a, "man", &manCmd{root: root})
 	man.Hidden, man.Args = true, cobra.ExactArgs(1)
 	root.AddCommand(man)
+}
+
+// setCompletion names the completion command's shells and makes a wrong
+// shell a usage error.
+func setCompletion(root *cobra.Command) {
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" {
@@ -102,7 +119,6 @@ func newRoot(a *app) *cobra.Command {
 			c.RunE = func(*cobra.Command, []string) error { return pflag.ErrHelp }
 		}
 	}
-	return root
 }
 
 // rootArgs rejects an unknown command as a usage error with a suggestion.
