@@ -14,6 +14,11 @@ type scriptCall struct {
 	at  []int
 }
 
+// scriptReloads bounds how often one batch loads the script again after
+// NOSCRIPT: a cache flushed again between the load and the call is read
+// anew, a server that keeps losing it is left for the client path.
+const scriptReloads = 3
+
 // fetchScript reads a batch with the read script: one pipeline of calls,
 // each within the script's server-time cap (and, on a cluster, of one
 // slot), bracketed by TIME. ok is false when the batch must be read by
@@ -21,7 +26,7 @@ type scriptCall struct {
 // err only for a broken connection or a cancelled scan.
 func (f *fetcher) fetchScript(ctx context.Context, keys []string, ahead *scanAhead) (fetched, bool, error) {
 	p := f.script
-	for attempt := 0; attempt < 2; attempt++ {
+	for attempt := 0; attempt < scriptReloads+1; attempt++ {
 		out, calls, err := f.sendScript(ctx, keys, ahead)
 		if err != nil {
 			return fetched{}, true, err
@@ -38,7 +43,7 @@ func (f *fetcher) fetchScript(ctx context.Context, keys []string, ahead *scanAhe
 			out.records, out.vanished = f.scriptRecords(keys, calls, out.nowMs)
 			return out, true, nil
 		}
-		if attempt == 0 && noScript {
+		if attempt < scriptReloads && noScript {
 			// The script cache was flushed (SCRIPT FLUSH, a restart, a
 			// failover to a server that never saw it): load it again.
 			if sha, lerr := f.c.ScriptLoad(ctx, readBatchLua).Result(); lerr == nil && sha == p.sha {
