@@ -123,82 +123,37 @@ type rec struct {
 // reserve and complete scripts, or SET NX for bare markers), pipelined in
 // batches, and checks every script's answer.
 func Seed(ctx context.Context, c redis.UniversalClient, p Plan) (Result, error) {
-	if p.Count <= 0 {
-		return Result{}, fmt.Errorf("count must be positive")
-	}
-	if p.Schema != "atlasmart" && p.Schema != "setnx" {
-		return Result{}, fmt.Errorf("seed writes schema atlasmart or setnx, not %q", p.Schema)
-	}
-	if p.ReserveTTL < time.Second || p.ReserveTTL%time.Second != 0 {
-		return Result{}, fmt.Errorf("reserve TTL must be whole seconds (EXPIRE), got %v", p.ReserveTTL)
-	}
-	if p.Retention < time.Second {
-		return Result{}, fmt.Errorf("retention must be at least 1s, got %v", p.Retention)
-	}
-	if p.ReserveTTL <= p.ProcessingTimeout || p.ProcessingTimeout <= 0 {
-		return Result{}, fmt.Errorf("reserve TTL (%v) must exceed the processing timeout (%v) so stale records can exist", p.ReserveTTL, p.ProcessingTimeout)
-	}
-	if p.FieldTTL && p.Schema != "atlasmart" {
-		return Result{}, fmt.Errorf("field TTLs need hash records: seed them with the atlasmart schema")
+	if err := p.check(); err != nil {
+		return Result{}, err
 	}
 	if p.FieldTTL {
 		// Asked before anything is written: a server without field TTLs
 		// would otherwise be left with records that never expire.
-		const probe = "idemctl:seed:field-ttl-probe"
-		c.HSet(ctx, probe, "f", "v")
-		err := c.Do(ctx, "hpexpire", probe, 1000, "fields", 1, "f").Err()
-		c.Del(ctx, probe)
-		if err != nil {
-			return Result{}, fmt.Errorf("this server has no hash-field TTLs (HPEXPIRE needs Redis 7.4 or later): %v", err)
+		if err := probeFieldTTL(ctx, c); err != nil {
+			return Result{}, err
 		}
 	}
-	if p.Batch <= 0 {
-		p.Batch = 1000
-	}
-	if p.Mix == nil {
-		p.Mix = DefaultMix
-	}
-	if p.Schema == "setnx" {
-		p.Mix = withoutConflict(p.Mix)
-	}
+	p = p.withDefaults()
 	start := time.Now()
 	rng := rand.New(rand.NewPCG(p.RandSeed, 0x1de7c71))
 	runID := fmt.Sprintf("%06x", rng.Uint32()&0xffffff)
 	kinds := assignKinds(p, rng)
 	nPrincipals := max(8, p.Count/50)
 	zipf := rand.NewZipf(rng, 1.2, 4, uint64(nPrincipals-1))
-
 	res := Result{
 		Schema: p.Schema, Count: p.Count, Kinds: map[Kind]int64{},
 		Principals: nPrincipals, ReserveTTLMs: p.ReserveTTL.Milliseconds(),
 		TimeoutMs: p.ProcessingTimeout.Milliseconds(), RetentionMs: p.Retention.Milliseconds(),
 		LargeResponse: p.LargeResponse,
 	}
-	if p.Schema == "atlasmart" {
-		res.Match, res.Endpoints = "atlasmart:ch23:idem:*", len(atlasEndpoints)
-		for _, s := range []*redis.Script{Reserve, Complete} {
-			if err := s.Load(ctx, c).Err(); err != nil {
-				return res, fmt.Errorf("SCRIPT LOAD: %w", err)
-			}
-		}
-	} else {
-		res.Match, res.Endpoints = "idempotency:*", len(setnxResources)
+	if err := prepareSchema(ctx, c, p, &res); err != nil {
+		return res, err
 	}
-
 	batch := make([]rec, 0, p.Batch)
 	for i := 0; i < p.Count; i++ {
 		batch = append(batch, planRecord(p, rng, zipf, runID, i, kinds[i]))
 		if len(batch) == p.Batch || i == p.Count-1 {
-			var err error
-			if p.Schema == "atlasmart" {
-				err = writeAtlas(ctx, c, p, batch, &res)
-				if err == nil && p.FieldTTL {
-					err = toFieldTTLs(ctx, c, batch)
-				}
-			} else {
-				err = writeSetnx(ctx, c, p, batch, &res)
-			}
-			if err != nil {
+			if err := writeBatch(ctx, c, p, batch, &res); err != nil {
 				return res, err
 			}
 			res.Written = i + 1
@@ -213,6 +168,83 @@ func Seed(ctx context.Context, c redis.UniversalClient, p Plan) (Result, error) 
 	res.DurationMs = d.Milliseconds()
 	res.RecordsPerSec = float64(int64(float64(p.Count)/d.Seconds()*10)) / 10
 	return res, nil
+}
+
+// check says what in the plan cannot be seeded.
+func (p Plan) check() error {
+	switch {
+	case p.Count <= 0:
+		return fmt.Errorf("count must be positive")
+	case p.Schema != "atlasmart" && p.Schema != "setnx":
+		return fmt.Errorf("seed writes schema atlasmart or setnx, not %q", p.Schema)
+	case p.ReserveTTL < time.Second || p.ReserveTTL%time.Second != 0:
+		return fmt.Errorf("reserve TTL must be whole seconds (EXPIRE), got %v", p.ReserveTTL)
+	case p.Retention < time.Second:
+		return fmt.Errorf("retention must be at least 1s, got %v", p.Retention)
+	case p.ReserveTTL <= p.ProcessingTimeout || p.ProcessingTimeout <= 0:
+		return fmt.Errorf("reserve TTL (%v) must exceed the processing timeout (%v) so stale records can exist", p.ReserveTTL, p.ProcessingTimeout)
+	case p.FieldTTL && p.Schema != "atlasmart":
+		return fmt.Errorf("field TTLs need hash records: seed them with the atlasmart schema")
+	}
+	return nil
+}
+
+// probeFieldTTL checks that the server sets hash-field TTLs, on a probe
+// key it deletes again.
+func probeFieldTTL(ctx context.Context, c redis.UniversalClient) error {
+	const probe = "idemctl:seed:field-ttl-probe"
+	c.HSet(ctx, probe, "f", "v")
+	err := c.Do(ctx, "hpexpire", probe, 1000, "fields", 1, "f").Err()
+	c.Del(ctx, probe)
+	if err != nil {
+		return fmt.Errorf("this server has no hash-field TTLs (HPEXPIRE needs Redis 7.4 or later): %v", err)
+	}
+	return nil
+}
+
+// withDefaults is the plan with its batch size and mix filled in; a bare
+// marker's mix has no conflicts.
+func (p Plan) withDefaults() Plan {
+	if p.Batch <= 0 {
+		p.Batch = 1000
+	}
+	if p.Mix == nil {
+		p.Mix = DefaultMix
+	}
+	if p.Schema == "setnx" {
+		p.Mix = withoutConflict(p.Mix)
+	}
+	return p
+}
+
+// prepareSchema sets what the result says of the schema's keys and loads
+// the scripts its records are written with.
+func prepareSchema(ctx context.Context, c redis.UniversalClient, p Plan, res *Result) error {
+	if p.Schema != "atlasmart" {
+		res.Match, res.Endpoints = "idempotency:*", len(setnxResources)
+		return nil
+	}
+	res.Match, res.Endpoints = "atlasmart:ch23:idem:*", len(atlasEndpoints)
+	for _, s := range []*redis.Script{Reserve, Complete} {
+		if err := s.Load(ctx, c).Err(); err != nil {
+			return fmt.Errorf("SCRIPT LOAD: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeBatch writes one batch of planned records in the plan's schema.
+func writeBatch(ctx context.Context, c redis.UniversalClient, p Plan, batch []rec, res *Result) error {
+	if p.Schema != "atlasmart" {
+		return writeSetnx(ctx, c, p, batch, res)
+	}
+	if err := writeAtlas(ctx, c, p, batch, res); err != nil {
+		return err
+	}
+	if p.FieldTTL {
+		return toFieldTTLs(ctx, c, batch)
+	}
+	return nil
 }
 
 func withoutConflict(mix map[Kind]float64) map[Kind]float64 {

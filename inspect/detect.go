@@ -221,6 +221,8 @@ func sampleKeys(ctx context.Context, c redis.UniversalClient, pattern string, n 
 	return out, nil
 }
 
+// score reads the sampled keys as preset name's records and weighs what
+// they show for and against it.
 func score(ctx context.Context, smp detectSample, name, pattern string, keys []string) (Candidate, error) {
 	cand := Candidate{Preset: name, States: map[string]int{}, keys: map[string]bool{}}
 	s, _ := Preset(name)
@@ -228,35 +230,50 @@ func score(ctx context.Context, smp detectSample, name, pattern string, keys []s
 	if err != nil {
 		return cand, err
 	}
+	records := cand.takeCompanions(s, keys)
+	recs, err := smp.records(ctx, ks, records)
+	if err != nil {
+		return cand, err
+	}
+	fps, stored := cand.tally(s, ks, recs)
+	cand.Rejected = rejection(&cand, s, ks, len(recs), stored)
+	cand.addEvidence(s, ks, len(records), fps)
+	return cand, nil
+}
+
+// takeCompanions counts the keys that are the schema's lock companions
+// and returns the rest, the keys to read as records.
+func (c *Candidate) takeCompanions(s *Schema, keys []string) []string {
 	var records []string
 	for _, k := range keys {
 		if s.Lock != nil {
 			if _, ok := s.Lock.RecordKey(k); ok {
-				cand.Companions++
-				cand.keys[k] = true
+				c.Companions++
+				c.keys[k] = true
 				continue
 			}
 		}
 		records = append(records, k)
 	}
-	recs, err := smp.records(ctx, ks, records)
-	if err != nil {
-		return cand, err
-	}
-	res := fetched{records: recs}
-	bad := FlagWrongType | FlagUndecoded | FlagDecodeError | FlagUnknownState
-	fps, stored := 0, 0
-	for i := range res.records {
-		r := &res.records[i]
+	return records
+}
+
+// tally counts the records that fit the key template and those that
+// decode with a known state, by stored state; fps of the latter hold a
+// fingerprint, stored a state of their own (not the "missing" default).
+func (c *Candidate) tally(s *Schema, ks *Keyspace, recs []Record) (fps, stored int) {
+	const bad = FlagWrongType | FlagUndecoded | FlagDecodeError | FlagUnknownState
+	for i := range recs {
+		r := &recs[i]
 		if r.Groups != nil && !ks.Template.Empty() {
-			cand.Template++
+			c.Template++
 		}
 		if r.Flags&bad != 0 {
 			continue
 		}
-		cand.Matched++
-		cand.keys[r.Key] = true
-		cand.States[Sanitize(capString(r.RawState, 40))]++
+		c.Matched++
+		c.keys[r.Key] = true
+		c.States[Sanitize(capString(r.RawState, 40))]++
 		if r.Fingerprint != "" {
 			fps++
 		}
@@ -264,20 +281,30 @@ func score(ctx context.Context, smp detectSample, name, pattern string, keys []s
 			stored++
 		}
 	}
-	// A preset is proposed only on positive evidence: records that merely
-	// fail to contradict it (every state taken from its "missing" default,
-	// keys its template rejects) are not evidence.
+	return fps, stored
+}
+
+// rejection says why the preset is never proposed, or "". A preset is
+// proposed only on positive evidence: records that merely fail to
+// contradict it (every state taken from its "missing" default, keys its
+// template rejects) are not evidence.
+func rejection(c *Candidate, s *Schema, ks *Keyspace, read, stored int) string {
 	switch {
-	case cand.Matched == 0:
-	case !ks.Template.Empty() && len(res.records) > 0 && cand.Template == 0:
-		cand.Rejected = fmt.Sprintf("its key template %s fits none of the %d records", ks.Template, len(res.records))
+	case c.Matched == 0:
+	case !ks.Template.Empty() && read > 0 && c.Template == 0:
+		return fmt.Sprintf("its key template %s fits none of the %d records", ks.Template, read)
 	case stored == 0 && len(s.Requires) == 0:
-		field := s.State.Field
-		cand.Rejected = fmt.Sprintf("its state field %s is empty on all %d records (each read by default as %s)", field, cand.Matched, s.miss)
+		return fmt.Sprintf("its state field %s is empty on all %d records (each read by default as %s)", s.State.Field, c.Matched, s.miss)
 	}
-	if cand.Matched > 0 {
+	return ""
+}
+
+// addEvidence states what the tally showed, one line a fact, of the
+// records read from keysRead keys.
+func (c *Candidate) addEvidence(s *Schema, ks *Keyspace, keysRead, fps int) {
+	if c.Matched > 0 {
 		var st []string
-		for v, n := range cand.States {
+		for v, n := range c.States {
 			st = append(st, fmt.Sprintf("%q×%d", v, n))
 		}
 		sort.Strings(st)
@@ -285,25 +312,24 @@ func score(ctx context.Context, smp detectSample, name, pattern string, keys []s
 		if s.Codec == CodecRaw {
 			field = "(the value)"
 		}
-		cand.Evidence = append(cand.Evidence, fmt.Sprintf("%d of %d records decode as %s %s; state %s: %s",
-			cand.Matched, len(records), s.Container, s.Codec, field, strings.Join(st, ", ")))
+		c.Evidence = append(c.Evidence, fmt.Sprintf("%d of %d records decode as %s %s; state %s: %s",
+			c.Matched, keysRead, s.Container, s.Codec, field, strings.Join(st, ", ")))
 		if s.Fingerprint != "" {
-			cand.Evidence = append(cand.Evidence, fmt.Sprintf("fingerprint %s present on %d", s.Fingerprint, fps))
+			c.Evidence = append(c.Evidence, fmt.Sprintf("fingerprint %s present on %d", s.Fingerprint, fps))
 		}
 	}
 	if !ks.Template.Empty() {
-		cand.Evidence = append(cand.Evidence, fmt.Sprintf("key template %s fits %d of %d keys", ks.Template, cand.Template, len(records)))
+		c.Evidence = append(c.Evidence, fmt.Sprintf("key template %s fits %d of %d keys", ks.Template, c.Template, keysRead))
 	}
-	if len(s.Requires) > 0 && cand.Matched > 0 {
-		cand.Evidence = append(cand.Evidence, fmt.Sprintf("%s present on %d", strings.Join(s.Requires, ", "), cand.Matched))
+	if len(s.Requires) > 0 && c.Matched > 0 {
+		c.Evidence = append(c.Evidence, fmt.Sprintf("%s present on %d", strings.Join(s.Requires, ", "), c.Matched))
 	}
-	if cand.Companions > 0 {
-		cand.Evidence = append(cand.Evidence, fmt.Sprintf("%d lock companions (%s)", cand.Companions, s.Lock.Key))
+	if c.Companions > 0 {
+		c.Evidence = append(c.Evidence, fmt.Sprintf("%d lock companions (%s)", c.Companions, s.Lock.Key))
 	}
-	if cand.Rejected != "" {
-		cand.Evidence = append(cand.Evidence, "not proposed: "+cand.Rejected)
+	if c.Rejected != "" {
+		c.Evidence = append(c.Evidence, "not proposed: "+c.Rejected)
 	}
-	return cand, nil
 }
 
 func presetYAML(preset, pattern string) string {

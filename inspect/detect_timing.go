@@ -41,10 +41,18 @@ func proposeTiming(ctx context.Context, smp detectSample, preset, pattern string
 	if err != nil {
 		return nil, err
 	}
-	res := fetched{records: recs}
-	var procTTL, doneTTL []int64
-	for i := range res.records {
-		r := &res.records[i]
+	procTTL, doneTTL := sampledTTLs(recs)
+	reserve, reserveD := proposeReserve(s, preset, procTTL)
+	timeout := proposeTimeout(s.Defaults, reserve.Value, reserveD, procTTL)
+	retention := proposeRetention(s.Defaults, doneTTL)
+	return []Proposal{reserve, timeout, retention}, nil
+}
+
+// sampledTTLs are the TTLs left on the decoded processing records and on
+// the completed ones.
+func sampledTTLs(recs []Record) (procTTL, doneTTL []int64) {
+	for i := range recs {
+		r := &recs[i]
 		if r.TTLms <= 0 || r.Flags&(FlagUndecoded|FlagWrongType) != 0 {
 			continue
 		}
@@ -55,12 +63,13 @@ func proposeTiming(ctx context.Context, smp detectSample, preset, pattern string
 			doneTTL = append(doneTTL, r.TTLms)
 		}
 	}
-	d := s.Defaults
-	reserve := Proposal{Setting: "reserve_ttl", Default: units.ConfigDuration(d.ReserveTTL.D())}
-	timeout := Proposal{Setting: "processing_timeout", Default: units.ConfigDuration(d.ProcessingTimeout.D())}
-	retention := Proposal{Setting: "retention", Default: units.ConfigDuration(d.Retention.D())}
+	return procTTL, doneTTL
+}
 
-	var reserveD time.Duration
+// proposeReserve proposes reserve_ttl, which only a schema reading ages
+// from the TTL needs, and returns it as a duration too (0: none).
+func proposeReserve(s *Schema, preset string, procTTL []int64) (Proposal, time.Duration) {
+	reserve := Proposal{Setting: "reserve_ttl", Default: units.ConfigDuration(s.Defaults.ReserveTTL.D())}
 	switch {
 	case !s.AgeFromTTL:
 		reserve.Evidence = "not needed: " + preset + " stores the times it needs in the record"
@@ -68,31 +77,46 @@ func proposeTiming(ctx context.Context, smp detectSample, preset, pattern string
 		reserve.Evidence = fmt.Sprintf("not proposed: %d processing records with a TTL in the sample (%d needed); sample more (--sample) while requests are in flight", len(procTTL), minTimingSample)
 	default:
 		top := slices.Max(procTTL)
-		reserveD = ProposeDuration(top)
-		reserve.Value = units.ConfigDuration(reserveD)
+		d := ProposeDuration(top)
+		reserve.Value = units.ConfigDuration(d)
 		reserve.Evidence = fmt.Sprintf("the largest TTL left on %d sampled processing records is %s: the newest record's TTL is nearly the one its reserve step set", len(procTTL), units.FormatMs(top))
+		return reserve, d
 	}
-	if reserveD > 0 {
-		ages := make([]int64, len(procTTL))
-		for i, t := range procTTL {
-			ages[i] = max(reserveD.Milliseconds()-t, 0)
-		}
-		sort.Slice(ages, func(i, j int) bool { return ages[i] < ages[j] })
-		med := ages[len(ages)/2]
-		timeout.Value = units.ConfigDuration(max(ProposeDuration(3*med), time.Second))
-		timeout.Evidence = fmt.Sprintf("three times the median age (%s) of %d sampled processing records under reserve_ttl %s; crashed records inflate the tail, so the median is used",
-			units.FormatMs(med), len(ages), reserve.Value)
-	} else {
+	return reserve, 0
+}
+
+// proposeTimeout proposes processing_timeout from the processing ages
+// under the proposed reserve TTL (reserveD, written reserveValue).
+func proposeTimeout(d Defaults, reserveValue string, reserveD time.Duration, procTTL []int64) Proposal {
+	timeout := Proposal{Setting: "processing_timeout", Default: units.ConfigDuration(d.ProcessingTimeout.D())}
+	if reserveD <= 0 {
 		timeout.Evidence = "not proposed: no processing ages to measure (see reserve_ttl)"
+		return timeout
 	}
+	ages := make([]int64, len(procTTL))
+	for i, t := range procTTL {
+		ages[i] = max(reserveD.Milliseconds()-t, 0)
+	}
+	sort.Slice(ages, func(i, j int) bool { return ages[i] < ages[j] })
+	med := ages[len(ages)/2]
+	timeout.Value = units.ConfigDuration(max(ProposeDuration(3*med), time.Second))
+	timeout.Evidence = fmt.Sprintf("three times the median age (%s) of %d sampled processing records under reserve_ttl %s; crashed records inflate the tail, so the median is used",
+		units.FormatMs(med), len(ages), reserveValue)
+	return timeout
+}
+
+// proposeRetention proposes retention from the TTLs left on completed
+// records.
+func proposeRetention(d Defaults, doneTTL []int64) Proposal {
+	retention := Proposal{Setting: "retention", Default: units.ConfigDuration(d.Retention.D())}
 	if len(doneTTL) < minTimingSample {
 		retention.Evidence = fmt.Sprintf("not proposed: %d completed records with a TTL in the sample (%d needed)", len(doneTTL), minTimingSample)
-	} else {
-		top := slices.Max(doneTTL)
-		retention.Value = units.ConfigDuration(ProposeDuration(top))
-		retention.Evidence = fmt.Sprintf("the largest TTL left on %d sampled completed records is %s: the TTL the complete step sets", len(doneTTL), units.FormatMs(top))
+		return retention
 	}
-	return []Proposal{reserve, timeout, retention}, nil
+	top := slices.Max(doneTTL)
+	retention.Value = units.ConfigDuration(ProposeDuration(top))
+	retention.Evidence = fmt.Sprintf("the largest TTL left on %d sampled completed records is %s: the TTL the complete step sets", len(doneTTL), units.FormatMs(top))
+	return retention
 }
 
 // timingYAML appends the proposed settings to a keyspace block.

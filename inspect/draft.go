@@ -30,78 +30,19 @@ type pathStats struct {
 // of sampled records when no preset fits: the operator reviews it, nothing
 // is guessed silently, and each guess says what it rests on.
 func proposeMapping(ctx context.Context, smp detectSample, pattern string, sampled int, types map[string]int) string {
-	container := "string"
+	container, codec := "string", "json"
 	if types["hash"] > types["string"] {
-		container = "hash"
+		container, codec = "hash", "fields"
 	}
-	stats := map[string]*pathStats{}
-	note := func(path, v string, object bool) {
-		ps := stats[path]
-		if ps == nil {
-			ps = &pathStats{path: path}
-			stats[path] = ps
-		}
-		ps.seen++
-		ps.object = ps.object || object
-		if len(ps.values) < draftSample {
-			ps.values = append(ps.values, capString(v, 256))
-		}
-	}
-	read := 0
-	for _, d := range smp.docs(ctx, container) {
-		read++
-		if d.fields != nil {
-			for f, v := range d.fields {
-				note(f, v, false)
-			}
-			continue
-		}
-		flattenSample(d.json, "", 0, note)
-	}
-	var paths []*pathStats
-	for _, ps := range stats {
-		paths = append(paths, ps)
-	}
-	sort.Slice(paths, func(i, j int) bool { return paths[i].path < paths[j].path })
-
+	paths, read := samplePaths(ctx, smp, container)
 	var b strings.Builder
-	codec := "fields"
-	if container == "string" {
-		codec = "json"
-	}
 	fmt.Fprintf(&b, "# No preset fits: a draft from %d of %d sampled records — review every line.\n", read, sampled)
 	fmt.Fprintf(&b, "schemas:\n  detected:\n    container: %s\n    codec: %s\n", container, codec)
 	if read == 0 {
 		fmt.Fprintf(&b, "    # no record could be read as %s\n", map[string]string{"hash": "a small hash", "string": "a JSON object"}[container])
 	}
-	state, presence := draftState(paths, read)
-	switch {
-	case state != nil:
-		fmt.Fprintf(&b, "    state:\n      field: %s # on %d of %d records\n      map:\n", yamlScalar(state.path), state.seen, read)
-		for _, v := range distinct(state.values) {
-			fmt.Fprintf(&b, "        %s: unknown # processing, succeeded, failed or reconciled?\n", yamlQuote(v))
-		}
-	case presence != nil && presence.seen == read:
-		fmt.Fprintf(&b, "    # no state field; %s holds an HTTP status on every record: a stored response?\n", Sanitize(presence.path))
-		fmt.Fprintf(&b, "    state:\n      field: %s\n      otherwise: succeeded\n", yamlScalar(presence.path))
-	case presence != nil:
-		fmt.Fprintf(&b, "    # no state field; %s is on %d of %d records: read as \"present once completed\"?\n",
-			Sanitize(presence.path), presence.seen, read)
-		fmt.Fprintf(&b, "    state:\n      field: %s\n      otherwise: succeeded\n      missing: processing\n", yamlScalar(presence.path))
-	default:
-		fmt.Fprintf(&b, "    state:\n      field: \"\" # nothing looks like a state\n")
-	}
-	if fp := firstPath(paths, func(ps *pathStats) bool { return allMatch(ps.values, hexish) }); fp != nil {
-		fmt.Fprintf(&b, "    fingerprint: %s # hex on every record that has it\n", yamlScalar(fp.path))
-	}
-	if st := firstPath(paths, func(ps *pathStats) bool {
-		return named(ps.path, "statuscode", "status_code", "status") && allHTTPStatus(ps.values)
-	}); st != nil {
-		fmt.Fprintf(&b, "    status: %s\n", yamlScalar(st.path))
-	}
-	if rp := firstPath(paths, func(ps *pathStats) bool { return named(ps.path, "body", "response", "data", "result") }); rp != nil {
-		fmt.Fprintf(&b, "    response: %s\n", yamlScalar(rp.path))
-	}
+	writeDraftState(&b, paths, read)
+	writeDraftRoles(&b, paths)
 	var seen []string
 	for _, ps := range paths {
 		seen = append(seen, fmt.Sprintf("%s×%d", ps.path, ps.seen))
@@ -109,6 +50,83 @@ func proposeMapping(ctx context.Context, smp detectSample, pattern string, sampl
 	fmt.Fprintf(&b, "    # fields seen (records holding each): %s\n", Sanitize(strings.Join(seen, ", ")))
 	fmt.Fprintf(&b, "keyspaces:\n  - name: detected\n    match: %s\n    schema: detected\n", yamlQuote(pattern))
 	return b.String()
+}
+
+// pathSet is what the sample showed of each field or JSON path, by path.
+type pathSet map[string]*pathStats
+
+// note records one value of path.
+func (set pathSet) note(path, v string, object bool) {
+	ps := set[path]
+	if ps == nil {
+		ps = &pathStats{path: path}
+		set[path] = ps
+	}
+	ps.seen++
+	ps.object = ps.object || object
+	if len(ps.values) < draftSample {
+		ps.values = append(ps.values, capString(v, 256))
+	}
+}
+
+// samplePaths reads the sample's records whole and returns what each of
+// their fields or JSON paths showed, sorted by path, and how many records
+// were read.
+func samplePaths(ctx context.Context, smp detectSample, container string) (paths []*pathStats, read int) {
+	set := pathSet{}
+	for _, d := range smp.docs(ctx, container) {
+		read++
+		if d.fields != nil {
+			for f, v := range d.fields {
+				set.note(f, v, false)
+			}
+			continue
+		}
+		flattenSample(d.json, "", 0, set.note)
+	}
+	for _, ps := range set {
+		paths = append(paths, ps)
+	}
+	sort.Slice(paths, func(i, j int) bool { return paths[i].path < paths[j].path })
+	return paths, read
+}
+
+// writeDraftState writes the state mapping draftState proposes, or says
+// that nothing looks like a state.
+func writeDraftState(b *strings.Builder, paths []*pathStats, read int) {
+	state, presence := draftState(paths, read)
+	switch {
+	case state != nil:
+		fmt.Fprintf(b, "    state:\n      field: %s # on %d of %d records\n      map:\n", yamlScalar(state.path), state.seen, read)
+		for _, v := range distinct(state.values) {
+			fmt.Fprintf(b, "        %s: unknown # processing, succeeded, failed or reconciled?\n", yamlQuote(v))
+		}
+	case presence != nil && presence.seen == read:
+		fmt.Fprintf(b, "    # no state field; %s holds an HTTP status on every record: a stored response?\n", Sanitize(presence.path))
+		fmt.Fprintf(b, "    state:\n      field: %s\n      otherwise: succeeded\n", yamlScalar(presence.path))
+	case presence != nil:
+		fmt.Fprintf(b, "    # no state field; %s is on %d of %d records: read as \"present once completed\"?\n",
+			Sanitize(presence.path), presence.seen, read)
+		fmt.Fprintf(b, "    state:\n      field: %s\n      otherwise: succeeded\n      missing: processing\n", yamlScalar(presence.path))
+	default:
+		fmt.Fprintf(b, "    state:\n      field: \"\" # nothing looks like a state\n")
+	}
+}
+
+// writeDraftRoles writes the first path that looks like each other role:
+// a fingerprint (hex), an HTTP status, a stored response (by its name).
+func writeDraftRoles(b *strings.Builder, paths []*pathStats) {
+	if fp := firstPath(paths, func(ps *pathStats) bool { return allMatch(ps.values, hexish) }); fp != nil {
+		fmt.Fprintf(b, "    fingerprint: %s # hex on every record that has it\n", yamlScalar(fp.path))
+	}
+	if st := firstPath(paths, func(ps *pathStats) bool {
+		return named(ps.path, "statuscode", "status_code", "status") && allHTTPStatus(ps.values)
+	}); st != nil {
+		fmt.Fprintf(b, "    status: %s\n", yamlScalar(st.path))
+	}
+	if rp := firstPath(paths, func(ps *pathStats) bool { return named(ps.path, "body", "response", "data", "result") }); rp != nil {
+		fmt.Fprintf(b, "    response: %s\n", yamlScalar(rp.path))
+	}
 }
 
 // flattenSample notes a JSON document's paths: objects are descended into

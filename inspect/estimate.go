@@ -1,9 +1,6 @@
 package inspect
 
-import (
-	"math"
-	"strings"
-)
+import "math"
 
 // Estimates from a sample. A sampled scan reads the keys of a run of hash
 // buckets from a random start, and keys land in buckets by hash: each key
@@ -64,72 +61,96 @@ func sampleShare(covs []Coverage) (share float64, read int64, ok bool) {
 // estimate turns the sample's counts into estimates for the keyspace, with
 // their intervals. memSq is Σ memory² over the sample.
 func (r *Report) estimate(p float64, keysRead int64, memSq float64) {
-	sr := &SampleReport{Share: p, RecordsRead: r.Total, Intervals95: map[string]Interval{}}
-	count := func(path string, n *int64) {
-		lo, hi := poissonInterval(*n, p)
-		sr.Intervals95[path] = Interval{lo, hi}
-		*n = int64(math.Round(float64(*n) / p))
-	}
-	count("total", &r.Total)
-	count("stale", &r.Stale)
-	for _, m := range []struct {
-		prefix string
-		m      map[string]int64
-	}{{"by_state.", r.ByState}, {"flags.", r.Flags}, {"memory_bytes.by_state.", r.MemoryBytes.ByState}} {
-		for k, n := range m.m {
-			if strings.HasPrefix(m.prefix, "memory") {
-				m.m[k] = int64(math.Round(float64(n) / p)) // a total of bytes: its interval is the total's
-				continue
-			}
-			count(m.prefix+k, &n)
-			m.m[k] = n
-		}
-	}
-	if r.MemoryBytes.KnownRecords > 0 {
-		total := float64(r.MemoryBytes.Total) / p
-		half := 1.96 * math.Sqrt((1-p)*memSq) / p
-		sr.Intervals95["memory_bytes.total"] = Interval{int64(math.Max(0, total-half)), int64(math.Ceil(total + half))}
-		r.MemoryBytes.Total = int64(math.Round(total))
-	}
-	count("memory_bytes.known_records", &r.MemoryBytes.KnownRecords)
+	e := estimator{p: p, sr: &SampleReport{Share: p, RecordsRead: r.Total, Intervals95: map[string]Interval{}}}
+	e.count("total", &r.Total)
+	e.count("stale", &r.Stale)
+	e.countMap("by_state.", r.ByState)
+	e.countMap("flags.", r.Flags)
+	e.scaleMap(r.MemoryBytes.ByState) // totals of bytes: their interval is the total's
+	e.memory(&r.MemoryBytes, memSq)
 	for i := range r.TTLHistogram {
-		count("ttl_histogram."+r.TTLHistogram[i].Le, &r.TTLHistogram[i].Count)
+		e.count("ttl_histogram."+r.TTLHistogram[i].Le, &r.TTLHistogram[i].Count)
 	}
-	count("processing_age_ms.count", &r.ProcessingAge.Count)
-	count("processing_age_ms.unknown", &r.ProcessingAge.Unknown)
+	e.count("processing_age_ms.count", &r.ProcessingAge.Count)
+	e.count("processing_age_ms.unknown", &r.ProcessingAge.Unknown)
 	for name, g := range r.Groups {
 		for i := range g.Top {
-			count("groups."+name+"."+string(g.Top[i].Value), &g.Top[i].Count)
-			g.Top[i].MemoryBytes = int64(math.Round(float64(g.Top[i].MemoryBytes) / p))
+			e.count("groups."+name+"."+string(g.Top[i].Value), &g.Top[i].Count)
+			g.Top[i].MemoryBytes = e.scale(g.Top[i].MemoryBytes)
 		}
 		g.DistinctExact = false // values seen in a sample: at least this many
 		r.Groups[name] = g
 	}
 	for i := range r.Keyspaces {
-		k := &r.Keyspaces[i]
-		count("keyspaces."+k.Name+".total", &k.Total)
-		count("keyspaces."+k.Name+".stale", &k.Stale)
-		count("keyspaces."+k.Name+".no_ttl", &k.NoTTL)
-		for st, n := range k.ByState {
-			count("keyspaces."+k.Name+".by_state."+st, &n)
-			k.ByState[st] = n
-		}
-		k.MemoryBytes = int64(math.Round(float64(k.MemoryBytes) / p))
-		for cause, n := range k.AgeUnknown {
-			count("keyspaces."+k.Name+".age_unknown."+cause, &n)
-			k.AgeUnknown[cause] = n
-		}
-		count("keyspaces."+k.Name+".undecoded", &k.Undecoded)
-		if k.ev != nil { // what cannot be judged, in the same scale (a copy: Stats keeps the sample's)
-			ev := *k.ev
-			for g := range ev.gaps {
-				ev.gaps[g] = int64(math.Round(float64(ev.gaps[g]) / p))
-			}
-			ev.undecoded = int64(math.Round(float64(ev.undecoded) / p))
-			k.ev = &ev
-		}
+		e.keyspace(&r.Keyspaces[i])
 	}
-	r.Sample = sr
+	r.Sample = e.sr
+}
+
+// estimator scales a sample's counts, each read with probability p, to
+// the keyspace, noting each count's interval in sr.
+type estimator struct {
+	p  float64
+	sr *SampleReport
+}
+
+// scale is n over p, the estimate of a total.
+func (e *estimator) scale(n int64) int64 { return int64(math.Round(float64(n) / e.p)) }
+
+// count scales the count at *n, noting its interval under path.
+func (e *estimator) count(path string, n *int64) {
+	lo, hi := poissonInterval(*n, e.p)
+	e.sr.Intervals95[path] = Interval{lo, hi}
+	*n = e.scale(*n)
+}
+
+// countMap counts each of m's counts, under prefix and its key.
+func (e *estimator) countMap(prefix string, m map[string]int64) {
+	for k, n := range m {
+		e.count(prefix+k, &n)
+		m[k] = n
+	}
+}
+
+// scaleMap scales each of m's totals, with no interval of its own.
+func (e *estimator) scaleMap(m map[string]int64) {
+	for k, n := range m {
+		m[k] = e.scale(n)
+	}
+}
+
+// memory scales the memory total, with the normal interval of a
+// Horvitz–Thompson sum (memSq is Σ memory² over the sample), and the
+// count of records whose memory is known.
+func (e *estimator) memory(m *MemoryReport, memSq float64) {
+	if m.KnownRecords > 0 {
+		p := e.p
+		total := float64(m.Total) / p
+		half := 1.96 * math.Sqrt((1-p)*memSq) / p
+		e.sr.Intervals95["memory_bytes.total"] = Interval{int64(math.Max(0, total-half)), int64(math.Ceil(total + half))}
+		m.Total = int64(math.Round(total))
+	}
+	e.count("memory_bytes.known_records", &m.KnownRecords)
+}
+
+// keyspace scales one keyspace's counts, under keyspaces.<name>.
+func (e *estimator) keyspace(k *KeyspaceReport) {
+	pre := "keyspaces." + k.Name + "."
+	e.count(pre+"total", &k.Total)
+	e.count(pre+"stale", &k.Stale)
+	e.count(pre+"no_ttl", &k.NoTTL)
+	e.countMap(pre+"by_state.", k.ByState)
+	k.MemoryBytes = e.scale(k.MemoryBytes)
+	e.countMap(pre+"age_unknown.", k.AgeUnknown)
+	e.count(pre+"undecoded", &k.Undecoded)
+	if k.ev != nil { // what cannot be judged, in the same scale (a copy: Stats keeps the sample's)
+		ev := *k.ev
+		for g := range ev.gaps {
+			ev.gaps[g] = e.scale(ev.gaps[g])
+		}
+		ev.undecoded = e.scale(ev.undecoded)
+		k.ev = &ev
+	}
 }
 
 // poissonInterval is the 95 % interval of N from n ~ Binomial(N, p): the

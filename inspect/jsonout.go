@@ -12,7 +12,17 @@ import (
 // \uXXXX); a key that is not valid UTF-8 also gets key_base64 with its exact
 // bytes, so scripts can act on it.
 func AppendJSON(b []byte, r *Record) []byte {
-	b = append(b, `{"key":`...)
+	b = appendJSONIdentity(append(b, '{'), r)
+	b = appendJSONNumbers(b, r)
+	b = appendJSONFlags(b, r.Flags)
+	b = appendJSONGroups(b, r)
+	return append(b, '}')
+}
+
+// appendJSONIdentity appends what the record is: key (and key_base64),
+// keyspace, type, state, raw state and fingerprint.
+func appendJSONIdentity(b []byte, r *Record) []byte {
+	b = append(b, `"key":`...)
 	b = AppendJSONString(b, r.Key)
 	if !utf8.ValidString(r.Key) {
 		b = append(b, `,"key_base64":"`...)
@@ -33,10 +43,14 @@ func AppendJSON(b []byte, r *Record) []byte {
 	b = AppendJSONString(b, r.RawState)
 	b = append(b, `,"fingerprint":`...)
 	if r.Fingerprint == "" {
-		b = append(b, "null"...)
-	} else {
-		b = AppendJSONString(b, r.Fingerprint)
+		return append(b, "null"...)
 	}
+	return AppendJSONString(b, r.Fingerprint)
+}
+
+// appendJSONNumbers appends the record's numbers, null where unknown,
+// with its age source, whether it is stale and its deadline if it has one.
+func appendJSONNumbers(b []byte, r *Record) []byte {
 	b = append(b, `,"status":`...)
 	b = appendIntOrNull(b, int64(r.Status), r.Status == 0)
 	b = append(b, `,"ttl_ms":`...)
@@ -55,8 +69,13 @@ func AppendJSON(b []byte, r *Record) []byte {
 		b = append(b, `,"deadline_ms":`...)
 		b = strconv.AppendInt(b, r.DeadlineMs, 10)
 	}
+	return b
+}
+
+// appendJSONFlags appends the flags by name, an array.
+func appendJSONFlags(b []byte, f Flags) []byte {
 	b = append(b, `,"flags":[`...)
-	for i, n := range r.Flags.Names() {
+	for i, n := range f.Names() {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -64,7 +83,13 @@ func AppendJSON(b []byte, r *Record) []byte {
 		b = append(b, n...)
 		b = append(b, '"')
 	}
-	b = append(b, `],"groups":{`...)
+	return append(b, ']')
+}
+
+// appendJSONGroups appends the key's captures by their template names, an
+// object (empty when the key has none).
+func appendJSONGroups(b []byte, r *Record) []byte {
+	b = append(b, `,"groups":{`...)
 	if r.Groups != nil && r.Keyspace != nil {
 		for i, n := range r.Keyspace.Template.Names() {
 			if i > 0 {
@@ -75,7 +100,7 @@ func AppendJSON(b []byte, r *Record) []byte {
 			b = AppendJSONString(b, r.Groups[i])
 		}
 	}
-	return append(b, "}}"...)
+	return append(b, '}')
 }
 
 func appendIntOrNull(b []byte, v int64, null bool) []byte {

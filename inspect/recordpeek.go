@@ -36,6 +36,52 @@ func (s *RecordStore) peek(i int, p *Peeker, full, groups bool) *Record {
 		return &p.r
 	}
 	r := &p.r
+	s.unpackNumbers(sl, r)
+	// The key first, then how much more scratch the other strings need,
+	// then one buffer for them all: no string may alias a buffer that
+	// later grows.
+	var offs [maxCaptures + 1]int
+	buf := s.appendKey(p.buf[:0], sl, offs[:])
+	kl := len(buf)
+	// After the key as held: the fingerprint, the raw state when it is not
+	// interned, the captures (writeBlob's order).
+	rest := s.bytes(sl)[sl.keyLen:]
+	fp, fpText := rest[:sl.fpLen], int(sl.fpLen)
+	if sl.bits&heldHexFP != 0 {
+		fpText *= 2
+	}
+	rest = rest[sl.fpLen:]
+	var raw []byte
+	if sl.bits&heldState == 0 {
+		v, n := binary.Uvarint(rest)
+		raw, rest = rest[n:n+int(v)], rest[n+int(v):]
+	}
+	ownGroups := groups && sl.bits&(heldNoGroup|heldTpl) == 0
+	need := kl
+	if full {
+		need += fpText + len(raw)
+	}
+	if ownGroups {
+		need += copiedCaptures(rest)
+	}
+	buf = p.scratch(buf, need)
+	r.Key = str(buf[:kl])
+	w := kl
+	if full {
+		w = s.unpackText(r, sl, fp, raw, buf, w)
+	}
+	if groups && sl.bits&heldTpl != 0 {
+		r.Groups = p.templateCaptures(r.Key, len(r.Keyspace.Template.Names()), offs[:])
+	}
+	if ownGroups {
+		r.Groups = p.ownCaptures(r.Key, rest, buf[w:])
+	}
+	return r
+}
+
+// unpackNumbers sets r to the slot's numbers, state, type, flags and
+// keyspace, every string empty.
+func (s *RecordStore) unpackNumbers(sl *slot, r *Record) {
 	*r = Record{
 		Keyspace: s.keyspaces[sl.ks], TTLms: s.num(sl.ttl, sl, heldBigTTL), MemoryBytes: int64(sl.mem), AgeMs: s.num(sl.age, sl, heldBigAge),
 		ResponseLen: int64(sl.resp), LockTTLms: int64(sl.lock), Flags: Flags(sl.flags), Status: int32(sl.status),
@@ -44,86 +90,70 @@ func (s *RecordStore) peek(i int, p *Peeker, full, groups bool) *Record {
 	if sl.dl != noDeadline {
 		r.DeadlineMs = s.dlBase + int64(sl.dl)
 	}
-	data := s.bytes(sl)
-	keyLen, fpLen := int(sl.keyLen), int(sl.fpLen)
-	fpText := fpLen
-	if sl.bits&heldHexFP != 0 {
-		fpText *= 2
-	}
-	// The key first, then how much more scratch the other strings need,
-	// then one buffer for them all: no string may alias a buffer that
-	// later grows.
-	var offs [maxCaptures + 1]int
-	buf := s.appendKey(p.buf[:0], sl, offs[:])
-	kl := len(buf)
-	rest := data[keyLen+fpLen:]
-	rawLen, rawAt := 0, 0
-	if sl.bits&heldState == 0 {
-		v, n := binary.Uvarint(rest)
-		rawLen, rawAt = int(v), n
-		rest = rest[n+rawLen:]
-	}
-	ownGroups := groups && sl.bits&(heldNoGroup|heldTpl) == 0
-	need := kl
-	if full {
-		need += fpText + rawLen
-	}
-	if ownGroups {
-		need += copiedCaptures(rest)
-	}
+}
+
+// scratch is buf with room for need bytes, kept as p's buffer for the
+// next Peek.
+func (p *Peeker) scratch(buf []byte, need int) []byte {
 	if cap(buf) < need {
 		buf = append(make([]byte, 0, need), buf...)
 	}
 	p.buf = buf
-	buf = buf[:need]
-	w := kl
-	r.Key = str(buf[:kl])
-	if full {
-		fp := data[keyLen : keyLen+fpLen]
-		if sl.bits&heldHexFP != 0 {
-			for j, c := range fp {
-				buf[w+2*j], buf[w+2*j+1] = hexDigits[c>>4], hexDigits[c&15]
-			}
-		} else {
-			copy(buf[w:], fp)
+	return buf[:need]
+}
+
+// unpackText writes the fingerprint (as hex again when held as the bytes
+// it spells) and the raw state (when not interned) to buf from w, where
+// r's strings point; it returns where they end.
+func (s *RecordStore) unpackText(r *Record, sl *slot, fp, raw, buf []byte, w int) int {
+	if sl.bits&heldHexFP != 0 {
+		for j, c := range fp {
+			buf[w+2*j], buf[w+2*j+1] = hexDigits[c>>4], hexDigits[c&15]
 		}
-		r.Fingerprint = str(buf[w : w+fpText])
-		w += fpText
-		if sl.bits&heldState != 0 {
-			r.RawState = s.states[sl.rs]
-		} else {
-			raw := data[keyLen+fpLen+rawAt:][:rawLen]
-			r.RawState = str(buf[w : w+copy(buf[w:], raw)])
-			w += rawLen
-		}
+		r.Fingerprint = str(buf[w : w+2*len(fp)])
+		w += 2 * len(fp)
+	} else {
+		r.Fingerprint = str(buf[w : w+copy(buf[w:], fp)])
+		w += len(fp)
 	}
-	if groups && sl.bits&heldTpl != 0 {
-		n := len(r.Keyspace.Template.Names())
-		g := p.groupSlice(n)
-		for j := range g {
-			g[j] = r.Key[offs[2*j]:offs[2*j+1]]
-		}
-		r.Groups = g
+	if sl.bits&heldState != 0 {
+		r.RawState = s.states[sl.rs]
+		return w
 	}
-	if ownGroups {
-		cnt, n := binary.Uvarint(rest)
-		rest = rest[n:]
-		g := p.groupSlice(int(cnt))
-		for j := range g {
-			off, n := binary.Uvarint(rest)
-			ln, m := binary.Uvarint(rest[n:])
-			rest = rest[n+m:]
-			if off > 0 {
-				g[j] = r.Key[off-1 : off-1+ln]
-				continue
-			}
-			g[j] = str(buf[w : w+copy(buf[w:], rest[:ln])])
-			w += int(ln)
-			rest = rest[ln:]
-		}
-		r.Groups = g
+	r.RawState = str(buf[w : w+copy(buf[w:], raw)])
+	return w + len(raw)
+}
+
+// templateCaptures are the n captures of a key held in its template's
+// form, at the bounds appendKey found (offs).
+func (p *Peeker) templateCaptures(key string, n int, offs []int) []string {
+	g := p.groupSlice(n)
+	for j := range g {
+		g[j] = key[offs[2*j]:offs[2*j+1]]
 	}
-	return r
+	return g
+}
+
+// ownCaptures decodes what writeCaptures wrote: a capture inside the key
+// becomes a slice of it, a copy is written to buf.
+func (p *Peeker) ownCaptures(key string, held, buf []byte) []string {
+	cnt, n := binary.Uvarint(held)
+	held = held[n:]
+	g := p.groupSlice(int(cnt))
+	w := 0
+	for j := range g {
+		off, n := binary.Uvarint(held)
+		ln, m := binary.Uvarint(held[n:])
+		held = held[n+m:]
+		if off > 0 {
+			g[j] = key[off-1 : off-1+ln]
+			continue
+		}
+		g[j] = str(buf[w : w+copy(buf[w:], held[:ln])])
+		w += int(ln)
+		held = held[ln:]
+	}
+	return g
 }
 
 // groupSlice is p's captures slice at length n, never nil (nil is "no

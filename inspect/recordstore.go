@@ -193,6 +193,31 @@ func (s *RecordStore) num(v int32, sl *slot, bit uint8) int64 {
 // pack fills sl and writes r's bytes to the arena; false when r does not
 // fit (sl and the arena are then left as if untouched).
 func (s *RecordStore) pack(r *Record, sl *slot) bool {
+	if !s.packNumbers(r, sl) || !s.packKeyspace(r.Keyspace, sl) {
+		return false
+	}
+	key := s.packKey(r, sl)
+	if !packLengths(r.Fingerprint, key, sl) {
+		return false
+	}
+	if idx, ok := s.intern(r.RawState); ok {
+		sl.bits |= heldState
+		sl.rs = idx
+	}
+	if r.Groups == nil {
+		sl.bits |= heldNoGroup
+	}
+	size := blobSize(r, key, sl)
+	if size > maxBlob {
+		return false
+	}
+	writeBlob(s.reserve(size, sl), r, key, sl)
+	return true
+}
+
+// packNumbers fills sl's numbers, state, type and flags; false when one
+// does not fit its width.
+func (s *RecordStore) packNumbers(r *Record, sl *slot) bool {
 	if !fit32(r.MemoryBytes) || !fit32(r.ResponseLen) || !fit32(r.LockTTLms) ||
 		r.Status < math.MinInt16 || r.Status > math.MaxInt16 || r.State >= 8 || r.Type >= 8 || r.AgeSource >= 4 {
 		return false
@@ -202,28 +227,39 @@ func (s *RecordStore) pack(r *Record, sl *slot) bool {
 	sl.status, sl.flags = int16(r.Status), uint16(r.Flags)
 	sl.meta = uint8(r.State) | uint8(r.Type)<<3 | uint8(r.AgeSource)<<6
 	sl.dl = noDeadline
-	if r.DeadlineMs != 0 {
-		if s.dlBase == 0 {
-			s.dlBase = r.DeadlineMs
-		}
-		d := r.DeadlineMs - s.dlBase
-		if !fit32(d) || d == noDeadline {
-			return false
-		}
-		sl.dl = int32(d)
+	if r.DeadlineMs == 0 {
+		return true
 	}
-	if !s.packKeyspace(r.Keyspace, sl) {
+	if s.dlBase == 0 {
+		s.dlBase = r.DeadlineMs
+	}
+	d := r.DeadlineMs - s.dlBase
+	if !fit32(d) || d == noDeadline {
 		return false
 	}
-	key := r.Key
+	sl.dl = int32(d)
+	return true
+}
+
+// packKey is the key as it will be held: in its template's form (the
+// captures then follow from it), without its keyspace's prefix, or whole.
+func (s *RecordStore) packKey(r *Record, sl *slot) string {
 	if tpl, ok := s.encodeHeld(s.tpl[:0], r, sl.ks); ok {
-		s.tpl, key = tpl, str(tpl)
+		s.tpl = tpl
 		sl.bits |= heldTpl
-	} else if p := s.prefixes[sl.ks]; p != "" && strings.HasPrefix(key, p) {
-		key = key[len(p):]
-		sl.bits |= heldPrefix
+		return str(tpl)
 	}
-	fp := r.Fingerprint
+	if p := s.prefixes[sl.ks]; p != "" && strings.HasPrefix(r.Key, p) {
+		sl.bits |= heldPrefix
+		return r.Key[len(p):]
+	}
+	return r.Key
+}
+
+// packLengths sets the held key's and fingerprint's lengths (a lowercase
+// hex fingerprint is held as the bytes it spells, half as many); false
+// when one does not fit its width.
+func packLengths(fp, key string, sl *slot) bool {
 	if isLowerHex(fp) {
 		sl.bits |= heldHexFP
 		sl.fpLen = uint8(len(fp) / 2) // isLowerHex bounds it
@@ -236,61 +272,71 @@ func (s *RecordStore) pack(r *Record, sl *slot) bool {
 		return false
 	}
 	sl.keyLen = uint16(len(key))
-	if idx, ok := s.intern(r.RawState); ok {
-		sl.bits |= heldState
-		sl.rs = idx
-	}
-	// The record's bytes: key, fingerprint, raw state (when not interned),
-	// captures. A capture that aliases the key is held as its offset.
-	var tail [2 * binary.MaxVarintLen64]byte
+	return true
+}
+
+// blobSize is how many bytes writeBlob writes for r.
+func blobSize(r *Record, key string, sl *slot) int {
 	size := len(key) + int(sl.fpLen)
 	if sl.bits&heldState == 0 {
 		size += uvarintLen(uint64(len(r.RawState))) + len(r.RawState)
 	}
-	switch {
-	case r.Groups == nil:
-		sl.bits |= heldNoGroup
-	case sl.bits&heldTpl != 0:
-	default:
-		size += uvarintLen(uint64(len(r.Groups)))
-		for _, g := range r.Groups {
-			if off, ok := offsetIn(g, r.Key); ok {
-				size += uvarintLen(uint64(off)+1) + uvarintLen(uint64(len(g)))
-			} else {
-				size += 1 + uvarintLen(uint64(len(g))) + len(g)
-			}
-		}
+	if r.Groups != nil && sl.bits&heldTpl == 0 {
+		size += capturesSize(r.Groups, r.Key)
 	}
-	if size > maxBlob {
-		return false
-	}
-	blob := s.reserve(size, sl)
+	return size
+}
+
+// writeBlob writes the record's bytes: the key as held, the fingerprint,
+// the raw state when it is not interned, and the captures when Groups is
+// not nil and the key is not held in its template's form.
+func writeBlob(blob []byte, r *Record, key string, sl *slot) {
 	w := copy(blob, key)
 	if sl.bits&heldHexFP != 0 {
-		w += hexDecode(blob[w:], fp)
+		w += hexDecode(blob[w:], r.Fingerprint)
 	} else {
-		w += copy(blob[w:], fp)
+		w += copy(blob[w:], r.Fingerprint)
 	}
 	if sl.bits&heldState == 0 {
 		w += binary.PutUvarint(blob[w:], uint64(len(r.RawState)))
 		w += copy(blob[w:], r.RawState)
 	}
 	if r.Groups != nil && sl.bits&heldTpl == 0 {
-		w += binary.PutUvarint(blob[w:], uint64(len(r.Groups)))
-		for _, g := range r.Groups {
-			if off, ok := offsetIn(g, r.Key); ok {
-				t := binary.PutUvarint(tail[:], uint64(off)+1)
-				t += binary.PutUvarint(tail[t:], uint64(len(g)))
-				w += copy(blob[w:], tail[:t])
-			} else {
-				blob[w] = 0
-				w++
-				w += binary.PutUvarint(blob[w:], uint64(len(g)))
-				w += copy(blob[w:], g)
-			}
+		writeCaptures(blob[w:], r.Groups, r.Key)
+	}
+}
+
+// capturesSize is how many bytes writeCaptures writes for groups.
+func capturesSize(groups []string, key string) int {
+	size := uvarintLen(uint64(len(groups)))
+	for _, g := range groups {
+		if off, ok := offsetIn(g, key); ok {
+			size += uvarintLen(uint64(off)+1) + uvarintLen(uint64(len(g)))
+		} else {
+			size += 1 + uvarintLen(uint64(len(g))) + len(g)
 		}
 	}
-	return true
+	return size
+}
+
+// writeCaptures writes the captures' count, then each as its offset in
+// the key + 1 and its length when it lies inside the key (a scan's
+// captures do: no bytes of its own), else as 0, its length and its bytes.
+func writeCaptures(blob []byte, groups []string, key string) {
+	var tail [2 * binary.MaxVarintLen64]byte
+	w := binary.PutUvarint(blob, uint64(len(groups)))
+	for _, g := range groups {
+		if off, ok := offsetIn(g, key); ok {
+			t := binary.PutUvarint(tail[:], uint64(off)+1)
+			t += binary.PutUvarint(tail[t:], uint64(len(g)))
+			w += copy(blob[w:], tail[:t])
+		} else {
+			blob[w] = 0
+			w++
+			w += binary.PutUvarint(blob[w:], uint64(len(g)))
+			w += copy(blob[w:], g)
+		}
+	}
 }
 
 // packKeyspace sets sl.ks, registering ks the first time.
