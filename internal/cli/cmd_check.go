@@ -135,15 +135,11 @@ func (o *checkCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 	if len(ths) == 0 {
 		return usageErr("no threshold given: pass at least one of --max-stale, --max-processing-no-ttl, --max-no-ttl, --max-unknown-state, --max-oldest-processing, --max-memory")
 	}
-	s, progress, err := a.openScan(ctx, fs, &o.readFlags, "check")
+	s, progress, err := a.openSampledScan(ctx, fs, &o.readFlags, o.sample, "check")
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	if err := o.sample.applyLive(&s.scan, s); err != nil {
-		return err
-	}
-	a.noteSnapshot(s)
 	snap := inspect.TakeSnapshot(ctx, s.client, s.keyspaces, s.scan, 1)
 	progress.clear()
 	if ctx.Err() != nil {

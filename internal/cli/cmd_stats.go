@@ -36,15 +36,11 @@ func (o *statsCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 	if o.top < 1 {
 		return usageErr("--top must be at least 1")
 	}
-	s, progress, err := a.openScan(ctx, fs, &o.readFlags, "stats")
+	s, progress, err := a.openSampledScan(ctx, fs, &o.readFlags, o.sample, "stats")
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	if err := o.sample.applyLive(&s.scan, s); err != nil {
-		return err
-	}
-	a.noteSnapshot(s)
 	st := inspect.NewStats(o.top)
 	covs, _ := inspect.Scan(ctx, s.client, s.keyspaces, s.scan, func(b inspect.Batch) error {
 		st.Add(b)

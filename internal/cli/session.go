@@ -185,6 +185,22 @@ func (a *app) openScan(ctx context.Context, fs *pflag.FlagSet, r *readFlags, lab
 	return s, progress, nil
 }
 
+// openSampledScan is openScan for a command that may read a sample
+// (--sample, --sample-time: refused on a snapshot), with the snapshot's
+// note printed.
+func (a *app) openSampledScan(ctx context.Context, fs *pflag.FlagSet, r *readFlags, smp sampleFlags, label string) (*session, *progressLine, error) {
+	s, progress, err := a.openScan(ctx, fs, r, label)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := smp.applyLive(&s.scan, s); err != nil {
+		s.Close()
+		return nil, nil, err
+	}
+	a.noteSnapshot(s)
+	return s, progress, nil
+}
+
 // openSession resolves and connects.
 func (a *app) openSession(ctx context.Context, fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags, sf *scanFlags, needKeyspaces bool) (*session, error) {
 	s, err := a.resolveSession(fs, cf, kf, sf, needKeyspaces)
