@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemctl/idemctl/inspect/inspecttest"
+	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
 
 // readRights is the inspection role: every read idemctl issues, no scripts.

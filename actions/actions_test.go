@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/inspect"
-	"github.com/idemctl/idemctl/inspect/inspecttest"
+	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
 
 // schemaCase is one built-in or custom record format with a processing and

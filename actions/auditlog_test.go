@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemctl/idemctl/inspect/inspecttest"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // A torn last line (a crash or a full disk mid-write) is kept, terminated

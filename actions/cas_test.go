@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/appsim"
-	"github.com/idemctl/idemctl/inspect/inspecttest"
+	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
 
 // Compare-and-set: a record that changes between the plan and the write is

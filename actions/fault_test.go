@@ -8,9 +8,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemctl/idemctl/inspect/inspecttest"
-	"github.com/idemctl/idemctl/internal/faultproxy"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/faultproxy"
+	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // faultRig is a rig on a private redis-server whose executor talks to it

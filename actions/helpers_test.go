@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/idemctl/idemctl/appsim"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // go-redis must not log into the test output (pool dial failures are expected

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemctl/idemctl/inspect/inspecttest"
+	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
 
 // The one TTL reading both faces use: the CLI's rules.

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // The guarded writes are tested against a real redis-server: the CAS

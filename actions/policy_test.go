@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemctl/idemctl/inspect/inspecttest"
+	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
 
 // Read-only is enforced where the write happens, whoever calls Apply.

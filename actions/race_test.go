@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/appsim"
-	"github.com/idemctl/idemctl/inspect/inspecttest"
+	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
 
 // A live race between the application and the operator's tool on one pool

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/appsim"
-	"github.com/idemctl/idemctl/inspect/inspecttest"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // A bulk write on a primary with a replica: each batch waits (WAIT, on the

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/appsim"
-	"github.com/idemctl/idemctl/inspect/inspecttest"
+	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
 
 // A re-reservation between the tool's read and its write always ends in a

@@ -9,8 +9,8 @@ import (
 
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
-	"github.com/idemctl/idemctl/inspect/inspecttest"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // TestSnapshotVersionsMatchLive: the version a snapshot gives each record

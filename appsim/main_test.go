@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // Integration tests in this package talk to a real redis-server.

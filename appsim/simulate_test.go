@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/appsim"
-	"github.com/idemctl/idemctl/internal/pgtest"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/pgtest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 	"github.com/redis/go-redis/v9"
 )
 

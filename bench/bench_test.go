@@ -16,7 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/inspect"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // TestMain also serves as the baseline client's binary: the harness runs

@@ -28,7 +28,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 func main() {

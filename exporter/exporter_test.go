@@ -16,9 +16,9 @@ import (
 
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
-	"github.com/idemctl/idemctl/inspect/inspecttest"
-	"github.com/idemctl/idemctl/internal/promtest"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
+	"github.com/idemctl/idemctl/internal/testkit/promtest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 func TestMain(m *testing.M) { os.Exit(redistest.RunMain(m)) }

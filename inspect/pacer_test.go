@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // probes files n probes of round trip rtt, sent while the scan was busy or

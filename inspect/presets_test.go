@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // A schema document (a preset, or one in a config's schemas:) is decoded

@@ -12,8 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/inspect"
-	"github.com/idemctl/idemctl/inspect/inspecttest"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // recordLines are records as comparable lines, times left out (they move

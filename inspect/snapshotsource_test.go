@@ -14,9 +14,9 @@ import (
 
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
-	"github.com/idemctl/idemctl/inspect/inspecttest"
 	"github.com/idemctl/idemctl/inspect/rdb"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // scanSnapshot reads a snapshot for kss, each keyspace's records apart.

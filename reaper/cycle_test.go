@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemctl/idemctl/internal/recordtest"
+	"github.com/idemctl/idemctl/internal/testkit/recordtest"
 )
 
 // Each skip reason, and only what is provably orphaned is acted on: a

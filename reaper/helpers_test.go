@@ -13,7 +13,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/config"
 	"github.com/idemctl/idemctl/inspect"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 	"github.com/idemctl/idemctl/verify"
 )
 

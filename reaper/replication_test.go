@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemctl/idemctl/internal/recordtest"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/recordtest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // The reaper's writes wait for the replica like every write: with the

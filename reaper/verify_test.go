@@ -13,9 +13,9 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
-	"github.com/idemctl/idemctl/internal/pgtest"
-	"github.com/idemctl/idemctl/internal/recordtest"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/pgtest"
+	"github.com/idemctl/idemctl/internal/testkit/recordtest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 	"github.com/idemctl/idemctl/verify"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
-	"github.com/idemctl/idemctl/internal/recordtest"
+	"github.com/idemctl/idemctl/internal/testkit/recordtest"
 )
 
 // allWriteHelp is every write key as the help lists it, V and undo too.

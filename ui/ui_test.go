@@ -18,7 +18,7 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
-	"github.com/idemctl/idemctl/inspect/inspecttest"
+	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

@@ -12,7 +12,7 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
-	"github.com/idemctl/idemctl/internal/pgtest"
+	"github.com/idemctl/idemctl/internal/testkit/pgtest"
 )
 
 func testKeyspace(t *testing.T) *inspect.Keyspace {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 	"github.com/redis/go-redis/v9"
 )
 

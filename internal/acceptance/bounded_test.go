@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/internal/cli"
-	"github.com/idemctl/idemctl/internal/clitest"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // Every numeric flag is range-checked before anything runs: one line, exit

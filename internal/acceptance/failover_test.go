@@ -12,8 +12,8 @@ import (
 
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/internal/cli"
-	"github.com/idemctl/idemctl/internal/clitest"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // The failover the replication wait exists for, end to end: a primary,

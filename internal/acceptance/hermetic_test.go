@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemctl/idemctl/internal/clitest"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // Every binary the suites start runs in the environment clitest.Environ

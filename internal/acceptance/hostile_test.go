@@ -12,9 +12,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/inspect"
-	"github.com/idemctl/idemctl/internal/clitest"
-	"github.com/idemctl/idemctl/internal/faultproxy"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/faultproxy"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // Never fetch an unbounded value: 50 MB values, a 64 KB key and a hash of

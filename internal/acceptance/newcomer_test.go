@@ -11,9 +11,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/idemctl/idemctl/appsim"
-	"github.com/idemctl/idemctl/internal/clitest"
-	"github.com/idemctl/idemctl/internal/pgtest"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/pgtest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // The README's 3 a.m. incident, walked as a newcomer would walk it, at

@@ -14,9 +14,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/internal/cli"
-	"github.com/idemctl/idemctl/internal/clitest"
-	"github.com/idemctl/idemctl/internal/recordtest"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/recordtest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // libRecord is what a fixture expects scan to report for one key.

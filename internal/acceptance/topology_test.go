@@ -13,8 +13,8 @@ import (
 
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/internal/cli"
-	"github.com/idemctl/idemctl/internal/clitest"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 var longTiming = []string{"--reserve-ttl", "1h", "--processing-timeout", "10m"}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemctl/idemctl/internal/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
 )
 
 // The engine never imports UI code: only ui/ and the command layer (and

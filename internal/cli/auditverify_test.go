@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/idemctl/idemctl/internal/cli"
-	"github.com/idemctl/idemctl/internal/clitest"
-	"github.com/idemctl/idemctl/internal/recordtest"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/recordtest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // A log written by real write runs verifies, and the head a run printed

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/internal/cli"
-	"github.com/idemctl/idemctl/internal/clitest"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // seedForCheck writes 1,000 records: 80 stale, 20 processing without TTL (so

@@ -20,9 +20,9 @@ import (
 	"github.com/idemctl/idemctl/exporter"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/cli"
-	"github.com/idemctl/idemctl/internal/clitest"
-	"github.com/idemctl/idemctl/internal/promtest"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/promtest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 	"github.com/idemctl/idemctl/reaper"
 )
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/idemctl/idemctl/internal/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
 )
 
 // docs/commands is generated from the commands' own definitions: a flag or

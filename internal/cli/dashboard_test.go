@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/idemctl/idemctl/exporter"
-	"github.com/idemctl/idemctl/internal/clitest"
-	"github.com/idemctl/idemctl/internal/promtest"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/promtest"
 )
 
 // The Grafana dashboard's every query (panels and variables) uses only

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemctl/idemctl/internal/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
 )
 
 var (

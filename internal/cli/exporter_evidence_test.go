@@ -3,8 +3,8 @@ package cli_test
 import (
 	"testing"
 
-	"github.com/idemctl/idemctl/internal/clitest"
-	"github.com/idemctl/idemctl/internal/promtest"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/promtest"
 )
 
 // The exporter says what check says: records seeded with a 6 h reserve TTL,

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/idemctl/idemctl/internal/cli"
-	"github.com/idemctl/idemctl/internal/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
 )
 
 // Help groups the flags: a command's own, output, write and keyspace flags

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/idemctl/idemctl/internal/cli"
-	"github.com/idemctl/idemctl/internal/clitest"
-	"github.com/idemctl/idemctl/internal/recordtest"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/recordtest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // The suite never reads the real process environment: with a hostile HOME

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/internal/cli"
-	"github.com/idemctl/idemctl/internal/clitest"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 var recordFields = []string{"key", "keyspace", "type", "state", "raw_state", "fingerprint", "status", "ttl_ms",

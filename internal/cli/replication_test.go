@@ -8,9 +8,9 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/internal/cli"
-	"github.com/idemctl/idemctl/internal/clitest"
-	"github.com/idemctl/idemctl/internal/recordtest"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/recordtest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // A write the replica acknowledged exits 0 and says so; with the replica

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 func connectMsg(t *testing.T, rawURL string, dial time.Duration) (string, time.Duration) {

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 func TestMain(m *testing.M) { os.Exit(redistest.RunMain(m)) }

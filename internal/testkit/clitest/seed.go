@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // Seed writes count records to url with idemctl seed and any further seed

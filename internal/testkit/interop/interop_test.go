@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemctl/idemctl/internal/interop"
-	"github.com/idemctl/idemctl/internal/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/interop"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 	"github.com/redis/go-redis/v9"
 )
 

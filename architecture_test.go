@@ -1,0 +1,169 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/idemctl/idemctl"
+
+// layers places every package of the module on a floor (ARCHITECTURE.md
+// draws the house): product code may import only packages on its own floor
+// or below. A new package needs a line here, and one there.
+var layers = map[string]int{
+	// 0 foundations: no idemctl imports but each other's
+	"internal/units": 0, "internal/xdg": 0, "internal/yamldoc": 0, "internal/safefile": 0,
+	"internal/redisconn": 0, "inspect/rdb": 0, "appsim": 0,
+	// 1 the read engine
+	"inspect": 1,
+	// 2 the write path and the rules
+	"actions": 2, "doctor": 2,
+	// 3 the source-of-truth hooks, on the write path
+	"verify": 3,
+	// 4 services and screens over the engine
+	"reaper": 4, "exporter": 4, "config": 4, "ui": 4, "internal/sandbox": 4,
+	// 5 the command layer
+	"internal/cli": 5,
+	// 6 programs
+	"": 6, "bench": 6, "examples/verify-orders": 6,
+}
+
+// testKits are imported by tests only (and by the benchmark harness, a
+// measuring program that starts its own servers).
+const testKits = "internal/testkit/"
+
+// Test-only packages: no product code of their own.
+var testOnly = map[string]bool{"internal/acceptance": true}
+
+// uiFree packages never import a terminal library or the UI.
+var uiFree = []string{"inspect", "actions", "verify", "doctor", "reaper", "exporter", "config", "appsim"}
+
+type goFile struct {
+	pkg     string // module-relative folder
+	test    bool
+	imports []string
+}
+
+func moduleFiles(t *testing.T) []goFile {
+	t.Helper()
+	var out []goFile
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		gf := goFile{pkg: filepath.ToSlash(filepath.Dir(path)), test: strings.HasSuffix(path, "_test.go")}
+		if gf.pkg == "." {
+			gf.pkg = ""
+		}
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			gf.imports = append(gf.imports, p)
+		}
+		out = append(out, gf)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func local(importPath string) (string, bool) {
+	if importPath == module {
+		return "", true
+	}
+	rel, ok := strings.CutPrefix(importPath, module+"/")
+	return rel, ok
+}
+
+// The floors hold: no product code imports up a floor or a test kit, the
+// engine and everything but the UI and the command layer import no
+// terminal library, and every package has a floor.
+func TestArchitectureLayers(t *testing.T) {
+	var problems []string
+	for _, f := range moduleFiles(t) {
+		kit := strings.HasPrefix(f.pkg, testKits) || strings.HasSuffix(f.pkg, "test")
+		floor, placed := layers[f.pkg]
+		if !placed && !kit && !testOnly[f.pkg] {
+			problems = append(problems, f.pkg+": no floor: add it to layers here and to ARCHITECTURE.md")
+			continue
+		}
+		for _, im := range f.imports {
+			if isUIFree(f.pkg) && (strings.HasPrefix(im, "charm.land/") || strings.HasPrefix(im, "github.com/charmbracelet/") || im == module+"/ui") {
+				problems = append(problems, f.pkg+" imports "+im+": the engine and the services stay UI-free")
+			}
+			dep, ok := local(im)
+			if !ok || f.test || kit || testOnly[f.pkg] {
+				continue
+			}
+			if strings.HasPrefix(dep, testKits) {
+				if f.pkg != "bench" {
+					problems = append(problems, f.pkg+" imports the test kit "+dep+" outside a test")
+				}
+				continue
+			}
+			if df, ok := layers[dep]; ok && df > floor {
+				problems = append(problems, f.pkg+" (floor "+strconv.Itoa(floor)+") imports "+dep+" (floor "+strconv.Itoa(df)+"): up a floor")
+			}
+		}
+	}
+	sort.Strings(problems)
+	for _, p := range dedupe(problems) {
+		t.Error(p)
+	}
+}
+
+func isUIFree(pkg string) bool {
+	for _, p := range uiFree {
+		if pkg == p || strings.HasPrefix(pkg, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func dedupe(s []string) []string {
+	var out []string
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Every test kit lives under internal/testkit, so its folder says it is
+// one.
+func TestTestKitsLiveInTestkit(t *testing.T) {
+	seen := map[string]bool{}
+	for _, f := range moduleFiles(t) {
+		if strings.HasSuffix(f.pkg, "test") && !strings.HasPrefix(f.pkg, testKits) && !testOnly[f.pkg] && !seen[f.pkg] {
+			seen[f.pkg] = true
+			t.Errorf("%s looks like a test kit: move it under %s", f.pkg, testKits)
+		}
+	}
+	if _, err := os.Stat("ARCHITECTURE.md"); err != nil {
+		t.Errorf("ARCHITECTURE.md: %v", err)
+	}
+}
