@@ -32,7 +32,7 @@ var layers = map[string]int{
 	// 5 the command layer
 	"internal/cli": 5,
 	// 6 programs
-	"": 6, "bench": 6, "examples/verify-orders": 6,
+	"": 6, "bench": 6,
 }
 
 // testKits are imported by tests only (and by the benchmark harness, a
@@ -49,6 +49,7 @@ type goFile struct {
 	pkg     string // module-relative folder
 	test    bool
 	imports []string
+	doc     string // the package doc comment, if this file holds it
 }
 
 func moduleFiles(t *testing.T) []goFile {
@@ -68,13 +69,16 @@ func moduleFiles(t *testing.T) []goFile {
 		if !strings.HasSuffix(path, ".go") {
 			return nil
 		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly|parser.ParseComments)
 		if err != nil {
 			return err
 		}
 		gf := goFile{pkg: filepath.ToSlash(filepath.Dir(path)), test: strings.HasSuffix(path, "_test.go")}
 		if gf.pkg == "." {
 			gf.pkg = ""
+		}
+		if f.Doc != nil {
+			gf.doc = f.Doc.Text()
 		}
 		for _, im := range f.Imports {
 			p, _ := strconv.Unquote(im.Path.Value)
@@ -151,6 +155,22 @@ func dedupe(s []string) []string {
 		}
 	}
 	return out
+}
+
+// Every package's doc comment says what it is and, naming ARCHITECTURE.md,
+// what it may import.
+func TestPackagesSayTheirFloor(t *testing.T) {
+	docs := map[string]string{}
+	for _, f := range moduleFiles(t) {
+		if !f.test {
+			docs[f.pkg] += f.doc
+		}
+	}
+	for pkg, doc := range docs {
+		if !strings.Contains(doc, "ARCHITECTURE.md") {
+			t.Errorf("package %q: its doc comment does not say its floor (ARCHITECTURE.md) and what it may import", pkg)
+		}
+	}
 }
 
 // Every test kit lives under internal/testkit, so its folder says it is

@@ -2,6 +2,9 @@
 // mark reconciled. Every write is a compare-and-set Lua script against what
 // the operator saw, refused unless writes are enabled, and audited before
 // and after. It holds no UI code: the CLI and the TUI share it.
+//
+// Floor 2 of ARCHITECTURE.md: it may import the read engine and the
+// foundations (floors 0–1).
 package actions
 
 import (

@@ -1,6 +1,9 @@
 // Package appsim plays the application side of idempotency: it reserves and
 // completes records with the same atomic scripts a service runs, to seed
 // realistic keyspaces and to keep a demo alive. It never repairs anything.
+//
+// Floor 0 of ARCHITECTURE.md, a foundation: it imports no idemctl package
+// but other foundations.
 package appsim
 
 import "github.com/redis/go-redis/v9"

@@ -17,6 +17,8 @@
 // at N/10 beside N, the latency another client sees while idemctl scans
 // (unthrottled and throttled), the TUI's time to first rows, the heap cost
 // of held records, and the Go micro-benchmarks, each against its target.
+//
+// Floor 6 of ARCHITECTURE.md, a program: it may import any floor below it.
 package main
 
 import (

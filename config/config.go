@@ -1,6 +1,9 @@
 // Package config reads idemctl's YAML configuration: named profiles
 // (connection, writes policy, scan throttle) and keyspaces (pattern, schema,
 // key template, timing policy). Errors name the line.
+//
+// Floor 4 of ARCHITECTURE.md: it may import floors 0–3 (foundations, engine,
+// writes and rules, hooks), never the command layer.
 package config
 
 import (

@@ -7,6 +7,9 @@
 // It is a package of its own, not part of inspect: inspect reads records,
 // doctor judges a whole setup (server settings included) from what inspect
 // and the server report, and the CLI, the exporter and the TUI can share it.
+//
+// Floor 2 of ARCHITECTURE.md: it may import the read engine and the
+// foundations (floors 0–1).
 package doctor
 
 import (

@@ -1,6 +1,9 @@
 // Package exporter serves scans as Prometheus metrics: one scan every
 // interval makes an inspect.Snapshot; /metrics renders the last complete
 // one and /healthz says how fresh it is.
+//
+// Floor 4 of ARCHITECTURE.md: it may import floors 0–3 (foundations, engine,
+// writes and rules, hooks), never the command layer.
 package exporter
 
 import (

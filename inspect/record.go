@@ -1,6 +1,9 @@
 // Package inspect scans, decodes and classifies idempotency records stored in
 // Redis. It holds no UI code: the CLI and the TUI both consume its typed
 // records and streamed batches.
+//
+// Floor 1 of ARCHITECTURE.md, the read engine: it may import the foundations
+// (floor 0), never the write path, a screen or the command layer.
 package inspect
 
 import "strings"

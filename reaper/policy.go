@@ -4,6 +4,9 @@
 // only while holding a leader lease in Redis, so two copies never act
 // together. Every write goes through the actions executor (a guarded
 // compare-and-set, audited). It holds no UI code.
+//
+// Floor 4 of ARCHITECTURE.md: it may import floors 0–3 (foundations, engine,
+// writes and rules, hooks), never the command layer.
 package reaper
 
 import (

@@ -1,6 +1,9 @@
 // Package ui is idemctl's terminal UI (bubbletea v2): the only package that
 // imports charm.land. It renders what inspect/ streams and never talks to
 // Redis except through inspect/.
+//
+// Floor 4 of ARCHITECTURE.md: it may import floors 0–3 (foundations, engine,
+// writes and rules, hooks), never the command layer.
 package ui
 
 import (

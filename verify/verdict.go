@@ -4,6 +4,9 @@
 // record, that prints one JSON verdict. It holds no UI code and never
 // writes: triage, the reaper and the TUI turn verdicts into plans for the
 // executor in actions/.
+//
+// Floor 3 of ARCHITECTURE.md: it may import the write path, the rules, the
+// read engine and the foundations (floors 0–2).
 package verify
 
 import (

@@ -7,6 +7,9 @@
 //
 // Written from the format as Redis (rdb.h, rdb.c, listpack.c, ziplist.c,
 // zipmap.c, lzf_d.c) defines it, versions 1 to 12.
+//
+// Floor 0 of ARCHITECTURE.md, a foundation: it imports no idemctl package
+// but other foundations.
 package rdb
 
 import (

@@ -3,6 +3,9 @@
 // client, and explains a failed connection in one line with the fix.
 // It knows nothing of flags or exit codes: its errors say whether the
 // input or the connection was at fault, and the command layer maps that.
+//
+// Floor 0 of ARCHITECTURE.md, a foundation: it imports no idemctl package
+// but other foundations.
 package redisconn
 
 // Kind says whose fault an Error is.

@@ -4,6 +4,9 @@
 // refused before a byte is read, so a bad path can neither hang the
 // command (a FIFO's open waits for a writer, deaf to SIGTERM) nor exhaust
 // memory.
+//
+// Floor 0 of ARCHITECTURE.md, a foundation: it imports no idemctl package
+// but other foundations.
 package safefile
 
 import (

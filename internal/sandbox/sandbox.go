@@ -2,6 +2,9 @@
 // (miniredis) seeded with realistic records, a simulated application that
 // keeps reserving, completing and now and then crashing, and the clock that
 // makes TTLs run down. Nothing leaves the process.
+//
+// Floor 4 of ARCHITECTURE.md: it may import floors 0–3 (foundations, engine,
+// writes and rules, hooks), never the command layer.
 package sandbox
 
 import (

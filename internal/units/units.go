@@ -1,6 +1,9 @@
 // Package units reads and writes the quantities people type and see:
 // durations and byte sizes in flags and config (here), and their display
 // forms with TTLs, counts and clipped text (format.go, text.go).
+//
+// Floor 0 of ARCHITECTURE.md, a foundation: it imports no idemctl package
+// but other foundations.
 package units
 
 import (

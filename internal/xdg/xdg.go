@@ -1,6 +1,9 @@
 // Package xdg places idemctl's files where the XDG base directory
 // specification says: config under $XDG_CONFIG_HOME, state (the audit log)
 // under $XDG_STATE_HOME, each with its home-relative default.
+//
+// Floor 0 of ARCHITECTURE.md, a foundation: it imports no idemctl package
+// but other foundations.
 package xdg
 
 import "path/filepath"

@@ -4,6 +4,9 @@
 // name Go types ("field x not found in type config.ScanConfig", "cannot
 // unmarshal !!str into bool"), so the document is checked against the target
 // type first and decoded only once it is known to fit.
+//
+// Floor 0 of ARCHITECTURE.md, a foundation: it imports no idemctl package
+// but other foundations.
 package yamldoc
 
 import (

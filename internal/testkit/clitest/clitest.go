@@ -1,6 +1,9 @@
 // Package clitest is the one kit the command layer's tests and the
 // acceptance suites share: idemctl run in-process with only the I/O a test
 // gives it, and the readers of what it printed, wrote and audited.
+//
+// A test kit (ARCHITECTURE.md): imported by tests (and the bench harness)
+// only; it may import any product package.
 package clitest
 
 import (

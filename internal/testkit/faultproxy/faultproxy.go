@@ -4,6 +4,9 @@
 // client sees a timeout, or cut every connection at once. With replies
 // dropped a command still reaches the server and runs there, but its answer
 // never comes back: the case a client cannot tell from a lost request.
+//
+// A test kit (ARCHITECTURE.md): imported by tests (and the bench harness)
+// only; it may import any product package.
 package faultproxy
 
 import (

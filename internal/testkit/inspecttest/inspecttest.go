@@ -1,6 +1,9 @@
 // Package inspecttest builds keyspaces for tests, as httptest builds
 // servers: a preset or a schema document in, a ready keyspace out, the
 // test failed on any error.
+//
+// A test kit (ARCHITECTURE.md): imported by tests (and the bench harness)
+// only; it may import any product package.
 package inspecttest
 
 import (

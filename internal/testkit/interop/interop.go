@@ -5,6 +5,9 @@
 // writes to Redis) under node, with the packages pinned in
 // testdata/interop/package-lock.json installed by
 // `npm ci --prefix testdata/interop` (which .ci/test does).
+//
+// A test kit (ARCHITECTURE.md): imported by tests (and the bench harness)
+// only; it may import any product package.
 package interop
 
 import (

@@ -3,6 +3,9 @@
 // unprivileged user (postgres refuses root), holding the `orders` table
 // the test application writes. It is the source of truth verify hooks
 // ask in the integration tests: a real server, never a mock.
+//
+// A test kit (ARCHITECTURE.md): imported by tests (and the bench harness)
+// only; it may import any product package.
 package pgtest
 
 import (

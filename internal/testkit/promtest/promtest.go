@@ -1,5 +1,8 @@
 // Package promtest reads a Prometheus endpoint the way a scraper does, for
 // the tests of the exporter and of the command that serves it.
+//
+// A test kit (ARCHITECTURE.md): imported by tests (and the bench harness)
+// only; it may import any product package.
 package promtest
 
 import (

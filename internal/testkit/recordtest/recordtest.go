@@ -1,6 +1,9 @@
 // Package recordtest writes and reads idempotency records and the audit
 // log for tests, as the application and an auditor would: a reservation
 // made with the lesson's script, a hash read back, the audit log parsed.
+//
+// A test kit (ARCHITECTURE.md): imported by tests (and the bench harness)
+// only; it may import any product package.
 package recordtest
 
 import (

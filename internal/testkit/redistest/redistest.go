@@ -1,5 +1,8 @@
 // Package redistest starts real redis-server processes on free loopback
 // ports for tests. No mocks: tests talk to the same server operators run.
+//
+// A test kit (ARCHITECTURE.md): imported by tests (and the bench harness)
+// only; it may import any product package.
 package redistest
 
 import (
