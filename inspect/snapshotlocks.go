@@ -3,7 +3,6 @@ package inspect
 import (
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 
 	"github.com/idemctl/idemctl/inspect/rdb"
@@ -49,24 +48,20 @@ func (s *snapScan) findLocks() error {
 		return err
 	}
 	defer s.src.Close()
-	for n := 0; ; n++ {
-		if e == nil {
-			if e, err = r.Next(); errors.Is(err, io.EOF) {
-				return nil
-			} else if err != nil {
-				return &SnapshotError{Name: s.src.spec.Path, Err: err}
-			}
-		}
-		if n%4096 == 0 && s.ctx.Err() != nil {
-			return s.ctx.Err()
-		}
+	var addErr error
+	_, err = walkEntries(s.ctx, r, e, func(e *rdb.Entry) (bool, error) {
 		if e.DB == s.src.spec.DB {
-			if err := s.locks.add(r, e, s.kss, with); err != nil {
-				return err
-			}
+			addErr = s.locks.add(r, e, s.kss, with)
 		}
-		e = nil
+		return addErr != nil, nil
+	})
+	switch {
+	case addErr != nil:
+		return addErr
+	case err != nil && !errors.Is(err, s.ctx.Err()):
+		return &SnapshotError{Name: s.src.spec.Path, Err: err}
 	}
+	return err
 }
 
 func (l *snapLocks) add(r *rdb.Reader, e *rdb.Entry, kss []*Keyspace, with []int) error {

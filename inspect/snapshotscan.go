@@ -79,31 +79,43 @@ func (s *snapScan) read() error {
 		return err
 	}
 	defer s.src.Close()
-	for n := 0; ; n++ {
-		if e == nil {
-			if e, err = r.Next(); errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				return s.fault(err)
-			}
-		}
-		if n%4096 == 0 && s.ctx.Err() != nil {
-			return s.ctx.Err()
-		}
-		stop, err := s.entry(r, e)
-		if err != nil {
-			return s.fault(err)
-		}
-		if stop {
-			return s.flush(r)
-		}
-		e = nil
+	ended, err := walkEntries(s.ctx, r, e, func(e *rdb.Entry) (bool, error) { return s.entry(r, e) })
+	switch {
+	case errors.Is(err, s.ctx.Err()) && err != nil:
+		return err
+	case err != nil:
+		return s.fault(err)
+	case !ended:
+		return s.flush(r) // every keyspace reached --max-keys
 	}
 	s.src.finish(r, s.dbKeys)
 	if err := s.orphans(); err != nil {
 		return err
 	}
 	return s.flush(r)
+}
+
+// walkEntries hands the file's entries, from first (one already read, or
+// nil), to fn until the file ends (ended) or fn says stop, checking ctx
+// every 4096 entries.
+func walkEntries(ctx context.Context, r *rdb.Reader, first *rdb.Entry, fn func(*rdb.Entry) (stop bool, err error)) (ended bool, err error) {
+	e := first
+	for n := 0; ; n++ {
+		if e == nil {
+			if e, err = r.Next(); errors.Is(err, io.EOF) {
+				return true, nil
+			} else if err != nil {
+				return false, err
+			}
+		}
+		if n%4096 == 0 && ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		if stop, err := fn(e); err != nil || stop {
+			return false, err
+		}
+		e = nil
+	}
 }
 
 func (s *snapScan) fault(err error) error {

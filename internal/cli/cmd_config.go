@@ -130,6 +130,7 @@ type scanView struct {
 	MaxNodes      int    `json:"max_nodes" yaml:"max_nodes"`
 	NoMemory      bool   `json:"no_memory" yaml:"no_memory"`
 	ResponseSizes bool   `json:"response_sizes" yaml:"response_sizes"`
+	ReadPath      string `json:"read_path" yaml:"read_path"`
 }
 
 type keyspaceView struct {
@@ -214,7 +215,8 @@ func (o *configViewCmd) run(_ context.Context, a *app, fs *pflag.FlagSet, _ []st
 	sc := s.scan
 	v.Scan = scanView{Count: sc.Count, MaxKeys: sc.MaxKeys, KeysPerSec: sc.KeysPerSec, Pause: durText(sc.Pause),
 		MaxLatency: durText(sc.MaxLatency),
-		InFlight:   sc.InFlight, MaxNodes: sc.MaxNodes, NoMemory: sc.NoMemory, ResponseSizes: sc.ResponseSizes}
+		InFlight:   sc.InFlight, MaxNodes: sc.MaxNodes, NoMemory: sc.NoMemory, ResponseSizes: sc.ResponseSizes,
+		ReadPath: sc.ReadPath}
 	v.Keyspaces = []keyspaceView{}
 	for _, ks := range s.keyspaces {
 		kv := keyspaceViewOf(ks)
