@@ -6,13 +6,15 @@
 -- more than the command itself, so a record is read in as few as the
 -- answers allow: PTTL, MEMORY USAGE and HMGET for a small hash.
 --
--- KEYS: the records, then (when the schema has one) each record's lock key.
+-- KEYS: the records, then (when the schema has one) each record's lock key;
+-- on a cluster node none, the same keys following the fields in ARGV (see
+-- below).
 -- ARGV: 1 read cap, 2 MEMORY USAGE samples (0: memory off), 3 measure every
 -- response (0/1), 4 large-response threshold, 5 read field TTLs (0/1),
 -- 6 records in KEYS, 7 lock keys follow (0/1), 8 container (hash|string),
 -- 9 response field ('' none), 10 fingerprint's index among the fields (0
 -- none), 11 fingerprint bytes kept, 12 longest fingerprint whose head is cut
--- here, 13.. the schema's fields.
+-- here, 13 how many fields follow, then the schema's fields.
 --
 -- One flat reply (no table per key, which costs as much as a command), per
 -- key: pttl; -2 ends the key (it does not exist). Then the lock's pttl when
@@ -37,9 +39,17 @@ local resp = ARGV[9]
 local fpAt = tonumber(ARGV[10])
 local fpKeep = tonumber(ARGV[11])
 local fpMax = tonumber(ARGV[12])
+local nf = tonumber(ARGV[13])
 local names = {}
-for i = 13, #ARGV do names[#names + 1] = ARGV[i] end
-local nf = #names
+for i = 1, nf do names[i] = ARGV[13 + i] end
+-- A cluster node's batch spans many slots, all served here: a script's
+-- declared keys must share one, so idemctl loads this script there with
+-- allow-cross-slot-keys and passes the keys after the fields, undeclared.
+local K = KEYS
+if #KEYS == 0 and #ARGV > 13 + nf then
+  K = {}
+  for i = 14 + nf, #ARGV do K[#K + 1] = ARGV[i] end
+end
 local capEnd = tostring(cap - 1)
 -- A listpack or hash-table field takes at least 4 bytes (two entries of
 -- two), so a hash MEMORY USAGE puts under this has at most `samples`
@@ -161,11 +171,11 @@ if resp ~= '' then fastBelow = math.min(fastBelow, large + 1) end
 local fastOK = isHash and samples > 0 and nf > 0 and not (resp ~= '' and respAll)
 
 for i = 1, n do
-  local k = KEYS[i]
+  local k = K[i]
   local pttl = call('PTTL', k)
   o = o + 1; out[o] = pttl
   if pttl ~= -2 then
-    if withLock then o = o + 1; out[o] = call('PTTL', KEYS[n + i]) end
+    if withLock then o = o + 1; out[o] = call('PTTL', K[n + i]) end
     local mem = memory(k)
     o = o + 1; out[o] = mem
     if fastOK and mem >= 0 and mem < fastBelow and not (pttl == -1 and wantTTL) then

@@ -16,7 +16,7 @@ import (
 const (
 	ReadAuto   = "auto"   // the script where the server allows it, else the client's pipelines
 	ReadClient = "client" // pipelines of plain commands (PTTL, MEMORY USAGE, HLEN, HMGET…)
-	ReadScript = "script" // one read-only script call per batch (or per slot, on a cluster)
+	ReadScript = "script" // one read-only script call per batch (or several, each under its time cap)
 )
 
 // ReadPaths lists the choices, for flags and messages.
@@ -38,8 +38,9 @@ const scriptGuess = 5 * time.Microsecond
 // script, the time it takes per key, and why it was left, if it was.
 type scriptPath struct {
 	sha     string
+	body    string        // the script as loaded: its cluster variant on a cluster node
 	cap     time.Duration // one call's server time at most
-	cluster bool          // one call per slot: a script's keys must share one
+	cluster bool          // keys go undeclared (allow-cross-slot-keys): a batch spans slots
 	perKey  atomic.Int64  // ns of server time per key, recent calls
 	off     atomic.Bool   // fell back to the client path
 	mu      sync.Mutex
@@ -60,9 +61,13 @@ func probeScript(ctx context.Context, c redis.UniversalClient, mode string, budg
 	if mode == ReadClient {
 		return nil, "", nil
 	}
-	sha, err := c.ScriptLoad(ctx, readBatchLua).Result()
+	body := readBatchLua
+	if cluster {
+		body = clusterVariant(body)
+	}
+	sha, err := c.ScriptLoad(ctx, body).Result()
 	if err == nil {
-		err = c.Do(ctx, "evalsha", sha, 0, 0, 0, 0, 0, 0, 0, 0, "hash", "", 0, 0, 0).Err()
+		err = c.Do(ctx, "evalsha", sha, 0, 0, 0, 0, 0, 0, 0, 0, "hash", "", 0, 0, 0, 0).Err()
 	}
 	if err != nil {
 		if !isServerErr(err) {
@@ -74,12 +79,21 @@ func probeScript(ctx context.Context, c redis.UniversalClient, mode string, budg
 		}
 		return nil, reason, nil
 	}
-	p := &scriptPath{sha: sha, cap: callCap, cluster: cluster}
+	p := &scriptPath{sha: sha, body: body, cap: callCap, cluster: cluster}
 	if budget > 0 {
 		p.cap = min(callCap, time.Duration(float64(budget)*burstShare))
 	}
 	p.perKey.Store(int64(scriptGuess))
 	return p, "", nil
+}
+
+// clusterVariant is the read script for a cluster node: the same body,
+// allowed to read keys of several slots (all served by the node it runs
+// on; a key that is not, mid-migration, fails the call and the scan goes
+// on by the client path).
+func clusterVariant(body string) string {
+	_, rest, _ := strings.Cut(body, "\n")
+	return "#!lua flags=no-writes,allow-cross-slot-keys\n" + rest
 }
 
 // fallBack leaves the script path for the rest of the scan, saying why.

@@ -46,7 +46,7 @@ func (f *fetcher) fetchScript(ctx context.Context, keys []string, ahead *scanAhe
 		if attempt < scriptReloads && noScript {
 			// The script cache was flushed (SCRIPT FLUSH, a restart, a
 			// failover to a server that never saw it): load it again.
-			if sha, lerr := f.c.ScriptLoad(ctx, readBatchLua).Result(); lerr == nil && sha == p.sha {
+			if sha, lerr := f.c.ScriptLoad(ctx, p.body).Result(); lerr == nil && sha == p.sha {
 				continue
 			}
 		}
@@ -63,12 +63,10 @@ func (f *fetcher) sendScript(ctx context.Context, keys []string, ahead *scanAhea
 	t0 := pipe.Time(ctx)
 	args := f.scriptArgs()
 	var calls []scriptCall
-	for _, group := range f.scriptGroups(keys) {
-		for len(group) > 0 {
-			n := min(len(group), f.script.callKeys())
-			calls = append(calls, f.queueCall(ctx, pipe, keys, group[:n], args))
-			group = group[n:]
-		}
+	for from := 0; from < len(keys); {
+		to := min(len(keys), from+f.script.callKeys())
+		calls = append(calls, f.queueCall(ctx, pipe, keys[from:to], from, args))
+		from = to
 	}
 	if ahead != nil {
 		ahead.cmd = pipe.Scan(ctx, ahead.cursor, ahead.match, ahead.count)
@@ -101,7 +99,7 @@ func (f *fetcher) scriptArgs() []any {
 		container = "hash"
 	}
 	args := []any{ks.MaxValue, samples, flag01(f.respAll), ks.LargeResponse, flag01(!f.noFieldTTL.Load()),
-		0, flag01(s.Lock != nil), container, s.Response, fpAt, fpKeep, fpPrefixMax}
+		0, flag01(s.Lock != nil), container, s.Response, fpAt, fpKeep, fpPrefixMax, len(names.names)}
 	return append(args, names.names...)
 }
 
@@ -112,56 +110,46 @@ func flag01(b bool) int {
 	return 0
 }
 
-// queueCall queues one call reading keys at the positions at.
-func (f *fetcher) queueCall(ctx context.Context, pipe redis.Pipeliner, keys []string, at []int, argv []any) scriptCall {
+// queueCall queues one call reading keys, the batch's from position on:
+// declared, or on a cluster node after the fields (readbatch.lua says why).
+func (f *fetcher) queueCall(ctx context.Context, pipe redis.Pipeliner, keys []string, from int, argv []any) scriptCall {
 	lock := f.ks.Schema.Lock
-	nk := len(at)
+	all := keys
 	if lock != nil {
-		nk *= 2
-	}
-	args := make([]any, 0, 3+nk+len(argv))
-	args = append(args, "evalsha", f.script.sha, nk)
-	for _, i := range at {
-		args = append(args, keys[i])
-	}
-	if lock != nil {
-		for _, i := range at {
-			args = append(args, lock.LockKey(keys[i]))
+		all = make([]string, 0, 2*len(keys))
+		all = append(all, keys...)
+		for _, k := range keys {
+			all = append(all, lock.LockKey(k))
 		}
 	}
+	args := make([]any, 0, 3+len(all)+len(argv))
+	args = append(args, "evalsha", f.script.sha)
+	if f.script.cluster {
+		args = append(args, 0)
+	} else {
+		args = append(args, len(all))
+		args = appendKeys(args, all)
+	}
 	args = append(args, argv[:5]...)
-	args = append(args, strconv.Itoa(len(at)))
+	args = append(args, strconv.Itoa(len(keys)))
 	args = append(args, argv[6:]...)
+	if f.script.cluster {
+		args = appendKeys(args, all)
+	}
 	c := redis.NewCmd(ctx, args...)
 	_ = pipe.Process(ctx, c)
+	at := make([]int, len(keys))
+	for i := range at {
+		at[i] = from + i
+	}
 	return scriptCall{cmd: c, at: at}
 }
 
-// scriptGroups are the batch's positions by call: all of them on one
-// server, one group per hash slot on a cluster node (a script's keys must
-// share a slot, and a record's lock key its record's).
-func (f *fetcher) scriptGroups(keys []string) [][]int {
-	all := make([]int, len(keys))
-	for i := range keys {
-		all[i] = i
+func appendKeys(args []any, keys []string) []any {
+	for _, k := range keys {
+		args = append(args, k)
 	}
-	if !f.script.cluster {
-		return [][]int{all}
-	}
-	bySlot := map[uint16][]int{}
-	var order []uint16
-	for i, k := range keys {
-		s := keySlot(k)
-		if _, seen := bySlot[s]; !seen {
-			order = append(order, s)
-		}
-		bySlot[s] = append(bySlot[s], i)
-	}
-	out := make([][]int, 0, len(order))
-	for _, s := range order {
-		out = append(out, bySlot[s])
-	}
-	return out
+	return args
 }
 
 // scriptRecords classifies the calls' replies in the batch's key order.
