@@ -25,7 +25,7 @@ func TestEngineImportsNoUI(t *testing.T) {
 	for _, p := range strings.Fields(string(internal)) {
 		// The command layer, its test kit and the suites that drive it
 		// may reach the UI; the rest of internal/ may not.
-		if !strings.HasSuffix(p, "/internal/cli") && !strings.HasSuffix(p, "/internal/clitest") && !strings.HasSuffix(p, "/internal/acceptance") {
+		if !strings.HasSuffix(p, "/internal/cli") && !strings.HasSuffix(p, "/internal/testkit/clitest") && !strings.HasSuffix(p, "/internal/acceptance") {
 			pkgs = append(pkgs, p)
 		}
 	}
