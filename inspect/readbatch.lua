@@ -62,8 +62,10 @@ local function put(v) o = o + 1; out[o] = v end
 local function refused(e)
   local m = e.err or ''
   -- ACL refusals read "NOPERM" or, inside a script, "can't run this
-  -- command"; a command the server lacks, "Unknown".
-  return m:find('NOPERM') or m:find("can't run") or m:find('nknown') or m:find('not allowed')
+  -- command" (Redis 7, Valkey) or "ACL failure in script" (Redis 8); a
+  -- command the server lacks, "Unknown".
+  return m:find('NOPERM') or m:find("can't run") or m:find('ACL failure') or m:find('no permissions') or
+    m:find('nknown') or m:find('not allowed')
 end
 
 -- memory is MEMORY USAGE's answer: -1 when not asked or unknown, -3 when
