@@ -20,13 +20,12 @@ type scriptCall struct {
 const scriptReloads = 3
 
 // fetchScript reads a batch with the read script: one pipeline of calls,
-// each within the script's server-time cap (and, on a cluster, of one
-// slot), bracketed by TIME. ok is false when the batch must be read by
+// each within the script's server-time cap, bracketed by TIME. ok is false when the batch must be read by
 // the client path instead (the script was refused, killed or is busy);
 // err only for a broken connection or a cancelled scan.
 func (f *fetcher) fetchScript(ctx context.Context, keys []string, ahead *scanAhead) (fetched, bool, error) {
 	p := f.script
-	for attempt := 0; attempt < scriptReloads+1; attempt++ {
+	for attempt := 0; ; attempt++ {
 		out, calls, err := f.sendScript(ctx, keys, ahead)
 		if err != nil {
 			return fetched{}, true, err
@@ -53,8 +52,6 @@ func (f *fetcher) fetchScript(ctx context.Context, keys []string, ahead *scanAhe
 		p.fallBack(failed)
 		return fetched{}, false, nil
 	}
-	p.fallBack("NOSCRIPT after loading the script again")
-	return fetched{}, false, nil
 }
 
 // sendScript queues and runs the batch's calls (and ahead's SCAN).
