@@ -2,7 +2,6 @@ package acceptance
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/recordtest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
@@ -29,7 +29,7 @@ func readPathsAgree(t *testing.T, args ...string) int {
 			if r.Code != 0 {
 				t.Fatalf("scan --read-path %s %v: exit %d\n%s", path, variant, r.Code, r.Stderr)
 			}
-			return byKeyRaw(t, r.Stdout), at
+			return recordtest.NDJSONByKey(t, r.Stdout), at
 		}
 		client, from := scan("client")
 		script, _ := scan("script")
@@ -50,23 +50,6 @@ func readPathsAgree(t *testing.T, args ...string) int {
 		n = len(client)
 	}
 	return n
-}
-
-// byKeyRaw keeps each NDJSON line's fields as the JSON said them.
-func byKeyRaw(t *testing.T, out string) map[string]map[string]any {
-	t.Helper()
-	m := map[string]map[string]any{}
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		if line == "" {
-			continue
-		}
-		var r map[string]any
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Fatalf("%v: %s", err, line)
-		}
-		m[fmt.Sprint(r["key"])] = r
-	}
-	return m
 }
 
 // recordDiff names the fields that differ; times (ttl_ms, age_ms,
