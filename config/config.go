@@ -98,6 +98,21 @@ type KeyspaceConfig struct {
 	LargeResponse     units.ByteSize `yaml:"large_response"`
 	MaxValue          units.ByteSize `yaml:"max_value"`
 	Verify            *VerifyConfig  `yaml:"verify"` // verify.go
+
+	// Kind: records (the default: idempotency records, read by scan,
+	// stats and the TUI), stream (consumer groups' pending entries,
+	// stream.go) or ledger (dedupe ledgers of processed event IDs,
+	// ledger.go). ProcessingTimeout is a stream group's stale threshold.
+	Kind string `yaml:"kind"`
+	// kind: stream
+	Groups           []string `yaml:"groups"`            // only these groups (default: all)
+	MaxDeliveries    int      `yaml:"max_deliveries"`    // delivered more often: poison
+	DeadLetter       string   `yaml:"dead_letter"`       // dead-letter stream, {stream} allowed
+	RecoveryConsumer string   `yaml:"recovery_consumer"` // who retried entries are claimed to
+	// kind: ledger
+	Window    units.Duration `yaml:"window"`     // how long an entry is meant to be kept
+	ScoreUnit string         `yaml:"score_unit"` // zset ledgers: what a score counts (s, ms)
+	Period    string         `yaml:"period"`     // set-per-period ledgers: the {period} capture's layout
 }
 
 // DefaultPath is $XDG_CONFIG_HOME/idemctl/config.yaml (or ~/.config/…),
@@ -161,6 +176,21 @@ func (c *Config) check() error {
 			return fmt.Errorf("line %d: keyspace %q defined twice", line, k.Name)
 		}
 		names[k.Name] = true
+		switch k.Kind {
+		case "", KindRecords:
+		case KindStream:
+			if err := k.checkStream(); err != nil {
+				return fmt.Errorf("line %d: keyspace %s: %v", line, k.Name, err)
+			}
+			continue
+		case KindLedger:
+			if err := k.checkLedger(); err != nil {
+				return fmt.Errorf("line %d: keyspace %s: %v", line, k.Name, err)
+			}
+			continue
+		default:
+			return fmt.Errorf("line %d: keyspace %s: kind %q: want %s, %s or %s", line, k.Name, k.Kind, KindRecords, KindStream, KindLedger)
+		}
 		ks, err := c.Keyspace(k.Name)
 		if err != nil {
 			return fmt.Errorf("line %d: %v", line, err)
@@ -220,6 +250,9 @@ func (c *Config) Keyspace(name string) (*inspect.Keyspace, error) {
 		if k.Name != name {
 			continue
 		}
+		if k.Kind != "" && k.Kind != KindRecords {
+			return nil, fmt.Errorf("keyspace %s holds %s entries, not records: read it with idemctl %ss", name, k.Kind, k.Kind)
+		}
 		var schema *inspect.Schema
 		var err error
 		switch {
@@ -247,6 +280,35 @@ func (c *Config) Keyspace(name string) (*inspect.Keyspace, error) {
 		})
 	}
 	return nil, fmt.Errorf("unknown keyspace %q", name)
+}
+
+// Kinds of keyspace.
+const (
+	KindRecords = "records"
+	KindStream  = "stream"
+	KindLedger  = "ledger"
+)
+
+// kindOf is the named keyspace's kind (records when unset or unknown).
+func (c *Config) kindOf(name string) string {
+	for _, k := range c.Keyspaces {
+		if k.Name == name && k.Kind != "" {
+			return k.Kind
+		}
+	}
+	return KindRecords
+}
+
+// namesOfKind lists the keyspaces of one kind a profile reads (all of
+// that kind when the profile names none).
+func (c *Config) namesOfKind(p *Profile, kind string) []string {
+	var out []string
+	for _, k := range c.Keyspaces {
+		if c.kindOf(k.Name) == kind && (p == nil || len(p.Keyspaces) == 0 || slices.Contains(p.Keyspaces, k.Name)) {
+			out = append(out, k.Name)
+		}
+	}
+	return out
 }
 
 // ProfileNames lists the profiles, sorted.
@@ -290,6 +352,9 @@ func (c *Config) KeyspacesFor(p *Profile) ([]*inspect.Keyspace, error) {
 	}
 	out := make([]*inspect.Keyspace, 0, len(names))
 	for _, n := range names {
+		if c.kindOf(n) != KindRecords {
+			continue // streams and ledgers have their own commands
+		}
 		ks, err := c.Keyspace(n)
 		if err != nil {
 			return nil, err
