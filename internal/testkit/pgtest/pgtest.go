@@ -54,6 +54,18 @@ const OrdersTable = `CREATE TABLE orders (
 	UNIQUE (principal, idem_key)
 )`
 
+// EffectsTable is what the test stream consumer (appsim.Consumer) does
+// per event: one row per effect applied. No unique key on event_id, on
+// purpose: an event processed twice shows as two rows.
+const EffectsTable = `CREATE TABLE effects (
+	id         bigserial PRIMARY KEY,
+	event_id   text NOT NULL,
+	stream_id  text NOT NULL,
+	consumer   text NOT NULL,
+	amount     bigint NOT NULL,
+	created_at timestamptz NOT NULL DEFAULT now()
+)`
+
 // Server is one running postgres.
 type Server struct {
 	Host     string
@@ -226,6 +238,9 @@ func (s *Server) setUp() error {
 	}
 	if _, err := s.db.Exec(OrdersTable); err != nil {
 		return fmt.Errorf("creating the orders table: %v", err)
+	}
+	if _, err := s.db.Exec(EffectsTable); err != nil {
+		return fmt.Errorf("creating the effects table: %v", err)
 	}
 	return nil
 }
