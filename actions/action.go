@@ -126,7 +126,8 @@ type Result struct {
 	// copies (WAIT): replicas_acked, fsynced, not_replicated.
 	*Replication
 
-	after *Version // the version the write left (the script says)
+	after *Version    // the version the write left (the script says)
+	entry *EntryAudit // a pending-entry write: the entry as it left it
 }
 
 // Unreplicated reports whether r was applied on the primary but not

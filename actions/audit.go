@@ -63,6 +63,8 @@ type AuditEntry struct {
 	After     *Snapshot `json:"after,omitempty"` // planned (intent)
 	Changes   []Change  `json:"changes,omitempty"`
 	Evidence  *Evidence `json:"evidence,omitempty"` // a verify hook's verdict behind the write
+	// Entry is a pending-entry write's entry (Key is then its stream).
+	Entry *EntryAudit `json:"entry,omitempty"`
 	// Undoable says whether the intent holds an exact before-image
 	// (Image): false when a value was left out of the log (too long, a
 	// payload, cut by the read cap) or the image is over MaxImage, with

@@ -67,6 +67,9 @@ func RunID(plans []*Plan) string {
 		if p.reverts != nil { // an undo is told apart by the write it reverts
 			_ = enc.Encode(p.reverts.ID)
 		}
+		if p.entry != nil { // the entry, beside its stream (Key)
+			_ = enc.Encode(p.entry.runKey())
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
@@ -137,7 +140,7 @@ func traceRun(path, run string) (*runTrace, error) {
 		case PhaseOutcome:
 			closed[e.ID] = true
 			if e.Outcome == Applied {
-				t.applied[e.entryKey()] = e.Time
+				t.applied[auditTarget(e)] = e.Time
 			}
 		}
 	})
@@ -146,7 +149,7 @@ func traceRun(path, run string) (*runTrace, error) {
 	}
 	for id, in := range intents {
 		if !closed[id] {
-			t.inDoubt[in.entryKey()] = in
+			t.inDoubt[auditTarget(in)] = in
 		}
 	}
 	return t, nil
@@ -177,12 +180,12 @@ func (e *Executor) MarkAlreadyApplied(plans []*Plan) (int, error) {
 	}
 	n := 0
 	for _, p := range plans {
-		if at, ok := t.applied[p.Key]; ok {
+		if at, ok := t.applied[planTarget(p)]; ok {
 			p.Refused, p.Outcome = "applied by an earlier execution of this run ("+run+") at "+at, AlreadyApplied
 			n++
 			continue
 		}
-		in, ok := t.inDoubt[p.Key]
+		in, ok := t.inDoubt[planTarget(p)]
 		if !ok || in.After == nil {
 			continue
 		}

@@ -56,7 +56,7 @@ func (e *Executor) entry(p *Plan, phase, run string) AuditEntry {
 	}
 	before := p.Before
 	en := AuditEntry{ID: newID(), Phase: phase, Run: run, Identity: e.Identity, Keyspace: ks, Key: p.Key,
-		Action: p.Kind, Reason: p.Reason, Before: &before, Changes: p.Changes, Evidence: p.Evidence}
+		Action: p.Kind, Reason: p.Reason, Before: &before, Changes: p.Changes, Evidence: p.Evidence, Entry: entryAuditOf(p)}
 	if p.reverts != nil {
 		en.Reverts = p.reverts.ID
 	}
@@ -64,7 +64,7 @@ func (e *Executor) entry(p *Plan, phase, run string) AuditEntry {
 	if phase == PhaseIntent {
 		after := p.After
 		en.After = &after
-		note := v.undoNote(p)
+		note := undoNoteOf(v, p)
 		ok := note == ""
 		en.Undoable, en.UndoNote = &ok, note
 		if ok {
@@ -92,6 +92,9 @@ func outcomeOf(intent AuditEntry, res Result) AuditEntry {
 	out.Image = nil
 	out.Outcome, out.Detail, out.ServerMs, out.AfterVersion = res.Outcome, res.Detail, res.ServerMs, res.after
 	out.Replication = res.Replication
+	if res.entry != nil {
+		out.Entry = res.entry
+	}
 	return out
 }
 
@@ -107,6 +110,9 @@ func (e *Executor) refusalOf(p *Plan, run string, res Result) AuditEntry {
 // and, when the outcome is uncertain (timeout, lost connection), a re-read
 // that settles it, never an assumption.
 func (e *Executor) write(ctx context.Context, via processor, p *Plan, res Result) Result {
+	if p.entry != nil {
+		return e.writeEntry(ctx, via, p, res)
+	}
 	reply, err := e.runScript(ctx, via, p)
 	switch {
 	case err == nil:

@@ -62,6 +62,7 @@ type Plan struct {
 	settles  *AuditEntry // an earlier intent of the same run this plan's already_applied closes
 	img      imageRead   // the before-image, read with the version
 	reverts  *AuditEntry // an undo: the intent of the write it reverts
+	entry    *entryPlan  // a pending-entry write (entry.go); nil for a record
 }
 
 // imageRead is a before-image as read, or why there is none.

@@ -164,6 +164,9 @@ func (x *UndoIndex) Undoable(t UndoTarget) string {
 
 func undoableWhy(t UndoTarget) string {
 	in, o := t.Intent, t.Outcome
+	if in.Entry != nil {
+		return entryUndoableWhy(t)
+	}
 	switch {
 	case in.Undoable != nil && !*in.Undoable:
 		return "not undoable: " + in.UndoNote
@@ -232,6 +235,9 @@ func keyspaceNamed(kss []*inspect.Keyspace, name, key string) *inspect.Keyspace 
 // longer that version or the image cannot be restored.
 func (e *Executor) planUndo(ctx context.Context, x *UndoIndex, t UndoTarget, ks *inspect.Keyspace, reason string, prior *chainState) (*Plan, error) {
 	in := t.Intent
+	if in.Entry != nil { // a pending-entry retry (entryundo.go)
+		return e.planEntryUndo(ctx, x, t, reason)
+	}
 	p := &Plan{Request: Request{Kind: KindUndo, Keyspace: ks, Key: in.entryKey(), Reason: reason, By: e.Identity.OSUser}, planned: time.Now()}
 	p.reverts = &in
 	if ks == nil {
