@@ -98,22 +98,27 @@ func placeholders(arg string) []string {
 // args fills the placeholders from rec. A value that cannot be an
 // argument (a NUL byte) is an error naming the placeholder.
 func (h Hook) args(rec *inspect.Record) ([]string, error) {
-	value := func(name string) string {
+	return h.fill(func(name string) (string, error) {
 		switch name {
 		case "key":
-			return rec.Key
+			return rec.Key, nil
 		case "keyspace":
 			if rec.Keyspace != nil {
-				return rec.Keyspace.Name
+				return rec.Keyspace.Name, nil
 			}
-			return ""
+			return "", nil
 		case "fingerprint":
-			return rec.Fingerprint
+			return rec.Fingerprint, nil
 		case "state":
-			return rec.RawState
+			return rec.RawState, nil
 		}
-		return rec.Group(name)
-	}
+		return rec.Group(name), nil
+	})
+}
+
+// fill replaces each argument's placeholders by what value says of them;
+// value's error, or a NUL byte, stops it naming the placeholder.
+func (h Hook) fill(value func(name string) (string, error)) ([]string, error) {
 	out := make([]string, len(h.Command))
 	out[0] = h.Command[0]
 	for i, arg := range h.Command[1:] {
@@ -135,7 +140,10 @@ func (h Hook) args(rec *inspect.Record) ([]string, error) {
 				rest = rest[i+1:]
 				continue
 			}
-			v := value(name)
+			v, err := value(name)
+			if err != nil {
+				return nil, fmt.Errorf("{%s}: %v", name, err)
+			}
 			if strings.IndexByte(v, 0) >= 0 {
 				return nil, fmt.Errorf("{%s} holds a NUL byte, which cannot be passed as an argument", name)
 			}
