@@ -1,0 +1,355 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+// streamsCmd holds streams' flags.
+type streamsCmd struct {
+	cf            connFlags
+	keyspaces     []string
+	match         string
+	groups        []string
+	timeout       time.Duration
+	maxDeliveries int
+	output        string
+	pending       bool
+	stale         bool
+	poison        bool
+	consumer      string
+	stream        string
+	entry         string
+	maxStreams    int
+	maxPending    int
+	maxValue      int64
+	failOnStale   bool
+	failOnPoison  bool
+}
+
+// flags registers streams' flags.
+func (o *streamsCmd) flags(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&o.keyspaces, "keyspace", nil, "stream keyspace(s) from the config file (default: the profile's kind: stream keyspaces)")
+	fs.StringVar(&o.match, "match", "", "SCAN MATCH pattern of stream keys, instead of configured keyspaces")
+	fs.StringSliceVar(&o.groups, "group", nil, "only these consumer groups (default: the keyspace's, or all)")
+	fs.Var(durationValue(&o.timeout), "timeout", "a pending entry idle longer than this is stale (default: the keyspace's, or 5m)")
+	fs.IntVar(&o.maxDeliveries, "max-deliveries", 0, "delivered more often than this: poison (default: the keyspace's, or 5)")
+	fs.BoolVar(&o.pending, "pending", false, "list the pending entries instead of the per-group summary")
+	fs.BoolVar(&o.stale, "stale", false, "with --pending: only stale entries")
+	fs.BoolVar(&o.poison, "poison", false, "with --pending: only poison entries")
+	fs.StringVar(&o.consumer, "consumer", "", "with --pending: only this consumer's entries")
+	fs.StringVar(&o.stream, "stream", "", "with --entry: the stream key")
+	fs.StringVar(&o.entry, "entry", "", "show this entry's fields (an ID such as 1700000000000-0; needs --stream)")
+	fs.IntVar(&o.maxStreams, "max-streams", inspect.DefaultMaxStreams, "streams read at most (the output says when the limit was reached)")
+	fs.IntVar(&o.maxPending, "max-pending", inspect.DefaultMaxPending, fmt.Sprintf("pending entries read per group, at most %d (the output says truncated when more)", inspect.MaxStreamPending))
+	fs.Var(sizeValue(&o.maxValue), "max-value", "with --entry: bytes shown of each field name and value (default 4KiB; longer ones are cut on the server)")
+	fs.BoolVar(&o.failOnStale, "fail-on-stale", false, "exit 8 when a stale pending entry is found (3 when none was, but not every entry was read)")
+	fs.BoolVar(&o.failOnPoison, "fail-on-poison", false, "exit 8 when a poison pending entry is found (3 when none was, but not every entry was read)")
+	outputFlag(fs, &o.output, "", "table or json (default: table on a terminal, json otherwise)", "table", "json")
+	addGroup(fs, groupConnection, o.cf.register)
+}
+
+func (o *streamsCmd) check(fs *pflag.FlagSet) error {
+	switch {
+	case o.maxStreams < 1:
+		return usageErr("--max-streams must be at least 1")
+	case o.maxPending < 1 || o.maxPending > inspect.MaxStreamPending:
+		return usageErr("--max-pending must be 1 to %d", inspect.MaxStreamPending)
+	case o.maxDeliveries < 0:
+		return usageErr("--max-deliveries must not be negative")
+	case fs.Changed("max-value") && (o.maxValue < 16 || o.maxValue > inspect.MaxEntryValueCap):
+		return usageErr("--max-value must be 16 bytes to %s", units.FormatBytes(inspect.MaxEntryValueCap))
+	case (o.entry == "") != (o.stream == ""):
+		return usageErr("--entry ID and --stream KEY go together")
+	case !o.pending && (o.stale || o.poison || o.consumer != ""):
+		return usageErr("--stale, --poison and --consumer filter --pending")
+	case o.match != "" && len(o.keyspaces) > 0:
+		return usageErr("use --match or --keyspace, not both")
+	}
+	return nil
+}
+
+func (o *streamsCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
+	format, err := outputFormat(o.output, a.isTTY, "table", "json")
+	if err != nil {
+		return err
+	}
+	if err := o.check(fs); err != nil {
+		return err
+	}
+	s, err := a.resolveSession(fs, &o.cf, nil, nil, false)
+	if err != nil {
+		return err
+	}
+	var spaces []*inspect.StreamSpace
+	if o.entry == "" {
+		if spaces, err = o.spaces(fs, s); err != nil {
+			return err
+		}
+	}
+	if err := s.connect(ctx, a); err != nil {
+		return err
+	}
+	defer s.Close()
+	if o.entry != "" {
+		return o.showEntry(ctx, a, s, format)
+	}
+	opt := inspect.StreamOptions{MaxStreams: o.maxStreams, MaxPending: o.maxPending}
+	var reps []inspect.StreamReport
+	for _, sp := range spaces {
+		rep, err := inspect.ReadStreams(ctx, s.client, *sp, opt)
+		if err != nil {
+			return fmt.Errorf("keyspace %s: %s", sp.Name, inspect.Line(err.Error()))
+		}
+		reps = append(reps, rep)
+	}
+	if err := o.write(a, format, spaces, reps); err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	return o.verdict(reps)
+}
+
+// spaces are the stream keyspaces to read: ad hoc from --match, named by
+// --keyspace, or the profile's; the threshold flags override theirs.
+func (o *streamsCmd) spaces(fs *pflag.FlagSet, s *session) ([]*inspect.StreamSpace, error) {
+	var out []*inspect.StreamSpace
+	if o.match != "" {
+		out = []*inspect.StreamSpace{{Name: o.match, Match: o.match}}
+	} else {
+		all, err := s.cfg.StreamSpaces(nil)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		if len(o.keyspaces) == 0 {
+			out, _ = s.cfg.StreamSpaces(s.profile)
+		}
+		for _, n := range o.keyspaces {
+			i := slices.IndexFunc(all, func(sp *inspect.StreamSpace) bool { return sp.Name == n })
+			if i < 0 {
+				return nil, usageErr("--keyspace %s: not a kind: stream keyspace of the config file", n)
+			}
+			out = append(out, all[i])
+		}
+	}
+	if len(out) == 0 {
+		return nil, usageErr("no stream keyspace to read: pass --match PATTERN, or configure a keyspace with kind: stream")
+	}
+	for _, sp := range out {
+		if fs.Changed("timeout") {
+			sp.ProcessingTimeout = o.timeout
+		}
+		if fs.Changed("max-deliveries") {
+			sp.MaxDeliveries = int64(o.maxDeliveries)
+		}
+		if len(o.groups) > 0 {
+			sp.Groups = o.groups
+		}
+		*sp = sp.WithDefaults()
+	}
+	return out, nil
+}
+
+// verdict is the exit code: 8 when --fail-on-stale or --fail-on-poison
+// found one; 3 when it found none but could not read every entry.
+func (o *streamsCmd) verdict(reps []inspect.StreamReport) error {
+	if !o.failOnStale && !o.failOnPoison {
+		return nil
+	}
+	var stale, poison int
+	cut := false
+	for _, r := range reps {
+		cut = cut || r.Limited
+		for _, st := range r.Streams {
+			for _, g := range st.Groups {
+				stale, poison, cut = stale+g.Stale, poison+g.Poison, cut || g.Truncated
+			}
+		}
+	}
+	switch {
+	case o.failOnStale && stale > 0 || o.failOnPoison && poison > 0:
+		return codeErr(ExitThreshold, "found %d stale and %d poison pending entries", stale, poison)
+	case cut:
+		return codeErr(ExitIncomplete, "no stale or poison entry among those read, but not every stream or entry was read (raise --max-streams or --max-pending)")
+	}
+	return nil
+}
+
+// write prints the reports: per group, or the pending entries with --pending.
+func (o *streamsCmd) write(a *app, format string, spaces []*inspect.StreamSpace, reps []inspect.StreamReport) error {
+	for i := range reps {
+		o.filter(&reps[i])
+	}
+	if format == "json" {
+		return writeJSON(a, map[string]any{"keyspaces": reps})
+	}
+	w := bufio.NewWriter(a.stdout)
+	for i, r := range reps {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		writeStreamsHeader(w, spaces[i], r)
+		if o.pending {
+			writePendingTable(w, r)
+		} else {
+			writeGroupsTable(w, r)
+		}
+		writeStreamNotes(w, r, o.maxPending)
+	}
+	return w.Flush()
+}
+
+// filter keeps the entries --pending asked for (none without it).
+func (o *streamsCmd) filter(r *inspect.StreamReport) {
+	for si := range r.Streams {
+		for gi := range r.Streams[si].Groups {
+			g := &r.Streams[si].Groups[gi]
+			kept := []inspect.PendingEntry{}
+			for _, e := range g.Entries {
+				if o.pending && (!o.stale || e.Stale) && (!o.poison || e.Poison) && (o.consumer == "" || string(e.Consumer) == o.consumer) {
+					kept = append(kept, e)
+				}
+			}
+			if g.Oldest != nil {
+				oldest := *g.Oldest
+				g.Oldest = &oldest // not into the filtered slice
+			}
+			g.Entries = kept
+		}
+	}
+}
+
+func writeStreamsHeader(w io.Writer, sp *inspect.StreamSpace, r inspect.StreamReport) {
+	fmt.Fprintf(w, "KEYSPACE %s (%s): stale after %s idle, poison after %d deliveries, %d streams\n",
+		inspect.Sanitize(sp.Name), inspect.Sanitize(string(r.Match)), sp.ProcessingTimeout, sp.MaxDeliveries, len(r.Streams))
+}
+
+func writeGroupsTable(w io.Writer, r inspect.StreamReport) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STREAM\tGROUP\tPENDING\tSTALE\tPOISON\tCONSUMERS\tOLDEST PENDING\tLAG")
+	for _, st := range r.Streams {
+		if len(st.Groups) == 0 {
+			fmt.Fprintf(tw, "%s\t(no group)\t\t\t\t\t\t\n", inspect.Sanitize(string(st.Key)))
+		}
+		for _, g := range st.Groups {
+			more := ""
+			if g.Truncated {
+				more = "+" // counted among the entries read only
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d%s\t%d%s\t%d\t%s\t%s\n", inspect.Sanitize(string(st.Key)), inspect.Sanitize(string(g.Name)),
+				g.Pending, g.Stale, more, g.Poison, more, g.Consumers, oldestText(g), lagText(g.Lag))
+		}
+	}
+	tw.Flush()
+}
+
+func oldestText(g inspect.GroupState) string {
+	if g.Oldest == nil {
+		return "-"
+	}
+	age := "age unknown"
+	if g.OldestAge != nil {
+		age = units.FormatMs(g.OldestAge.D().Milliseconds())
+	}
+	return fmt.Sprintf("%s (idle %s)", age, units.FormatMs(g.Oldest.Idle.D().Milliseconds()))
+}
+
+func lagText(lag *int64) string {
+	if lag == nil {
+		return "unknown"
+	}
+	return units.FormatCount(*lag)
+}
+
+func writePendingTable(w io.Writer, r inspect.StreamReport) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STREAM\tGROUP\tID\tCONSUMER\tIDLE\tDELIVERIES\tFLAGS")
+	for _, st := range r.Streams {
+		for _, g := range st.Groups {
+			for _, e := range g.Entries {
+				var flags []string
+				if e.Stale {
+					flags = append(flags, "stale")
+				}
+				if e.Poison {
+					flags = append(flags, "poison")
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", inspect.Sanitize(string(e.Stream)), inspect.Sanitize(string(e.Group)),
+					inspect.Sanitize(e.ID), inspect.Sanitize(string(e.Consumer)), units.FormatMs(e.Idle.D().Milliseconds()), e.Deliveries, strings.Join(flags, ","))
+			}
+		}
+	}
+	tw.Flush()
+}
+
+// writeStreamNotes says what was cut or skipped.
+func writeStreamNotes(w io.Writer, r inspect.StreamReport, maxPending int) {
+	if r.Limited {
+		fmt.Fprintf(w, "note: stopped at %d streams (--max-streams): more may match\n", len(r.Streams))
+	}
+	for _, st := range r.Streams {
+		for _, g := range st.Groups {
+			if g.Truncated {
+				fmt.Fprintf(w, "note: truncated: only the oldest %d of %d pending entries of group %s of %s were read (--max-pending)\n",
+					maxPending, g.Pending, inspect.Sanitize(string(g.Name)), inspect.Sanitize(string(st.Key)))
+			}
+		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+// showEntry prints one entry's fields, each cut on the server.
+func (o *streamsCmd) showEntry(ctx context.Context, a *app, s *session, format string) error {
+	e, err := inspect.ReadStreamEntry(ctx, s.client, o.stream, o.entry, int(o.maxValue), inspect.DefaultEntryFields)
+	if err != nil {
+		return fmt.Errorf("%s", inspect.Line(err.Error()))
+	}
+	if !e.Found {
+		return codeErr(ExitNotFound, "stream %s has no entry %s", inspect.Sanitize(o.stream), inspect.Sanitize(o.entry))
+	}
+	if format == "json" {
+		err = writeJSON(a, e)
+	} else {
+		w := bufio.NewWriter(a.stdout)
+		writeEntryTable(w, e)
+		err = w.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	return nil
+}
+
+func writeEntryTable(w io.Writer, e inspect.StreamEntry) {
+	fmt.Fprintf(w, "STREAM %s  ENTRY %s  %d fields\n", inspect.Sanitize(string(e.Stream)), inspect.Sanitize(e.ID), e.FieldCount)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "FIELD\tVALUE")
+	for _, f := range e.Fields {
+		fmt.Fprintf(tw, "%s%s\t%s%s\n", inspect.Sanitize(string(f.Name)), cutNote(len(f.Name), f.NameLen),
+			inspect.Sanitize(string(f.Value)), cutNote(len(f.Value), f.ValueLen))
+	}
+	tw.Flush()
+	if e.FieldsCut {
+		fmt.Fprintf(w, "note: truncated: %d of %d fields shown\n", len(e.Fields), e.FieldCount)
+	}
+}
+
+// cutNote says a value was cut: its full size and how much is shown.
+func cutNote(shown int, full int64) string {
+	if int64(shown) >= full {
+		return ""
+	}
+	return fmt.Sprintf("… (%s, first %s shown)", units.FormatBytes(full), units.FormatBytes(int64(shown)))
+}
