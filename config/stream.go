@@ -56,6 +56,14 @@ func (k *KeyspaceConfig) checkStream() error {
 	if strings.TrimSpace(k.RecoveryConsumer) != k.RecoveryConsumer {
 		return fmt.Errorf("kind stream: recovery_consumer %q has surrounding spaces", k.RecoveryConsumer)
 	}
+	if k.Verify != nil {
+		if err := k.Verify.checkEnv(); err != nil {
+			return fmt.Errorf("verify: %v", err)
+		}
+		if err := k.Verify.hook("").CheckEntry(); err != nil {
+			return fmt.Errorf("verify: %v", err)
+		}
+	}
 	return nil
 }
 

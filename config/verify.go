@@ -41,16 +41,24 @@ func (v *VerifyConfig) check(ks *inspect.Keyspace) error {
 	if v == nil {
 		return nil
 	}
-	for name := range v.Env {
-		if name == "" || strings.ContainsAny(name, "=\x00") {
-			return fmt.Errorf("env: %q is not a variable name", name)
-		}
+	if err := v.checkEnv(); err != nil {
+		return err
 	}
 	var caps []string
 	if ks.Template != nil {
 		caps = ks.Template.Names()
 	}
 	return v.hook("").Check(caps)
+}
+
+// checkEnv refuses a variable name the environment cannot hold.
+func (v *VerifyConfig) checkEnv() error {
+	for name := range v.Env {
+		if name == "" || strings.ContainsAny(name, "=\x00") {
+			return fmt.Errorf("env: %q is not a variable name", name)
+		}
+	}
+	return nil
 }
 
 // VerifyHook returns the named keyspace's hook, nil when it has none.

@@ -313,8 +313,34 @@ func readTargets(a *app, args []string, file string) ([]target, error) {
 	for _, k := range args {
 		out = append(out, target{key: k})
 	}
+	err := eachTargetLine(a, file, func(n int, parts []string) error {
+		t := target{key: parts[0]}
+		if len(parts) > 4 {
+			return usageErr("--from-file line %d: %d tab-separated columns; want KEY[<TAB>STATE<TAB>FINGERPRINT[<TAB>VERSION]]", n, len(parts))
+		}
+		if len(parts) >= 2 {
+			t.saw = &actions.Seen{State: parts[1]}
+			if len(parts) >= 3 {
+				t.saw.Fingerprint = parts[2]
+			}
+			if len(parts) == 4 {
+				if !actions.ValidVersion(parts[3]) {
+					return usageErr("--from-file line %d: version %q is not one idemctl prints (20 hex characters)", n, inspect.Sanitize(parts[3]))
+				}
+				t.saw.Version = parts[3]
+			}
+		}
+		out = append(out, t)
+		return nil
+	})
+	return out, err
+}
+
+// eachTargetLine hands fn the columns of each line of --from-file (- for
+// stdin; "" reads nothing), skipping blank and comment lines.
+func eachTargetLine(a *app, file string, fn func(n int, cols []string) error) error {
 	if file == "" {
-		return out, nil
+		return nil
 	}
 	var r io.Reader
 	if file == "-" {
@@ -322,7 +348,7 @@ func readTargets(a *app, args []string, file string) ([]target, error) {
 	} else {
 		f, err := os.Open(file)
 		if err != nil {
-			return nil, usageErr("--from-file: %v", err)
+			return usageErr("--from-file: %v", err)
 		}
 		defer f.Close()
 		r = f
@@ -332,33 +358,19 @@ func readTargets(a *app, args []string, file string) ([]target, error) {
 	for n := 1; sc.Scan(); n++ {
 		parts, err := actions.TargetColumns(sc.Text())
 		if err != nil {
-			return nil, usageErr("--from-file line %d: %v", n, err)
+			return usageErr("--from-file line %d: %v", n, err)
 		}
 		if parts == nil {
 			continue
 		}
-		t := target{key: parts[0]}
-		if len(parts) > 4 {
-			return nil, usageErr("--from-file line %d: %d tab-separated columns; want KEY[<TAB>STATE<TAB>FINGERPRINT[<TAB>VERSION]]", n, len(parts))
+		if err := fn(n, parts); err != nil {
+			return err
 		}
-		if len(parts) >= 2 {
-			t.saw = &actions.Seen{State: parts[1]}
-			if len(parts) >= 3 {
-				t.saw.Fingerprint = parts[2]
-			}
-			if len(parts) == 4 {
-				if !actions.ValidVersion(parts[3]) {
-					return nil, usageErr("--from-file line %d: version %q is not one idemctl prints (20 hex characters)", n, inspect.Sanitize(parts[3]))
-				}
-				t.saw.Version = parts[3]
-			}
-		}
-		out = append(out, t)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, usageErr("--from-file: %v", err)
+		return usageErr("--from-file: %v", err)
 	}
-	return out, nil
+	return nil
 }
 
 // needRef makes a reconcile without --ref a usage error before connecting,
@@ -414,7 +426,12 @@ func printPlans(w io.Writer, plans []*actions.Plan) {
 			break
 		}
 		if p.Refused != "" {
-			fmt.Fprintf(w, "%s %s: %s: %s\n", p.Kind, inspect.Sanitize(p.Key), p.Outcome, inspect.Sanitize(p.Refused))
+			fmt.Fprintf(w, "%s %s: %s: %s\n", p.Kind, planTargetText(p), p.Outcome, inspect.Sanitize(p.Refused))
+			continue
+		}
+		if e := p.Entry(); e != nil {
+			fmt.Fprintf(w, "%s %s:\n", p.Kind, planTargetText(p))
+			printChanges(w, p)
 			continue
 		}
 		what := ""
@@ -426,14 +443,29 @@ func printPlans(w io.Writer, plans []*actions.Plan) {
 			ver = "none: the key is absent"
 		}
 		fmt.Fprintf(w, "%s %s (keyspace %s, version %s%s):\n", p.Kind, inspect.Sanitize(p.Key), p.Keyspace.Name, ver, what)
-		for _, c := range p.Changes {
-			fmt.Fprintf(w, "  %-16s %s → %s\n", inspect.Sanitize(c.Field), units.Clip(inspect.Sanitize(c.Before), 80), units.Clip(inspect.Sanitize(c.After), 80))
-		}
-		if p.UndoNote != "" {
-			// said before it runs: the log will not hold its before-image
-			fmt.Fprintf(w, "  %-16s this write will NOT be undoable: %s\n", "(undo)", inspect.Sanitize(p.UndoNote))
-		}
+		printChanges(w, p)
 	}
+}
+
+// printChanges lists a plan's diff and, before it runs, that it will not
+// be undoable.
+func printChanges(w io.Writer, p *actions.Plan) {
+	for _, c := range p.Changes {
+		fmt.Fprintf(w, "  %-16s %s → %s\n", inspect.Sanitize(c.Field), units.Clip(inspect.Sanitize(c.Before), 80), units.Clip(inspect.Sanitize(c.After), 80))
+	}
+	if p.UndoNote != "" {
+		// said before it runs: the log will not hold its before-image
+		fmt.Fprintf(w, "  %-16s this write will NOT be undoable: %s\n", "(undo)", inspect.Sanitize(p.UndoNote))
+	}
+}
+
+// planTargetText is what a plan writes: a record's key, or a pending
+// entry as stream, group and id.
+func planTargetText(p *actions.Plan) string {
+	if e := p.Entry(); e != nil {
+		return fmt.Sprintf("%s group %s entry %s", inspect.Sanitize(e.Stream), inspect.Sanitize(e.Group), inspect.Sanitize(e.ID))
+	}
+	return inspect.Sanitize(p.Key)
 }
 
 // confirm asks on a terminal; without one (and without --yes) it refuses

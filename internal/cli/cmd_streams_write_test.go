@@ -1,0 +1,197 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/internal/cli"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
+)
+
+// pendingTo is the consumer and delivery count of an entry ("" when it is
+// not pending).
+func pendingTo(t *testing.T, c *redis.Client, stream, group, id string) (string, int64) {
+	t.Helper()
+	p, err := c.XPendingExt(t.Context(), &redis.XPendingExtArgs{Stream: stream, Group: group, Start: id, End: id, Count: 1}).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p) == 0 {
+		return "", 0
+	}
+	return p[0].Consumer, p[0].RetryCount
+}
+
+// Without a terminal a retry of the stale entries is refused with the exact
+// command, each entry pinned as shown; run as printed it applies, and an
+// entry claimed by someone else between the two is a conflict.
+func TestStreamsRetryStalePinned(t *testing.T) {
+	srv, c := redistest.SharedClient(t)
+	key := fmt.Sprintf("ev:retry:%s", t.Name())
+	ids := seedGroups(t, c, key)
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	base := []string{"streams", "retry", "--url", srv.URL(0), "--match", key, "--stale", "--write", "--reason", "worker crashed", "--audit-log", audit}
+
+	r := clitest.Run(t, nil, base...)
+	r.MustCode(t, cli.ExitRefused)
+	if !strings.Contains(r.Stderr, "retry "+key+" group billing entry "+ids[0]+":") || strings.Contains(r.Stderr, ids[2]+":") {
+		t.Fatalf("the plan should name the one stale entry:\n%s", r.Stderr)
+	}
+	args, stdin := clitest.PrintedCommand(t, r.Stderr)
+	if want := key + "\tbilling\t" + ids[0] + "\tc1\t1\n"; stdin != want {
+		t.Fatalf("pinned lines %q, want %q", stdin, want)
+	}
+	if who, _ := pendingTo(t, c, key, "billing", ids[0]); who != "c1" {
+		t.Fatalf("a refused run wrote: pending to %q", who)
+	}
+	r = clitest.RunStdin(t, stdin, nil, args...)
+	r.MustCode(t, 0)
+	if who, n := pendingTo(t, c, key, "billing", ids[0]); who != "idemctl-recovery" || n != 2 {
+		t.Fatalf("after the retry: pending to %q, %d deliveries\n%s%s", who, n, r.Stdout, r.Stderr)
+	}
+	if !strings.Contains(r.Stdout, "applied     "+key+" group billing entry "+ids[0]) {
+		t.Errorf("report:\n%s", r.Stdout)
+	}
+
+	// The same command again is the same run: already applied, nothing
+	// written twice.
+	r = clitest.RunStdin(t, stdin, nil, args...)
+	r.MustCode(t, 0)
+	if !strings.Contains(r.Stdout, "already_applied") {
+		t.Errorf("a re-run should find its earlier execution:\n%s", r.Stdout)
+	}
+	if _, n := pendingTo(t, c, key, "billing", ids[0]); n != 2 {
+		t.Fatalf("a re-run retried again: %d deliveries", n)
+	}
+
+	// Another stale entry, shown, then claimed by another worker before the
+	// printed command runs: a conflict, nothing written.
+	c.Do(t.Context(), "XCLAIM", key, "billing", "c2", 0, ids[4], "IDLE", 600000, "JUSTID")
+	r = clitest.Run(t, nil, base...)
+	r.MustCode(t, cli.ExitRefused)
+	args, stdin = clitest.PrintedCommand(t, r.Stderr)
+	c.Do(t.Context(), "XCLAIM", key, "billing", "c9", 0, ids[4], "IDLE", 600000, "JUSTID")
+	r = clitest.RunStdin(t, stdin, nil, args...)
+	r.MustCode(t, cli.ExitConflict)
+	if !strings.Contains(r.Stderr, `claimed by "c9" (was "c2")`) {
+		t.Errorf("conflict should say who holds it:\n%s", r.Stderr)
+	}
+	if who, _ := pendingTo(t, c, key, "billing", ids[4]); who != "c9" {
+		t.Errorf("a conflict wrote: pending to %q", who)
+	}
+	v := clitest.Run(t, nil, "audit", "verify", audit)
+	v.MustCode(t, 0)
+}
+
+// ack and dead-letter by ID: the entry is no longer pending, the copy is in
+// the dead-letter stream once, and the plan said neither can be undone.
+func TestStreamsAckAndDeadLetterByID(t *testing.T) {
+	srv, c := redistest.SharedClient(t)
+	key := fmt.Sprintf("ev:ack:%s", t.Name())
+	ids := seedGroups(t, c, key)
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	run := func(kind string, extra ...string) clitest.Result {
+		args := append([]string{"streams", kind, "--url", srv.URL(0), "--stream", key, "--group", "billing", "--write", "--yes",
+			"--reason", "handled by hand", "--audit-log", audit, "-o", "json"}, extra...)
+		return clitest.Run(t, nil, args...)
+	}
+	r := run("ack", ids[3])
+	r.MustCode(t, 0)
+	if who, _ := pendingTo(t, c, key, "billing", ids[3]); who != "" || !strings.Contains(r.Stderr, "will NOT be undoable") {
+		t.Fatalf("ack: still pending to %q\n%s", who, r.Stderr)
+	}
+	var out struct {
+		Results []struct{ Stream, Group, ID, Outcome string }
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil || len(out.Results) != 1 || out.Results[0].ID != ids[3] || out.Results[0].Outcome != "applied" {
+		t.Fatalf("json %v: %s", err, r.Stdout)
+	}
+	dlq := key + ":dlq"
+	r = run("dead-letter", "--dead-letter", dlq, ids[2])
+	r.MustCode(t, 0)
+	msgs := c.XRange(t.Context(), dlq, "-", "+").Val()
+	if len(msgs) != 1 || msgs[0].Values["idemctl.id"] != ids[2] || msgs[0].Values["n"] != "1" {
+		t.Fatalf("dead-letter stream: %+v", msgs)
+	}
+	r = run("dead-letter", "--dead-letter", dlq, ids[2], "--reason", "once more")
+	r.MustCode(t, cli.ExitNotFound)
+	if n := c.XLen(t.Context(), dlq).Val(); n != 1 {
+		t.Fatalf("a second dead-letter copied again: %d", n)
+	}
+	r = run("dead-letter", ids[4])
+	r.MustCode(t, cli.ExitUsage)
+	r.OneLineErr(t)
+}
+
+// Flags that cannot select entries are one-line usage errors.
+func TestStreamsWriteUsage(t *testing.T) {
+	srv, _ := redistest.SharedClient(t)
+	for _, args := range [][]string{
+		{"streams", "ack", "--url", srv.URL(0), "--reason", "x", "1-1"},
+		{"streams", "ack", "--url", srv.URL(0), "--reason", "x"},
+		{"streams", "retry", "--url", srv.URL(0), "--reason", "x", "--stream", "s", "--group", "g", "--mode", "push", "1-1"},
+		{"streams", "retry", "--url", srv.URL(0), "--reason", "x", "--stream", "s", "--group", "g", "--mode", "redeliver", "--to", "c", "1-1"},
+		{"streams", "ack", "--url", srv.URL(0), "--stream", "s", "--group", "g", "1-1"},
+	} {
+		r := clitest.Run(t, nil, args...)
+		r.MustCode(t, cli.ExitUsage)
+		r.OneLineErr(t)
+	}
+}
+
+// triage asks the stream keyspace's hook about each stale entry: done is
+// acknowledged with the evidence, not done retried, unknown left alone.
+func TestStreamsTriage(t *testing.T) {
+	srv, c := redistest.SharedClient(t)
+	key := fmt.Sprintf("ev:triage:%s", t.Name())
+	ctx := t.Context()
+	c.XGroupCreateMkStream(ctx, key, "billing", "$")
+	var ids []string
+	for _, ev := range []string{"evt-done", "evt-todo", "evt-odd"} {
+		ids = append(ids, c.XAdd(ctx, &redis.XAddArgs{Stream: key, Values: []any{"event_id", ev}}).Val())
+	}
+	c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "billing", Consumer: "w1", Streams: []string{key, ">"}, Count: 10})
+	for _, id := range ids {
+		c.Do(ctx, "XCLAIM", key, "billing", "w1", 0, id, "IDLE", 600000, "JUSTID")
+	}
+	dir := t.TempDir()
+	hook := filepath.Join(dir, "verify-event")
+	script := "#!/bin/sh\ncase \"$1\" in\nevt-done) echo '{\"verdict\":\"done\",\"ref\":\"pay-1\"}';;\nevt-todo) echo '{\"verdict\":\"not_done\",\"detail\":\"no payment\"}';;\n*) echo '{\"verdict\":\"unknown\",\"detail\":\"ledger down\"}';;\nesac\n"
+	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := clitest.WriteConfig(t, fmt.Sprintf(`keyspaces:
+  - name: payments
+    kind: stream
+    match: %q
+    processing_timeout: 1m
+    verify:
+      command: [%q, "{event_id}", "{consumer}"]
+`, key, hook))
+	audit := filepath.Join(dir, "audit.log")
+	r := clitest.Run(t, nil, "streams", "triage", "--config", cfg, "--url", srv.URL(0), "--write", "--yes", "--reason", "payments triage", "--audit-log", audit)
+	r.MustCode(t, cli.ExitPartial)
+	if who, _ := pendingTo(t, c, key, "billing", ids[0]); who != "" {
+		t.Errorf("done entry still pending to %q", who)
+	}
+	if who, n := pendingTo(t, c, key, "billing", ids[1]); who != "idemctl-recovery" || n != 2 {
+		t.Errorf("not-done entry pending to %q (%d)", who, n)
+	}
+	if who, _ := pendingTo(t, c, key, "billing", ids[2]); who != "w1" {
+		t.Errorf("unknown entry pending to %q", who)
+	}
+	if !strings.Contains(r.Stderr, "unknown") || !strings.Contains(r.Stderr, "ledger down") {
+		t.Errorf("the unknown verdict's reason:\n%s", r.Stderr)
+	}
+	log, _ := os.ReadFile(audit)
+	if !strings.Contains(string(log), `"ref":"pay-1"`) {
+		t.Errorf("the ack's evidence is not in the audit log:\n%s", log)
+	}
+}
