@@ -7,7 +7,11 @@ import (
 	"os"
 	"testing"
 
+	"github.com/idemctl/idemctl/internal/testkit/consumerapp"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
-func TestMain(m *testing.M) { os.Exit(redistest.RunMain(m)) }
+func TestMain(m *testing.M) {
+	consumerapp.MainIfChild() // a stream consumer the messages suite started
+	os.Exit(redistest.RunMain(m))
+}

@@ -1,0 +1,186 @@
+package acceptance
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/consumerapp"
+	"github.com/idemctl/idemctl/internal/testkit/pgtest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
+)
+
+// messagesConfig is a stream keyspace over pay:* whose verify hook is the
+// example verify-payment-event, asking pg's effects table.
+func messagesConfig(t *testing.T, url string, pg *pgtest.Server) string {
+	t.Helper()
+	hook, err := filepath.Abs(filepath.Join(clitest.RepoRoot, "examples", "verify-payment-event"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	for _, e := range pg.Env() {
+		k, v, _ := strings.Cut(e, "=")
+		env = append(env, fmt.Sprintf("%s: %q", k, v))
+	}
+	return clitest.WriteConfig(t, fmt.Sprintf(`profiles:
+  test: {url: %q}
+default_profile: test
+keyspaces:
+  - name: payments
+    kind: stream
+    match: "pay:*"
+    processing_timeout: 1s
+    max_deliveries: 5
+    dead_letter: "dlq:{stream}"
+    verify:
+      command: [%q, "{event_id}"]
+      env: {%s}
+`, url, hook, strings.Join(env, ", ")))
+}
+
+// stalePending lists the stale pending entries idemctl streams reports, as
+// "id consumer", sorted.
+func stalePending(t *testing.T, cfg string) []string {
+	t.Helper()
+	r := clitest.Run(t, nil, "streams", "--config", cfg, "--pending", "--stale", "-o", "json")
+	r.MustCode(t, 0)
+	var out struct {
+		Keyspaces []struct {
+			Streams []struct {
+				Groups []struct {
+					Entries []struct{ ID, Consumer string }
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+		t.Fatalf("%v\n%s", err, r.Stdout)
+	}
+	var got []string
+	for _, k := range out.Keyspaces {
+		for _, s := range k.Streams {
+			for _, g := range s.Groups {
+				for _, e := range g.Entries {
+					got = append(got, e.ID+" "+e.Consumer)
+				}
+			}
+		}
+	}
+	sort.Strings(got)
+	return got
+}
+
+// The source lesson's message half, end to end: consumer processes of a
+// payments stream die by kill -9 mid-message, two before the effect and two
+// after it; a poison message cycles through an XAUTOCLAIM loop. idemctl
+// finds exactly the crashed entries stale and the poison one poison,
+// dead-letters the poison once, and triage acks the two whose effect
+// happened and retries the two whose effect did not; the recovery consumer
+// processes those once. PostgreSQL's effects table proves no event took
+// effect twice.
+func TestMessagesCrashedConsumersRecoveredOnce(t *testing.T) {
+	srv, rc := redistest.OwnClient(t)
+	pg := pgtest.Own(t)
+	ctx := t.Context()
+	cfg := messagesConfig(t, srv.URL(0), pg)
+	const stream, poisonStream = "pay:captured", "pay:refunds"
+	for _, s := range []string{stream, poisonStream} {
+		if err := rc.XGroupCreateMkStream(ctx, s, "billing", "$").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var events []appsim.PaymentEvent
+	for i := 1; i <= 40; i++ {
+		events = append(events, appsim.PaymentEvent{ID: fmt.Sprintf("evt-%02d", i), Amount: int64(100 * i)})
+	}
+	ids, err := appsim.Publish(ctx, rc, stream, events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := func(consumer, s string, cfg appsim.ConsumerConfig) consumerapp.Options {
+		cfg.Stream, cfg.Group, cfg.Consumer, cfg.Ledger = s, "billing", consumer, "dedupe:billing"
+		return consumerapp.Options{Addr: srv.Addr, DSN: pg.DSN(), Config: cfg}
+	}
+
+	// Four workers die, each at its event; the fifth drains the rest.
+	crashes := []struct {
+		event  string
+		before bool
+	}{{"evt-05", true}, {"evt-12", false}, {"evt-20", true}, {"evt-27", false}}
+	var want []string
+	for i, c := range crashes {
+		cc := appsim.ConsumerConfig{CrashAfterEffect: []string{c.event}}
+		if c.before {
+			cc = appsim.ConsumerConfig{CrashBeforeEffect: []string{c.event}}
+		}
+		name := fmt.Sprintf("worker-%d", i+1)
+		if !consumerapp.Run(t, app(name, stream, cc), time.Minute) {
+			t.Fatalf("%s did not crash at %s", name, c.event)
+		}
+		var n int
+		fmt.Sscanf(c.event, "evt-%d", &n)
+		want = append(want, ids[n-1]+" "+name)
+	}
+	if consumerapp.Run(t, app("worker-5", stream, appsim.ConsumerConfig{Idle: 300 * time.Millisecond}), time.Minute) {
+		t.Fatal("worker-5 crashed")
+	}
+	// A poison refund, redelivered by the refund worker's XAUTOCLAIM loop.
+	if _, err := appsim.Publish(ctx, rc, poisonStream, []appsim.PaymentEvent{{ID: "evt-poison", Poison: true}}); err != nil {
+		t.Fatal(err)
+	}
+	consumerapp.Run(t, app("refunds-1", poisonStream, appsim.ConsumerConfig{AutoClaimIdle: 20 * time.Millisecond, Idle: 1500 * time.Millisecond}), time.Minute)
+
+	// The poison one first: found as poison, dead-lettered once.
+	base := []string{"--config", cfg, "--write", "--yes", "--audit-log", filepath.Join(t.TempDir(), "audit.log")}
+	r := clitest.Run(t, nil, append([]string{"streams", "dead-letter", "--poison", "--reason", "poison refund"}, base...)...)
+	r.MustCode(t, 0)
+	dl := rc.XRange(ctx, "dlq:"+poisonStream, "-", "+").Val()
+	if len(dl) != 1 || dl[0].Values["event_id"] != "evt-poison" || rc.XPending(ctx, poisonStream, "billing").Val().Count != 0 {
+		t.Fatalf("dead letters %+v\n%s%s", dl, r.Stdout, r.Stderr)
+	}
+
+	time.Sleep(1100 * time.Millisecond) // past the keyspace's 1s processing_timeout
+	got := stalePending(t, cfg)
+	sort.Strings(want)
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("stale pending entries:\n got %v\nwant %v (the crashed ones)", got, want)
+	}
+
+	r = clitest.Run(t, nil, append([]string{"streams", "triage", "--reason", "workers killed"}, base...)...)
+	r.MustCode(t, 0)
+	applied, retried := strings.Count(r.Stdout, "applied     "), 0
+	for _, c := range crashes {
+		if c.before {
+			retried++
+		}
+	}
+	if !strings.Contains(r.Stderr, "4 stale entries judged: 4 to acknowledge or retry, 0 left alone") || applied != 4 {
+		t.Fatalf("triage:\n%s%s", r.Stdout, r.Stderr)
+	}
+	if consumerapp.Run(t, app("idemctl-recovery", stream, appsim.ConsumerConfig{Idle: 300 * time.Millisecond}), time.Minute) {
+		t.Fatal("the recovery consumer crashed")
+	}
+
+	var rows, distinct int
+	if err := pg.DB().QueryRowContext(ctx, `SELECT count(*), count(DISTINCT event_id) FROM effects`).Scan(&rows, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	pending := rc.XPending(ctx, stream, "billing").Val().Count
+	if rows != 40 || distinct != 40 || pending != 0 {
+		t.Fatalf("effects: %d rows for %d events (want 40 and 40); %d still pending", rows, distinct, pending)
+	}
+	if n := len(stalePending(t, cfg)); n != 0 {
+		t.Fatalf("%d stale entries left", n)
+	}
+	r = clitest.Run(t, nil, "streams", "--config", cfg, "--fail-on-stale", "--fail-on-poison")
+	r.MustCode(t, 0)
+	t.Logf("messages: %d consumers crashed mid-message, %d stale pending entries found, %d acknowledged as done, %d retried and processed by the recovery consumer, %d poison dead-lettered; effects duplicated: %d",
+		len(crashes), len(got), len(crashes)-retried, retried, len(dl), rows-distinct)
+}
