@@ -34,19 +34,22 @@ type AppliedCheck struct {
 	// NotReplicated: the run already reported the write not acknowledged
 	// by the replicas.
 	NotReplicated bool `json:"not_replicated,omitempty"`
+	// Entry names a pending-entry write's entry (Key is then its stream).
+	Entry *EntryTarget `json:"entry,omitempty"`
 	// Intent is the write as the log holds it (for the re-apply command).
 	Intent AuditEntry `json:"-"`
 }
 
 // LatestApplied lists, newest first, the last applied write of each key
-// among the log's writes that keep accepts: an earlier write of a key
-// was superseded by the later one, and is not what the record should be.
+// (or pending entry) among the log's writes that keep accepts: an earlier
+// write of a key was superseded by the later one, and is not what the
+// record should be.
 func (x *UndoIndex) LatestApplied(keep func(in AuditEntry) bool) []UndoTarget {
 	seen := map[string]bool{}
 	var out []UndoTarget
 	for i := len(x.order) - 1; i >= 0; i-- {
 		in := x.intents[x.order[i]]
-		key := in.entryKey()
+		key := auditTarget(in)
 		if seen[key] {
 			continue
 		}
@@ -77,7 +80,12 @@ func CheckApplied(ctx context.Context, c redis.UniversalClient, ts []UndoTarget,
 		in, o := t.Intent, t.Outcome
 		ch := AppliedCheck{AuditID: in.ID, Run: in.Run, Time: in.Time, Key: in.entryKey(), Keyspace: in.Keyspace, Action: in.Action,
 			Reason: in.Reason, NotReplicated: o.Replication != nil && o.NotReplicated, Intent: in}
-		ch.Status, ch.Detail = checkOne(ctx, c, t, keyspaceNamed(kss, in.Keyspace, ch.Key))
+		if ea := in.Entry; ea != nil {
+			ch.Entry = &EntryTarget{Stream: string(ea.Stream), Group: string(ea.Group), ID: ea.ID}
+			ch.Status, ch.Detail = checkEntry(ctx, c, t)
+		} else {
+			ch.Status, ch.Detail = checkOne(ctx, c, t, keyspaceNamed(kss, in.Keyspace, ch.Key))
+		}
 		out = append(out, ch)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time < out[j].Time })

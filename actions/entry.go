@@ -147,7 +147,9 @@ func (n *Name) UnmarshalJSON(b []byte) error {
 // EntryTarget names a pending-entry plan's entry, for the faces (a
 // record plan has none).
 type EntryTarget struct {
-	Stream, Group, ID string
+	Stream string `json:"stream"`
+	Group  string `json:"group"`
+	ID     string `json:"id"`
 }
 
 // Entry is the pending entry p writes (nil for a record write).

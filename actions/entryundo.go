@@ -35,7 +35,7 @@ func entryUndoableWhy(t UndoTarget) string {
 }
 
 // planEntryUndo plans the undo of one retry (see above).
-func (e *Executor) planEntryUndo(ctx context.Context, x *UndoIndex, t UndoTarget, reason string) (*Plan, error) {
+func (e *Executor) planEntryUndo(ctx context.Context, x *UndoIndex, t UndoTarget, reason string, prior *chainState) (*Plan, error) {
 	in := t.Intent
 	ea := in.Entry
 	req := EntryRequest{Kind: KindUndo, Stream: string(ea.Stream), Group: string(ea.Group), ID: ea.ID, Reason: reason, By: e.Identity.OSUser}
@@ -48,6 +48,12 @@ func (e *Executor) planEntryUndo(ctx context.Context, x *UndoIndex, t UndoTarget
 	rd, err := readEntryState(ctx, e.Client, req)
 	if err != nil {
 		return nil, err
+	}
+	if prior != nil && prior.entry != nil {
+		// The undo of a newer write of this entry runs first: this one
+		// finds the entry as that one restores it.
+		c := prior.entry
+		rd.status, rd.consumer, rd.deliveries, rd.idleMs = "pending", c.consumer, c.deliveries, rd.nowMs-c.deliveredAtMs
 	}
 	ep.read, p.nowMs, p.Before = rd, rd.nowMs, rd.snapshot()
 	left := t.Outcome.Entry.Left
@@ -71,4 +77,20 @@ func (e *Executor) planEntryUndo(ctx context.Context, x *UndoIndex, t UndoTarget
 		strconv.FormatInt(ea.DeliveredAtMs, 10), strconv.FormatInt(ea.Deliveries, 10)}
 	p.UndoNote = ep.undoNote()
 	return p, nil
+}
+
+// entryChain is the entry as an undo of a retry restores it: pending to
+// the consumer the retry found, with its delivery count and time.
+type entryChain struct {
+	consumer      string
+	deliveries    int64
+	deliveredAtMs int64
+}
+
+func entryChainOf(in AuditEntry) *entryChain {
+	if in.Entry == nil {
+		return nil
+	}
+	ea := in.Entry
+	return &entryChain{consumer: string(ea.Consumer), deliveries: ea.Deliveries, deliveredAtMs: ea.DeliveredAtMs}
 }

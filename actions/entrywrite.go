@@ -33,8 +33,12 @@ func (e *Executor) writeEntry(ctx context.Context, via processor, p *Plan, res R
 			res.Outcome = Refused
 		}
 	default:
-		o, d := e.rereadEntry(ctx, p)
+		o, d, cp := e.rereadEntry(ctx, p)
 		res.Outcome, res.Detail = o, "uncertain ("+units.OneLine(err.Error())+"); "+d
+		if o == Applied && cp != "" {
+			res.entry = ep.audit()
+			res.entry.DeadLetterID = cp
+		}
 	}
 	return res
 }
@@ -91,30 +95,42 @@ func (ep *entryPlan) left(r []string) *EntryAudit {
 	return a
 }
 
-// rereadEntry compares the entry now with the plan's before and after.
-func (e *Executor) rereadEntry(ctx context.Context, p *Plan) (Outcome, string) {
+// rereadEntry compares the entry now with the plan's before and after;
+// for a dead-letter no longer pending, it looks for the copy (its id is
+// the third answer, when found).
+func (e *Executor) rereadEntry(ctx context.Context, p *Plan) (Outcome, string, string) {
+	ep := p.entry
 	for attempt := range 5 {
 		if attempt > 0 {
 			time.Sleep(time.Duration(attempt) * 300 * time.Millisecond)
 		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
-		now, err := readEntryState(rctx, e.Client, p.entry.req)
+		now, err := readEntryState(rctx, e.Client, ep.req)
+		var cp copyFound
+		if err == nil && ep.req.Kind == KindDeadLetter && now.status == "not_pending" {
+			// casEntry's XADD id is the server's clock at the write, or
+			// later: the search starts a second before the plan read it.
+			cp, err = findCopy(rctx, e.Client, ep.audit(), "", ep.read.nowMs-1000)
+		}
 		cancel()
 		if err != nil {
 			continue
 		}
-		return p.entry.settled(now, time.Since(p.planned))
+		o, d := ep.settled(now, cp, time.Since(p.planned))
+		return o, d, cp.id
 	}
-	return Unknown, "the entry could not be re-read: check it by hand (XPENDING)"
+	return Unknown, "the entry could not be re-read: check it by hand (XPENDING)", ""
 }
 
-// settled says what an entry re-read after an uncertain write shows.
-func (ep *entryPlan) settled(now entryRead, elapsed time.Duration) (Outcome, string) {
+// settled says what an entry re-read after an uncertain write shows (cp:
+// a dead-letter's copy, when it is no longer pending).
+func (ep *entryPlan) settled(now entryRead, cp copyFound, elapsed time.Duration) (Outcome, string) {
 	r := ep.read
 	same := now.status == "pending" && now.consumer == r.consumer && now.deliveries == r.deliveries
+	if ep.req.Kind != KindRetry {
+		return ep.settledAck(now, cp, same)
+	}
 	switch {
-	case ep.req.Kind != KindRetry && now.status == "not_pending":
-		return Unknown, "a re-read shows it no longer pending: acknowledged, by this write or another; check the dead-letter stream for a dead-letter"
 	case ep.op == string(RetryRedeliver) && same:
 		if now.idleMs <= elapsed.Milliseconds() {
 			return Applied, "a re-read shows its idle time reset: the write was applied"
@@ -126,6 +142,31 @@ func (ep *entryPlan) settled(now entryRead, elapsed time.Duration) (Outcome, str
 		return Applied, "a re-read shows it pending to " + strconv.Quote(inspect.Sanitize(ep.to)) + ": the write was applied"
 	}
 	return Unknown, "a re-read shows neither the entry as read nor as planned: check it by hand (XPENDING)"
+}
+
+// settledAck settles an ack or a dead-letter. An acknowledged entry never
+// becomes pending again, so pending means the write did not happen; not
+// pending, an ack's effect is there (a concurrent XACK by its consumer
+// cannot be told from it, and leaves the same), and a dead-letter's is
+// there only with its copy.
+func (ep *entryPlan) settledAck(now entryRead, cp copyFound, same bool) (Outcome, string) {
+	dlq := strconv.Quote(inspect.Sanitize(ep.req.DeadLetter))
+	switch {
+	case same:
+		return NotApplied, "a re-read shows it still pending as read: the write did not happen"
+	case now.status == "pending":
+		return NotApplied, fmt.Sprintf("a re-read shows it still pending (to %q, deliveries %d): the write did not happen",
+			inspect.Sanitize(now.consumer), now.deliveries)
+	case now.status != "not_pending":
+		return Unknown, "a re-read finds the stream or its group gone: check it by hand"
+	case ep.req.Kind == KindAck:
+		return Applied, "a re-read shows it acknowledged: the write was applied"
+	case cp.id != "":
+		return Applied, "a re-read shows it acknowledged and its copy " + cp.id + " in " + dlq + ": the write was applied"
+	case cp.complete:
+		return NotApplied, "a re-read shows it acknowledged but no copy in " + dlq + ": acknowledged by someone else; this write did not happen"
+	}
+	return Unknown, fmt.Sprintf("a re-read shows it acknowledged, and its copy is not among the %d newest entries of %s: check the dead-letter stream by hand", maxCopyScan, dlq)
 }
 
 // explainEntry turns a server refusal into what the operator can do.

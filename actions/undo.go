@@ -182,10 +182,12 @@ func undoableWhy(t UndoTarget) string {
 	return ""
 }
 
-// chainState is what an earlier undo of the same batch leaves a key as.
+// chainState is what an earlier undo of the same batch leaves a key (or
+// a pending entry) as.
 type chainState struct {
 	image *Image
 	snap  Snapshot
+	entry *entryChain // a pending entry's (entryundo.go)
 }
 
 // PlanUndo plans an undo of each target, in the order given (newest
@@ -199,14 +201,14 @@ func (e *Executor) PlanUndo(ctx context.Context, x *UndoIndex, targets []UndoTar
 	chain := map[string]*chainState{}
 	var out []*Plan
 	for _, t := range targets {
-		key := t.Intent.entryKey()
-		p, err := e.planUndo(ctx, x, t, keyspaceNamed(kss, t.Intent.Keyspace, key), reason, chain[key])
+		key, target := t.Intent.entryKey(), auditTarget(t.Intent)
+		p, err := e.planUndo(ctx, x, t, keyspaceNamed(kss, t.Intent.Keyspace, key), reason, chain[target])
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", inspect.Sanitize(key), err)
 		}
-		delete(chain, key)
+		delete(chain, target)
 		if p.Refused == "" {
-			chain[key] = &chainState{image: t.Intent.Image, snap: *t.Intent.Before}
+			chain[target] = &chainState{image: t.Intent.Image, snap: *t.Intent.Before, entry: entryChainOf(t.Intent)}
 		}
 		out = append(out, p)
 	}
@@ -236,7 +238,7 @@ func keyspaceNamed(kss []*inspect.Keyspace, name, key string) *inspect.Keyspace 
 func (e *Executor) planUndo(ctx context.Context, x *UndoIndex, t UndoTarget, ks *inspect.Keyspace, reason string, prior *chainState) (*Plan, error) {
 	in := t.Intent
 	if in.Entry != nil { // a pending-entry retry (entryundo.go)
-		return e.planEntryUndo(ctx, x, t, reason)
+		return e.planEntryUndo(ctx, x, t, reason, prior)
 	}
 	p := &Plan{Request: Request{Kind: KindUndo, Keyspace: ks, Key: in.entryKey(), Reason: reason, By: e.Identity.OSUser}, planned: time.Now()}
 	p.reverts = &in

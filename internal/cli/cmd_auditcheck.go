@@ -90,7 +90,7 @@ func printChecks(a *app, checks []actions.AppliedCheck, counts map[string]int, f
 		if c.NotReplicated {
 			status += " (not replicated)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", status, shortTime(c.Time), c.Action, inspect.Sanitize(c.Key), units.Clip(inspect.Sanitize(c.Detail), 120))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", status, shortTime(c.Time), c.Action, inspect.Sanitize(c.Target()), units.Clip(inspect.Sanitize(c.Detail), 120))
 	}
 	_ = tw.Flush()
 	var parts []string
@@ -112,9 +112,13 @@ func printChecks(a *app, checks []actions.AppliedCheck, counts map[string]int, f
 // command per action, reason and argument, on the server and keyspaces
 // this check was given, the keys on stdin.
 func reapplyCommands(checks []actions.AppliedCheck, fs *pflag.FlagSet, s *session) []string {
-	groups := map[string][]string{}
+	groups, entries := map[string][]string{}, map[string][]string{}
 	for _, c := range checks {
 		if c.Status != actions.CheckLost {
+			continue
+		}
+		if head, ok := entryReapplyHead(c, fs, s); ok {
+			entries[head] = append(entries[head], shellQuote(c.Entry.ID))
 			continue
 		}
 		name, extra, ok := reapplyArgs(c, s)
@@ -137,8 +141,27 @@ func reapplyCommands(checks []actions.AppliedCheck, fs *pflag.FlagSet, s *sessio
 		b.WriteString("EOF")
 		out = append(out, b.String())
 	}
+	for head, ids := range entries {
+		out = append(out, head+" --write "+strings.Join(ids, " "))
+	}
 	sort.Strings(out)
 	return out
+}
+
+// entryReapplyHead is the streams command that redoes a lost
+// pending-entry write, but its ids: the entry is planned afresh.
+func entryReapplyHead(c actions.AppliedCheck, fs *pflag.FlagSet, s *session) (string, bool) {
+	name, flags, ok := c.EntryReapply()
+	if !ok {
+		return "", false
+	}
+	var b strings.Builder
+	writeFlagsLine(&b, name, fs, s, "since", "output", "match", "preset", "schema", "keyspace", "key-template",
+		"processing-timeout", "reserve-ttl", "retention", "large-response", "max-value")
+	for i := 0; i+1 < len(flags); i += 2 {
+		fmt.Fprintf(&b, " --%s %s", flags[i], shellQuote(flags[i+1]))
+	}
+	return b.String(), true
 }
 
 // reapplyArgs is the command and the flags that redo one lost write: its
