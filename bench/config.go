@@ -56,6 +56,8 @@ type Config struct {
 	SampleRuns    int    // sampled runs
 	Snapshot      bool   // SAVE the keyspace, time stats --rdb against redis-check-rdb
 	ServerCost    bool   // server CPU per key of each tool and read path (INFO cpu)
+	Ledger        bool   // time idemctl ledgers on one big dedupe-ledger zset (ledger.go)
+	LedgerMembers int    // its members
 	Writes        bool   // measure a bulk guarded write run (audited writes/s)
 	WriteKeys     int    // records it writes
 	WriteDir      string // where its audit log goes ("" the system's temp dir)
@@ -70,7 +72,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{N: 1_000_000, Rounds: 3, IdleProbe: 3 * time.Second, QuietCPU: 0.15, QuietWait: 3 * time.Minute,
 		Load: true, TUI: true, Records: true, GoBench: true, Writes: true, WriteKeys: 20_000,
-		Sampling: true, SampleShare: "1%", SampleRuns: 20, Pin: true, Snapshot: true, ServerCost: true}
+		Sampling: true, SampleShare: "1%", SampleRuns: 20, Pin: true, Snapshot: true, ServerCost: true, LedgerMembers: TenM}
 }
 
 // ApplySmoke shrinks the run for CI, keeping any value set explicitly.
@@ -85,6 +87,7 @@ func (c *Config) ApplySmoke(set map[string]bool) {
 		{"rounds", func() { c.Rounds = 1 }},
 		{"gobench", func() { c.GoBench = false }},
 		{"write-keys", func() { c.WriteKeys = 2_000 }},
+		{"ledger-members", func() { c.LedgerMembers = 200_000 }},
 		{"sample-runs", func() { c.SampleRuns = 3 }},
 		{"sample", func() { c.SampleShare = "20%" }}, // 1 % of 20,000 records is too few to say much
 		{"quiet-wait", func() { c.QuietWait = 0 }},

@@ -59,6 +59,8 @@ func main() {
 	flag.BoolVar(&cfg.ServerCost, "servercost", cfg.ServerCost, "server CPU per key (INFO cpu) of scan, stats by each read path, redis-cli --memkeys and --bigkeys, and the baseline, with another client's PING p99")
 	flag.BoolVar(&cfg.Snapshot, "snapshot", cfg.Snapshot, "SAVE the keyspace and time stats --rdb on the dump against redis-check-rdb (records/s, peak RSS)")
 	flag.BoolVar(&cfg.Writes, "writes", cfg.Writes, "measure audited writes/s of a bulk guarded write (idemctl fail over fresh records), last")
+	flag.BoolVar(&cfg.Ledger, "ledger", cfg.Ledger, "time idemctl ledgers on one dedupe-ledger zset of -ledger-members members (built server-side), with the commands it sends")
+	flag.IntVar(&cfg.LedgerMembers, "ledger-members", cfg.LedgerMembers, "members of the ledger step's zset (smoke: 200000)")
 	flag.IntVar(&cfg.WriteKeys, "write-keys", cfg.WriteKeys, "records the bulk write run writes (smoke: 2000)")
 	flag.StringVar(&cfg.WriteDir, "write-dir", "", "directory for that run's audit log: a real disk, not tmpfs (default: the system's temp dir; the report names its filesystem)")
 	flag.BoolVar(&cfg.Sampling, "sampling", cfg.Sampling, "check stats --sample's 95% intervals against the full scan over repeated runs")

@@ -44,6 +44,7 @@ type Results struct {
 	Sampling      *SampleResult    `json:"sampling,omitempty"`
 	Snapshot      *SnapshotResult  `json:"snapshot,omitempty"`
 	ServerCost    *ServerCost      `json:"server_cost,omitempty"`
+	Ledger        *LedgerResult    `json:"ledger,omitempty"`
 	Steps         []StepTime       `json:"steps"` // each step's time, and what was estimated
 	Targets       []Target         `json:"targets"`
 }

@@ -74,6 +74,9 @@ type Options struct {
 	RequireFsync string        // weakest appendfsync accepted: always, everysec (default) or no
 	MaxLag       time.Duration // replication lag above which a failover loses records (default 10s)
 	Silence      []Silence     // findings accepted deliberately
+	// Ledgers are the dedupe ledgers read beforehand (inspect.ReadLedgers)
+	// for the ledger rules (rules_ledger.go); none: those rules do not run.
+	Ledgers []inspect.LedgerReport
 }
 
 // Silence accepts one rule's findings (on one keyspace, or everywhere when

@@ -112,7 +112,7 @@ func perKeyspace(id string, fn func(in *input, v ksView, rep *Report) (status, r
 }
 
 // The rules live by family: rules_coverage.go, rules_timing.go,
-// rules_ttl.go, rules_server.go, rules_records.go.
+// rules_ttl.go, rules_server.go, rules_records.go, rules_ledger.go.
 var rules = []rule{
 	{"scan-coverage", ruleCoverage},
 	perKeyspace("reserve-ttl", ruleReserveTTL),
@@ -129,6 +129,9 @@ var rules = []rule{
 	perKeyspace("missing-fingerprint", ruleMissingFingerprint),
 	perKeyspace("large-response", ruleLargeResponse),
 	{"field-ttl", ruleFieldTTL},
+	perLedger("ledger-trim", inspect.LedgerZSetWindow, ruleLedgerTrim),
+	perLedger("ledger-window", "", ruleLedgerWindow),
+	perLedger("ledger-no-ttl", inspect.LedgerSetPerPeriod, ruleLedgerNoTTL),
 }
 
 // RuleIDs lists the rules in the order they run.

@@ -142,6 +142,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		return // no complete scan yet: absent, not a misleading zero
 	}
 	emitGaps(emit, st.good)
+	emitLedgers(emit, st.ledgers) // ledger.go
 	emitDoctor(emit, st.goodDoc)
 	for _, k := range st.good.Keyspaces {
 		r := &k.Report

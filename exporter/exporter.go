@@ -38,6 +38,8 @@ type Config struct {
 	Version     string
 	Log         io.Writer      // one line per failed scan and per recovery
 	Doctor      doctor.Options // the config's doctor settings and silences
+	// Ledgers are the dedupe ledgers read with each scan (ledger.go).
+	Ledgers []*inspect.Ledger
 	// Extra collectors served beside the exporter's own (the reaper's
 	// metrics when it runs inside the exporter).
 	Extra []prometheus.Collector
@@ -63,6 +65,8 @@ type Exporter struct {
 	keysTotal  int64
 	failStreak int
 	noConfig   bool // CONFIG GET was refused: not asked again (scan goroutine only)
+
+	ledgers ledgerState // ledger.go: each ledger's last complete read
 }
 
 // New checks the config.
@@ -134,7 +138,9 @@ func (e *Exporter) ScanOnce(ctx context.Context) bool {
 	if err == nil {
 		// doctor rides on the scan: INFO (and CONFIG GET while allowed),
 		// and what its rules gather from the streamed records.
-		pass := doctor.NewPass(e.cfg.Doctor)
+		docOpt := e.cfg.Doctor
+		docOpt.Ledgers = e.readLedgers(sctx, c)
+		pass := doctor.NewPass(docOpt)
 		opt := e.cfg.Scan
 		opt.Progress = func(p inspect.Progress) { e.progress.Store(math.Float64bits(p.Done)) }
 		snap = inspect.TakeSnapshotEach(sctx, c, e.cfg.Keyspaces, opt, e.cfg.GroupCap, pass.Observe)
@@ -192,6 +198,7 @@ type exporterState struct {
 	keysTotal   int64
 	inProgress  bool
 	progress    float64 // share of the running scan done
+	ledgers     []ledgerSeries
 }
 
 func (e *Exporter) state() exporterState {
@@ -200,5 +207,6 @@ func (e *Exporter) state() exporterState {
 	return exporterState{
 		good: e.good, goodDoc: e.goodDoc, last: e.last, lastSuccess: e.lastOK, scans: e.scans, errors: e.errors,
 		keysTotal: e.keysTotal, inProgress: e.inProgress.Load(), progress: math.Float64frombits(e.progress.Load()),
+		ledgers: e.ledgerView(),
 	}
 }

@@ -35,6 +35,9 @@ type DetectResult struct {
 	Mixed      []string       `json:"mixed,omitempty"`  // other presets explaining keys the best does not
 	Timing     []Proposal     `json:"timing,omitempty"` // reserve_ttl, processing_timeout, retention from the sample
 	YAML       string         `json:"yaml"`
+
+	// Ledger: the keys are a dedupe ledger, not records (detect_ledger.go).
+	Ledger *LedgerProposal `json:"ledger,omitempty"`
 }
 
 // Detect samples up to n keys matching pattern and scores every preset on
@@ -133,6 +136,10 @@ func detect(ctx context.Context, smp detectSample, pattern string, keys []string
 	var err error
 	if res.Types, err = smp.types(ctx); err != nil {
 		return res, err
+	}
+	if res.Ledger = proposeLedger(ctx, smp, res.Types, keys); res.Ledger != nil {
+		res.YAML = ledgerYAML(res.Ledger, pattern)
+		return res, nil
 	}
 	for _, name := range PresetNames() {
 		cand, err := score(ctx, smp, name, pattern, keys)

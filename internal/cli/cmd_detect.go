@@ -103,7 +103,8 @@ func (o *detectCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []stri
 			fmt.Fprintf(a.stdout, "      %s\n", inspect.Sanitize(e))
 		}
 	}
-	if res.Best == nil {
+	writeLedgerProposal(a.stdout, res.Ledger) // cmd_ledgers.go
+	if res.Best == nil && res.Ledger == nil {
 		fmt.Fprintln(a.stdout, "\nno preset decodes most of these keys.")
 	}
 	writeTiming(a.stdout, res.Timing)

@@ -61,6 +61,7 @@ func (o *doctorCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []stri
 		opt.RequireFsync = o.requireFsync
 	}
 	opt.MaxLag = o.maxLag
+	opt.Ledgers = doctorLedgers(ctx, s) // cmd_ledgers.go
 	a.noteSnapshot(s)
 	rep := doctor.Run(ctx, s.client, s.keyspaces, s.scan, opt)
 	rep.Source = s.source()

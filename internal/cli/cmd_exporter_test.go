@@ -264,7 +264,9 @@ func TestAlertRulesUseExportedMetrics(t *testing.T) {
 
 	url := clitest.SeededURL(t, 200, exporterTiming...)
 	// with the reaper inside (a dry run), so its metrics are served too
-	_, addr := startExporter(t, url, "--reap-policy", reapPolicyFile(t, "atlasmart"))
+	// and a ledger keyspace, so the ledger metrics are served too
+	ledger := clitest.WriteConfig(t, "keyspaces:\n  - {name: billing, kind: ledger, preset: zset-window}\n")
+	_, addr := startExporter(t, url, "--reap-policy", reapPolicyFile(t, "atlasmart"), "--config", ledger)
 	served := map[string]bool{}
 	for k := range promtest.Scrape(t, "http://"+addr+"/metrics") {
 		served[k[:strings.IndexByte(k, '{')]] = true

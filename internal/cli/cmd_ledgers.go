@@ -1,0 +1,229 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/idemctl/idemctl/config"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+// ledgersCmd holds ledgers' flags: the profile's ledger keyspaces, or one
+// given ad hoc by --preset (and --match, --window …).
+type ledgersCmd struct {
+	cf          connFlags
+	keyspaces   []string
+	preset      string
+	match       string
+	window      time.Duration
+	scoreUnit   string
+	keyTemplate string
+	period      string
+	count       int
+	maxKeys     int64
+	top         int
+	output      string
+}
+
+func (o *ledgersCmd) flags(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&o.keyspaces, "keyspace", nil, "ledger keyspace(s) from the config file (default: the profile's)")
+	fs.Var(choiceValue(&o.preset, inspect.LedgerPresetNames()), "preset", "ad hoc ledger shape: zset-window or set-per-period (see 'idemctl presets')")
+	fs.StringVar(&o.match, "match", "", "SCAN MATCH pattern of the ledger keys (default: the preset's)")
+	fs.Var(durationValue(&o.window), "window", "how long an entry is meant to be kept (default: the preset's, 24h or 48h)")
+	fs.Var(choiceValue(&o.scoreUnit, []string{inspect.ScoreMillis, inspect.ScoreSeconds}), "score-unit", "zset-window: what a score counts, ms or s since the epoch")
+	fs.StringVar(&o.keyTemplate, "key-template", "", "set-per-period: key template capturing {period}")
+	fs.StringVar(&o.period, "period", "", "set-per-period: the {period} capture's Go time layout, e.g. 2006-01-02 or 2006-01-02T15")
+	fs.IntVar(&o.count, "count", inspect.LedgerScanCount, "SCAN COUNT and keys per pipeline")
+	fs.Int64Var(&o.maxKeys, "max-keys", 0, "stop after this many ledger keys per ledger (0: all)")
+	fs.IntVar(&o.top, "top", 10, "table: list this many keys per ledger, oldest first")
+	outputFlag(fs, &o.output, "table", "table or json", "table", "json")
+	addGroup(fs, groupConnection, o.cf.register)
+}
+
+func (o *ledgersCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
+	if o.output != "table" && o.output != "json" {
+		return usageErr("--output %q: want table or json", o.output)
+	}
+	if o.count < 1 || o.count > inspect.MaxScanCount || o.maxKeys < 0 || o.top < 0 || o.top > inspect.LedgerDetailCap {
+		return usageErr("--count must be 1 to %d, --max-keys at least 0, --top 0 to %d", inspect.MaxScanCount, inspect.LedgerDetailCap)
+	}
+	s, err := a.openSession(ctx, fs, &o.cf, nil, nil, false)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ls, err := o.ledgers(fs, s.cfg, s.profile)
+	if err != nil {
+		return err
+	}
+	reps, err := inspect.ReadLedgers(ctx, s.client, ls, inspect.LedgerOptions{Count: o.count, MaxKeys: o.maxKeys})
+	if ctx.Err() != nil {
+		return context.Canceled
+	}
+	if err != nil {
+		return fmt.Errorf("ledgers: %s", inspect.Line(err.Error()))
+	}
+	w := bufio.NewWriter(a.stdout)
+	if o.output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(reps)
+	} else {
+		writeLedgerTable(w, reps, o.top)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	for _, r := range reps {
+		if !r.Complete {
+			return codeErr(ExitIncomplete, "ledger %s: read stopped at --max-keys %d: counts are lower bounds", inspect.Sanitize(r.Name), o.maxKeys)
+		}
+	}
+	return nil
+}
+
+// ledgers is the ad hoc ledger (--preset) or the config's.
+func (o *ledgersCmd) ledgers(fs *pflag.FlagSet, cfg *config.Config, prof *config.Profile) ([]*inspect.Ledger, error) {
+	adHoc := []string{"match", "window", "score-unit", "key-template", "period"}
+	if o.preset == "" {
+		for _, f := range adHoc {
+			if fs.Changed(f) {
+				return nil, usageErr("--%s needs --preset zset-window or set-per-period", f)
+			}
+		}
+	}
+	if o.preset != "" {
+		if len(o.keyspaces) > 0 {
+			return nil, usageErr("give --keyspace or --preset, not both")
+		}
+		l, err := inspect.NewLedger(inspect.LedgerSpec{Name: "ad-hoc", Preset: o.preset, Match: o.match, Window: o.window,
+			ScoreUnit: o.scoreUnit, KeyTemplate: o.keyTemplate, Period: o.period})
+		if err != nil {
+			return nil, usageErr("%s", strings.TrimPrefix(err.Error(), "ledger ad-hoc: "))
+		}
+		return []*inspect.Ledger{l}, nil
+	}
+	ls, err := cfg.Ledgers(prof)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	if len(o.keyspaces) > 0 {
+		ls = slices.DeleteFunc(ls, func(l *inspect.Ledger) bool { return !slices.Contains(o.keyspaces, l.Name) })
+		if len(ls) != len(o.keyspaces) {
+			return nil, usageErr("--keyspace %s: not all are ledger keyspaces of this profile", strings.Join(o.keyspaces, ","))
+		}
+	}
+	if len(ls) == 0 {
+		return nil, usageErr("no ledger keyspace (kind: ledger) in the config for this profile: give --preset zset-window or set-per-period")
+	}
+	return ls, nil
+}
+
+// writeLedgerTable prints each ledger's aggregate, then its oldest keys.
+func writeLedgerTable(w io.Writer, reps []inspect.LedgerReport, top int) {
+	for i, r := range reps {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "ledger %s (%s, match %q, window %s)\n", inspect.Sanitize(r.Name), r.Shape, inspect.Sanitize(r.Match), units.ConfigDuration(time.Duration(r.WindowMs)*time.Millisecond))
+		fmt.Fprintf(w, "  keys %s  members %s  memory %s  oldest %s  newest %s  past window %s\n",
+			units.FormatCount(r.Keys), units.FormatCount(r.Members), units.FormatBytes(r.MemoryBytes),
+			ageText(r.AgeKnown > 0, r.OldestAgeMs), ageText(r.AgeKnown > 0, r.NewestAgeMs), units.FormatCount(r.PastWindow))
+		var bands []string
+		for _, b := range r.Bands {
+			bands = append(bands, fmt.Sprintf(">%d× %s", b.Windows, units.FormatCount(b.Entries)))
+		}
+		fmt.Fprintf(w, "  entries older than the window: %s\n", strings.Join(bands, "  "))
+		if notes := ledgerNotes(&r); len(notes) > 0 {
+			fmt.Fprintf(w, "  %s\n", strings.Join(notes, "; "))
+		}
+		writeLedgerKeys(w, r.Details[:min(top, len(r.Details))])
+		if more := r.Keys - int64(min(top, len(r.Details))); more > 0 {
+			fmt.Fprintf(w, "  … %s more keys (--top, -o json)\n", units.FormatCount(more))
+		}
+	}
+}
+
+func writeLedgerKeys(w io.Writer, keys []inspect.LedgerKey) {
+	if len(keys) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  %-4s %10s %8s %8s %8s %10s %s\n", "TYPE", "MEMBERS", "OLDEST", "TTL", "MEMORY", "PAST", "KEY")
+	for _, k := range keys {
+		fmt.Fprintf(w, "  %-4s %10s %8s %8s %8s %10s %s\n", k.Type, units.FormatCount(k.Members), ageText(k.AgeKnown, k.OldestAgeMs),
+			units.FormatTTL(k.TTLms), units.FormatBytes(k.MemoryBytes), units.FormatCount(k.PastWindow), inspect.Sanitize(k.Key))
+	}
+}
+
+func ageText(known bool, ms int64) string {
+	if !known {
+		return "?"
+	}
+	return units.FormatMs(ms)
+}
+
+// ledgerNotes names what the aggregate cannot date or what never expires.
+func ledgerNotes(r *inspect.LedgerReport) []string {
+	var out []string
+	for _, n := range []struct {
+		v    int64
+		text string
+	}{
+		{r.NoTTL, "period sets without a TTL"}, {r.PeriodsPast, "period sets older than the window"},
+		{r.NoPeriod, "sets whose name gives no period"}, {r.NotTimes, "zsets whose scores are not epoch times"},
+		{r.Keys - r.MemoryKnown, "keys whose memory is unknown"},
+	} {
+		if n.v > 0 {
+			out = append(out, units.FormatCount(n.v)+" "+n.text)
+		}
+	}
+	if r.Truncated {
+		out = append(out, fmt.Sprintf("keys listed: the %d oldest", inspect.LedgerDetailCap))
+	}
+	return out
+}
+
+// doctorLedgers reads the profile's ledger keyspaces for doctor's ledger
+// rules: none on a snapshot or when the config has none. A read that
+// failed is in its report, which the rules then call skipped.
+func doctorLedgers(ctx context.Context, s *session) []inspect.LedgerReport {
+	ls := configLedgers(s)
+	if s.snap != nil || s.client == nil || len(ls) == 0 {
+		return nil
+	}
+	reps, _ := inspect.ReadLedgers(ctx, s.client, ls, inspect.LedgerOptions{})
+	return reps
+}
+
+// configLedgers are the profile's ledger keyspaces (for doctor and the
+// exporter). Loading the config already built each one, so none fails here.
+func configLedgers(s *session) []*inspect.Ledger {
+	if s.cfg == nil {
+		return nil
+	}
+	ls, _ := s.cfg.Ledgers(s.profile)
+	return ls
+}
+
+// writeLedgerProposal is detect's text for keys that are a dedupe ledger.
+func writeLedgerProposal(w io.Writer, p *inspect.LedgerProposal) {
+	if p == nil {
+		return
+	}
+	fmt.Fprintf(w, "✓ %-20s a dedupe ledger (kind: ledger; read it with idemctl ledgers)\n", p.Preset)
+	for _, e := range p.Evidence {
+		fmt.Fprintf(w, "      %s\n", inspect.Sanitize(e))
+	}
+}
