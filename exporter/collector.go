@@ -143,6 +143,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	emitGaps(emit, st.good)
 	emitLedgers(emit, st.ledgers) // ledger.go
+	emitStreams(emit, st.streams) // streams.go
 	emitDoctor(emit, st.goodDoc)
 	for _, k := range st.good.Keyspaces {
 		r := &k.Report

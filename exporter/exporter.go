@@ -40,6 +40,8 @@ type Config struct {
 	Doctor      doctor.Options // the config's doctor settings and silences
 	// Ledgers are the dedupe ledgers read with each scan (ledger.go).
 	Ledgers []*inspect.Ledger
+	// Streams are the stream keyspaces read with each scan (streams.go).
+	Streams []*inspect.StreamSpace
 	// Extra collectors served beside the exporter's own (the reaper's
 	// metrics when it runs inside the exporter).
 	Extra []prometheus.Collector
@@ -66,7 +68,8 @@ type Exporter struct {
 	failStreak int
 	noConfig   bool // CONFIG GET was refused: not asked again (scan goroutine only)
 
-	ledgers ledgerState // ledger.go: each ledger's last complete read
+	ledgers ledgerState             // ledger.go: each ledger's last complete read
+	streams map[string]streamSeries // streams.go: each stream keyspace's last read
 }
 
 // New checks the config.
@@ -140,6 +143,7 @@ func (e *Exporter) ScanOnce(ctx context.Context) bool {
 		// and what its rules gather from the streamed records.
 		docOpt := e.cfg.Doctor
 		docOpt.Ledgers = e.readLedgers(sctx, c)
+		e.readStreams(sctx, c)
 		pass := doctor.NewPass(docOpt)
 		opt := e.cfg.Scan
 		opt.Progress = func(p inspect.Progress) { e.progress.Store(math.Float64bits(p.Done)) }
@@ -199,6 +203,7 @@ type exporterState struct {
 	inProgress  bool
 	progress    float64 // share of the running scan done
 	ledgers     []ledgerSeries
+	streams     []streamSeries
 }
 
 func (e *Exporter) state() exporterState {
@@ -207,6 +212,6 @@ func (e *Exporter) state() exporterState {
 	return exporterState{
 		good: e.good, goodDoc: e.goodDoc, last: e.last, lastSuccess: e.lastOK, scans: e.scans, errors: e.errors,
 		keysTotal: e.keysTotal, inProgress: e.inProgress.Load(), progress: math.Float64frombits(e.progress.Load()),
-		ledgers: e.ledgerView(),
+		ledgers: e.ledgerView(), streams: e.streamView(),
 	}
 }

@@ -86,6 +86,7 @@ func (o *exporterCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []st
 		Keyspaces: s.keyspaces, Scan: s.scan, Interval: every, ScanTimeout: limit,
 		GroupLabel: o.groupLabel, GroupCap: o.groupCap, Version: version, Log: a.stderr,
 		Doctor: s.cfg.DoctorOptions(), Extra: reapCollectors(reap), Ledgers: configLedgers(s), // cmd_ledgers.go
+		Streams: configStreams(s),
 	})
 	if err != nil {
 		return usageErr("%v", err)

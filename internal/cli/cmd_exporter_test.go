@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+	"github.com/redis/go-redis/v9"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/idemctl/idemctl/exporter"
@@ -264,8 +265,18 @@ func TestAlertRulesUseExportedMetrics(t *testing.T) {
 
 	url := clitest.SeededURL(t, 200, exporterTiming...)
 	// with the reaper inside (a dry run), so its metrics are served too
-	// and a ledger keyspace, so the ledger metrics are served too
-	ledger := clitest.WriteConfig(t, "keyspaces:\n  - {name: billing, kind: ledger, preset: zset-window}\n")
+	// and a ledger and a stream keyspace (a stream with a group), so their
+	// metrics are served too
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := redis.NewClient(opt)
+	defer rc.Close()
+	if err := rc.XGroupCreateMkStream(t.Context(), "ev:alerts", "billing", "$").Err(); err != nil {
+		t.Fatal(err)
+	}
+	ledger := clitest.WriteConfig(t, "keyspaces:\n  - {name: billing, kind: ledger, preset: zset-window}\n  - {name: events, kind: stream, match: \"ev:*\"}\n")
 	_, addr := startExporter(t, url, "--reap-policy", reapPolicyFile(t, "atlasmart"), "--config", ledger)
 	served := map[string]bool{}
 	for k := range promtest.Scrape(t, "http://"+addr+"/metrics") {

@@ -59,6 +59,16 @@ func selectPending(ctx context.Context, a *app, s *session, spaces []*inspect.St
 	return out, nil
 }
 
+// configStreams are the profile's stream keyspaces (for the exporter).
+// Loading the config already checked each one, so none fails here.
+func configStreams(s *session) []*inspect.StreamSpace {
+	if s.cfg == nil {
+		return nil
+	}
+	sp, _ := s.cfg.StreamSpaces(s.profile)
+	return sp
+}
+
 // entryResult is a result with the entry it wrote.
 type entryResult struct {
 	actions.Result
