@@ -311,6 +311,12 @@ func (c *Config) namesOfKind(p *Profile, kind string) []string {
 	return out
 }
 
+// MessageKeyspaces lists the stream and ledger keyspaces a profile reads:
+// what a command that needs records says to read instead.
+func (c *Config) MessageKeyspaces(p *Profile) []string {
+	return append(c.namesOfKind(p, KindStream), c.namesOfKind(p, KindLedger)...)
+}
+
 // ProfileNames lists the profiles, sorted.
 func (c *Config) ProfileNames() []string {
 	var out []string

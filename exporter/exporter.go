@@ -74,7 +74,7 @@ type Exporter struct {
 
 // New checks the config.
 func New(cfg Config) (*Exporter, error) {
-	if cfg.Connect == nil || len(cfg.Keyspaces) == 0 {
+	if cfg.Connect == nil || len(cfg.Keyspaces)+len(cfg.Ledgers)+len(cfg.Streams) == 0 {
 		return nil, errors.New("exporter: nothing to scan")
 	}
 	if cfg.Interval <= 0 || cfg.ScanTimeout <= 0 {

@@ -44,7 +44,7 @@ func (o *exporterCmd) flags(fs *pflag.FlagSet) {
 }
 
 func (o *exporterCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
-	s, err := a.resolveSession(fs, &o.cf, &o.kf, &o.sf, true)
+	s, err := a.resolveSessionMessagesOK(fs, &o.cf, &o.kf, &o.sf)
 	if err != nil {
 		return err
 	}

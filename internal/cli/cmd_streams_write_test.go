@@ -195,3 +195,34 @@ func TestStreamsTriage(t *testing.T) {
 		t.Errorf("the ack's evidence is not in the audit log:\n%s", log)
 	}
 }
+
+// A profile of stream keyspaces only: record commands say where to look
+// instead, and audit check-applied judges the stream writes it audited.
+func TestStreamOnlyProfile(t *testing.T) {
+	srv, c := redistest.SharedClient(t)
+	key := fmt.Sprintf("ev:only:%s", t.Name())
+	ids := seedGroups(t, c, key)
+	cfg := clitest.WriteConfig(t, fmt.Sprintf("keyspaces:\n  - {name: events, kind: stream, match: %q}\n", key))
+	r := clitest.Run(t, nil, "scan", "--config", cfg, "--url", srv.URL(0))
+	r.MustCode(t, cli.ExitUsage)
+	r.OneLineErr(t)
+	if !strings.Contains(r.Stderr, "idemctl streams") {
+		t.Errorf("scan should say where stream keyspaces are read:\n%s", r.Stderr)
+	}
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	r = clitest.Run(t, nil, "streams", "ack", "--config", cfg, "--url", srv.URL(0), "--stream", key, "--group", "billing",
+		"--write", "--yes", "--reason", "done by hand", "--audit-log", audit, ids[3])
+	r.MustCode(t, 0)
+	r = clitest.Run(t, nil, "audit", "check-applied", "--config", cfg, "--url", srv.URL(0), "--audit-log", audit, "-o", "json")
+	r.MustCode(t, 0)
+	if !strings.Contains(r.Stdout, `"status": "kept"`) {
+		t.Fatalf("check-applied:\n%s%s", r.Stdout, r.Stderr)
+	}
+	// A failover that took the ack back: the entry pending again as before.
+	c.Do(t.Context(), "XCLAIM", key, "billing", "c2", 0, ids[3], "FORCE", "RETRYCOUNT", 1, "JUSTID")
+	r = clitest.Run(t, nil, "audit", "check-applied", "--config", cfg, "--url", srv.URL(0), "--audit-log", audit)
+	r.MustCode(t, cli.ExitNotReplicated)
+	if !strings.Contains(r.Stdout, "lost") || !strings.Contains(r.Stdout, "idemctl streams ack") {
+		t.Fatalf("check-applied should find the ack lost and print the re-apply command:\n%s%s", r.Stdout, r.Stderr)
+	}
+}

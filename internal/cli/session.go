@@ -308,6 +308,10 @@ func resolveKeyspaces(fs *pflag.FlagSet, cfg *config.Config, prof *config.Profil
 		}
 		out = kss
 	}
+	if len(out) == 0 && !kf.adHoc() && len(kf.keyspaces) == 0 && len(cfg.MessageKeyspaces(prof)) > 0 {
+		return nil, &onlyMessagesErr{usageErr("no records keyspace (the profile's %s: stream or ledger keyspaces): read them with idemctl streams or idemctl ledgers, or pass --preset NAME for records",
+			strings.Join(cfg.MessageKeyspaces(prof), ", "))}
+	}
 	if len(out) == 0 {
 		return nil, usageErr("no keyspace to inspect: pass --preset NAME (and --match PATTERN), or configure keyspaces (presets: %s)", strings.Join(inspect.PresetNames(), ", "))
 	}
@@ -317,6 +321,25 @@ func resolveKeyspaces(fs *pflag.FlagSet, cfg *config.Config, prof *config.Profil
 		}
 	}
 	return out, nil
+}
+
+// onlyMessagesErr says the profile has stream or ledger keyspaces but no
+// records keyspace: record commands refuse, the exporter and check-applied
+// go on without records.
+type onlyMessagesErr struct{ error }
+
+func (e *onlyMessagesErr) Unwrap() error { return e.error }
+
+// resolveSessionMessagesOK is resolveSession for commands that serve
+// streams and ledgers too: a profile with only those has no records
+// keyspace, and that is fine.
+func (a *app) resolveSessionMessagesOK(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags, sf *scanFlags) (*session, error) {
+	s, err := a.resolveSession(fs, cf, kf, sf, true)
+	var only *onlyMessagesErr
+	if errors.As(err, &only) {
+		return a.resolveSession(fs, cf, kf, sf, false)
+	}
+	return s, err
 }
 
 func applyKeyspaceFlags(fs *pflag.FlagSet, ks *inspect.Keyspace, kf *keyspaceFlags) error {
