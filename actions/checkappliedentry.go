@@ -23,7 +23,7 @@ func checkEntry(ctx context.Context, c redis.UniversalClient, t UndoTarget) (str
 	ea := in.Entry
 	now, err := readEntryState(ctx, c, EntryRequest{Stream: string(ea.Stream), Group: string(ea.Group), ID: ea.ID})
 	if err != nil {
-		return CheckUnknown, "the entry could not be read: " + err.Error()
+		return CheckUnknown, "the entry could not be read: " + explainEntry(err, "")
 	}
 	switch now.status {
 	case "no_stream":

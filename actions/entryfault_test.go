@@ -18,7 +18,7 @@ func (f *faultRig) planEntryDirect(req EntryRequest) *Plan {
 		f.t.Fatal(err)
 	}
 	req.Stream, req.Group, req.Reason, req.By = testStream, testGroup, "fault test", testUser
-	p, err := buildEntryPlan(ctx, f.c, req)
+	p, err := buildEntryPlan(ctx, f.c, req, "")
 	if err != nil || p.Refused != "" {
 		f.t.Fatalf("plan: %v %v", err, p)
 	}

@@ -49,14 +49,14 @@ func (e *Executor) PlanEntry(ctx context.Context, req EntryRequest) (*Plan, erro
 	if req.By == "" {
 		req.By = e.Identity.OSUser
 	}
-	p, err := buildEntryPlan(ctx, e.Client, req)
+	p, err := buildEntryPlan(ctx, e.Client, req, e.Identity.RedisUser)
 	if err == nil && p.Refused == "" {
 		p.UndoNote = p.entry.undoNote()
 	}
 	return p, err
 }
 
-func buildEntryPlan(ctx context.Context, c redis.UniversalClient, req EntryRequest) (*Plan, error) {
+func buildEntryPlan(ctx context.Context, c redis.UniversalClient, req EntryRequest, user string) (*Plan, error) {
 	if err := req.check(); err != nil {
 		return nil, err
 	}
@@ -71,8 +71,14 @@ func buildEntryPlan(ctx context.Context, c redis.UniversalClient, req EntryReque
 		return p, nil
 	}
 	rd, err := readEntryState(ctx, c, req)
+	if err != nil && (strings.HasPrefix(err.Error(), "NOPERM") || scriptACLRefusal(err.Error())) {
+		// the ACL refuses even the read: a refusal naming the rights, as a
+		// refused write is, not a failed run
+		p.Refused, p.Outcome = "reading the pending entry: "+explainEntry(err, user), Refused
+		return p, nil
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading the pending entry: %s", explainEntry(err, user))
 	}
 	ep.read, p.nowMs = rd, rd.nowMs
 	p.Before = rd.snapshot()
@@ -132,7 +138,7 @@ func readEntryState(ctx context.Context, c redis.UniversalClient, req EntryReque
 	}
 	reply, err := runReadOnly(ctx, c, readEntry, readEntryPlain, keys, req.Group, req.ID)
 	if err != nil {
-		return entryRead{}, fmt.Errorf("reading the pending entry: %s", explainEntry(err, ""))
+		return entryRead{}, err
 	}
 	if len(reply) != 10 {
 		return entryRead{}, fmt.Errorf("unexpected reply from the pending-entry read (%d parts)", len(reply))

@@ -2,6 +2,7 @@ package actions
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -47,7 +48,7 @@ func (e *Executor) planEntryUndo(ctx context.Context, x *UndoIndex, t UndoTarget
 	}
 	rd, err := readEntryState(ctx, e.Client, req)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading the pending entry: %s", explainEntry(err, e.Identity.RedisUser))
 	}
 	if prior != nil && prior.entry != nil {
 		// The undo of a newer write of this entry runs first: this one

@@ -58,7 +58,7 @@ func ReadStreamEntry(ctx context.Context, c redis.UniversalClient, stream, id st
 		maxFields = DefaultEntryFields
 	}
 	valueCap = min(valueCap, MaxEntryValueCap)
-	reply, err := streamEntryScript.Run(ctx, c, []string{stream}, id, valueCap, maxFields).Slice()
+	reply, err := evalShaLoading(ctx, c, streamEntryScript, []string{stream}, id, valueCap, maxFields).Slice()
 	if err != nil {
 		if isWrongType(err) {
 			return e, fmt.Errorf("%s is not a stream", Sanitize(stream))
@@ -66,6 +66,17 @@ func ReadStreamEntry(ctx context.Context, c redis.UniversalClient, stream, id st
 		return e, streamErr("EVALSHA", stream, err)
 	}
 	return parseEntry(e, reply)
+}
+
+// evalShaLoading runs a read-only script by EVALSHA, loading it (SCRIPT
+// LOAD) when the server's cache lacks it: never by EVAL, which the
+// inspector role does not grant (it would run any script text).
+func evalShaLoading(ctx context.Context, c redis.UniversalClient, s *redis.Script, keys []string, args ...any) *redis.Cmd {
+	cmd := s.EvalSha(ctx, c, keys, args...)
+	if isNoScript(cmd.Err()) && s.Load(ctx, c).Err() == nil {
+		cmd = s.EvalSha(ctx, c, keys, args...)
+	}
+	return cmd
 }
 
 // parseEntry reads the script's flat reply into e.

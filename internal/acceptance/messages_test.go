@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
 	"github.com/idemctl/idemctl/internal/testkit/consumerapp"
@@ -183,4 +185,65 @@ func TestMessagesCrashedConsumersRecoveredOnce(t *testing.T) {
 	r.MustCode(t, 0)
 	t.Logf("messages: %d consumers crashed mid-message, %d stale pending entries found, %d acknowledged as done, %d retried and processed by the recovery consumer, %d poison dead-lettered; effects duplicated: %d",
 		len(crashes), len(got), len(crashes)-retried, retried, len(dl), rows-distinct)
+}
+
+// The documented roles with the page's stream and ledger additions: the
+// inspector reads streams and ledgers without one refusal and may not ack;
+// the operator retries, acks and dead-letters.
+func TestMessagesACLRoles(t *testing.T) {
+	srv := redistest.Shared(t)
+	ctx := t.Context()
+	admin := srv.Client(0)
+	defer admin.Close()
+	patterns := []string{"~pay:*", "~dlq:*", "~dedupe:*"}
+	inspector := append(append(secReadmeACL(t, "idemctl-inspector", secProposedInspectorACL), patterns...), secReadmeRights(t, "inspector-messages")...)
+	operator := append(append(secReadmeACL(t, "idemctl-operator", secProposedOperatorACL), patterns...), secReadmeRights(t, "operator-messages")...)
+	secSetUser(t, admin, inspector, "insp-"+secPW)
+	secSetUser(t, admin, operator, "oper-"+secPW)
+	env := map[string]string{"INSP_PW": "insp-" + secPW, "OPER_PW": "oper-" + secPW}
+	asInspector := []string{"--url", "redis://idemctl-inspector@" + srv.Addr + "/0", "--password-env", "INSP_PW"}
+	asOperator := []string{"--url", "redis://idemctl-operator@" + srv.Addr + "/0", "--password-env", "OPER_PW"}
+
+	stream := "pay:acl:" + t.Name()
+	admin.XGroupCreateMkStream(ctx, stream, "billing", "$")
+	var ids []string
+	for i := range 4 {
+		ids = append(ids, admin.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []any{"event_id", fmt.Sprint("evt-", i)}}).Val())
+	}
+	admin.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "billing", Consumer: "w1", Streams: []string{stream, ">"}, Count: 10})
+	admin.ZAdd(ctx, "dedupe:acl", redis.Z{Score: float64(time.Now().UnixMilli()), Member: "evt-0"})
+	admin.Do(ctx, "ACL", "LOG", "RESET")
+
+	for _, args := range [][]string{
+		{"streams", "--match", "pay:acl:*", "-o", "json"},
+		{"streams", "--match", "pay:acl:*", "--pending", "-o", "json"},
+		{"streams", "--stream", stream, "--entry", ids[0], "-o", "json"},
+		{"ledgers", "--match", "dedupe:acl*", "--preset", "zset-window", "-o", "json"},
+	} {
+		r := clitest.Run(t, env, append(args, asInspector...)...)
+		r.MustCode(t, 0)
+	}
+	if denied := secACLDenials(t, admin, "idemctl-inspector"); len(denied) > 0 {
+		t.Fatalf("the documented inspector rights for streams and ledgers lack some idemctl uses (ACL LOG): %v", denied)
+	}
+	write := []string{"--stream", stream, "--group", "billing", "--write", "--yes", "--reason", "acl test", "--audit-log", filepath.Join(t.TempDir(), "audit.log")}
+	r := clitest.Run(t, env, append(append([]string{"streams", "ack", ids[0]}, write...), asInspector...)...)
+	r.MustCode(t, 4)
+	if !strings.Contains(r.Stderr+r.Stdout, "NOPERM") {
+		t.Errorf("the inspector's ack should be refused naming NOPERM:\n%s%s", r.Stdout, r.Stderr)
+	}
+	if n := admin.XPending(ctx, stream, "billing").Val().Count; n != 4 {
+		t.Fatalf("the inspector's ack wrote: %d pending", n)
+	}
+	admin.Do(ctx, "ACL", "LOG", "RESET")
+	for _, c := range [][]string{{"streams", "ack", ids[0]}, {"streams", "retry", ids[1]}, {"streams", "dead-letter", "--dead-letter", "dlq:acl", ids[2]}} {
+		r := clitest.Run(t, env, append(append(c, write...), asOperator...)...)
+		r.MustCode(t, 0)
+	}
+	if denied := secACLDenials(t, admin, "idemctl-operator"); len(denied) > 0 {
+		t.Fatalf("the documented operator rights for streams lack some idemctl uses (ACL LOG): %v", denied)
+	}
+	if n := admin.XLen(ctx, "dlq:acl").Val(); n != 1 {
+		t.Fatalf("dead-letter stream holds %d", n)
+	}
 }
