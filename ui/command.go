@@ -24,8 +24,9 @@ import (
 //	:group NAME    group Records by a capture (:group alone: ungroup)
 //	:keyspace NAME scan only that configured keyspace (:keyspace all: every one)
 //	:db N          read database N of the same server (read-only sessions)
+//	:streams       the consumer groups of the stream keyspaces
 //	:q             quit
-const commandHelp = "export FILE(.csv|.ndjson) · fail · expire · reconcile · group [NAME] · keyspace NAME|all · db N · profile NAME · doctor · q"
+const commandHelp = "export FILE(.csv|.ndjson) · fail · expire · reconcile · group [NAME] · keyspace NAME|all · db N · profile NAME · doctor · streams · q"
 
 func newCommandInput() textinput.Model {
 	in := textinput.New()
@@ -83,6 +84,8 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		return m.switchDB(arg)
 	case "profile":
 		return m.switchProfile(arg)
+	case "streams":
+		return m.openStreams()
 	case "doctor":
 		if m.screen != screenDoctor {
 			m.doctorFrom = m.screen

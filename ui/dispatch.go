@@ -53,6 +53,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.onFindKey(msg)
 	case m.commanding:
 		return m.onCommandKey(msg)
+	case m.streamsTyping():
+		return m.onStreamsFilterKey(msg)
 	case m.showHelp:
 		m.onHelpKey(msg)
 		return nil
@@ -63,6 +65,11 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	if m.screen == screenDetail {
 		return m.onDetailKey(msg)
+	}
+	if m.screen == screenStreams {
+		if cmd, ok := m.onStreamsKey(msg); ok {
+			return cmd
+		}
 	}
 	if m.screen == screenDoctor && key.Matches(msg, m.keys.Back) {
 		m.screen, m.scroll = m.doctorFrom, 0
@@ -116,7 +123,7 @@ func (m *Model) screenKeys(msg tea.KeyPressMsg) []keyAction {
 
 func (m *Model) rescan() tea.Cmd {
 	m.status = "rescanning…"
-	return m.startScan()
+	return tea.Batch(m.startScan(), m.readStreams()) // the Overview's line on the streams too
 }
 
 // onCancel is esc: it cancels a scan, else backs out of a group's records

@@ -70,7 +70,7 @@ func DefaultKeyMap() KeyMap {
 		Search:      b([]string{"ctrl+f"}, "ctrl+f", "find a key"),
 		NextMatch:   b([]string{"n"}, "n", "next match"),
 		PrevMatch:   b([]string{"N"}, "N", "previous match"),
-		Command:     b([]string{":"}, ":", "command line"),
+		Command:     b([]string{":"}, ":", "command line (:streams)"),
 	}
 }
 

@@ -75,6 +75,9 @@ func (m *Model) overviewView() string {
 	if line := m.doctorSummary(); line != "" {
 		b.WriteString(s.Error.Render(fit(line, m.width)) + "\n")
 	}
+	if line := m.streamsSummary(); line != "" {
+		b.WriteString(m.streamsSummaryStyle().Render(line) + "\n") // streams.go
+	}
 	b.WriteString(s.ColHead.Render(fit(overviewRow(shown, titles, plain), m.width)))
 	byName := map[string]inspect.KeyspaceReport{}
 	for _, k := range rep.Keyspaces {
@@ -83,23 +86,8 @@ func (m *Model) overviewView() string {
 	for _, ks := range m.opts.Keyspaces {
 		k := byName[ks.Name]
 		other := k.Total - k.ByState["processing"] - k.ByState["succeeded"]
-		scan := "…"
-		if m.run != nil {
-			scan = count(m.run.perKS[ks.Name]) + " read"
-			if m.run.stopped {
-				scan = "cancelled"
-			}
-			for _, c := range m.run.covs {
-				if c.Keyspace == ks.Name {
-					scan = "complete"
-					if !c.Complete {
-						scan = "INCOMPLETE"
-					}
-				}
-			}
-		}
 		cells := []string{inspect.Sanitize(ks.Name), count(k.Total), count(k.ByState["processing"]), count(k.ByState["succeeded"]),
-			count(other), count(k.Stale), count(k.NoTTL), units.FormatBytes(k.MemoryBytes), scan}
+			count(other), count(k.Stale), count(k.NoTTL), units.FormatBytes(k.MemoryBytes), m.scanStatus(ks.Name)}
 		b.WriteString("\n")
 		b.WriteString(overviewRow(shown, cells, func(i int, c string) string {
 			if overviewCols[i].title == "STALE" && k.Stale > 0 {
@@ -140,6 +128,26 @@ func (m *Model) overviewView() string {
 	}
 	b.WriteString("\n\n" + s.Dim.Render("j/k select · enter: the records · tab: next screen"))
 	return ansi.Wrap(b.String(), m.width, " ·") // never inside a number (1,200)
+}
+
+// scanStatus is how far the scan of one keyspace got, for its Overview row.
+func (m *Model) scanStatus(keyspace string) string {
+	if m.run == nil {
+		return "…"
+	}
+	scan := count(m.run.perKS[keyspace]) + " read"
+	if m.run.stopped {
+		scan = "cancelled"
+	}
+	for _, c := range m.run.covs {
+		if c.Keyspace == keyspace {
+			scan = "complete"
+			if !c.Complete {
+				scan = "INCOMPLETE"
+			}
+		}
+	}
+	return scan
 }
 
 // statsView is the cardinality audit: states, TTL histogram as bars,

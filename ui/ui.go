@@ -62,6 +62,9 @@ type Options struct {
 	// the rest are counted in Overview and Stats only, and every screen
 	// says so.
 	MaxRecords int
+	// StreamSpaces are the profile's kind: stream keyspaces, for the
+	// Streams screen (:streams) and the Overview's line on them.
+	StreamSpaces []*inspect.StreamSpace
 }
 
 func maxRecords(o Options) int {
@@ -81,8 +84,10 @@ const (
 	screenStats
 	screenWrites
 	numScreens
-	screenDetail // entered from records, not part of the tab cycle
-	screenDoctor // :doctor, not part of the tab cycle; esc goes back
+	screenDetail  // entered from records, not part of the tab cycle
+	screenDoctor  // :doctor, not part of the tab cycle; esc goes back
+	screenStreams // :streams, not part of the tab cycle; esc goes back
+	numAllScreens
 )
 
 var screenNames = [...]string{"Overview", "Records", "Stats", "Writes"}
@@ -100,7 +105,7 @@ type Model struct {
 	width, height int
 	layout        tableLayout
 	twoLineHeader bool
-	headerCache   [numScreens + 3]string // by screen; cleared when the size, styles or source change
+	headerCache   [numAllScreens]string // by screen; cleared when the size, styles or source change
 
 	screen     screen
 	showHelp   bool
@@ -123,6 +128,8 @@ type Model struct {
 	doctorFrom     screen // where esc returns to
 	// closeProfile releases a profile opened with :profile.
 	closeProfile func()
+	// streams is the Streams screen's state (streams.go).
+	streams *streamsState
 
 	banner    string
 	gaps      gapCache // the cannot-judge banner (evidence.go)
@@ -212,7 +219,7 @@ func tick() tea.Cmd {
 
 // Init starts the first scan, the clock, and asks for the background colour.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.startScan(), tick(), tea.RequestBackgroundColor)
+	return tea.Batch(m.startScan(), tick(), tea.RequestBackgroundColor, m.readStreams())
 }
 
 // Update handles one message.
@@ -252,6 +259,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case detailMsg:
 		m.onDetail(msg)
+		return m, nil
+	case streamsMsg:
+		m.onStreams(msg)
+		return m, nil
+	case streamEntryMsg:
+		m.onStreamEntry(msg)
 		return m, nil
 	case pinnedMsg:
 		return m, m.onPinned(msg)
@@ -351,6 +364,8 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 		m.moveCursor(delta)
 	case screenOverview, screenStats, screenWrites:
 		m.scroll += delta
+	case screenStreams:
+		m.streamsState().move(delta)
 	case screenDetail:
 		if delta < 0 {
 			m.vp.ScrollUp(-delta)
@@ -388,7 +403,7 @@ func (m *Model) shutdown() {
 
 func (m *Model) resize(w, h int) {
 	m.width, m.height = max(w, 20), max(h, 6)
-	m.headerCache = [numScreens + 3]string{}
+	m.headerCache = [numAllScreens]string{}
 	// The header takes two lines when some screen's would not fit one; the
 	// choice is made here, so the body's height never changes with the screen.
 	m.twoLineHeader = false

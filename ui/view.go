@@ -77,6 +77,8 @@ func (m *Model) View() tea.View {
 		body = m.scrolled(m.writesView())
 	case m.screen == screenDoctor:
 		body = m.scrolled(m.doctorView())
+	case m.screen == screenStreams:
+		body = m.streamsView()
 	case m.screen == screenDetail:
 		body = m.vp.View()
 		if !m.vp.AtBottom() {
@@ -331,7 +333,13 @@ func (m *Model) statusView() string {
 	if m.commanding {
 		return fit(m.cmdInput.View(), m.width)
 	}
+	if m.streamsTyping() {
+		return fit(m.streams.input.View(), m.width)
+	}
 	var parts []string
+	if m.screen == screenStreams {
+		parts = m.streamsStatus()
+	}
 	if m.screen == screenRecords || m.screen == screenDetail {
 		parts = append(parts, fmt.Sprintf("%s of %s", units.FormatCount(int64(len(m.store.view))), units.FormatCount(int64(m.store.recs.Len()))))
 		if len(m.marks) > 0 { // what a write would take: never the part cut
@@ -378,6 +386,9 @@ func (m *Model) helpLine() string {
 	if m.commanding {
 		return m.styles.HelpLine.Render(fit("esc closes · "+commandHelp, m.width))
 	}
+	if m.streamsTyping() {
+		return m.styles.HelpLine.Render(fit("enter applies · esc closes · text of a consumer or an entry ID", m.width))
+	}
 	if m.filtering {
 		if m.filterErr != "" {
 			return m.styles.Error.Render(fit("✗ "+m.filterErr, m.width))
@@ -394,6 +405,8 @@ func (m *Model) contextHelp() []keyBinding {
 		return nil
 	case m.commanding:
 		return nil
+	case m.screen == screenStreams:
+		return m.streamsHelp()
 	case m.screen == screenDetail && m.canWrite():
 		return []keyBinding{k.Back, k.Fail, k.Reconcile, k.Expire, k.Reveal, k.Rescan, k.Help, k.Quit}
 	case m.screen == screenDetail:

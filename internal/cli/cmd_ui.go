@@ -107,6 +107,9 @@ func (o *uiCmd) options(ctx context.Context, a *app, fs *pflag.FlagSet, r *readF
 		}
 		return opts, s.Close, nil // no writes: the doctor judges the file alone
 	}
+	if s.cfg != nil {
+		opts.StreamSpaces, _ = s.cfg.StreamSpaces(s.profile) // built when the config loaded: no error left
+	}
 	// The TUI reads the policy from its executor: none, read-only.
 	if err := o.durabilityFlags.check(); err != nil {
 		s.Close()

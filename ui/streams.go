@@ -1,0 +1,404 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// The Streams screen (:streams): the consumer groups of the profile's
+// kind: stream keyspaces, as 'idemctl streams' reads them. Groups, then one
+// group's consumers and pending entries, then one entry's fields. It only
+// reads: F, R, E and space stay free for the entry writes.
+
+type streamLevel int
+
+const (
+	levelGroups streamLevel = iota // one row per stream and group
+	levelGroup                     // a group's consumers and pending entries
+	levelEntry                     // one entry's fields
+)
+
+// The TUI's read bounds: a screen shows far fewer streams than the CLI's
+// default limit, and a read that hangs must give the screen back.
+const (
+	streamsMaxStreams  = 1000
+	streamsReadTimeout = 30 * time.Second
+	// entryShownCells is how much of one field value the entry view shows
+	// (the server already cut it at inspect.DefaultEntryValueCap bytes).
+	entryShownCells = 600
+)
+
+// groupID names a group across re-reads.
+type groupID struct {
+	space          string
+	stream, group  inspect.Text
+	noGroup, valid bool
+}
+
+// streamsState is the screen's state; nil until first read or opened.
+type streamsState struct {
+	from  screen // where esc from the groups returns to
+	level streamLevel
+
+	seq     int                   // the newest read; older replies are dropped
+	reading bool                  // a read is in flight
+	client  redis.UniversalClient // what reps were read from: another source makes them void
+	reps    []inspect.StreamReport
+	err     string
+	readAt  time.Time
+
+	groupSel, groupOff int
+	open               groupID // the group shown at levelGroup and under
+	entrySel, entryOff int
+
+	entrySeq    int
+	entryRow    inspect.PendingEntry // the entry shown at levelEntry, as listed
+	entry       *inspect.StreamEntry
+	entryErr    string
+	fieldScroll int
+
+	filter    string // consumer or ID text
+	staleOnly bool
+	typing    bool
+	input     textinput.Model
+}
+
+// streamsMsg brings a finished read of every stream keyspace.
+type streamsMsg struct {
+	seq    int
+	client redis.UniversalClient
+	reps   []inspect.StreamReport
+	err    error
+}
+
+// streamEntryMsg brings one entry's fields.
+type streamEntryMsg struct {
+	seq int
+	e   inspect.StreamEntry
+	err error
+}
+
+func (m *Model) streamsState() *streamsState {
+	if m.streams == nil {
+		in := textinput.New()
+		in.Prompt = "/ "
+		in.Placeholder = "consumer or entry ID text"
+		in.CharLimit = 256
+		m.streams = &streamsState{input: in}
+	}
+	return m.streams
+}
+
+// streamsReadable is why streams cannot be read in this session, or "".
+func (m *Model) streamsReadable() string {
+	switch {
+	case m.opts.Scan.Snapshot != nil:
+		return "streams are read from the live server; this session reads a snapshot"
+	case len(m.opts.StreamSpaces) == 0:
+		return "no stream keyspace in this profile: add a keyspace with kind: stream and match: PATTERN to the config"
+	case m.opts.Client == nil:
+		return "not connected to a server"
+	}
+	return ""
+}
+
+// readStreams reads every stream keyspace in the background, bounded by
+// the TUI's limits; nil when there is nothing to read.
+func (m *Model) readStreams() tea.Cmd {
+	if m.streamsReadable() != "" {
+		return nil
+	}
+	st := m.streamsState()
+	st.seq++
+	st.reading = true
+	seq, ctx, c := st.seq, m.ctx, m.opts.Client
+	spaces := make([]inspect.StreamSpace, len(m.opts.StreamSpaces))
+	for i, sp := range m.opts.StreamSpaces {
+		spaces[i] = *sp
+	}
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, streamsReadTimeout)
+		defer cancel()
+		opt := inspect.StreamOptions{MaxStreams: streamsMaxStreams, MaxPending: inspect.DefaultMaxPending}
+		reps := make([]inspect.StreamReport, 0, len(spaces))
+		for _, sp := range spaces {
+			rep, err := inspect.ReadStreams(ctx, c, sp, opt)
+			if err != nil {
+				return streamsMsg{seq: seq, client: c, err: fmt.Errorf("keyspace %s: %s", inspect.Sanitize(sp.Name), inspect.Line(err.Error()))}
+			}
+			reps = append(reps, rep)
+		}
+		return streamsMsg{seq: seq, client: c, reps: reps}
+	}
+}
+
+// onStreams keeps the newest read, the selection on the same group and
+// entry where they still are.
+func (m *Model) onStreams(msg streamsMsg) {
+	st := m.streamsState()
+	if msg.seq != st.seq {
+		return
+	}
+	st.reading = false
+	if m.status == rereadStatus {
+		m.status = ""
+	}
+	if msg.err != nil {
+		st.err = inspect.Line(msg.err.Error())
+		return
+	}
+	selGroup, selEntry := st.selectedGroup(), st.selectedEntryID()
+	st.reps, st.client, st.err, st.readAt = msg.reps, msg.client, "", m.now()
+	rows := st.groupRows()
+	for i, r := range rows {
+		if r.id == selGroup {
+			st.groupSel = i
+		}
+	}
+	st.groupSel = min(st.groupSel, max(len(rows)-1, 0))
+	if st.level == levelGroups {
+		return
+	}
+	if st.group() == nil {
+		st.level = levelGroups
+		m.status = "the group shown is gone: it was deleted, or the stream was"
+		return
+	}
+	for i, e := range st.entries() {
+		if e.ID == selEntry {
+			st.entrySel = i
+		}
+	}
+}
+
+// onStreamEntry keeps the entry read for the entry view.
+func (m *Model) onStreamEntry(msg streamEntryMsg) {
+	st := m.streamsState()
+	if msg.seq != st.entrySeq {
+		return
+	}
+	if msg.err != nil {
+		st.entry, st.entryErr = nil, inspect.Line(msg.err.Error())
+		return
+	}
+	st.entry, st.entryErr = &msg.e, ""
+}
+
+// readEntry reads the fields of the entry shown, cut on the server.
+func (m *Model) readEntry() tea.Cmd {
+	st := m.streamsState()
+	st.entrySeq++
+	seq, ctx, c, e := st.entrySeq, m.ctx, m.opts.Client, st.entryRow
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, streamsReadTimeout)
+		defer cancel()
+		got, err := inspect.ReadStreamEntry(ctx, c, string(e.Stream), e.ID, inspect.DefaultEntryValueCap, inspect.DefaultEntryFields)
+		return streamEntryMsg{seq: seq, e: got, err: err}
+	}
+}
+
+// openStreams is :streams: the groups, read anew.
+func (m *Model) openStreams() tea.Cmd {
+	st := m.streamsState()
+	if m.screen != screenStreams {
+		st.from = m.screen
+	}
+	m.screen, st.level = screenStreams, levelGroups
+	return m.readStreams()
+}
+
+// current reports whether the reports shown are of this session's source.
+func (st *streamsState) current(m *Model) bool {
+	return st != nil && st.reps != nil && st.client == m.opts.Client
+}
+
+// streamsSummary is the Overview's line on the stream keyspaces: stale and
+// poison pending entries, in the longest wording that fits; "" without any.
+func (m *Model) streamsSummary() string {
+	if len(m.opts.StreamSpaces) == 0 || m.opts.Scan.Snapshot != nil {
+		return ""
+	}
+	st := m.streams
+	var variants []string
+	switch {
+	case st != nil && st.err != "":
+		variants = []string{"streams: not read: " + st.err + " — :streams", "streams: not read — :streams says why"}
+	case !st.current(m):
+		variants = []string{"streams: scanning for consumer groups — :streams shows them", "streams: scanning — :streams"}
+	default:
+		t := st.totals()
+		more := ""
+		if t.cut {
+			more = "+"
+		}
+		variants = []string{
+			fmt.Sprintf("streams: %s%s stale and %s%s poison pending entries in %s groups — :streams shows them",
+				count(t.stale), more, count(t.poison), more, count(t.groups)),
+			fmt.Sprintf("streams: %s%s stale · %s%s poison pending — :streams", count(t.stale), more, count(t.poison), more),
+			fmt.Sprintf("streams: %s%s stale · %s%s poison", count(t.stale), more, count(t.poison), more),
+		}
+	}
+	for _, v := range variants {
+		if ansi.StringWidth(v) <= m.width {
+			return v
+		}
+	}
+	return variants[len(variants)-1]
+}
+
+// streamTotals are the counts over every group read.
+type streamTotals struct {
+	streams, groups, pending, stale, poison int
+	cut                                     bool // a limit was reached: the counts are of what was read
+}
+
+func (st *streamsState) totals() streamTotals {
+	var t streamTotals
+	for _, r := range st.reps {
+		t.cut = t.cut || r.Limited
+		t.streams += len(r.Streams)
+		for _, s := range r.Streams {
+			for _, g := range s.Groups {
+				t.groups++
+				t.pending += int(g.Pending)
+				t.stale += g.Stale
+				t.poison += g.Poison
+				t.cut = t.cut || g.Truncated
+			}
+		}
+	}
+	return t
+}
+
+// keeps reports whether an entry passes the filters.
+func (st *streamsState) keeps(e *inspect.PendingEntry) bool {
+	if st.staleOnly && !e.Stale {
+		return false
+	}
+	if st.filter == "" {
+		return true
+	}
+	f := strings.ToLower(st.filter)
+	return strings.Contains(strings.ToLower(inspect.Sanitize(string(e.Consumer))), f) || strings.Contains(e.ID, f)
+}
+
+func (st *streamsState) filtered() bool { return st.staleOnly || st.filter != "" }
+
+// groupRow is one line of the groups table: a group, or a stream with none.
+type groupRow struct {
+	id    groupID
+	space *inspect.StreamReport
+	g     *inspect.GroupState // nil: the stream has no group
+}
+
+// groupRows are the groups table's lines; filtered, only the groups with a
+// pending entry the filters keep.
+func (st *streamsState) groupRows() []groupRow {
+	var rows []groupRow
+	for ri := range st.reps {
+		r := &st.reps[ri]
+		for si := range r.Streams {
+			s := &r.Streams[si]
+			if len(s.Groups) == 0 && !st.filtered() {
+				rows = append(rows, groupRow{id: groupID{space: r.Space, stream: s.Key, noGroup: true, valid: true}, space: r})
+			}
+			for gi := range s.Groups {
+				g := &s.Groups[gi]
+				if st.filtered() && !st.anyKept(g) {
+					continue
+				}
+				rows = append(rows, groupRow{id: groupID{space: r.Space, stream: s.Key, group: g.Name, valid: true}, space: r, g: g})
+			}
+		}
+	}
+	return rows
+}
+
+func (st *streamsState) anyKept(g *inspect.GroupState) bool {
+	for i := range g.Entries {
+		if st.keeps(&g.Entries[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func (st *streamsState) selectedGroup() groupID {
+	if st.level != levelGroups {
+		return st.open
+	}
+	if rows := st.groupRows(); st.groupSel < len(rows) {
+		return rows[st.groupSel].id
+	}
+	return groupID{}
+}
+
+// group is the open group as last read, nil when it is gone.
+func (st *streamsState) group() *inspect.GroupState {
+	r, g := st.find(st.open)
+	if r == nil {
+		return nil
+	}
+	return g
+}
+
+// find is a group's row data by id.
+func (st *streamsState) find(id groupID) (*inspect.StreamReport, *inspect.GroupState) {
+	for ri := range st.reps {
+		r := &st.reps[ri]
+		if r.Space != id.space {
+			continue
+		}
+		for si := range r.Streams {
+			for gi := range r.Streams[si].Groups {
+				if g := &r.Streams[si].Groups[gi]; g.Stream == id.stream && g.Name == id.group {
+					return r, g
+				}
+			}
+		}
+	}
+	return nil, nil
+}
+
+// entries are the open group's pending entries the filters keep.
+func (st *streamsState) entries() []inspect.PendingEntry {
+	g := st.group()
+	if g == nil {
+		return nil
+	}
+	var out []inspect.PendingEntry
+	for i := range g.Entries {
+		if st.keeps(&g.Entries[i]) {
+			out = append(out, g.Entries[i])
+		}
+	}
+	return out
+}
+
+func (st *streamsState) selectedEntryID() string {
+	if es := st.entries(); st.entrySel < len(es) {
+		return es[st.entrySel].ID
+	}
+	return ""
+}
+
+// streamsSummaryStyle stands the Overview's streams line out when some
+// entry is stale or poison.
+func (m *Model) streamsSummaryStyle() lipgloss.Style {
+	if st := m.streams; st.current(m) && st.err == "" {
+		if t := st.totals(); t.stale+t.poison > 0 {
+			return m.styles.Error
+		}
+	}
+	return m.styles.Dim
+}
