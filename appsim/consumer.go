@@ -200,3 +200,14 @@ func Publish(ctx context.Context, rc redis.UniversalClient, stream string, event
 	}
 	return ids, nil
 }
+
+// TrimLedger is the consumer's trim job: it drops the ledger's entries
+// processed more than window ago (by the server's clock) and says how many.
+func TrimLedger(ctx context.Context, rc redis.UniversalClient, ledger string, window time.Duration) (int64, error) {
+	now, err := rc.Time(ctx).Result()
+	if err != nil {
+		return 0, err
+	}
+	cutoff := now.Add(-window).UnixMilli()
+	return rc.ZRemRangeByScore(ctx, ledger, "-inf", fmt.Sprintf("(%d", cutoff)).Result()
+}

@@ -44,6 +44,11 @@ keyspaces:
     verify:
       command: [%q, "{event_id}"]
       env: {%s}
+  - name: billing-dedupe
+    kind: ledger
+    preset: zset-window
+    match: "dedupe:*"
+    window: 24h
 `, url, hook, strings.Join(env, ", ")))
 }
 
@@ -183,6 +188,8 @@ func TestMessagesCrashedConsumersRecoveredOnce(t *testing.T) {
 	}
 	r = clitest.Run(t, nil, "streams", "--config", cfg, "--fail-on-stale", "--fail-on-poison")
 	r.MustCode(t, 0)
+	trimmed, untrimmed := ledgerTrimFound(t, cfg, rc)
+	t.Logf("ledger: doctor's ledger-trim findings: %d with the trim job running, %d with it stopped for 3 days", trimmed, untrimmed)
 	t.Logf("messages: %d consumers crashed mid-message, %d stale pending entries found, %d acknowledged as done, %d retried and processed by the recovery consumer, %d poison dead-lettered; effects duplicated: %d",
 		len(crashes), len(got), len(crashes)-retried, retried, len(dl), rows-distinct)
 }
@@ -246,4 +253,52 @@ func TestMessagesACLRoles(t *testing.T) {
 	if n := admin.XLen(ctx, "dlq:acl").Val(); n != 1 {
 		t.Fatalf("dead-letter stream holds %d", n)
 	}
+}
+
+// ledgerTrimFound runs doctor on the consumers' dedupe ledger twice: with
+// its trim job run over entries three days old (none past the window is
+// left), and with the trim job stopped (they stay). It returns the keys
+// doctor's ledger-trim rule names each time.
+func ledgerTrimFound(t *testing.T, cfg string, rc *redis.Client) (running, stopped int) {
+	t.Helper()
+	ctx := t.Context()
+	backdate := func() {
+		now := rc.Time(ctx).Val()
+		for i := range 50 {
+			rc.ZAdd(ctx, "dedupe:billing", redis.Z{Score: float64(now.Add(-72 * time.Hour).UnixMilli()), Member: fmt.Sprint("evt-old-", i)})
+		}
+	}
+	found := func() int {
+		r := clitest.Run(t, nil, "doctor", "--config", cfg, "-o", "json")
+		var rep struct {
+			Findings []struct {
+				Rule     string
+				Keyspace string
+				Evidence []string
+			}
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+			t.Fatalf("doctor: %v\n%s%s", err, r.Stdout, r.Stderr)
+		}
+		for _, f := range rep.Findings {
+			if f.Rule == "ledger-trim" && f.Keyspace == "billing-dedupe" {
+				if !strings.Contains(strings.Join(f.Evidence, " "), "dedupe:billing") {
+					t.Errorf("ledger-trim's evidence does not name the ledger: %v", f.Evidence)
+				}
+				return 1
+			}
+		}
+		return 0
+	}
+	backdate()
+	if n, err := appsim.TrimLedger(ctx, rc, "dedupe:billing", 24*time.Hour); err != nil || n != 50 {
+		t.Fatalf("the trim job removed %d: %v", n, err)
+	}
+	running = found()
+	backdate()
+	stopped = found()
+	if running != 0 || stopped != 1 {
+		t.Fatalf("doctor's ledger-trim: %d with the trim job running (want 0), %d with it stopped (want 1)", running, stopped)
+	}
+	return running, stopped
 }

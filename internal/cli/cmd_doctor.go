@@ -48,7 +48,7 @@ func (o *doctorCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []stri
 	if o.retryHorizon <= 0 {
 		return usageErr("--retry-horizon must be above 0")
 	}
-	s, err := a.openRead(ctx, fs, &o.readFlags)
+	s, err := a.openReadMessagesOK(ctx, fs, &o.readFlags)
 	if err != nil {
 		return err
 	}

@@ -201,6 +201,17 @@ func (a *app) openSampledScan(ctx context.Context, fs *pflag.FlagSet, r *readFla
 	return s, progress, nil
 }
 
+// openReadMessagesOK is openRead for a command that judges stream and
+// ledger keyspaces too (doctor): a live profile with only those is fine.
+func (a *app) openReadMessagesOK(ctx context.Context, fs *pflag.FlagSet, r *readFlags) (*session, error) {
+	s, err := a.openRead(ctx, fs, r)
+	var only *onlyMessagesErr
+	if errors.As(err, &only) {
+		return a.openSession(ctx, fs, &r.cf, &r.kf, &r.sf, false)
+	}
+	return s, err
+}
+
 // openSession resolves and connects.
 func (a *app) openSession(ctx context.Context, fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags, sf *scanFlags, needKeyspaces bool) (*session, error) {
 	s, err := a.resolveSession(fs, cf, kf, sf, needKeyspaces)
