@@ -41,7 +41,7 @@ func (o *auditCheckCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args
 	if err != nil {
 		return err
 	}
-	s, err := a.resolveSessionMessagesOK(fs, &o.cf, &o.kf, nil)
+	s, err := a.resolveSessionKeyspacesOptional(fs, &o.cf, &o.kf)
 	if err != nil {
 		return err
 	}

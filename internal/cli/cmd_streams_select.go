@@ -72,24 +72,26 @@ func configStreams(s *session) []*inspect.StreamSpace {
 // entryResult is a result with the entry it wrote.
 type entryResult struct {
 	actions.Result
-	Stream string `json:"stream"`
-	Group  string `json:"group"`
-	ID     string `json:"id"`
+	Stream string `json:"stream,omitempty"`
+	Group  string `json:"group,omitempty"`
+	ID     string `json:"id,omitempty"`
 }
 
 // printEntryResults reports each entry by stream, group and id (results
-// come in plan order).
+// come in plan order); a run of record writes only prints as ever.
 func printEntryResults(a *app, format string, plans []*actions.Plan, rs []actions.Result) {
 	named := make([]actions.Result, len(rs))
 	out := make([]entryResult, len(rs))
+	entries := false
 	for i, r := range rs {
-		named[i] = r
+		named[i], out[i] = r, entryResult{Result: r}
 		if e := plans[i].Entry(); e != nil {
-			named[i].Key = planTargetText(plans[i])
+			entries = true
+			named[i].Key = e.Stream + " group " + e.Group + " entry " + e.ID // printResults sanitizes
 			out[i] = entryResult{Result: r, Stream: inspect.Sanitize(e.Stream), Group: inspect.Sanitize(e.Group), ID: inspect.Sanitize(e.ID)}
 		}
 	}
-	if format != "json" {
+	if format != "json" || !entries {
 		printResults(a, format, named)
 		return
 	}

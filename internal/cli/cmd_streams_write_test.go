@@ -226,3 +226,26 @@ func TestStreamOnlyProfile(t *testing.T) {
 		t.Fatalf("check-applied should find the ack lost and print the re-apply command:\n%s%s", r.Stdout, r.Stderr)
 	}
 }
+
+// undo puts a retried entry back, named by stream, group and id, with no
+// config or keyspace: a pending-entry write needs none.
+func TestStreamsUndoRetryWithoutConfig(t *testing.T) {
+	srv, c := redistest.SharedClient(t)
+	key := fmt.Sprintf("ev:undo:%s", t.Name())
+	ids := seedGroups(t, c, key)
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	r := clitest.Run(t, nil, "streams", "retry", "--url", srv.URL(0), "--stream", key, "--group", "billing", "--write", "--yes",
+		"--reason", "stuck", "--audit-log", audit, ids[4])
+	r.MustCode(t, 0)
+	if who, n := pendingTo(t, c, key, "billing", ids[4]); who != "idemctl-recovery" || n != 2 {
+		t.Fatalf("retry: pending to %q (%d)", who, n)
+	}
+	r = clitest.Run(t, nil, "undo", "--url", srv.URL(0), "--since", "1h", "--write", "--yes", "--reason", "wrong call", "--audit-log", audit)
+	r.MustCode(t, 0)
+	if who, n := pendingTo(t, c, key, "billing", ids[4]); who != "c2" || n != 1 {
+		t.Fatalf("undo: pending to %q (%d)\n%s%s", who, n, r.Stdout, r.Stderr)
+	}
+	if !strings.Contains(r.Stdout, "applied     "+key+" group billing entry "+ids[4]) {
+		t.Errorf("undo report:\n%s", r.Stdout)
+	}
+}

@@ -43,7 +43,7 @@ func (o *undoCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []str
 	if err != nil {
 		return err
 	}
-	s, err := a.resolveSession(fs, &o.cf, &o.kf, nil, true)
+	s, err := a.resolveSessionKeyspacesOptional(fs, &o.cf, &o.kf)
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (o *undoCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []str
 		return err
 	}
 	return runPlans(ctx, a, wf, setup, s, "undo", pl, plans, func() string { return undoCommand(fs, plans, s) },
-		func(rs []actions.Result) { printResults(a, wf.output, rs) })
+		func(rs []actions.Result) { printEntryResults(a, wf.output, plans, rs) })
 }
 
 // parseSince reads --since: an RFC 3339 time, or a duration before now.

@@ -324,7 +324,7 @@ func resolveKeyspaces(fs *pflag.FlagSet, cfg *config.Config, prof *config.Profil
 			strings.Join(cfg.MessageKeyspaces(prof), ", "))}
 	}
 	if len(out) == 0 {
-		return nil, usageErr("no keyspace to inspect: pass --preset NAME (and --match PATTERN), or configure keyspaces (presets: %s)", strings.Join(inspect.PresetNames(), ", "))
+		return nil, &noKeyspaceErr{usageErr("no keyspace to inspect: pass --preset NAME (and --match PATTERN), or configure keyspaces (presets: %s)", strings.Join(inspect.PresetNames(), ", "))}
 	}
 	for _, ks := range out {
 		if err := applyKeyspaceFlags(fs, ks, kf); err != nil {
@@ -340,6 +340,26 @@ func resolveKeyspaces(fs *pflag.FlagSet, cfg *config.Config, prof *config.Profil
 type onlyMessagesErr struct{ error }
 
 func (e *onlyMessagesErr) Unwrap() error { return e.error }
+
+// noKeyspaceErr says no keyspace was configured or given at all: the
+// commands that read the audit log (undo, check-applied) go on, as a
+// pending-entry write needs none.
+type noKeyspaceErr struct{ error }
+
+func (e *noKeyspaceErr) Unwrap() error { return e.error }
+
+// resolveSessionKeyspacesOptional is resolveSession for the commands that
+// replay the audit log: the keyspaces the config or flags give, or none
+// (a record write then finds no keyspace and is refused, naming it).
+func (a *app) resolveSessionKeyspacesOptional(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags) (*session, error) {
+	s, err := a.resolveSession(fs, cf, kf, nil, true)
+	var only *onlyMessagesErr
+	var none *noKeyspaceErr
+	if errors.As(err, &only) || errors.As(err, &none) {
+		return a.resolveSession(fs, cf, kf, nil, false)
+	}
+	return s, err
+}
 
 // resolveSessionMessagesOK is resolveSession for commands that serve
 // streams and ledgers too: a profile with only those has no records
