@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,45 +9,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/streamtest"
 )
 
-// seedStream builds stream key with group billing: entries added an hour
-// ago (IDs from the server's clock), c1 read three, c2 two, one of c1's
-// acknowledged, one left undelivered; then XCLAIM sets idle times and
-// delivery counts exactly: c1's first entry idle 10m (stale), its third
-// delivered 7 times (poison), c2's idle 1s. Group audit read nothing.
+// seedStream is the shared consumer-group fixture (streamtest.SeedGroups).
 func seedStream(t *testing.T, c redis.UniversalClient, key string) []string {
-	t.Helper()
-	ctx := context.Background()
-	now, err := c.Time(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := now.Add(-time.Hour).UnixMilli()
-	var ids []string
-	for i := 1; i <= 6; i++ {
-		id := fmt.Sprintf("%d-%d", base, i)
-		if err := c.XAdd(ctx, &redis.XAddArgs{Stream: key, ID: id, Values: []any{"n", i}}).Err(); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	must := func(args ...any) {
-		t.Helper()
-		if err := c.Do(ctx, args...).Err(); err != nil {
-			t.Fatalf("%v: %v", args, err)
-		}
-	}
-	must("xgroup", "create", key, "billing", "0")
-	must("xgroup", "create", key, "audit", "$")
-	must("xreadgroup", "group", "billing", "c1", "count", 3, "streams", key, ">")
-	must("xreadgroup", "group", "billing", "c2", "count", 2, "streams", key, ">")
-	must("xack", key, "billing", ids[1])
-	must("xclaim", key, "billing", "c1", 0, ids[0], "idle", 600000, "retrycount", 1, "justid")
-	must("xclaim", key, "billing", "c1", 0, ids[2], "idle", 1000, "retrycount", 7, "justid")
-	must("xclaim", key, "billing", "c2", 0, ids[3], "idle", 1000, "retrycount", 1, "justid")
-	must("xclaim", key, "billing", "c2", 0, ids[4], "idle", 1000, "retrycount", 1, "justid")
-	return ids
+	return streamtest.SeedGroups(t, c, key)
 }
 
 func TestReadStreamsGroupsAndPending(t *testing.T) {

@@ -3,47 +3,21 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/internal/cli"
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/streamtest"
 )
 
-// seedGroups builds stream key with group billing (two consumers, four
-// entries pending: one idle 10m, one delivered 7 times, one undelivered
-// entry) and group audit that read nothing. IDs are an hour old.
+// seedGroups is the shared consumer-group fixture (streamtest.SeedGroups).
 func seedGroups(t *testing.T, c *redis.Client, key string) []string {
-	t.Helper()
-	ctx := context.Background()
-	now, _ := c.Time(ctx).Result()
-	base := now.Add(-time.Hour).UnixMilli()
-	var ids []string
-	for i := 1; i <= 6; i++ {
-		ids = append(ids, fmt.Sprintf("%d-%d", base, i))
-	}
-	cmds := [][]any{}
-	for _, id := range ids {
-		cmds = append(cmds, []any{"xadd", key, id, "n", 1})
-	}
-	cmds = append(cmds, []any{"xgroup", "create", key, "billing", "0"}, []any{"xgroup", "create", key, "audit", "$"},
-		[]any{"xreadgroup", "group", "billing", "c1", "count", 3, "streams", key, ">"},
-		[]any{"xreadgroup", "group", "billing", "c2", "count", 2, "streams", key, ">"},
-		[]any{"xack", key, "billing", ids[1]},
-		[]any{"xclaim", key, "billing", "c1", 0, ids[0], "idle", 600000, "retrycount", 1, "justid"},
-		[]any{"xclaim", key, "billing", "c1", 0, ids[2], "idle", 1000, "retrycount", 7, "justid"})
-	for _, cmd := range cmds {
-		if err := c.Do(ctx, cmd...).Err(); err != nil {
-			t.Fatalf("%v: %v", cmd, err)
-		}
-	}
-	return ids
+	return streamtest.SeedGroups(t, c, key)
 }
 
 func TestStreamsTableAndJSON(t *testing.T) {

@@ -117,7 +117,7 @@ func TestStreamsAckAndDeadLetterByID(t *testing.T) {
 	r = run("dead-letter", "--dead-letter", dlq, ids[2])
 	r.MustCode(t, 0)
 	msgs := c.XRange(t.Context(), dlq, "-", "+").Val()
-	if len(msgs) != 1 || msgs[0].Values["idemctl.id"] != ids[2] || msgs[0].Values["n"] != "1" {
+	if len(msgs) != 1 || msgs[0].Values["idemctl.id"] != ids[2] || msgs[0].Values["n"] != "3" {
 		t.Fatalf("dead-letter stream: %+v", msgs)
 	}
 	r = run("dead-letter", "--dead-letter", dlq, ids[2], "--reason", "once more")
