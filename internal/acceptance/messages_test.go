@@ -52,11 +52,11 @@ keyspaces:
 `, url, hook, strings.Join(env, ", ")))
 }
 
-// stalePending lists the stale pending entries idemctl streams reports, as
-// "id consumer", sorted.
-func stalePending(t *testing.T, cfg string) []string {
+// stalePending lists the stale pending entries idemctl streams reports
+// with the flags where, as "id consumer", sorted.
+func stalePending(t *testing.T, where ...string) []string {
 	t.Helper()
-	r := clitest.Run(t, nil, "streams", "--config", cfg, "--pending", "--stale", "-o", "json")
+	r := clitest.Run(t, nil, append([]string{"streams", "--pending", "--stale", "-o", "json"}, where...)...)
 	r.MustCode(t, 0)
 	var out struct {
 		Keyspaces []struct {
@@ -154,7 +154,7 @@ func TestMessagesCrashedConsumersRecoveredOnce(t *testing.T) {
 	}
 
 	time.Sleep(1100 * time.Millisecond) // past the keyspace's 1s processing_timeout
-	got := stalePending(t, cfg)
+	got := stalePending(t, "--config", cfg)
 	sort.Strings(want)
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("stale pending entries:\n got %v\nwant %v (the crashed ones)", got, want)
@@ -183,7 +183,7 @@ func TestMessagesCrashedConsumersRecoveredOnce(t *testing.T) {
 	if rows != 40 || distinct != 40 || pending != 0 {
 		t.Fatalf("effects: %d rows for %d events (want 40 and 40); %d still pending", rows, distinct, pending)
 	}
-	if n := len(stalePending(t, cfg)); n != 0 {
+	if n := len(stalePending(t, "--config", cfg)); n != 0 {
 		t.Fatalf("%d stale entries left", n)
 	}
 	r = clitest.Run(t, nil, "streams", "--config", cfg, "--fail-on-stale", "--fail-on-poison")
@@ -301,4 +301,61 @@ func ledgerTrimFound(t *testing.T, cfg string, rc *redis.Client) (running, stopp
 		t.Fatalf("doctor's ledger-trim: %d with the trim job running (want 0), %d with it stopped (want 1)", running, stopped)
 	}
 	return running, stopped
+}
+
+// On a 3-primary cluster: streams on every shard are found, their stale
+// entries retried on the node that holds each, a poison entry dead-lettered
+// to a stream sharing its hash tag, and one in another slot refused with
+// the fix — nothing written for it.
+func TestMessagesOnCluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 0)
+	ctx := t.Context()
+	cc := cl.Client()
+	defer cc.Close()
+	streams := []string{"{pay-a}:captured", "{pay-b}:captured", "{pay-c}:captured", "{pay-d}:captured"}
+	stale := map[string]string{}
+	for _, s := range streams {
+		cc.XGroupCreateMkStream(ctx, s, "billing", "$")
+		id := cc.XAdd(ctx, &redis.XAddArgs{Stream: s, Values: []any{"event_id", s}}).Val()
+		cc.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "billing", Consumer: "w1", Streams: []string{s, ">"}, Count: 1})
+		cc.Do(ctx, "XCLAIM", s, "billing", "w1", 0, id, "IDLE", 600000, "RETRYCOUNT", 9, "JUSTID")
+		stale[s] = id
+	}
+	holding := 0
+	for _, n := range cl.Nodes {
+		nc := n.Client(0)
+		if nc.DBSize(ctx).Val() > 0 {
+			holding++
+		}
+		nc.Close()
+	}
+	if holding < 2 {
+		t.Fatalf("the streams landed on %d node(s): the test needs them spread", holding)
+	}
+	base := []string{"--cluster", "--url", "redis://" + cl.Nodes[0].Addr, "--addrs", cl.Nodes[1].Addr, "--match", "{pay-*}:captured"}
+	audit := []string{"--write", "--yes", "--audit-log", filepath.Join(t.TempDir(), "audit.log")}
+
+	if got := stalePending(t, base...); len(got) != 4 {
+		t.Fatalf("stale entries found on the cluster: %v, want 4", got)
+	}
+	r := clitest.Run(t, nil, append(append([]string{"streams", "dead-letter", "--stream", streams[0], "--group", "billing",
+		"--dead-letter", "{pay-a}:dlq", "--reason", "poison", stale[streams[0]]}, audit...), base...)...)
+	r.MustCode(t, 0)
+	if n := cc.XLen(ctx, "{pay-a}:dlq").Val(); n != 1 {
+		t.Fatalf("dead-letter stream holds %d\n%s%s", n, r.Stdout, r.Stderr)
+	}
+	r = clitest.Run(t, nil, append(append([]string{"streams", "dead-letter", "--stream", streams[1], "--group", "billing",
+		"--dead-letter", "dlq:elsewhere", "--reason", "poison", stale[streams[1]]}, audit...), base...)...)
+	r.MustCode(t, 4)
+	if !strings.Contains(r.Stderr, "hash tag") || cc.XPending(ctx, streams[1], "billing").Val().Count != 1 {
+		t.Fatalf("a dead-letter stream in another slot should be refused naming the fix:\n%s%s", r.Stdout, r.Stderr)
+	}
+	r = clitest.Run(t, nil, append(append([]string{"streams", "retry", "--stale", "--reason", "workers lost"}, audit...), base...)...)
+	r.MustCode(t, 0)
+	for _, s := range streams[1:] {
+		p := cc.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: s, Group: "billing", Start: "-", End: "+", Count: 10}).Val()
+		if len(p) != 1 || p[0].Consumer != "idemctl-recovery" {
+			t.Errorf("%s after retry: %+v", s, p)
+		}
+	}
 }
