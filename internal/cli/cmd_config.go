@@ -96,6 +96,8 @@ type configView struct {
 	Writes     writesView     `json:"writes" yaml:"writes"`
 	Scan       scanView       `json:"scan" yaml:"scan"`
 	Keyspaces  []keyspaceView `json:"keyspaces" yaml:"keyspaces"`
+	Streams    []streamView   `json:"streams,omitempty" yaml:"streams,omitempty"` // config_messages.go
+	Ledgers    []ledgerView   `json:"ledgers,omitempty" yaml:"ledgers,omitempty"`
 	Schemas    []string       `json:"schemas,omitempty" yaml:"schemas,omitempty"`
 }
 
@@ -224,6 +226,9 @@ func (o *configViewCmd) run(_ context.Context, a *app, fs *pflag.FlagSet, _ []st
 			kv.Verify = verifyViewOf(h)
 		}
 		v.Keyspaces = append(v.Keyspaces, kv)
+	}
+	if !o.kf.adHoc() && len(o.kf.keyspaces) == 0 {
+		v.Streams, v.Ledgers = messageViews(s)
 	}
 	if o.output == "json" {
 		return writeJSON(a, v)

@@ -249,3 +249,29 @@ func TestStreamsUndoRetryWithoutConfig(t *testing.T) {
 		t.Errorf("undo report:\n%s", r.Stdout)
 	}
 }
+
+// config view shows the stream and ledger keyspaces with their defaults.
+func TestConfigViewShowsStreamsAndLedgers(t *testing.T) {
+	cfg := clitest.WriteConfig(t, "keyspaces:\n  - {name: orders, preset: atlasmart}\n"+
+		"  - {name: payments, kind: stream, match: \"pay:*\", dead_letter: \"dlq:{stream}\"}\n"+
+		"  - {name: billing, kind: ledger, preset: zset-window}\n")
+	r := clitest.Run(t, nil, "config", "view", "--config", cfg, "-o", "json")
+	r.MustCode(t, 0)
+	var v struct {
+		Keyspaces []struct{ Name string }
+		Streams   []struct {
+			Name, Match, DeadLetter, RecoveryConsumer string
+			ProcessingTimeout                         string `json:"processing_timeout"`
+			MaxDeliveries                             int64  `json:"max_deliveries"`
+		}
+		Ledgers []struct{ Name, Preset, Match, Window string }
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Keyspaces) != 1 || len(v.Streams) != 1 || len(v.Ledgers) != 1 ||
+		v.Streams[0].ProcessingTimeout != "5m0s" || v.Streams[0].MaxDeliveries != 5 ||
+		v.Ledgers[0].Preset != "zset-window" || v.Ledgers[0].Window != "24h0m0s" || v.Ledgers[0].Match != "dedupe:*" {
+		t.Fatalf("config view:\n%s", r.Stdout)
+	}
+}
