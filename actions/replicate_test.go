@@ -129,11 +129,14 @@ func TestRequireFsync(t *testing.T) {
 // replicated.
 func TestClusterWaitsPerShard(t *testing.T) {
 	cl := redistest.StartCluster(t, 3, 1)
+	redistest.WaitClusterReplicasSynced(t, cl, time.Minute) // a replica still in its first sync acknowledges nothing
 	cc := cl.Client()
 	defer cc.Close()
 	ctx := t.Context()
+	// 2s, not less: on a loaded machine a live replica's acknowledgement
+	// can take longer than a few hundred milliseconds.
 	ex, err := NewExecutor(Setup{Client: cc, Policy: &Policy{Writes: true}, AuditPath: auditPath(t),
-		Durability: Durability{Timeout: 300 * time.Millisecond}})
+		Durability: Durability{Timeout: 2 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
