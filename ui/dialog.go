@@ -35,6 +35,7 @@ const (
 type dialog struct {
 	kind     actions.Kind
 	targets  []inspect.Record // copies: what the operator saw
+	entries  []entryMark      // a write on pending entries: what the operator saw (targets is nil)
 	needsRef bool             // a target's schema records a reference
 	onMarks  bool             // the targets are the marked records
 	step     dialogStep
@@ -118,6 +119,15 @@ func (m *Model) openDialogOn(kind actions.Kind, targets []inspect.Record) tea.Cm
 		d.inputs = []textinput.Model{newInput(ref, "", w),
 			newInput("why (required)", "", w), newInput("retention, keep, or a duration", ttlDefault, w)}
 	}
+	m.startDialog(d)
+	if kind == kindTriage && d.step == stepForm {
+		return m.askHooks() // no form: the hooks give ref, status and response
+	}
+	return m.focusDialog()
+}
+
+// startDialog shows d, asking first for a protected profile's name.
+func (m *Model) startDialog(d *dialog) {
 	d.confirm = newInput("", "", 12)
 	d.bar = progress.New(progress.WithWidth(max(m.width-10, 10)), progress.WithoutPercentage())
 	if m.opts.Executor.Policy.NeedsProfileName() {
@@ -125,10 +135,6 @@ func (m *Model) openDialogOn(kind actions.Kind, targets []inspect.Record) tea.Cm
 		d.confirm.Placeholder = m.opts.Profile
 	}
 	m.dialog = d
-	if kind == kindTriage && d.step == stepForm {
-		return m.askHooks() // no form: the hooks give ref, status and response
-	}
-	return m.focusDialog()
 }
 
 func (m *Model) focusDialog() tea.Cmd {
@@ -206,6 +212,9 @@ func (m *Model) onDialogKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	case stepDone:
 		if key == "enter" || key == "q" || key == "tab" {
+			if d.wroteEntries() {
+				return m.closeEntryDialog(key == "tab")
+			}
 			if d.onMarks {
 				m.marks = nil // written: a second write would need them marked again
 			}
@@ -238,6 +247,9 @@ func (m *Model) dialogView() string {
 	s := m.styles
 	var b strings.Builder
 	title := fmt.Sprintf("%s %s record(s)", strings.ToUpper(string(d.kind)), count(len(d.targets)))
+	if d.entries != nil {
+		title = d.entryTitle()
+	}
 	b.WriteString(s.Title.Render(title) + s.Dim.Render("  (esc cancels)") + "\n\n")
 	switch d.step {
 	case stepProfile:
@@ -253,11 +265,18 @@ func (m *Model) dialogView() string {
 		if d.kind == actions.KindExpire {
 			b.WriteString("\n" + s.Dim.Render("TTL: the record expires after it (10m: in ten minutes); 0 deletes it now") + "\n")
 		}
+		if hint := entryFormHint(d.kind); d.entries != nil && hint != "" {
+			b.WriteString("\n" + s.Dim.Render(hint) + "\n")
+		}
 		b.WriteString("\n" + s.Dim.Render(m.sampleLine()) + "\n")
-		b.WriteString(s.Dim.Render("tab moves between fields · enter on the last field reads the records and shows the change") + "\n")
+		b.WriteString(s.Dim.Render("tab moves between fields · enter on the last field reads the "+d.noun()+" and shows the change") + "\n")
 	case stepPlanning:
 		b.WriteString(planningText(d) + "\n")
 	case stepConfirm:
+		if d.entries != nil {
+			m.entryConfirmView(&b)
+			break
+		}
 		if d.triage != nil {
 			m.triageList(&b)
 		} else {
@@ -283,9 +302,12 @@ func (m *Model) dialogView() string {
 		fmt.Fprintf(&b, "%s%s\n\n", d.bar.ViewAs(pct), count)
 		b.WriteString(t.String(d.step == stepDone) + "\n")
 		b.WriteString(m.resultNotes(d))
-		if d.step == stepDone {
+		switch {
+		case d.step == stepDone && d.wroteEntries():
+			b.WriteString("\n" + s.Dim.Render("enter closes and re-reads the streams · tab: the Writes screen, this session's writes"))
+		case d.step == stepDone:
 			b.WriteString("\n" + s.Dim.Render("enter closes and rescans · tab: the Writes screen, this session's writes"))
-		} else {
+		default:
 			b.WriteString("\n" + s.Dim.Render("esc stops before the next write"))
 		}
 	}

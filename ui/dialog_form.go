@@ -29,6 +29,9 @@ func (m *Model) submitForm() tea.Cmd {
 		d.errText = "a reason is required for every write"
 		return nil
 	}
+	if d.entries != nil {
+		return m.planEntryWrites(reason)
+	}
 	ttlText := d.value("TTL")
 	if ttlText == string(actions.TTLRetention) {
 		ttlText = "" // the field's initial value: the action's default, as with the CLI's unset --ttl
@@ -82,7 +85,7 @@ func (m *Model) onPlans(msg planMsg) {
 		return
 	}
 	if msg.err != nil {
-		d.step, d.errText = stepForm, "could not read the records: "+inspect.Sanitize(msg.err.Error())
+		d.step, d.errText = stepForm, "could not read the "+d.noun()+": "+inspect.Sanitize(msg.err.Error())
 		return
 	}
 	d.plans, d.step = msg.plans, stepConfirm
@@ -91,6 +94,9 @@ func (m *Model) onPlans(msg planMsg) {
 
 func (m *Model) sampleLine() string {
 	d := m.dialog
+	if d.entries != nil {
+		return m.entrySample()
+	}
 	var keys []string
 	for i, r := range d.targets {
 		if i == 3 {

@@ -36,11 +36,13 @@ func waitWrite(ch <-chan writeMsg) tea.Cmd {
 
 func (m *Model) onWrite(msg writeMsg) tea.Cmd {
 	d := m.dialog
+	w := WriteRecord{At: m.now(), Result: msg.r}
 	if d != nil && msg.i < len(d.results) {
 		d.results[msg.i] = msg.r
 		d.done = msg.i + 1
+		w.Entry = d.plans[msg.i].Entry()
 	}
-	m.writes = append(m.writes, WriteRecord{At: m.now(), Result: msg.r})
+	m.writes = append(m.writes, w)
 	return waitWrite(m.writeCh)
 }
 
@@ -58,9 +60,9 @@ func (m *Model) resultNotes(d *dialog) string {
 		switch {
 		case len(notes) >= 5 || d.plans[i].Refused != "":
 		case r.Unreplicated():
-			notes = append(notes, fmt.Sprintf("  not replicated %s: %s", m.dialogKey(r.Key, m.width/2), inspect.Sanitize(r.Note)))
+			notes = append(notes, fmt.Sprintf("  not replicated %s: %s", m.dialogKey(d.resultKey(i), m.width/2), inspect.Sanitize(r.Note)))
 		case r.Outcome != actions.Applied && r.Outcome != actions.Skipped:
-			notes = append(notes, fmt.Sprintf("  %s %s: %s", r.Outcome, m.dialogKey(r.Key, m.width/2), inspect.Sanitize(r.Detail)))
+			notes = append(notes, fmt.Sprintf("  %s %s: %s", r.Outcome, m.dialogKey(d.resultKey(i), m.width/2), inspect.Sanitize(r.Detail)))
 		}
 	}
 	if len(notes) == 0 {

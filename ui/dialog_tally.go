@@ -22,6 +22,7 @@ type runTally struct {
 	notAttempted                        int             // planned writes a cancel stopped (or still to go)
 	stopped                             bool            // the run stopped itself (the audit log failed): not a cancel
 	refused                             actions.Tally   // not writable at the preview, by outcome
+	entries                             bool            // the writes are on pending entries: the causes say so
 }
 
 // A writeCause is why attempted writes did not apply, as the run's
@@ -85,7 +86,7 @@ func causeOf(r actions.Result) int {
 }
 
 func (d *dialog) tally() runTally {
-	t := runTally{records: len(d.plans), byCause: make([]actions.Tally, len(writeCauses)+1), refused: actions.Tally{}}
+	t := runTally{records: len(d.plans), byCause: make([]actions.Tally, len(writeCauses)+1), refused: actions.Tally{}, entries: d.wroteEntries()}
 	for i, p := range d.plans {
 		if p.Refused != "" {
 			t.refused[p.Outcome]++
@@ -126,6 +127,8 @@ func (t runTally) String(done bool) string {
 		switch {
 		case s == "":
 			continue
+		case i < len(writeCauses) && t.entries:
+			s += " (" + strings.Replace(writeCauses[i].why, "record", "entry", 1) + ")"
 		case i < len(writeCauses):
 			s += " (" + writeCauses[i].why + ")"
 		}

@@ -22,7 +22,7 @@ func (m *Model) helpView() string {
 	}
 	lines := []string{m.styles.Title.Render("Keys") + "  " + m.styles.Dim.Render(hint)}
 	lines = append(lines, m.helpBands(cols)...)
-	notes := []string{ansi.Wrap(m.styles.Dim.Render("Filter (/), every term must match: text · glob* · principal=customer-42 · state=processing · flag=stuck · stale"), m.width, " ·")}
+	notes := []string{ansi.Wrap(m.styles.Dim.Render(m.helpFilterNote()), m.width, " ·")}
 	if off {
 		notes = append([]string{ansi.Wrap(m.readOnlyHint(), m.width, " ")}, notes...)
 	}
@@ -39,7 +39,7 @@ func (m *Model) helpView() string {
 // helpColumns are the key groups as columns of lines, a title over the
 // keys; off says some key is listed disabled.
 func (m *Model) helpColumns() (cols [][]string, off bool) {
-	for _, g := range m.keys.HelpGroups() {
+	for _, g := range m.helpGroups() {
 		keyW := 0
 		for _, b := range g.keys {
 			if len(b.Keys()) > 0 {

@@ -19,6 +19,7 @@ type KeyMap struct {
 	StaleOnly, CycleFlag, Reveal            key.Binding
 	Mark, MarkAll, Unmark, Undo             key.Binding
 	Expire, Fail, Reconcile, Triage         key.Binding
+	Retry, Ack, DeadLetter                  key.Binding // the Streams screen's pending entries
 	GroupBy, CopyKey, CopyCommand           key.Binding
 	Search, NextMatch, PrevMatch, Command   key.Binding
 }
@@ -64,6 +65,9 @@ func DefaultKeyMap() KeyMap {
 		Fail:        b([]string{"F"}, "F", "force-fail"),
 		Reconcile:   b([]string{"R"}, "R", "mark reconciled"),
 		Triage:      b([]string{"V"}, "V", "verify & triage"),
+		Retry:       b([]string{"T"}, "T", "retry"),
+		Ack:         b([]string{"A"}, "A", "ack"),
+		DeadLetter:  b([]string{"D"}, "D", "dead-letter"),
 		GroupBy:     b([]string{"="}, "=", "group by capture"),
 		CopyKey:     b([]string{"y"}, "y", "copy key"),
 		CopyCommand: b([]string{"Y"}, "Y", "copy CLI command"),
@@ -87,7 +91,7 @@ func (k *KeyMap) writeBindings() []*key.Binding {
 // marking keys on in a session that cannot write but copies the marked
 // rows (a snapshot's Y).
 func (k *KeyMap) SetWrites(on, marks bool) {
-	for _, b := range k.writeBindings() {
+	for _, b := range append(k.writeBindings(), &k.Retry, &k.Ack, &k.DeadLetter) {
 		b.SetEnabled(on)
 	}
 	for _, b := range []*key.Binding{&k.Mark, &k.MarkAll, &k.Unmark} {

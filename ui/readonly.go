@@ -9,7 +9,14 @@ const readOnlyHint = "read-only: writes are off (start with --write, or writes: 
 // snapshotHint is what a write key does on a snapshot.
 const snapshotHint = "a snapshot: nothing to write to — Y copies the marked rows as --from-file lines pinned to the file, for a guarded write on the live server"
 
+// streamsSnapshotHint is what the Streams screen's write keys do on a
+// snapshot: pending entries live on the server only.
+const streamsSnapshotHint = "a snapshot: pending entries are read and written on the live server (idemctl streams retry, ack, dead-letter)"
+
 func (m *Model) readOnlyHint() string {
+	if m.opts.Scan.Snapshot != nil && m.screen == screenStreams {
+		return streamsSnapshotHint
+	}
 	if m.opts.Scan.Snapshot != nil {
 		return snapshotHint
 	}
@@ -19,6 +26,9 @@ func (m *Model) readOnlyHint() string {
 // writesOffNote is readOnlyHint as the footer says it, beside the write
 // keys it names.
 func (m *Model) writesOffNote() string {
+	if m.opts.Scan.Snapshot != nil && m.screen == screenStreams {
+		return "off: a snapshot"
+	}
 	if m.opts.Scan.Snapshot != nil {
 		return "off: a snapshot (Y copies)"
 	}

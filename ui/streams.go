@@ -17,8 +17,8 @@ import (
 
 // The Streams screen (:streams): the consumer groups of the profile's
 // kind: stream keyspaces, as 'idemctl streams' reads them. Groups, then one
-// group's consumers and pending entries, then one entry's fields. It only
-// reads: F, R, E and space stay free for the entry writes.
+// group's consumers and pending entries, then one entry's fields. The
+// entries are marked and written there (streams_write*.go).
 
 type streamLevel int
 
@@ -71,6 +71,8 @@ type streamsState struct {
 	staleOnly bool
 	typing    bool
 	input     textinput.Model
+
+	marks map[entryKey]entryMark // the entries a write takes, as last read
 }
 
 // streamsMsg brings a finished read of every stream keyspace.
@@ -159,6 +161,7 @@ func (m *Model) onStreams(msg streamsMsg) {
 	}
 	selGroup, selEntry := st.selectedGroup(), st.selectedEntryID()
 	st.reps, st.client, st.err, st.readAt = msg.reps, msg.client, "", m.now()
+	st.refreshMarks()
 	rows := st.groupRows()
 	for i, r := range rows {
 		if r.id == selGroup {
@@ -178,6 +181,9 @@ func (m *Model) onStreams(msg streamsMsg) {
 		if e.ID == selEntry {
 			st.entrySel = i
 		}
+	}
+	if st.level == levelEntry {
+		m.refreshEntryRow()
 	}
 }
 

@@ -21,11 +21,15 @@ func (m *Model) onStreamsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		st.move(d)
 		return nil, true
 	}
-	if m.isEntryWriteKey(msg) {
-		m.status = "the Streams screen only reads: writes on pending entries are not available here yet"
+	if m.isEntryWriteKey(msg) && !m.canWrite() {
+		m.status = m.readOnlyHint() // the keys are off, and said so
 		return nil, true
 	}
-	return dispatch(msg, []keyAction{
+	if m.isRecordWriteKey(msg) {
+		m.status = "F, R and E write records; here " + entryWritesHint
+		return nil, true
+	}
+	return dispatch(msg, append(m.entryWriteKeys(), []keyAction{
 		{k.Back, noCmd(m.streamsBack)},
 		{k.Open, m.streamsOpen},
 		{k.Filter, m.streamsStartFilter},
@@ -38,14 +42,14 @@ func (m *Model) onStreamsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 			st.groupSel, st.entrySel = 0, 0
 		})},
 		{k.Rescan, m.streamsReread},
-	})
+	}...))
 }
 
-// isEntryWriteKey is a record write key (F, R, E, space, a) pressed here,
-// where the entry writes will go: said, never taken for another meaning.
-func (m *Model) isEntryWriteKey(msg tea.KeyPressMsg) bool {
+// isRecordWriteKey is a record write key (F, R, E) pressed here: said,
+// never taken for another meaning.
+func (m *Model) isRecordWriteKey(msg tea.KeyPressMsg) bool {
 	k := m.keys
-	for _, b := range []key.Binding{k.Fail, k.Reconcile, k.Expire, k.Mark, k.MarkAll} {
+	for _, b := range []key.Binding{k.Fail, k.Reconcile, k.Expire} {
 		if slices.Contains(b.Keys(), msg.String()) {
 			return true
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/streamtest"
 )
 
 // hostileStream is a stream whose key, group, consumer and field are
@@ -28,38 +29,18 @@ const hostileStream = "st:\x1b[31mevil"
 func seedStreams(t *testing.T, c *redis.Client) []string {
 	t.Helper()
 	ctx := context.Background()
-	now, err := c.Time(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := now.Add(-time.Hour).UnixMilli()
-	var ids []string
-	for i := 1; i <= 6; i++ {
-		id := fmt.Sprintf("%d-%d", base, i)
-		if err := c.XAdd(ctx, &redis.XAddArgs{Stream: "st:orders", ID: id, Values: []any{"n", i}}).Err(); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
+	ids := streamtest.SeedGroups(t, c, "st:orders")
+	base, _, _ := strings.Cut(ids[0], "-") // an hour ago, as the fixture's
 	must := func(args ...any) {
 		t.Helper()
 		if err := c.Do(ctx, args...).Err(); err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
 	}
-	must("xgroup", "create", "st:orders", "billing", "0")
-	must("xgroup", "create", "st:orders", "audit", "$")
-	must("xreadgroup", "group", "billing", "c1", "count", 3, "streams", "st:orders", ">")
-	must("xreadgroup", "group", "billing", "c2", "count", 2, "streams", "st:orders", ">")
-	must("xack", "st:orders", "billing", ids[1])
-	must("xclaim", "st:orders", "billing", "c1", 0, ids[0], "idle", 600000, "retrycount", 1, "justid")
-	must("xclaim", "st:orders", "billing", "c1", 0, ids[2], "idle", 1000, "retrycount", 7, "justid")
-	must("xclaim", "st:orders", "billing", "c2", 0, ids[3], "idle", 1000, "retrycount", 1, "justid")
-	must("xclaim", "st:orders", "billing", "c2", 0, ids[4], "idle", 1000, "retrycount", 1, "justid")
 
 	unit := "\x1b[2J\x1b]52;c;AAAA\x07\u202e"
 	evil := strings.Repeat(unit, 1<<20/len(unit)+1)[:1<<20]
-	must("xadd", hostileStream, fmt.Sprintf("%d-1", base), "\x1b[31mname", evil, "ok", "fine")
+	must("xadd", hostileStream, base+"-1", "\x1b[31mname", evil, "ok", "fine")
 	must("xgroup", "create", hostileStream, "g\x1b]0;title\x07", "0")
 	must("xreadgroup", "group", "g\x1b]0;title\x07", "c\x1b[2J", "count", 1, "streams", hostileStream, ">")
 	return ids
@@ -265,10 +246,16 @@ func TestStreamsScreenFiltersAndReread(t *testing.T) {
 	}
 	press(m, "c")
 
-	for _, k := range []string{"F", "R", "E", " "} {
+	// The record write keys say which keys write entries; in this
+	// read-only session the entry keys say how to turn writes on.
+	for _, k := range []string{"F", "R", "E", " ", "T", "A", "D", "a"} {
 		m.status = ""
 		press(m, k)
-		if !strings.Contains(m.status, "only reads") || m.screen != screenStreams || m.dialog != nil {
+		want := readOnlyHint
+		if strings.Contains("FRE", k) {
+			want = "here " + entryWritesHint
+		}
+		if !strings.Contains(m.status, want) || m.screen != screenStreams || m.dialog != nil || len(m.streams.marks) != 0 {
 			t.Errorf("%q on the Streams screen: status %q, screen %d", k, m.status, m.screen)
 		}
 	}

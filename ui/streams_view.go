@@ -292,9 +292,14 @@ func (m *Model) entryLines(g *inspect.GroupState, room int) []string {
 	}
 	for i := from; i < to; i++ {
 		e := es[i]
-		mark := "  "
+		mark := " "
 		if i == st.entrySel {
-			mark = "▸ "
+			mark = "▸"
+		}
+		if _, ok := st.marks[keyOf(e)]; ok {
+			mark += "*" // marked for a write, as the Records screen marks
+		} else {
+			mark += " "
 		}
 		line := fit(mark+fitMiddle(inspect.Sanitize(e.ID), idW)+" "+fitMiddle(sanitizeText(e.Consumer), conW)+" "+
 			fitRight(units.FormatMs(e.Idle.D().Milliseconds()), idleW)+" "+fitRight(count(e.Deliveries), delW)+" "+fit(entryFlags(e), flagW), m.width)
@@ -339,7 +344,7 @@ func (m *Model) streamEntryView() string {
 	e := st.entryRow
 	lines := []string{s.Title.Render(joinFit([]string{"ENTRY " + inspect.Sanitize(e.ID), "of " + sanitizeText(e.Stream), "group " + sanitizeText(e.Group)}, "  ", m.width)),
 		joinFit([]string{"consumer " + sanitizeText(e.Consumer), "idle " + units.FormatMs(e.Idle.D().Milliseconds()),
-			"delivery count " + count(e.Deliveries), entryFlags(e)}, " · ", m.width)}
+			"delivery count " + count(e.Deliveries), entryFlags(e), st.markedText(e)}, " · ", m.width)}
 	switch {
 	case st.entryErr != "":
 		return strings.Join(append(lines, "", wrapHang("  could not read the entry: ", st.entryErr, m.width)), "\n")
@@ -404,9 +409,10 @@ func (m *Model) streamsHelp() []keyBinding {
 	k := m.keys
 	reread := key.NewBinding(key.WithKeys(k.Rescan.Keys()...), key.WithHelp(k.Rescan.Help().Key, "re-read"))
 	back := key.NewBinding(key.WithKeys(k.Back.Keys()...), key.WithHelp(k.Back.Help().Key, "back"))
-	bs := []keyBinding{k.Open, back, k.Filter, k.StaleOnly, reread, k.Help, k.Quit}
+	writes := m.entryWriteHelp()
+	bs := append(append([]keyBinding{k.Open, back}, writes...), k.Filter, k.StaleOnly, reread, k.Help, k.Quit)
 	if m.streams != nil && m.streams.level == levelEntry {
-		bs = []keyBinding{back, k.Down, k.Up, reread, k.Help, k.Quit}
+		bs = append(append([]keyBinding{back}, writes...), k.Down, k.Up, reread, k.Help, k.Quit)
 	}
 	// Whole keys, the least needed given way: never a cut one.
 	for len(bs) > 2 && ansi.StringWidth(m.help.ShortHelpView(bs)) > m.width {
@@ -424,6 +430,9 @@ func (m *Model) streamsStatus() []string {
 	var parts []string
 	if st.reading {
 		parts = append(parts, "scanning the streams…")
+	}
+	if n := len(st.marks); n > 0 { // what a write would take
+		parts = append(parts, count(n)+" marked")
 	}
 	if f := st.filterText(); f != "" {
 		parts = append(parts, "filter: "+f)

@@ -19,6 +19,7 @@ import (
 type WriteRecord struct {
 	At     time.Time
 	Result actions.Result
+	Entry  *actions.EntryTarget // a pending-entry write's entry (nil: a record's)
 }
 
 // writesView lists this session's writes, newest first.
@@ -95,6 +96,9 @@ func (m *Model) writeLines() (out []string, idx []int) {
 		}
 		rest := m.width - ansi.StringWidth(head)
 		k := inspect.Sanitize(m.withoutPrefix(w.Result.Key))
+		if w.Entry != nil {
+			k = inspect.Sanitize(w.Entry.Stream + " " + w.Entry.ID)
+		}
 		detail := ""
 		if w.Result.Detail != "" {
 			detail = "  — " + inspect.Sanitize(units.OneLine(w.Result.Detail))

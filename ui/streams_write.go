@@ -1,0 +1,398 @@
+package ui
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// Writes on pending entries from the Streams screen: space marks entries
+// (a all in view, u unmarks), T retries, A acks, D dead-letters them
+// through the write dialog, as the record writes go: the form (a reason; a
+// retry's mode and recovery consumer, a dead-letter's stream), the plan
+// read from the server, one line per entry, the typed confirmation, the
+// executor's guarded run, the tally. The entries go as the operator saw
+// them (consumer and delivery count): one that moved since is a conflict.
+
+// entryWritesHint is what the Streams screen's write keys do.
+const entryWritesHint = "T retries, A acks, D dead-letters pending entries (space marks them)"
+
+// entryKey names a pending entry across re-reads.
+type entryKey struct {
+	stream, group inspect.Text
+	id            string
+}
+
+func keyOf(e inspect.PendingEntry) entryKey { return entryKey{e.Stream, e.Group, e.ID} }
+
+// entryMark is a pending entry a write takes, as last read, and the
+// keyspace it was read in (its recovery consumer and dead-letter stream).
+type entryMark struct {
+	space string
+	e     inspect.PendingEntry
+}
+
+// entryWriteKeys are the Streams screen's marking and write keys.
+func (m *Model) entryWriteKeys() []keyAction {
+	k := m.keys
+	write := func(kind actions.Kind) func() tea.Cmd { return func() tea.Cmd { return m.openEntryWrite(kind) } }
+	return []keyAction{
+		{k.Mark, noCmd(m.toggleEntryMark)},
+		{k.MarkAll, noCmd(m.markAllEntries)},
+		{k.Unmark, noCmd(m.unmarkEntries)},
+		{k.Retry, write(actions.KindRetry)},
+		{k.Ack, write(actions.KindAck)},
+		{k.DeadLetter, write(actions.KindDeadLetter)},
+	}
+}
+
+// isEntryWriteKey is a marking or write key of the Streams screen, on or
+// off: off, it says why.
+func (m *Model) isEntryWriteKey(msg tea.KeyPressMsg) bool {
+	k := m.keys
+	for _, b := range []key.Binding{k.Mark, k.MarkAll, k.Unmark, k.Retry, k.Ack, k.DeadLetter} {
+		if slices.Contains(b.Keys(), msg.String()) {
+			return true
+		}
+	}
+	return false
+}
+
+// toggleEntryMark is space: the entry under the cursor (and on to the
+// next, so space marks a run), or the entry shown.
+func (m *Model) toggleEntryMark() {
+	st := m.streamsState()
+	switch st.level {
+	case levelGroups:
+		m.status = "open a group (enter) to mark its pending entries"
+	case levelEntry:
+		st.toggle(st.open.space, st.entryRow)
+	default:
+		es := st.entries()
+		if len(es) == 0 {
+			m.status = "no pending entry to mark here"
+			return
+		}
+		st.entrySel = min(st.entrySel, len(es)-1)
+		st.toggle(st.open.space, es[st.entrySel])
+		st.entrySel = min(st.entrySel+1, len(es)-1)
+	}
+}
+
+func (st *streamsState) toggle(space string, e inspect.PendingEntry) {
+	k := keyOf(e)
+	if _, ok := st.marks[k]; ok {
+		delete(st.marks, k)
+		return
+	}
+	if st.marks == nil {
+		st.marks = map[entryKey]entryMark{}
+	}
+	st.marks[k] = entryMark{space: space, e: e}
+}
+
+// markAllEntries is a: every entry the filters keep in the open group, or
+// none of them when they all are marked already.
+func (m *Model) markAllEntries() {
+	st := m.streamsState()
+	if st.level != levelGroup {
+		m.status = "a marks every pending entry of the group shown: open a group (enter) first"
+		return
+	}
+	es := st.entries()
+	all := len(es) > 0
+	for _, e := range es {
+		_, ok := st.marks[keyOf(e)]
+		all = all && ok
+	}
+	for _, e := range es {
+		if all {
+			delete(st.marks, keyOf(e))
+		} else if _, ok := st.marks[keyOf(e)]; !ok {
+			st.toggle(st.open.space, e)
+		}
+	}
+}
+
+func (m *Model) unmarkEntries() {
+	st := m.streamsState()
+	m.status = "nothing was marked (space marks an entry, a all in view)"
+	if n := len(st.marks); n > 0 {
+		m.status = "unmarked " + count(n)
+	}
+	st.marks = nil
+}
+
+// refreshMarks keeps the marks of entries still pending, as read now: a
+// write takes them as the screen shows them.
+func (st *streamsState) refreshMarks() {
+	for k, mk := range st.marks {
+		if e, ok := st.pending(mk.space, k); ok {
+			mk.e = e
+			st.marks[k] = mk
+		} else {
+			delete(st.marks, k)
+		}
+	}
+}
+
+// pending is an entry as last read; ok is false when it is not listed.
+func (st *streamsState) pending(space string, k entryKey) (e inspect.PendingEntry, ok bool) {
+	_, g := st.find(groupID{space: space, stream: k.stream, group: k.group, valid: true})
+	if g == nil {
+		return e, false
+	}
+	for _, e := range g.Entries {
+		if e.ID == k.id {
+			return e, true
+		}
+	}
+	return e, false
+}
+
+// refreshEntryRow updates the entry shown from a re-read; one no longer
+// pending (written, or acknowledged by its consumer) goes back to the list.
+func (m *Model) refreshEntryRow() {
+	st := m.streams
+	if e, ok := st.pending(st.open.space, keyOf(st.entryRow)); ok {
+		st.entryRow = e
+		return
+	}
+	if g := st.group(); g == nil || g.Truncated {
+		return // not read this time: the row stays as it was
+	}
+	st.level, st.entry, st.entryErr = levelGroup, nil, ""
+	m.status = "entry " + inspect.Sanitize(st.entryRow.ID) + " is no longer pending in group " + sanitizeText(st.entryRow.Group)
+}
+
+// entryTargets are what a write key takes: the entry shown, else the
+// marked entries, else the one under the cursor; onMarks says the marks.
+func (m *Model) entryTargets() (ts []entryMark, onMarks bool) {
+	st := m.streamsState()
+	switch {
+	case st.level == levelEntry:
+		return []entryMark{{space: st.open.space, e: st.entryRow}}, false
+	case len(st.marks) > 0:
+		return st.sortedMarks(), true
+	case st.level == levelGroup:
+		if es := st.entries(); len(es) > 0 {
+			return []entryMark{{space: st.open.space, e: es[min(st.entrySel, len(es)-1)]}}, false
+		}
+		m.status = "no pending entry here to write"
+	default:
+		m.status = "open a group (enter) and pick its pending entries: space marks them"
+	}
+	return nil, false
+}
+
+// sortedMarks are the marks by stream, group and entry ID.
+func (st *streamsState) sortedMarks() []entryMark {
+	out := make([]entryMark, 0, len(st.marks))
+	for _, mk := range st.marks {
+		out = append(out, mk)
+	}
+	slices.SortFunc(out, func(a, b entryMark) int {
+		return cmp.Or(cmp.Compare(a.e.Stream, b.e.Stream), cmp.Compare(a.e.Group, b.e.Group), compareIDs(a.e.ID, b.e.ID))
+	})
+	return out
+}
+
+// compareIDs orders stream entry IDs (MS-SEQ) as the stream does.
+func compareIDs(a, b string) int {
+	num := func(id string) (uint64, uint64) {
+		ms, seq, _ := strings.Cut(id, "-")
+		x, _ := strconv.ParseUint(ms, 10, 64)
+		y, _ := strconv.ParseUint(seq, 10, 64)
+		return x, y
+	}
+	am, as := num(a)
+	bm, bs := num(b)
+	return cmp.Or(cmp.Compare(am, bm), cmp.Compare(as, bs), strings.Compare(a, b))
+}
+
+// openEntryWrite opens the write dialog of kind on the entries a write
+// key takes.
+func (m *Model) openEntryWrite(kind actions.Kind) tea.Cmd {
+	if why := m.streamsReadable(); why != "" {
+		m.status = why
+		return nil
+	}
+	if !m.canWrite() {
+		m.status = m.readOnlyHint()
+		return nil
+	}
+	targets, onMarks := m.entryTargets()
+	if len(targets) == 0 {
+		return nil
+	}
+	w := max(m.width-20, 20)
+	d := &dialog{kind: kind, entries: targets, onMarks: onMarks, step: stepForm,
+		labels: []string{"Reason"}, inputs: []textinput.Model{newInput("why (required)", "", w)}}
+	switch kind {
+	case actions.KindRetry:
+		d.labels = append(d.labels, "Mode", "To")
+		d.inputs = append(d.inputs, newInput("claim, claim-justid or redeliver", string(actions.RetryClaim), w),
+			newInput("the recovery consumer (empty: each keyspace's)", m.sharedDefault(targets, recoveryOf), w))
+	case actions.KindDeadLetter:
+		d.labels = append(d.labels, "To")
+		d.inputs = append(d.inputs, newInput("the dead-letter stream (empty: each keyspace's dead_letter)", m.sharedDefault(targets, deadLetterOf), w))
+	}
+	m.startDialog(d)
+	return m.focusDialog()
+}
+
+// recoveryOf is the consumer a claiming retry hands a keyspace's entries
+// to, as the CLI picks it.
+func recoveryOf(sp *inspect.StreamSpace) string {
+	if sp != nil && sp.RecoveryConsumer != "" {
+		return sp.RecoveryConsumer
+	}
+	return inspect.DefaultRecoveryConsumer
+}
+
+// deadLetterOf is a keyspace's dead_letter ({stream} unexpanded; "": none).
+func deadLetterOf(sp *inspect.StreamSpace) string {
+	if sp == nil {
+		return ""
+	}
+	return sp.DeadLetter
+}
+
+// sharedDefault is the targets' keyspaces' value of f when they share one,
+// else "" (the form then takes each keyspace's own).
+func (m *Model) sharedDefault(ts []entryMark, f func(*inspect.StreamSpace) string) string {
+	v := f(m.streamSpace(ts[0].space))
+	for _, t := range ts[1:] {
+		if f(m.streamSpace(t.space)) != v {
+			return ""
+		}
+	}
+	return v
+}
+
+// planEntryWrites checks the form and plans each entry in the background:
+// each is read as it is now and compared with what the operator saw.
+func (m *Model) planEntryWrites(reason string) tea.Cmd {
+	d := m.dialog
+	reqs, why := m.entryRequests(reason)
+	if why != "" {
+		d.errText = why
+		return nil
+	}
+	d.errText, d.step = "", stepPlanning
+	ex, ctx := m.opts.Executor, m.ctx
+	return func() tea.Msg {
+		plans := make([]*actions.Plan, 0, len(reqs))
+		for _, r := range reqs {
+			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			p, err := ex.PlanEntry(pctx, r)
+			cancel()
+			if err != nil {
+				return planMsg{err: fmt.Errorf("entry %s of %s: %s", inspect.Sanitize(r.ID), inspect.Sanitize(r.Stream), inspect.Line(err.Error()))}
+			}
+			plans = append(plans, p)
+		}
+		return planMsg{plans: plans}
+	}
+}
+
+// entryRequests are the dialog's writes, one per entry; why says what in
+// the form is wrong.
+func (m *Model) entryRequests(reason string) (reqs []actions.EntryRequest, why string) {
+	d := m.dialog
+	mode, to := actions.RetryMode(d.value("Mode")), d.value("To")
+	switch mode {
+	case "":
+		mode = actions.RetryClaim
+	case actions.RetryClaim, actions.RetryClaimJustID, actions.RetryRedeliver:
+	default:
+		return nil, fmt.Sprintf("Mode: %q is not a retry mode: claim, claim-justid or redeliver", inspect.Sanitize(string(mode)))
+	}
+	for _, t := range d.entries {
+		e, sp := t.e, m.streamSpace(t.space)
+		req := actions.EntryRequest{Kind: d.kind, Stream: string(e.Stream), Group: string(e.Group), ID: e.ID, Reason: reason,
+			Saw: &actions.EntrySeen{Consumer: string(e.Consumer), Deliveries: e.Deliveries}}
+		switch d.kind {
+		case actions.KindRetry:
+			req.Mode = mode
+			if mode != actions.RetryRedeliver { // redeliver keeps the consumer: To is not used
+				req.RecoveryConsumer = cmp.Or(to, recoveryOf(sp))
+			}
+		case actions.KindDeadLetter:
+			dl := cmp.Or(to, deadLetterOf(sp))
+			if dl == "" {
+				return nil, "To: a dead-letter stream is required: the keyspace of " + sanitizeText(e.Stream) + " sets no dead_letter"
+			}
+			req.DeadLetter = strings.ReplaceAll(dl, "{stream}", req.Stream)
+		}
+		reqs = append(reqs, req)
+	}
+	return reqs, ""
+}
+
+// wroteEntries reports whether the dialog's plans write pending entries
+// (an undo of a retry included).
+func (d *dialog) wroteEntries() bool {
+	for _, p := range d.plans {
+		if p.Entry() != nil {
+			return true
+		}
+	}
+	return d.entries != nil
+}
+
+// closeEntryDialog closes a finished entry write: the marks it took are
+// cleared, and the streams (and the entry shown) are read anew.
+func (m *Model) closeEntryDialog(toWrites bool) tea.Cmd {
+	d := m.dialog
+	m.dialog = nil
+	if d.onMarks && m.streams != nil {
+		m.streams.marks = nil
+	}
+	if toWrites {
+		m.screen, m.scroll, m.writeSel = screenWrites, 0, 0
+	}
+	cmds := []tea.Cmd{m.readStreams()}
+	if st := m.streams; st != nil && st.level == levelEntry && m.streamsReadable() == "" {
+		cmds = append(cmds, m.readEntry())
+	}
+	return tea.Batch(cmds...)
+}
+
+// resultKey is what the dialog calls result i's target: a record's key,
+// or an entry's stream and ID.
+func (d *dialog) resultKey(i int) string {
+	if i < len(d.plans) {
+		if e := d.plans[i].Entry(); e != nil {
+			return e.Stream + " " + e.ID
+		}
+	}
+	return d.results[i].Key
+}
+
+// noun is what the dialog writes, as its texts say it.
+func (d *dialog) noun() string {
+	if d.entries != nil {
+		return "entries"
+	}
+	return "records"
+}
+
+// markedText is "marked" for a marked entry, else "".
+func (st *streamsState) markedText(e inspect.PendingEntry) string {
+	if _, ok := st.marks[keyOf(e)]; ok {
+		return "marked"
+	}
+	return ""
+}

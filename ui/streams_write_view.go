@@ -1,0 +1,187 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+
+	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+// The entry writes' texts: the dialog's form hints and preview, the
+// Streams screen's help and footer keys.
+
+// entryTitle is the dialog's title on entries: "RETRY 2 pending entries".
+func (d *dialog) entryTitle() string {
+	noun := "pending entries"
+	if len(d.entries) == 1 {
+		noun = "pending entry"
+	}
+	return fmt.Sprintf("%s %s %s", strings.ToUpper(string(d.kind)), count(len(d.entries)), noun)
+}
+
+// entryFormHint says what the form's fields mean for kind.
+func entryFormHint(kind actions.Kind) string {
+	switch kind {
+	case actions.KindRetry:
+		return "Mode: claim hands each entry to the consumer To, its delivery count +1 · claim-justid: the count kept · redeliver: the same consumer, idle reset to 0 (To unused)"
+	case actions.KindDeadLetter:
+		return "To: each entry is copied there with idemctl.* fields saying where from, then acknowledged; {stream} is the entry's stream"
+	case actions.KindAck:
+		return "ack acknowledges each entry (XACK): it leaves the pending list, its work known to be done"
+	}
+	return ""
+}
+
+// entrySample is the form's line naming the entries.
+func (m *Model) entrySample() string {
+	d := m.dialog
+	var ids []string
+	for i, t := range d.entries {
+		if i == 3 {
+			ids = append(ids, "… +"+count(len(d.entries)-3))
+			break
+		}
+		ids = append(ids, m.dialogKey(string(t.e.Stream)+" "+t.e.ID, 10))
+	}
+	return "entries: " + strings.Join(ids, ", ")
+}
+
+// entryConfirmView is the confirm step on entries: one line per entry
+// saying what changes (or why it cannot), grouped under its stream and
+// group; whether it can be undone, said before it runs; the confirmation.
+func (m *Model) entryConfirmView(b *strings.Builder) {
+	d := m.dialog
+	s := m.styles
+	room := max(m.bodyHeight()-9, 3) // the title, the note, the confirmation and an error
+	var lines []string
+	head, shown := "", 0
+	for i, p := range d.plans {
+		e := d.entries[i].e
+		var add []string
+		if h := sanitizeText(e.Stream) + " · group " + sanitizeText(e.Group); h != head {
+			head = h
+			add = append(add, s.Title.Render(fitMiddle(h, m.width)))
+		}
+		add = append(add, strings.Split(m.entryPlanLine(e.ID, p), "\n")...)
+		limit := room - 1 // a line left to say how many more
+		if i == len(d.plans)-1 {
+			limit = room
+		}
+		if len(lines)+len(add) > limit {
+			break
+		}
+		lines, shown = append(lines, add...), shown+1
+	}
+	if rest := len(d.plans) - shown; rest > 0 {
+		lines = append(lines, s.Dim.Render(fmt.Sprintf("  … and %s more entries", count(rest))))
+	}
+	b.WriteString(strings.Join(lines, "\n") + "\n")
+	for _, p := range d.plans {
+		if p.Refused == "" && p.UndoNote != "" {
+			b.WriteString(wrapHang(s.Error.Render("NOT undoable: "), inspect.Sanitize(units.OneLine(p.UndoNote)), m.width) + "\n")
+			break
+		}
+	}
+	if d.kind == actions.KindRetry && d.runnable() > 0 {
+		b.WriteString(s.Dim.Render(fit("undoable: u on the Writes screen hands an entry back as it was", m.width)) + "\n")
+	}
+	switch n := d.runnable(); {
+	case n == 0:
+		b.WriteString("\nnothing can be written.\n")
+	case n == 1:
+		fmt.Fprintf(b, "\nThe write checks the entry is still pending as shown. Type yes and enter to apply: %s\n", d.confirm.View())
+	default:
+		fmt.Fprintf(b, "\n%s writes, at most %d per second, each compare-and-set. Type %d and enter to apply: %s\n", count(n), uiWriteRate, n, d.confirm.View())
+	}
+}
+
+// entryPlanLine is one entry's change, or why it cannot be written,
+// wrapped under its ID.
+func (m *Model) entryPlanLine(id string, p *actions.Plan) string {
+	prefix := "  " + inspect.Sanitize(id) + "  "
+	if p.Refused != "" {
+		return wrapHang(prefix, m.styles.Error.Render(string(p.Outcome))+": "+inspect.Sanitize(units.OneLine(p.Refused)), m.width)
+	}
+	parts := make([]string, 0, len(p.Changes))
+	for _, c := range p.Changes {
+		parts = append(parts, changeText(c))
+	}
+	return wrapHang(prefix, strings.Join(parts, " · "), m.width)
+}
+
+// changeText is one change of an entry in words: "consumer c1 → x",
+// "idle 10m00s → 0s", "pending to "c1" → acknowledged (XACK)".
+func changeText(c actions.Change) string {
+	f, before, after := inspect.Sanitize(c.Field), inspect.Sanitize(c.Before), inspect.Sanitize(c.After)
+	switch {
+	case strings.HasPrefix(f, "(") && before == "(none)":
+		return after
+	case strings.HasPrefix(f, "(") && f != "(idle)":
+		return before + " → " + after
+	}
+	return strings.Trim(f, "()") + " " + before + " → " + after
+}
+
+// relabel is b with another description, on only while on holds.
+func relabel(b key.Binding, desc string, on bool) key.Binding {
+	r := key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, desc))
+	r.SetEnabled(on && b.Enabled())
+	return r
+}
+
+// streamsHelpGroups is the help overlay on the Streams screen: the keys
+// that work there, the write keys dim when the session cannot write.
+func (m *Model) streamsHelpGroups() []helpGroup {
+	k := m.keys
+	on := m.canWrite()
+	write := "write (guarded)"
+	if !on {
+		write = "write (off)"
+	}
+	return []helpGroup{
+		{"move", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}},
+		{"screens", []key.Binding{k.Open, relabel(k.Back, "back", true), k.NextScreen, k.PrevScreen, k.Help, k.Quit}},
+		{"pending entries", []key.Binding{k.Filter, k.ClearFilter, k.StaleOnly, relabel(k.Rescan, "re-read", true), k.Command}},
+		{write, []key.Binding{relabel(k.Mark, "mark entry", on), relabel(k.MarkAll, k.MarkAll.Help().Desc, on),
+			relabel(k.Unmark, k.Unmark.Help().Desc, on), k.Retry, k.Ack, k.DeadLetter}},
+	}
+}
+
+// helpGroups are the help overlay's keys for the screen shown.
+func (m *Model) helpGroups() []helpGroup {
+	if m.screen == screenStreams {
+		return m.streamsHelpGroups()
+	}
+	return m.keys.HelpGroups()
+}
+
+// helpFilterNote is the help overlay's line on the screen's filter.
+func (m *Model) helpFilterNote() string {
+	if m.screen == screenStreams {
+		return "Filter (/): text of a consumer or an entry ID · x: the stale entries only"
+	}
+	return "Filter (/), every term must match: text · glob* · principal=customer-42 · state=processing · flag=stuck · stale"
+}
+
+// entryWriteHelp are the footer's write keys on the Streams screen: on,
+// or said off with why; none on the groups with nothing marked (they
+// act on marks there).
+func (m *Model) entryWriteHelp() []keyBinding {
+	k := m.keys
+	st := m.streams
+	if st == nil || st.level == levelGroups && len(st.marks) == 0 {
+		return nil
+	}
+	if !m.canWrite() {
+		return []keyBinding{writesOff(m.writesOffNote(), k.Retry, k.Ack, k.DeadLetter, relabel(k.Mark, "", false))}
+	}
+	mark := relabel(k.Mark, "mark", true)
+	if st.level == levelEntry {
+		return []keyBinding{k.Retry, k.Ack, k.DeadLetter, mark}
+	}
+	return []keyBinding{mark, k.Retry, k.Ack, k.DeadLetter}
+}
