@@ -51,15 +51,17 @@ func (o *statsCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 	rep := st.Report() // cut short by Ctrl-C, it says so: complete false, covered < 1
 	fillGaps(ctx, s, &rep)
 	rep.Source = s.source()
+	spaces, streams := statsStreams(ctx, a, s) // stats_streams.go
 	w := bufio.NewWriter(a.stdout)
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := enc.Encode(statsWithStreams{Report: rep, Streams: streams}); err != nil {
 			return err
 		}
 	} else {
 		writeStatsTable(w, rep)
+		writeStatsStreams(w, spaces, streams)
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("writing output: %w", err)

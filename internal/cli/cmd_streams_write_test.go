@@ -13,6 +13,7 @@ import (
 	"github.com/idemctl/idemctl/internal/cli"
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
+	"github.com/idemctl/idemctl/internal/testkit/streamtest"
 )
 
 // pendingTo is the consumer and delivery count of an entry ("" when it is
@@ -273,5 +274,39 @@ func TestConfigViewShowsStreamsAndLedgers(t *testing.T) {
 		v.Streams[0].ProcessingTimeout != "5m0s" || v.Streams[0].MaxDeliveries != 5 ||
 		v.Ledgers[0].Preset != "zset-window" || v.Ledgers[0].Window != "24h0m0s" || v.Ledgers[0].Match != "dedupe:*" {
 		t.Fatalf("config view:\n%s", r.Stdout)
+	}
+}
+
+// stats counts the profile's stream keyspaces beside its records: per
+// group, pending, stale and poison, in the table and the JSON.
+func TestStatsCountsStreams(t *testing.T) {
+	srv, c := redistest.SharedClient(t)
+	key := fmt.Sprintf("ev:stats:%s", t.Name())
+	streamtest.SeedGroups(t, c, key)
+	cfg := clitest.WriteConfig(t, fmt.Sprintf("keyspaces:\n  - {name: orders, preset: atlasmart, match: \"atlasmart:none:*\"}\n  - {name: events, kind: stream, match: %q}\n", key))
+	r := clitest.Run(t, nil, "stats", "--config", cfg, "--url", srv.URL(0), "-o", "table")
+	r.MustCode(t, 0)
+	if !strings.Contains(r.Stdout, "KEYSPACE events ("+key+"): stale after 5m0s idle") || !strings.Contains(r.Stdout, key+"  billing") {
+		t.Fatalf("stats table:\n%s", r.Stdout)
+	}
+	r = clitest.Run(t, nil, "stats", "--config", cfg, "--url", srv.URL(0), "-o", "json")
+	r.MustCode(t, 0)
+	var out struct {
+		Streams []struct {
+			Streams []struct {
+				Groups []struct {
+					Group                  string
+					Pending, Stale, Poison int
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil || len(out.Streams) != 1 || len(out.Streams[0].Streams) != 1 {
+		t.Fatalf("stats json %v:\n%s", err, r.Stdout)
+	}
+	for _, g := range out.Streams[0].Streams[0].Groups {
+		if g.Group == "billing" && (g.Pending != 4 || g.Stale != 1 || g.Poison != 1) {
+			t.Errorf("billing: %+v", g)
+		}
 	}
 }

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// statsWithStreams is stats' JSON: the records' report and, where the
+// profile has stream keyspaces, their per-group counts.
+type statsWithStreams struct {
+	inspect.Report
+	Streams []inspect.StreamReport `json:"streams,omitempty"`
+}
+
+// statsStreams reads the profile's stream keyspaces for stats (a live
+// server only: a snapshot holds no consumer group state idemctl reads).
+// A read that fails is a note on stderr, not a failed stats.
+func statsStreams(ctx context.Context, a *app, s *session) ([]*inspect.StreamSpace, []inspect.StreamReport) {
+	if s.snap != nil {
+		return nil, nil
+	}
+	var spaces []*inspect.StreamSpace
+	var reps []inspect.StreamReport
+	for _, sp := range configStreams(s) {
+		rep, err := inspect.ReadStreams(ctx, s.client, *sp, inspect.StreamOptions{})
+		if err != nil {
+			fmt.Fprintf(a.stderr, "idemctl stats: stream keyspace %s not read: %s\n", inspect.Sanitize(sp.Name), inspect.Line(err.Error()))
+			continue
+		}
+		for i := range rep.Streams {
+			for j := range rep.Streams[i].Groups {
+				rep.Streams[i].Groups[j].Entries = nil // counts only: streams --pending lists them
+			}
+		}
+		spaces, reps = append(spaces, sp), append(reps, rep)
+	}
+	return spaces, reps
+}
+
+// writeStatsStreams is the table's streams section.
+func writeStatsStreams(w io.Writer, spaces []*inspect.StreamSpace, reps []inspect.StreamReport) {
+	for i, r := range reps {
+		fmt.Fprintln(w)
+		writeStreamsHeader(w, spaces[i], r)
+		writeGroupsTable(w, r)
+		writeStreamNotes(w, r, inspect.DefaultMaxPending)
+	}
+}
