@@ -145,17 +145,18 @@ func (o *streamTriageCmd) act(ctx context.Context, a *app, fs *pflag.FlagSet, s 
 	for _, it := range items {
 		fmt.Fprintf(a.stderr, "%-8s %s group %s entry %s — %s\n", it.result.Verdict, inspect.Sanitize(it.t.stream), inspect.Sanitize(it.t.group),
 			inspect.Sanitize(it.t.id), inspect.Sanitize(verdictWords(it.result)))
+		if it.result.Verdict != verify.Done && it.result.Verdict != verify.NotDone {
+			left++
+			continue
+		}
 		req := actions.EntryRequest{Stream: it.t.stream, Group: it.t.group, ID: it.t.id, Saw: it.t.saw, Reason: o.wf.reason,
 			Evidence: &actions.Evidence{Verdict: string(it.result.Verdict), Ref: it.result.Ref, Detail: inspect.Sanitize(it.result.Detail),
-				Hook: s.cfg.VerifyHook(it.t.space.Name).Command[0], TookMs: it.result.Took.Milliseconds()}}
+				Hook: hookName(s, it.t.space), TookMs: it.result.Took.Milliseconds()}}
 		switch it.result.Verdict {
 		case verify.Done:
 			req.Kind = actions.KindAck
-		case verify.NotDone:
-			req.Kind, req.Mode, req.RecoveryConsumer = actions.KindRetry, actions.RetryClaim, pick(o.to, it.t.space.RecoveryConsumer)
 		default:
-			left++
-			continue
+			req.Kind, req.Mode, req.RecoveryConsumer = actions.KindRetry, actions.RetryClaim, pick(o.to, it.t.space.RecoveryConsumer)
 		}
 		p, err := ex.PlanEntry(ctx, req)
 		if err != nil {
@@ -180,6 +181,14 @@ func (o *streamTriageCmd) act(ctx context.Context, a *app, fs *pflag.FlagSet, s 
 		return codeErr(ExitPartial, "triage: %d entries left alone (unknown verdict): see the lines above", left)
 	}
 	return err
+}
+
+// hookName is the executable that judged an entry of sp, for the audit.
+func hookName(s *session, sp *inspect.StreamSpace) string {
+	if h := s.cfg.VerifyHook(sp.Name); h != nil && len(h.Command) > 0 {
+		return h.Command[0]
+	}
+	return ""
 }
 
 // verdictWords is a verdict's reason in one line.

@@ -168,6 +168,11 @@ func TestStreamsTriage(t *testing.T) {
 	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	other := key + ":nohook" // a stream keyspace without a hook: its stale entry is unknown
+	c.XGroupCreateMkStream(ctx, other, "billing", "$")
+	oid := c.XAdd(ctx, &redis.XAddArgs{Stream: other, Values: []any{"event_id", "evt-other"}}).Val()
+	c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "billing", Consumer: "w1", Streams: []string{other, ">"}, Count: 10})
+	c.Do(ctx, "XCLAIM", other, "billing", "w1", 0, oid, "IDLE", 600000, "JUSTID")
 	cfg := clitest.WriteConfig(t, fmt.Sprintf(`keyspaces:
   - name: payments
     kind: stream
@@ -175,7 +180,10 @@ func TestStreamsTriage(t *testing.T) {
     processing_timeout: 1m
     verify:
       command: [%q, "{event_id}", "{consumer}"]
-`, key, hook))
+  - name: refunds
+    kind: stream
+    match: %q
+`, key, hook, other))
 	audit := filepath.Join(dir, "audit.log")
 	r := clitest.Run(t, nil, "streams", "triage", "--config", cfg, "--url", srv.URL(0), "--write", "--yes", "--reason", "payments triage", "--audit-log", audit)
 	r.MustCode(t, cli.ExitPartial)
@@ -187,6 +195,9 @@ func TestStreamsTriage(t *testing.T) {
 	}
 	if who, _ := pendingTo(t, c, key, "billing", ids[2]); who != "w1" {
 		t.Errorf("unknown entry pending to %q", who)
+	}
+	if who, _ := pendingTo(t, c, other, "billing", oid); who != "w1" || !strings.Contains(r.Stderr, "keyspace refunds has no verify hook") {
+		t.Errorf("the entry of the keyspace without a hook: pending to %q\n%s", who, r.Stderr)
 	}
 	if !strings.Contains(r.Stderr, "unknown") || !strings.Contains(r.Stderr, "ledger down") {
 		t.Errorf("the unknown verdict's reason:\n%s", r.Stderr)
