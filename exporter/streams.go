@@ -66,11 +66,12 @@ func foldStreams(name string, rep inspect.StreamReport) streamSeries {
 	s := streamSeries{name: name, streams: len(rep.Streams), truncated: rep.Limited, groups: map[string]*groupTotals{}}
 	for _, st := range rep.Streams {
 		for _, g := range st.Groups {
-			t := s.groups[string(g.Name)]
+			name := inspect.Sanitize(string(g.Name)) // a label value from Redis: escaped, as everywhere
+			t := s.groups[name]
 			if t == nil {
 				t = &groupTotals{}
-				s.groups[string(g.Name)] = t
-				s.order = append(s.order, string(g.Name))
+				s.groups[name] = t
+				s.order = append(s.order, name)
 			}
 			t.pending += g.Pending
 			t.stale += int64(g.Stale)
