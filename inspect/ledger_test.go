@@ -91,7 +91,9 @@ func TestLedgerZSetTrimmedAndUntrimmed(t *testing.T) {
 func TestLedgerZSetSecondsAndNotTimes(t *testing.T) {
 	_, c := redistest.OwnClient(t)
 	ctx := context.Background()
-	now := serverNow(t, c)
+	// The youngest entry a little over two windows old: read within the
+	// same millisecond, one exactly two windows old is not "older".
+	now := serverNow(t, c).Add(-100 * time.Millisecond)
 	zaddAges(t, c, "q:s", now, 2*time.Hour, time.Second, 10, inspect.ScoreSeconds)
 	c.ZAdd(ctx, "q:counter", redis.Z{Score: 3, Member: "a"}, redis.Z{Score: 7, Member: "b"})
 	l := mustLedger(t, inspect.LedgerSpec{Name: "q", Preset: inspect.LedgerZSetWindow, Match: "q:*", Window: time.Hour, ScoreUnit: "s"})
