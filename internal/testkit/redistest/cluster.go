@@ -13,7 +13,8 @@ import (
 
 // Cluster is a local Redis Cluster of real redis-server processes.
 type Cluster struct {
-	Nodes []*Server
+	Nodes    []*Server
+	replicas int // per primary, as started
 }
 
 // Addrs lists every node's address.
@@ -51,7 +52,7 @@ func StartCluster(t testing.TB, primaries, replicas int) *Cluster {
 	if err != nil {
 		t.Fatal("redis-cli not found in PATH: cluster tests need it; install it with `apt-get install -y redis-tools` (it comes with redis-server)")
 	}
-	c := &Cluster{}
+	c := &Cluster{replicas: replicas}
 	for range primaries * (1 + replicas) {
 		s := Own(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 			"--cluster-node-timeout", "1500", "--cluster-require-full-coverage", "no")
@@ -83,7 +84,11 @@ func StartCluster(t testing.TB, primaries, replicas int) *Cluster {
 	return c
 }
 
-// WaitClusterReplicasSynced waits until every replica's link to its primary is up.
+// WaitClusterReplicasSynced waits until every replica's link to its
+// primary is up and every primary counts its replicas online: a primary
+// marks a diskless-synced replica online only at the replica's first
+// acknowledgement, a moment after the replica already says its link is up,
+// and a WAIT in between counts none.
 func WaitClusterReplicasSynced(t testing.TB, c *Cluster, limit time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
@@ -91,7 +96,13 @@ func WaitClusterReplicasSynced(t testing.TB, c *Cluster, limit time.Duration) {
 		cl := n.Client(0)
 		pollUntil(t, deadline, "replica "+n.Addr+" never synced", func() (bool, error) {
 			info, err := cl.Info(context.Background(), "replication").Result()
-			return err == nil && (strings.Contains(info, "role:master") || strings.Contains(info, "master_link_status:up")), err
+			if err != nil {
+				return false, err
+			}
+			if strings.Contains(info, "role:master") {
+				return strings.Count(info, "state=online") >= c.replicas, nil
+			}
+			return strings.Contains(info, "master_link_status:up"), nil
 		})
 		cl.Close()
 	}
