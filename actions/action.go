@@ -9,6 +9,8 @@ package actions
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/idemctl/idemctl/inspect"
@@ -28,11 +30,20 @@ const (
 
 // ParseKind maps a name to a Kind.
 func ParseKind(s string) (Kind, error) {
-	switch Kind(s) {
-	case KindExpire, KindFail, KindReconcile:
+	return parseKindOf(s, "action", KindExpire, KindFail, KindReconcile)
+}
+
+// parseKindOf maps s to the one of kinds it names; the error, naming what
+// the kinds are, lists them.
+func parseKindOf(s, what string, kinds ...Kind) (Kind, error) {
+	if slices.Contains(kinds, Kind(s)) {
 		return Kind(s), nil
 	}
-	return "", fmt.Errorf("unknown action %q (expire, fail, reconcile)", s)
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	return "", fmt.Errorf("unknown %s %q (%s)", what, s, strings.Join(names, ", "))
 }
 
 // NeedsRef reports whether a write of kind on a record of ks must carry a

@@ -3,7 +3,6 @@ package actions
 import (
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"unicode/utf8"
 )
 
@@ -25,11 +24,7 @@ const (
 
 // ParseEntryKind maps a name to a pending-entry Kind.
 func ParseEntryKind(s string) (Kind, error) {
-	switch Kind(s) {
-	case KindRetry, KindAck, KindDeadLetter:
-		return Kind(s), nil
-	}
-	return "", fmt.Errorf("unknown pending-entry action %q (retry, ack, dead-letter)", s)
+	return parseKindOf(s, "pending-entry action", KindRetry, KindAck, KindDeadLetter)
 }
 
 // RetryMode says how a retry hands the entry back.
