@@ -37,11 +37,7 @@ func (o *auditCheckCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args
 	if len(args) > 1 || len(args) == 1 && o.since != "" {
 		return usageErr("give one run id (see 'idemctl audit'), or --since TIME, or neither for every write")
 	}
-	since, err := sinceFlag(o.since)
-	if err != nil {
-		return err
-	}
-	s, err := a.resolveSessionKeyspacesOptional(fs, &o.cf, &o.kf)
+	since, s, err := a.sinceSession(fs, &o.cf, &o.kf, o.since)
 	if err != nil {
 		return err
 	}

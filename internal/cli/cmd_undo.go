@@ -39,11 +39,7 @@ func (o *undoCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []str
 	if (len(args) == 0) == (o.since == "") {
 		return usageErr("give the audit ids of the writes to undo (see 'idemctl audit show RUN'), or --since TIME; not both")
 	}
-	since, err := sinceFlag(o.since)
-	if err != nil {
-		return err
-	}
-	s, err := a.resolveSessionKeyspacesOptional(fs, &o.cf, &o.kf)
+	since, s, err := a.sinceSession(fs, &o.cf, &o.kf, o.since)
 	if err != nil {
 		return err
 	}
@@ -84,7 +80,18 @@ func (o *undoCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []str
 		func(rs []actions.Result) { printEntryResults(a, wf.output, plans, rs) })
 }
 
-// parseSince reads --since: an RFC 3339 time, or a duration before now.
+// sinceSession parses --since and resolves the session of a command that
+// reads writes back from the audit log (keyspaces optional: the log names
+// them).
+func (a *app) sinceSession(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags, since string) (time.Time, *session, error) {
+	t, err := sinceFlag(since)
+	if err != nil {
+		return t, nil, err
+	}
+	s, err := a.resolveSessionKeyspacesOptional(fs, cf, kf)
+	return t, s, err
+}
+
 // sinceFlag is --since: the zero time when not given.
 func sinceFlag(v string) (time.Time, error) {
 	if v == "" {
@@ -97,6 +104,7 @@ func sinceFlag(v string) (time.Time, error) {
 	return t, nil
 }
 
+// parseSince reads --since: an RFC 3339 time, or a duration before now.
 func parseSince(v string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
 		return t, nil
