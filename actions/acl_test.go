@@ -1,12 +1,12 @@
 package actions
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // readRights is the inspection role: every read idemctl issues, no scripts.
@@ -24,16 +24,11 @@ var writeRights = []string{"+hset", "+set", "+del", "+pexpire", "+persist"}
 func aclUser(t *testing.T, r *rig, name string, rights ...[]string) *Executor {
 	t.Helper()
 	ctx := t.Context()
-	args := []any{"ACL", "SETUSER", name, "reset", "on", ">pw-" + name, "~*", "resetchannels"}
+	rules := []string{"reset", "on", ">pw-" + name, "~*", "resetchannels"}
 	for _, rs := range rights {
-		for _, x := range rs {
-			args = append(args, x)
-		}
+		rules = append(rules, rs...)
 	}
-	if err := r.c.Do(ctx, args...).Err(); err != nil {
-		t.Fatalf("ACL SETUSER %s: %v", name, err)
-	}
-	t.Cleanup(func() { r.c.Do(context.Background(), "ACL", "DELUSER", name) })
+	redistest.ACLUser(t, r.c, name, rules...)
 	c := testClient(r.srv.Addr, name, "pw-"+name, 5*time.Second, -1)
 	t.Cleanup(func() { c.Close() })
 	if err := c.Ping(ctx).Err(); err != nil {

@@ -110,10 +110,8 @@ func TestStreamsExitCodes(t *testing.T) {
 // A user the ACL denies XPENDING gets one line naming it.
 func TestStreamsNoPerm(t *testing.T) {
 	srv, c := redistest.SharedClient(t)
-	ctx := context.Background()
 	seedGroups(t, c, "ev:orders")
-	c.Do(ctx, "ACL", "SETUSER", "streams-reader", "reset", "on", ">pw", "~*", "+@all", "-xpending")
-	t.Cleanup(func() { c.Do(ctx, "ACL", "DELUSER", "streams-reader") })
+	redistest.ACLUser(t, c, "streams-reader", "reset", "on", ">pw", "~*", "+@all", "-xpending")
 	r := clitest.Run(t, map[string]string{"PW": "pw"}, "streams", "--url", srv.URL(0), "--user", "streams-reader", "--password-env", "PW", "--match", "ev:*")
 	r.MustCode(t, cli.ExitError)
 	r.OneLineErr(t)
