@@ -60,6 +60,24 @@ func newExporter(t *testing.T, c redis.UniversalClient, mod func(*Config)) *Expo
 	return e
 }
 
+// ownExporter is an exporter, changed by mod, of a server of the test's
+// own (a client of it returned), for tests that seed what the orders
+// keyspace does not hold.
+func ownExporter(t *testing.T, mod func(*Config)) (*redis.Client, *Exporter) {
+	t.Helper()
+	_, c := redistest.OwnClient(t)
+	return c, newExporter(t, c, mod)
+}
+
+// scanned scans once and returns the series e's handler then serves.
+func scanned(t *testing.T, e *Exporter) map[string]float64 {
+	t.Helper()
+	hs := httptest.NewServer(e.Handler())
+	defer hs.Close()
+	e.ScanOnce(t.Context())
+	return promtest.Scrape(t, hs.URL+"/metrics")
+}
+
 func TestExporterKeepsLastGoodValuesWhenScansFail(t *testing.T) {
 	own := redistest.Own(t)
 	c := redis.NewClient(&redis.Options{Addr: own.Addr, DisableIdentity: true, MaxRetries: -1,
@@ -218,10 +236,7 @@ func TestLabelCardinalityAndGroupCap(t *testing.T) {
 	_, c := redistest.SharedClient(t)
 	res := seed(t, c, 3000)
 	e := newExporter(t, c, func(cfg *Config) { cfg.GroupLabel, cfg.GroupCap = "principal", 3 })
-	hs := httptest.NewServer(e.Handler())
-	defer hs.Close()
-	e.ScanOnce(t.Context())
-	m := promtest.Scrape(t, hs.URL+"/metrics")
+	m := scanned(t, e)
 	var groups []string
 	var sum float64
 	for k, v := range m {

@@ -2,7 +2,6 @@ package exporter
 
 import (
 	"fmt"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -10,11 +9,12 @@ import (
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/testkit/promtest"
-	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 func TestLedgerGaugesAndGrowth(t *testing.T) {
-	_, c := redistest.OwnClient(t)
+	zs, _ := inspect.NewLedger(inspect.LedgerSpec{Name: "billing", Preset: inspect.LedgerZSetWindow})
+	sets, _ := inspect.NewLedger(inspect.LedgerSpec{Name: "ship", Preset: inspect.LedgerSetPerPeriod})
+	c, e := ownExporter(t, func(cfg *Config) { cfg.Ledgers = []*inspect.Ledger{zs, sets} })
 	ctx := t.Context()
 	now, err := c.Time(ctx).Result()
 	if err != nil {
@@ -28,14 +28,8 @@ func TestLedgerGaugesAndGrowth(t *testing.T) {
 	add(0, 5, 11*24*time.Hour)
 	add(5, 10, time.Minute)
 	c.SAdd(ctx, "processed:ship:"+now.UTC().AddDate(0, 0, -3).Format("2006-01-02"), "a", "b")
-	zs, _ := inspect.NewLedger(inspect.LedgerSpec{Name: "billing", Preset: inspect.LedgerZSetWindow})
-	sets, _ := inspect.NewLedger(inspect.LedgerSpec{Name: "ship", Preset: inspect.LedgerSetPerPeriod})
-	e := newExporter(t, c, func(cfg *Config) { cfg.Ledgers = []*inspect.Ledger{zs, sets} })
-	hs := httptest.NewServer(e.Handler())
-	defer hs.Close()
-	e.ScanOnce(ctx)
-	m := promtest.Scrape(t, hs.URL+"/metrics")
-	for k, want := range map[string]float64{
+	m := scanned(t, e)
+	promtest.Expect(t, m, map[string]float64{
 		"idemctl_ledger_keys{keyspace=billing}":                                       1,
 		"idemctl_ledger_members{keyspace=billing}":                                    10,
 		"idemctl_ledger_members_growth{keyspace=billing}":                             0,
@@ -45,11 +39,7 @@ func TestLedgerGaugesAndGrowth(t *testing.T) {
 		"idemctl_ledger_past_window_entries{keyspace=ship}":                           2,
 		"idemctl_doctor_finding{keyspace=billing,rule=ledger-trim,severity=critical}": 1,
 		"idemctl_doctor_finding{keyspace=ship,rule=ledger-no-ttl,severity=critical}":  1,
-	} {
-		if got, ok := m[k]; !ok || got != want {
-			t.Errorf("%s = %v (present %v), want %v", k, got, ok, want)
-		}
-	}
+	})
 	if age := m["idemctl_ledger_oldest_entry_age_seconds{keyspace=billing}"]; age < 11*86400 || age > 11*86400+30 {
 		t.Errorf("oldest age %v s", age)
 	}
@@ -57,8 +47,7 @@ func TestLedgerGaugesAndGrowth(t *testing.T) {
 		t.Errorf("memory %v", m["idemctl_ledger_memory_bytes{keyspace=billing}"])
 	}
 	add(10, 13, 0)
-	e.ScanOnce(ctx)
-	m = promtest.Scrape(t, hs.URL+"/metrics")
+	m = scanned(t, e)
 	if m["idemctl_ledger_members_growth{keyspace=billing}"] != 3 || m["idemctl_ledger_members{keyspace=billing}"] != 13 {
 		t.Errorf("growth %v members %v, want 3 and 13", m["idemctl_ledger_members_growth{keyspace=billing}"], m["idemctl_ledger_members{keyspace=billing}"])
 	}

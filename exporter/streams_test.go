@@ -1,7 +1,6 @@
 package exporter
 
 import (
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -9,14 +8,14 @@ import (
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/testkit/promtest"
-	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // Two streams of one keyspace, each with a billing group: the gauges sum
 // the group over them; an entry idle past the timeout is stale, one
 // delivered past max_deliveries poison.
 func TestStreamGauges(t *testing.T) {
-	_, c := redistest.OwnClient(t)
+	sp := inspect.StreamSpace{Name: "orders", Match: "ev:*", ProcessingTimeout: time.Minute}.WithDefaults()
+	c, e := ownExporter(t, func(cfg *Config) { cfg.Streams = []*inspect.StreamSpace{&sp} })
 	ctx := t.Context()
 	for _, s := range []string{"ev:a", "ev:b"} {
 		c.XGroupCreateMkStream(ctx, s, "billing", "$")
@@ -29,24 +28,15 @@ func TestStreamGauges(t *testing.T) {
 	c.Do(ctx, "XCLAIM", "ev:a", "billing", "w1", 0, ids[0].ID, "IDLE", 600000, "JUSTID")
 	c.Do(ctx, "XCLAIM", "ev:b", "billing", "w1", 0, c.XRange(ctx, "ev:b", "-", "+").Val()[1].ID, "RETRYCOUNT", 9, "JUSTID")
 	c.XAck(ctx, "ev:b", "billing", c.XRange(ctx, "ev:b", "-", "+").Val()[2].ID)
-	sp := inspect.StreamSpace{Name: "orders", Match: "ev:*", ProcessingTimeout: time.Minute}.WithDefaults()
-	e := newExporter(t, c, func(cfg *Config) { cfg.Streams = []*inspect.StreamSpace{&sp} })
-	hs := httptest.NewServer(e.Handler())
-	defer hs.Close()
-	e.ScanOnce(ctx)
-	m := promtest.Scrape(t, hs.URL+"/metrics")
-	for k, want := range map[string]float64{
+	m := scanned(t, e)
+	promtest.Expect(t, m, map[string]float64{
 		"idemctl_stream_streams{keyspace=orders}":                       2,
 		"idemctl_stream_pending_entries{group=billing,keyspace=orders}": 5,
 		"idemctl_stream_stale_entries{group=billing,keyspace=orders}":   1,
 		"idemctl_stream_poison_entries{group=billing,keyspace=orders}":  1,
 		"idemctl_stream_lag_entries{group=billing,keyspace=orders}":     0,
 		"idemctl_stream_read_truncated{keyspace=orders}":                0,
-	} {
-		if got, ok := m[k]; !ok || got != want {
-			t.Errorf("%s = %v (present %v), want %v", k, got, ok, want)
-		}
-	}
+	})
 	if age := m["idemctl_stream_oldest_pending_age_seconds{group=billing,keyspace=orders}"]; age < 0 || age > 30 {
 		t.Errorf("oldest age %v s", age)
 	}

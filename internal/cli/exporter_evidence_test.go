@@ -21,27 +21,19 @@ func TestExporterExportsAgeUnknown(t *testing.T) {
 		"idemctl_cannot_judge{keyspace=atlasmart,kind=no_match}":                  0,
 		"idemctl_stale_records{keyspace=atlasmart}":                               0, // what the stuck alert sees
 	}
-	for k, v := range want {
-		if got, ok := m[k]; !ok || got != v {
-			t.Errorf("%s = %v (served %v), want %v", k, got, ok, v)
-		}
-	}
+	promtest.Expect(t, m, want)
 }
 
 // doctor rides on each exporter scan: its findings become series an alert
 // can match (redistest's servers run without persistence: critical).
 func TestExporterExportsDoctorFindings(t *testing.T) {
 	m := scrapeSixHourSeed(t, 500)
-	for k, v := range map[string]float64{
+	promtest.Expect(t, m, map[string]float64{
 		"idemctl_doctor_finding{keyspace=,rule=persistence,severity=critical}":                1,
 		"idemctl_doctor_finding{keyspace=atlasmart,rule=reserve-ttl,severity=critical}":       1,
 		"idemctl_doctor_finding{keyspace=atlasmart,rule=processing-no-ttl,severity=critical}": 1,
 		"idemctl_doctor_skipped_checks{}":                                                     0,
-	} {
-		if got, ok := m[k]; !ok || got != v {
-			t.Errorf("%s = %v (served %v), want %v", k, got, ok, v)
-		}
-	}
+	})
 	if m["idemctl_doctor_findings{severity=critical}"] < 3 {
 		t.Errorf("critical findings %v", m["idemctl_doctor_findings{severity=critical}"])
 	}

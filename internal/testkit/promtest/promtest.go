@@ -42,6 +42,17 @@ func Scrape(t testing.TB, url string) map[string]float64 {
 	return out
 }
 
+// Expect fails t for each series of want that m does not serve with the
+// value wanted.
+func Expect(t testing.TB, m, want map[string]float64) {
+	t.Helper()
+	for k, v := range want {
+		if got, ok := m[k]; !ok || got != v {
+			t.Errorf("%s = %v (served %v), want %v", k, got, ok, v)
+		}
+	}
+}
+
 func seriesKey(name string, m *dto.Metric) string {
 	var ls []string
 	for _, l := range m.Label {
