@@ -20,24 +20,8 @@ import (
 func TestSnapshotVersionsMatchLive(t *testing.T) {
 	srv, c := redistest.SharedClient(t)
 	ctx := t.Context()
-	fieldTTL, err := redistest.HasFieldTTL(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seed := func(p appsim.Plan) {
-		p.ReserveTTL, p.ProcessingTimeout, p.Retention, p.LargeResponse = time.Hour, 30*time.Second, 2*time.Hour, 4096
-		if _, err := appsim.Seed(ctx, c, p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	seed(appsim.Plan{Schema: "atlasmart", Count: 200, RandSeed: 1})
-	seed(appsim.Plan{Schema: "setnx", Count: 100, RandSeed: 2})
-	c.ConfigSet(ctx, "hash-max-listpack-entries", "0")
-	seed(appsim.Plan{Schema: "atlasmart", Count: 50, RandSeed: 3})
-	c.ConfigSet(ctx, "hash-max-listpack-entries", "128")
-	if fieldTTL {
-		seed(appsim.Plan{Schema: "atlasmart", Count: 50, RandSeed: 4, FieldTTL: true})
-	}
+	timing := appsim.Plan{ReserveTTL: time.Hour, ProcessingTimeout: 30 * time.Second, Retention: 2 * time.Hour, LargeResponse: 4096}
+	fieldTTL := inspecttest.SeedEncodings(t, c, timing, inspecttest.Encodings{Listpack: 200, Strings: 100, Hashtable: 50, FieldTTL: 50})
 	now := float64(time.Now().UnixMicro()) / 1e6
 	c.Set(ctx, "idempotency_keys:done", `{"status":201,"response":"`+strings.Repeat("x", 3000)+`"}`, time.Hour)
 	c.Set(ctx, "idempotency_keys:lock:done", fmt.Sprint(now-1), time.Minute)

@@ -46,28 +46,8 @@ func scanSnapshot(t *testing.T, spec inspect.SnapshotSpec, kss []*inspect.Keyspa
 func TestSnapshotReadsLikeLive(t *testing.T) {
 	srv, c := redistest.SharedClient(t)
 	ctx := t.Context()
-	fieldTTL, err := redistest.HasFieldTTL(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seed := func(p appsim.Plan) {
-		p.ReserveTTL, p.ProcessingTimeout, p.Retention, p.LargeResponse = 60*time.Second, 30*time.Second, 300*time.Second, 4096
-		if _, err := appsim.Seed(ctx, c, p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	seed(appsim.Plan{Schema: "atlasmart", Count: 300, RandSeed: 1})
-	seed(appsim.Plan{Schema: "setnx", Count: 300, RandSeed: 2})
-	// Hashes past the listpack limit are saved as hash tables.
-	if err := c.ConfigSet(ctx, "hash-max-listpack-entries", "0").Err(); err != nil {
-		t.Fatal(err)
-	}
-	defer c.ConfigSet(context.Background(), "hash-max-listpack-entries", "128")
-	seed(appsim.Plan{Schema: "atlasmart", Count: 200, RandSeed: 3})
-	if fieldTTL {
-		c.ConfigSet(ctx, "hash-max-listpack-entries", "128")
-		seed(appsim.Plan{Schema: "atlasmart", Count: 200, RandSeed: 4, FieldTTL: true})
-	}
+	timing := appsim.Plan{ReserveTTL: 60 * time.Second, ProcessingTimeout: 30 * time.Second, Retention: 300 * time.Second, LargeResponse: 4096}
+	inspecttest.SeedEncodings(t, c, timing, inspecttest.Encodings{Listpack: 300, Strings: 300, Hashtable: 200, FieldTTL: 200})
 	seedMarkerLocks(t, ctx, c)
 	// Keys a snapshot must skip or count: other types under the patterns,
 	// another database, keys that expire before the snapshot is read.

@@ -1,15 +1,21 @@
 // Package inspecttest builds keyspaces for tests, as httptest builds
 // servers: a preset or a schema document in, a ready keyspace out, the
-// test failed on any error.
+// test failed on any error; and seeds the records of every encoding they
+// read.
 //
 // A test kit (ARCHITECTURE.md): imported by tests (and the bench harness)
 // only; it may import any product package.
 package inspecttest
 
 import (
+	"context"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // Keyspace is the named preset's keyspace with its defaults.
@@ -46,4 +52,47 @@ func Spec(t testing.TB, spec inspect.KeyspaceSpec) *inspect.Keyspace {
 		t.Fatal(err)
 	}
 	return ks
+}
+
+// Encodings are how many records SeedEncodings writes in each encoding a
+// server saves them in.
+type Encodings struct {
+	Listpack  int // atlasmart hashes under the listpack limit
+	Strings   int // setnx strings
+	Hashtable int // atlasmart hashes saved as hash tables
+	FieldTTL  int // atlasmart hashes with field TTLs, where the server has them
+}
+
+// SeedEncodings seeds records of every encoding, each with timing's TTLs,
+// timeout, retention and large-response size (random seeds 1 to 4, in
+// the order of Encodings), and reports whether the server has field
+// TTLs: the FieldTTL records are seeded only then.
+func SeedEncodings(t testing.TB, c *redis.Client, timing appsim.Plan, n Encodings) (fieldTTL bool) {
+	t.Helper()
+	ctx := context.Background()
+	fieldTTL, err := redistest.HasFieldTTL(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := func(schema string, count int, randSeed uint64, withFieldTTL bool) {
+		p := timing
+		p.Schema, p.Count, p.RandSeed, p.FieldTTL = schema, count, randSeed, withFieldTTL
+		if _, err := appsim.Seed(ctx, c, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seed("atlasmart", n.Listpack, 1, false)
+	seed("setnx", n.Strings, 2, false)
+	// Hashes past the listpack limit are saved as hash tables.
+	if err := c.ConfigSet(ctx, "hash-max-listpack-entries", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	seed("atlasmart", n.Hashtable, 3, false)
+	if err := c.ConfigSet(ctx, "hash-max-listpack-entries", "128").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if fieldTTL {
+		seed("atlasmart", n.FieldTTL, 4, true)
+	}
+	return fieldTTL
 }
