@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -79,30 +78,8 @@ func readFile(fh *os.File, opt Options) ([][32]byte, *Reader, error) {
 		return nil, nil, err
 	}
 	var out [][32]byte
-	for {
-		e, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return out, r, nil
-		}
-		if err != nil {
-			return out, r, err
-		}
-		g := got{db: e.DB, key: string(e.Key), typ: e.Type, enc: e.Encoding, expire: e.ExpireMs}
-		switch e.Type {
-		case TypeString:
-			v, _, err := r.StringValue(1 << 21)
-			if err != nil {
-				return out, r, err
-			}
-			g.value, g.enc = string(v), e.Encoding
-		case TypeHash:
-			g.fields, g.ttls = map[string]string{}, map[string]int64{}
-			if err := r.HashFields(1<<20, 1<<20, func(f HashField) { g.fields[string(f.Name)] = string(f.Value) }); err != nil {
-				return out, r, err
-			}
-		}
-		out = append(out, digestOf(g))
-	}
+	err = eachEntry(r, 1<<21, func(g got, _ int64) { out = append(out, digestOf(g)) })
+	return out, r, err
 }
 
 func digestOf(g got) [32]byte {

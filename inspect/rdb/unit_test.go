@@ -100,25 +100,36 @@ func readAll(t *testing.T, b []byte, opt Options) ([]got, *Reader, error) {
 		return nil, nil, err
 	}
 	var out []got
+	err = eachEntry(r, 1<<20, func(g got, full int64) {
+		if full != int64(len(g.value)) {
+			t.Errorf("%s: length %d, read %d", g.key, full, len(g.value))
+		}
+		out = append(out, g)
+	})
+	return out, r, err
+}
+
+// eachEntry reads r to its end, each entry into a got (strings up to
+// maxString bytes, full their whole length) handed to fn; io.EOF is the
+// end, not an error.
+func eachEntry(r *Reader, maxString int, fn func(g got, full int64)) error {
 	for {
 		e, err := r.Next()
 		if errors.Is(err, io.EOF) {
-			return out, r, nil
+			return nil
 		}
 		if err != nil {
-			return out, r, err
+			return err
 		}
 		g := got{db: e.DB, key: string(e.Key), typ: e.Type, enc: e.Encoding, expire: e.ExpireMs}
+		var full int64
 		switch e.Type {
 		case TypeString:
-			v, full, err := r.StringValue(1 << 20)
+			v, n, err := r.StringValue(maxString)
 			if err != nil {
-				return out, r, err
+				return err
 			}
-			if full != int64(len(v)) {
-				t.Errorf("%s: length %d, read %d", g.key, full, len(v))
-			}
-			g.value, g.enc = string(v), e.Encoding
+			g.value, g.enc, full = string(v), e.Encoding, n
 		case TypeHash:
 			g.fields, g.ttls = map[string]string{}, map[string]int64{}
 			if err := r.HashFields(1<<20, 1<<20, func(f HashField) {
@@ -127,10 +138,10 @@ func readAll(t *testing.T, b []byte, opt Options) ([]got, *Reader, error) {
 					g.ttls[string(f.Name)] = f.ExpireMs
 				}
 			}); err != nil {
-				return out, r, err
+				return err
 			}
 		}
-		out = append(out, g)
+		fn(g, full)
 	}
 }
 
