@@ -42,6 +42,20 @@ func chainedLog(t *testing.T) (string, []string) {
 	return path, strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
 }
 
+// appendIntent appends one intent for key to the log at path, as the
+// next write through OpenAudit does.
+func appendIntent(t *testing.T, path, key string) {
+	t.Helper()
+	a, err := OpenAudit(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Append(t.Context(), AuditEntry{Phase: PhaseIntent, Key: key}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func writeLines(t *testing.T, lines []string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "tampered.log")
@@ -154,14 +168,7 @@ func TestAuditChainTornTail(t *testing.T) {
 	if err != nil || rep.Break != nil || rep.Truncated == nil {
 		t.Fatalf("torn tail: %+v %v", rep, err)
 	}
-	a, err := OpenAudit(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Append(t.Context(), AuditEntry{Phase: PhaseIntent, Key: "after"}); err != nil {
-		t.Fatal(err)
-	}
-	a.Close()
+	appendIntent(t, path, "after")
 	rep, err = VerifyAudit(path, nil)
 	if err != nil || rep.Break != nil || rep.Truncated != nil || rep.Entries != 103 || !strings.HasPrefix(rep.Head, "102:") {
 		t.Fatalf("after the repair: %+v %+v %v", rep, rep.Break, err)
@@ -176,14 +183,7 @@ func TestAuditChainAfterUnchainedLines(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Join(old, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a, err := OpenAudit(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Append(t.Context(), AuditEntry{Phase: PhaseIntent, Key: "new"}); err != nil {
-		t.Fatal(err)
-	}
-	a.Close()
+	appendIntent(t, path, "new")
 	rep, err := VerifyAudit(path, nil)
 	if err != nil || rep.Break != nil || rep.Unchained != 2 || rep.ChainStart != 3 || rep.Entries != 2 {
 		t.Fatalf("%+v %+v %v", rep, rep.Break, err)

@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// The shipped example must stay valid: it documents every setting.
-func TestExampleConfigParses(t *testing.T) {
+// exampleConfig is the shipped config.example.yaml, parsed, and its text.
+func exampleConfig(t *testing.T) (*Config, []byte) {
+	t.Helper()
 	data, err := os.ReadFile("../config.example.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -17,6 +18,12 @@ func TestExampleConfigParses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("config.example.yaml: %v", err)
 	}
+	return c, data
+}
+
+// The shipped example must stay valid: it documents every setting.
+func TestExampleConfigParses(t *testing.T) {
+	c, data := exampleConfig(t)
 	for _, p := range []string{"local", "production"} {
 		if c.Profiles[p] == nil {
 			t.Fatalf("example lacks profile %s", p)

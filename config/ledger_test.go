@@ -1,7 +1,6 @@
 package config
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -69,14 +68,7 @@ func TestLedgerRefusesOtherKindsSettings(t *testing.T) {
 }
 
 func TestExampleConfigHasALedger(t *testing.T) {
-	data, err := os.ReadFile("../config.example.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, _ := exampleConfig(t)
 	ls, err := c.Ledgers(nil)
 	if err != nil || len(ls) != 1 || ls[0].Name != "billing-dedupe" || ls[0].Match != "dedupe:billing:*" || ls[0].ScoreUnit != "ms" {
 		t.Fatalf("example ledger: %v %+v", err, ls)

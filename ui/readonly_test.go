@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"errors"
 	"regexp"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/testkit/recordtest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // allWriteHelp is every write key as the help lists it, V and undo too.
@@ -91,12 +91,7 @@ func TestReadOnlyHelpAt80x24(t *testing.T) {
 // On a snapshot the help lists the write keys off with the snapshot's
 // reason (write on the live server), not the --write hint.
 func TestSnapshotHelpSaysWhereToWrite(t *testing.T) {
-	srv, _, ks := seeded(t)
-	src, err := inspect.OpenSnapshot(inspect.SnapshotSpec{Path: srv.Snapshot(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src, _, ks := seededSnapshot(t)
 	m := New(t.Context(), Options{Keyspaces: []*inspect.Keyspace{ks}, Scan: inspect.Options{Snapshot: src},
 		Address: "SNAPSHOT dump.rdb", NoColor: true})
 	defer m.shutdown()
@@ -126,14 +121,7 @@ func aclLive(t *testing.T, name string, rights ...string) *liveFixture {
 	t.Helper()
 	srv, admin, ks := seeded(t)
 	ctx := t.Context()
-	args := []any{"ACL", "SETUSER", name, "reset", "on", ">pw-" + name, "~*", "resetchannels"}
-	for _, r := range rights {
-		args = append(args, r)
-	}
-	if err := admin.Do(ctx, args...).Err(); err != nil {
-		t.Fatalf("ACL SETUSER %s: %v", name, err)
-	}
-	t.Cleanup(func() { admin.Do(context.Background(), "ACL", "DELUSER", name) })
+	redistest.ACLUser(t, admin, name, append([]string{"reset", "on", ">pw-" + name, "~*", "resetchannels"}, rights...)...)
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: name, Password: "pw-" + name, DisableIdentity: true})
 	t.Cleanup(func() { c.Close() })
 	auditPath := recordtest.AuditPath(t)

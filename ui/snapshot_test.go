@@ -14,12 +14,7 @@ import (
 // so on every screen), judges the doctor's record rules from the file,
 // offers no writes, and Y pins the marked rows to the file's versions.
 func TestSnapshotSession(t *testing.T) {
-	srv, c, ks := seeded(t)
-	src, err := inspect.OpenSnapshot(inspect.SnapshotSpec{Path: srv.Snapshot(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src, c, ks := seededSnapshot(t)
 	dopt := doctor.Options{}
 	m := New(t.Context(), Options{Keyspaces: []*inspect.Keyspace{ks}, Scan: inspect.Options{Snapshot: src},
 		Address: "SNAPSHOT dump.rdb · taken 2026-12-05 03:10:00Z", NoColor: true, MaxRecords: 50, Doctor: &dopt})

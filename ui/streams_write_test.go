@@ -384,12 +384,7 @@ func TestStreamsWritesReadOnly(t *testing.T) {
 // On a snapshot the Streams screen neither reads nor writes: the write
 // keys say pending entries live on the server, and the help says it too.
 func TestStreamsWritesOnSnapshot(t *testing.T) {
-	srv, _, ks := seeded(t)
-	src, err := inspect.OpenSnapshot(inspect.SnapshotSpec{Path: srv.Snapshot(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src, _, ks := seededSnapshot(t)
 	sp := inspect.StreamSpace{Match: "st:*"}.WithDefaults()
 	m := New(t.Context(), Options{Keyspaces: []*inspect.Keyspace{ks}, Scan: inspect.Options{Snapshot: src},
 		StreamSpaces: []*inspect.StreamSpace{&sp}, Address: "SNAPSHOT dump.rdb", NoColor: true})

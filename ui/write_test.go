@@ -59,6 +59,19 @@ func seeded(t *testing.T) (*redistest.Server, *redis.Client, *inspect.Keyspace) 
 	return srv, c, ks
 }
 
+// seededSnapshot is seeded's records saved to a snapshot, open for the
+// test, with a client of the server that wrote it.
+func seededSnapshot(t *testing.T) (*inspect.SnapshotSource, *redis.Client, *inspect.Keyspace) {
+	t.Helper()
+	srv, c, ks := seeded(t)
+	src, err := inspect.OpenSnapshot(inspect.SnapshotSpec{Path: srv.Snapshot(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	return src, c, ks
+}
+
 func newLive(t *testing.T, writes, protected bool) *liveFixture {
 	t.Helper()
 	srv, c, ks := seeded(t)
