@@ -11,10 +11,15 @@
 -- below).
 -- ARGV: 1 read cap, 2 MEMORY USAGE samples (0: memory off), 3 measure every
 -- response (0/1), 4 large-response threshold, 5 read field TTLs (0/1),
--- 6 records in KEYS, 7 lock keys follow (0/1), 8 container (hash|string),
+-- 6 records in KEYS ('scan': none, the script finds them), 7 lock keys follow (0/1), 8 container (hash|string),
 -- 9 response field ('' none), 10 fingerprint's index among the fields (0
 -- none), 11 fingerprint bytes kept, 12 longest fingerprint whose head is cut
 -- here, 13 how many fields follow, then the schema's fields.
+--
+-- In scan mode the fields are followed by a SCAN cursor, MATCH pattern and
+-- COUNT: the script runs that SCAN itself (the keys never cross the wire
+-- twice, nor are they parsed into a call's arguments) and its reply starts
+-- with the next cursor, the number of keys and the keys.
 --
 -- One flat reply (no table per key, which costs as much as a command), per
 -- key: pttl; -2 ends the key (it does not exist). Then the lock's pttl when
@@ -46,7 +51,13 @@ for i = 1, nf do names[i] = ARGV[13 + i] end
 -- declared keys must share one, so idemctl loads this script there with
 -- allow-cross-slot-keys and passes the keys after the fields, undeclared.
 local K = KEYS
-if #KEYS == 0 and #ARGV > 13 + nf then
+local out, o = {}, 0
+if ARGV[6] == 'scan' then
+  local r = call('SCAN', ARGV[14 + nf], 'MATCH', ARGV[15 + nf], 'COUNT', ARGV[16 + nf])
+  K, n = r[2], #r[2]
+  out[1], out[2], o = r[1], n, 2
+  for i = 1, n do o = o + 1; out[o] = K[i] end
+elseif #KEYS == 0 and #ARGV > 13 + nf then
   K = {}
   for i = 14 + nf, #ARGV do K[#K + 1] = ARGV[i] end
 end
@@ -56,7 +67,6 @@ local capEnd = tostring(cap - 1)
 -- fields: its size is exact and HLEN need not be asked.
 local exactBelow = 4 * (samples + 1)
 
-local out, o = {}, 0
 local function put(v) o = o + 1; out[o] = v end
 
 local function refused(e)

@@ -14,6 +14,18 @@ func (s *nodeScan) walk() {
 	if smp != nil {
 		cursor = smp.start
 	}
+	if s.scanInScript() {
+		var done bool
+		if cursor, done = s.walkScript(smp, cursor); done {
+			return
+		}
+	}
+	s.walkClient(smp, cursor)
+}
+
+// walkClient is the walk by the client's SCAN from cursor, its batches
+// read by the record readers.
+func (s *nodeScan) walkClient(smp *sampling, cursor uint64) {
 	limiter := newRateLimiter(s.opt.KeysPerSec)
 	var ahead *scanAhead // this turn's SCAN, already read with the last batch
 	for {
@@ -68,15 +80,13 @@ func (s *nodeScan) scanCall(cursor uint64, ahead *scanAhead) ([]string, uint64, 
 func (s *nodeScan) take(keys []string) bool {
 	lock := s.ks.Schema.Lock
 	for _, k := range keys {
-		if !s.seen.add(k) {
-			s.cov.Duplicates++
-			continue
-		}
-		if s.opt.MaxKeys > 0 && s.cov.Keys >= s.opt.MaxKeys {
-			s.cov.Limited = true
+		fresh, stop := s.admit(k)
+		if stop {
 			return false
 		}
-		s.cov.Keys++
+		if !fresh {
+			continue
+		}
 		if len(s.pending) == 0 && len(s.locks) == 0 {
 			s.pendingSince = time.Now()
 		}
@@ -98,6 +108,21 @@ func (s *nodeScan) take(keys []string) bool {
 		}
 	}
 	return true
+}
+
+// admit counts one key SCAN returned: fresh the first time it is met,
+// stop when MaxKeys ends the walk before it.
+func (s *nodeScan) admit(k string) (fresh, stop bool) {
+	if !s.seen.add(k) {
+		s.cov.Duplicates++
+		return false, false
+	}
+	if s.opt.MaxKeys > 0 && s.cov.Keys >= s.opt.MaxKeys {
+		s.cov.Limited = true
+		return false, true
+	}
+	s.cov.Keys++
+	return true, false
 }
 
 // advance records how far the cursor came; true when the walk is done:

@@ -144,9 +144,16 @@ func TestScriptCallsStayUnderTheCap(t *testing.T) {
 // evalshaStats reads EVALSHA's calls and microseconds from INFO commandstats.
 func evalshaStats(t *testing.T, c *redis.Client) (calls, usec int64) {
 	t.Helper()
+	return commandStats(t, c, "evalsha")
+}
+
+// commandStats reads one command's calls and microseconds from INFO
+// commandstats (which counts a script's calls too).
+func commandStats(t *testing.T, c *redis.Client, cmd string) (calls, usec int64) {
+	t.Helper()
 	info := c.Info(t.Context(), "commandstats").Val()
 	for _, line := range strings.Split(info, "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:")
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":")
 		if !ok {
 			continue
 		}

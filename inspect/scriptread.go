@@ -30,10 +30,10 @@ func (f *fetcher) fetchScript(ctx context.Context, keys []string, ahead *scanAhe
 		if err != nil {
 			return fetched{}, true, err
 		}
-		failed, noScript := "", false
+		failed, failErr := "", error(nil)
 		for _, c := range calls {
 			if why, bad := scriptFailure(c.cmd.Err()); bad {
-				failed, noScript = why, isNoScript(c.cmd.Err())
+				failed, failErr = why, c.cmd.Err()
 				break
 			}
 		}
@@ -42,12 +42,8 @@ func (f *fetcher) fetchScript(ctx context.Context, keys []string, ahead *scanAhe
 			out.records, out.vanished = f.scriptRecords(keys, calls, out.nowMs)
 			return out, true, nil
 		}
-		if attempt < scriptReloads && noScript {
-			// The script cache was flushed (SCRIPT FLUSH, a restart, a
-			// failover to a server that never saw it): load it again.
-			if sha, lerr := f.c.ScriptLoad(ctx, p.body).Result(); lerr == nil && sha == p.sha {
-				continue
-			}
+		if f.reloadScript(ctx, attempt, failErr) {
+			continue
 		}
 		p.fallBack(failed)
 		return fetched{}, false, nil
