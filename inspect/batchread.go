@@ -25,17 +25,23 @@ type batchRead struct {
 	useMem   bool
 	isHash   bool
 	samples  int64
+	// exactBelow: a hash MEMORY USAGE puts under it has at most samples
+	// fields (each takes at least 4 bytes), so its size is exact and
+	// HLEN need not be asked — of most records, a command a key saved.
+	exactBelow int64
 
 	// phase A
 	pttl, mem, lockTTL []*redis.IntCmd
 	probe              []*redis.IntCmd    // STRLEN, or HSTRLEN(response) of a hash
 	getr               []*redis.StringCmd // strings: GETRANGE 0 cap-1
 	lens               [][]*redis.IntCmd  // hashes without memory: HSTRLEN per field
-	hlen               []*redis.IntCmd    // hashes: HLEN, which says whether MEMORY USAGE is exact
 	// phase B
 	memRetry []*redis.IntCmd
-	hm       []*hmget
-	fttl     []*redis.IntSliceCmd
+	// hlen is HLEN of the hashes MEMORY USAGE may have sampled (see
+	// exactBelow): it says whether the size is exact.
+	hlen []*redis.IntCmd
+	hm   []*hmget
+	fttl []*redis.IntSliceCmd
 	// phase C
 	typ    []*redis.StatusCmd
 	fpHead []*redis.Cmd
@@ -48,6 +54,7 @@ func newBatchRead(f *fetcher, keys []string) *batchRead {
 		fieldSet: newHmgetFields(s), useMem: f.memOn.Load(), isHash: s.Container == ContainerHash, samples: f.sampleCount(),
 		pttl: make([]*redis.IntCmd, n), mem: make([]*redis.IntCmd, n), probe: make([]*redis.IntCmd, n),
 		getr: make([]*redis.StringCmd, n), lens: make([][]*redis.IntCmd, n)}
+	b.exactBelow = 4 * (b.samples + 1)
 	if b.isHash && b.useMem {
 		b.hlen = make([]*redis.IntCmd, n)
 	}
@@ -80,9 +87,6 @@ func (b *batchRead) meta(ctx context.Context) (fetched, error) {
 			b.mem[i] = keyIntCmd(ctx, pipe, "memory", "usage", kb)
 		} else if b.useMem {
 			b.mem[i] = keyIntCmd(ctx, pipe, "memory", "usage", kb, "samples", b.samples)
-		}
-		if b.hlen != nil {
-			b.hlen[i] = intCmd(ctx, pipe, "hlen", kb)
 		}
 		switch {
 		case !b.isHash:
@@ -169,14 +173,6 @@ func (b *batchRead) readMem(ctx context.Context, pipe redis.Pipeliner, i int) bo
 			retry = true
 		}
 	}
-	// Past the sample count MEMORY USAGE extrapolates: it is then no
-	// bound on any one field, and the record says it is an estimate.
-	if b.hlen != nil && o.mem >= 0 && b.hlen[i].Err() == nil && b.hlen[i].Val() > b.samples {
-		o.memEstimated = true
-	}
-	if b.hlen != nil && isWrongType(b.hlen[i].Err()) {
-		o.memEstimated = o.mem >= 0 // another type: its size may be sampled
-	}
 	return retry
 }
 
@@ -210,18 +206,27 @@ func decodeStringValue(s *Schema, o *observed) {
 func (b *batchRead) queueHash(ctx context.Context, pipe redis.Pipeliner, i int) bool {
 	o, kb, need := &b.obs[i], b.boxed[i], false
 	o.typ = TypeHash // until a command says WRONGTYPE
+	// Past the sample count MEMORY USAGE extrapolates: it is then no
+	// bound on any one field. Whether it did is HLEN's to say, asked only
+	// where the size could hold more fields than were sampled; till it
+	// answers, the fields are read by their lengths.
+	sampled := b.sampled(i)
+	if sampled {
+		b.hlen[i] = intCmd(ctx, pipe, "hlen", kb)
+		need = true
+	}
 	switch {
-	case b.probe[i] != nil && isWrongType(b.probe[i].Err()), b.hlen != nil && isWrongType(b.hlen[i].Err()):
+	case b.probe[i] != nil && isWrongType(b.probe[i].Err()):
 		o.wrongType = true
 		return false
-	case !o.memEstimated && small(o.mem, b.lens[i], b.ks.MaxValue):
+	case !sampled && small(o.mem, b.lens[i], b.ks.MaxValue):
 		b.hm[i] = hmgetCmd(ctx, pipe, kb, b.fieldSet, nil, b.ks.MaxValue)
 		need = b.hm[i] != nil
 	case b.lens[i] == nil:
 		b.lens[i] = fieldLens(ctx, pipe, kb, b.s)
 		need = true
 	}
-	if b.probe[i] == nil && (o.mem < 0 || o.memEstimated || o.mem > b.ks.LargeResponse) {
+	if b.probe[i] == nil && (o.mem < 0 || sampled || o.mem > b.ks.LargeResponse) {
 		b.probe[i] = respLen(ctx, pipe, kb, b.s)
 		need = need || b.probe[i] != nil
 	}
@@ -271,7 +276,10 @@ func (b *batchRead) rare(ctx context.Context) error {
 // fingerprint's head); true when it queued anything.
 func (b *batchRead) readHash(ctx context.Context, pipe redis.Pipeliner, i int) bool {
 	o, probe, lens := &b.obs[i], b.probe[i], b.lens[i]
-	if probe != nil && probe.Err() == nil && probe.Val() > 0 {
+	if b.sampled(i) {
+		b.readHLen(i)
+	}
+	if probe != nil && probe.Err() == nil && probe.Val() > 0 && !b.respLenOnlyForHLen(i) {
 		o.f.respLen = probe.Val()
 	}
 	if b.hm[i] != nil {
@@ -299,6 +307,33 @@ func (b *batchRead) readHash(ctx context.Context, pipe redis.Pipeliner, i int) b
 	return need
 }
 
+// sampled reports whether MEMORY USAGE may have sampled hash record i
+// (read in phase A): its size could hold more fields than were sampled.
+func (b *batchRead) sampled(i int) bool {
+	return b.hlen != nil && b.mem[i] != nil && b.mem[i].Err() == nil && b.mem[i].Val() >= b.exactBelow
+}
+
+// readHLen reads the HLEN asked of hash record i, whose size may have
+// been sampled.
+func (b *batchRead) readHLen(i int) {
+	o, h := &b.obs[i], b.hlen[i]
+	switch {
+	case isWrongType(h.Err()):
+		o.wrongType = true
+	case h.Err() == nil && h.Val() > b.samples:
+		o.memEstimated = true
+	}
+}
+
+// respLenOnlyForHLen reports whether hash record i's response length was
+// asked only because HLEN had not yet said its size was exact, and HLEN
+// then said it was: the length is then no part of the record (the script
+// path never asks it).
+func (b *batchRead) respLenOnlyForHLen(i int) bool {
+	o := &b.obs[i]
+	return b.sampled(i) && !o.memEstimated && !b.f.respAll && o.mem <= b.ks.LargeResponse
+}
+
 // assemble classifies what the phases read, at the server's time nowMs:
 // a record for every key but those gone since SCAN.
 func (b *batchRead) assemble(nowMs int64) []Record {
@@ -307,6 +342,7 @@ func (b *batchRead) assemble(nowMs int64) []Record {
 		o := &b.obs[i]
 		if t := b.typ[i]; t != nil {
 			o.typ = parseKeyType(t.Val())
+			o.memEstimated = o.mem >= 0 // another type: a collection's size is sampled
 			if o.typ == TypeUnknown || t.Val() == "none" {
 				o.pttl = -2
 			}
