@@ -15,7 +15,7 @@ import (
 // Read paths: how a batch's records are read from a live server.
 const (
 	ReadAuto   = "auto"   // the script where the server allows it, else the client's pipelines
-	ReadClient = "client" // pipelines of plain commands (PTTL, MEMORY USAGE, HLEN, HMGET…)
+	ReadClient = "client" // pipelines of plain commands (PTTL, MEMORY USAGE, HMGET…)
 	ReadScript = "script" // one read-only script call per batch (or several, each under its time cap)
 )
 
