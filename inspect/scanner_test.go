@@ -260,9 +260,13 @@ func TestScanCancelAndLimits(t *testing.T) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// TestScanCommandsPerKey pins the read cost: PTTL, MEMORY USAGE and HMGET
-// per hash record, and HSTRLEN of the response only where MEMORY USAGE says
-// it could exceed the large-response threshold.
+// TestScanCommandsPerKey pins the read cost on both paths: PTTL, MEMORY
+// USAGE and HMGET per hash record; HLEN only where the size could hold more
+// fields than MEMORY USAGE samples (here the large-response records), and
+// HSTRLEN of the response only where MEMORY USAGE says it could exceed the
+// large-response threshold. The client path, which cannot wait for HLEN
+// before its second pipeline, reads those few records' fields by their
+// sizes first (atlasmart maps three fields besides the response).
 func TestScanCommandsPerKey(t *testing.T) {
 	srv := redistest.Own(t)
 	c := srv.Client(0)
@@ -288,13 +292,16 @@ func TestScanCommandsPerKey(t *testing.T) {
 		}
 		return m
 	}
+	const sized = 3
 	for _, tc := range []struct {
 		name    string
 		opt     inspect.Options
 		hstrlen int64
 	}{
-		{"default", inspect.Options{}, large},
-		{"response-sizes", inspect.Options{ResponseSizes: true}, 2000},
+		{"script", inspect.Options{ReadPath: inspect.ReadScript}, large},
+		{"script response-sizes", inspect.Options{ReadPath: inspect.ReadScript, ResponseSizes: true}, 2000},
+		{"client", inspect.Options{ReadPath: inspect.ReadClient}, large * (sized + 1)},
+		{"client response-sizes", inspect.Options{ReadPath: inspect.ReadClient, ResponseSizes: true}, 2000 + large*sized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := c.ConfigResetStat(ctx).Err(); err != nil {
@@ -305,8 +312,8 @@ func TestScanCommandsPerKey(t *testing.T) {
 				t.Fatalf("coverage %+v, %d records", cov, len(recs))
 			}
 			m := calls()
-			if m["pttl"] != 2000 || m["memory|usage"] != 2000 || m["hmget"] != 2000 || m["hstrlen"] != tc.hstrlen || m["type"] != 0 {
-				t.Errorf("commands %v; want 2000 each of pttl, memory|usage, hmget and %d hstrlen", m, tc.hstrlen)
+			if m["pttl"] != 2000 || m["memory|usage"] != 2000 || m["hmget"] != 2000 || m["hstrlen"] != tc.hstrlen || m["hlen"] != large || m["type"] != 0 {
+				t.Errorf("commands %v; want 2000 each of pttl, memory|usage, hmget, %d hlen and %d hstrlen", m, large, tc.hstrlen)
 			}
 			var flagged, measured int64
 			for _, r := range recs {

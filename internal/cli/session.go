@@ -72,7 +72,7 @@ func (s *scanFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&s.inFlight, "in-flight", 0, "pipelines in flight (0: 4, or 1 when throttled by --keys-per-sec or --pause)")
 	fs.BoolVar(&s.respSizes, "response-sizes", false, "measure every record's response size (one more command per key; by default only records big enough to hold a large response)")
 	fs.IntVar(&s.maxNodes, "max-nodes", 3, "cluster nodes scanned at a time")
-	fs.Var(choiceValue(&s.readPath, inspect.ReadPaths), "read-path", "how records are read: script (one read-only script call per batch), client (plain commands), auto (the script where the server allows it; the default)")
+	fs.Var(choiceValue(&s.readPath, inspect.ReadPaths), "read-path", "how records are read: script (one read-only script call per batch), client (plain commands), auto (the default: the one that costs the server least, today the client path)")
 	fs.BoolVar(&s.quiet, "quiet", false, "no progress line on stderr (there is none unless stderr is a terminal)")
 }
 
