@@ -96,6 +96,16 @@ func (f *fetcher) scriptArgs() []any {
 	return append(args, names.names...)
 }
 
+// appendArgv appends the batch's shared ARGV with records (ARGV 6: how
+// many records KEYS holds, or 'scan') in its place; scriptArgs leaves a 0
+// there.
+func appendArgv(args, argv []any, records any) []any {
+	const at = 5 // ARGV 6, 0-based
+	args = append(args, argv[:at]...)
+	args = append(args, records)
+	return append(args, argv[at+1:]...)
+}
+
 func flag01(b bool) int {
 	if b {
 		return 1
@@ -123,9 +133,7 @@ func (f *fetcher) queueCall(ctx context.Context, pipe redis.Pipeliner, keys []st
 		args = append(args, len(all))
 		args = appendKeys(args, all)
 	}
-	args = append(args, argv[:5]...)
-	args = append(args, strconv.Itoa(len(keys)))
-	args = append(args, argv[6:]...)
+	args = appendArgv(args, argv, strconv.Itoa(len(keys)))
 	if f.script.cluster {
 		args = appendKeys(args, all)
 	}
