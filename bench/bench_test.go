@@ -111,11 +111,37 @@ func TestSmoke(t *testing.T) {
 	if s := res.Sampling; s == nil || s.PerKey <= 0 || s.KeysRead <= 0 || s.FullFrom != "verify" {
 		t.Errorf("sampling cost per key: %+v", s)
 	}
+	checkServerCost(t, res, cfg.Rounds)
 	md := res.Markdown()
 	for _, want := range []string{"TUI RSS holding every record", "TUI filter over", "stats --sample 1% at 100M records (projected)", "(a) baseline client", "(b) idemctl scan", "(c) idemctl stats", "redis-cli --memkeys", "redis-cli --scan | wc -l", "× baseline", "p99"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}
+	}
+}
+
+// checkServerCost: every server-cost tool ran each round, the idle phase
+// and both read paths under the budget among them, and the budget and wall
+// targets were judged from them.
+func checkServerCost(t *testing.T, res *Results, rounds int) {
+	t.Helper()
+	if res.ServerCost == nil {
+		t.Fatal("no server-cost step")
+	}
+	for _, key := range []string{"idle", "baseline", "scan", "stats-script", "stats-client", "budget-script", "budget-client", "memkeys", "bigkeys"} {
+		c := res.costTool(key)
+		if c == nil || len(c.CPU) != rounds || len(c.PingP99) != rounds || (key != "idle") != (c.PerKey() > 0) {
+			t.Errorf("server cost %s: %+v", key, c)
+		}
+	}
+	judged := 0
+	for _, tg := range res.Targets {
+		if strings.HasPrefix(tg.Name, "server-cost step:") && tg.Got != costUnmeasured {
+			judged++
+		}
+	}
+	if judged != 5 {
+		t.Errorf("%d server-cost wall and budget targets judged, want 5: %+v", judged, res.Targets)
 	}
 }
 
