@@ -115,8 +115,12 @@ func (h *harness) serverCost(ctx context.Context) error {
 			tc := res.Tools[j]
 			tc.CPU, tc.Wall = append(tc.CPU, after-before), append(tc.Wall, s.Wall)
 			tc.PingP99 = append(tc.PingP99, summarize(lat).P99)
-			h.cfg.logf("server cost round %d/%d  %-28s %6.2f µs/key  wall %7.3f s  PING p99 %s ms", round+1, h.cfg.Rounds,
-				tc.Label, float64(after-before)/float64(time.Microsecond)/float64(max(tc.Keys, 1)), s.Wall.Seconds(), ms(summarize(lat).P99))
+			perKey := "     –"
+			if tc.Keys > 0 {
+				perKey = fmt.Sprintf("%6.2f", us(after-before)/float64(tc.Keys))
+			}
+			h.cfg.logf("server cost round %d/%d  %-28s %s µs/key  wall %7.3f s  PING p99 %s ms", round+1, h.cfg.Rounds,
+				tc.Label, perKey, s.Wall.Seconds(), ms(summarize(lat).P99))
 		}
 	}
 	return nil
