@@ -10,6 +10,9 @@ import (
 // markdownVariants is the rounds' table, one row per variant, and how
 // the baseline and the CPU columns were measured.
 func (r *Results) markdownVariants(p func(string, ...any)) {
+	if len(r.Variants) == 0 { // -only without rounds
+		return
+	}
 	base, memkeys := r.variant("baseline"), r.variant("memkeys")
 	p("| variant | median s | min–max s | keys/s | × baseline | memkeys ÷ this | peak RSS MB | client CPU s | redis CPU s | other CPU s |\n")
 	p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -50,6 +53,9 @@ func (r *Results) variantCommand(key string) string {
 // markdownCommands is the server's work per key in each variant's last
 // round (INFO commandstats).
 func (r *Results) markdownCommands(p func(string, ...any)) {
+	if !slices.ContainsFunc(r.Variants, func(v *VariantResult) bool { return len(v.Commands) > 0 }) {
+		return
+	}
 	p("\n| server work per key (INFO commandstats, last round) | commands/key | µs/key in commands | by command: calls/key × µs/call |\n|---|---:|---:|---|\n")
 	for _, v := range r.Variants {
 		if len(v.Commands) == 0 || len(v.Samples) == 0 {
