@@ -60,6 +60,7 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if err := srv.StartAddr("127.0.0.1:0"); err != nil {
 		return nil, fmt.Errorf("start the embedded Redis: %w", err)
 	}
+	serveHashDumps(srv)
 	client := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{srv.Addr()}, DisableIdentity: true})
 	schema, err := inspect.Preset("atlasmart")
 	if err != nil {
