@@ -48,7 +48,7 @@ var ExitCodeTable = []struct {
 	{ExitDoctorWarning, "`doctor`: the worst finding is a warning"},
 	{ExitDoctorCritical, "`doctor`: the worst finding is critical"},
 	{ExitAudit, "audit log failure (disk full, I/O error): the run stopped before its next write; every write made has its intent in the log; free space and run the same command again"},
-	{ExitSnapshot, "`--rdb`: the snapshot cannot be read, or read to its end — not an RDB file, an RDB version newer than idemctl knows, truncated, a checksum mismatch, corrupt data; the message names the byte offset and what was expected; `scan` and `stats` print what was read before the fault, marked partial"},
+	{ExitSnapshot, "`--rdb`: the snapshot cannot be opened (no such file, not readable, a directory) or read to its end — not an RDB file, an RDB version newer than idemctl knows, truncated, a checksum mismatch, corrupt data; the message names the file and, for a damaged one, the byte offset and what was expected; `scan` and `stats` print what was read before the fault, marked partial"},
 	{ExitNotReplicated, "applied, not replicated: every write was applied on the primary, but fewer replicas than `--min-replicas` acknowledged some within `--replica-timeout` (or `--require-fsync` was not met): a failover now could take them back; the report marks each, and `audit check-applied` finds any a failover took"},
 	{ExitTampered, "`audit verify`: the audit log's hash chain is broken — a line was edited, removed, moved or inserted (the message names the line and byte offset), or the entry a `--head` names is not the one printed"},
 	{ExitInterrupt, "interrupted (Ctrl-C or SIGTERM; a command blocked where it cannot stop, such as on a stdin that stays open, is ended 3 s after the signal)"},

@@ -112,11 +112,13 @@ func parseAt(v string) (time.Time, error) {
 	return time.Time{}, errors.New("want an RFC 3339 time (2026-12-05T14:00:00Z) or Unix seconds")
 }
 
-// snapshotErr gives a snapshot that cannot be read its exit code: a fault
-// in the file, or (a missing file) the usual error.
+// snapshotErr gives a snapshot that cannot be read its exit code, 13: a
+// fault in the file, or a file that cannot be opened at all (missing,
+// unreadable, a directory) — either way the snapshot cannot be read.
 func snapshotErr(err error) error {
 	var fe *rdb.FormatError
-	if errors.As(err, &fe) {
+	var se *inspect.SnapshotError
+	if errors.As(err, &fe) || errors.As(err, &se) {
 		return codeErr(ExitSnapshot, "%s", inspect.Line(err.Error()))
 	}
 	return fmt.Errorf("%s", inspect.Line(err.Error()))

@@ -134,10 +134,17 @@ func TestSnapshotBadFiles(t *testing.T) {
 		{"not rdb", write("x.rdb", []byte("PK\x03\x04 a zip file")), "not an RDB file", cli.ExitSnapshot},
 		{"newer", write("new.rdb", newer), "RDB version 99 is newer", cli.ExitSnapshot},
 		{"damaged", write("bad.rdb", flipped), "at byte ", cli.ExitSnapshot},
-		{"missing", filepath.Join(dir, "none.rdb"), "no such file", cli.ExitError},
+		{"missing", filepath.Join(dir, "none.rdb"), "snapshot " + filepath.Join(dir, "none.rdb") + ": no such file", cli.ExitSnapshot},
+		{"a directory", dir, "snapshot " + dir + ": ", cli.ExitSnapshot},
 	} {
-		for _, cmd := range []string{"scan", "stats", "detect"} {
-			args := []string{cmd, "--rdb", c.path, "--preset", "atlasmart", "-o", map[string]string{"scan": "ndjson", "stats": "json", "detect": "json"}[cmd]}
+		for _, cmd := range []string{"scan", "stats", "check", "doctor", "detect"} {
+			args := []string{cmd, "--rdb", c.path, "--preset", "atlasmart", "-o", map[string]string{"scan": "ndjson", "stats": "json", "check": "json", "doctor": "json", "detect": "json"}[cmd]}
+			if cmd == "check" {
+				args = append(args, "--max-stale", "1000000")
+			}
+			if (cmd == "check" || cmd == "doctor") && c.name != "missing" && c.name != "a directory" {
+				continue // their reading of a damaged file is TestCheckSnapshot* and TestDoctor*
+			}
 			if cmd == "detect" {
 				if c.name == "cut" || c.name == "damaged" {
 					continue // its sample (the first keys) comes before the fault
