@@ -344,3 +344,25 @@ func TestManPages(t *testing.T) {
 		}
 	}
 }
+
+// A mistyped command with flags is named first: the flags belong to the
+// command meant, not to the one that does not exist.
+func TestUnknownCommandBeforeItsFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sacn", "--stale"}, `idemctl: unknown command "sacn": did you mean scan? (see 'idemctl help')`},
+		{[]string{"sacn", "-o", "json", "--stale"}, `idemctl: unknown command "sacn": did you mean scan?`},
+		{[]string{"nope", "--stale"}, `idemctl: unknown command "nope" (see 'idemctl help')`},
+		{[]string{"audit", "sho", "--run", "x"}, `idemctl audit: unknown command "sho": did you mean show? (see 'idemctl audit --help')`},
+		{[]string{"config", "veiw"}, `idemctl config: unknown command "veiw": did you mean view?`},
+		{[]string{"scan", "--stale-ish"}, `idemctl scan: unknown flag: --stale-ish`},
+	} {
+		r := clitest.Run(t, nil, c.args...)
+		if r.Code != cli.ExitUsage || !strings.HasPrefix(r.Stderr, c.want) {
+			t.Errorf("idemctl %s: exit %d, %q; want %d, %q", strings.Join(c.args, " "), r.Code, r.Stderr, cli.ExitUsage, c.want)
+		}
+		r.OneLineErr(t)
+	}
+}

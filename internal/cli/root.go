@@ -56,6 +56,13 @@ func newRoot(a *app) *cobra.Command {
 // setHelp makes flag errors usage errors and prints idemctl's own help.
 func setHelp(a *app, root *cobra.Command) {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		// idemctl sacn --stale: the unknown command comes first, not
+		// the flag it does not have.
+		if args := c.Flags().Args(); len(args) > 0 && c.HasAvailableSubCommands() {
+			if aerr := c.ValidateArgs(args); aerr != nil {
+				return aerr
+			}
+		}
 		return usageErr("%v (see '%s --help')", err, c.CommandPath())
 	})
 	root.SetHelpFunc(func(c *cobra.Command, _ []string) {
@@ -128,11 +135,24 @@ func rootArgs(c *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("unknown command %q (see 'idemctl help')", args[0])
-	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
-		msg = fmt.Sprintf("unknown command %q: did you mean %s? (see 'idemctl help')", args[0], strings.Join(s, " or "))
+	return unknownCommand(c, args[0])
+}
+
+// unknownCommand names a command c does not have, with the ones it may
+// have meant.
+func unknownCommand(c *cobra.Command, name string) error {
+	see := "idemctl help"
+	if c.HasParent() {
+		see = c.CommandPath() + " --help"
 	}
-	return &exitErr{code: ExitUsage, msg: msg}
+	what := fmt.Sprintf("unknown command %q", name)
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2 // as the root's
+	}
+	if s := c.SuggestionsFor(name); len(s) > 0 {
+		return usageErr("%s: did you mean %s? (see '%s')", what, strings.Join(s, " or "), see)
+	}
+	return usageErr("%s (see '%s')", what, see)
 }
 
 // command is one leaf command's options: it registers its flags, then
@@ -172,6 +192,9 @@ func leaf(a *app, name string, cmd command) *cobra.Command {
 }
 
 func noArgs(c *cobra.Command, args []string) error {
+	if len(args) > 0 && c.HasAvailableSubCommands() {
+		return unknownCommand(c, args[0])
+	}
 	if len(args) > 0 {
 		return usageErr("unexpected argument %q (see '%s --help')", args[0], c.CommandPath())
 	}
