@@ -23,6 +23,14 @@ type SimConfig struct {
 	Retention  time.Duration // default 300s
 	RetryRate  float64       // share of requests that are client retries of a recent key with the same body (default 0.1); a retry of a key with a different body gets CONFLICT
 	RandSeed   uint64
+	// Effects, if set, is told of each request whose side effect happened
+	// (its order was created), with the order's reference: before its
+	// COMPLETE, and for the share CrashAfterEffect of the crashed ones,
+	// whose worker died after the effect and before COMPLETE. It is the
+	// application's database, which a verify hook may ask. Called from
+	// Run's goroutine.
+	Effects          func(key, ref string)
+	CrashAfterEffect float64 // default 0.5; only with Effects
 }
 
 // SimStats counts what the simulator did (read with Stats()).
@@ -76,6 +84,7 @@ func (c SimConfig) withDefaults() SimConfig {
 	c.Rate = min(c.Rate, maxRate)
 	c.CrashRate = share(c.CrashRate, 0.05)
 	c.RetryRate = share(c.RetryRate, 0.1)
+	c.CrashAfterEffect = share(c.CrashAfterEffect, 0.5)
 	if c.WorkTime <= 0 {
 		c.WorkTime = 300 * time.Millisecond
 	}
@@ -232,6 +241,9 @@ func (l *loop) reserve(ctx context.Context, r simReq) error {
 		l.remember(r)
 		if l.rng.Float64() < l.cfg.CrashRate {
 			l.crashed.Add(1) // the worker dies: nobody will COMPLETE it
+			if l.cfg.Effects != nil && l.rng.Float64() < l.cfg.CrashAfterEffect {
+				l.cfg.Effects(r.key, orderRef(r.id)) // ... after creating the order
+			}
 			return nil
 		}
 		r.due = time.Now().Add(l.cfg.WorkTime)
@@ -253,6 +265,9 @@ func (l *loop) remember(r simReq) {
 	l.next = (l.next + 1) % recentRequests
 }
 
+// orderRef is the order a request creates.
+func orderRef(id string) string { return "ord-" + id }
+
 // completeDue runs COMPLETE for every request whose work is done. A failed
 // completion is dropped, as a worker that could not write its result: the
 // record stays PROCESSING.
@@ -261,7 +276,10 @@ func (l *loop) completeDue(ctx context.Context, now time.Time) error {
 	for len(l.pending) > 0 && !l.pending[0].due.After(now) {
 		r := l.pending[0]
 		l.pending = l.pending[1:]
-		resp := fmt.Sprintf(`{"order_id":"ord-%s","state":"created"}`, r.id)
+		resp := fmt.Sprintf(`{"order_id":%q,"state":"created"}`, orderRef(r.id))
+		if l.cfg.Effects != nil {
+			l.cfg.Effects(r.key, orderRef(r.id))
+		}
 		opCtx, cancel := opContext(ctx)
 		n, err := Complete.Run(opCtx, l.c, []string{r.key}, r.fp, 201, resp, retention).Int64()
 		cancel()

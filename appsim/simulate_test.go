@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -224,5 +225,43 @@ func TestOrdersAppGroundTruth(t *testing.T) {
 		if _, _, n := orders(w); n != 0 || rc.HGet(ctx, w.Key, "state").Val() != "PROCESSING" {
 			t.Fatalf("crashed before insert %s: %d orders", w.Key, n)
 		}
+	}
+}
+
+// The application tells its database of every order it created: each
+// completed request's, and those of the workers that crashed after the
+// insert; never one for a worker that crashed before it. A verify hook
+// over that database gives real verdicts.
+func TestSimulatorEffectsAreTheTruth(t *testing.T) {
+	_, c := redistest.SharedClient(t)
+	effects := map[string]string{}
+	var mu sync.Mutex
+	sim := appsim.NewSimulator(c, appsim.SimConfig{Rate: 200, CrashRate: 0.5, RetryRate: -1, WorkTime: 20 * time.Millisecond,
+		RandSeed: 7, Effects: func(key, ref string) { mu.Lock(); effects[key] = ref; mu.Unlock() }})
+	stop := start(t, sim)
+	waitFor(t, 10*time.Second, "crashes and completions", func() bool {
+		st := sim.Stats()
+		return st.Crashed >= 20 && st.Completed >= 20
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	var crashedWith, crashedWithout int
+	iter := c.Scan(ctx, 0, "atlasmart:ch23:idem:*:sim-*", 1000).Iterator()
+	for iter.Next(ctx) {
+		h := c.HGetAll(ctx, iter.Val()).Val()
+		ref, ok := effects[iter.Val()]
+		switch {
+		case h["state"] == "SUCCEEDED" && (!ok || !strings.Contains(h["response"], `"`+ref+`"`)):
+			t.Errorf("%s completed with %s; its order is %q", iter.Val(), h["response"], ref)
+		case h["state"] == "PROCESSING" && ok:
+			crashedWith++
+		case h["state"] == "PROCESSING":
+			crashedWithout++
+		}
+	}
+	if crashedWith == 0 || crashedWithout == 0 {
+		t.Errorf("crashed after the insert %d, before it %d: want both", crashedWith, crashedWithout)
 	}
 }

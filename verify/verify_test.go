@@ -354,3 +354,21 @@ func TestActionFor(t *testing.T) {
 		t.Fatalf("unknown: %+v", a)
 	}
 }
+
+// A builtin source of truth is held to the hook's contract: its JSON goes
+// through the same parser, so a bad answer is unknown, never trusted.
+func TestBuiltinIsParsedAsAHook(t *testing.T) {
+	rec := record(t, "atlasmart:ch23:idem:alice:POST:/orders:k1")
+	answer := func(out string) Hook {
+		return Hook{Command: []string{"builtin"}, Builtin: func(context.Context, *inspect.Record) []byte { return []byte(out) }}
+	}
+	if r := answer(`{"verdict":"done","ref":"ord-1"}`).Verify(t.Context(), rec); r.Verdict != Done || r.Ref != "ord-1" {
+		t.Fatalf("done: %+v", r)
+	}
+	if r := answer(`{"verdict":"done","ref":"ord-\u001b[2J"}`).Verify(t.Context(), rec); r.Verdict != Unknown {
+		t.Fatalf("a control character in ref: %+v", r)
+	}
+	if r := answer(``).Verify(t.Context(), rec); r.Verdict != Unknown || !strings.Contains(r.Why, "printed nothing") {
+		t.Fatalf("nothing: %+v", r)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/sandbox"
 	"github.com/idemctl/idemctl/ui"
+	"github.com/idemctl/idemctl/verify"
 )
 
 // demoCmd are demo's flags.
@@ -55,6 +56,7 @@ func (o *demoCmd) run(ctx context.Context, a *app, _ *pflag.FlagSet, _ []string)
 	return ui.Run(ctx, ui.Options{
 		Client: d.Client, Keyspaces: []*inspect.Keyspace{d.Keyspace}, Profile: "demo",
 		Address: addr, User: "default", Demo: true, Refresh: o.refresh, Executor: ex,
+		Hooks:   map[string]*verify.Hook{d.Keyspace.Name: d.Orders.Hook()},
 		NoColor: a.getenv("NO_COLOR") != "",
 	})
 }

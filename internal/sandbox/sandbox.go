@@ -39,9 +39,12 @@ type Config struct {
 type Sandbox struct {
 	Client   redis.UniversalClient
 	Keyspace *inspect.Keyspace
-	srv      *miniredis.Miniredis
-	cancel   context.CancelFunc
-	done     chan struct{}
+	// Orders is the application's database, which the demo's verify
+	// hook (Orders.Hook) asks.
+	Orders *Orders
+	srv    *miniredis.Miniredis
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // Addr is the embedded server's loopback address.
@@ -79,19 +82,29 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 	}
 	// miniredis runs Lua slowly (~1 ms a script): seed a first part now so
 	// the UI opens on data at once, and the rest in the background.
+	orders := newOrders()
 	first := min(cfg.Count, 400)
 	if _, err := appsim.Seed(ctx, client, plan(first, 42)); err != nil {
 		srv.Close()
 		return nil, fmt.Errorf("seed the demo: %w", err)
 	}
+	if err := orders.recordSeeded(ctx, client); err != nil {
+		srv.Close()
+		return nil, fmt.Errorf("seed the demo's orders: %w", err)
+	}
 	dctx, cancel := context.WithCancel(ctx)
-	s := &Sandbox{Client: client, Keyspace: ks, srv: srv, cancel: cancel, done: make(chan struct{})}
-	sim := appsim.NewSimulator(client, appsim.SimConfig{Rate: cfg.Rate, CrashRate: cfg.CrashRate, ReserveTTL: ReserveTTL, Retention: Retention})
+	s := &Sandbox{Client: client, Keyspace: ks, Orders: orders, srv: srv, cancel: cancel, done: make(chan struct{})}
+	sim := appsim.NewSimulator(client, appsim.SimConfig{Rate: cfg.Rate, CrashRate: cfg.CrashRate, ReserveTTL: ReserveTTL,
+		Retention: Retention, Effects: orders.Created})
 	go func() {
 		defer close(s.done)
 		go sim.Run(dctx)
 		if rest := cfg.Count - first; rest > 0 {
-			go appsim.Seed(dctx, client, plan(rest, 43))
+			go func() {
+				if _, err := appsim.Seed(dctx, client, plan(rest, 43)); err == nil {
+					_ = orders.recordSeeded(dctx, client)
+				}
+			}()
 		}
 		t := time.NewTicker(50 * time.Millisecond)
 		defer t.Stop()

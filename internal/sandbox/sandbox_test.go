@@ -3,6 +3,7 @@ package sandbox
 import (
 	"maps"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/verify"
 )
 
 // A write in the demo is undoable as on a real server: the plan announces
@@ -101,5 +103,40 @@ func TestDemoRestoreRefusesForeignPayloads(t *testing.T) {
 	d := s.Client.Dump(ctx, "s").Val()
 	if err := s.Client.RestoreReplace(ctx, "s2", 0, d).Err(); err != nil || s.Client.Get(ctx, "s2").Val() != "plain" {
 		t.Fatalf("string round trip: %v", err)
+	}
+}
+
+// The demo's verify hook answers from the application's orders: done with
+// the order as ref and replay where the order exists, not_done elsewhere;
+// the seeded history has both.
+func TestDemoOrdersVerdicts(t *testing.T) {
+	ctx := t.Context()
+	s, err := Start(ctx, Config{Count: 300, Rate: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	h := s.Orders.Hook()
+	s.Orders.Created("k-done", "ord-1")
+	r := h.Verify(ctx, &inspect.Record{Key: "k-done", State: inspect.StateProcessing, Keyspace: s.Keyspace})
+	if r.Verdict != verify.Done || r.Ref != "ord-1" || r.Status != 201 || r.Response == nil || !strings.Contains(*r.Response, `"ord-1"`) {
+		t.Fatalf("an order's verdict: %+v", r)
+	}
+	if r := h.Verify(ctx, &inspect.Record{Key: "k-none", State: inspect.StateProcessing, Keyspace: s.Keyspace}); r.Verdict != verify.NotDone {
+		t.Fatalf("no order's verdict: %+v", r)
+	}
+	var done, notDone int
+	for _, k := range s.Client.Keys(ctx, "atlasmart:*:req-*").Val() {
+		if s.Client.HGet(ctx, k, "state").Val() != "PROCESSING" {
+			continue
+		}
+		if _, _, ok := s.Orders.Lookup(k); ok {
+			done++
+		} else {
+			notDone++
+		}
+	}
+	if done == 0 || notDone == 0 {
+		t.Fatalf("seeded stuck requests: %d with an order, %d without; want both", done, notDone)
 	}
 }
