@@ -10,11 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/safefile"
@@ -156,72 +156,27 @@ func Parse(data []byte) (*Config, error) {
 }
 
 func (c *Config) check() error {
-	for name, s := range c.Schemas {
+	for _, name := range sortedKeys(c.Schemas) {
+		s := c.Schemas[name]
+		line := c.lines.at("schemas", name)
 		if s == nil {
-			return fmt.Errorf("line %d: schema %s is empty", c.lines.at("schemas", name), name)
+			return fmt.Errorf("line %d: schema %s is empty", line, name)
 		}
 		s.Name = name
 		if err := s.Compile(); err != nil {
-			return fmt.Errorf("line %d: %v", c.lines.at("schemas", name), err)
+			msg := strings.TrimPrefix(err.Error(), "schema "+name+": ")
+			return fmt.Errorf("line %d: %v", c.lines.blame(line, "schemas/"+name, msg), err)
 		}
 	}
 	names := map[string]bool{}
 	for i := range c.Keyspaces {
-		k := &c.Keyspaces[i]
-		line := c.lines.at("keyspaces", fmt.Sprint(i))
-		if k.Name == "" {
-			return fmt.Errorf("line %d: keyspace needs a name", line)
-		}
-		if names[k.Name] {
-			return fmt.Errorf("line %d: keyspace %q defined twice", line, k.Name)
-		}
-		names[k.Name] = true
-		switch k.Kind {
-		case "", KindRecords:
-		case KindStream:
-			if err := k.checkStream(); err != nil {
-				return fmt.Errorf("line %d: keyspace %s: %v", line, k.Name, err)
-			}
-			continue
-		case KindLedger:
-			if err := k.checkLedger(); err != nil {
-				return fmt.Errorf("line %d: keyspace %s: %v", line, k.Name, err)
-			}
-			continue
-		default:
-			return fmt.Errorf("line %d: keyspace %s: kind %q: want %s, %s or %s", line, k.Name, k.Kind, KindRecords, KindStream, KindLedger)
-		}
-		ks, err := c.Keyspace(k.Name)
-		if err != nil {
-			return fmt.Errorf("line %d: %v", line, err)
-		}
-		if err := k.Verify.check(ks); err != nil {
-			return fmt.Errorf("line %d: keyspace %s: verify: %v", c.lines.atOr(line, "keyspaces", fmt.Sprint(i), "verify"), k.Name, err)
+		if err := c.checkKeyspace(i, names); err != nil {
+			return err
 		}
 	}
-	for name, p := range c.Profiles {
-		if p == nil {
-			c.Profiles[name] = &Profile{}
-			continue
-		}
-		line := c.lines.at("profiles", name)
-		for _, ks := range p.Keyspaces {
-			if !names[ks] {
-				return fmt.Errorf("line %d: profile %s: unknown keyspace %q", line, name, ks)
-			}
-		}
-		if p.PasswordEnv != "" && p.PasswordFile != "" {
-			return fmt.Errorf("line %d: profile %s: set password_env or password_file, not both", line, name)
-		}
-		if p.Scan.Count < 0 || p.Scan.KeysPerSec < 0 || p.Scan.MaxKeys < 0 {
-			return fmt.Errorf("line %d: profile %s: scan settings must not be negative", line, name)
-		}
-		if p.Scan.ReadPath != "" && !slices.Contains(inspect.ReadPaths, p.Scan.ReadPath) {
-			return fmt.Errorf("line %d: profile %s: scan.read_path %q: want %s", line, name, p.Scan.ReadPath, strings.Join(inspect.ReadPaths, ", "))
-		}
-		if p.Scan.Count > inspect.MaxScanCount || p.Scan.KeysPerSec > inspect.MaxKeysPerSec || p.Scan.MaxNodes > inspect.MaxScanNodes || p.Scan.MaxNodes < 0 {
-			return fmt.Errorf("line %d: profile %s: scan settings out of range (count at most %d, keys_per_sec at most %d, max_nodes 0 to %d)",
-				line, name, inspect.MaxScanCount, inspect.MaxKeysPerSec, inspect.MaxScanNodes)
+	for _, name := range sortedKeys(c.Profiles) {
+		if err := c.checkProfile(name, names); err != nil {
+			return err
 		}
 	}
 	if err := c.checkDoctor(); err != nil {
@@ -231,6 +186,101 @@ func (c *Config) check() error {
 		return fmt.Errorf("line %d: default_profile %q is not a profile (have: %s)", c.lines.at("default_profile", ""), c.DefaultProfile, strings.Join(c.ProfileNames(), ", "))
 	}
 	return nil
+}
+
+// checkKeyspace checks the i-th keyspace; names collects the names seen.
+// Each error names the line of the setting at fault (blame), the
+// keyspace's first line only when no one setting is.
+func (c *Config) checkKeyspace(i int, names map[string]bool) error {
+	k := &c.Keyspaces[i]
+	base := "keyspaces/" + strconv.Itoa(i)
+	line := c.lines[base]
+	if k.Name == "" {
+		return fmt.Errorf("line %d: keyspace needs a name", line)
+	}
+	if names[k.Name] {
+		return fmt.Errorf("line %d: keyspace %q defined twice", c.lines.path(line, base, "name"), k.Name)
+	}
+	names[k.Name] = true
+	// fault is the error err of this keyspace, at the setting it names.
+	fault := func(err error) error {
+		msg := strings.TrimPrefix(err.Error(), "keyspace "+k.Name+": ")
+		return fmt.Errorf("line %d: keyspace %s: %s", c.lines.blame(line, base, strings.TrimPrefix(msg, "kind stream: ")), k.Name, msg)
+	}
+	switch k.Kind {
+	case "", KindRecords:
+	case KindStream:
+		if err := k.checkStream(); err != nil {
+			return fault(err)
+		}
+		return nil
+	case KindLedger:
+		if err := k.checkLedger(); err != nil {
+			return fault(err)
+		}
+		return nil
+	default:
+		return fmt.Errorf("line %d: keyspace %s: kind %q: want %s, %s or %s", c.lines.path(line, base, "kind"), k.Name, k.Kind, KindRecords, KindStream, KindLedger)
+	}
+	ks, err := c.Keyspace(k.Name)
+	if err != nil {
+		return fault(err)
+	}
+	if err := k.Verify.check(ks); err != nil {
+		return fault(fmt.Errorf("verify: %v", err))
+	}
+	return nil
+}
+
+// checkProfile checks the named profile against the keyspaces in names.
+func (c *Config) checkProfile(name string, names map[string]bool) error {
+	p := c.Profiles[name]
+	if p == nil {
+		c.Profiles[name] = &Profile{}
+		return nil
+	}
+	line := c.lines.at("profiles", name)
+	at := func(parts ...string) int { return c.lines.path(line, append([]string{"profiles", name}, parts...)...) }
+	for j, ks := range p.Keyspaces {
+		if !names[ks] {
+			return fmt.Errorf("line %d: profile %s: unknown keyspace %q", at("keyspaces", strconv.Itoa(j)), name, ks)
+		}
+	}
+	if p.PasswordEnv != "" && p.PasswordFile != "" {
+		return fmt.Errorf("line %d: profile %s: set password_env or password_file, not both", max(at("password_env"), at("password_file")), name)
+	}
+	for _, s := range []struct {
+		key      string
+		val, max int64
+	}{
+		{"count", int64(p.Scan.Count), inspect.MaxScanCount},
+		{"keys_per_sec", int64(p.Scan.KeysPerSec), inspect.MaxKeysPerSec},
+		{"max_keys", p.Scan.MaxKeys, math.MaxInt64},
+		{"max_nodes", int64(p.Scan.MaxNodes), inspect.MaxScanNodes},
+	} {
+		if s.val < 0 {
+			return fmt.Errorf("line %d: profile %s: scan settings must not be negative (scan.%s is %d)", at("scan", s.key), name, s.key, s.val)
+		}
+		if s.val > s.max {
+			return fmt.Errorf("line %d: profile %s: scan settings out of range (count at most %d, keys_per_sec at most %d, max_nodes 0 to %d)",
+				at("scan", s.key), name, inspect.MaxScanCount, inspect.MaxKeysPerSec, inspect.MaxScanNodes)
+		}
+	}
+	if p.Scan.ReadPath != "" && !slices.Contains(inspect.ReadPaths, p.Scan.ReadPath) {
+		return fmt.Errorf("line %d: profile %s: scan.read_path %q: want %s", at("scan", "read_path"), name, p.Scan.ReadPath, strings.Join(inspect.ReadPaths, ", "))
+	}
+	return nil
+}
+
+// sortedKeys lists a map's names in order, so the first error of a file
+// is the same on every run.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // SchemaByName resolves a config schema or, failing that, a preset.
@@ -368,20 +418,4 @@ func (c *Config) KeyspacesFor(p *Profile) ([]*inspect.Keyspace, error) {
 		out = append(out, ks)
 	}
 	return out, nil
-}
-
-// lineIndex maps "section/name" to the line where that entry starts, and
-// "section/" to the line of the section's key (see yamldoc.Index).
-type lineIndex yamldoc.Lines
-
-func indexLines(root *yaml.Node) lineIndex { return lineIndex(yamldoc.Index(root)) }
-
-func (l lineIndex) at(section, name string) int { return l[section+"/"+name] }
-
-// atOr is the line of a key inside an entry (section/name/key), or def.
-func (l lineIndex) atOr(def int, section, name, key string) int {
-	if n, ok := l[section+"/"+name+"/"+key]; ok {
-		return n
-	}
-	return def
 }

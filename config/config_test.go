@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -57,20 +58,92 @@ func TestExampleConfigParses(t *testing.T) {
 	}
 }
 
+// Every kind of config error names the line at fault: the setting's own
+// line, not the line where its keyspace, profile or schema starts, nor the
+// line before (the YAML library counts some lines from 0). Each document
+// marks the line the error must name with "# <-".
 func TestParseErrorsNameTheLine(t *testing.T) {
-	cases := map[string]string{
-		"profiles:\n  a:\n    url: x\n    bogus: 1\n":                            "line 4",
-		"keyspaces:\n  - name: k\n    preset: atlasmart\n    retention: later\n": "line 4",
-		"keyspaces:\n  - name: k\n    preset: ghost\n":                           "line 2",
-		"keyspaces:\n  - name: k\n  - name: k\n    preset: atlasmart\n":          "line 2",
-		"schemas:\n  s:\n    container: tree\n":                                  "line 2",
-		"profiles:\n  p:\n    password_env: A\n    password_file: B\n":           "line 2",
-	}
-	for doc, want := range cases {
-		_, err := Parse([]byte(doc))
-		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%q: error %v, want one line naming %s", doc, err, want)
-		}
+	for _, tc := range []struct{ name, doc, want string }{
+		// the issue's three
+		{"bad preset on line 5", "profiles:\n  local: {url: \"redis://127.0.0.1:6379\"}\nkeyspaces:\n  - name: orders\n    preset: nope # <-\n",
+			`keyspace orders: unknown preset "nope"`},
+		{"bad placeholder on line 7", "profiles:\n  local: {url: \"redis://127.0.0.1:6379\"}\nkeyspaces:\n  - name: orders\n    preset: atlasmart\n    verify:\n      command: [examples/verify-orders, \"{nope}\"] # <-\n",
+			"keyspace orders: verify: command argument 1: unknown placeholder {nope}"},
+		{"unclosed { on line 2", "profiles:\n  local: {url: \"redis://127.0.0.1:6379\" # <-\nkeyspaces: []\n",
+			"did not find expected ',' or '}'"},
+		// syntax
+		{"unclosed [ on line 3", "default_profile: a\nprofiles: {a: {}}\nkeyspaces: [ # <-\n",
+			"did not find expected"},
+		{"a key indented less than its block", "profiles:\n  a:\n    url: x\n    writes: true\n   user: y # <-\n",
+			"did not find expected key"},
+		{"a setting among list items", "keyspaces:\n  - name: a\n    preset: setnx\n  - name: b\n    preset: setnx\n  default_profile: x # <-\n",
+			"did not find expected '-' indicator"},
+		{"two colons", "profiles:\n  a:\n    url: redis: x # <-\n",
+			"mapping values are not allowed"},
+		{"a second document", "profiles: {}\n---\nkeyspaces: [] # <-\n",
+			"a second YAML document"},
+		// decoding
+		{"unknown setting", "profiles:\n  a:\n    url: x\n    bogus: 1 # <-\n", `unknown setting "bogus"`},
+		{"bad duration", "keyspaces:\n  - name: k\n    preset: atlasmart\n    retention: later # <-\n", `bad duration "later"`},
+		{"set twice", "profiles:\n  a:\n    url: x\n    url: y # <-\n", "set twice"},
+		// keyspaces
+		{"keyspace without a name", "keyspaces:\n  - preset: setnx # <-\n    match: 'x:*'\n", "keyspace needs a name"},
+		{"keyspace twice", "keyspaces:\n  - name: k\n    preset: setnx\n  - preset: setnx\n    name: k # <-\n", `keyspace "k" defined twice`},
+		{"unknown kind", "keyspaces:\n  - name: k\n    preset: setnx\n    kind: queue # <-\n", `kind "queue"`},
+		{"unknown schema", "keyspaces:\n  - name: k\n    match: 'x:*'\n    schema: ghost # <-\n", `unknown schema "ghost"`},
+		{"preset and schema", "schemas:\n  s: {container: hash, state: {field: s}}\nkeyspaces:\n  - name: k\n    preset: setnx # <-\n    schema: s\n", "set preset or schema, not both"},
+		{"no preset nor schema", "keyspaces:\n  - name: k # <-\n    match: 'x:*'\n", "needs a preset or a schema"},
+		{"bad key template", "keyspaces:\n  - name: k\n    preset: atlasmart\n    match: 'x:*'\n    key_template: 'x:{a' # <-\n", "unclosed '{'"},
+		{"max_value too small", "keyspaces:\n  - name: k\n    preset: setnx\n    match: 'x:*'\n    max_value: 100 # <-\n", "below 256 bytes"},
+		{"verify without command", "keyspaces:\n  - name: k\n    preset: atlasmart\n    verify: {timeout: 2s} # <-\n", "verify: command is empty"},
+		{"verify placeholder on its own line", "keyspaces:\n  - name: k\n    preset: atlasmart\n    verify:\n      command:\n        - ./v\n        - '{principal}'\n        - '{order_id}' # <-\n", "command argument 2: unknown placeholder {order_id}"},
+		{"verify timeout", "keyspaces:\n  - name: k\n    preset: atlasmart\n    verify:\n      command: [./v]\n      timeout: 2h # <-\n", "verify: timeout 2h0m0s"},
+		{"verify concurrency", "keyspaces:\n  - name: k\n    preset: atlasmart\n    verify:\n      concurrency: 500 # <-\n      command: [./v]\n", "verify: concurrency 500"},
+		{"verify env name", "keyspaces:\n  - name: k\n    preset: atlasmart\n    verify:\n      command: [./v]\n      env: {\"A=B\": x} # <-\n", "is not a variable name"},
+		{"stream: a records setting", "keyspaces:\n  - name: ev\n    kind: stream\n    match: 'e:*'\n    preset: atlasmart # <-\n", "kind stream: preset is not a stream setting"},
+		{"stream: max_deliveries", "keyspaces:\n  - name: ev\n    kind: stream\n    match: 'e:*'\n    max_deliveries: -1 # <-\n", "max_deliveries -1"},
+		{"stream: dead_letter", "keyspaces:\n  - name: ev\n    kind: stream\n    match: 'e:*'\n    dead_letter: 'dlq:{key}' # <-\n", "unknown placeholder {key}"},
+		{"stream: without match", "keyspaces:\n  - name: ev # <-\n    kind: stream\n", "needs match"},
+		{"ledger: unknown preset", "keyspaces:\n  - name: l\n    kind: ledger\n    preset: atlasmart # <-\n", "unknown ledger preset"},
+		{"ledger: a records setting", "keyspaces:\n  - name: l\n    kind: ledger\n    preset: zset-window\n    retention: 1h # <-\n", "retention: not a ledger setting"},
+		{"ledger: score_unit", "keyspaces:\n  - name: l\n    kind: ledger\n    preset: zset-window\n    score_unit: us # <-\n", `score_unit "us"`},
+		{"ledger: period", "keyspaces:\n  - name: l\n    kind: ledger\n    preset: set-per-period\n    period: daily # <-\n", `period "daily"`},
+		// schemas
+		{"schema container", "schemas:\n  s:\n    state: {field: s}\n    container: tree # <-\n", "container must be hash or string"},
+		{"schema state field", "schemas:\n  s:\n    container: hash\n    state: # <-\n      map: {}\n", "state.field is required"},
+		{"schema action mode", "schemas:\n  s:\n    container: hash\n    state: {field: s}\n    actions:\n      fail:\n        mode: nuke # <-\n", "actions.fail.mode"},
+		// profiles
+		{"profile: unknown keyspace", "keyspaces:\n  - {name: k, preset: setnx}\nprofiles:\n  p:\n    keyspaces:\n      - k\n      - ghost # <-\n", `unknown keyspace "ghost"`},
+		{"profile: two passwords", "profiles:\n  p:\n    password_env: A\n    url: x\n    password_file: B # <-\n", "not both"},
+		{"profile: negative scan setting", "profiles:\n  p:\n    scan:\n      count: 10\n      max_keys: -1 # <-\n", "must not be negative"},
+		{"profile: scan setting out of range", "profiles:\n  p:\n    scan:\n      count: 10\n      max_nodes: 100000 # <-\n", "out of range"},
+		{"profile: read path", "profiles:\n  p:\n    url: x\n    scan: {read_path: fast} # <-\n", `read_path "fast"`},
+		{"unknown default profile", "profiles: {a: {}}\ndefault_profile: nope # <-\n", "is not a profile"},
+		// doctor
+		{"doctor: unknown rule", "doctor:\n  silence:\n    - reason: x\n      rule: nope # <-\n", `unknown rule "nope"`},
+		{"doctor: no reason", "doctor:\n  silence:\n    - rule: persistence # <-\n", "a reason is required"},
+		{"doctor: unknown keyspace", "keyspaces:\n  - {name: a, preset: setnx}\ndoctor:\n  silence:\n    - rule: retention\n      reason: x\n      keyspace: b # <-\n", `unknown keyspace "b"`},
+		{"doctor: require_fsync", "doctor:\n  retry_horizon: 1h\n  require_fsync: sometimes # <-\n", "require_fsync"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := 0
+			for i, l := range strings.Split(tc.doc, "\n") {
+				if strings.HasSuffix(l, "# <-") {
+					want = i + 1
+				}
+			}
+			if want == 0 {
+				t.Fatal("the document marks no line with # <-")
+			}
+			_, err := Parse([]byte(tc.doc))
+			if err == nil {
+				t.Fatalf("no error for %q", tc.doc)
+			}
+			prefix := fmt.Sprintf("line %d: ", want)
+			if msg := err.Error(); !strings.HasPrefix(msg, prefix) || !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") {
+				t.Errorf("%q:\n got %s\nwant one line starting %q holding %q", tc.doc, msg, prefix, tc.want)
+			}
+		})
 	}
 	if c, err := Parse(nil); err != nil || c == nil {
 		t.Errorf("empty config: %v", err)
@@ -138,7 +211,7 @@ func TestParseErrorsSpeakTheFilesTerms(t *testing.T) {
 		{"unknown default profile", "default_profile: nope\nprofiles: {a: {}}\n",
 			`line 1: default_profile "nope" is not a profile (have: a)`},
 		{"bad schema", "schemas:\n  s:\n    container: tree\n",
-			`line 2: schema s: container must be hash or string, not "tree"`},
+			`line 3: schema s: container must be hash or string, not "tree"`},
 		{"merged settings are checked", "profiles:\n  base: &b {scan: {count: 1}}\n  prod:\n    <<: *b\n    scan: {cuont: 2}\n",
 			`line 5: unknown setting "cuont" under profiles.prod.scan`},
 	}
@@ -194,13 +267,13 @@ func TestVerifyHookConfig(t *testing.T) {
 
 	bad := []struct{ doc, want string }{
 		{"keyspaces:\n  - name: k\n    preset: atlasmart\n    verify:\n      command: [./v, \"{order_id}\"]\n",
-			"line 4: keyspace k: verify: command argument 1: unknown placeholder {order_id} (have: {endpoint}, {fingerprint}, {idem_key}, {key}, {keyspace}, {principal}, {state})"},
+			"line 5: keyspace k: verify: command argument 1: unknown placeholder {order_id} (have: {endpoint}, {fingerprint}, {idem_key}, {key}, {keyspace}, {principal}, {state})"},
 		{"keyspaces:\n  - name: k\n    preset: atlasmart\n    verify: {timeout: 2s}\n",
 			"line 4: keyspace k: verify: command is empty"},
 		{"keyspaces:\n  - name: k\n    preset: atlasmart\n    verify:\n      command: [./v]\n      concurrency: 500\n",
-			"line 4: keyspace k: verify: concurrency 500: want 1 to 64"},
+			"line 6: keyspace k: verify: concurrency 500: want 1 to 64"},
 		{"keyspaces:\n  - name: k\n    preset: atlasmart\n    verify:\n      command: [./v]\n      timeout: 2h\n",
-			"line 4: keyspace k: verify: timeout 2h0m0s: want more than 0 and at most 10m0s"},
+			"line 6: keyspace k: verify: timeout 2h0m0s: want more than 0 and at most 10m0s"},
 		{"keyspaces:\n  - name: k\n    preset: atlasmart\n    verify:\n      command: ./v\n",
 			"line 5: keyspaces[0].verify.command: want a list such as [a, b]"},
 		{"keyspaces:\n  - name: k\n    preset: atlasmart\n    verify:\n      cmd: [./v]\n",

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/idemctl/idemctl/doctor"
@@ -29,13 +30,15 @@ func (c *Config) checkDoctor() error {
 		names[k.Name] = true
 	}
 	for i, s := range d.Silence {
+		entry := c.lines.path(line, "doctor", "silence", strconv.Itoa(i))
+		at := func(key string) int { return c.lines.path(entry, "doctor", "silence", strconv.Itoa(i), key) }
 		switch {
 		case !slices.Contains(doctor.RuleIDs(), s.Rule):
-			return fmt.Errorf("line %d: doctor.silence[%d]: unknown rule %q (rules: %s)", line, i, s.Rule, strings.Join(doctor.RuleIDs(), ", "))
+			return fmt.Errorf("line %d: doctor.silence[%d]: unknown rule %q (rules: %s)", at("rule"), i, s.Rule, strings.Join(doctor.RuleIDs(), ", "))
 		case strings.TrimSpace(s.Reason) == "":
-			return fmt.Errorf("line %d: doctor.silence[%d] (%s): a reason is required: say why this finding is accepted", line, i, s.Rule)
+			return fmt.Errorf("line %d: doctor.silence[%d] (%s): a reason is required: say why this finding is accepted", at("reason"), i, s.Rule)
 		case s.Keyspace != "" && len(names) > 0 && !names[s.Keyspace]:
-			return fmt.Errorf("line %d: doctor.silence[%d] (%s): unknown keyspace %q", line, i, s.Rule, s.Keyspace)
+			return fmt.Errorf("line %d: doctor.silence[%d] (%s): unknown keyspace %q", at("keyspace"), i, s.Rule, s.Keyspace)
 		}
 	}
 	return nil

@@ -28,8 +28,8 @@ doctor:
 		t.Fatalf("%+v", o)
 	}
 	for doc, want := range map[string]string{
-		"doctor:\n  silence:\n    - rule: persistence\n":                                                                     "line 2: doctor.silence[0] (persistence): a reason is required",
-		"doctor:\n  silence:\n    - rule: nope\n      reason: x\n":                                                           `line 2: doctor.silence[0]: unknown rule "nope"`,
+		"doctor:\n  silence:\n    - rule: persistence\n":                                                                     "line 3: doctor.silence[0] (persistence): a reason is required",
+		"doctor:\n  silence:\n    - rule: nope\n      reason: x\n":                                                           `line 3: doctor.silence[0]: unknown rule "nope"`,
 		"doctor:\n  require_fsync: sometimes\n":                                                                              `line 2: doctor.require_fsync "sometimes"`,
 		"keyspaces:\n  - name: a\n    preset: setnx\ndoctor:\n  silence:\n    - {rule: retention, keyspace: b, reason: x}\n": `doctor.silence[0] (retention): unknown keyspace "b"`,
 	} {

@@ -56,8 +56,8 @@ keyspaces:
 func TestStreamKeyspaceErrors(t *testing.T) {
 	head := "keyspaces:\n  - name: ev\n    kind: stream\n"
 	cases := map[string]string{
-		"    match: 'e:*'\n    preset: atlasmart\n":        "line 2: keyspace ev: kind stream: preset is not a stream setting",
-		"    match: 'e:*'\n    key_template: 'e:{id}'\n":   "line 2: keyspace ev: kind stream: key_template is not a stream setting",
+		"    match: 'e:*'\n    preset: atlasmart\n":        "line 5: keyspace ev: kind stream: preset is not a stream setting",
+		"    match: 'e:*'\n    key_template: 'e:{id}'\n":   "line 5: keyspace ev: kind stream: key_template is not a stream setting",
 		"    match: 'e:*'\n    retention: 5m\n":            "kind stream: retention is not a stream setting",
 		"    match: 'e:*'\n    reserve_ttl: 5m\n":          "kind stream: reserve_ttl is not a stream setting",
 		"    match: 'e:*'\n    window: 1d\n":               "kind stream: window is not a stream setting",

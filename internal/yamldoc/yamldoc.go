@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -340,14 +341,142 @@ func fail(n *yaml.Node, path, msg string) error {
 	return fmt.Errorf("line %d: %s", n.Line, msg)
 }
 
-// syntaxError is the parser's message without its "yaml: " prefix, with a
-// hint where a tab indents a line (YAML indents with spaces only).
+// syntaxError is the parser's message without its "yaml: " prefix, starting
+// with the line at fault, with a hint where a tab indents a line (YAML
+// indents with spaces only).
 func syntaxError(err error, data []byte) string {
 	msg := clean(err)
 	if strings.Contains(msg, "cannot start any token") && tabIndented(data) {
 		msg += " (a tab indents a line: YAML indents with spaces)"
 	}
-	return msg
+	return fixLine(msg, data)
+}
+
+// parserProblems are the problems the YAML parser (as opposed to its
+// scanner) reports. The library numbers a parser error's line from 0 but
+// a scanner error's from 1, so "line N" of one of these names the line
+// before the one at fault; and a problem on the first line gets no line at
+// all. These are every problem go.yaml.in/yaml/v3's parserc.go sets
+// (TestSyntaxErrorsNameTheLine pins each kind to its line).
+var parserProblems = []string{
+	"did not find expected <stream-start>",
+	"did not find expected <document start>",
+	"found undefined tag handle",
+	"did not find expected node content",
+	"did not find expected '-' indicator",
+	"did not find expected key",
+	"did not find expected ',' or ']'",
+	"did not find expected ',' or '}'",
+	"found duplicate %YAML directive",
+	"found incompatible YAML document",
+	"found duplicate %TAG directive",
+}
+
+var lineNumber = regexp.MustCompile(`^line (\d+): `)
+
+// fixLine makes msg, a syntax error, start with "line N: " naming the line
+// at fault, counted from 1: it corrects the parser's count from 0, and
+// finds the line of an error the library reports without one (a bad byte,
+// an unknown alias).
+func fixLine(msg string, data []byte) string {
+	if m := lineNumber.FindStringSubmatch(msg); m != nil {
+		rest := msg[len(m[0]):]
+		n, _ := strconv.Atoi(m[1])
+		for _, p := range parserProblems {
+			if strings.HasPrefix(rest, p) {
+				n++
+				break
+			}
+		}
+		if strings.HasPrefix(rest, "did not find expected key") || strings.HasPrefix(rest, "did not find expected '-' indicator") {
+			n = firstFailingLine(data, n)
+		}
+		// An error found at the end of the input (an unclosed [ or {, a
+		// quote) is on the last line that holds anything, not past it.
+		return fmt.Sprintf("line %d: %s", min(n, lastLine(data)), rest)
+	}
+	return fmt.Sprintf("line %d: %s", lineWithoutNumber(msg, data), msg)
+}
+
+// firstFailingLine is the first line from line from on where the document
+// stops parsing: the line at fault of a block-structure error, which the
+// library places at the start of the mapping or list it was reading (a key
+// indented as a list item, three lines below the list's first "-").
+func firstFailingLine(data []byte, from int) int {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	lo, hi := max(from, 1), len(lines)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if parses(bytes.Join(lines[:mid], nil)) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// parses reports whether every document in data parses.
+func parses(data []byte) bool {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var n yaml.Node
+		switch err := dec.Decode(&n); {
+		case errors.Is(err, io.EOF):
+			return true
+		case err != nil:
+			return false
+		}
+	}
+}
+
+// lastLine is the number of the last line of data that is not blank (1
+// for a blank document).
+func lastLine(data []byte) int {
+	lines := bytes.Split(data, []byte("\n"))
+	for i := len(lines) - 1; i > 0; i-- {
+		if len(bytes.TrimSpace(lines[i])) > 0 {
+			return i + 1
+		}
+	}
+	return 1
+}
+
+var unknownAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced`)
+
+// lineWithoutNumber finds the line of a syntax error the library reports
+// with no line: a byte YAML does not allow (a control character, bytes
+// that are not UTF-8), an alias to no anchor; otherwise the error is on
+// the first line (the library leaves the number out for line 1).
+func lineWithoutNumber(msg string, data []byte) int {
+	at := -1
+	switch m := unknownAnchor.FindStringSubmatch(msg); {
+	case m != nil:
+		at = bytes.Index(data, []byte("*"+m[1]))
+	case strings.Contains(msg, "UTF-8") || strings.Contains(msg, "control characters") || strings.Contains(msg, "Unicode character"):
+		at = badByte(data)
+	}
+	if at < 0 {
+		return 1
+	}
+	return 1 + bytes.Count(data[:at], []byte("\n"))
+}
+
+// badByte is the offset of the first byte YAML refuses: one that is not
+// UTF-8, or a control character other than tab, line feed and carriage
+// return; -1 when there is none.
+func badByte(data []byte) int {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		if (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || (r >= 0x7f && r <= 0x9f && r != 0x85) || r == 0xfffe || r == 0xffff {
+			return i
+		}
+		i += size
+	}
+	return -1
 }
 
 func tabIndented(data []byte) bool {

@@ -105,3 +105,37 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+// A syntax error names the line at fault, counted from 1, whichever part
+// of the YAML library found it: the parser counts from 0 (an unclosed { on
+// line 2 was "line 1"), and leaves the number out on the first line.
+func TestSyntaxErrorsNameTheLine(t *testing.T) {
+	for _, tc := range []struct{ name, src, want string }{
+		{"unclosed { on line 2", "name: a\ninner: {count: 1\nplain: p\n", "line 2: did not find expected ',' or '}'"},
+		{"unclosed [ on line 3", "name: a\nplain: p\nitems: [{count: 1}\nextra: 1\n", "line 3: did not find expected ',' or ']'"},
+		{"a key where a list item belongs", "items:\n  - {count: 1}\n  - {count: 2}\n  name: x\n", "line 4: did not find expected '-' indicator"},
+		{"a line indented less than its block", "name: a\ninner:\n  count: 1\n on: true\n", "line 4: did not find expected key"},
+		{"a key indented between two blocks", "named:\n  a:\n    count: 1\n    on: true\n   b: {}\nplain: p\n", "line 5: did not find expected key"},
+		{"a list item after a deeper list", "items:\n  - count: 1\n    on: true\n  - count: 2\n plain: p\n", "line 5: did not find expected key"},
+		{"a list item in a mapping", "name: a\nplain: p\n- x\n", "line 3: did not find expected key"},
+		{"an undefined tag handle", "name: a\nplain: !x!y p\n", "line 2: found undefined tag handle"},
+		{"a duplicate directive", "%YAML 1.1\n%YAML 1.1\n---\nname: a\n", "line 2: found duplicate %YAML directive"},
+		{"tab indent (scanner)", "name: a\ninner:\n\tcount: 1\n", "line 3: found character that cannot start any token (a tab indents a line: YAML indents with spaces)"},
+		{"unclosed quote (scanner)", "name: a\nplain: 'p\n", "line 2: found unexpected end of stream"},
+		{"two colons (scanner)", "name: a\nplain: p: q\n", "line 2: mapping values are not allowed in this context"},
+		{"two colons on line 1", "name: a: b\n", "line 1: mapping values are not allowed in this context"},
+		{"unclosed { in the second document", "name: a\n---\nname: b\ninner: {count: 1\n", "line 4: did not find expected ',' or '}'"},
+		{"unclosed [ at the end", "name: a\nitems: [\n\n", "line 2: did not find expected node content"},
+		{"unclosed { on line 1 alone", "{name: a\n", "line 1: did not find expected ',' or '}'"},
+		{"unknown alias", "name: a\nplain: p\nextra: *nope\n", "line 3: unknown anchor 'nope' referenced"},
+		{"control character", "name: a\nplain: p\nextra: \x01\n", "line 3: control characters are not allowed"},
+		{"not UTF-8", "name: a\nplain: \xff\n", "line 2: invalid leading UTF-8 octet"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Decode([]byte(tc.src), &doc{})
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("%q:\n got %v\nwant %s", tc.src, err, tc.want)
+			}
+		})
+	}
+}
