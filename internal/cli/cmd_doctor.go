@@ -28,7 +28,7 @@ type doctorCmd struct {
 
 func (o *doctorCmd) flags(fs *pflag.FlagSet) {
 	o.retryHorizon, o.maxLag = 24*time.Hour, 10*time.Second
-	outputFlag(fs, &o.output, "", "table or json (default: table on a terminal, json otherwise)", "table", "json")
+	outputFlag(fs, &o.output, "", "table (or text) or json (default: table on a terminal, json otherwise)", "table", "json")
 	fs.Var(durationValue(&o.retryHorizon), "retry-horizon", "how long clients may retry a request: retention must cover it")
 	fs.StringVar(&o.requireFsync, "require-fsync", "everysec", "weakest appendfsync accepted: always, everysec or no")
 	fs.Var(durationValue(&o.maxLag), "max-lag", "replication lag above which a failover loses records")

@@ -45,14 +45,16 @@ func (o *ledgersCmd) flags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.count, "count", inspect.LedgerScanCount, "SCAN COUNT and keys per pipeline")
 	fs.Int64Var(&o.maxKeys, "max-keys", 0, "stop after this many ledger keys per ledger (0: all)")
 	fs.IntVar(&o.top, "top", 10, "table: list this many keys per ledger, oldest first")
-	outputFlag(fs, &o.output, "table", "table or json", "table", "json")
+	outputFlag(fs, &o.output, "table", "table (or text) or json", "table", "json")
 	addGroup(fs, groupConnection, o.cf.register)
 }
 
 func (o *ledgersCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
-	if o.output != "table" && o.output != "json" {
-		return usageErr("--output %q: want table or json", o.output)
+	format, err := outputFormat(o.output, a.isTTY, "table", "json")
+	if err != nil {
+		return err
 	}
+	o.output = format
 	if o.count < 1 || o.count > inspect.MaxScanCount || o.maxKeys < 0 || o.top < 0 || o.top > inspect.LedgerDetailCap {
 		return usageErr("--count must be 1 to %d, --max-keys at least 0, --top 0 to %d", inspect.MaxScanCount, inspect.LedgerDetailCap)
 	}

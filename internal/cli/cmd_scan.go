@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -40,7 +41,7 @@ type scanCmd struct {
 
 // flags registers scan's flags.
 func (o *scanCmd) flags(fs *pflag.FlagSet) {
-	outputFlag(fs, &o.output, "", "table, json, ndjson, or pinned: --from-file lines for a guarded write, pinned to each record as read (default: table on a terminal, ndjson otherwise)", "table", "json", "ndjson", "pinned")
+	outputFlag(fs, &o.output, "", "table (or text), json, ndjson, or pinned: --from-file lines for a guarded write, pinned to each record as read (default: table on a terminal, ndjson otherwise)", "table", "json", "ndjson", "pinned")
 	fs.StringSliceVar(&o.states, "state", nil, "only records in these canonical states (comma-separated)")
 	fs.BoolVar(&o.stale, "stale", false, "only stale processing records")
 	fs.StringSliceVar(&o.flagNames, "flag", nil, "only records with all of these flags (comma-separated)")
@@ -153,7 +154,13 @@ func coverageResult(ctx context.Context, a *app, covs []inspect.Coverage, s *ses
 	return nil
 }
 
+// outputFormat checks -o against the formats a command prints (the first
+// the default on a terminal, the last otherwise). Where the human format
+// is a table, "text" names it too: every printing command takes -o text.
 func outputFormat(v string, tty bool, allowed ...string) (string, error) {
+	if v == "text" && !slices.Contains(allowed, "text") && slices.Contains(allowed, "table") {
+		return "table", nil
+	}
 	if v == "" {
 		if tty {
 			return allowed[0], nil

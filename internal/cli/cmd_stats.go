@@ -21,7 +21,7 @@ type statsCmd struct {
 
 // flags registers stats's flags.
 func (o *statsCmd) flags(fs *pflag.FlagSet) {
-	outputFlag(fs, &o.output, "", "table or json (default: table on a terminal, json otherwise)", "table", "json")
+	outputFlag(fs, &o.output, "", "table (or text) or json (default: table on a terminal, json otherwise)", "table", "json")
 	fs.IntVar(&o.top, "top", 10, "top N values per template capture")
 	o.sample.register(fs, "read this share of the keyspace (e.g. 1% or 0.01) from a random start and report estimates with 95% intervals",
 		"read for this long (e.g. 30s) and report estimates with 95% intervals")

@@ -56,7 +56,7 @@ func (o *streamsCmd) flags(fs *pflag.FlagSet) {
 	fs.Var(sizeValue(&o.maxValue), "max-value", "with --entry: bytes shown of each field name and value (default 4KiB; longer ones are cut on the server)")
 	fs.BoolVar(&o.failOnStale, "fail-on-stale", false, "exit 8 when a stale pending entry is found (3 when none was, but not every entry was read)")
 	fs.BoolVar(&o.failOnPoison, "fail-on-poison", false, "exit 8 when a poison pending entry is found (3 when none was, but not every entry was read)")
-	outputFlag(fs, &o.output, "", "table or json (default: table on a terminal, json otherwise)", "table", "json")
+	outputFlag(fs, &o.output, "", "table (or text) or json (default: table on a terminal, json otherwise)", "table", "json")
 	addGroup(fs, groupConnection, o.cf.register)
 }
 
