@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"math/bits"
+	"slices"
 	"time"
 )
 
@@ -27,6 +28,8 @@ type Stats struct {
 	coverage  []Coverage
 	covered   float64 // the largest Batch.Done seen
 	memSq     float64 // Σ memory², for the interval of a sampled total
+	nowMs     int64   // the clock of the batch being folded (server or snapshot)
+	tl        timeline
 }
 
 type ksStats struct {
@@ -62,6 +65,7 @@ func NewStats(topN int) *Stats {
 // Add folds a batch into the aggregate.
 func (s *Stats) Add(b Batch) {
 	s.covered = max(s.covered, b.Done)
+	s.nowMs = b.ServerTimeMs
 	for i := range b.Records {
 		s.AddRecord(&b.Records[i])
 	}
@@ -104,6 +108,25 @@ func (s *Stats) AddRecord(r *Record) {
 	if r.Keyspace != nil {
 		s.addKeyspace(r)
 	}
+	if r.Flags&FlagStale != 0 {
+		s.addStale(r)
+	}
+}
+
+// addStale folds a stale record into the incident timeline, at the clock
+// of its batch (AddRecord alone, with no batch, places none by minute).
+func (s *Stats) addStale(r *Record) {
+	capture, value := "", ""
+	if c := s.lastKs; r.Keyspace != nil && r.Groups != nil && c != nil && c.ks == r.Keyspace {
+		if c.tlIdx == tlIdxUnset {
+			names := r.Keyspace.Template.Names()
+			c.tlIdx = slices.Index(names, TimelineCapture(names))
+		}
+		if c.tlIdx >= 0 && c.tlIdx < len(r.Groups) {
+			capture, value = r.Keyspace.Template.Names()[c.tlIdx], r.Groups[c.tlIdx]
+		}
+	}
+	s.tl.add(s.nowMs, r.AgeMs, capture, value)
 }
 
 // ksCache is what a record of one *Keyspace folds into, found by pointer
@@ -112,7 +135,12 @@ type ksCache struct {
 	ks   *Keyspace
 	st   *ksStats
 	tops []*topK // beside Template.Names(); nil until a record has groups
+	// tlIdx is the capture the incident timeline names, in
+	// Template.Names(); -1 none, tlIdxUnset until a stale record asks.
+	tlIdx int
 }
+
+const tlIdxUnset = -2
 
 func (s *Stats) addKeyspace(r *Record) {
 	c := s.lastKs
@@ -155,7 +183,7 @@ func (s *Stats) cacheOf(k *Keyspace) *ksCache {
 			s.keyspaces[k.Name] = ks
 			s.ksOrder = append(s.ksOrder, k.Name)
 		}
-		c = &ksCache{ks: k, st: ks}
+		c = &ksCache{ks: k, st: ks, tlIdx: tlIdxUnset}
 		s.byPtr[k] = c
 	}
 	s.lastKs = c
@@ -206,6 +234,9 @@ type Report struct {
 	// holds the share read and each count's 95 % interval.
 	Sample      *SampleReport `json:"sample,omitempty"`
 	CannotJudge []Gap         `json:"cannot_judge"` // why verdicts on these records cannot be backed (see Gaps)
+	// IncidentTimeline is the stale records by the minute they were
+	// reserved, with the endpoints that hold the most (timeline.go).
+	IncidentTimeline IncidentTimeline `json:"incident_timeline"`
 }
 
 // MemoryReport is memory in total and by state.
@@ -356,6 +387,7 @@ func (s *Stats) Report() Report {
 		r.estimate(p, read, s.memSq)
 	}
 	r.CannotJudge = r.Gaps(-1)
+	r.IncidentTimeline = s.tl.report()
 	return r
 }
 

@@ -83,8 +83,9 @@ func TestStatsGolden(t *testing.T) {
 	recs := goldenRecords(t)
 	s := NewStats(10)
 	half := len(recs) / 2
-	s.Add(Batch{Records: recs[:half]})
-	s.Add(Batch{Records: recs[half:]})
+	const now = 1_765_000_000_000 // the clock the incident timeline places ages by
+	s.Add(Batch{Records: recs[:half], ServerTimeMs: now})
+	s.Add(Batch{Records: recs[half:], ServerTimeMs: now})
 	s.AddCoverage(Coverage{Keyspace: "a", Records: int64(len(recs)), Complete: true, Share: 1})
 	got := goldenJSON(t, s)
 	path := filepath.Join("testdata", "stats_golden.json")
@@ -105,10 +106,10 @@ func TestStatsGolden(t *testing.T) {
 	}
 	// A report taken mid-stream must not change as records keep coming.
 	s2 := NewStats(10)
-	s2.Add(Batch{Records: recs[:half]})
+	s2.Add(Batch{Records: recs[:half], ServerTimeMs: now})
 	r := s2.Report()
 	before, _ := json.Marshal(r)
-	s2.Add(Batch{Records: recs[half:]})
+	s2.Add(Batch{Records: recs[half:], ServerTimeMs: now})
 	s2.AddCoverage(Coverage{Keyspace: "a", Records: int64(len(recs)), Complete: true, Share: 1})
 	if after, _ := json.Marshal(r); !bytes.Equal(before, after) {
 		t.Error("a report changed after it was taken")

@@ -14,7 +14,7 @@ import (
 func writeStatsTable(w io.Writer, r inspect.Report) {
 	for _, section := range []func(io.Writer, inspect.Report){
 		writeStatsTotals, writeStatsKeyspaces, writeStatsStates, writeStatsFlags,
-		writeStatsTTL, writeStatsProcessingAge, writeStatsGroups, writeStatsCoverage,
+		writeStatsTTL, writeStatsProcessingAge, writeStatsTimeline, writeStatsGroups, writeStatsCoverage,
 	} {
 		section(w, r)
 	}
@@ -108,6 +108,65 @@ func writeStatsProcessingAge(w io.Writer, r inspect.Report) {
 		fmt.Fprintf(w, "  (age unknown for %s)", n(a.Unknown))
 	}
 	fmt.Fprintln(w)
+}
+
+// writeStatsTimeline is the incident timeline: the stale records by the
+// minute they were reserved (UTC, on the clock of the read), with the
+// endpoints holding the most — when the crash began, and where.
+func writeStatsTimeline(w io.Writer, r inspect.Report) {
+	n := units.FormatCount
+	tl := r.IncidentTimeline
+	clock := "server clock"
+	if r.Source != nil && r.Source.Kind == "snapshot" {
+		clock = "snapshot clock"
+	}
+	capture := ""
+	for _, m := range tl.Minutes {
+		for _, v := range m.Top {
+			if capture == "" {
+				capture = v.Capture
+			} else if capture != v.Capture && !strings.Contains(capture, "/") {
+				capture += "/" + v.Capture
+			}
+		}
+	}
+	if capture != "" {
+		capture = "; top " + inspect.Sanitize(capture)
+	}
+	if r.Sample != nil {
+		capture += "; the sample's records, not estimates"
+	}
+	fmt.Fprintf(w, "\nSTALE BY MINUTE RESERVED (%s, UTC%s)\n", clock, capture)
+	if len(tl.Minutes) == 0 && tl.AgeUnknown == 0 {
+		fmt.Fprintln(w, "(no stale records)")
+		return
+	}
+	layout := "15:04"
+	if len(tl.Minutes) > 0 && tl.Minutes[0].Minute.YearDay() != tl.Minutes[len(tl.Minutes)-1].Minute.YearDay() {
+		layout = "01-02 15:04"
+	}
+	col := max(len(layout), len("earlier"))
+	if tl.Earlier > 0 {
+		fmt.Fprintf(w, "%-*s %7s  reserved before %s\n", col, "earlier", n(tl.Earlier), tl.Minutes[0].Minute.Format(layout))
+	}
+	var maxN int64
+	for _, m := range tl.Minutes {
+		maxN = max(maxN, m.Stale)
+	}
+	for _, m := range tl.Minutes {
+		var top []string
+		for _, v := range m.Top {
+			val := inspect.Sanitize(string(v.Value))
+			if val == "" {
+				val = "-"
+			}
+			top = append(top, val+" "+n(v.Count))
+		}
+		fmt.Fprintf(w, "%-*s %7s  %-10s %s\n", col, m.Minute.Format(layout), n(m.Stale), bar(m.Stale, maxN, 10), strings.Join(top, " · "))
+	}
+	if tl.AgeUnknown > 0 {
+		fmt.Fprintf(w, "(and %s whose age is unknown: no minute to place them in)\n", plural(int(tl.AgeUnknown), "stale record"))
+	}
 }
 
 // writeStatsGroups is each template capture's top values.
