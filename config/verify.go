@@ -1,7 +1,11 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -74,4 +78,63 @@ func (c *Config) VerifyHook(keyspace string) *verify.Hook {
 		}
 	}
 	return nil
+}
+
+// HookProblem says in one line why the named keyspace's verify hook cannot
+// run — its executable does not exist, is a directory, is not executable,
+// or (a bare name) is not on PATH — and "" when it can or there is no hook.
+// The executable is found as the hook will be run: a path holding a slash,
+// if relative, from the config file's folder (from the working directory
+// when no file was read); a bare name through PATH, as exec (and a shell)
+// does.
+func (c *Config) HookProblem(keyspace string) string {
+	var written string
+	for _, k := range c.Keyspaces {
+		if k.Name == keyspace && k.Verify != nil && len(k.Verify.Command) > 0 {
+			written = k.Verify.Command[0]
+		}
+	}
+	h := c.VerifyHook(keyspace)
+	if h == nil || written == "" {
+		return ""
+	}
+	exe := h.Command[0]
+	if abs, err := filepath.Abs(exe); err == nil && strings.Contains(written, "/") {
+		exe = abs
+	}
+	prefix := fmt.Sprintf("keyspace %s: verify hook %s", keyspace, exe)
+	if !strings.Contains(written, "/") {
+		if _, err := exec.LookPath(written); err != nil {
+			return fmt.Sprintf("%s is not an executable on PATH (a command without a slash is looked up in PATH; give its path, absolute or relative to the config file's folder)", prefix)
+		}
+		return ""
+	}
+	if written != exe {
+		from := "the config file's folder"
+		if c.Path == "" {
+			from = "the working directory"
+		}
+		prefix += fmt.Sprintf(" (command %s, taken from %s)", written, from)
+	}
+	st, err := os.Stat(exe)
+	switch {
+	case err != nil && errors.Is(err, fs.ErrNotExist):
+		return prefix + " does not exist: give an absolute path, or one relative to the config file's folder"
+	case err != nil:
+		return fmt.Sprintf("%s cannot be read: %v", prefix, unwrapPath(err))
+	case st.IsDir():
+		return prefix + " is a folder, not an executable"
+	case st.Mode().Perm()&0o111 == 0:
+		return prefix + " is not executable: chmod +x it"
+	}
+	return ""
+}
+
+// unwrapPath is a file error without the path it repeats.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

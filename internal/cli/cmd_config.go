@@ -179,6 +179,7 @@ func (o *configViewCmd) run(_ context.Context, a *app, fs *pflag.FlagSet, _ []st
 	// would come from.
 	cf := o.cf
 	cf.passwordEnv, cf.passwordFile, cf.passwordPrompt, cf.sentinelPwEn = "", "", false, ""
+	cf.noSecrets = true  // nor the profile's: $REDIS_PASSWORD unset is no reason not to show the config
 	a.configNoted = true // the view names the file itself
 	s, err := a.resolveSession(fs, &cf, &o.kf, &o.sf, false)
 	if err != nil {
@@ -230,6 +231,14 @@ func (o *configViewCmd) run(_ context.Context, a *app, fs *pflag.FlagSet, _ []st
 	if !o.kf.adHoc() && len(o.kf.keyspaces) == 0 {
 		v.Streams, v.Ledgers = messageViews(s)
 	}
+	hooked := make([]string, 0, len(v.Keyspaces)+len(v.Streams))
+	for _, k := range v.Keyspaces {
+		hooked = append(hooked, k.Name)
+	}
+	for _, sp := range v.Streams {
+		hooked = append(hooked, sp.Name)
+	}
+	warnHooks(a, s, hooked...)
 	if o.output == "json" {
 		return writeJSON(a, v)
 	}
@@ -300,4 +309,21 @@ func writeJSON(a *app, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// warnHooks says on stderr, a line each, which of the named keyspaces'
+// verify hooks cannot run (the executable does not exist, is not
+// executable, is not on PATH), where the file names it — so a relative
+// command: that resolved against the config file's folder is seen at once,
+// not as every record's "unknown" verdict later. config view calls it, and
+// every command that runs hooks, before it does.
+func warnHooks(a *app, s *session, keyspaces ...string) {
+	if s.cfg == nil {
+		return
+	}
+	for _, name := range keyspaces {
+		if p := s.cfg.HookProblem(name); p != "" {
+			fmt.Fprintf(a.stderr, "idemctl: warning: %s\n", inspect.Line(p))
+		}
+	}
 }

@@ -121,7 +121,17 @@ func (a *app) newReaper(ctx context.Context, fs *pflag.FlagSet, s *session, kf *
 		}
 		return ks, applyKeyspaceFlags(fs, ks, kf)
 	}
-	hasHook := func(ks *inspect.Keyspace) bool { return s.cfg.VerifyHook(ks.Name) != nil }
+	warned := map[string]bool{}
+	hasHook := func(ks *inspect.Keyspace) bool {
+		if s.cfg.VerifyHook(ks.Name) == nil {
+			return false
+		}
+		if !warned[ks.Name] { // a rule that asks the hook: say now if it cannot run
+			warned[ks.Name] = true
+			warnHooks(a, s, ks.Name)
+		}
+		return true
+	}
 	if err := p.Bind(lookup, hasHook); err != nil {
 		return nil, nothing, usageErr("policy %s: %v", rf.policy, err)
 	}

@@ -56,6 +56,7 @@ func (o *streamTriageCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ 
 	for _, sp := range spaces {
 		if h := s.cfg.VerifyHook(sp.Name); h != nil {
 			hooks[sp.Name] = h
+			warnHooks(a, s, sp.Name)
 		}
 	}
 	if len(hooks) == 0 {

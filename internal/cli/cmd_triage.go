@@ -54,6 +54,9 @@ func (o *triageCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 	if len(hooked) == 0 {
 		return usageErr("no verify hook: none of the keyspaces in use has verify: in the config (keyspaces[].verify; see docs/writes.md, Triage)")
 	}
+	for _, ks := range hooked {
+		warnHooks(a, s, ks.Name)
+	}
 	setup, err := o.writeSetup(a, s)
 	if err != nil {
 		return err

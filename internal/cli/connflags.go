@@ -26,6 +26,7 @@ type connFlags struct {
 	sentinel       string
 	sentinelPwEn   string
 	replicas       bool
+	noSecrets      bool // config view: read no password, only say where it would come from
 }
 
 func (c *connFlags) register(fs *pflag.FlagSet) {

@@ -69,6 +69,9 @@ func (a *app) resolveEndpoint(cf *connFlags, cfg *config.Config, name string, pr
 	if u := pick(cf.user, prof.User); u != "" {
 		ep.User = u
 	}
+	if cf.noSecrets {
+		return ep, nil
+	}
 	pw, err := redisconn.ReadPassword(pick(cf.passwordEnv, prof.PasswordEnv), pick(cf.passwordFile, prof.PasswordFile), a.getenv)
 	if err != nil {
 		return ep, err
@@ -119,7 +122,7 @@ func (a *app) resolveConnection(s *session, fs *pflag.FlagSet, cf *connFlags, pr
 		seeds = prof.Addrs
 	}
 	var sentinelPw string
-	if env := pick(cf.sentinelPwEn, prof.SentinelPasswordEnv); env != "" {
+	if env := pick(cf.sentinelPwEn, prof.SentinelPasswordEnv); env != "" && !cf.noSecrets {
 		if sentinelPw = a.getenv(env); sentinelPw == "" {
 			return usageErr("--sentinel-password-env %s: the variable is empty or unset", env)
 		}
