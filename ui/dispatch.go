@@ -157,21 +157,3 @@ func (m *Model) onScreenKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	return nil
 }
-
-// drillKeys are the Overview's and Stats' keys: move the selection among
-// the drillable lines, open one, page the screen.
-func (m *Model) drillKeys() []keyAction {
-	k := m.keys
-	return []keyAction{
-		{k.Open, noCmd(func() {
-			if m.drillSel < len(m.drills) {
-				m.drillTo(m.drills[m.drillSel])
-			}
-		})},
-		{k.Up, noCmd(func() { m.drillSel = max(m.drillSel-1, 0) })},
-		{k.Down, noCmd(func() { m.drillSel++ })}, // clamped when drawn
-		{k.Top, noCmd(func() { m.drillSel, m.scroll = 0, 0 })},
-		{k.PageUp, noCmd(func() { m.scroll -= m.bodyHeight() })},
-		{k.PageDown, noCmd(func() { m.scroll += m.bodyHeight() })},
-	}
-}

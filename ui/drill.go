@@ -9,18 +9,19 @@ import (
 // A drill is a line of the Overview or Stats screen that enter opens as a
 // filtered Records screen: a state, a flag, a capture's value.
 type drill struct {
-	f inspect.Filter
+	f     inspect.Filter
+	shown string // the line as drawn, to find it on the page
 }
 
 // drillItem registers a drillable line while a screen renders, marking the
 // selected one.
 func (m *Model) drillItem(text string, f inspect.Filter) string {
-	i := len(m.drills)
-	m.drills = append(m.drills, drill{f: f})
-	if i == m.drillSel {
-		return m.styles.Selected.Render("▸ " + text)
+	shown := "  " + text
+	if len(m.drills) == m.drillSel {
+		shown = m.styles.Selected.Render("▸ " + text)
 	}
-	return "  " + text
+	m.drills = append(m.drills, drill{f: f, shown: shown})
+	return shown
 }
 
 // drillTo opens Records filtered to the drill, ungrouped; the sort stays.
@@ -49,20 +50,4 @@ func captureDrill(name, value string) inspect.Filter {
 		return inspect.Filter{} // a value the search cannot express: all records
 	}
 	return inspect.Filter{Search: s}
-}
-
-// keepSelectedVisible scrolls a drill screen so its selected line shows.
-func (m *Model) keepSelectedVisible(body string) {
-	for i, l := range strings.Split(body, "\n") {
-		if strings.Contains(l, "▸ ") {
-			h := m.bodyHeight()
-			if i < m.scroll {
-				m.scroll = i
-			}
-			if i >= m.scroll+h-1 { // the page's last line may say more follows
-				m.scroll = i - h + 2
-			}
-			return
-		}
-	}
 }

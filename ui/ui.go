@@ -157,7 +157,8 @@ type Model struct {
 	allKeyspaces []*inspect.Keyspace // the session's keyspaces, when :keyspace narrowed them
 	ownClient    *redis.Client       // the connection :db opened (the session's own is the CLI's)
 
-	scroll    int // overview and stats screens
+	scroll    int // overview, stats, writes and doctor screens
+	scrollMax int // the largest scroll of the page last drawn: a page shown to its end stays there
 	input     textinput.Model
 	filtering bool
 	filterErr string // why the typed filter was not applied, shown under the input
@@ -362,7 +363,9 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	switch m.screen {
 	case screenRecords:
 		m.moveCursor(delta)
-	case screenOverview, screenStats, screenWrites:
+	case screenOverview, screenStats:
+		m.drillPageMove(delta)
+	case screenWrites:
 		m.scroll += delta
 	case screenStreams:
 		m.streamsState().move(delta)

@@ -69,10 +69,8 @@ func (m *Model) View() tea.View {
 		body = m.scrollBy(m.helpView(), &m.helpScroll)
 	case m.screen == screenRecords:
 		body = m.recordsView()
-	case m.screen == screenOverview:
-		body = m.drillScreen(m.overviewView)
-	case m.screen == screenStats:
-		body = m.drillScreen(m.statsView)
+	case m.screen == screenOverview, m.screen == screenStats:
+		body = m.scrolled(m.renderDrills())
 	case m.screen == screenWrites:
 		body = m.scrolled(m.writesView())
 	case m.screen == screenDoctor:
@@ -423,22 +421,18 @@ func (m *Model) contextHelp() []keyBinding {
 	return []keyBinding{k.Help, k.NextScreen, k.Open, k.Rescan, k.Quit}
 }
 
-// drillScreen renders a screen of drillable lines, keeping the selection
-// in range and in sight.
-func (m *Model) drillScreen(render func() string) string {
-	m.drills = m.drills[:0]
-	body := render()
-	if n := len(m.drills); n > 0 && m.drillSel >= n {
-		m.drillSel = n - 1
-		m.drills = m.drills[:0]
-		body = render()
+// scrolled applies the overview/stats/writes/doctor scroll offset,
+// clamped to the content. A page shown to its end stays at its end as it
+// grows (a refresh adds lines), and is otherwise kept where the keys left
+// it: nothing but a key moves it.
+func (m *Model) scrolled(body string) string {
+	if m.scrollMax > 0 && m.scroll == m.scrollMax {
+		m.scroll = far
 	}
-	m.keepSelectedVisible(body)
-	return m.scrolled(body)
+	out := m.scrollBy(body, &m.scroll)
+	m.scrollMax = max(strings.Count(body, "\n")+1-m.bodyHeight(), 0)
+	return out
 }
-
-// scrolled applies the overview/stats/writes scroll offset, clamped to the content.
-func (m *Model) scrolled(body string) string { return m.scrollBy(body, &m.scroll) }
 
 // scrollBy shows body from line *off, clamping *off so the last page stays
 // full. When more follows the page, its last line says so and which keys

@@ -1,0 +1,79 @@
+package acceptance
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
+)
+
+// Issue 46's TUI findings, each on the real demo at 80×24 in tmux, as a
+// newcomer meets them: pages read to their end under the demo's running
+// refresh (every 3 s), the warning banner readable, a write's whole plan
+// reachable before its count is typed, the filter inside a group, and two
+// rows of one endpoint told apart.
+
+// demo46 starts the demo at 80×24 with its own audit log and waits for
+// the seeded records.
+func demo46(t *testing.T, bin string) *tmuxSession {
+	t.Helper()
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	s := newTmux(t, 80, 24, bin+" demo --audit-log "+audit+"; echo EXITED:$?; sleep 60")
+	s.waitFor("first screen", "WRITES ENABLED", "✓ 3,")
+	return s
+}
+
+// pastRefresh waits for two more scans to finish (the screen's "read at"
+// changes twice), so a refresh has swapped in while the page was shown.
+func pastRefresh(s *tmuxSession) string {
+	s.t.Helper()
+	scr := s.screen()
+	for range 2 {
+		before := readAt(scr)
+		scr = waitUntil(s, "a refresh", func(scr string) bool { r := readAt(scr); return r != "" && r != before })
+	}
+	return scr
+}
+
+// pageEnd presses key until the page no longer says more lines follow,
+// and returns the screen.
+func pageEnd(s *tmuxSession, key, what string) string {
+	s.t.Helper()
+	for range 80 {
+		if scr := s.screen(); !strings.Contains(scr, "more lines") {
+			return scr
+		}
+		s.send(key)
+	}
+	return waitUntil(s, what+": "+key+" reaches the end", func(scr string) bool { return !strings.Contains(scr, "more lines") })
+}
+
+// Finding 3: the Overview and the Stats read to their last line with G,
+// with pgdn and with j, and stay there across the demo's refreshes.
+func TestWalk46PagesScrollToTheirEndInTmux(t *testing.T) {
+	bin := clitest.BuildBinary(t)
+	s := demo46(t, bin)
+	pages := []struct {
+		key, title, last string
+	}{
+		{"BTab", "ALL KEYSPACES", "j/k select · enter: the records · tab: next screen"},
+		{"Tab", "STATES", "STALE BY MINUTE RESERVED"},
+	}
+	for i, p := range pages {
+		if i > 0 {
+			s.send("Tab") // Overview → Records → Stats
+		}
+		step(s, p.key, "the page", p.title, "more lines")
+		for _, key := range []string{"G", "PageDown", "j"} {
+			s.send("g")
+			s.waitFor(p.title+" top", p.title, "more lines")
+			pageEnd(s, key, p.title)
+			scr := pastRefresh(s)
+			if strings.Contains(scr, "more lines") || !strings.Contains(flat(scr), p.last) {
+				t.Fatalf("%s, %s then a refresh: the page is not at its end (%q):\n%s", p.title, key, p.last, scr)
+			}
+		}
+	}
+	step(s, "q", "quit", "EXITED:0")
+}
