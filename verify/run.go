@@ -66,8 +66,12 @@ func (h Hook) run(ctx context.Context, argv []string) Result {
 	defer stopOverflow()
 
 	cmd := exec.CommandContext(overflowed, argv[0], argv[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return killGroup(cmd) }
+	tree, err := newProcessTree(cmd)
+	if err != nil {
+		return unknown("the hook could not be started: %v", err)
+	}
+	defer tree.close()
+	cmd.Cancel = tree.kill
 	if len(h.Env) > 0 {
 		cmd.Env = append(os.Environ(), h.Env...)
 	}
@@ -75,28 +79,13 @@ func (h Hook) run(ctx context.Context, argv []string) Result {
 	// the hook exits, whoever else holds the pipes.
 	stdout := &capped{max: MaxOutput, stop: stopOverflow}
 	stderr := &capped{max: maxStderr}
-	outR, outW, err := os.Pipe()
+	outR, errR, err := startWithPipes(cmd, tree)
 	if err != nil {
-		return unknown("the hook could not be started: %v", err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return unknown("the hook could not be started: %v", err)
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	err = cmd.Start()
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		outR.Close()
-		errR.Close()
 		return unknown("the hook could not be started: %s", startErr(argv[0], err))
 	}
 	drained := drain(outR, stdout, errR, stderr)
 	err = cmd.Wait()
-	_ = killGroup(cmd) // what the hook left running, holding its output
+	_ = tree.kill() // what the hook left running, holding its output
 	heldOpen := waitDrained(drained, outR, errR)
 	out, over := stdout.bytes()
 	errText, _ := stderr.bytes()
@@ -152,16 +141,35 @@ func waitDrained(drained chan struct{}, outR, errR *os.File) bool {
 	return heldOpen
 }
 
-// killGroup kills the hook's process group (its pid, Setpgid).
-func killGroup(cmd *exec.Cmd) error {
-	if cmd.Process == nil {
-		return nil
+// startWithPipes starts cmd with stdout and stderr on pipes of our own
+// and puts it in its process tree; it returns the pipes' read ends.
+func startWithPipes(cmd *exec.Cmd, tree *processTree) (outR, errR *os.File, err error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
 	}
-	err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	if errors.Is(err, syscall.ESRCH) {
-		return os.ErrProcessDone
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, nil, err
 	}
-	return err
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err == nil {
+		if err = tree.started(); err != nil {
+			_ = tree.kill()
+			_ = cmd.Wait()
+		}
+	}
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, nil, err
+	}
+	return outR, errR, nil
 }
 
 // exitText says how the hook ended, in words.
