@@ -110,10 +110,16 @@ func (m *Model) unmarkAll() {
 	m.marks = nil
 }
 
-// startFilter opens the / filter on the current search, to edit.
+// startFilter opens the / filter on the current search, to edit: a
+// search in force is followed by a space, so what is typed after it is a
+// term of its own (in a group, principal=customer-1 then flag=stuck).
 func (m *Model) startFilter() tea.Cmd {
 	m.filtering = true
-	m.input.SetValue(m.store.f.Search.String())
+	text := m.store.f.Search.String()
+	if text != "" {
+		text += " "
+	}
+	m.input.SetValue(text)
 	m.input.CursorEnd()
 	return m.input.Focus()
 }

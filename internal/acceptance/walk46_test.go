@@ -2,6 +2,7 @@ package acceptance
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -74,6 +75,28 @@ func TestWalk46PagesScrollToTheirEndInTmux(t *testing.T) {
 				t.Fatalf("%s, %s then a refresh: the page is not at its end (%q):\n%s", p.title, key, p.last, scr)
 			}
 		}
+	}
+	step(s, "q", "quit", "EXITED:0")
+}
+
+// Finding 6: in a group's records, / starts from the group's term and a
+// space: a term typed after it filters (the records of the customer that
+// are stale), where it was glued onto the customer and matched nothing.
+func TestWalk46FilterInsideAGroupInTmux(t *testing.T) {
+	bin := clitest.BuildBinary(t)
+	s := demo46(t, bin)
+	step(s, "=", "grouped by customer", "groups by principal")
+	scr := step(s, "Enter", "the top customer's records", "esc: groups", "principal=")
+	who := regexp.MustCompile(`principal=(customer-\d+)`).FindStringSubmatch(flat(scr))
+	if who == nil {
+		t.Fatalf("the group's filter names no customer:\n%s", scr)
+	}
+	step(s, "/", "the filter input", "/ principal="+who[1])
+	s.send("-l", "flag=stale")
+	scr = step(s, "Enter", "the filter applied", "filter: principal="+who[1]+" flag=stale")
+	n := regexp.MustCompile(`([\d,]+) of [\d,]+`).FindStringSubmatch(flat(scr))
+	if n == nil || n[1] == "0" || !strings.Contains(scr, who[1]+":") {
+		t.Fatalf("principal=%s flag=stale shows no record:\n%s", who[1], scr)
 	}
 	step(s, "q", "quit", "EXITED:0")
 }
