@@ -13,6 +13,7 @@ import (
 	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
 	"github.com/idemctl/idemctl/internal/testkit/pgtest"
+	"github.com/idemctl/idemctl/internal/testkit/recordtest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
@@ -31,6 +32,94 @@ func TestNewcomerWalkInTmux(t *testing.T) {
 	for _, size := range []struct{ w, h int }{{80, 24}, {200, 50}} {
 		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) { walkIncident(t, bin, size.w, size.h) })
 	}
+	t.Run("demo 80x24", func(t *testing.T) { walkDemo(t, bin) })
+}
+
+// walkDemo is the README's steps 4 to 6 where the README sends a newcomer
+// first, the demo: a customer's stale records triaged against the demo's
+// own orders (real verdicts, each write pinned), then one write undone.
+func walkDemo(t *testing.T, bin string) {
+	audit := recordtest.AuditPath(t)
+	s := newTmux(t, 80, 24, bin+" demo --audit-log "+audit+"; echo EXITED:$?; sleep 60")
+	walk := &newcomer{s: s, w: 80, h: 24}
+	walk.see("opened", "WRITES ENABLED", "KEY (atlasmart")
+	walk.help()
+	walk.press("BTab", "the Overview", "stale: processing past the timeout")
+	walk.press("Enter", "the stale records", "filter: stale", "KEY (atlasmart")
+	walk.press("=", "grouped by customer", "groups by principal")
+	walk.press("Enter", "the top customer's records", "esc: groups", "KEY (atlasmart")
+	walk.press("a", "all marked", "marked")
+	scr := walk.press("V", "the verdicts", "VERDICT", "and enter to apply")
+	if strings.Contains(scr, "no verify hook") || strings.Contains(flat(scr), "would not give the record's DUMP") {
+		t.Fatalf("the demo's triage has no source of truth or no before-image:\n%s", scr)
+	}
+	scr = walk.readPlan(scr)
+	m := regexp.MustCompile(`Type (\S+) and enter`).FindStringSubmatch(flat(scr))
+	if m == nil {
+		t.Fatalf("the triage dialog asks for nothing to type:\n%s", scr)
+	}
+	s.send("-l", m[1])
+	walk.press("Enter", "the triage applied", "applied", "enter closes")
+	triaged := demoTriage(t, audit)
+
+	scr = walk.press("Tab", "the Writes screen", "WRITES THIS SESSION", "u undoes")
+	walk.press("u", "the undo's reason", "Reason")
+	s.send("-l", "newcomer walk: undo in the demo")
+	scr = walk.press("Enter", "the undo's preview", "and enter to apply")
+	if strings.Contains(flat(scr), "refused") {
+		t.Fatalf("the demo's write cannot be undone:\n%s", scr)
+	}
+	s.send("-l", "yes")
+	walk.press("Enter", "the undo applied", "applied", "enter closes")
+	var undone int
+	for _, e := range recordtest.AuditLines(t, audit) {
+		if e.Phase == "outcome" && e.Action == "undo" && e.Outcome == "applied" && triaged[e.Key] {
+			undone++
+		}
+	}
+	if undone != 1 {
+		t.Errorf("%d applied undos of the triage's writes in the demo's audit log, want 1", undone)
+	}
+	walk.press("Escape", "the undo closed", "WRITES THIS SESSION")
+	walk.press("q", "quit", "EXITED:0")
+}
+
+// readPlan scrolls a write dialog's plan to its end, as an operator must
+// before typing its count, and returns the screen there.
+func (n *newcomer) readPlan(scr string) string {
+	for i := 0; i < 200 && regexp.MustCompile(`\+\d+ more|↓ \d+ more`).MatchString(flat(scr)); i++ {
+		n.s.send("PageDown")
+		n.settled()
+		scr = n.s.screen()
+	}
+	return scr
+}
+
+// demoTriage reads the demo's triage from its audit log: every write
+// applied, each backed by a verdict from the demo's orders (reconcile with
+// the order as ref where it exists, fail where it does not). It returns
+// the keys written.
+func demoTriage(t *testing.T, audit string) map[string]bool {
+	t.Helper()
+	keys := map[string]bool{}
+	for _, e := range recordtest.AuditLines(t, audit) {
+		if e.Phase != "intent" {
+			continue
+		}
+		keys[e.Key] = true
+		switch ev := e.Evidence; {
+		case ev == nil || ev.Hook != "demo-orders":
+			t.Errorf("%s was written without the demo's verdict: %+v", e.Key, ev)
+		case e.Action == "reconcile" && (ev.Verdict != "done" || !strings.HasPrefix(ev.Ref, "ord-")):
+			t.Errorf("%s reconciled on %+v", e.Key, ev)
+		case e.Action == "fail" && ev.Verdict != "not_done":
+			t.Errorf("%s failed on %+v", e.Key, ev)
+		}
+	}
+	if len(keys) == 0 {
+		t.Fatal("the demo's triage wrote nothing")
+	}
+	return keys
 }
 
 func walkIncident(t *testing.T, bin string, w, h int) {
