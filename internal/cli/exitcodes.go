@@ -29,29 +29,32 @@ const (
 	ExitInterrupt      = 130
 )
 
-// ExitCodeTable is the README's "Exit codes" table, for idemctl(1) and the
-// test that keeps the two in step.
+// ExitCodeTable is the one list of exit codes: the README's "Exit codes"
+// table (Meaning), idemctl(1)'s EXIT STATUS (Meaning) and the end of
+// 'idemctl --help' (Short); TestExitCodesAgreeEverywhere keeps the three
+// in step.
 var ExitCodeTable = []struct {
 	Code    int
+	Short   string // a few words, for --help
 	Meaning string
 }{
-	{ExitOK, "success (also: a pattern that matched nothing — a note goes to stderr)"},
-	{ExitError, "error: Redis unreachable, authentication failed, server error"},
-	{ExitUsage, "usage: bad flag, argument or environment variable, bad config (the message names the line), unknown preset/profile/keyspace, a write missing what its schema needs (--reason, --ttl, --ref)"},
-	{ExitIncomplete, "incomplete scan: the connection failed mid-scan; what was read is printed, the message says how far it got"},
-	{ExitRefused, "refused: writes disabled, not confirmed, ACL (NOPERM), a protected profile's name not given, an action the schema cannot express, `seed` against a non-loopback server, `exporter` on a non-loopback address, `undo` of a write the log holds no before-image for (or already reverted)"},
-	{ExitConflict, "conflict: the record changed since it was shown (`undo`: since the write left it); nothing written"},
-	{ExitNotFound, "not found: the key no longer exists (`audit show`: no such run; `undo`: no such write in the audit log)"},
-	{ExitPartial, "partial: a bulk write applied to some keys only (or was interrupted); `triage`: some records written, some left alone"},
-	{ExitThreshold, "`check`: a threshold was crossed; `reap`: a circuit breaker tripped (more records qualified than its threshold: none was acted on)"},
-	{ExitUnjudged, "`check`: cannot judge — the data cannot back a verdict (processing records whose age cannot be derived, a keyspace whose records mostly do not decode, a pattern matching nothing while the database holds other keys); the line names the cause and the fix; `doctor`: a rule could not run (ACL, server version) and nothing worse was found; `triage`: no selected record had a verdict to act on (all left alone, each with why)"},
-	{ExitDoctorWarning, "`doctor`: the worst finding is a warning"},
-	{ExitDoctorCritical, "`doctor`: the worst finding is critical"},
-	{ExitAudit, "audit log failure (disk full, I/O error): the run stopped before its next write; every write made has its intent in the log; free space and run the same command again"},
-	{ExitSnapshot, "`--rdb`: the snapshot cannot be opened (no such file, not readable, a directory) or read to its end — not an RDB file, an RDB version newer than idemctl knows, truncated, a checksum mismatch, corrupt data; the message names the file and, for a damaged one, the byte offset and what was expected; `scan` and `stats` print what was read before the fault, marked partial"},
-	{ExitNotReplicated, "applied, not replicated: every write was applied on the primary, but fewer replicas than `--min-replicas` acknowledged some within `--replica-timeout` (or `--require-fsync` was not met): a failover now could take them back; the report marks each, and `audit check-applied` finds any a failover took"},
-	{ExitTampered, "`audit verify`: the audit log's hash chain is broken — a line was edited, removed, moved or inserted (the message names the line and byte offset), or the entry a `--head` names is not the one printed"},
-	{ExitInterrupt, "interrupted (Ctrl-C or SIGTERM; a command blocked where it cannot stop, such as on a stdin that stays open, is ended 3 s after the signal)"},
+	{ExitOK, "ok", "success (also: a pattern that matched nothing — a note goes to stderr)"},
+	{ExitError, "error", "error: Redis unreachable, authentication failed, server error"},
+	{ExitUsage, "usage or config", "usage: bad flag, argument or environment variable, bad config (the message names the line), unknown preset/profile/keyspace, a write missing what its schema needs (--reason, --ttl, --ref)"},
+	{ExitIncomplete, "incomplete scan", "incomplete scan: the connection failed mid-scan; what was read is printed, the message says how far it got"},
+	{ExitRefused, "refused", "refused: writes disabled, not confirmed, ACL (NOPERM), a protected profile's name not given, an action the schema cannot express, `seed` against a non-loopback server, `exporter` on a non-loopback address, `undo` of a write the log holds no before-image for (or already reverted)"},
+	{ExitConflict, "conflict", "conflict: the record changed since it was shown (`undo`: since the write left it); nothing written"},
+	{ExitNotFound, "not found", "not found: the key no longer exists (`audit show`: no such run; `undo`: no such write in the audit log)"},
+	{ExitPartial, "partial", "partial: a bulk write applied to some keys only (or was interrupted); `triage`: some records written, some left alone"},
+	{ExitThreshold, "threshold crossed", "`check`: a threshold was crossed; `reap`: a circuit breaker tripped (more records qualified than its threshold: none was acted on)"},
+	{ExitUnjudged, "cannot judge", "`check`: cannot judge — the data cannot back a verdict (processing records whose age cannot be derived, a keyspace whose records mostly do not decode, a pattern matching nothing while the database holds other keys); the line names the cause and the fix; `doctor`: a rule could not run (ACL, server version) and nothing worse was found; `triage`: no selected record had a verdict to act on (all left alone, each with why)"},
+	{ExitDoctorWarning, "doctor warning", "`doctor`: the worst finding is a warning"},
+	{ExitDoctorCritical, "doctor critical", "`doctor`: the worst finding is critical"},
+	{ExitAudit, "audit log failure", "audit log failure (disk full, I/O error): the run stopped before its next write; every write made has its intent in the log; free space and run the same command again"},
+	{ExitSnapshot, "snapshot unreadable", "`--rdb`: the snapshot cannot be opened (no such file, not readable, a directory) or read to its end — not an RDB file, an RDB version newer than idemctl knows, truncated, a checksum mismatch, corrupt data; the message names the file and, for a damaged one, the byte offset and what was expected; `scan` and `stats` print what was read before the fault, marked partial"},
+	{ExitNotReplicated, "applied but not replicated", "applied, not replicated: every write was applied on the primary, but fewer replicas than `--min-replicas` acknowledged some within `--replica-timeout` (or `--require-fsync` was not met): a failover now could take them back; the report marks each, and `audit check-applied` finds any a failover took"},
+	{ExitTampered, "audit log tampered", "`audit verify`: the audit log's hash chain is broken — a line was edited, removed, moved or inserted (the message names the line and byte offset), or the entry a `--head` names is not the one printed"},
+	{ExitInterrupt, "interrupted", "interrupted (Ctrl-C or SIGTERM; a command blocked where it cannot stop, such as on a stdin that stays open, is ended 3 s after the signal)"},
 }
 
 // exitErr carries an exit code with a one-line message.

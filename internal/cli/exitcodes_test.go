@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -119,6 +120,47 @@ func TestExitCodesMatchTheREADME(t *testing.T) {
 		if row[1] != strconv.Itoa(want.Code) || row[2] != want.Meaning {
 			t.Errorf("README row %d: %s %q; cli.ExitCodeTable: %d %q", i, row[1], row[2], want.Code, want.Meaning)
 		}
+	}
+}
+
+// One list of exit codes, said three times alike: the README's table
+// (TestExitCodesMatchTheREADME), the end of --help (each code with its
+// few words, in order) and idemctl(1)'s EXIT STATUS, rendered by groff as
+// man shows it — every code with its whole meaning, no literal backtick.
+func TestExitCodesAgreeEverywhere(t *testing.T) {
+	help := clitest.Run(t, nil, "--help")
+	help.MustCode(t, 0)
+	_, codes, _ := strings.Cut(strings.Join(strings.Fields(help.Stdout), " "), "Exit codes: ")
+	var want []string
+	for _, e := range cli.ExitCodeTable {
+		want = append(want, strconv.Itoa(e.Code)+" "+e.Short)
+	}
+	if !strings.HasPrefix(codes, strings.Join(want, ", ")+" (") || !strings.Contains(codes, "'man idemctl', after 'idemctl man --install'") {
+		t.Errorf("--help ends with exit codes %q; want %q, then where the man page is", codes, strings.Join(want, ", "))
+	}
+
+	dir := t.TempDir()
+	clitest.Run(t, nil, "man", dir).MustCode(t, 0)
+	groff, err := exec.LookPath("groff")
+	if err != nil {
+		t.Fatal("groff not found: install groff-base (man pages are checked by rendering them)")
+	}
+	out, err := exec.Command(groff, "-man", "-Tutf8", "-rHY=0", "-rLL=300n", "-P-cbou", filepath.Join(dir, "idemctl.1")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, status, _ := strings.Cut(string(out), "\nEXIT STATUS\n")
+	status, _, _ = strings.Cut(status, "\nSEE ALSO\n")
+	status = strings.Join(strings.Fields(status), " ")
+	if strings.Contains(status, "`") {
+		t.Errorf("idemctl(1) shows literal backticks: %s", status)
+	}
+	var page []string
+	for _, e := range cli.ExitCodeTable {
+		page = append(page, strconv.Itoa(e.Code)+" "+strings.Join(strings.Fields(strings.ReplaceAll(e.Meaning, "`", "")), " "))
+	}
+	if status != strings.Join(page, " ") {
+		t.Errorf("idemctl(1) EXIT STATUS reads\n%s\nwant\n%s", status, strings.Join(page, " "))
 	}
 }
 

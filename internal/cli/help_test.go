@@ -314,8 +314,11 @@ func TestManPages(t *testing.T) {
 			t.Errorf("%s: a boolean shows [=true|false]", name)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "idemctl-man.1")); err == nil {
-		t.Error("the hidden man command has a page")
+	pages, _ := filepath.Glob(filepath.Join(dir, "*.1"))
+	for _, p := range pages {
+		if b, _ := os.ReadFile(p); strings.Contains(string(b), "`") {
+			t.Errorf("%s shows a literal backtick: inline code is bold in a man page", filepath.Base(p))
+		}
 	}
 	root, _ := os.ReadFile(filepath.Join(dir, "idemctl.1"))
 	scan, _ := os.ReadFile(filepath.Join(dir, "idemctl-scan.1"))
@@ -336,7 +339,6 @@ func TestManPages(t *testing.T) {
 	if err != nil {
 		t.Fatal("groff not found: install groff-base (man pages are checked by rendering them)")
 	}
-	pages, _ := filepath.Glob(filepath.Join(dir, "*.1"))
 	for _, p := range pages {
 		out, err := exec.Command(groff, "-man", "-Tutf8", "-ww", "-z", p).CombinedOutput()
 		if err != nil || len(out) > 0 {
@@ -364,5 +366,41 @@ func TestUnknownCommandBeforeItsFlags(t *testing.T) {
 			t.Errorf("idemctl %s: exit %d, %q; want %d, %q", strings.Join(c.args, " "), r.Code, r.Stderr, cli.ExitUsage, c.want)
 		}
 		r.OneLineErr(t)
+	}
+}
+
+// idemctl man --install puts the pages where man(1) finds a user's own,
+// and says whether it will: through PATH (man-db reads D/share/man for a
+// D/bin on PATH), MANPATH, or the line to add.
+func TestManInstall(t *testing.T) {
+	home := t.TempDir()
+	pages := filepath.Join(home, ".local", "share", "man")
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"HOME": home, "PATH": "/usr/bin"}, `export MANPATH="` + pages + `:"`},
+		{map[string]string{"HOME": home, "PATH": filepath.Join(home, ".local", "bin") + ":/usr/bin"}, "'man idemctl' finds them: " + filepath.Join(home, ".local", "bin") + " is on PATH"},
+		{map[string]string{"HOME": home, "MANPATH": "/usr/share/man"}, `export MANPATH="` + pages + `:$MANPATH"`},
+		{map[string]string{"HOME": home, "MANPATH": pages + ":/usr/share/man"}, "'man idemctl' finds them: MANPATH holds"},
+	} {
+		r := clitest.Run(t, c.env, "man", "--install")
+		r.MustCode(t, 0)
+		if !strings.Contains(r.Stderr, "wrote 38 man pages to "+filepath.Join(pages, "man1")+"\n") || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("man --install with %v: %q; want %q", c.env, r.Stderr, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(pages, "man1", "idemctl.1")); err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	clitest.Run(t, map[string]string{"HOME": home, "XDG_DATA_HOME": data}, "man", "--install").MustCode(t, 0)
+	if _, err := os.Stat(filepath.Join(data, "man", "man1", "idemctl-scan.1")); err != nil {
+		t.Errorf("XDG_DATA_HOME not followed: %v", err)
+	}
+	for _, args := range [][]string{{"man"}, {"man", "--install", "/tmp/x"}, {"man", "--install", "--markdown"}} {
+		if r := clitest.Run(t, nil, args...); r.Code != cli.ExitUsage {
+			t.Errorf("idemctl %v: exit %d %q", args, r.Code, r.Stderr)
+		}
 	}
 }

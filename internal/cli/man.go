@@ -14,28 +14,74 @@ import (
 // manCmd writes the man pages of the whole tree under root: idemctl(1)
 // with the shared flags, the environment and the exit codes, and one page
 // per command, all from the same definitions as --help; with --markdown,
-// the same pages as Markdown (docs/commands). Hidden: packagers and the
-// docs run it, operators read the pages.
+// the same pages as Markdown (docs/commands). --install puts the man pages
+// where man(1) looks for a user's own: packagers give the directory.
 type manCmd struct {
 	root     *cobra.Command
 	markdown bool
+	install  bool
 }
 
 func (o *manCmd) flags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.install, "install", false, "write the man pages into $XDG_DATA_HOME/man/man1 (~/.local/share/man/man1), where 'man idemctl' finds them")
 	fs.BoolVar(&o.markdown, "markdown", false, "write Markdown pages (docs/commands) instead of man pages")
 }
 
 func (o *manCmd) run(ctx context.Context, a *app, _ *pflag.FlagSet, args []string) error {
+	switch {
+	case o.install && (len(args) > 0 || o.markdown):
+		return usageErr("--install writes the man pages to their own place: give no DIR and no --markdown")
+	case !o.install && len(args) != 1:
+		return usageErr("give the directory to write the pages into, or --install (see 'idemctl man --help')")
+	}
 	render, ext, what := manPage, ".1", "man pages"
 	if o.markdown {
 		render, ext, what = markdownPage, ".md", "Markdown pages"
 	}
-	n, err := writeManPages(ctx, o.root, args[0], render, ext)
+	dir := ""
+	if o.install {
+		data := a.getenv("XDG_DATA_HOME")
+		if data == "" {
+			home := a.getenv("HOME")
+			if home == "" {
+				return usageErr("--install: neither XDG_DATA_HOME nor HOME is set: give the directory instead (idemctl man DIR)")
+			}
+			data = filepath.Join(home, ".local", "share")
+		}
+		dir = filepath.Join(data, "man", "man1")
+	} else {
+		dir = args[0]
+	}
+	n, err := writeManPages(ctx, o.root, dir, render, ext)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stderr, "wrote %d %s to %s\n", n, what, args[0])
+	fmt.Fprintf(a.stderr, "wrote %d %s to %s\n", n, what, dir)
+	if o.install {
+		fmt.Fprintln(a.stderr, manPathAdvice(a.getenv, filepath.Dir(dir)))
+	}
 	return nil
+}
+
+// manPathAdvice says whether man(1) will find pages under manDir (…/man):
+// through MANPATH, or as man-db derives it from PATH (a PATH entry D/bin
+// brings D/share/man); otherwise the line that makes it.
+func manPathAdvice(getenv func(string) string, manDir string) string {
+	if mp := getenv("MANPATH"); mp != "" {
+		for _, d := range filepath.SplitList(mp) {
+			if filepath.Clean(d) == manDir {
+				return "'man idemctl' finds them: MANPATH holds " + manDir
+			}
+		}
+		return "'man idemctl' needs them on MANPATH: export MANPATH=\"" + manDir + ":$MANPATH\""
+	}
+	bin := filepath.Join(filepath.Dir(filepath.Dir(manDir)), "bin")
+	for _, d := range filepath.SplitList(getenv("PATH")) {
+		if filepath.Clean(d) == bin {
+			return "'man idemctl' finds them: " + bin + " is on PATH, so man looks in " + manDir
+		}
+	}
+	return "'man idemctl' finds them once " + manDir + " is on MANPATH: export MANPATH=\"" + manDir + ":\" (the trailing : keeps the system's pages)"
 }
 
 // writeManPages renders every available command (and help) under root into
@@ -163,7 +209,8 @@ func roffParagraphs(s string) string {
 	return b.String()
 }
 
-// roffEscape makes text safe for roff: backslashes, minus signs, non-ASCII
+// roffEscape makes text safe for roff, and shows `inline code` (as the
+// help and the README write it) in bold rather than with its backticks.: backslashes, minus signs, non-ASCII
 // characters and lines that would start with a control character.
 func roffEscape(s string) string {
 	s = strings.ReplaceAll(s, `\`, `\e`)
@@ -176,11 +223,34 @@ func roffEscape(s string) string {
 		}
 		b.WriteRune(r)
 	}
-	lines := strings.Split(b.String(), "\n")
+	lines := strings.Split(roffCode(b.String()), "\n")
 	for i, l := range lines {
 		if strings.HasPrefix(l, ".") || strings.HasPrefix(l, "'") {
 			lines[i] = `\&` + l
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// roffCode turns each pair of backticks into bold: `seed` → \fBseed\fR.
+// A backtick without its pair is left as the grave accent it is.
+func roffCode(s string) string {
+	if strings.Count(s, "`") < 2 {
+		return s
+	}
+	var b strings.Builder
+	for {
+		open := strings.IndexByte(s, '`')
+		if open < 0 {
+			break
+		}
+		end := strings.IndexByte(s[open+1:], '`')
+		if end < 0 {
+			break
+		}
+		b.WriteString(s[:open] + `\fB` + s[open+1:open+1+end] + `\fR`)
+		s = s[open+1+end+1:]
+	}
+	b.WriteString(s)
+	return b.String()
 }

@@ -108,8 +108,8 @@ func addCommands(a *app, root *cobra.Command) {
 	root.SetHelpCommandGroupID("setup")
 	root.SetCompletionCommandGroupID("setup")
 	man := leaf(a, "man", &manCmd{root: root})
-	man.Hidden, man.Args = true, cobra.ExactArgs(1)
-	root.AddCommand(man)
+	man.Args = cobra.MaximumNArgs(1)
+	add("setup", man)
 }
 
 // setCompletion names the completion command's shells and makes a wrong
@@ -275,8 +275,19 @@ func writeRootHelp(w io.Writer, root *cobra.Command) {
 		fmt.Fprintf(w, "  %-11s %s\n", t.name, t.short)
 	}
 	fmt.Fprintln(w, "\nFlags:\n  -h, --help      this help\n  -v, --version   print the version")
-	fmt.Fprintln(w, "\nRun 'idemctl COMMAND --help' for a command's flags. Exit codes: 0 ok, 1 error,")
-	fmt.Fprintln(w, "2 usage/config, 3 incomplete scan, 4 refused, 5 conflict, 6 not found, 7 partial,")
-	fmt.Fprintln(w, "8 check threshold crossed, 9 cannot judge, 10/11 doctor warning/critical,")
-	fmt.Fprintln(w, "12 audit log failure, 130 interrupted (all: idemctl(1)).")
+	fmt.Fprintln(w, "\nRun 'idemctl COMMAND --help' for a command's flags.")
+	fmt.Fprint(w, "\n"+exitCodesSummary())
+}
+
+// exitCodesSummary is the end of the root help: every exit code in a few
+// words, from ExitCodeTable, and where each is explained in full. A line
+// never parts a code from its words.
+func exitCodesSummary() string {
+	const nbsp = "\x00"
+	parts := make([]string, 0, len(ExitCodeTable))
+	for _, e := range ExitCodeTable {
+		parts = append(parts, strings.ReplaceAll(fmt.Sprintf("%d %s", e.Code, e.Short), " ", nbsp))
+	}
+	text := "Exit codes: " + strings.Join(parts, ", ") + " (each in full: 'man idemctl', after 'idemctl man --install')."
+	return strings.ReplaceAll(wrapWords(text, 80, ""), nbsp, " ")
 }
