@@ -19,7 +19,7 @@ const module = "github.com/idemctl/idemctl"
 // or below. A new package needs a line here, and one there.
 var layers = map[string]int{
 	// 0 foundations: no idemctl imports but each other's
-	"internal/units": 0, "internal/xdg": 0, "internal/yamldoc": 0, "internal/safefile": 0,
+	"internal/units": 0, "internal/buildinfo": 0, "internal/xdg": 0, "internal/yamldoc": 0, "internal/safefile": 0,
 	"internal/redisconn": 0, "inspect/rdb": 0, "appsim": 0,
 	// 1 the read engine
 	"inspect": 1,

@@ -62,7 +62,7 @@ var (
 	mKeysTotal    = def("scan_keys_total", counter, "Keys read by all scans.")
 	mInterval     = def("scan_interval_seconds", gauge, "Configured time between scan starts.")
 	mTimeout      = def("scan_timeout_seconds", gauge, "Configured limit on one scan.")
-	mInfo         = def("build_info", gauge, "Always 1; the idemctl version and the last complete scan's read path (script, client; \"\" before the first) as labels.", "version", "read_path")
+	mInfo         = def("build_info", gauge, "Always 1; the idemctl version, the commit it was built from (\"\" when unknown) and the last complete scan's read path (script, client; \"\" before the first) as labels.", "version", "revision", "read_path")
 )
 
 var allMetrics = []*metricDef{
@@ -113,7 +113,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	if st.good != nil && len(st.good.Keyspaces) > 0 {
 		readPath = inspect.ReadPathName(st.good.Keyspaces[0].Coverage.ReadPath) // the last complete scan's
 	}
-	emit(mInfo, 1, cfg.Version, readPath)
+	emit(mInfo, 1, cfg.Version, cfg.Revision, readPath)
 	emit(mInterval, cfg.Interval.Seconds())
 	emit(mTimeout, cfg.ScanTimeout.Seconds())
 	emit(mInProgress, b2f(st.inProgress))

@@ -36,6 +36,7 @@ type Config struct {
 	GroupLabel  string        // optional: a template capture exposed as top-N values
 	GroupCap    int           // N for GroupLabel
 	Version     string
+	Revision    string         // the commit the build came from ("" unknown)
 	Log         io.Writer      // one line per failed scan and per recovery
 	Doctor      doctor.Options // the config's doctor settings and silences
 	// Ledgers are the dedupe ledgers read with each scan (ledger.go).

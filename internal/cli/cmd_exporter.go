@@ -12,6 +12,7 @@ import (
 
 	"github.com/idemctl/idemctl/exporter"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/buildinfo"
 	"github.com/idemctl/idemctl/internal/redisconn"
 	"github.com/idemctl/idemctl/reaper"
 )
@@ -84,7 +85,7 @@ func (o *exporterCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []st
 			return s.client, nil
 		},
 		Keyspaces: s.keyspaces, Scan: s.scan, Interval: every, ScanTimeout: limit,
-		GroupLabel: o.groupLabel, GroupCap: o.groupCap, Version: version, Log: a.stderr,
+		GroupLabel: o.groupLabel, GroupCap: o.groupCap, Version: version, Revision: buildinfo.Read().Revision, Log: a.stderr,
 		Doctor: s.cfg.DoctorOptions(), Extra: reapCollectors(reap), Ledgers: configLedgers(s), // cmd_ledgers.go
 		Streams: configStreams(s),
 	})

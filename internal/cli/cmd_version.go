@@ -3,26 +3,25 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
+
+	"github.com/idemctl/idemctl/internal/buildinfo"
 )
 
-// versionInfo is version -o json.
+// versionInfo is version -o json: the build's identity and the libraries
+// that talk to Redis and draw the terminal.
 type versionInfo struct {
-	Version string            `json:"version"`
-	Go      string            `json:"go"`
-	OS      string            `json:"os"`
-	Arch    string            `json:"arch"`
-	Deps    map[string]string `json:"deps"` // go-redis and charm.land modules
+	buildinfo.Info
+	Deps map[string]string `json:"deps"` // go-redis and charm.land modules
 }
 
 func runVersion(a *app, output string) error {
 	if output != "text" && output != "json" {
 		return usageErr("--output %q: want text or json", output)
 	}
-	v := versionInfo{Version: version, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, Deps: map[string]string{}}
+	v := versionInfo{Info: buildinfo.Read(), Deps: map[string]string{}}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
 			if strings.Contains(d.Path, "go-redis") || strings.Contains(d.Path, "charm.land") {
@@ -35,7 +34,7 @@ func runVersion(a *app, output string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
 	}
-	fmt.Fprintf(a.stdout, "idemctl %s (%s %s/%s)\n", v.Version, v.Go, v.OS, v.Arch)
+	fmt.Fprintln(a.stdout, v.Line())
 	deps := make([]string, 0, len(v.Deps))
 	for p, ver := range v.Deps {
 		deps = append(deps, p+" "+ver)

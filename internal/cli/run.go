@@ -15,11 +15,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/buildinfo"
 )
 
-// version is set at build time with
-// -ldflags "-X github.com/idemctl/idemctl/internal/cli.version=…".
-var version = "dev"
+// version is this build's, as every output names it (internal/buildinfo).
+var version = buildinfo.Read().Short()
 
 // app is the process's view of the outside world, built from an IO: no
 // command reads the environment, the home directory, the OS user or the
