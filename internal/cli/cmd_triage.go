@@ -149,7 +149,19 @@ func (o *triageCmd) act(ctx context.Context, a *app, fs *pflag.FlagSet, s *sessi
 	if _, err := ex.MarkAlreadyApplied(plans); err != nil {
 		return codeErr(ExitAudit, "%v: nothing was written", err)
 	}
-	err := runPlans(ctx, a, wf, setup, s, "triage", ex, plans, func() string { return exactCommand("triage", fs, plans, s) }, func(rs []actions.Result) {
+	// A report-only run (--verify with writes off, or --dry-run) asks no
+	// confirmation and writes nothing: its plan is part of the report, so
+	// it follows the verdicts on stdout (`triage --verify | less` holds
+	// it all). A run that may write shows the plan on stderr, beside the
+	// confirmation it is for, as every write does; -o json keeps stdout
+	// one document.
+	pa := a
+	if wf.dryRun && wf.output == "text" {
+		report := *a
+		report.stderr = a.stdout
+		pa = &report
+	}
+	err := runPlans(ctx, pa, wf, setup, s, "triage", ex, plans, func() string { return exactCommand("triage", fs, plans, s) }, func(rs []actions.Result) {
 		results = rs
 		if wf.output == "text" {
 			printResults(a, wf.output, rs)

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,18 +42,49 @@ const (
 	binDirEnvOverride = "IDEMCTL_TEST_PGBIN" // a folder holding initdb and postgres
 )
 
-// OrdersTable is the table the test application writes: one order per
-// (principal, idempotency key), with the response it replays.
-const OrdersTable = `CREATE TABLE orders (
-	id         bigserial PRIMARY KEY,
-	principal  text NOT NULL,
-	idem_key   text NOT NULL,
-	amount     bigint NOT NULL,
-	status     int NOT NULL,
-	response   text NOT NULL,
-	created_at timestamptz NOT NULL DEFAULT now(),
-	UNIQUE (principal, idem_key)
-)`
+// OrdersSQL is the file, from the module's root, that creates the table
+// the test application writes and examples/verify-orders asks: the one
+// the docs give, so the table the tests triage against cannot drift from
+// it.
+const OrdersSQL = "examples/orders.sql"
+
+// OrdersTable reads OrdersSQL: one order per (principal, idempotency
+// key), with the response it replays.
+func OrdersTable() (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(filepath.Join(root, OrdersSQL))
+	if err != nil {
+		return "", fmt.Errorf("pgtest: the orders table: %v", err)
+	}
+	return string(b), nil
+}
+
+// moduleRoot is the folder holding idemctl's go.mod: up from the working
+// directory (a test runs in its package's folder, the bench at the root),
+// else up from this file's.
+func moduleRoot() (string, error) {
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if _, file, _, ok := runtime.Caller(0); ok {
+		starts = append(starts, filepath.Dir(file))
+	}
+	for _, dir := range starts {
+		for d := dir; ; d = filepath.Dir(d) {
+			if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.HasPrefix(string(b), "module github.com/idemctl/idemctl\n") {
+				return d, nil
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	return "", fmt.Errorf("pgtest: the idemctl module's root (holding %s) not found above %s", OrdersSQL, strings.Join(starts, " or "))
+}
 
 // EffectsTable is what the test stream consumer (appsim.Consumer) does
 // per event: one row per effect applied. No unique key on event_id, on
@@ -236,7 +268,11 @@ func (s *Server) setUp() error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.db.Exec(OrdersTable); err != nil {
+	orders, err := OrdersTable()
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.Exec(orders); err != nil {
 		return fmt.Errorf("creating the orders table: %v", err)
 	}
 	if _, err := s.db.Exec(EffectsTable); err != nil {

@@ -3,6 +3,7 @@ package pgtest
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,5 +44,45 @@ func TestMissingBinariesSayHowToInstall(t *testing.T) {
 	_, err := Start()
 	if err == nil || !strings.Contains(err.Error(), "install with: apt-get install -y postgresql") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// The table the tests triage against is created from examples/orders.sql,
+// and that file's CREATE TABLE is the one docs/writes.md gives and the
+// README names: a newcomer who creates it from the docs runs the
+// example hook against the same table the tests do.
+func TestOrdersTableIsTheDocumentedOne(t *testing.T) {
+	ddl, err := OrdersTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmt := ddl[strings.Index(ddl, "CREATE TABLE orders"):]
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes, err := os.ReadFile(filepath.Join(root, "docs", "writes.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(writes), "```sql\n"+stmt+"```") {
+		t.Errorf("docs/writes.md does not give the orders table of %s:\n%s", OrdersSQL, stmt)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "("+OrdersSQL+")") {
+		t.Errorf("README.md does not link %s", OrdersSQL)
+	}
+	// Every column the example hook reads is in the table.
+	hook, err := os.ReadFile(filepath.Join(root, "examples", "verify-orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, col := range []string{"id", "status", "response", "created_at", "principal", "idem_key"} {
+		if !strings.Contains(string(hook), col) || !strings.Contains(stmt, "\n    "+col+" ") {
+			t.Errorf("column %s: read by examples/verify-orders, not in %s", col, OrdersSQL)
+		}
 	}
 }
