@@ -1,6 +1,7 @@
 package actions
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -21,7 +22,48 @@ type RunSummary struct {
 	Conflict   int    `json:"conflict"`
 	Failed     int    `json:"failed"` // error, unknown, not_applied, refused
 	InDoubt    int    `json:"in_doubt"`
-	Undone     int    `json:"undone"` // planned and not applied
+	// Unapplied counts the keys planned and not applied (a conflict, a
+	// failure, in doubt, not attempted); Undone is its former name, kept
+	// for scripts: it never meant reverted.
+	Unapplied int `json:"unapplied"`
+	Undone    int `json:"undone"`
+	// Reverted counts the run's applied writes an undo has since reverted.
+	Reverted int `json:"reverted"`
+	// Command is what the run was: "triage" when its writes carry a
+	// verify hook's verdicts, else its action. Action is the first
+	// write's action; Actions counts the writes attempted by action, a
+	// triage's mix of fail and reconcile (or retry and ack).
+	Command string       `json:"command"`
+	Actions map[Kind]int `json:"actions"`
+}
+
+// Label names the run by what it did: its action, or its command and the
+// mix of actions it wrote ("triage: fail 17, reconcile 3").
+func (s RunSummary) Label() string {
+	if s.Command == string(s.Action) && len(s.Actions) <= 1 {
+		return string(s.Action)
+	}
+	kinds := make([]Kind, 0, len(s.Actions))
+	for k := range s.Actions {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool {
+		if s.Actions[kinds[i]] != s.Actions[kinds[j]] {
+			return s.Actions[kinds[i]] > s.Actions[kinds[j]]
+		}
+		return kinds[i] < kinds[j]
+	})
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s %d", k, s.Actions[k])
+	}
+	if len(parts) == 0 {
+		return s.Command
+	}
+	if s.Command == "" || s.Command == string(s.Action) {
+		return strings.Join(parts, ", ")
+	}
+	return s.Command + ": " + strings.Join(parts, ", ")
 }
 
 // RunKey is a planned key a run left undone, with the last thing the log
@@ -89,6 +131,7 @@ type runAcc struct {
 	open    map[string]string // intent id → key
 	writes  []RunWrite
 	wpos    map[string]int // intent id → index in writes
+	triage  bool           // a write carries a verify hook's verdict
 }
 
 // AuditRuns reads the log and sums up every named run, oldest first, with
@@ -148,6 +191,7 @@ func (r *runAcc) add(e AuditEntry) {
 		r.open[e.ID] = k
 		r.last[k] = RunKey{Key: k, Last: LastInDoubt, Detail: "an intent without an outcome: the run stopped between them; re-run it to settle", Time: e.Time}
 		r.wpos[e.ID] = len(r.writes)
+		r.triage = r.triage || e.Evidence != nil
 		r.writes = append(r.writes, RunWrite{ID: e.ID, Key: k, Action: e.Action, Reverts: e.Reverts,
 			undoable: e.Undoable != nil && *e.Undoable && e.Image != nil, note: e.UndoNote})
 		if e.Image == nil && e.UndoNote == "" {
@@ -170,9 +214,18 @@ func (r *runAcc) add(e AuditEntry) {
 func (r *runAcc) report(reverted revertIndex) RunReport {
 	rep := r.rep
 	rep.Writes = make([]RunWrite, len(r.writes))
+	rep.Actions = map[Kind]int{}
 	for i, w := range r.writes {
 		w.Undo = w.undoStatus(reverted)
 		rep.Writes[i] = w
+		rep.Actions[w.Action]++
+		if strings.HasPrefix(w.Undo, "reverted by ") {
+			rep.Reverted++
+		}
+	}
+	rep.Command = string(rep.Action)
+	if r.triage {
+		rep.Command = "triage"
 	}
 	rep.Executions = max(len(r.execs), 1)
 	rep.Planned = len(r.keys)
@@ -196,7 +249,8 @@ func (r *runAcc) report(reverted revertIndex) RunReport {
 		}
 		rep.UndoneKeys = append(rep.UndoneKeys, l)
 	}
-	rep.Undone = len(rep.UndoneKeys)
+	rep.Unapplied = len(rep.UndoneKeys)
+	rep.Undone = rep.Unapplied
 	if rep.UndoneKeys == nil {
 		rep.UndoneKeys = []RunKey{}
 	}

@@ -210,7 +210,7 @@ func TestRunNamedRerunAlreadyApplied(t *testing.T) {
 	}
 	text := clitest.Run(t, nil, "audit", "--audit-log", audit)
 	text.MustCode(t, 0)
-	if !strings.Contains(text.Stdout, runs[0].ID) || !strings.Contains(text.Stdout, "UNDONE") {
+	if !strings.Contains(text.Stdout, runs[0].ID) || !strings.Contains(text.Stdout, "UNAPPLIED") {
 		t.Fatalf("audit text:\n%s", text.Stdout)
 	}
 	show := clitest.Run(t, nil, "audit", "show", runs[0].ID[:8], "--audit-log", audit)

@@ -72,10 +72,10 @@ func (o *auditCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, _ []string) 
 		return writeJSON(a, map[string]any{"runs": sums})
 	}
 	tw := tabwriter.NewWriter(a.stdout, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTARTED\tOPERATOR\tACTION\tPLANNED\tAPPLIED\tCONFLICT\tFAILED\tUNDONE")
+	fmt.Fprintln(tw, "RUN\tSTARTED\tOPERATOR\tPLANNED\tAPPLIED\tCONFLICTS\tFAILED\tUNAPPLIED\tREVERTED\tWHAT")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\n", r.ID, shortTime(r.Started), inspect.Sanitize(r.Operator),
-			r.Action, r.Planned, r.Applied, r.Conflict, r.Failed, r.Undone)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", r.ID, shortTime(r.Started), inspect.Sanitize(r.Operator),
+			r.Planned, r.Applied, r.Conflict, r.Failed, r.Unapplied, r.Reverted, inspect.Sanitize(r.Label()))
 	}
 	return tw.Flush()
 }
@@ -98,28 +98,48 @@ func (o *auditShowCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, args []s
 	if o.output == "json" {
 		return writeJSON(a, r)
 	}
-	fmt.Fprintf(a.stdout, "run %s: %s by %s, %s (last %s), %d execution(s)\nreason: %s\n",
-		r.ID, r.Action, inspect.Sanitize(r.Operator), shortTime(r.Started), shortTime(r.Last), r.Executions, inspect.Sanitize(r.Reason))
-	fmt.Fprintf(a.stdout, "planned %d, applied %d, conflict %d, failed %d, in doubt %d, undone %d\n",
-		r.Planned, r.Applied, r.Conflict, r.Failed, r.InDoubt, r.Undone)
+	fmt.Fprintf(a.stdout, "run %s: %s by %s, %s (last %s), %s\nreason: %s\n",
+		r.ID, inspect.Sanitize(r.Label()), inspect.Sanitize(r.Operator), shortTime(r.Started), shortTime(r.Last),
+		plural(r.Executions, "execution"), inspect.Sanitize(r.Reason))
+	fmt.Fprintf(a.stdout, "planned %d, applied %d, conflicts %d, failed %d, in doubt %d, unapplied %d, reverted since %d\n",
+		r.Planned, r.Applied, r.Conflict, r.Failed, r.InDoubt, r.Unapplied, r.Reverted)
 	if path, err := auditPathOf(a, &o.auditOptions); err == nil {
 		if head, err := actions.AuditHead(path); err == nil && head != "" {
 			fmt.Fprintf(a.stdout, "audit log head: %s (idemctl audit verify --head %s proves it and all before it unchanged)\n", head, head)
 		}
 	}
-	if r.Undone == 0 {
-		fmt.Fprintln(a.stdout, "nothing left undone")
+	if r.Unapplied == 0 {
+		fmt.Fprintln(a.stdout, "every planned key was applied")
 	} else {
+		fmt.Fprintln(a.stdout, "\nunapplied keys (the last the log says of each):")
 		tw := tabwriter.NewWriter(a.stdout, 2, 8, 2, ' ', 0)
 		fmt.Fprintln(tw, "KEY\tLAST\tDETAIL")
 		for _, k := range r.UndoneKeys {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", inspect.Sanitize(k.Key), k.Last, units.Clip(inspect.Sanitize(k.Detail), 100))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", inspect.Sanitize(k.Key), k.Last, a.clipForTerminal(inspect.Sanitize(k.Detail), 100))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 	}
 	return writeRunWrites(a, r.Writes)
+}
+
+// clipForTerminal cuts s to n characters on a terminal, where a line must
+// fit; a pipe or a file gets it whole, for the script or the grep after.
+func (a *app) clipForTerminal(s string, n int) string {
+	if !a.isTTY {
+		return s
+	}
+	return units.Clip(s, n)
+}
+
+// clipKeyForTerminal is clipForTerminal for a key: cut in its middle, so
+// its end (the request id) stays.
+func (a *app) clipKeyForTerminal(key string, n int) string {
+	if !a.isTTY {
+		return key
+	}
+	return units.ClipMiddle(key, n)
 }
 
 // writeRunWrites lists a run's writes with the id 'idemctl undo' takes
@@ -142,7 +162,7 @@ func writeRunWrites(a *app, ws []actions.RunWrite) error {
 		if undo == "" {
 			undo = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", w.ID, w.Action, out, units.Clip(inspect.Sanitize(w.Key), 60), units.Clip(inspect.Sanitize(undo), 100))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", w.ID, w.Action, out, a.clipKeyForTerminal(inspect.Sanitize(w.Key), 60), a.clipForTerminal(inspect.Sanitize(undo), 100))
 	}
 	return tw.Flush()
 }

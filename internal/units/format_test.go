@@ -94,3 +94,21 @@ func TestParseShare(t *testing.T) {
 		}
 	}
 }
+
+func TestClipMiddle(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"abcdefghij", 10, "abcdefghij"},
+		{"atlasmart:ch23:idem:customer-11:POST:/v2/checkout:confirm-0042", 30, "atlasmart…heckout:confirm-0042"},
+		{"ééééééééééüü", 7, "éé…ééüü"},
+		{"abcdef", 2, "ef"},
+	} {
+		if got := ClipMiddle(c.s, c.n); got != c.want || len([]rune(got)) > c.n {
+			t.Errorf("ClipMiddle(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+		}
+	}
+}

@@ -32,3 +32,25 @@ func Clip(s string, n int) string {
 func OneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
+
+// ClipMiddle shortens s to at most n characters by cutting its middle
+// ("…"), keeping its start and, larger, its end: the end of a key (the
+// request id) is what tells two keys of one endpoint apart.
+func ClipMiddle(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if len(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	if n < 3 {
+		return string(r[len(r)-n:])
+	}
+	head := (n - 1) / 3
+	tail := n - 1 - head
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+}
