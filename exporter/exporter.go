@@ -36,9 +36,12 @@ type Config struct {
 	GroupLabel  string        // optional: a template capture exposed as top-N values
 	GroupCap    int           // N for GroupLabel
 	Version     string
-	Revision    string         // the commit the build came from ("" unknown)
-	Log         io.Writer      // one line per failed scan and per recovery
-	Doctor      doctor.Options // the config's doctor settings and silences
+	Revision    string // the commit the build came from ("" unknown)
+	// WebConfigFile is a Prometheus web config (TLS, basic auth), the
+	// file node_exporter and redis_exporter read; "" serves plain HTTP.
+	WebConfigFile string
+	Log           io.Writer      // one line per failed scan and per recovery
+	Doctor        doctor.Options // the config's doctor settings and silences
 	// Ledgers are the dedupe ledgers read with each scan (ledger.go).
 	Ledgers []*inspect.Ledger
 	// Streams are the stream keyspaces read with each scan (streams.go).

@@ -5,14 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/exporter-toolkit/web"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/idemctl/idemctl/inspect"
 )
@@ -100,7 +105,7 @@ func (e *Exporter) Serve(ctx context.Context, ln net.Listener) error {
 		e.Run(ctx)
 	}()
 	errCh := make(chan error, 1)
-	go func() { errCh <- srv.Serve(ln) }()
+	go func() { errCh <- web.Serve(ln, srv, e.webFlags(), e.webLog()) }()
 	var err error
 	select {
 	case <-ctx.Done():
@@ -115,4 +120,49 @@ func (e *Exporter) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	return nil
+}
+
+// webFlags hands the web config to the Prometheus exporter toolkit, which
+// serves TLS and basic auth as every Prometheus exporter does (and reads
+// the file anew on each connection, so certificates rotate without a
+// restart).
+func (e *Exporter) webFlags() *web.FlagConfig {
+	path, systemd := e.cfg.WebConfigFile, false
+	return &web.FlagConfig{WebListenAddresses: &[]string{}, WebSystemdSocket: &systemd, WebConfigFile: &path}
+}
+
+// webLog keeps the toolkit's own lines to warnings and errors: the
+// exporter names what it serves itself.
+func (e *Exporter) webLog() *slog.Logger {
+	w := e.cfg.Log
+	if w == nil {
+		w = io.Discard
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// CheckWebConfig reads a web config file and its certificates, as the
+// exporter will, so a bad one is refused before serving.
+func CheckWebConfig(path string) error { return web.Validate(path) }
+
+// WebConfigTLS reports whether a web config file serves TLS (it holds a
+// tls_server_config with a certificate).
+func WebConfigTLS(path string) bool {
+	if path == "" {
+		return false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var c struct {
+		TLS struct {
+			Cert     string `yaml:"cert"`
+			CertFile string `yaml:"cert_file"`
+		} `yaml:"tls_server_config"`
+	}
+	if yaml.Unmarshal(data, &c) != nil {
+		return false
+	}
+	return c.TLS.Cert != "" || c.TLS.CertFile != ""
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/buildinfo"
 	"github.com/idemctl/idemctl/internal/redisconn"
+	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/reaper"
 )
 
@@ -24,6 +25,7 @@ type exporterCmd struct {
 	readFlags
 	listen                string
 	listenAny             bool
+	webConfig             string
 	interval, scanTimeout time.Duration
 	groupLabel            string
 	groupCap              int
@@ -35,6 +37,7 @@ type exporterCmd struct {
 func (o *exporterCmd) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.listen, "listen", "", "address to serve on (default: the profile's listen, else "+defaultListen+")")
 	fs.BoolVar(&o.listenAny, "listen-any", false, "allow a non-loopback --listen (metrics name keyspaces and counts)")
+	fs.StringVar(&o.webConfig, "web.config.file", "", "TLS and basic auth for /metrics: a Prometheus web config file (the format node_exporter and redis_exporter read)")
 	fs.Var(durationValue(&o.interval), "interval", "time between scan starts (default: the profile's exporter_interval, else 60s)")
 	fs.Var(durationValue(&o.scanTimeout), "scan-timeout", "cut a scan running longer than this and count it as failed (default 5m)")
 	fs.StringVar(&o.groupLabel, "group-label", "", "also expose the top values of this key-template capture (e.g. principal)")
@@ -85,18 +88,21 @@ func (o *exporterCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []st
 			return s.client, nil
 		},
 		Keyspaces: s.keyspaces, Scan: s.scan, Interval: every, ScanTimeout: limit,
-		GroupLabel: o.groupLabel, GroupCap: o.groupCap, Version: version, Revision: buildinfo.Read().Revision, Log: a.stderr,
+		WebConfigFile: o.webConfig, GroupLabel: o.groupLabel, GroupCap: o.groupCap, Version: version, Revision: buildinfo.Read().Revision, Log: a.stderr,
 		Doctor: s.cfg.DoctorOptions(), Extra: reapCollectors(reap), Ledgers: configLedgers(s), // cmd_ledgers.go
 		Streams: configStreams(s),
 	})
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	if err := exporter.CheckWebConfig(o.webConfig); err != nil {
+		return usageErr("--web.config.file %s: %s", o.webConfig, units.OneLine(err.Error()))
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
-	fmt.Fprintf(a.stderr, "idemctl exporter: serving http://%s/metrics for %s, scanning every %s\n", ln.Addr(), s.ep, every)
+	fmt.Fprintf(a.stderr, "idemctl exporter: serving %s://%s/metrics for %s, scanning every %s\n", o.scheme(), ln.Addr(), s.ep, every)
 	if reap != nil {
 		mode := "dry run"
 		if reap.Apply {
@@ -150,4 +156,13 @@ func reapCollectors(r *reaper.Reaper) []prometheus.Collector {
 		return nil
 	}
 	return []prometheus.Collector{r.Metrics}
+}
+
+// scheme is how /metrics is served: https where the web config has a
+// tls_server_config, else http (basic auth alone is over plain HTTP).
+func (o *exporterCmd) scheme() string {
+	if exporter.WebConfigTLS(o.webConfig) {
+		return "https"
+	}
+	return "http"
 }

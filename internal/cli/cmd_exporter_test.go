@@ -212,7 +212,8 @@ func TestExporterRefusesNonLoopbackAndBadFlags(t *testing.T) {
 		}
 	}
 	for _, bad := range [][]string{{"--interval", "10ms"}, {"--max-keys", "5"}, {"--listen", "no-port"},
-		{"--group-label", "tenant"}, {"--group-label", "principal", "--group-cap", "1000"}, {"extra-arg"}} {
+		{"--group-label", "tenant"}, {"--group-label", "principal", "--group-cap", "1000"}, {"extra-arg"},
+		{"--listen", "127.0.0.1:0", "--web.config.file", "/nonexistent/web.yml"}} {
 		r := clitest.Run(t, nil, append(append([]string{}, base...), bad...)...)
 		r.MustCode(t, cli.ExitUsage)
 		r.OneLineErr(t)
@@ -226,7 +227,7 @@ func TestExporterRefusesNonLoopbackAndBadFlags(t *testing.T) {
 	b.Stop(t).MustCode(t, 0)
 	h := clitest.Run(t, nil, "exporter", "--help")
 	h.MustCode(t, 0)
-	for _, f := range []string{"--listen", "--listen-any", "--interval", "--scan-timeout", "--keys-per-sec", "--group-cap"} {
+	for _, f := range []string{"--listen", "--listen-any", "--interval", "--scan-timeout", "--keys-per-sec", "--group-cap", "--web.config.file"} {
 		if !strings.Contains(h.Stdout, f) {
 			t.Errorf("exporter --help lacks %s", f)
 		}
