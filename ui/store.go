@@ -178,22 +178,31 @@ func (s *store) matching() []uint64 {
 // several cores.
 const parallelMatch = 1 << 16
 
-// sort orders the view by the current column (stable, so ties keep scan order).
+// sort orders the view by the current column.
 func (s *store) sort() {
 	s.unsorted, s.sortedBy = 0, order{s.sortCol, s.sortDesc}
 	slices.SortStableFunc(s.view, s.less)
 }
 
 // less is the view's order over record indices; scan order is index order.
+// Sorted by a column it is a total order: rows the column ties are ordered
+// by key, whatever the direction, then by index, so a refresh, which reads
+// the keys in another order, never swaps them.
 func (s *store) less(a, b int32) int {
-	c := cmp.Compare(a, b)
-	if s.sortCol != colNone {
-		c = compareBy(s.sortCol, &s.recs, int(a), int(b))
+	if s.sortCol == colNone {
+		if s.sortDesc {
+			return cmp.Compare(b, a)
+		}
+		return cmp.Compare(a, b)
 	}
+	c := compareBy(s.sortCol, &s.recs, int(a), int(b))
 	if s.sortDesc {
-		return -c
+		c = -c
 	}
-	return c
+	if c == 0 && s.sortCol != colKey {
+		c = s.recs.CompareKeys(int(a), int(b))
+	}
+	return cmp.Or(c, cmp.Compare(a, b))
 }
 
 // mergeTail sorts the records appended since the last sort and merges them

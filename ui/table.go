@@ -203,29 +203,34 @@ func (m *Model) row(r *inspect.Record, selected bool) string {
 	return b.String()
 }
 
+// keyTailMin is how much of a key's last capture (the request id) a cut
+// key keeps at least: its tail is what tells apart the records of one
+// principal and endpoint.
+const keyTailMin = 8
+
 // fitKey fits a record's key to w cells. Cut, it keeps what tells the
 // operator where to look — the captures before the last one (principal,
-// endpoint) — then the tail of the last (the request id), not a blind middle.
+// endpoint) — and the tail of the last (the request id), never a blind
+// middle: two records of one endpoint never read the same. When the head
+// and keyTailMin cells of the id do not both fit, the head is cut instead
+// (customer-11:POST:/v2/checkout…de0-0042).
 func fitKey(r *inspect.Record, w int) string {
 	k := inspect.Sanitize(displayKey(r))
 	kw := ansi.StringWidth(k)
-	if kw <= w || len(r.Groups) < 2 {
+	if kw <= w || len(r.Groups) < 2 || w < 2*keyTailMin {
 		return fitMiddle(k, w)
 	}
 	last := inspect.Sanitize(r.Groups[len(r.Groups)-1])
 	head, ok := strings.CutSuffix(k, last)
-	hw := ansi.StringWidth(head)
-	switch {
-	case !ok:
-		return fitMiddle(k, w)
-	case hw+4 > w:
-		// No room for any of the id: principal and endpoint whole, if they fit.
-		if head = strings.TrimRight(head, ":/-_. "); ansi.StringWidth(head)+1 <= w {
-			return fit(head+"…", w)
-		}
+	if !ok {
 		return fitMiddle(k, w)
 	}
-	return head + "…" + ansi.TruncateLeft(last, kw-hw-(w-hw-1), "")
+	hw, lw := ansi.StringWidth(head), ansi.StringWidth(last)
+	if hw+1+min(lw, keyTailMin) <= w {
+		return head + "…" + ansi.TruncateLeft(last, lw-(w-hw-1), "")
+	}
+	tail := min(lw, keyTailMin)
+	return fit(ansi.Truncate(head, w-1-tail, "")+"…"+ansi.TruncateLeft(last, lw-tail, ""), w)
 }
 
 // displayKey drops the keyspace's constant prefix: the header names it.

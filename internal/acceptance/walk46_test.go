@@ -3,6 +3,7 @@ package acceptance
 import (
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,4 +100,56 @@ func TestWalk46FilterInsideAGroupInTmux(t *testing.T) {
 		t.Fatalf("principal=%s flag=stale shows no record:\n%s", who[1], scr)
 	}
 	step(s, "q", "quit", "EXITED:0")
+}
+
+// Finding 7: at 80 columns the rows of one customer and one long endpoint
+// read apart (the cut keeps the request id's tail), and rows the sort
+// ties keep their order across refreshes.
+func TestWalk46RowsOfOneEndpointInTmux(t *testing.T) {
+	bin := clitest.BuildBinary(t)
+	s := demo46(t, bin)
+	step(s, "/", "the filter input", "/ ")
+	s.send("-l", "endpoint=POST:/v2/checkout:confirm")
+	step(s, "Enter", "one endpoint", "filter: endpoint=POST:/v2/checkout:confirm")
+	step(s, "2", "its succeeded records", "state=succeeded")
+	step(s, "=", "by customer", "RECORDS", "PRINCIPAL")
+	scr := step(s, "Enter", "one customer's", "esc: groups")
+	before := tableKeys(scr)
+	if len(before) < 5 {
+		t.Fatalf("%d rows of one customer and endpoint, want 5 or more:\n%s", len(before), scr)
+	}
+	seen := map[string]bool{}
+	for _, k := range before {
+		if seen[k] || !regexp.MustCompile(`\d\d$`).MatchString(k) {
+			t.Fatalf("a row reads %q: the request id that tells it apart is cut away or shared:\n%s", k, scr)
+		}
+		seen[k] = true
+	}
+	after := tableKeys(pastRefresh(s))
+	if a, b := common(before, after), common(after, before); strings.Join(a, "\n") != strings.Join(b, "\n") {
+		t.Fatalf("a refresh reordered tied rows:\n%q\n%q", a, b)
+	}
+	step(s, "q", "quit", "EXITED:0")
+}
+
+// tableKeys are the KEY cells of the Records table on screen, in order.
+func tableKeys(scr string) []string {
+	var keys []string
+	for _, l := range strings.Split(scr, "\n") {
+		if i := strings.Index(l, "customer-"); i >= 0 && regexp.MustCompile(`^\*?[a-z]+ `).MatchString(l) {
+			keys = append(keys, strings.TrimSpace(l[i:]))
+		}
+	}
+	return keys
+}
+
+// common is the elements of a that b holds too, in a's order.
+func common(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
