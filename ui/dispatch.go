@@ -59,8 +59,10 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.onHelpKey(msg)
 		return nil
 	}
-	// Quit and help mean the same on every screen, the detail view included.
-	if cmd, ok := dispatch(msg, []keyAction{{m.keys.Quit, m.quit}, {m.keys.Help, noCmd(m.openHelp)}}); ok {
+	// Quit, help and the banner mean the same on every screen, the detail
+	// view included.
+	if cmd, ok := dispatch(msg, []keyAction{{m.keys.Quit, m.quit}, {m.keys.Help, noCmd(m.openHelp)},
+		{m.keys.Warning, noCmd(m.toggleBanner)}}); ok {
 		return cmd
 	}
 	if m.screen == screenDetail {

@@ -7,22 +7,22 @@ import (
 	"github.com/idemctl/idemctl/inspect"
 )
 
-// gapCache holds the cannot-judge banner for one state of the aggregate, so
-// a frame costs no Report() while nothing changed.
+// gapCache holds the cannot-judge banners for one state of the aggregate,
+// so a frame costs no Report() while nothing changed.
 type gapCache struct {
 	stats *inspect.Stats
 	total int64
 	at    time.Time
-	text  string
+	texts []string
 }
 
-// gapBanner is the Overview and Records banner: what the counts on screen
-// cannot back (processing records of unknown age, undecoded keyspaces), with
-// the first cause and its fix. "" when every verdict is backed.
-func (m *Model) gapBanner() string {
+// gapBanners are the Overview and Records banners: what the counts on
+// screen cannot back (processing records of unknown age, undecoded
+// keyspaces), each cause with its fix. nil when every verdict is backed.
+func (m *Model) gapBanners() []string {
 	c := &m.gaps
 	if c.stats == m.stats && c.total == m.stats.Total() && c.at.Equal(m.lastComplete) {
-		return c.text
+		return c.texts
 	}
 	*c = gapCache{stats: m.stats, total: m.stats.Total(), at: m.lastComplete}
 	var gaps []inspect.Gap
@@ -31,14 +31,22 @@ func (m *Model) gapBanner() string {
 			gaps = append(gaps, g)
 		}
 	}
-	if len(gaps) == 0 {
-		return ""
+	for i, g := range gaps {
+		text := inspect.Sanitize(g.String())
+		if len(gaps) > 1 {
+			text = fmt.Sprintf("(%d of %d) %s", i+1, len(gaps), text)
+		}
+		c.texts = append(c.texts, text)
 	}
-	c.text = inspect.Sanitize(gaps[0].String())
-	if len(gaps) > 1 {
-		c.text = fmt.Sprintf("(1 of %d) %s", len(gaps), c.text)
+	return c.texts
+}
+
+// gapBanner is the first of the gap banners, "" when there is none.
+func (m *Model) gapBanner() string {
+	if t := m.gapBanners(); len(t) > 0 {
+		return t[0]
 	}
-	return c.text
+	return ""
 }
 
 // showsGapBanner: the screens whose counts the banner qualifies.

@@ -22,6 +22,7 @@ type KeyMap struct {
 	Retry, Ack, DeadLetter                  key.Binding // the Streams screen's pending entries
 	GroupBy, CopyKey, CopyCommand           key.Binding
 	Search, NextMatch, PrevMatch, Command   key.Binding
+	Warning                                 key.Binding // a warning banner whole
 }
 
 // DefaultKeyMap follows k9s/vim habits.
@@ -75,6 +76,7 @@ func DefaultKeyMap() KeyMap {
 		NextMatch:   b([]string{"n"}, "n", "next match"),
 		PrevMatch:   b([]string{"N"}, "N", "previous match"),
 		Command:     b([]string{":"}, ":", "command line (:streams)"),
+		Warning:     b([]string{"w"}, "w", "whole warning banner"),
 	}
 }
 
@@ -157,7 +159,7 @@ func (k KeyMap) HelpGroups() []helpGroup {
 		{"states", []key.Binding{k.Processing, k.Succeeded, k.Failed, k.Reconciled, k.Unknown, k.AllStates}},
 		{write, []key.Binding{k.Mark, k.MarkAll, k.Unmark, k.Expire, k.Fail, k.Reconcile}},
 		{"find and copy", []key.Binding{k.Search, k.NextMatch, k.PrevMatch, k.CopyKey, k.CopyCommand, k.Command}},
-		{"record", []key.Binding{k.Rescan, k.Reveal, k.Triage, k.Undo}}, // V and u are guarded writes too: dim when read-only
+		{"record", []key.Binding{k.Rescan, k.Reveal, k.Triage, k.Undo, k.Warning}}, // V and u are guarded writes too: dim when read-only
 	}
 }
 

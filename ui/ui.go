@@ -131,11 +131,12 @@ type Model struct {
 	// streams is the Streams screen's state (streams.go).
 	streams *streamsState
 
-	banner    string
-	gaps      gapCache // the cannot-judge banner (evidence.go)
-	dataStale bool
-	backoff   time.Duration
-	status    string
+	banner     string
+	bannerOpen bool     // w: the warning banners whole, not folded (banner.go)
+	gaps       gapCache // the cannot-judge banner (evidence.go)
+	dataStale  bool
+	backoff    time.Duration
+	status     string
 
 	cursor, offset int
 	// The grouped Records screen: its cursor, and the search to restore

@@ -14,29 +14,15 @@ import (
 	"github.com/idemctl/idemctl/internal/units"
 )
 
-// chromeLines is the height of header, progress line, status and help lines.
+// chromeLines is the height of header, progress line, banners, status and
+// help lines.
 func (m *Model) chromeLines() int {
 	n := 4
 	if m.twoLineHeader {
 		n++
 	}
-	if m.banner != "" {
-		n++
-	}
-	if m.showsGapBanner() {
-		n++
-	}
-	if m.store.dropped > 0 {
-		n++
-	}
-	return n
-}
-
-// heldBanner says, on every screen, that the table holds part of the scan.
-func (m *Model) heldBanner() string {
-	held := int64(m.store.recs.Len())
-	return fmt.Sprintf("listing %s of %s records (--max-records %s): every one needing attention; the other %s only in the counts",
-		units.FormatCount(held), units.FormatCount(held+m.store.dropped), units.FormatCount(int64(m.maxRecords())), units.FormatCount(m.store.dropped))
+	banners, _ := m.bannerLines()
+	return n + len(banners)
 }
 
 func (m *Model) bodyHeight() int { return max(m.height-m.chromeLines(), 1) }
@@ -48,17 +34,9 @@ func (m *Model) View() tea.View {
 	b.WriteString(m.headerView())
 	b.WriteString("\n")
 	b.WriteString(m.progressView())
-	if m.banner != "" {
-		b.WriteString("\n")
-		b.WriteString(m.styles.Banner.Render(fit(" ⚠ "+m.bannerText(), m.width)))
-	}
-	if m.showsGapBanner() {
-		b.WriteString("\n")
-		b.WriteString(m.styles.Banner.Render(fit(" ⚠ "+m.gapBanner(), m.width)))
-	}
-	if m.store.dropped > 0 {
-		b.WriteString("\n")
-		b.WriteString(m.styles.Banner.Render(fit(" ⚠ "+m.heldBanner(), m.width)))
+	banners, _ := m.bannerLines()
+	for _, l := range banners {
+		b.WriteString("\n" + m.styles.Banner.Render(l))
 	}
 	b.WriteString("\n")
 	body := ""
@@ -98,23 +76,6 @@ func (m *Model) View() tea.View {
 		v.WindowTitle += " — " + p
 	}
 	return v
-}
-
-// bannerText leads with what the operator must know (the data is stale),
-// then the cause, which may be cut on a narrow terminal.
-func (m *Model) bannerText() string {
-	if !m.dataStale {
-		return m.banner
-	}
-	s := "connection problem: showing data"
-	if !m.lastComplete.IsZero() {
-		s += " from " + m.lastComplete.Format("15:04:05")
-	}
-	s += " (stale)"
-	if m.backoff > 0 {
-		s += fmt.Sprintf(", retry in %s", m.backoff)
-	}
-	return s + " · " + m.banner
 }
 
 // padLines makes body exactly h lines, each cut to w cells.

@@ -153,3 +153,25 @@ func common(a, b []string) []string {
 	}
 	return out
 }
+
+// demoGapFix is the demo's cannot-judge banner's fix, as stats says it.
+const demoGapFix = "fix: judge them with --max-processing-no-ttl 0; repair with idemctl scan --flag processing_no_ttl, " +
+	"then idemctl fail or expire; make the reserve step set a TTL"
+
+// Finding 4: at 80 columns the warning banner says w shows it whole; w
+// shows its cause and its fix, on the Records and the Overview, and the
+// help names w.
+func TestWalk46WarningBannerReadableInTmux(t *testing.T) {
+	bin := clitest.BuildBinary(t)
+	s := demo46(t, bin)
+	scr := s.waitFor("the folded banner", "cannot judge", "w: the whole warning")
+	if strings.Contains(flat(scr), demoGapFix) {
+		t.Fatalf("the folded banner already shows the fix: the test proves nothing:\n%s", scr)
+	}
+	step(s, "w", "the whole banner on Records", "they have no TTL and no stored timestamp", demoGapFix, "KEY (atlasmart")
+	step(s, "BTab", "the whole banner on the Overview", demoGapFix, "ALL KEYSPACES")
+	step(s, "w", "folded again", "w: the whole warning", "ALL KEYSPACES")
+	step(s, "?", "the help", "w whole warning banner")
+	s.send("?")
+	step(s, "q", "quit", "EXITED:0")
+}

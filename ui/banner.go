@@ -1,0 +1,111 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+// The warning banners under the header: the connection's (every screen),
+// the cannot-judge ones (Overview and Records) and the held one (the table
+// holds part of the scan). Each is wrapped, never cut: it takes at most
+// bannerFolded lines, the last of them saying w shows the rest; w unfolds
+// every banner whole (and the other cannot-judge causes), w again folds
+// them.
+
+// bannerFolded is how many lines a banner takes until w unfolds it.
+const bannerFolded = 2
+
+// bannerMore ends a folded banner's last line.
+const bannerMore = " … w: the whole warning"
+
+// bannerTexts are the banners to show on this screen, most urgent first.
+func (m *Model) bannerTexts() []string {
+	var out []string
+	if m.banner != "" {
+		out = append(out, m.bannerText())
+	}
+	if m.showsGapBanner() {
+		gaps := m.gapBanners()
+		if !m.bannerOpen {
+			gaps = gaps[:1]
+		}
+		out = append(out, gaps...)
+	}
+	if m.store.dropped > 0 {
+		out = append(out, m.heldBanner())
+	}
+	return out
+}
+
+// bannerLines are the banners as drawn: each wrapped under its ⚠ and
+// folded to bannerFolded lines unless w unfolded them. folded says some
+// banner has more to show.
+func (m *Model) bannerLines() (lines []string, folded bool) {
+	for _, text := range m.bannerTexts() {
+		ls, cut := foldBanner(text, m.width, !m.bannerOpen)
+		lines = append(lines, ls...)
+		folded = folded || cut
+	}
+	return lines, folded
+}
+
+// foldBanner wraps text under " ⚠ " to width, at spaces; with fold, a
+// text longer than bannerFolded lines ends its last one in bannerMore,
+// cut at a space. cut says it was.
+func foldBanner(text string, width int, fold bool) (lines []string, cut bool) {
+	const lead, pad = " ⚠ ", "   "
+	room := max(width-ansi.StringWidth(lead), 8)
+	words := strings.Split(ansi.Wrap(text, room, " "), "\n")
+	if fold && len(words) > bannerFolded {
+		rest := strings.Join(words[bannerFolded-1:], " ")
+		last := strings.Split(ansi.Wrap(rest, max(room-ansi.StringWidth(bannerMore), 8), " "), "\n")[0]
+		words = append(words[:bannerFolded-1:bannerFolded-1], strings.TrimRight(last, " ")+bannerMore)
+		cut = true
+	}
+	for i, w := range words {
+		p := pad
+		if i == 0 {
+			p = lead
+		}
+		lines = append(lines, fit(p+w, width))
+	}
+	return lines, cut
+}
+
+// toggleBanner is w: the banners whole, or folded again.
+func (m *Model) toggleBanner() {
+	if _, folded := m.bannerLines(); !folded && !m.bannerOpen {
+		m.status = "no warning is cut short here (w shows a warning banner whole)"
+		return
+	}
+	m.bannerOpen = !m.bannerOpen
+	m.resize(m.width, m.height) // the body gives the banners their lines
+}
+
+// heldBanner says, on every screen, that the table holds part of the scan.
+func (m *Model) heldBanner() string {
+	held := int64(m.store.recs.Len())
+	return fmt.Sprintf("listing %s of %s records (--max-records %s): every one needing attention; the other %s only in the counts",
+		units.FormatCount(held), units.FormatCount(held+m.store.dropped), units.FormatCount(int64(m.maxRecords())), units.FormatCount(m.store.dropped))
+}
+
+// bannerText leads with what the operator must know (the data is stale),
+// then the cause.
+func (m *Model) bannerText() string {
+	if !m.dataStale {
+		return m.banner
+	}
+	s := "connection problem: showing data"
+	if !m.lastComplete.IsZero() {
+		s += " from " + m.lastComplete.Format("15:04:05")
+	}
+	s += " (stale)"
+	if m.backoff > 0 {
+		s += fmt.Sprintf(", retry in %s", m.backoff)
+	}
+	return s + " · " + m.banner
+}
