@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -71,7 +72,7 @@ func (d Durability) String() string {
 	case d.NoWait:
 		s = "not waited for (--min-replicas 0): a failover could take writes back unseen"
 	case d.MinReplicas > 0:
-		s = fmt.Sprintf("each batch waits up to %s for %d replica(s) to acknowledge it (WAIT)", timeout, d.MinReplicas)
+		s = fmt.Sprintf("each batch waits up to %s for %d %s to acknowledge it (WAIT)", timeout, d.MinReplicas, plural(d.MinReplicas, "replica", "replicas"))
 	default:
 		s = fmt.Sprintf("each batch waits up to %s for the primary's replica to acknowledge it (WAIT), where it has one", timeout)
 	}
@@ -79,6 +80,28 @@ func (d Durability) String() string {
 		s += ", and for its fsync (WAITAOF)"
 	}
 	return s
+}
+
+// Applies says whether the wait is worth saying before a write: the
+// operator asked for one (--min-replicas, --require-fsync) or for none
+// (--min-replicas 0), or the primaries c writes to have a replica to wait
+// for. A server that does not say counts as having one.
+func (d Durability) Applies(ctx context.Context, c redis.UniversalClient) bool {
+	if d.NoWait || d.MinReplicas > 0 || d.RequireFsync || c == nil {
+		return true
+	}
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		var found atomic.Bool
+		err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			if n, err := onlineReplicas(ctx, m); err != nil || n > 0 {
+				found.Store(true)
+			}
+			return nil
+		})
+		return err != nil || found.Load()
+	}
+	n, err := onlineReplicas(ctx, c)
+	return err != nil || n > 0
 }
 
 // primaryConns holds, for one batch, a connection per primary written to:
@@ -226,7 +249,9 @@ func aofEnabled(ctx context.Context, c *redis.Conn) bool {
 // (state=online): one still loading its first copy cannot acknowledge, so
 // a primary just promoted has none to wait for yet. A server that does
 // not report its replicas gives an error.
-func onlineReplicas(ctx context.Context, c *redis.Conn) (int, error) {
+func onlineReplicas(ctx context.Context, c interface {
+	Info(ctx context.Context, section ...string) *redis.StringCmd
+}) (int, error) {
 	info, err := c.Info(ctx, "replication").Result()
 	if err != nil {
 		return 0, err

@@ -68,11 +68,15 @@ func ruleLedgerTrim(_ *input, l *inspect.LedgerReport, rep *Report) (string, str
 		sev = Critical
 	}
 	key := inspect.Sanitize(worst.Key)
+	whose := "their oldest entries are"
+	if len(late) == 1 {
+		whose = "its oldest entries are"
+	}
 	rep.add(Finding{Rule: "ledger-trim", Severity: sev, Keyspace: l.Name,
-		Title: fmt.Sprintf("%s ledger zset(s) are not being trimmed: their oldest entries are far older than the %s window", count(int64(len(late))), dur(l.WindowMs)),
+		Title: fmt.Sprintf("%s not being trimmed: %s far older than the %s window", units.Nouns(int64(len(late)), "ledger zset is", "ledger zsets are"), whose, dur(l.WindowMs)),
 		Evidence: []string{
 			fmt.Sprintf("%s: oldest entry %s old, window %s, %s of %s entries past the window", key, dur(worst.OldestAgeMs), dur(l.WindowMs), count(worst.PastWindow), count(worst.Members)),
-			fmt.Sprintf("%s entries past the window in %s untrimmed zset(s), %s", count(past), count(int64(len(late))), units.FormatBytes(l.MemoryBytes)+" in the ledger"),
+			fmt.Sprintf("%s past the window in %s, %s", units.Nouns(past, "entry", "entries"), units.Nouns(int64(len(late)), "untrimmed zset", "untrimmed zsets"), units.FormatBytes(l.MemoryBytes)+" in the ledger"),
 		},
 		Figures: map[string]int64{"keys": int64(len(late)), "oldest_age_ms": worst.OldestAgeMs, "window_ms": l.WindowMs, "past_window": past},
 		Samples: ledgerKeys(late),

@@ -22,6 +22,7 @@ import (
 
 	"github.com/idemctl/idemctl/doctor"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
 )
 
 // Config is what the exporter scans and how often.
@@ -175,7 +176,7 @@ func (e *Exporter) publish(s *inspect.Snapshot, doc *doctor.Report) {
 	if s.Complete {
 		e.good, e.goodDoc, e.lastOK = s, doc, s.Started.Add(s.Duration)
 		if e.failStreak > 0 {
-			fmt.Fprintf(e.cfg.Log, "idemctl exporter: scan complete again after %d failed scan(s)\n", e.failStreak)
+			fmt.Fprintf(e.cfg.Log, "idemctl exporter: scan complete again after %s\n", units.Nouns(int64(e.failStreak), "failed scan", "failed scans"))
 		}
 		e.failStreak = 0
 		return

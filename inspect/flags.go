@@ -56,6 +56,20 @@ var flagInfos = [numFlags]FlagInfo{
 	{FlagLongFingerprint, "long_fingerprint", "the fingerprint is longer than idemctl shows (512 bytes; its head is kept) or than the read cap: present, but not a digest a library writes", "longfp"},
 }
 
+// SnapshotMemoryExplain is memory_estimated's meaning for records read
+// from a snapshot, where every record's memory is estimated (not because
+// it is a big collection).
+const SnapshotMemoryExplain = "read from a snapshot: its memory is estimated from the record's encoding in the file, as MEMORY USAGE counts it (a file holds no allocator figures)"
+
+// ExplainFor is the flag's explanation for records read from source:
+// memory_estimated says why on a snapshot.
+func (fi FlagInfo) ExplainFor(source *Source) string {
+	if fi.Flag == FlagMemoryEstimated && source != nil && source.Kind == "snapshot" {
+		return SnapshotMemoryExplain
+	}
+	return fi.Explain
+}
+
 // AllFlags lists every flag with its name and explanation.
 func AllFlags() []FlagInfo { return flagInfos[:] }
 

@@ -247,7 +247,7 @@ func runPlans(ctx context.Context, a *app, wf *writeFlags, setup actions.Setup, 
 		}
 	}
 	printPlans(a.stderr, plans)
-	if runnable > 0 {
+	if runnable > 0 && !wf.dryRun && setup.Durability.Applies(ctx, s.client) {
 		fmt.Fprintf(a.stderr, "replication: %s\n", setup.Durability)
 	}
 	if wf.dryRun {

@@ -185,7 +185,7 @@ func readRuns(a *app, o *auditOptions) ([]actions.RunReport, error) {
 		return nil, fmt.Errorf("audit log: %v", err)
 	}
 	if n := len(lg.Torn); n > 0 {
-		fmt.Fprintf(a.stderr, "idemctl: note: audit log %s: %d torn line(s) (a crash or a full disk) passed over\n", path, n)
+		fmt.Fprintf(a.stderr, "idemctl: note: audit log %s: %s (a crash or a full disk) passed over\n", path, units.Nouns(int64(n), "torn line", "torn lines"))
 	}
 	for _, b := range lg.Bad {
 		fmt.Fprintf(a.stderr, "idemctl: warning: audit log %s line %d: not an entry (%s)\n", path, b.Line, inspect.Line(b.Err))

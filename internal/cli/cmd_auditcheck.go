@@ -73,7 +73,11 @@ func (o *auditCheckCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args
 		printChecks(a, checks, counts, fs, s)
 	}
 	if n := counts[actions.CheckLost]; n > 0 {
-		return codeErr(ExitNotReplicated, "%d applied write(s) were taken back: re-apply them with the command above", n)
+		them := "them"
+		if n == 1 {
+			them = "it"
+		}
+		return codeErr(ExitNotReplicated, "%s taken back: re-apply %s with the command above", units.Nouns(int64(n), "applied write was", "applied writes were"), them)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/internal/units"
 )
 
 // auditVerifyCmd is audit verify: the log's hash chain, walked.
@@ -61,7 +62,7 @@ func (o *auditVerifyCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, args [
 
 func printChain(a *app, path string, rep *actions.ChainReport) {
 	if rep.Unchained > 0 {
-		fmt.Fprintf(a.stdout, "%d line(s) before the chain (an older idemctl wrote them): read, not verifiable\n", rep.Unchained)
+		fmt.Fprintf(a.stdout, "%s before the chain (an older idemctl wrote them): read, not verifiable\n", units.Nouns(int64(rep.Unchained), "line", "lines"))
 	}
 	if rep.ChainStart > 0 {
 		fmt.Fprintf(a.stdout, "the chain starts at line %d\n", rep.ChainStart)

@@ -53,7 +53,7 @@ func TestActionCLINotReplicated(t *testing.T) {
 	keys := []string{cliKey + "-lost-a", cliKey + "-lost-b"}
 	r = clitest.Run(t, nil, append(append([]string{"fail", "--min-replicas", "1", "--replica-timeout", "300ms"}, keys...), base...)...)
 	r.MustCode(t, cli.ExitNotReplicated)
-	if strings.Count(r.Stdout, "applied, NOT REPLICATED") != 2 || !strings.Contains(r.Stdout, "0 of 1 replicas acknowledged within 300ms") || !strings.Contains(r.Stderr, "waits up to 300ms for 1 replica(s)") ||
+	if strings.Count(r.Stdout, "applied, NOT REPLICATED") != 2 || !strings.Contains(r.Stdout, "0 of 1 replicas acknowledged within 300ms") || !strings.Contains(r.Stderr, "waits up to 300ms for 1 replica to acknowledge") ||
 		!strings.Contains(r.Stdout, "2 applied (2 not replicated)") || !strings.Contains(r.Stderr, "not replicated") {
 		t.Fatalf("frozen replica:\nstdout %s\nstderr %s", r.Stdout, r.Stderr)
 	}
@@ -150,4 +150,32 @@ func reapplyCommand(t *testing.T, out string) ([]string, string) {
 		t.Fatalf("no re-apply command:\n%s", out)
 	}
 	return words, doc + "\n"
+}
+
+// The replication line before a write says what each batch will wait
+// for: not on a dry run (nothing waits), not on a server with no replica
+// (nothing to wait for), unless a wait was asked for.
+func TestReplicationLineOnlyWhereItApplies(t *testing.T) {
+	srv := redistest.Shared(t)
+	audit := recordtest.AuditPath(t)
+	base := []string{"--reason", "stuck", "--url", srv.URL(0), "--preset", "atlasmart", "--audit-log", audit}
+	key := cliKey + "-replline"
+	recordtest.Reserve(t, srv, key, "body")
+
+	r := clitest.Run(t, nil, append([]string{"fail", key, "--dry-run"}, base...)...)
+	r.MustCode(t, cli.ExitOK)
+	if strings.Contains(r.Stderr, "replication:") || !strings.Contains(r.Stderr, "dry run") {
+		t.Errorf("a dry run speaks of replication:\n%s", r.Stderr)
+	}
+	r = clitest.Run(t, nil, append([]string{"fail", key, "--write", "--yes"}, base...)...)
+	r.MustCode(t, cli.ExitOK)
+	if strings.Contains(r.Stderr, "replication: each batch waits") {
+		t.Errorf("a server with no replica is told each batch waits for one:\n%s", r.Stderr)
+	}
+	recordtest.Reserve(t, srv, key+"-2", "body")
+	r = clitest.Run(t, nil, append([]string{"fail", key + "-2", "--write", "--yes", "--min-replicas", "0"}, base...)...)
+	r.MustCode(t, cli.ExitOK)
+	if !strings.Contains(r.Stderr, "replication: not waited for (--min-replicas 0)") {
+		t.Errorf("--min-replicas 0 is not said:\n%s", r.Stderr)
+	}
 }

@@ -74,7 +74,7 @@ func writeStatsFlags(w io.Writer, r inspect.Report) {
 	any := false
 	for _, fi := range inspect.AllFlags() {
 		if c := r.Flags[fi.Name]; c > 0 {
-			fmt.Fprintf(w, "%-20s %8s  %s\n", fi.Name, est("flags."+fi.Name, c), fi.Explain)
+			fmt.Fprintf(w, "%-20s %8s  %s\n", fi.Name, est("flags."+fi.Name, c), fi.ExplainFor(r.Source))
 			any = true
 		}
 	}

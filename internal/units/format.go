@@ -83,3 +83,12 @@ func FormatCount(n int64) string {
 	}
 	return string(out)
 }
+
+// Nouns is a count with its noun, singular for one: "1 result",
+// "2 results", "1,200 scans".
+func Nouns(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return FormatCount(n) + " " + many
+}

@@ -112,3 +112,11 @@ func TestClipMiddle(t *testing.T) {
 		}
 	}
 }
+
+func TestNouns(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 results", 1: "1 result", 2: "2 results", 1200: "1,200 results"} {
+		if got := Nouns(n, "result", "results"); got != want {
+			t.Errorf("Nouns(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
