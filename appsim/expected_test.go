@@ -58,3 +58,33 @@ func TestPlanStable(t *testing.T) {
 		t.Errorf("retention 1h: stable for %v", short.Stable())
 	}
 }
+
+// StaleTTL bounds the TTLs planRecord gives stale records, and
+// DefaultReserveTTL makes the shortest of them MinStaleLife at least for
+// both presets' timeouts, a minute more being the least that does.
+func TestStaleTTLAndDefaultReserveTTL(t *testing.T) {
+	for _, tc := range []struct{ preset, timeout, want time.Duration }{
+		{60 * time.Second, 30 * time.Second, time.Hour},   // atlasmart
+		{time.Hour, 5 * time.Minute, time.Hour},           // setnx
+		{time.Minute, 30 * time.Minute, 80 * time.Minute}, // a long timeout needs more
+		{2 * time.Hour, 30 * time.Second, 2 * time.Hour},  // a longer preset TTL is kept
+	} {
+		got := DefaultReserveTTL(tc.preset, tc.timeout)
+		if got != tc.want {
+			t.Errorf("DefaultReserveTTL(%v, %v) = %v, want %v", tc.preset, tc.timeout, got, tc.want)
+		}
+		p := Plan{Schema: "atlasmart", Count: 5000, ReserveTTL: got, ProcessingTimeout: tc.timeout, Retention: time.Hour, LargeResponse: 1024, Mix: DefaultMix}
+		first, last := p.StaleTTL()
+		if first < MinStaleLife || first > last {
+			t.Errorf("reserve %v, timeout %v: stale TTLs %v to %v", got, tc.timeout, first, last)
+		}
+		rng := rand.New(rand.NewPCG(3, 4))
+		zipf := rand.NewZipf(rng, 1.2, 4, 100)
+		for i, k := range assignKinds(p, rng) {
+			r := planRecord(p, rng, zipf, "run", i, k)
+			if ttl := got - time.Duration(r.ageMs)*time.Millisecond; k == KindStale && (ttl < first || ttl > last) {
+				t.Fatalf("a stale record seeded with TTL %v, outside %v to %v", ttl, first, last)
+			}
+		}
+	}
+}

@@ -319,6 +319,36 @@ func (p Plan) Stable() time.Duration {
 	return time.Duration(min(freshTurnsStale, staleExpires, p.Retention.Milliseconds())) * time.Millisecond
 }
 
+// StaleTTL is the shortest and the longest TTL a stale record is seeded
+// with: how long after seeding the first and the last of them expire
+// (the age range of planRecord: past the timeout by 10% to 40% of the
+// reserve TTL's span beyond it).
+func (p Plan) StaleTTL() (first, last time.Duration) {
+	timeout, reserve := p.ProcessingTimeout.Milliseconds(), p.ReserveTTL.Milliseconds()
+	span := reserve - timeout
+	oldest, youngest := timeout+span/10+span*3/10, timeout+span/10
+	return time.Duration(reserve-oldest) * time.Millisecond, time.Duration(reserve-youngest) * time.Millisecond
+}
+
+// MinStaleLife is how long, at least, seed's stale records live by its
+// defaults: time to follow the README's walkthrough on them before they
+// expire (with a 60s reserve TTL they were gone in about 20 s).
+const MinStaleLife = 30 * time.Minute
+
+// DefaultReserveTTL is the reserve TTL seed writes with when none is
+// given: the preset's, raised to an hour or more, in whole minutes, so
+// that with the processing timeout timeout every stale record lives
+// MinStaleLife at least.
+func DefaultReserveTTL(preset, timeout time.Duration) time.Duration {
+	r := max(preset, time.Hour)
+	for {
+		if first, _ := (Plan{ReserveTTL: r, ProcessingTimeout: timeout}).StaleTTL(); first >= MinStaleLife {
+			return r
+		}
+		r = r.Truncate(time.Minute) + time.Minute
+	}
+}
+
 // Fingerprint is the lesson's request fingerprint: sha256 hex of the
 // canonical JSON body.
 func Fingerprint(canonicalBody string) string {

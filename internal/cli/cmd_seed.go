@@ -29,9 +29,9 @@ type seedCmd struct {
 func (o *seedCmd) flags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.count, "count", 1000, "records to write")
 	fs.StringVar(&o.preset, "preset", "atlasmart", "record format to write: atlasmart or setnx")
-	fs.Var(durationValue(&o.reserve), "reserve-ttl", "TTL the reserve step sets (default: the preset's)")
+	fs.Var(durationValue(&o.reserve), "reserve-ttl", "TTL the reserve step sets (default: the preset's, raised to 1h or more so that stale records live 30m at least); scan with the same")
 	fs.Var(durationValue(&o.timeout), "processing-timeout", "timeout the stale records are past (default: the preset's)")
-	fs.Var(durationValue(&o.retention), "retention", "TTL the complete step sets (default: the preset's)")
+	fs.Var(durationValue(&o.retention), "retention", "TTL the complete step sets: how long completed records live (default: the preset's)")
 	fs.Var(sizeValue(&o.large), "large-response", "threshold the large responses exceed (default 16KiB)")
 	fs.Uint64Var(&o.randSeed, "rand-seed", 1, "random seed (same seed, same records)")
 	fs.BoolVar(&o.force, "force", false, "allow a non-loopback server")
@@ -48,9 +48,10 @@ func (o *seedCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	timeout := firstDur(o.timeout, schema.Defaults.ProcessingTimeout.D())
 	plan := appsim.Plan{
 		Schema: o.preset, Count: o.count, RandSeed: o.randSeed,
-		ReserveTTL: firstDur(o.reserve, schema.Defaults.ReserveTTL.D()), ProcessingTimeout: firstDur(o.timeout, schema.Defaults.ProcessingTimeout.D()),
+		ReserveTTL: firstDur(o.reserve, appsim.DefaultReserveTTL(schema.Defaults.ReserveTTL.D(), timeout)), ProcessingTimeout: timeout,
 		Retention: firstDur(o.retention, schema.Defaults.Retention.D()), LargeResponse: o.large, FieldTTL: o.fieldTTL,
 	}
 	if plan.LargeResponse <= 0 {
@@ -87,5 +88,24 @@ func (o *seedCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string
 		// counts are for a whole run only.
 		return codeErr(ExitInterrupt, "interrupted after writing %s of %s records", units.FormatCount(int64(res.Written)), units.FormatCount(int64(o.count)))
 	}
+	seedNote(a, plan, res, schema.Defaults.ReserveTTL.D())
 	return nil
+}
+
+// seedNote says on stderr how long the stale records live, and, when
+// seed's reserve TTL is not the preset's, that a scan must be told it: a
+// processing record's age is its reserve TTL less the TTL it has left.
+func seedNote(a *app, plan appsim.Plan, res appsim.Result, presetReserve time.Duration) {
+	stale := res.Kinds[appsim.KindStale]
+	if stale == 0 {
+		return
+	}
+	first, last := plan.StaleTTL()
+	note := fmt.Sprintf("idemctl: seed: %s stale records, expiring %s to %s from now", units.FormatCount(stale),
+		first.Round(time.Second), last.Round(time.Second))
+	if plan.ReserveTTL != presetReserve {
+		note += fmt.Sprintf("; judge their age by the reserve TTL they were written with: --reserve-ttl %s, or reserve_ttl: %s in the keyspace",
+			units.ConfigDuration(plan.ReserveTTL), units.ConfigDuration(plan.ReserveTTL))
+	}
+	fmt.Fprintln(a.stderr, note)
 }

