@@ -357,6 +357,8 @@ func TestUnknownCommandBeforeItsFlags(t *testing.T) {
 		{[]string{"sacn", "--stale"}, `idemctl: unknown command "sacn": did you mean scan? (see 'idemctl help')`},
 		{[]string{"sacn", "-o", "json", "--stale"}, `idemctl: unknown command "sacn": did you mean scan?`},
 		{[]string{"nope", "--stale"}, `idemctl: unknown command "nope" (see 'idemctl help')`},
+		{[]string{"xyz"}, `idemctl: unknown command "xyz" (see 'idemctl help')`},
+		{[]string{"sc"}, `idemctl: unknown command "sc": did you mean scan? (see 'idemctl help')`},
 		{[]string{"audit", "sho", "--run", "x"}, `idemctl audit: unknown command "sho": did you mean show? (see 'idemctl audit --help')`},
 		{[]string{"config", "veiw"}, `idemctl config: unknown command "veiw": did you mean view?`},
 		{[]string{"scan", "--stale-ish"}, `idemctl scan: unknown flag: --stale-ish`},
