@@ -52,6 +52,9 @@ type dialog struct {
 	// triage: the verdicts behind the plans (V), nil for the other writes
 	triage []*verify.Item
 	undoID string // an undo: the audit id of the write it reverts
+	// The confirm step's plan scrolls (dialog_plan.go): its first line
+	// shown, and the lines it had room for when last drawn.
+	scroll, page int
 }
 
 // expireDefault is the E dialog's TTL until the operator types another.
@@ -210,6 +213,9 @@ func (m *Model) onDialogKey(msg tea.KeyPressMsg) tea.Cmd {
 		if key == "enter" {
 			return m.confirmDialog()
 		}
+		if m.onPlanKey(msg) {
+			return nil
+		}
 	case stepDone:
 		if key == "enter" || key == "q" || key == "tab" {
 			if d.wroteEntries() {
@@ -273,24 +279,7 @@ func (m *Model) dialogView() string {
 	case stepPlanning:
 		b.WriteString(planningText(d) + "\n")
 	case stepConfirm:
-		if d.entries != nil {
-			m.entryConfirmView(&b)
-			break
-		}
-		if d.triage != nil {
-			m.triageList(&b)
-		} else {
-			m.writeDiff(&b)
-		}
-		n := d.runnable()
-		switch {
-		case n == 0:
-			b.WriteString("\nnothing can be written.\n")
-		case n == 1:
-			fmt.Fprintf(&b, "\nThe write checks the record is still exactly as read. Type yes and enter to apply: %s\n", d.confirm.View())
-		default:
-			fmt.Fprintf(&b, "\n%s writes, at most %d per second, each compare-and-set. Type %d and enter to apply: %s\n", units.FormatCount(int64(n)), uiWriteRate, n, d.confirm.View())
-		}
+		return m.confirmView(b.String())
 	case stepRunning, stepDone:
 		t := d.tally()
 		pct := 0.0

@@ -62,75 +62,15 @@ func (m *Model) confirmDialog() tea.Cmd {
 	return waitWrite(ch)
 }
 
-// changeLines are a plan's changes, field, before → after, each whole and
-// wrapped when the dialog has the room; else one line each, clipped, so
-// the confirmation under them stays on screen.
-func (m *Model) changeLines(cs []actions.Change, room int) string {
-	var wrapped, clipped strings.Builder
+// changeLines are a plan's changes, field, before → after, each whole
+// (up to 200 characters a value) and wrapped under its value: the plan
+// scrolls, so nothing is clipped to keep the confirmation in sight.
+func (m *Model) changeLines(cs []actions.Change) string {
+	var b strings.Builder
 	for _, c := range cs {
 		field := fmt.Sprintf("  %-14s ", inspect.Sanitize(c.Field))
 		before, after := inspect.Sanitize(c.Before), inspect.Sanitize(c.After)
-		wrapped.WriteString(hang(field, units.Clip(before, 200)+" → "+units.Clip(after, 200), m.width) + "\n")
-		clipped.WriteString(fit(field+units.Clip(before, 30)+" → "+units.Clip(after, 40), m.width) + "\n")
+		b.WriteString(hang(field, units.Clip(before, 200)+" → "+units.Clip(after, 200), m.width) + "\n")
 	}
-	if strings.Count(wrapped.String(), "\n") <= room {
-		return wrapped.String()
-	}
-	return clipped.String()
-}
-
-// writeDiff shows the exact change: all of it for one record; for many,
-// the first record's change in full, a sample of the others, and refusals.
-func (m *Model) writeDiff(b *strings.Builder) {
-	d := m.dialog
-	var ok, refused []*actions.Plan
-	for _, p := range d.plans {
-		if p.Refused != "" {
-			refused = append(refused, p)
-		} else {
-			ok = append(ok, p)
-		}
-	}
-	if len(ok) > 0 {
-		p := ok[0]
-		if len(ok) > 1 {
-			fmt.Fprintf(b, "e.g. %s\n", m.dialogKey(p.Key, 5))
-		} else {
-			fmt.Fprintf(b, "%s\n", m.dialogKey(p.Key, 0))
-		}
-		room := m.bodyHeight() - 7 // the title, the key and the confirmation
-		if len(ok) > 1 {
-			room -= 6 // and the sample of the others
-		}
-		changes := m.changeLines(p.Changes, room)
-		b.WriteString(changes)
-		if p.UndoNote != "" {
-			// said before it runs, as the CLI's plan says it; whole where
-			// there is room, else one line: the confirmation must show
-			label, note := m.styles.Error.Render("will not be undoable: "), inspect.Sanitize(units.OneLine(p.UndoNote))
-			line := hang(label, note, m.width)
-			if strings.Count(changes, "\n")+strings.Count(line, "\n")+1 > room {
-				line = fit(label+note, m.width)
-			}
-			b.WriteString(line + "\n")
-		}
-		if len(ok) > 1 {
-			var sample []string
-			for _, q := range ok[1:min(len(ok), 6)] {
-				sample = append(sample, m.dialogKey(displayKey(&inspect.Record{Key: q.Key, Keyspace: q.Keyspace, Groups: []string{}}), 10))
-			}
-			more := ""
-			if len(ok) > 6 {
-				more = " … +" + count(len(ok)-6)
-			}
-			fmt.Fprintf(b, "and the same change on %s more: %s%s\n", count(len(ok)-1), strings.Join(sample, ", "), more)
-		}
-	}
-	for i, p := range refused {
-		if i == 3 {
-			fmt.Fprintf(b, "… %s more not writable\n", count(len(refused)-3))
-			break
-		}
-		fmt.Fprintf(b, "%s %s: %s\n", m.styles.Error.Render(string(p.Outcome)), m.dialogKey(p.Key, m.width/2), inspect.Sanitize(p.Refused))
-	}
+	return b.String()
 }

@@ -50,53 +50,32 @@ func (m *Model) entrySample() string {
 	return "entries: " + strings.Join(ids, ", ")
 }
 
-// entryConfirmView is the confirm step on entries: one line per entry
-// saying what changes (or why it cannot), grouped under its stream and
-// group; whether it can be undone, said before it runs; the confirmation.
-func (m *Model) entryConfirmView(b *strings.Builder) {
+// entryPlan is the confirm step on entries: one line per entry saying
+// what changes (or why it cannot), every one of them (the plan scrolls),
+// grouped under its stream and group; and under it, in sight, whether
+// the writes can be undone, said before they run.
+func (m *Model) entryPlan() (plan, foot []string) {
 	d := m.dialog
 	s := m.styles
-	room := max(m.bodyHeight()-9, 3) // the title, the note, the confirmation and an error
-	var lines []string
-	head, shown := "", 0
+	head := ""
 	for i, p := range d.plans {
 		e := d.entries[i].e
-		var add []string
 		if h := sanitizeText(e.Stream) + " · group " + sanitizeText(e.Group); h != head {
 			head = h
-			add = append(add, s.Title.Render(fitMiddle(h, m.width)))
+			plan = append(plan, s.Title.Render(fitMiddle(h, m.width)))
 		}
-		add = append(add, strings.Split(m.entryPlanLine(e.ID, p), "\n")...)
-		limit := room - 1 // a line left to say how many more
-		if i == len(d.plans)-1 {
-			limit = room
-		}
-		if len(lines)+len(add) > limit {
-			break
-		}
-		lines, shown = append(lines, add...), shown+1
+		plan = append(plan, strings.Split(m.entryPlanLine(e.ID, p), "\n")...)
 	}
-	if rest := len(d.plans) - shown; rest > 0 {
-		lines = append(lines, s.Dim.Render(fmt.Sprintf("  … and %s more entries", count(rest))))
-	}
-	b.WriteString(strings.Join(lines, "\n") + "\n")
 	for _, p := range d.plans {
 		if p.Refused == "" && p.UndoNote != "" {
-			b.WriteString(wrapHang(s.Error.Render("NOT undoable: "), inspect.Sanitize(units.OneLine(p.UndoNote)), m.width) + "\n")
+			foot = append(foot, strings.Split(wrapHang(s.Error.Render("NOT undoable: "), inspect.Sanitize(units.OneLine(p.UndoNote)), m.width), "\n")...)
 			break
 		}
 	}
 	if d.kind == actions.KindRetry && d.runnable() > 0 {
-		b.WriteString(s.Dim.Render(fit("undoable: u on the Writes screen hands an entry back as it was", m.width)) + "\n")
+		foot = append(foot, s.Dim.Render(fit("undoable: u on the Writes screen hands an entry back as it was", m.width)))
 	}
-	switch n := d.runnable(); {
-	case n == 0:
-		b.WriteString("\nnothing can be written.\n")
-	case n == 1:
-		fmt.Fprintf(b, "\nThe write checks the entry is still pending as shown. Type yes and enter to apply: %s\n", d.confirm.View())
-	default:
-		fmt.Fprintf(b, "\n%s writes, at most %d per second, each compare-and-set. Type %d and enter to apply: %s\n", count(n), uiWriteRate, n, d.confirm.View())
-	}
+	return plan, foot
 }
 
 // entryPlanLine is one entry's change, or why it cannot be written,

@@ -83,15 +83,15 @@ func planningText(d *dialog) string {
 	return "reading the records…"
 }
 
-// triageList shows each record's VERDICT, what the plan does with it and
-// why, as many as fit, then the counts.
-func (m *Model) triageList(b *strings.Builder) {
+// triageList is the triage's plan: each record's VERDICT, what the plan
+// does with it and why, every one of them (the plan scrolls), the ones
+// left alone first; and under it, in sight, the counts.
+func (m *Model) triageList() (plan, foot []string) {
 	d := m.dialog
 	s := m.styles
-	room := max(m.bodyHeight()-10, 3) // the title, the counts and the prompt around the list
-	fmt.Fprintf(b, "%s\n", s.Dim.Render(fmt.Sprintf("%-9s %-10s %s", "VERDICT", "ACTION", "RECORD — WHY")))
-	// The ones left alone (unknown, errors) first: they are what a room
-	// too small for the list must not hide.
+	plan = append(plan, s.Dim.Render(fmt.Sprintf("%-9s %-10s %s", "VERDICT", "ACTION", "RECORD — WHY")))
+	// The ones left alone (unknown, errors) first: they are what a
+	// reader who stops early must not miss.
 	items := slices.Clone(d.triage)
 	judged := func(v string) int { // 0: left alone, listed first
 		if v == string(verify.Done) || v == string(verify.NotDone) {
@@ -102,8 +102,7 @@ func (m *Model) triageList(b *strings.Builder) {
 	slices.SortStableFunc(items, func(a, b *verify.Item) int {
 		return cmp.Compare(judged(a.Verdict()), judged(b.Verdict()))
 	})
-	used := 0
-	for i, it := range items {
+	for _, it := range items {
 		verdict := fmt.Sprintf("%-9s", it.Verdict())
 		if it.Verdict() != string(verify.Done) && it.Verdict() != string(verify.NotDone) {
 			verdict = s.Error.Render(verdict)
@@ -115,13 +114,8 @@ func (m *Model) triageList(b *strings.Builder) {
 			// under the record, wrapped.
 			row = fit(head, m.width) + "\n" + hang(strings.Repeat(" ", 21)+"— ", inspect.Sanitize(it.Note()), m.width)
 		}
-		n := strings.Count(row, "\n") + 1
-		if used+n > room && len(items) > i+1 {
-			fmt.Fprintf(b, "… +%s more\n", count(len(items)-i))
-			break
-		}
-		used += n
-		b.WriteString(row + "\n")
+		plan = append(plan, strings.Split(row, "\n")...)
 	}
-	fmt.Fprintf(b, "\nverdicts: %s · unknown ones are left alone\n", units.Clip(verify.CountsText(d.triage), max(m.width-40, 20)))
+	foot = []string{"", fmt.Sprintf("verdicts: %s · unknown ones are left alone", units.Clip(verify.CountsText(d.triage), max(m.width-40, 20)))}
+	return plan, foot
 }

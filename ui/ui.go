@@ -361,6 +361,12 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	if msg.Button == tea.MouseWheelUp {
 		delta = -3
 	}
+	if d := m.dialog; d != nil {
+		if d.step == stepConfirm {
+			d.scroll = max(d.scroll+delta, 0) // the plan; clamped to it when drawn
+		}
+		return nil
+	}
 	switch m.screen {
 	case screenRecords:
 		m.moveCursor(delta)

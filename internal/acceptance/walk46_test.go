@@ -4,8 +4,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
 )
@@ -174,4 +176,79 @@ func TestWalk46WarningBannerReadableInTmux(t *testing.T) {
 	step(s, "?", "the help", "w whole warning banner")
 	s.send("?")
 	step(s, "q", "quit", "EXITED:0")
+}
+
+// Finding 5: every line of a write's plan is reachable before its count is
+// typed, the count in sight on every page: a force-fail of every stale
+// record lists each of them, and the triage (V, the demo's orders table
+// as its source of truth) each verdict with its record.
+func TestWalk46WholePlanBeforeTheCountInTmux(t *testing.T) {
+	bin := clitest.BuildBinary(t)
+	s := demo46(t, bin)
+	step(s, "x", "stale filter", "filter: stale")
+	step(s, "a", "marked", "marked")
+	step(s, "F", "the force-fail dialog", "FAIL", "Reason")
+	s.send("-l", "worker crashed; no order")
+	s.send("Enter")
+	scr := step(s, "Enter", "the plan", "and enter to apply", "more lines of the plan")
+	m := regexp.MustCompile(`and the same change on ([\d,]+) more`).FindStringSubmatch(flat(scr))
+	if m == nil {
+		t.Fatalf("the plan names no other record:\n%s", scr)
+	}
+	keys := planRows(s, regexp.MustCompile(`customer-\d+:\S+`))
+	if want := count46(m[1]) + 1; len(keys) != want {
+		t.Fatalf("the plan showed %d records of the %d it writes", len(keys), want)
+	}
+	step(s, "Escape", "the dialog closed", "KEY (atlasmart")
+	time.Sleep(200 * time.Millisecond) // a key right after esc would read as alt+key
+	scr = step(s, "V", "the verdicts", "VERDICT", "more lines of the plan")
+	m = regexp.MustCompile(`TRIAGE ([\d,]+) record`).FindStringSubmatch(flat(scr))
+	if m == nil {
+		t.Fatalf("the triage names no count:\n%s", scr)
+	}
+	rows := planRows(s, regexp.MustCompile(`^\S+\s+(?:reconcile|fail|left alone)\s+(\S+)`))
+	if want := count46(m[1]); len(rows) != want {
+		t.Fatalf("the triage showed %d verdicts of its %d records", len(rows), want)
+	}
+	step(s, "Escape", "the dialog closed", "KEY (atlasmart")
+	time.Sleep(200 * time.Millisecond)
+	step(s, "q", "quit", "EXITED:0")
+}
+
+// planRows pages through the confirm step's plan with pgdn to its end,
+// each page still asking for the count, and returns the distinct matches
+// of row (its first group, if it has one) on the plan's lines.
+func planRows(s *tmuxSession, row *regexp.Regexp) map[string]bool {
+	s.t.Helper()
+	seen := map[string]bool{}
+	for range 100 {
+		scr := s.screen()
+		if !strings.Contains(flat(scr), "and enter to apply") {
+			s.t.Fatalf("the confirmation left the screen:\n%s", scr)
+		}
+		for _, l := range strings.Split(scr, "\n") {
+			if m := row.FindStringSubmatch(l); m != nil {
+				seen[m[len(m)-1]] = true
+			}
+		}
+		if !strings.Contains(scr, "more lines of the plan") {
+			return seen
+		}
+		s.send("PageDown")
+		waitUntil(s, "the next page", func(now string) bool { return planLines(now) != planLines(scr) })
+	}
+	s.t.Fatalf("pgdn never reached the plan's end:\n%s", s.screen())
+	return nil
+}
+
+// planLines are a dialog's lines under its title: what pgdn moves.
+func planLines(scr string) string {
+	lines := strings.Split(scr, "\n")
+	return strings.Join(lines[min(3, len(lines)):], "\n")
+}
+
+// count46 reads a grouped count (1,200).
+func count46(s string) int {
+	n, _ := strconv.Atoi(strings.ReplaceAll(s, ",", ""))
+	return n
 }

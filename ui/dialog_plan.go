@@ -1,0 +1,135 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+// The confirm step's layout: the title, then the plan — every line of it,
+// one per target at least: a record's change, each verdict and why, each
+// entry — scrolled with j/k, pgdn/pgup, g/G and the wheel, then the foot
+// (counts, what cannot be undone, the typed confirmation and its error),
+// always in sight. A plan taller than its room ends in a line saying how
+// many lines follow and which keys reach them, so no line of a plan is
+// out of reach before its count is typed.
+
+// confirmView is the confirm step's body under head (the title).
+func (m *Model) confirmView(head string) string {
+	d := m.dialog
+	var plan, foot []string
+	switch {
+	case d.entries != nil:
+		plan, foot = m.entryPlan()
+	case d.triage != nil:
+		plan, foot = m.triageList()
+	default:
+		plan = m.writePlan()
+	}
+	foot = append(foot, m.confirmPrompt()...)
+	if d.errText != "" {
+		foot = append(foot, wrapLines(m.styles.Error.Render(d.errText), m.width)...)
+	}
+	headLines := strings.Split(strings.TrimSuffix(head, "\n"), "\n")
+	room := max(m.bodyHeight()-len(headLines)-len(foot), 1)
+	d.page = room
+	return strings.Join(append(append(headLines, m.planWindow(plan, room)...), foot...), "\n")
+}
+
+// planWindow is the plan's lines from the dialog's scroll, room of them,
+// the last saying how many follow when more do.
+func (m *Model) planWindow(plan []string, room int) []string {
+	d := m.dialog
+	d.scroll = min(max(d.scroll, 0), max(len(plan)-room, 0))
+	shown := plan[d.scroll:]
+	if len(shown) > room {
+		n := len(shown) - room + 1
+		more := fmt.Sprintf("↓ %s more lines of the plan · j/↓ pgdn scroll · G the end", count(n))
+		shown = append(shown[:room-1:room-1], m.styles.Dim.Render(fit(more, m.width)))
+	}
+	return shown
+}
+
+// onPlanKey scrolls the plan; ok is false for a key that is not a move
+// (it goes to the confirmation's input).
+func (m *Model) onPlanKey(msg tea.KeyPressMsg) bool {
+	d := m.dialog
+	dl, ok := m.keys.moves(msg, max(d.page-1, 1))
+	if ok {
+		d.scroll = clampAdd(d.scroll, dl) // and to the plan when drawn
+	}
+	return ok
+}
+
+// wrapLines is s wrapped to width at spaces, as lines.
+func wrapLines(s string, width int) []string {
+	return strings.Split(ansi.Wrap(s, width, " "), "\n")
+}
+
+// confirmPrompt says what applying does and asks for the confirmation.
+func (m *Model) confirmPrompt() []string {
+	d := m.dialog
+	what := "record is still exactly as read"
+	if d.entries != nil {
+		what = "entry is still pending as shown"
+	}
+	var s string
+	switch n := d.runnable(); {
+	case n == 0:
+		s = "nothing can be written."
+	case n == 1:
+		s = fmt.Sprintf("The write checks the %s. Type yes and enter to apply: %s", what, d.confirm.View())
+	default:
+		s = fmt.Sprintf("%s writes, at most %d per second, each compare-and-set. Type %d and enter to apply: %s", count(n), uiWriteRate, n, d.confirm.View())
+	}
+	return append([]string{""}, wrapLines(s, m.width)...)
+}
+
+// writePlan is a record write's plan, every line of it: the first
+// record's change in full and whether it can be undone, every other
+// record the same change goes to, and each record that cannot be written,
+// with why.
+func (m *Model) writePlan() []string {
+	var ok, refused []*actions.Plan
+	for _, p := range m.dialog.plans {
+		if p.Refused != "" {
+			refused = append(refused, p)
+		} else {
+			ok = append(ok, p)
+		}
+	}
+	var out []string
+	add := func(s string) { out = append(out, strings.Split(strings.TrimSuffix(s, "\n"), "\n")...) }
+	if len(ok) > 0 {
+		p := ok[0]
+		if len(ok) > 1 {
+			add("e.g. " + m.dialogKey(p.Key, 5))
+		} else {
+			add(m.dialogKey(p.Key, 0))
+		}
+		add(m.changeLines(p.Changes))
+		if p.UndoNote != "" { // said before it runs, as the CLI's plan says it
+			add(hang(m.styles.Error.Render("will not be undoable: "), inspect.Sanitize(units.OneLine(p.UndoNote)), m.width))
+		}
+		if len(ok) > 1 {
+			add(fmt.Sprintf("and the same change on %s more:", count(len(ok)-1)))
+			for _, q := range ok[1:] {
+				add("  " + m.dialogKey(displayKey(&inspect.Record{Key: q.Key, Keyspace: q.Keyspace, Groups: []string{}}), 2))
+			}
+		}
+	}
+	if len(refused) > 0 {
+		add(fmt.Sprintf("not writable (%s):", count(len(refused))))
+	}
+	for _, p := range refused {
+		head := "  " + m.styles.Error.Render(string(p.Outcome)) + " " + m.dialogKey(p.Key, m.width/2) + ":"
+		add(hang(head+" ", inspect.Sanitize(p.Refused), m.width))
+	}
+	return out
+}
