@@ -40,7 +40,7 @@ var layers = map[string]int{
 const testKits = "internal/testkit/"
 
 // Test-only packages: no product code of their own.
-var testOnly = map[string]bool{"internal/acceptance": true}
+var testOnly = map[string]bool{"internal/acceptance": true, "deploy": true}
 
 type goFile struct {
 	pkg     string // module-relative folder
