@@ -106,3 +106,24 @@ func TestDrillPageKeepsItsPlace(t *testing.T) {
 		t.Fatalf("enter on %q: screen %v, %d rows", selected, m.screen, len(m.store.view))
 	}
 }
+
+// The detail is a page too: G reaches its last line, and neither the
+// second's tick nor a refresh moves it back.
+func TestDetailPageStaysAtItsEnd(t *testing.T) {
+	ks := testKeyspace(t)
+	recs := fixture(ks, 60)
+	m := newTestModel(t, 80, 24, recs)
+	press(m, "x", "enter")
+	r := m.detail.scanned
+	m.Update(detailMsg{key: r.Key, d: inspect.Detail{Record: r, FieldCount: 2, Encoding: "listpack", Fields: []inspect.Field{
+		{Name: "fingerprint", Value: r.Fingerprint, Len: 64}, {Name: "state", Value: "PROCESSING", Len: 10}}}})
+	if !strings.Contains(screenText(m), "more lines") {
+		t.Fatalf("the detail fits 80×24:\n%s", screenText(m))
+	}
+	press(m, "G")
+	m.Update(tickMsg(clock))
+	refresh(m, recs)
+	if text := screenText(m); strings.Contains(text, "more lines") || !strings.Contains(text, "state") {
+		t.Fatalf("the detail is not at its end after G, a tick and a refresh:\n%s", text)
+	}
+}

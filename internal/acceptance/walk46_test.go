@@ -54,7 +54,8 @@ func pageEnd(s *tmuxSession, key, what string) string {
 }
 
 // Finding 3: the Overview and the Stats read to their last line with G,
-// with pgdn and with j, and stay there across the demo's refreshes.
+// with pgdn and with j, and stay there across the demo's refreshes; so
+// does a record's detail with G.
 func TestWalk46PagesScrollToTheirEndInTmux(t *testing.T) {
 	bin := clitest.BuildBinary(t)
 	s := demo46(t, bin)
@@ -78,6 +79,14 @@ func TestWalk46PagesScrollToTheirEndInTmux(t *testing.T) {
 				t.Fatalf("%s, %s then a refresh: the page is not at its end (%q):\n%s", p.title, key, p.last, scr)
 			}
 		}
+	}
+	s.send("Tab") // Stats → Writes → Overview → Records
+	s.send("Tab")
+	step(s, "Tab", "the Records", "KEY (atlasmart")
+	step(s, "Enter", "a record's detail", "STALE?", "more lines")
+	step(s, "G", "the detail's end", "FIELDS")
+	if scr := pastRefresh(s); strings.Contains(scr, "more lines") {
+		t.Fatalf("the detail left its end after a refresh:\n%s", scr)
 	}
 	step(s, "q", "quit", "EXITED:0")
 }
