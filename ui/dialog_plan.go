@@ -48,10 +48,13 @@ func (m *Model) planWindow(plan []string, room int) []string {
 	d := m.dialog
 	d.scroll = min(max(d.scroll, 0), max(len(plan)-room, 0))
 	shown := plan[d.scroll:]
-	if len(shown) > room {
+	switch {
+	case len(shown) > room && room > 1:
 		n := len(shown) - room + 1
 		more := fmt.Sprintf("↓ %s more lines of the plan · j/↓ pgdn scroll · G the end", count(n))
 		shown = append(shown[:room-1:room-1], m.styles.Dim.Render(fit(more, m.width)))
+	case len(shown) > room: // a terminal too short for the line that says more
+		shown = shown[:room]
 	}
 	return shown
 }
