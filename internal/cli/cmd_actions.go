@@ -221,7 +221,7 @@ func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 		plans = append(plans, p)
 	}
 	if _, err := ex.MarkAlreadyApplied(plans); err != nil {
-		return codeErr(ExitAudit, "%v: nothing was written", err)
+		return codeErr(ExitAudit, "%w: nothing was written", err)
 	}
 	return runPlans(ctx, a, wf, setup, s, string(kind), ex, plans,
 		func() string { return exactCommand(string(kind), fs, plans, s) },
@@ -263,7 +263,7 @@ func runPlans(ctx context.Context, a *app, wf *writeFlags, setup actions.Setup, 
 		// conflicts found while planning are audited too
 		var err error
 		if ex, err = actions.NewExecutor(setup); err != nil {
-			return codeErr(ExitRefused, "%v: nothing was written", err)
+			return codeErr(ExitRefused, "%w: nothing was written", err)
 		}
 		defer ex.Close()
 	}
@@ -281,7 +281,7 @@ func runPlans(ctx context.Context, a *app, wf *writeFlags, setup actions.Setup, 
 	}
 	if err := ex.RunStopped(); err != nil {
 		sum := actions.Summary(results)
-		return codeErr(ExitAudit, "%v — the run stopped: %d applied, %d not written; free space and run the same command again",
+		return codeErr(ExitAudit, "%w — the run stopped: %d applied, %d not written; free space and run the same command again",
 			err, sum[actions.Applied], len(results)-sum[actions.Applied]-sum[actions.AlreadyApplied])
 	}
 	if ctx.Err() != nil {
@@ -297,7 +297,7 @@ func runPlans(ctx context.Context, a *app, wf *writeFlags, setup actions.Setup, 
 func (s *session) connectToWrite(ctx context.Context, a *app, setup *actions.Setup, dryRun bool) error {
 	if !dryRun {
 		if err := setup.Policy.Check(); errors.Is(err, actions.ErrReadOnly) {
-			return codeErr(ExitRefused, "%v", err)
+			return codeErr(ExitRefused, "%w", err)
 		}
 	}
 	if err := s.connect(ctx, a); err != nil {
@@ -474,7 +474,7 @@ func planTargetText(p *actions.Plan) string {
 func confirm(a *app, cmd string, wf *writeFlags, policy *actions.Policy, n int, s *session, exact func() string) error {
 	if policy.NeedsProfileName() && wf.confirmProfile != "" {
 		if err := policy.ConfirmProfile(wf.confirmProfile); err != nil {
-			return codeErr(ExitRefused, "--confirm-profile: %v", err)
+			return codeErr(ExitRefused, "--confirm-profile: %w", err)
 		}
 	}
 	if wf.yes && !policy.NeedsProfileName() {
@@ -490,7 +490,7 @@ func confirm(a *app, cmd string, wf *writeFlags, policy *actions.Policy, n int, 
 		fmt.Fprintf(a.stderr, "Profile %q is protected. Type its name to allow writes: ", s.profileName)
 		line, _ := in.ReadString('\n')
 		if err := policy.ConfirmProfile(strings.TrimSpace(line)); err != nil {
-			return codeErr(ExitRefused, "%v", err)
+			return codeErr(ExitRefused, "%w", err)
 		}
 	}
 	if wf.yes {

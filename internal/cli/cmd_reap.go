@@ -144,12 +144,12 @@ func (a *app) newReaper(ctx context.Context, fs *pflag.FlagSet, s *session, kf *
 	if rf.apply {
 		switch err := setup.Policy.Check(); {
 		case errors.Is(err, actions.ErrReadOnly):
-			return nil, nothing, codeErr(ExitRefused, "--%sapply: %v", prefix, err)
+			return nil, nothing, codeErr(ExitRefused, "--%sapply: %w", prefix, err)
 		case errors.Is(err, actions.ErrNeedsProfileName) && rf.confirmProfile == "":
 			return nil, nothing, codeErr(ExitRefused, "--%sapply: profile %q is protected: pass --confirm-profile %s (the reaper never prompts)", prefix, s.profileName, s.profileName)
 		case errors.Is(err, actions.ErrNeedsProfileName):
 			if err := setup.Policy.ConfirmProfile(rf.confirmProfile); err != nil {
-				return nil, nothing, codeErr(ExitRefused, "--confirm-profile: %v", err)
+				return nil, nothing, codeErr(ExitRefused, "--confirm-profile: %w", err)
 			}
 		}
 	}
@@ -163,7 +163,7 @@ func (a *app) newReaper(ctx context.Context, fs *pflag.FlagSet, s *session, kf *
 	closeExec := nothing
 	if rf.apply {
 		if ex, err = actions.NewExecutor(setup); err != nil {
-			return nil, nothing, codeErr(ExitRefused, "%v: nothing was written", err)
+			return nil, nothing, codeErr(ExitRefused, "%w: nothing was written", err)
 		}
 		closeExec = func() { ex.Close() }
 	}
@@ -180,7 +180,7 @@ func cycleCode(rep reaper.CycleReport, ex *actions.Executor) error {
 		return codeErr(ExitError, "%s", rep.Err)
 	}
 	if err := ex.RunStopped(); err != nil {
-		return codeErr(ExitAudit, "%v — the run stopped before its next write", err)
+		return codeErr(ExitAudit, "%w — the run stopped before its next write", err)
 	}
 	var tripped, partial []string
 	failed, refused := 0, 0

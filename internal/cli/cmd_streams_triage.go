@@ -173,7 +173,7 @@ func (o *streamTriageCmd) act(ctx context.Context, a *app, fs *pflag.FlagSet, s 
 		return nil
 	}
 	if _, err := ex.MarkAlreadyApplied(plans); err != nil {
-		return codeErr(ExitAudit, "%v: nothing was written", err)
+		return codeErr(ExitAudit, "%w: nothing was written", err)
 	}
 	err := runPlans(ctx, a, &o.wf, setup, s, "streams triage", ex, plans,
 		func() string { return exactEntryCommand("streams triage", fs, plans, s) },

@@ -107,7 +107,7 @@ func (o *streamWriteCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, arg
 		return err
 	}
 	if _, err := ex.MarkAlreadyApplied(plans); err != nil {
-		return codeErr(ExitAudit, "%v: nothing was written", err)
+		return codeErr(ExitAudit, "%w: nothing was written", err)
 	}
 	cmd := "streams " + string(o.kind)
 	return runPlans(ctx, a, &o.wf, setup, s, cmd, ex, plans,

@@ -147,7 +147,7 @@ func (o *triageCmd) act(ctx context.Context, a *app, fs *pflag.FlagSet, s *sessi
 	}
 	var results []actions.Result
 	if _, err := ex.MarkAlreadyApplied(plans); err != nil {
-		return codeErr(ExitAudit, "%v: nothing was written", err)
+		return codeErr(ExitAudit, "%w: nothing was written", err)
 	}
 	// A report-only run (--verify with writes off, or --dry-run) asks no
 	// confirmation and writes nothing: its plan is part of the report, so

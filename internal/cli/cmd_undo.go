@@ -53,7 +53,7 @@ func (o *undoCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []str
 	for _, id := range args {
 		t, err := x.Lookup(id)
 		if errors.Is(err, actions.ErrNoWrite) {
-			return codeErr(ExitNotFound, "undo %v (see 'idemctl audit show RUN' for the ids)", err)
+			return codeErr(ExitNotFound, "undo %w (see 'idemctl audit show RUN' for the ids)", err)
 		}
 		if err != nil {
 			return usageErr("undo %v", err)
@@ -120,7 +120,7 @@ func parseSince(v string, now time.Time) (time.Time, error) {
 func readUndoIndex(a *app, path string) (*actions.UndoIndex, error) {
 	lg, err := actions.ReadAudit(path)
 	if err != nil {
-		return nil, codeErr(ExitNotFound, "audit log: %v: there are no audited writes to undo", err)
+		return nil, codeErr(ExitNotFound, "audit log: %w: there are no audited writes to undo", err)
 	}
 	for _, b := range lg.Bad {
 		fmt.Fprintf(a.stderr, "idemctl: warning: audit log %s line %d: not an entry (%s)\n", path, b.Line, inspect.Line(b.Err))

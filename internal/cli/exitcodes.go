@@ -57,20 +57,31 @@ var ExitCodeTable = []struct {
 	{ExitInterrupt, "interrupted", "interrupted (Ctrl-C or SIGTERM; a command blocked where it cannot stop, such as on a stdin that stays open, is ended 3 s after the signal)"},
 }
 
-// exitErr carries an exit code with a one-line message.
+// exitErr carries an exit code with a one-line message, and the error it
+// was caused by when the message wraps one (%w): errors.Is and errors.As
+// see through it.
 type exitErr struct {
-	code int
-	msg  string // "" when the command has already said it on stdout
+	code  int
+	msg   string // "" when the command has already said it on stdout
+	cause error  // the format's %w, or nil
 }
 
 func (e *exitErr) Error() string { return e.msg }
 
-func usageErr(format string, a ...any) error {
-	return &exitErr{code: ExitUsage, msg: fmt.Sprintf(format, a...)}
-}
+func (e *exitErr) Unwrap() error { return e.cause }
 
+func usageErr(format string, a ...any) error { return codeErr(ExitUsage, format, a...) }
+
+// codeErr is an exitErr of code whose message is format; a %w in it wraps
+// its error as fmt.Errorf does.
 func codeErr(code int, format string, a ...any) error {
-	return &exitErr{code: code, msg: fmt.Sprintf(format, a...)}
+	err := fmt.Errorf(format, a...)
+	e := &exitErr{code: code, msg: err.Error()}
+	switch err.(type) {
+	case interface{ Unwrap() error }, interface{ Unwrap() []error }:
+		e.cause = err
+	}
+	return e
 }
 
 func exitCode(err error) int {
