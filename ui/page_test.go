@@ -51,11 +51,15 @@ func TestDrillPagesReachTheirEnd(t *testing.T) {
 		name string
 		tabs []string
 	}{{"Overview", []string{"tab", "tab", "tab"}}, {"Stats", []string{"tab"}}} {
-		for _, k := range []string{"G", "pgdown", "j"} {
-			m := newTestModel(t, 80, 24, recs)
+		for _, k := range []string{"G", "pgdown", "j", "j120"} {
+			w, h := 80, 24
+			if k == "j120" { // the Stats' two columns side by side
+				k, w, h = "j", 120, 16
+			}
+			m := newTestModel(t, w, h, recs)
 			press(m, sc.tabs...)
 			if atEnd(m) {
-				t.Fatalf("%s: the fixture's page fits 80×24:\n%s", sc.name, screenText(m))
+				t.Fatalf("%s: the fixture's page fits %d×%d:\n%s", sc.name, w, h, screenText(m))
 			}
 			for range 60 {
 				if atEnd(m) {
