@@ -32,7 +32,7 @@ var layers = map[string]int{
 	// 5 the command layer
 	"internal/cli": 5,
 	// 6 programs
-	"": 6, "bench": 6,
+	"": 6, "bench": 6, "release": 6,
 }
 
 // testKits are imported by tests only (and by the benchmark harness, a
