@@ -28,6 +28,18 @@ type writeFlags struct {
 	status, rate                     int
 	dryRun, yes, write               bool
 	durabilityFlags
+
+	// given (resolveFlags): --ttl given (else the action's default, not
+	// the flag's), --response given (even empty), and every flag given, as
+	// the exact command line for a run without a terminal repeats them.
+	given struct{ ttl, response bool }
+	line  givenFlags
+}
+
+// resolveFlags records which write flags were given, and all of them.
+func (w *writeFlags) resolveFlags(fs *pflag.FlagSet) {
+	w.given.ttl, w.given.response = fs.Changed("ttl"), fs.Changed("response")
+	w.line = flagsGiven(fs)
 }
 
 func (w *writeFlags) register(fs *pflag.FlagSet, kind actions.Kind) {
@@ -163,19 +175,26 @@ type actionCmd struct {
 
 // flags registers the write, keyspace and connection flags of o.kind.
 func (o *actionCmd) flags(fs *pflag.FlagSet) {
-	addGroup(fs, groupWrite, func(fs *pflag.FlagSet) { o.wf.register(fs, o.kind) })
-	addGroup(fs, groupKeyspace, o.kf.register)
-	addGroup(fs, groupConnection, o.cf.register)
+	registerGroup(fs, groupWrite, func(fs *pflag.FlagSet) { o.wf.register(fs, o.kind) })
+	registerGroup(fs, groupKeyspace, o.kf.register)
+	registerGroup(fs, groupConnection, o.cf.register)
 }
 
-func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []string) error {
+// resolveFlags records which of its flags were given.
+func (o *actionCmd) resolveFlags(fs *pflag.FlagSet) {
+	o.cf.resolveFlags(fs)
+	o.kf.resolveFlags(fs)
+	o.wf.resolveFlags(fs)
+}
+
+func (o *actionCmd) run(ctx context.Context, a *app, args []string) error {
 	kind := o.kind
-	cf, kf, wf := &o.cf, &o.kf, &o.wf
+	wf := &o.wf
 	if err := wf.check(); err != nil {
 		return err
 	}
 	ttlArg := wf.ttl
-	if kind != actions.KindExpire && !fs.Changed("ttl") {
+	if kind != actions.KindExpire && !wf.given.ttl {
 		ttlArg = "" // the action's default
 	}
 	ttl, err := actions.ParseTTL(kind, ttlArg)
@@ -189,7 +208,7 @@ func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 	if len(targets) == 0 {
 		return usageErr("no keys: pass KEY... or --from-file")
 	}
-	s, err := a.resolveSession(fs, cf, kf, nil, true)
+	s, err := a.openSession(ctx, sessionSpec{conn: &o.cf, keyspace: &o.kf, need: keyspacesRequired})
 	if err != nil {
 		return err
 	}
@@ -210,7 +229,7 @@ func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 	for _, t := range targets {
 		req := actions.Request{Kind: kind, Keyspace: keyspaceFor(s.keyspaces, t.key), Key: t.key, Reason: wf.reason,
 			TTL: ttl, Ref: wf.ref, Status: wf.status, Saw: t.saw, ExpectState: wf.expectState, ExpectFingerprint: wf.expectFP}
-		if fs.Changed("response") {
+		if wf.given.response {
 			r := wf.response
 			req.Response = &r
 		}
@@ -224,7 +243,7 @@ func (o *actionCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 		return codeErr(ExitAudit, "%w: nothing was written", err)
 	}
 	return runPlans(ctx, a, wf, setup, s, string(kind), ex, plans,
-		func() string { return exactCommand(string(kind), fs, plans, s) },
+		func() string { return exactCommand(string(kind), wf.line, plans, s) },
 		func(rs []actions.Result) { printResults(a, wf.output, rs) })
 }
 
@@ -517,9 +536,9 @@ func confirm(a *app, cmd string, wf *writeFlags, policy *actions.Policy, n int, 
 // operator gave (config, profile, where the password comes from, keyspace,
 // audit log, …): a --url is printed without its password, and the keys
 // move into the here-document.
-func exactCommand(cmd string, fs *pflag.FlagSet, plans []*actions.Plan, s *session) string {
+func exactCommand(cmd string, given givenFlags, plans []*actions.Plan, s *session) string {
 	var b strings.Builder
-	writeFlagsLine(&b, cmd, fs, s, "from-file", "expect-state", "expect-fingerprint")
+	writeFlagsLine(&b, cmd, given, s, "from-file", "expect-state", "expect-fingerprint")
 	b.WriteString(" --yes --from-file - <<'EOF'\n")
 	for _, p := range plans {
 		if p.Refused == "" {
@@ -533,37 +552,36 @@ func exactCommand(cmd string, fs *pflag.FlagSet, plans []*actions.Plan, s *sessi
 // writeFlagsLine writes "idemctl NAME" and every flag the operator gave,
 // but --yes, --dry-run, --confirm-profile (added back for a protected
 // profile) and skip, with a --url printed without its password.
-func writeFlagsLine(b *strings.Builder, name string, fs *pflag.FlagSet, s *session, skip ...string) {
+func writeFlagsLine(b *strings.Builder, name string, given givenFlags, s *session, skip ...string) {
 	fmt.Fprintf(b, "  idemctl %s", name)
-	if fs.Changed("url") {
+	if given.has("url") {
 		fmt.Fprintf(b, " --url %s", shellQuote(s.ep.String()))
 	}
-	fs.Visit(func(f *pflag.Flag) {
-		switch f.Name {
+	for _, f := range given {
+		switch f.name {
 		case "url", "yes", "confirm-profile", "dry-run", "help":
-			return
+			continue
 		}
-		if slices.Contains(skip, f.Name) {
-			return
+		if slices.Contains(skip, f.name) {
+			continue
 		}
-		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			for _, v := range sv.GetSlice() {
-				fmt.Fprintf(b, " --%s %s", f.Name, shellQuote(v))
+		if f.list {
+			for _, v := range f.values {
+				fmt.Fprintf(b, " --%s %s", f.name, shellQuote(v))
 			}
-			return
+			continue
 		}
-		v := f.Value.String()
-		switch {
-		case f.Value.Type() == "bool" && v == "true":
-			fmt.Fprintf(b, " --%s", f.Name)
-		case f.Value.Type() == "bool":
-			fmt.Fprintf(b, " --%s=%s", f.Name, v)
-		case v == "" && f.Value.Type() != "string":
-			fmt.Fprintf(b, " --%s 0", f.Name) // durations and sizes print zero as ""
+		switch v := f.values[0]; {
+		case f.kind == "bool" && v == "true":
+			fmt.Fprintf(b, " --%s", f.name)
+		case f.kind == "bool":
+			fmt.Fprintf(b, " --%s=%s", f.name, v)
+		case v == "" && f.kind != "string":
+			fmt.Fprintf(b, " --%s 0", f.name) // durations and sizes print zero as ""
 		default:
-			fmt.Fprintf(b, " --%s %s", f.Name, shellQuote(v))
+			fmt.Fprintf(b, " --%s %s", f.name, shellQuote(v))
 		}
-	})
+	}
 	if s.profile.Protected {
 		fmt.Fprintf(b, " --confirm-profile %s", shellQuote(s.profileName))
 	}

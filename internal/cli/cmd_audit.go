@@ -59,7 +59,7 @@ func newAuditCmd(a *app) *cobra.Command {
 // auditCmd lists the runs.
 type auditCmd struct{ auditOptions }
 
-func (o *auditCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, _ []string) error {
+func (o *auditCmd) run(_ context.Context, a *app, _ []string) error {
 	runs, err := readRuns(a, &o.auditOptions)
 	if err != nil {
 		return err
@@ -83,7 +83,7 @@ func (o *auditCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, _ []string) 
 // auditShowCmd shows one run and what it left undone.
 type auditShowCmd struct{ auditOptions }
 
-func (o *auditShowCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, args []string) error {
+func (o *auditShowCmd) run(_ context.Context, a *app, args []string) error {
 	runs, err := readRuns(a, &o.auditOptions)
 	if err != nil {
 		return err

@@ -23,21 +23,31 @@ type auditCheckCmd struct {
 	since    string
 	auditLog string
 	output   string
+	// line (resolveFlags): the flags given, which the re-apply commands
+	// repeat: the same server, config and keyspaces.
+	line givenFlags
+}
+
+// resolveFlags records which of its flags were given, and all of them.
+func (o *auditCheckCmd) resolveFlags(fs *pflag.FlagSet) {
+	o.cf.resolveFlags(fs)
+	o.kf.resolveFlags(fs)
+	o.line = flagsGiven(fs)
 }
 
 func (o *auditCheckCmd) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.since, "since", "", "check the writes since TIME (RFC 3339, or a duration ago such as 30m)")
 	fs.StringVar(&o.auditLog, "audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
 	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
-	addGroup(fs, groupKeyspace, o.kf.register)
-	addGroup(fs, groupConnection, o.cf.register)
+	registerGroup(fs, groupKeyspace, o.kf.register)
+	registerGroup(fs, groupConnection, o.cf.register)
 }
 
-func (o *auditCheckCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []string) error {
+func (o *auditCheckCmd) run(ctx context.Context, a *app, args []string) error {
 	if len(args) > 1 || len(args) == 1 && o.since != "" {
 		return usageErr("give one run id (see 'idemctl audit'), or --since TIME, or neither for every write")
 	}
-	since, s, err := a.sinceSession(fs, &o.cf, &o.kf, o.since)
+	since, s, err := a.sinceSession(ctx, &o.cf, &o.kf, o.since)
 	if err != nil {
 		return err
 	}
@@ -70,7 +80,7 @@ func (o *auditCheckCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args
 			return err
 		}
 	} else {
-		printChecks(a, checks, counts, fs, s)
+		printChecks(a, checks, counts, o.line, s)
 	}
 	if n := counts[actions.CheckLost]; n > 0 {
 		them := "them"
@@ -82,7 +92,7 @@ func (o *auditCheckCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args
 	return nil
 }
 
-func printChecks(a *app, checks []actions.AppliedCheck, counts map[string]int, fs *pflag.FlagSet, s *session) {
+func printChecks(a *app, checks []actions.AppliedCheck, counts map[string]int, given givenFlags, s *session) {
 	tw := tabwriter.NewWriter(a.stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "STATUS\tWRITTEN\tACTION\tKEY\tDETAIL")
 	for _, c := range checks {
@@ -100,7 +110,7 @@ func printChecks(a *app, checks []actions.AppliedCheck, counts map[string]int, f
 		}
 	}
 	fmt.Fprintf(a.stdout, "summary: %s\n", strings.Join(parts, ", "))
-	if cmds := reapplyCommands(checks, fs, s); len(cmds) > 0 {
+	if cmds := reapplyCommands(checks, given, s); len(cmds) > 0 {
 		fmt.Fprintln(a.stdout, "re-apply the lost writes (each is planned, confirmed and compare-and-set again):")
 		for _, c := range cmds {
 			fmt.Fprintln(a.stdout, c)
@@ -111,13 +121,13 @@ func printChecks(a *app, checks []actions.AppliedCheck, counts map[string]int, f
 // reapplyCommands are the guarded writes that redo the lost ones: one
 // command per action, reason and argument, on the server and keyspaces
 // this check was given, the keys on stdin.
-func reapplyCommands(checks []actions.AppliedCheck, fs *pflag.FlagSet, s *session) []string {
+func reapplyCommands(checks []actions.AppliedCheck, given givenFlags, s *session) []string {
 	groups, entries := map[string][]string{}, map[string][]string{}
 	for _, c := range checks {
 		if c.Status != actions.CheckLost {
 			continue
 		}
-		if head, ok := entryReapplyHead(c, fs, s); ok {
+		if head, ok := entryReapplyHead(c, given, s); ok {
 			entries[head] = append(entries[head], shellQuote(c.Entry.ID))
 			continue
 		}
@@ -126,7 +136,7 @@ func reapplyCommands(checks []actions.AppliedCheck, fs *pflag.FlagSet, s *sessio
 			continue
 		}
 		var b strings.Builder
-		writeFlagsLine(&b, name, fs, s, "since", "output")
+		writeFlagsLine(&b, name, given, s, "since", "output")
 		b.WriteString(extra)
 		groups[b.String()] = append(groups[b.String()], c.Key)
 	}
@@ -150,13 +160,13 @@ func reapplyCommands(checks []actions.AppliedCheck, fs *pflag.FlagSet, s *sessio
 
 // entryReapplyHead is the streams command that redoes a lost
 // pending-entry write, but its ids: the entry is planned afresh.
-func entryReapplyHead(c actions.AppliedCheck, fs *pflag.FlagSet, s *session) (string, bool) {
+func entryReapplyHead(c actions.AppliedCheck, given givenFlags, s *session) (string, bool) {
 	name, flags, ok := c.EntryReapply()
 	if !ok {
 		return "", false
 	}
 	var b strings.Builder
-	writeFlagsLine(&b, name, fs, s, "since", "output", "match", "preset", "schema", "keyspace", "key-template",
+	writeFlagsLine(&b, name, given, s, "since", "output", "match", "preset", "schema", "keyspace", "key-template",
 		"processing-timeout", "reserve-ttl", "retention", "large-response", "max-value")
 	for i := 0; i+1 < len(flags); i += 2 {
 		fmt.Fprintf(&b, " --%s %s", flags[i], shellQuote(flags[i+1]))

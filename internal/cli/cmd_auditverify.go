@@ -22,7 +22,7 @@ func (o *auditVerifyCmd) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.head, "head", "", "a head printed earlier (SEQ:DIGEST): prove that entry and all before it unchanged")
 }
 
-func (o *auditVerifyCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, args []string) error {
+func (o *auditVerifyCmd) run(_ context.Context, a *app, args []string) error {
 	var pin *actions.HeadPin
 	if o.head != "" {
 		p, err := actions.ParseHead(o.head)

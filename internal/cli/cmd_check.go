@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -89,6 +90,18 @@ type checkCmd struct {
 	maxMem                                 int64
 	output                                 string
 	sample                                 sampleFlags
+	// maxGiven (resolveFlags): the --max-… flags given, the thresholds
+	// judged; one left at its default is none.
+	maxGiven []string
+}
+
+// checkThresholds are check's --max-… flags.
+var checkThresholds = []string{"max-stale", "max-processing-no-ttl", "max-no-ttl", "max-unknown-state", "max-oldest-processing", "max-memory"}
+
+// resolveFlags records which of its flags were given.
+func (o *checkCmd) resolveFlags(fs *pflag.FlagSet) {
+	o.readFlags.resolveFlags(fs)
+	o.maxGiven = slices.DeleteFunc(slices.Clone(checkThresholds), func(name string) bool { return !fs.Changed(name) })
 }
 
 // flags registers check's flags.
@@ -105,7 +118,7 @@ func (o *checkCmd) flags(fs *pflag.FlagSet) {
 	o.readFlags.registerSnapshot(fs)
 }
 
-func (o *checkCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
+func (o *checkCmd) run(ctx context.Context, a *app, _ []string) error {
 	if o.output != "text" && o.output != "json" {
 		return usageErr("--output %q: want text or json", o.output)
 	}
@@ -123,7 +136,7 @@ func (o *checkCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 	}
 	var ths []threshold
 	for _, x := range all {
-		if !fs.Changed(x.flag) {
+		if !slices.Contains(o.maxGiven, x.flag) {
 			continue
 		}
 		if x.max < 0 {
@@ -135,11 +148,15 @@ func (o *checkCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 	if len(ths) == 0 {
 		return usageErr("no threshold given: pass at least one of --max-stale, --max-processing-no-ttl, --max-no-ttl, --max-unknown-state, --max-oldest-processing, --max-memory")
 	}
-	s, progress, err := a.openSampledScan(ctx, fs, &o.readFlags, o.sample, "check")
+	spec := o.spec(keyspacesRequired)
+	spec.sample = &o.sample
+	s, err := a.openSession(ctx, spec)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	progress := s.progress(a, "check", o.sf.quiet)
+	a.noteSnapshot(s)
 	snap := inspect.TakeSnapshot(ctx, s.client, s.keyspaces, s.scan, 1)
 	progress.clear()
 	if ctx.Err() != nil {

@@ -44,12 +44,12 @@ type configPathCmd struct{ configPath, output string }
 
 func (o *configPathCmd) flags(fs *pflag.FlagSet) {
 	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
-	addGroup(fs, groupConnection, func(fs *pflag.FlagSet) {
+	registerGroup(fs, groupConnection, func(fs *pflag.FlagSet) {
 		fs.StringVar(&o.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/idemctl/config.yaml)")
 	})
 }
 
-func (o *configPathCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, _ []string) error {
+func (o *configPathCmd) run(_ context.Context, a *app, _ []string) error {
 	f := a.configFile(o.configPath)
 	v := configPathView{Path: f.path, From: f.from}
 	if f.path != "" {
@@ -171,7 +171,7 @@ func (o *configViewCmd) flags(fs *pflag.FlagSet) {
 	o.readFlags.register(fs)
 }
 
-func (o *configViewCmd) run(_ context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
+func (o *configViewCmd) run(ctx context.Context, a *app, _ []string) error {
 	if o.output != "yaml" && o.output != "json" {
 		return usageErr("--output %q: want yaml or json", o.output)
 	}
@@ -181,21 +181,8 @@ func (o *configViewCmd) run(_ context.Context, a *app, fs *pflag.FlagSet, _ []st
 	cf.passwordEnv, cf.passwordFile, cf.passwordPrompt, cf.sentinelPwEn = "", "", false, ""
 	cf.noSecrets = true  // nor the profile's: $REDIS_PASSWORD unset is no reason not to show the config
 	a.configNoted = true // the view names the file itself
-	s, err := a.resolveSession(fs, &cf, &o.kf, &o.sf, false)
-	if err != nil {
-		return err
-	}
-	if !o.kf.adHoc() && len(o.kf.keyspaces) == 0 {
-		kss, err := s.cfg.KeyspacesFor(s.profile)
-		if err != nil {
-			return usageErr("%v", err)
-		}
-		if len(kss) > 0 {
-			s.keyspaces, err = resolveKeyspaces(fs, s.cfg, s.profile, &o.kf)
-		}
-	} else {
-		s.keyspaces, err = resolveKeyspaces(fs, s.cfg, s.profile, &o.kf)
-	}
+	// The keyspaces named, or the profile's if it has any.
+	s, err := a.openSession(ctx, sessionSpec{conn: &cf, keyspace: &o.kf, scan: &o.sf, need: keyspacesOptional})
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ func (o *demoCmd) flags(fs *pflag.FlagSet) {
 	fs.Var(durationValue(&o.refresh), "refresh", "rescan interval")
 }
 
-func (o *demoCmd) run(ctx context.Context, a *app, _ *pflag.FlagSet, _ []string) error {
+func (o *demoCmd) run(ctx context.Context, a *app, _ []string) error {
 	if o.count < 1 || o.rate < 0 || o.crash < 0 || o.crash > 1 {
 		return usageErr("--count must be positive, --rate ≥ 0, --crash-rate between 0 and 1")
 	}

@@ -22,10 +22,16 @@ type detectCmd struct {
 	quiet  bool
 }
 
+// resolveFlags records which of its flags were given.
+func (o *detectCmd) resolveFlags(fs *pflag.FlagSet) {
+	o.cf.resolveFlags(fs)
+	o.snap.resolveFlags(fs)
+}
+
 // detect samples the server, or the snapshot --rdb names.
-func (o *detectCmd) detect(ctx context.Context, a *app, fs *pflag.FlagSet, progress *progressLine) (inspect.DetectResult, error) {
+func (o *detectCmd) detect(ctx context.Context, a *app, progress *progressLine) (inspect.DetectResult, error) {
 	if o.snap.path != "" {
-		if err := a.checkNoServer(fs, &o.cf); err != nil {
+		if err := a.checkNoServer(&o.cf); err != nil {
 			return inspect.DetectResult{}, err
 		}
 		src, err := a.openSnapshotFile(&o.snap)
@@ -36,7 +42,7 @@ func (o *detectCmd) detect(ctx context.Context, a *app, fs *pflag.FlagSet, progr
 		a.noteSnapshot(&session{snap: src})
 		return inspect.DetectSnapshot(ctx, src, o.match, o.sample, progress.update)
 	}
-	s, err := a.openSession(ctx, fs, &o.cf, nil, nil, false)
+	s, err := a.openSession(ctx, sessionSpec{conn: &o.cf, dial: true})
 	if err != nil {
 		return inspect.DetectResult{}, err
 	}
@@ -50,11 +56,11 @@ func (o *detectCmd) flags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.sample, "sample", 200, "keys to sample")
 	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress line on stderr (there is none unless stderr is a terminal)")
-	addGroup(fs, groupConnection, o.cf.register)
-	addGroup(fs, groupSnapshot, o.snap.register)
+	registerGroup(fs, groupConnection, o.cf.register)
+	registerGroup(fs, groupSnapshot, o.snap.register)
 }
 
-func (o *detectCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
+func (o *detectCmd) run(ctx context.Context, a *app, _ []string) error {
 	if o.match == "" {
 		return usageErr("--match is required: the keys to look at")
 	}
@@ -64,11 +70,11 @@ func (o *detectCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []stri
 	if o.output != "text" && o.output != "json" {
 		return usageErr("--output %q: want text or json", o.output)
 	}
-	if err := checkSnapFlags(fs, &o.snap); err != nil {
+	if err := o.snap.checkUnused(); err != nil {
 		return err
 	}
 	progress := a.newProgress("detect", o.quiet)
-	res, err := o.detect(ctx, a, fs, progress)
+	res, err := o.detect(ctx, a, progress)
 	progress.clear()
 	var se *inspect.SnapshotError
 	var ee *exitErr

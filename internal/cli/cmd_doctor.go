@@ -24,6 +24,15 @@ type doctorCmd struct {
 	retryHorizon time.Duration
 	requireFsync string
 	maxLag       time.Duration
+	// given (resolveFlags): a flag given wins over the config's doctor:
+	// section; a default only fills what it leaves out.
+	retryHorizonGiven, requireFsyncGiven bool
+}
+
+// resolveFlags records which of its flags were given.
+func (o *doctorCmd) resolveFlags(fs *pflag.FlagSet) {
+	o.readFlags.resolveFlags(fs)
+	o.retryHorizonGiven, o.requireFsyncGiven = fs.Changed("retry-horizon"), fs.Changed("require-fsync")
 }
 
 func (o *doctorCmd) flags(fs *pflag.FlagSet) {
@@ -35,7 +44,7 @@ func (o *doctorCmd) flags(fs *pflag.FlagSet) {
 	o.readFlags.registerSnapshot(fs)
 }
 
-func (o *doctorCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
+func (o *doctorCmd) run(ctx context.Context, a *app, _ []string) error {
 	format, err := outputFormat(o.output, a.isTTY, "table", "json")
 	if err != nil {
 		return err
@@ -48,16 +57,16 @@ func (o *doctorCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []stri
 	if o.retryHorizon <= 0 {
 		return usageErr("--retry-horizon must be above 0")
 	}
-	s, err := a.openReadMessagesOK(ctx, fs, &o.readFlags)
+	s, err := a.openSession(ctx, o.spec(keyspacesOrMessages))
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	opt := s.cfg.DoctorOptions() // the config's doctor: section; flags given win
-	if fs.Changed("retry-horizon") || opt.RetryHorizon == 0 {
+	if o.retryHorizonGiven || opt.RetryHorizon == 0 {
 		opt.RetryHorizon = o.retryHorizon
 	}
-	if fs.Changed("require-fsync") || opt.RequireFsync == "" {
+	if o.requireFsyncGiven || opt.RequireFsync == "" {
 		opt.RequireFsync = o.requireFsync
 	}
 	opt.MaxLag = o.maxLag

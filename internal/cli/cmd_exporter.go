@@ -31,6 +31,13 @@ type exporterCmd struct {
 	groupCap              int
 	rf                    reapFlags
 	reapEvery             time.Duration
+	reapEveryGiven        bool // (resolveFlags) --reap-every alone starts the reaper too
+}
+
+// resolveFlags records which of its flags were given.
+func (o *exporterCmd) resolveFlags(fs *pflag.FlagSet) {
+	o.readFlags.resolveFlags(fs)
+	o.reapEveryGiven = fs.Changed("reap-every")
 }
 
 // flags registers exporter's flags.
@@ -47,8 +54,10 @@ func (o *exporterCmd) flags(fs *pflag.FlagSet) {
 	o.readFlags.register(fs)
 }
 
-func (o *exporterCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
-	s, err := a.resolveSessionMessagesOK(fs, &o.cf, &o.kf, &o.sf)
+func (o *exporterCmd) run(ctx context.Context, a *app, _ []string) error {
+	spec := o.spec(keyspacesOrMessages)
+	spec.dial = false // below: an unreachable server is only a failed scan
+	s, err := a.openSession(ctx, spec)
 	if err != nil {
 		return err
 	}
@@ -66,12 +75,12 @@ func (o *exporterCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []st
 		fmt.Fprintf(a.stderr, "idemctl exporter: %s (retrying every scan)\n", inspect.Line(err.Error()))
 	}
 	var reap *reaper.Reaper
-	if o.rf.policy != "" || fs.Changed("reap-every") || o.rf.apply {
+	if o.rf.policy != "" || o.reapEveryGiven || o.rf.apply {
 		if o.reapEvery = firstDur(o.reapEvery, time.Minute); o.reapEvery < time.Second {
 			return usageErr("--reap-every must be at least 1s")
 		}
 		// the reaper needs Redis now: its lease and audit log are set up at start
-		r, closeExec, err := a.newReaper(ctx, fs, s, &o.kf, &o.rf, "reap-")
+		r, closeExec, err := a.newReaper(ctx, s, &o.kf, &o.rf, "reap-")
 		if err != nil {
 			return err
 		}

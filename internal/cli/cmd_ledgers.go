@@ -32,6 +32,21 @@ type ledgersCmd struct {
 	maxKeys     int64
 	top         int
 	output      string
+	// adHocFlag (resolveFlags): the first of the ad hoc ledger's flags
+	// given, which needs --preset.
+	adHocFlag string
+}
+
+// resolveFlags records which of its flags were given.
+func (o *ledgersCmd) resolveFlags(fs *pflag.FlagSet) {
+	o.cf.resolveFlags(fs)
+	o.adHocFlag = ""
+	for _, f := range []string{"match", "window", "score-unit", "key-template", "period"} {
+		if fs.Changed(f) {
+			o.adHocFlag = f
+			break
+		}
+	}
 }
 
 func (o *ledgersCmd) flags(fs *pflag.FlagSet) {
@@ -46,10 +61,10 @@ func (o *ledgersCmd) flags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.maxKeys, "max-keys", 0, "stop after this many ledger keys per ledger (0: all)")
 	fs.IntVar(&o.top, "top", 10, "table: list this many keys per ledger, oldest first")
 	outputFlag(fs, &o.output, "table", "table (or text) or json", "table", "json")
-	addGroup(fs, groupConnection, o.cf.register)
+	registerGroup(fs, groupConnection, o.cf.register)
 }
 
-func (o *ledgersCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
+func (o *ledgersCmd) run(ctx context.Context, a *app, _ []string) error {
 	format, err := outputFormat(o.output, a.isTTY, "table", "json")
 	if err != nil {
 		return err
@@ -58,12 +73,12 @@ func (o *ledgersCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []str
 	if o.count < 1 || o.count > inspect.MaxScanCount || o.maxKeys < 0 || o.top < 0 || o.top > inspect.LedgerDetailCap {
 		return usageErr("--count must be 1 to %d, --max-keys at least 0, --top 0 to %d", inspect.MaxScanCount, inspect.LedgerDetailCap)
 	}
-	s, err := a.openSession(ctx, fs, &o.cf, nil, nil, false)
+	s, err := a.openSession(ctx, sessionSpec{conn: &o.cf, dial: true})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	ls, err := o.ledgers(fs, s.cfg, s.profile)
+	ls, err := o.ledgers(s.cfg, s.profile)
 	if err != nil {
 		return err
 	}
@@ -97,14 +112,9 @@ func (o *ledgersCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []str
 }
 
 // ledgers is the ad hoc ledger (--preset) or the config's.
-func (o *ledgersCmd) ledgers(fs *pflag.FlagSet, cfg *config.Config, prof *config.Profile) ([]*inspect.Ledger, error) {
-	adHoc := []string{"match", "window", "score-unit", "key-template", "period"}
-	if o.preset == "" {
-		for _, f := range adHoc {
-			if fs.Changed(f) {
-				return nil, usageErr("--%s needs --preset zset-window or set-per-period", f)
-			}
-		}
+func (o *ledgersCmd) ledgers(cfg *config.Config, prof *config.Profile) ([]*inspect.Ledger, error) {
+	if o.preset == "" && o.adHocFlag != "" {
+		return nil, usageErr("--%s needs --preset zset-window or set-per-period", o.adHocFlag)
 	}
 	if o.preset != "" {
 		if len(o.keyspaces) > 0 {

@@ -31,7 +31,7 @@ func (r *reapFlags) register(fs *pflag.FlagSet, prefix string) {
 	fs.StringVar(&r.policy, prefix+"policy", "", "reaper policy file (YAML; see examples/reap-policy.yaml)")
 	fs.BoolVar(&r.apply, prefix+"apply", false, "write (needs writes enabled: --write or writes: true in the profile); without it a dry run")
 	fs.BoolVar(&r.verify, prefix+"verify", false, "in a dry run, run the keyspaces' verify hooks too (with --"+prefix+"apply they always run)")
-	addGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
+	registerGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
 		fs.BoolVar(&r.write, "write", false, "enable writes for this run (or writes: true in the profile)")
 		fs.StringVar(&r.confirmProfile, "confirm-profile", "", "a protected profile's name: the reaper never prompts")
 		fs.StringVar(&r.auditLog, "audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
@@ -45,6 +45,14 @@ type reapCmd struct {
 	rf     reapFlags
 	every  time.Duration
 	output string
+	// everyGiven (resolveFlags): --every given, even as 0, is checked.
+	everyGiven bool
+}
+
+// resolveFlags records which of its flags were given.
+func (o *reapCmd) resolveFlags(fs *pflag.FlagSet) {
+	o.readFlags.resolveFlags(fs)
+	o.everyGiven = fs.Changed("every")
 }
 
 func (o *reapCmd) flags(fs *pflag.FlagSet) {
@@ -54,14 +62,14 @@ func (o *reapCmd) flags(fs *pflag.FlagSet) {
 	o.readFlags.register(fs)
 }
 
-func (o *reapCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
+func (o *reapCmd) run(ctx context.Context, a *app, _ []string) error {
 	if o.output != "text" && o.output != "json" {
 		return usageErr("--output %q: want text or json", o.output)
 	}
-	if fs.Changed("every") && o.every < time.Second {
+	if o.everyGiven && o.every < time.Second {
 		return usageErr("--every must be at least 1s")
 	}
-	s, err := a.resolveSession(fs, &o.cf, &o.kf, &o.sf, false)
+	s, err := a.openSession(ctx, sessionSpec{conn: &o.cf, scan: &o.sf}) // the policy names the keyspaces
 	if err != nil {
 		return err
 	}
@@ -69,7 +77,7 @@ func (o *reapCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string
 	if s.scan.MaxKeys > 0 {
 		return usageErr("--max-keys (or the profile's max_keys) would make every scan incomplete, and the reaper acts only on complete ones; pass --max-keys 0")
 	}
-	r, closeExec, err := a.newReaper(ctx, fs, s, &o.kf, &o.rf, "")
+	r, closeExec, err := a.newReaper(ctx, s, &o.kf, &o.rf, "")
 	if err != nil {
 		return err
 	}
@@ -94,7 +102,7 @@ func (o *reapCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string
 // newReaper loads the policy, binds its keyspaces, checks the write
 // policy and connects: the reaper of `reap` and of `exporter`. Flags are
 // named with prefix ("reap-" in the exporter).
-func (a *app) newReaper(ctx context.Context, fs *pflag.FlagSet, s *session, kf *keyspaceFlags, rf *reapFlags, prefix string) (*reaper.Reaper, func(), error) {
+func (a *app) newReaper(ctx context.Context, s *session, kf *keyspaceFlags, rf *reapFlags, prefix string) (*reaper.Reaper, func(), error) {
 	nothing := func() {}
 	if rf.policy == "" {
 		return nil, nothing, usageErr("--%spolicy FILE is required (see examples/reap-policy.yaml)", prefix)
@@ -105,7 +113,7 @@ func (a *app) newReaper(ctx context.Context, fs *pflag.FlagSet, s *session, kf *
 	}
 	var listed []*inspect.Keyspace
 	if kf.adHoc() || len(kf.keyspaces) > 0 {
-		if listed, err = resolveKeyspaces(fs, s.cfg, s.profile, kf); err != nil {
+		if listed, err = resolveKeyspaces(s.cfg, s.profile, kf, keyspacesRequired); err != nil {
 			return nil, nothing, err
 		}
 	}
@@ -119,7 +127,7 @@ func (a *app) newReaper(ctx context.Context, fs *pflag.FlagSet, s *session, kf *
 		if err != nil {
 			return nil, err
 		}
-		return ks, applyKeyspaceFlags(fs, ks, kf)
+		return ks, applyKeyspaceFlags(ks, kf)
 	}
 	warned := map[string]bool{}
 	hasHook := func(ks *inspect.Keyspace) bool {

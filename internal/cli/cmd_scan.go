@@ -49,7 +49,7 @@ func (o *scanCmd) flags(fs *pflag.FlagSet) {
 	o.readFlags.registerSnapshot(fs)
 }
 
-func (o *scanCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
+func (o *scanCmd) run(ctx context.Context, a *app, _ []string) error {
 	format, err := outputFormat(o.output, a.isTTY, "table", "json", "pinned", "ndjson")
 	if err != nil {
 		return err
@@ -59,11 +59,12 @@ func (o *scanCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string
 	if err != nil {
 		return err
 	}
-	s, progress, err := a.openScan(ctx, fs, &o.readFlags, "scan")
+	s, err := a.openSession(ctx, o.spec(keyspacesRequired))
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	progress := s.progress(a, "scan", o.sf.quiet)
 	defer progress.clear()
 	a.noteSnapshot(s)
 	s.scan.Versions = format == "pinned"

@@ -37,10 +37,13 @@ func (o *seedCmd) flags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.force, "force", false, "allow a non-loopback server")
 	fs.BoolVar(&o.fieldTTL, "field-ttl", false, "put each record's TTL on its fields instead of its key (HPEXPIRE; Redis 7.4+, atlasmart)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress line on stderr (there is none unless stderr is a terminal)")
-	addGroup(fs, groupConnection, o.cf.register)
+	registerGroup(fs, groupConnection, o.cf.register)
 }
 
-func (o *seedCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
+// resolveFlags records which connection flags were given.
+func (o *seedCmd) resolveFlags(fs *pflag.FlagSet) { o.cf.resolveFlags(fs) }
+
+func (o *seedCmd) run(ctx context.Context, a *app, _ []string) error {
 	if o.count <= 0 {
 		return usageErr("--count must be positive")
 	}
@@ -57,7 +60,7 @@ func (o *seedCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string
 	if plan.LargeResponse <= 0 {
 		plan.LargeResponse = inspect.DefaultLargeResponse
 	}
-	s, err := a.resolveSession(fs, &o.cf, nil, nil, false)
+	s, err := a.openSession(ctx, sessionSpec{conn: &o.cf}) // dialled once the address is checked
 	if err != nil {
 		return err
 	}

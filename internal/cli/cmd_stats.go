@@ -28,7 +28,7 @@ func (o *statsCmd) flags(fs *pflag.FlagSet) {
 	o.readFlags.registerSnapshot(fs)
 }
 
-func (o *statsCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
+func (o *statsCmd) run(ctx context.Context, a *app, _ []string) error {
 	format, err := outputFormat(o.output, a.isTTY, "table", "json")
 	if err != nil {
 		return err
@@ -36,11 +36,15 @@ func (o *statsCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []strin
 	if o.top < 1 {
 		return usageErr("--top must be at least 1")
 	}
-	s, progress, err := a.openSampledScan(ctx, fs, &o.readFlags, o.sample, "stats")
+	spec := o.spec(keyspacesRequired)
+	spec.sample = &o.sample
+	s, err := a.openSession(ctx, spec)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	progress := s.progress(a, "stats", o.sf.quiet)
+	a.noteSnapshot(s)
 	st := inspect.NewStats(o.top)
 	covs, _ := inspect.Scan(ctx, s.client, s.keyspaces, s.scan, func(b inspect.Batch) error {
 		st.Add(b)

@@ -36,6 +36,16 @@ type streamsCmd struct {
 	maxValue      int64
 	failOnStale   bool
 	failOnPoison  bool
+	// given (resolveFlags): --timeout and --max-deliveries given override
+	// every keyspace's own; --max-value given is checked.
+	given struct{ timeout, maxDeliveries, maxValue bool }
+}
+
+// resolveFlags records which of its flags were given (streams' own, and a
+// write's selection of entries).
+func (o *streamsCmd) resolveFlags(fs *pflag.FlagSet) {
+	o.cf.resolveFlags(fs)
+	o.given.timeout, o.given.maxDeliveries, o.given.maxValue = fs.Changed("timeout"), fs.Changed("max-deliveries"), fs.Changed("max-value")
 }
 
 // flags registers streams' flags.
@@ -57,10 +67,10 @@ func (o *streamsCmd) flags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.failOnStale, "fail-on-stale", false, "exit 8 when a stale pending entry is found (3 when none was, but not every entry was read)")
 	fs.BoolVar(&o.failOnPoison, "fail-on-poison", false, "exit 8 when a poison pending entry is found (3 when none was, but not every entry was read)")
 	outputFlag(fs, &o.output, "", "table (or text) or json (default: table on a terminal, json otherwise)", "table", "json")
-	addGroup(fs, groupConnection, o.cf.register)
+	registerGroup(fs, groupConnection, o.cf.register)
 }
 
-func (o *streamsCmd) check(fs *pflag.FlagSet) error {
+func (o *streamsCmd) check() error {
 	switch {
 	case o.maxStreams < 1:
 		return usageErr("--max-streams must be at least 1")
@@ -68,7 +78,7 @@ func (o *streamsCmd) check(fs *pflag.FlagSet) error {
 		return usageErr("--max-pending must be 1 to %d", inspect.MaxStreamPending)
 	case o.maxDeliveries < 0:
 		return usageErr("--max-deliveries must not be negative")
-	case fs.Changed("max-value") && (o.maxValue < 16 || o.maxValue > inspect.MaxEntryValueCap):
+	case o.given.maxValue && (o.maxValue < 16 || o.maxValue > inspect.MaxEntryValueCap):
 		return usageErr("--max-value must be 16 bytes to %s", units.FormatBytes(inspect.MaxEntryValueCap))
 	case (o.entry == "") != (o.stream == ""):
 		return usageErr("--entry ID and --stream KEY go together")
@@ -80,21 +90,21 @@ func (o *streamsCmd) check(fs *pflag.FlagSet) error {
 	return nil
 }
 
-func (o *streamsCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
+func (o *streamsCmd) run(ctx context.Context, a *app, _ []string) error {
 	format, err := outputFormat(o.output, a.isTTY, "table", "json")
 	if err != nil {
 		return err
 	}
-	if err := o.check(fs); err != nil {
+	if err := o.check(); err != nil {
 		return err
 	}
-	s, err := a.resolveSession(fs, &o.cf, nil, nil, false)
+	s, err := a.openSession(ctx, sessionSpec{conn: &o.cf}) // dialled once the keyspaces are checked
 	if err != nil {
 		return err
 	}
 	var spaces []*inspect.StreamSpace
 	if o.entry == "" {
-		if spaces, err = o.spaces(fs, s); err != nil {
+		if spaces, err = o.spaces(s); err != nil {
 			return err
 		}
 	}
@@ -122,7 +132,7 @@ func (o *streamsCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []str
 
 // spaces are the stream keyspaces to read: ad hoc from --match, named by
 // --keyspace, or the profile's; the threshold flags override theirs.
-func (o *streamsCmd) spaces(fs *pflag.FlagSet, s *session) ([]*inspect.StreamSpace, error) {
+func (o *streamsCmd) spaces(s *session) ([]*inspect.StreamSpace, error) {
 	var out []*inspect.StreamSpace
 	if o.match != "" {
 		out = []*inspect.StreamSpace{{Name: o.match, Match: o.match}}
@@ -146,10 +156,10 @@ func (o *streamsCmd) spaces(fs *pflag.FlagSet, s *session) ([]*inspect.StreamSpa
 		return nil, usageErr("no stream keyspace to read: pass --match PATTERN, or configure a keyspace with kind: stream")
 	}
 	for _, sp := range out {
-		if fs.Changed("timeout") {
+		if o.given.timeout {
 			sp.ProcessingTimeout = o.timeout
 		}
-		if fs.Changed("max-deliveries") {
+		if o.given.maxDeliveries {
 			sp.MaxDeliveries = int64(o.maxDeliveries)
 		}
 		if len(o.groups) > 0 {

@@ -23,14 +23,20 @@ type streamTriageCmd struct {
 }
 
 func (o *streamTriageCmd) flags(fs *pflag.FlagSet) {
-	addGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
+	registerGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
 		fs.StringVar(&o.wf.reason, "reason", "", "why (required; recorded in the audit log with each verdict)")
 		fs.StringVar(&o.to, "to", "", "the recovery consumer not-done entries are claimed for (default: the keyspace's recovery_consumer)")
 		fs.StringVar(&o.wf.fromFile, "from-file", "", "judge these entries instead of every stale one (- for stdin): STREAM<TAB>GROUP<TAB>ID<TAB>CONSUMER<TAB>DELIVERIES a line, as the confirmation prints them")
 		o.wf.registerRun(fs)
 	})
 	o.sel.selectionFlags(fs)
-	addGroup(fs, groupConnection, o.sel.cf.register)
+	registerGroup(fs, groupConnection, o.sel.cf.register)
+}
+
+// resolveFlags records which of its flags were given.
+func (o *streamTriageCmd) resolveFlags(fs *pflag.FlagSet) {
+	o.sel.resolveFlags(fs)
+	o.wf.resolveFlags(fs)
 }
 
 // judged is one stale entry and its hook's verdict.
@@ -39,16 +45,16 @@ type judged struct {
 	result verify.Result
 }
 
-func (o *streamTriageCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
+func (o *streamTriageCmd) run(ctx context.Context, a *app, _ []string) error {
 	if err := o.wf.check(); err != nil {
 		return err
 	}
 	o.sel.stale = true
-	s, err := a.resolveSession(fs, &o.sel.cf, nil, nil, false)
+	s, err := a.openSession(ctx, sessionSpec{conn: &o.sel.cf}) // a write: connectToWrite dials
 	if err != nil {
 		return err
 	}
-	spaces, err := o.sel.spaces(fs, s)
+	spaces, err := o.sel.spaces(s)
 	if err != nil {
 		return err
 	}
@@ -73,7 +79,7 @@ func (o *streamTriageCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ 
 		return err
 	}
 	items := o.judge(ctx, s, targets, hooks)
-	return o.act(ctx, a, fs, s, setup, items)
+	return o.act(ctx, a, s, setup, items)
 }
 
 // targets are the --from-file entries (each pinned as shown), or every
@@ -139,7 +145,7 @@ func verifyEntry(ctx context.Context, s *session, h *verify.Hook, t entryTarget)
 
 // act plans an ack for each done entry (with the hook's evidence) and a
 // retry for each not-done one, and runs them as one guarded write.
-func (o *streamTriageCmd) act(ctx context.Context, a *app, fs *pflag.FlagSet, s *session, setup actions.Setup, items []judged) error {
+func (o *streamTriageCmd) act(ctx context.Context, a *app, s *session, setup actions.Setup, items []judged) error {
 	ex := actions.NewPlanner(setup)
 	var plans []*actions.Plan
 	left := 0
@@ -176,7 +182,7 @@ func (o *streamTriageCmd) act(ctx context.Context, a *app, fs *pflag.FlagSet, s 
 		return codeErr(ExitAudit, "%w: nothing was written", err)
 	}
 	err := runPlans(ctx, a, &o.wf, setup, s, "streams triage", ex, plans,
-		func() string { return exactEntryCommand("streams triage", fs, plans, s) },
+		func() string { return exactEntryCommand("streams triage", o.wf.line, plans, s) },
 		func(rs []actions.Result) { printEntryResults(a, o.wf.output, plans, rs) })
 	if err == nil && left > 0 {
 		return codeErr(ExitPartial, "triage: %d entries left alone (unknown verdict): see the lines above", left)

@@ -43,7 +43,7 @@ type streamWriteCmd struct {
 }
 
 func (o *streamWriteCmd) flags(fs *pflag.FlagSet) {
-	addGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
+	registerGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
 		fs.StringVar(&o.wf.reason, "reason", "", "why (required; recorded in the audit log)")
 		switch o.kind {
 		case actions.KindRetry:
@@ -56,7 +56,7 @@ func (o *streamWriteCmd) flags(fs *pflag.FlagSet) {
 		o.wf.registerRun(fs)
 	})
 	o.sel.selectionFlags(fs)
-	addGroup(fs, groupConnection, o.sel.cf.register)
+	registerGroup(fs, groupConnection, o.sel.cf.register)
 }
 
 // selectionFlags are how a write picks pending entries: by ID, or every
@@ -75,15 +75,21 @@ func (o *streamsCmd) selectionFlags(fs *pflag.FlagSet) {
 	o.maxStreams = inspect.DefaultMaxStreams
 }
 
-func (o *streamWriteCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []string) error {
-	if err := o.check(fs, args); err != nil {
+// resolveFlags records which of its flags were given.
+func (o *streamWriteCmd) resolveFlags(fs *pflag.FlagSet) {
+	o.sel.resolveFlags(fs)
+	o.wf.resolveFlags(fs)
+}
+
+func (o *streamWriteCmd) run(ctx context.Context, a *app, args []string) error {
+	if err := o.check(args); err != nil {
 		return err
 	}
-	s, err := a.resolveSession(fs, &o.sel.cf, nil, nil, false)
+	s, err := a.openSession(ctx, sessionSpec{conn: &o.sel.cf}) // a write: connectToWrite dials
 	if err != nil {
 		return err
 	}
-	spaces, err := o.spaces(fs, s)
+	spaces, err := o.spaces(s)
 	if err != nil {
 		return err
 	}
@@ -111,12 +117,12 @@ func (o *streamWriteCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, arg
 	}
 	cmd := "streams " + string(o.kind)
 	return runPlans(ctx, a, &o.wf, setup, s, cmd, ex, plans,
-		func() string { return exactEntryCommand(cmd, fs, plans, s) },
+		func() string { return exactEntryCommand(cmd, o.wf.line, plans, s) },
 		func(rs []actions.Result) { printEntryResults(a, o.wf.output, plans, rs) })
 }
 
 // check refuses flags that cannot go together, before connecting.
-func (o *streamWriteCmd) check(fs *pflag.FlagSet, args []string) error {
+func (o *streamWriteCmd) check(args []string) error {
 	if err := o.wf.check(); err != nil {
 		return err
 	}
@@ -155,8 +161,8 @@ func (o *streamWriteCmd) check(fs *pflag.FlagSet, args []string) error {
 
 // spaces are the stream keyspaces entries are selected from or matched
 // to; IDs and --from-file need none (then the flags say where to).
-func (o *streamWriteCmd) spaces(fs *pflag.FlagSet, s *session) ([]*inspect.StreamSpace, error) {
-	sp, err := o.sel.spaces(fs, s)
+func (o *streamWriteCmd) spaces(s *session) ([]*inspect.StreamSpace, error) {
+	sp, err := o.sel.spaces(s)
 	if err != nil && !o.sel.stale && !o.sel.poison && o.sel.match == "" && len(o.sel.keyspaces) == 0 {
 		return nil, nil // no stream keyspace configured: the flags say where
 	}
@@ -208,9 +214,9 @@ func planEntries(ctx context.Context, ex *actions.Executor, targets []entryTarge
 // exactEntryCommand is the non-interactive command that applies exactly
 // what was shown: each entry pinned to the consumer and delivery count it
 // was shown with, so one that moved since is a conflict.
-func exactEntryCommand(cmd string, fs *pflag.FlagSet, plans []*actions.Plan, s *session) string {
+func exactEntryCommand(cmd string, given givenFlags, plans []*actions.Plan, s *session) string {
 	var b strings.Builder
-	writeFlagsLine(&b, cmd, fs, s, "from-file", "stale", "poison", "consumer", "stream", "group", "max-pending", "timeout", "max-deliveries")
+	writeFlagsLine(&b, cmd, given, s, "from-file", "stale", "poison", "consumer", "stream", "group", "max-pending", "timeout", "max-deliveries")
 	b.WriteString(" --yes --from-file - <<'EOF'\n")
 	for _, p := range plans {
 		e := p.Entry()

@@ -23,7 +23,7 @@ type triageCmd struct {
 }
 
 func (o *triageCmd) flags(fs *pflag.FlagSet) {
-	addGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
+	registerGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
 		fs.StringVar(&o.wf.reason, "reason", verify.DefaultReason, "why, recorded in the audit log with each hook's verdict")
 		fs.BoolVar(&o.verify, "verify", false, "run the hooks although writes are off: report the verdicts and the plan, write nothing")
 		fs.IntVar(&o.limit, "limit", 1000, "with no keys given: triage at most this many stuck records")
@@ -33,7 +33,13 @@ func (o *triageCmd) flags(fs *pflag.FlagSet) {
 	o.readFlags.register(fs)
 }
 
-func (o *triageCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []string) error {
+// resolveFlags records which of its flags were given.
+func (o *triageCmd) resolveFlags(fs *pflag.FlagSet) {
+	o.readFlags.resolveFlags(fs)
+	o.wf.resolveFlags(fs)
+}
+
+func (o *triageCmd) run(ctx context.Context, a *app, args []string) error {
 	wf := &o.wf
 	if err := wf.check(); err != nil {
 		return err
@@ -45,7 +51,9 @@ func (o *triageCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 	if err != nil {
 		return err
 	}
-	s, err := a.resolveSession(fs, &o.cf, &o.kf, &o.sf, true)
+	spec := o.spec(keyspacesRequired)
+	spec.dial = false // once writes are known allowed (or --verify)
+	s, err := a.openSession(ctx, spec)
 	if err != nil {
 		return err
 	}
@@ -84,7 +92,7 @@ func (o *triageCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []s
 	if err := o.judge(ctx, a, ex, items, hooks); err != nil {
 		return err
 	}
-	return o.act(ctx, a, fs, s, setup, ex, items)
+	return o.act(ctx, a, s, setup, ex, items)
 }
 
 // hookedKeyspaces are the keyspaces that have a verify hook: the only ones
@@ -136,7 +144,7 @@ func (o *triageCmd) judge(ctx context.Context, a *app, ex *actions.Executor, ite
 
 // act prints the verdicts and carries out the plans they make, as any
 // guarded write does.
-func (o *triageCmd) act(ctx context.Context, a *app, fs *pflag.FlagSet, s *session, setup actions.Setup, ex *actions.Executor, items []*verify.Item) error {
+func (o *triageCmd) act(ctx context.Context, a *app, s *session, setup actions.Setup, ex *actions.Executor, items []*verify.Item) error {
 	wf := &o.wf
 	plans := verify.Plans(items)
 	if wf.output == "text" {
@@ -161,7 +169,7 @@ func (o *triageCmd) act(ctx context.Context, a *app, fs *pflag.FlagSet, s *sessi
 		report.stderr = a.stdout
 		pa = &report
 	}
-	err := runPlans(ctx, pa, wf, setup, s, "triage", ex, plans, func() string { return exactCommand("triage", fs, plans, s) }, func(rs []actions.Result) {
+	err := runPlans(ctx, pa, wf, setup, s, "triage", ex, plans, func() string { return exactCommand("triage", wf.line, plans, s) }, func(rs []actions.Result) {
 		results = rs
 		if wf.output == "text" {
 			printResults(a, wf.output, rs)
@@ -208,8 +216,7 @@ func (o *triageCmd) named(ctx context.Context, s *session, targets []target) ([]
 // stuck scans the keyspaces that have a hook for stale processing records,
 // at most --limit of them.
 func (o *triageCmd) stuck(ctx context.Context, a *app, s *session, kss []*inspect.Keyspace) ([]*verify.Item, error) {
-	progress := a.newProgress("triage", o.sf.quiet)
-	s.scan.Progress = progress.update
+	progress := s.progress(a, "triage", o.sf.quiet)
 	defer progress.clear()
 	filter := inspect.Filter{States: inspect.StatesOf(inspect.StateProcessing), Stale: true}
 	var items []*verify.Item

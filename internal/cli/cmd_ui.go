@@ -28,7 +28,7 @@ func (o *uiCmd) flags(fs *pflag.FlagSet) {
 	fs.Var(durationValue(&o.refresh), "refresh", "rescan on its own at this interval (default: only on r)")
 	fs.BoolVar(&o.reveal, "reveal", false, "show response payloads in the detail screen without pressing v")
 	fs.IntVar(&o.maxRecords, "max-records", ui.DefaultMaxRecords, "records the table holds (about 1.5 GB at the default); past it every processing, stale and flagged record is still kept, the rest only counted")
-	addGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
+	registerGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
 		fs.BoolVar(&o.write, "write", false, "enable guarded writes for this session (or writes: true in the profile)")
 		fs.StringVar(&o.auditLog, "audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
 		o.durabilityFlags.register(fs)
@@ -36,7 +36,7 @@ func (o *uiCmd) flags(fs *pflag.FlagSet) {
 	o.readFlags.registerSnapshot(fs)
 }
 
-func (o *uiCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) error {
+func (o *uiCmd) run(ctx context.Context, a *app, _ []string) error {
 	if o.snap.path == "-" {
 		return usageErr("--rdb - reads standard input, which the terminal UI needs for its keys: save the stream to a file (redis-cli --rdb FILE) and give its path")
 	}
@@ -46,7 +46,7 @@ func (o *uiCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, _ []string) 
 	if !a.isTTY || !a.inTTY {
 		return usageErr("the terminal UI needs a terminal; for scripts use 'idemctl scan' or 'idemctl stats'")
 	}
-	opts, closeFn, err := o.options(ctx, a, fs, &o.readFlags, o.write)
+	opts, closeFn, err := o.options(ctx, a, &o.readFlags, o.write)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (o *uiCmd) openProfile(a *app) func(ctx context.Context, name string) (ui.O
 		var warnings strings.Builder
 		quiet := *a
 		quiet.stderr, quiet.configNoted = &warnings, true
-		po, closeFn, err := o.options(ctx, &quiet, pfs, &r, false)
+		po, closeFn, err := o.options(ctx, &quiet, &r, false)
 		po.Notice = units.OneLine(warnings.String())
 		return po, closeFn, err
 	}
@@ -82,8 +82,8 @@ func (o *uiCmd) openProfile(a *app) func(ctx context.Context, name string) (ui.O
 // options opens the session r names and builds what the UI reads: the
 // client, keyspaces and scan settings, the doctor's options, and the
 // executor when the profile (or write) allows writes. closeFn releases them.
-func (o *uiCmd) options(ctx context.Context, a *app, fs *pflag.FlagSet, r *readFlags, write bool) (opts ui.Options, closeFn func(), err error) {
-	s, err := a.openRead(ctx, fs, r)
+func (o *uiCmd) options(ctx context.Context, a *app, r *readFlags, write bool) (opts ui.Options, closeFn func(), err error) {
+	s, err := a.openSession(ctx, r.spec(keyspacesRequired))
 	if err != nil {
 		return opts, nil, err
 	}
@@ -120,7 +120,7 @@ func (o *uiCmd) options(ctx context.Context, a *app, fs *pflag.FlagSet, r *readF
 		ex, err := actions.NewExecutor(setup)
 		if err != nil {
 			s.Close()
-			return opts, nil, codeErr(ExitRefused, "%v: writes need an audit log", err)
+			return opts, nil, codeErr(ExitRefused, "%w: writes need an audit log", err)
 		}
 		opts.Executor = ex
 		closeFn = func() { ex.Close(); s.Close() }

@@ -22,16 +22,23 @@ type undoCmd struct {
 	since string
 }
 
+// resolveFlags records which of its flags were given.
+func (o *undoCmd) resolveFlags(fs *pflag.FlagSet) {
+	o.cf.resolveFlags(fs)
+	o.kf.resolveFlags(fs)
+	o.wf.resolveFlags(fs)
+}
+
 func (o *undoCmd) flags(fs *pflag.FlagSet) {
-	addGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
+	registerGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
 		fs.StringVar(&o.since, "since", "", "undo every applied write since TIME (RFC 3339, or a duration ago such as 30m), newest first")
 		o.wf.register(fs, actions.KindUndo)
 	})
-	addGroup(fs, groupKeyspace, o.kf.register)
-	addGroup(fs, groupConnection, o.cf.register)
+	registerGroup(fs, groupKeyspace, o.kf.register)
+	registerGroup(fs, groupConnection, o.cf.register)
 }
 
-func (o *undoCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []string) error {
+func (o *undoCmd) run(ctx context.Context, a *app, args []string) error {
 	wf := &o.wf
 	if err := wf.check(); err != nil {
 		return err
@@ -39,7 +46,7 @@ func (o *undoCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []str
 	if (len(args) == 0) == (o.since == "") {
 		return usageErr("give the audit ids of the writes to undo (see 'idemctl audit show RUN'), or --since TIME; not both")
 	}
-	since, s, err := a.sinceSession(fs, &o.cf, &o.kf, o.since)
+	since, s, err := a.sinceSession(ctx, &o.cf, &o.kf, o.since)
 	if err != nil {
 		return err
 	}
@@ -76,19 +83,19 @@ func (o *undoCmd) run(ctx context.Context, a *app, fs *pflag.FlagSet, args []str
 	if err != nil {
 		return err
 	}
-	return runPlans(ctx, a, wf, setup, s, "undo", pl, plans, func() string { return undoCommand(fs, plans, s) },
+	return runPlans(ctx, a, wf, setup, s, "undo", pl, plans, func() string { return undoCommand(wf.line, plans, s) },
 		func(rs []actions.Result) { printEntryResults(a, wf.output, plans, rs) })
 }
 
 // sinceSession parses --since and resolves the session of a command that
 // reads writes back from the audit log (keyspaces optional: the log names
 // them).
-func (a *app) sinceSession(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags, since string) (time.Time, *session, error) {
+func (a *app) sinceSession(ctx context.Context, cf *connFlags, kf *keyspaceFlags, since string) (time.Time, *session, error) {
 	t, err := sinceFlag(since)
 	if err != nil {
 		return t, nil, err
 	}
-	s, err := a.resolveSessionKeyspacesOptional(fs, cf, kf)
+	s, err := a.openSession(ctx, sessionSpec{conn: cf, keyspace: kf, need: keyspacesOptional})
 	return t, s, err
 }
 
@@ -131,9 +138,9 @@ func readUndoIndex(a *app, path string) (*actions.UndoIndex, error) {
 // undoCommand is the non-interactive command for what is shown: the ids
 // themselves pin it, since each undo compares-and-sets on the version its
 // write left, recorded in the log.
-func undoCommand(fs *pflag.FlagSet, plans []*actions.Plan, s *session) string {
+func undoCommand(given givenFlags, plans []*actions.Plan, s *session) string {
 	var b strings.Builder
-	writeFlagsLine(&b, "undo", fs, s, "since")
+	writeFlagsLine(&b, "undo", given, s, "since")
 	b.WriteString(" --yes")
 	for _, p := range plans {
 		if p.Refused == "" {

@@ -27,6 +27,25 @@ type connFlags struct {
 	sentinelPwEn   string
 	replicas       bool
 	noSecrets      bool // config view: read no password, only say where it would come from
+
+	// given (resolveFlags): a timeout given wins over the profile's; a
+	// --profile given beside --rdb must name no server; serverFlag is the
+	// first flag given that names a server, which --rdb refuses.
+	dialTimeoutGiven, readTimeoutGiven, profileGiven bool
+	serverFlag                                       string
+}
+
+// resolveFlags records which connection flags were given.
+func (c *connFlags) resolveFlags(fs *pflag.FlagSet) {
+	c.dialTimeoutGiven, c.readTimeoutGiven = fs.Changed("dial-timeout"), fs.Changed("read-timeout")
+	c.profileGiven = fs.Changed("profile")
+	c.serverFlag = ""
+	for _, name := range serverFlags {
+		if fs.Changed(name) {
+			c.serverFlag = name
+			break
+		}
+	}
 }
 
 func (c *connFlags) register(fs *pflag.FlagSet) {

@@ -4,11 +4,11 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// applyEnv sets each connection and keyspace flag not given on the command
+// setFlagsFromEnv sets each connection and keyspace flag not given on the command
 // line from its IDEMCTL_<FLAG> variable, so the variable counts as the flag
 // (and wins over the profile, as the flag does). Values are never echoed:
 // a URL may hold a password.
-func (a *app) applyEnv(fs *pflag.FlagSet) error {
+func (a *app) setFlagsFromEnv(fs *pflag.FlagSet) error {
 	var err error
 	fs.VisitAll(func(f *pflag.Flag) {
 		if err != nil || f.Changed || !envGroup(flagGroup(f)) {

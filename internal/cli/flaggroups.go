@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -36,8 +37,8 @@ var groupTitles = []struct{ group, title, topic string }{
 // envGroups are the groups whose flags can also be set as IDEMCTL_<FLAG>.
 func envGroup(g string) bool { return g == groupConnection || g == groupKeyspace }
 
-// addGroup registers flags through register and files them under group.
-func addGroup(fs *pflag.FlagSet, group string, register func(*pflag.FlagSet)) {
+// registerGroup registers flags through register and files them under group.
+func registerGroup(fs *pflag.FlagSet, group string, register func(*pflag.FlagSet)) {
 	g := pflag.NewFlagSet(group, pflag.ContinueOnError)
 	g.SortFlags = false
 	register(g)
@@ -56,16 +57,53 @@ type readFlags struct {
 
 // register adds them in help order: keyspace, scan, connection.
 func (r *readFlags) register(fs *pflag.FlagSet) {
-	addGroup(fs, groupKeyspace, r.kf.register)
-	addGroup(fs, groupScan, r.sf.register)
-	addGroup(fs, groupConnection, r.cf.register)
+	registerGroup(fs, groupKeyspace, r.kf.register)
+	registerGroup(fs, groupScan, r.sf.register)
+	registerGroup(fs, groupConnection, r.cf.register)
 }
 
 // registerSnapshot is register with --rdb, --at and --db: for the
 // commands that can read a snapshot file instead of a server.
 func (r *readFlags) registerSnapshot(fs *pflag.FlagSet) {
 	r.register(fs)
-	addGroup(fs, groupSnapshot, r.snap.register)
+	registerGroup(fs, groupSnapshot, r.snap.register)
+}
+
+// resolveFlags records which of every group's flags were given.
+func (r *readFlags) resolveFlags(fs *pflag.FlagSet) {
+	r.cf.resolveFlags(fs)
+	r.kf.resolveFlags(fs)
+	r.sf.resolveFlags(fs)
+	r.snap.resolveFlags(fs)
+}
+
+// givenFlag is one flag the operator gave (on the command line or as
+// IDEMCTL_…), as text: what a command line printed for them repeats.
+type givenFlag struct {
+	name, kind string   // kind: the value's type, as pflag names it
+	values     []string // a list flag's items, else the one value
+	list       bool
+}
+
+// givenFlags are the flags given, in the order they were set (pflag's
+// Visit without SortFlags): the command line first, then the environment.
+type givenFlags []givenFlag
+
+// flagsGiven takes the flags given from a parsed flag set.
+func flagsGiven(fs *pflag.FlagSet) givenFlags {
+	var out givenFlags
+	fs.Visit(func(f *pflag.Flag) {
+		g := givenFlag{name: f.Name, kind: f.Value.Type(), values: []string{f.Value.String()}}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			g.values, g.list = sv.GetSlice(), true
+		}
+		out = append(out, g)
+	})
+	return out
+}
+
+func (g givenFlags) has(name string) bool {
+	return slices.ContainsFunc(g, func(f givenFlag) bool { return f.name == name })
 }
 
 func setAnnotation(f *pflag.Flag, key string, values ...string) {

@@ -27,7 +27,7 @@ func (o *manCmd) flags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.markdown, "markdown", false, "write Markdown pages (docs/commands) instead of man pages")
 }
 
-func (o *manCmd) run(ctx context.Context, a *app, _ *pflag.FlagSet, args []string) error {
+func (o *manCmd) run(ctx context.Context, a *app, args []string) error {
 	switch {
 	case o.install && (len(args) > 0 || o.markdown):
 		return usageErr("--install writes the man pages to their own place: give no DIR and no --markdown")

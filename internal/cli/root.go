@@ -35,7 +35,7 @@ func newRoot(a *app) *cobra.Command {
 			return pflag.ErrHelp // cobra prints the usage
 		},
 		PersistentPreRunE: func(c *cobra.Command, args []string) error {
-			if err := a.applyEnv(c.Flags()); err != nil {
+			if err := a.setFlagsFromEnv(c.Flags()); err != nil {
 				return err
 			}
 			return a.checkFlagRanges(c.Name(), c.Flags())
@@ -152,11 +152,21 @@ func unknownCommand(c *cobra.Command, name string) error {
 	return usageErr("%s (see '%s')", what, see)
 }
 
-// command is one leaf command's options: it registers its flags, then
-// runs with them parsed.
+// command is one leaf command's options (as gh's XOptions): flags binds
+// each flag to a field, and run runs the command with those fields alone,
+// never the flag set.
 type command interface {
 	flags(fs *pflag.FlagSet)
-	run(ctx context.Context, a *app, fs *pflag.FlagSet, args []string) error
+	run(ctx context.Context, a *app, args []string) error
+}
+
+// flagResolver is a command whose options also say which flags were given
+// (on the command line or as IDEMCTL_…): a flag given wins over the
+// profile, a default does not. resolveFlags records that, once, after
+// parsing and before run; it checks nothing, so every error comes from run
+// in the order it always did.
+type flagResolver interface {
+	resolveFlags(fs *pflag.FlagSet)
 }
 
 // printCmd is a command that only prints, as text or JSON: presets, version.
@@ -169,7 +179,7 @@ func (o *printCmd) flags(fs *pflag.FlagSet) {
 	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
 }
 
-func (o *printCmd) run(_ context.Context, a *app, _ *pflag.FlagSet, _ []string) error {
+func (o *printCmd) run(_ context.Context, a *app, _ []string) error {
 	return o.print(a, o.output)
 }
 
@@ -181,7 +191,15 @@ func leaf(a *app, name string, cmd command) *cobra.Command {
 	use, short, long := commandDoc(name)
 	c := &cobra.Command{
 		Use: use, Short: short, Long: long, Args: noArgs,
-		RunE: func(c *cobra.Command, args []string) error { return cmd.run(c.Context(), a, c.Flags(), args) },
+		RunE: func(c *cobra.Command, args []string) error {
+			if r, ok := cmd.(flagResolver); ok {
+				r.resolveFlags(c.Flags())
+			}
+			if a.runF != nil {
+				return a.runF(cmd, args)
+			}
+			return cmd.run(c.Context(), a, args)
+		},
 	}
 	c.Flags().SortFlags = false
 	cmd.flags(c.Flags())

@@ -39,6 +39,10 @@ type app struct {
 	configNoted bool // the config file in use has been named on stderr
 	// fromEnv names the IDEMCTL_… variable each flag was taken from.
 	fromEnv map[string]string
+	// runF, set only by tests, runs in place of a command's run, with its
+	// options resolved (gh's NewCmdX(f, runF)): flags → options, checked
+	// without a server.
+	runF func(cmd command, args []string) error
 }
 
 func newApp(o IO) *app {

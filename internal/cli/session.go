@@ -28,6 +28,10 @@ type keyspaceFlags struct {
 	retention         time.Duration
 	largeResponse     int64
 	maxValue          int64
+
+	// given (resolveFlags): the per-keyspace flags given, which override
+	// every keyspace's own setting; the others leave it.
+	given struct{ keyTemplate, processingTimeout, reserveTTL, retention, largeResponse, maxValue bool }
 }
 
 func (k *keyspaceFlags) register(fs *pflag.FlagSet) {
@@ -41,6 +45,13 @@ func (k *keyspaceFlags) register(fs *pflag.FlagSet) {
 	fs.Var(durationValue(&k.retention), "retention", "TTL the complete step sets (retry horizon)")
 	fs.Var(sizeValue(&k.largeResponse), "large-response", "flag replay responses above this size (default 16KiB)")
 	fs.Var(sizeValue(&k.maxValue), "max-value", "read cap for any single value (default 64KiB)")
+}
+
+// resolveFlags records which per-keyspace flags were given.
+func (k *keyspaceFlags) resolveFlags(fs *pflag.FlagSet) {
+	g := &k.given
+	g.keyTemplate, g.processingTimeout, g.reserveTTL = fs.Changed("key-template"), fs.Changed("processing-timeout"), fs.Changed("reserve-ttl")
+	g.retention, g.largeResponse, g.maxValue = fs.Changed("retention"), fs.Changed("large-response"), fs.Changed("max-value")
 }
 
 func (k *keyspaceFlags) adHoc() bool {
@@ -60,6 +71,18 @@ type scanFlags struct {
 	respSizes  bool
 	quiet      bool
 	readPath   string
+
+	// given (resolveFlags): the scan flags given, which win over the
+	// profile's scan: section; a default yields to it.
+	given struct{ count, noMemory, maxKeys, keysPerSec, pause, maxLatency, respSizes, readPath, maxNodes bool }
+}
+
+// resolveFlags records which scan flags were given.
+func (s *scanFlags) resolveFlags(fs *pflag.FlagSet) {
+	g := &s.given
+	g.count, g.noMemory, g.maxKeys = fs.Changed("count"), fs.Changed("no-memory"), fs.Changed("max-keys")
+	g.keysPerSec, g.pause, g.maxLatency = fs.Changed("keys-per-sec"), fs.Changed("pause"), fs.Changed("max-latency")
+	g.respSizes, g.readPath, g.maxNodes = fs.Changed("response-sizes"), fs.Changed("read-path"), fs.Changed("max-nodes")
 }
 
 func (s *scanFlags) register(fs *pflag.FlagSet) {
@@ -161,67 +184,76 @@ func (s *session) connect(ctx context.Context, a *app) error {
 	return nil
 }
 
-// openRead opens the session of a command that reads records.
-func (a *app) openRead(ctx context.Context, fs *pflag.FlagSet, r *readFlags) (*session, error) {
-	if err := checkSnapshotFlags(fs, r); err != nil {
-		return nil, err
-	}
-	if r.snap.path != "" {
-		return a.openSnapshot(fs, r)
-	}
-	return a.openSession(ctx, fs, &r.cf, &r.kf, &r.sf, true)
+// keyspaceNeed is what a command's session does without a records
+// keyspace, decided before anything is resolved.
+type keyspaceNeed int
+
+const (
+	noKeyspaces         keyspaceNeed = iota // the command reads no records: none are resolved
+	keyspacesRequired                       // none is a usage error
+	keyspacesOrMessages                     // a profile whose keyspaces are all streams or ledgers will do (doctor, exporter)
+	keyspacesOptional                       // none at all will do: the audit log names them (undo, check-applied, config view)
+)
+
+// sessionSpec is what a command opens its session with: the flag groups it
+// has (nil: not this one), what it needs of keyspaces, and whether it reads
+// at once. A reading command dials now; a writing one (or one with more to
+// refuse first: seed, streams, the exporter) is resolved only, and dials
+// once it has checked what it must — connectToWrite refuses a read-only
+// profile before it does.
+type sessionSpec struct {
+	conn     *connFlags
+	keyspace *keyspaceFlags
+	scan     *scanFlags
+	snap     *snapFlags   // --rdb, --at, --db: a snapshot file in place of a server
+	sample   *sampleFlags // --sample, --sample-time: a live server only
+	need     keyspaceNeed
+	dial     bool
 }
 
-// openScan is openRead for a command that walks the keyspace: its scan
-// reports to the progress line of label (nil when quiet or not on a
-// terminal), which the caller clears before it prints.
-func (a *app) openScan(ctx context.Context, fs *pflag.FlagSet, r *readFlags, label string) (*session, *progressLine, error) {
-	s, err := a.openRead(ctx, fs, r)
+// spec is the session of a command that reads records with r: a live
+// server dialled at once, or the snapshot --rdb names.
+func (r *readFlags) spec(need keyspaceNeed) sessionSpec {
+	return sessionSpec{conn: &r.cf, keyspace: &r.kf, scan: &r.sf, snap: &r.snap, need: need, dial: true}
+}
+
+// openSession is the one way a command opens its session: it resolves
+// config, profile and flags (flags win), builds the keyspaces sp needs, and
+// opens the snapshot or, when sp.dial, connects. The caller closes it.
+func (a *app) openSession(ctx context.Context, sp sessionSpec) (*session, error) {
+	var s *session
+	var err error
+	switch {
+	case sp.snap != nil && sp.snap.path != "":
+		s, err = a.openSnapshot(sp)
+	case sp.snap != nil:
+		if err = sp.snap.checkUnused(); err == nil {
+			s, err = a.resolveSession(sp)
+		}
+	default:
+		s, err = a.resolveSession(sp)
+	}
+	if err == nil && sp.dial && s.snap == nil {
+		err = s.connect(ctx, a)
+	}
+	if err == nil && sp.sample != nil {
+		if err = sp.sample.applyLive(&s.scan, s); err != nil {
+			s.Close()
+		}
+	}
 	if err != nil {
-		return nil, nil, err
-	}
-	progress := a.newProgress(label, r.sf.quiet)
-	s.scan.Progress = progress.update
-	return s, progress, nil
-}
-
-// openSampledScan is openScan for a command that may read a sample
-// (--sample, --sample-time: refused on a snapshot), with the snapshot's
-// note printed.
-func (a *app) openSampledScan(ctx context.Context, fs *pflag.FlagSet, r *readFlags, smp sampleFlags, label string) (*session, *progressLine, error) {
-	s, progress, err := a.openScan(ctx, fs, r, label)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := smp.applyLive(&s.scan, s); err != nil {
-		s.Close()
-		return nil, nil, err
-	}
-	a.noteSnapshot(s)
-	return s, progress, nil
-}
-
-// openReadMessagesOK is openRead for a command that judges stream and
-// ledger keyspaces too (doctor): a live profile with only those is fine.
-func (a *app) openReadMessagesOK(ctx context.Context, fs *pflag.FlagSet, r *readFlags) (*session, error) {
-	s, err := a.openRead(ctx, fs, r)
-	var only *onlyMessagesErr
-	if errors.As(err, &only) {
-		return a.openSession(ctx, fs, &r.cf, &r.kf, &r.sf, false)
-	}
-	return s, err
-}
-
-// openSession resolves and connects.
-func (a *app) openSession(ctx context.Context, fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags, sf *scanFlags, needKeyspaces bool) (*session, error) {
-	s, err := a.resolveSession(fs, cf, kf, sf, needKeyspaces)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.connect(ctx, a); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// progress is the progress line of a command that walks the keyspace, fed
+// by the session's scans (nil when quiet or stderr is no terminal); the
+// caller clears it before it prints.
+func (s *session) progress(a *app, label string, quiet bool) *progressLine {
+	p := a.newProgress(label, quiet)
+	s.scan.Progress = p.update
+	return p
 }
 
 func pick(a, b string) string {
@@ -240,70 +272,54 @@ func warnReadable(a *app, path string) {
 	}
 }
 
-func scanOptions(fs *pflag.FlagSet, sf *scanFlags, prof *config.Profile) inspect.Options {
-	ps := prof.Scan
+// scanOptions are the scan settings: each flag given, else the profile's,
+// else the flag's default.
+func scanOptions(sf *scanFlags, prof *config.Profile) inspect.Options {
+	ps, given := prof.Scan, &sf.given
 	o := inspect.Options{
 		Count: sf.count, NoMemory: sf.noMemory, MaxKeys: sf.maxKeys,
 		KeysPerSec: sf.keysPerSec, Pause: sf.pause, MaxLatency: sf.maxLatency, InFlight: sf.inFlight, MaxNodes: sf.maxNodes,
 		ResponseSizes: sf.respSizes, ReadPath: sf.readPath,
 	}
-	if !fs.Changed("max-nodes") && ps.MaxNodes > 0 {
+	if !given.maxNodes && ps.MaxNodes > 0 {
 		o.MaxNodes = ps.MaxNodes
 	}
-	if !fs.Changed("count") && ps.Count > 0 {
+	if !given.count && ps.Count > 0 {
 		o.Count = ps.Count
 	}
-	if !fs.Changed("no-memory") && ps.NoMemory {
+	if !given.noMemory && ps.NoMemory {
 		o.NoMemory = true
 	}
-	if !fs.Changed("max-keys") && ps.MaxKeys > 0 {
+	if !given.maxKeys && ps.MaxKeys > 0 {
 		o.MaxKeys = ps.MaxKeys
 	}
-	if !fs.Changed("keys-per-sec") && ps.KeysPerSec > 0 {
+	if !given.keysPerSec && ps.KeysPerSec > 0 {
 		o.KeysPerSec = ps.KeysPerSec
 	}
-	if !fs.Changed("pause") && ps.Pause > 0 {
+	if !given.pause && ps.Pause > 0 {
 		o.Pause = ps.Pause.D()
 	}
-	if !fs.Changed("max-latency") && ps.MaxLatency > 0 {
+	if !given.maxLatency && ps.MaxLatency > 0 {
 		o.MaxLatency = ps.MaxLatency.D()
 	}
-	if !fs.Changed("response-sizes") && ps.ResponseSizes {
+	if !given.respSizes && ps.ResponseSizes {
 		o.ResponseSizes = true
 	}
-	if !fs.Changed("read-path") && ps.ReadPath != "" {
+	if !given.readPath && ps.ReadPath != "" {
 		o.ReadPath = ps.ReadPath
 	}
 	return o.WithDefaults() // the pool is sized from InFlight
 }
 
 // resolveKeyspaces builds the keyspaces to scan: an ad-hoc one from flags,
-// named ones from the config, or the profile's; per-keyspace flags override.
-func resolveKeyspaces(fs *pflag.FlagSet, cfg *config.Config, prof *config.Profile, kf *keyspaceFlags) ([]*inspect.Keyspace, error) {
+// named ones from the config, or the profile's; per-keyspace flags
+// override. Where the profile has none, need says whether that will do.
+func resolveKeyspaces(cfg *config.Config, prof *config.Profile, kf *keyspaceFlags, need keyspaceNeed) ([]*inspect.Keyspace, error) {
 	var out []*inspect.Keyspace
+	var err error
 	switch {
 	case kf.adHoc():
-		if kf.preset != "" && kf.schema != "" {
-			return nil, usageErr("use --preset or --schema, not both")
-		}
-		if kf.preset == "" && kf.schema == "" {
-			return nil, usageErr("--match needs --preset NAME or --schema NAME to decode records (presets: %s)", strings.Join(inspect.PresetNames(), ", "))
-		}
-		var schema *inspect.Schema
-		var err error
-		if kf.preset != "" {
-			schema, err = inspect.Preset(kf.preset)
-		} else {
-			schema, err = cfg.SchemaByName(kf.schema)
-		}
-		if err != nil {
-			return nil, usageErr("%v", err)
-		}
-		ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Name: schema.Name, Match: kf.match, Schema: schema, KeyTemplate: kf.keyTemplate})
-		if err != nil {
-			return nil, usageErr("%v", err)
-		}
-		out = []*inspect.Keyspace{ks}
+		out, err = adHocKeyspace(cfg, kf)
 	case len(kf.keyspaces) > 0:
 		for _, n := range kf.keyspaces {
 			ks, err := cfg.Keyspace(n)
@@ -313,87 +329,91 @@ func resolveKeyspaces(fs *pflag.FlagSet, cfg *config.Config, prof *config.Profil
 			out = append(out, ks)
 		}
 	default:
-		kss, err := cfg.KeyspacesFor(prof)
-		if err != nil {
-			return nil, usageErr("%v", err)
+		if out, err = cfg.KeyspacesFor(prof); err != nil {
+			err = usageErr("%v", err)
 		}
-		out = kss
 	}
-	if len(out) == 0 && !kf.adHoc() && len(kf.keyspaces) == 0 && len(cfg.MessageKeyspaces(prof)) > 0 {
-		return nil, &onlyMessagesErr{usageErr("no records keyspace (the profile's %s: stream or ledger keyspaces): read them with idemctl streams or idemctl ledgers, or pass --preset NAME for records",
-			strings.Join(cfg.MessageKeyspaces(prof), ", "))}
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
-		return nil, &noKeyspaceErr{usageErr("no keyspace to inspect: pass --preset NAME (and --match PATTERN), or configure keyspaces (presets: %s)", strings.Join(inspect.PresetNames(), ", "))}
+		return nil, noRecordsKeyspace(cfg, prof, need)
 	}
 	for _, ks := range out {
-		if err := applyKeyspaceFlags(fs, ks, kf); err != nil {
+		if err := applyKeyspaceFlags(ks, kf); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// onlyMessagesErr says the profile has stream or ledger keyspaces but no
-// records keyspace: record commands refuse, the exporter and check-applied
-// go on without records.
-type onlyMessagesErr struct{ error }
-
-func (e *onlyMessagesErr) Unwrap() error { return e.error }
-
-// noKeyspaceErr says no keyspace was configured or given at all: the
-// commands that read the audit log (undo, check-applied) go on, as a
-// pending-entry write needs none.
-type noKeyspaceErr struct{ error }
-
-func (e *noKeyspaceErr) Unwrap() error { return e.error }
-
-// resolveSessionKeyspacesOptional is resolveSession for the commands that
-// replay the audit log: the keyspaces the config or flags give, or none
-// (a record write then finds no keyspace and is refused, naming it).
-func (a *app) resolveSessionKeyspacesOptional(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags) (*session, error) {
-	s, err := a.resolveSession(fs, cf, kf, nil, true)
-	var only *onlyMessagesErr
-	var none *noKeyspaceErr
-	if errors.As(err, &only) || errors.As(err, &none) {
-		return a.resolveSession(fs, cf, kf, nil, false)
+// adHocKeyspace is the keyspace --match with --preset or --schema gives.
+func adHocKeyspace(cfg *config.Config, kf *keyspaceFlags) ([]*inspect.Keyspace, error) {
+	if kf.preset != "" && kf.schema != "" {
+		return nil, usageErr("use --preset or --schema, not both")
 	}
-	return s, err
+	if kf.preset == "" && kf.schema == "" {
+		return nil, usageErr("--match needs --preset NAME or --schema NAME to decode records (presets: %s)", strings.Join(inspect.PresetNames(), ", "))
+	}
+	var schema *inspect.Schema
+	var err error
+	if kf.preset != "" {
+		schema, err = inspect.Preset(kf.preset)
+	} else {
+		schema, err = cfg.SchemaByName(kf.schema)
+	}
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Name: schema.Name, Match: kf.match, Schema: schema, KeyTemplate: kf.keyTemplate})
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	return []*inspect.Keyspace{ks}, nil
 }
 
-// resolveSessionMessagesOK is resolveSession for commands that serve
-// streams and ledgers too: a profile with only those has no records
-// keyspace, and that is fine.
-func (a *app) resolveSessionMessagesOK(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags, sf *scanFlags) (*session, error) {
-	s, err := a.resolveSession(fs, cf, kf, sf, true)
-	var only *onlyMessagesErr
-	if errors.As(err, &only) {
-		return a.resolveSession(fs, cf, kf, sf, false)
+// noRecordsKeyspace is what a profile with no records keyspace means to a
+// command that needs need: nil where that will do, else a usage error that
+// says why — the profile has only stream or ledger keyspaces (the exporter
+// and doctor serve those; record commands refuse), or none at all (the
+// commands that read the audit log go on: it names them).
+func noRecordsKeyspace(cfg *config.Config, prof *config.Profile, need keyspaceNeed) error {
+	if msgs := cfg.MessageKeyspaces(prof); len(msgs) > 0 {
+		if need == keyspacesOrMessages || need == keyspacesOptional {
+			return nil
+		}
+		return usageErr("no records keyspace (the profile's %s: stream or ledger keyspaces): read them with idemctl streams or idemctl ledgers, or pass --preset NAME for records",
+			strings.Join(msgs, ", "))
 	}
-	return s, err
+	if need == keyspacesOptional {
+		return nil
+	}
+	return usageErr("no keyspace to inspect: pass --preset NAME (and --match PATTERN), or configure keyspaces (presets: %s)", strings.Join(inspect.PresetNames(), ", "))
 }
 
-func applyKeyspaceFlags(fs *pflag.FlagSet, ks *inspect.Keyspace, kf *keyspaceFlags) error {
-	if fs.Changed("key-template") {
+// applyKeyspaceFlags overrides ks with the per-keyspace flags given.
+func applyKeyspaceFlags(ks *inspect.Keyspace, kf *keyspaceFlags) error {
+	given := &kf.given
+	if given.keyTemplate {
 		t, err := inspect.ParseTemplate(kf.keyTemplate)
 		if err != nil {
 			return usageErr("%v", err)
 		}
 		ks.Template = t
 	}
-	if fs.Changed("processing-timeout") {
+	if given.processingTimeout {
 		ks.ProcessingTimeout = kf.processingTimeout
 	}
-	if fs.Changed("reserve-ttl") {
+	if given.reserveTTL {
 		ks.ReserveTTL = kf.reserveTTL
 	}
-	if fs.Changed("retention") {
+	if given.retention {
 		ks.Retention = kf.retention
 	}
-	if fs.Changed("large-response") {
+	if given.largeResponse {
 		ks.LargeResponse = kf.largeResponse
 	}
-	if fs.Changed("max-value") {
+	if given.maxValue {
 		if kf.maxValue < 256 {
 			return usageErr("--max-value must be at least 256 bytes")
 		}

@@ -3,16 +3,15 @@ package cli
 import (
 	"fmt"
 
-	"github.com/spf13/pflag"
-
 	"github.com/idemctl/idemctl/config"
 	"github.com/idemctl/idemctl/internal/redisconn"
 )
 
-// resolveSession resolves config, profile and flags (flags win) and builds
-// the keyspaces, without connecting. needKeyspaces=false is for commands
-// that only write.
-func (a *app) resolveSession(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags, sf *scanFlags, needKeyspaces bool) (*session, error) {
+// resolveSession is openSession's first half for a server: config,
+// profile and flags (flags win), the scan settings and keyspaces sp asks
+// for, and how to dial — without dialling.
+func (a *app) resolveSession(sp sessionSpec) (*session, error) {
+	cf := sp.conn
 	cfg, name, prof, err := a.loadProfile(cf.configPath, cf.profile)
 	if err != nil {
 		return nil, err
@@ -28,15 +27,15 @@ func (a *app) resolveSession(fs *pflag.FlagSet, cf *connFlags, kf *keyspaceFlags
 		return nil, err
 	}
 
-	if sf != nil {
-		s.scan = scanOptions(fs, sf, prof)
+	if sp.scan != nil {
+		s.scan = scanOptions(sp.scan, prof)
 	}
-	if needKeyspaces {
-		if s.keyspaces, err = resolveKeyspaces(fs, cfg, prof, kf); err != nil {
+	if sp.need != noKeyspaces {
+		if s.keyspaces, err = resolveKeyspaces(cfg, prof, sp.keyspace, sp.need); err != nil {
 			return nil, err
 		}
 	}
-	if err := a.resolveConnection(s, fs, cf, prof); err != nil {
+	if err := a.resolveConnection(s, cf, prof); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -112,7 +111,7 @@ func sessionMode(cf *connFlags, prof *config.Profile) (string, error) {
 
 // resolveConnection fills in how to dial: the mode, seeds, Sentinel
 // password, replicas and timeouts (the flags', else the profile's).
-func (a *app) resolveConnection(s *session, fs *pflag.FlagSet, cf *connFlags, prof *config.Profile) error {
+func (a *app) resolveConnection(s *session, cf *connFlags, prof *config.Profile) error {
 	mode, err := sessionMode(cf, prof)
 	if err != nil {
 		return err
@@ -137,10 +136,10 @@ func (a *app) resolveConnection(s *session, fs *pflag.FlagSet, cf *connFlags, pr
 		Endpoint: s.ep, TLSCA: pick(cf.tlsCA, prof.TLSCA), TLSInsecure: cf.tlsInsecure || prof.TLSInsecure,
 		DialTimeout: cf.dialTimeout, ReadTimeout: cf.readTimeout, PoolSize: s.scan.InFlight + 2,
 	}
-	if !fs.Changed("dial-timeout") && prof.DialTimeout > 0 {
+	if !cf.dialTimeoutGiven && prof.DialTimeout > 0 {
 		s.opts.DialTimeout = prof.DialTimeout.D()
 	}
-	if !fs.Changed("read-timeout") && prof.ReadTimeout > 0 {
+	if !cf.readTimeoutGiven && prof.ReadTimeout > 0 {
 		s.opts.ReadTimeout = prof.ReadTimeout.D()
 	}
 	return nil

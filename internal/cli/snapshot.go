@@ -18,6 +18,14 @@ type snapFlags struct {
 	at       string
 	db       int
 	versions bool // not a flag: scan -o pinned hashes every value for its version
+
+	// given (resolveFlags): --at and --db given, which need --rdb.
+	atGiven, dbGiven bool
+}
+
+// resolveFlags records whether --at and --db were given.
+func (f *snapFlags) resolveFlags(fs *pflag.FlagSet) {
+	f.atGiven, f.dbGiven = fs.Changed("at"), fs.Changed("db")
 }
 
 func (f *snapFlags) register(fs *pflag.FlagSet) {
@@ -29,25 +37,26 @@ func (f *snapFlags) register(fs *pflag.FlagSet) {
 // serverFlags are the flags that name a server, which --rdb replaces.
 var serverFlags = []string{"url", "cluster", "addrs", "sentinel", "read-from-replicas", "user", "password-env", "password-file", "password-prompt", "tls-ca", "tls-insecure"}
 
-// openSnapshot resolves the keyspaces and opens --rdb in place of a
-// connection: the session has no client, and its scans read the file.
-func (a *app) openSnapshot(fs *pflag.FlagSet, r *readFlags) (*session, error) {
-	if err := a.checkNoServer(fs, &r.cf); err != nil {
+// openSnapshot is openSession's half for --rdb: it resolves the keyspaces
+// and opens the file in place of a connection: the session has no client,
+// and its scans read the file.
+func (a *app) openSnapshot(sp sessionSpec) (*session, error) {
+	if err := a.checkNoServer(sp.conn); err != nil {
 		return nil, err
 	}
-	cfg, name, prof, err := a.loadProfile(r.cf.configPath, r.cf.profile)
+	cfg, name, prof, err := a.loadProfile(sp.conn.configPath, sp.conn.profile)
 	if err != nil {
 		return nil, err
 	}
-	if fs.Changed("profile") && prof.URL != "" {
+	if sp.conn.profileGiven && prof.URL != "" {
 		return nil, usageErr("--rdb reads a snapshot file, but profile %s names a server (%s): give one of them", name, inspect.Sanitize(prof.URL))
 	}
 	s := &session{cfg: cfg, profileName: name, profile: prof, osUser: a.user(), origin: a.origin(), mode: "snapshot"}
-	s.scan = scanOptions(fs, &r.sf, prof)
-	if s.keyspaces, err = resolveKeyspaces(fs, cfg, prof, &r.kf); err != nil {
+	s.scan = scanOptions(sp.scan, prof)
+	if s.keyspaces, err = resolveKeyspaces(cfg, prof, sp.keyspace, sp.need); err != nil {
 		return nil, err
 	}
-	if s.snap, err = a.openSnapshotFile(&r.snap); err != nil {
+	if s.snap, err = a.openSnapshotFile(sp.snap); err != nil {
 		return nil, err
 	}
 	s.scan.Snapshot = s.snap
@@ -55,11 +64,9 @@ func (a *app) openSnapshot(fs *pflag.FlagSet, r *readFlags) (*session, error) {
 }
 
 // checkNoServer refuses a server named beside --rdb.
-func (a *app) checkNoServer(fs *pflag.FlagSet, cf *connFlags) error {
-	for _, name := range serverFlags {
-		if fs.Changed(name) {
-			return usageErr("--rdb reads a snapshot file, --%s names a server: give one of them", name)
-		}
+func (a *app) checkNoServer(cf *connFlags) error {
+	if cf.serverFlag != "" {
+		return usageErr("--rdb reads a snapshot file, --%s names a server: give one of them", cf.serverFlag)
 	}
 	if cf.url != "" {
 		return usageErr("--rdb reads a snapshot file, but %s names a server: unset it, or drop --rdb", a.fromEnv["url"])
@@ -86,16 +93,14 @@ func (a *app) openSnapshotFile(f *snapFlags) (*inspect.SnapshotSource, error) {
 	return src, nil
 }
 
-// checkSnapshotFlags refuses --at and --db without --rdb.
-func checkSnapshotFlags(fs *pflag.FlagSet, r *readFlags) error { return checkSnapFlags(fs, &r.snap) }
-
-func checkSnapFlags(fs *pflag.FlagSet, f *snapFlags) error {
-	if f.path != "" {
-		return nil
-	}
-	for _, name := range []string{"at", "db"} {
-		if f := fs.Lookup(name); f != nil && f.Changed {
-			return usageErr("--%s is for reading a snapshot: give the file with --rdb", name)
+// checkUnused refuses --at and --db without --rdb.
+func (f *snapFlags) checkUnused() error {
+	for _, x := range []struct {
+		name  string
+		given bool
+	}{{"at", f.atGiven}, {"db", f.dbGiven}} {
+		if f.path == "" && x.given {
+			return usageErr("--%s is for reading a snapshot: give the file with --rdb", x.name)
 		}
 	}
 	return nil
