@@ -469,13 +469,15 @@ func printPlans(w io.Writer, plans []*actions.Plan) {
 // printChanges lists a plan's diff and, before it runs, that it will not
 // be undoable.
 func printChanges(w io.Writer, p *actions.Plan) {
+	tw := newTable(w) // a schema's field names are the config's: any length
 	for _, c := range p.Changes {
-		fmt.Fprintf(w, "  %-16s %s → %s\n", inspect.Sanitize(c.Field), units.Clip(inspect.Sanitize(c.Before), 80), units.Clip(inspect.Sanitize(c.After), 80))
+		fmt.Fprintf(tw, "  %-16s\t%s → %s\n", inspect.Sanitize(c.Field), units.Clip(inspect.Sanitize(c.Before), 80), units.Clip(inspect.Sanitize(c.After), 80))
 	}
 	if p.UndoNote != "" {
 		// said before it runs: the log will not hold its before-image
-		fmt.Fprintf(w, "  %-16s this write will NOT be undoable: %s\n", "(undo)", inspect.Sanitize(p.UndoNote))
+		fmt.Fprintf(tw, "  %-16s\tthis write will NOT be undoable: %s\n", "(undo)", inspect.Sanitize(p.UndoNote))
 	}
+	tw.Flush()
 }
 
 // planTargetText is what a plan writes: a record's key, or a pending

@@ -43,18 +43,19 @@ func runPresets(a *app, output string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(list)
 	}
+	tw := newTable(a.stdout)
 	for _, p := range list {
 		if p.Kind == "ledger" {
-			fmt.Fprintf(a.stdout, "%-20s %s\n", p.Name, p.Description)
-			fmt.Fprintf(a.stdout, "%-20s kind: ledger  match %q  window %v%s\n", "", p.Match, time.Duration(p.WindowMs)*time.Millisecond, ledgerPresetText(p))
+			fmt.Fprintf(tw, "%-20s\t%s\n", p.Name, p.Description)
+			fmt.Fprintf(tw, "%-20s\tkind: ledger  match %q  window %v%s\n", "", p.Match, time.Duration(p.WindowMs)*time.Millisecond, ledgerPresetText(p))
 			continue
 		}
 		s, _ := inspect.Preset(p.Name)
-		fmt.Fprintf(a.stdout, "%-20s %s\n", p.Name, p.Description)
-		fmt.Fprintf(a.stdout, "%-20s match %q  template %q  timeout %v  reserve TTL %v\n", "",
+		fmt.Fprintf(tw, "%-20s\t%s\n", p.Name, p.Description)
+		fmt.Fprintf(tw, "%-20s\tmatch %q  template %q  timeout %v  reserve TTL %v\n", "",
 			p.Match, p.KeyTemplate, s.Defaults.ProcessingTimeout.D(), s.Defaults.ReserveTTL.D())
 	}
-	return nil
+	return tw.Flush()
 }
 
 func ledgerPresetText(p presetInfo) string {

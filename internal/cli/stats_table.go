@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
@@ -46,38 +47,49 @@ func writeStatsTotals(w io.Writer, r inspect.Report) {
 // writeStatsKeyspaces is one row per keyspace, by state.
 func writeStatsKeyspaces(w io.Writer, r inspect.Report) {
 	n := units.FormatCount
-	fmt.Fprintln(w, "\nKEYSPACE             PROCESSING  SUCCEEDED  FAILED  RECONCILED  UNKNOWN  STALE      MEMORY  MATCH")
+	const row = "%-20s\t%10s\t%10s\t%7s\t%11s\t%8s\t%6s\t%11s\t %s\n"
+	fmt.Fprintln(w)
+	tw := newTable(w)
+	fmt.Fprintf(tw, row, "KEYSPACE", "PROCESSING", "SUCCEEDED", "FAILED", "RECONCILED", "UNKNOWN", "STALE", "MEMORY", "MATCH")
 	for _, k := range r.Keyspaces {
-		fmt.Fprintf(w, "%-20s %10s %10s %7s %11s %8s %6s %11s  %s\n", inspect.Sanitize(k.Name),
+		fmt.Fprintf(tw, row, inspect.Sanitize(k.Name),
 			n(k.ByState["processing"]), n(k.ByState["succeeded"]), n(k.ByState["failed"]), n(k.ByState["reconciled"]),
 			n(k.ByState["unknown"]+k.ByState["expired"]), n(k.Stale), units.FormatBytes(k.MemoryBytes), inspect.Sanitize(string(k.Match)))
 	}
+	tw.Flush()
 }
 
 // writeStatsStates is the records and memory in each state seen.
 func writeStatsStates(w io.Writer, r inspect.Report) {
 	est := estimated(r)
-	fmt.Fprintln(w, "\nSTATE        RECORDS      MEMORY")
+	const row = "%-12s\t%8s\t%11s\n"
+	fmt.Fprintln(w)
+	tw := newTable(w)
+	fmt.Fprintf(tw, "%-12s\t%s\n", "STATE", "RECORDS      MEMORY")
 	for _, s := range inspect.AllStates() {
 		c := r.ByState[s.String()]
 		if c == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "%-12s %8s %11s\n", s, est("by_state."+s.String(), c), units.FormatBytes(r.MemoryBytes.ByState[s.String()]))
+		fmt.Fprintf(tw, row, s, est("by_state."+s.String(), c), units.FormatBytes(r.MemoryBytes.ByState[s.String()]))
 	}
+	tw.Flush()
 }
 
 // writeStatsFlags is the records under each flag raised.
 func writeStatsFlags(w io.Writer, r inspect.Report) {
 	est := estimated(r)
-	fmt.Fprintln(w, "\nFLAG                 RECORDS")
+	fmt.Fprintln(w)
+	tw := newTable(w)
+	fmt.Fprintf(tw, "%-20s\t%8s\n", "FLAG", "RECORDS")
 	any := false
 	for _, fi := range inspect.AllFlags() {
 		if c := r.Flags[fi.Name]; c > 0 {
-			fmt.Fprintf(w, "%-20s %8s  %s\n", fi.Name, est("flags."+fi.Name, c), fi.ExplainFor(r.Source))
+			fmt.Fprintf(tw, "%-20s\t%8s\t %s\n", fi.Name, est("flags."+fi.Name, c), fi.ExplainFor(r.Source))
 			any = true
 		}
 	}
+	tw.Flush()
 	if !any {
 		fmt.Fprintln(w, "(none)")
 	}
@@ -197,6 +209,8 @@ func writeStatsGroups(w io.Writer, r inspect.Report) {
 func writeStatsCoverage(w io.Writer, r inspect.Report) {
 	n := units.FormatCount
 	fmt.Fprintln(w, "\nCOVERAGE")
+	tw := tabwriter.NewWriter(w, 0, 0, 0, ' ', 0) // the name's cell carries its own space
+	defer tw.Flush()
 	for _, c := range r.Coverage {
 		state := "complete"
 		switch {
@@ -220,7 +234,7 @@ func writeStatsCoverage(w io.Writer, r inspect.Report) {
 		if c.ReadPath != "" {
 			where += ", read by " + c.ReadPath
 		}
-		fmt.Fprintf(w, "  %-20s%s: %s keys in %s (%s keys/s), %s vanished during the scan — %s\n",
+		fmt.Fprintf(tw, "  %-20s\t%s: %s keys in %s (%s keys/s), %s vanished during the scan — %s\n",
 			inspect.Sanitize(c.Keyspace), where, n(c.Keys), units.FormatMs(c.DurationMs), n(int64(math.Round(c.KeysPerSec))), n(c.Vanished), state)
 	}
 }
