@@ -3,6 +3,8 @@ package actions
 import (
 	"context"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // maxBatch bounds a group commit: at most this many intents are durable
@@ -23,9 +25,8 @@ func batchSize(ratePerSec int) int {
 type run struct {
 	id      string
 	plans   []*Plan
-	planned bool // the plan entries are in the log (bulk runs: a run of one has none)
-	rate    int
-	start   time.Time
+	planned bool          // the plan entries are in the log (bulk runs: a run of one has none)
+	limit   *rate.Limiter // --rate (nil: unpaced)
 	sent    int
 	stopped error // why the run stopped early (an audit failure)
 	// replicas is, by primary address, how many replicas its writes
@@ -38,14 +39,26 @@ type wantReplicas struct {
 	note string
 }
 
-// pace waits until the run may send its next write: the n-th write of a
-// run at rate r goes no earlier than n/r seconds after the start, so the
-// fsyncs between batches do not lower the rate below --rate, and a burst
-// never exceeds it on average.
+// newLimit is a run's pace at ratePerSec writes a second (<= 0: none): a
+// token bucket (golang.org/x/time/rate) as deep as a batch. It starts
+// empty, so the first write goes at once and the n-th no earlier than n/r
+// seconds after the start; the fsyncs between batches are made up within
+// the batch's depth, so they do not lower the rate below --rate, and no
+// burst ever exceeds one batch.
+func newLimit(ratePerSec int) *rate.Limiter {
+	if ratePerSec <= 0 {
+		return nil
+	}
+	l := rate.NewLimiter(rate.Limit(ratePerSec), batchSize(ratePerSec))
+	l.AllowN(time.Now(), l.Burst())
+	return l
+}
+
+// pace waits until the run may send its next write (or ctx ends).
 func (r *run) pace(ctx context.Context) {
-	if r.rate > 0 {
-		due := r.start.Add(time.Duration(float64(r.sent) / float64(r.rate) * float64(time.Second)))
-		if d := time.Until(due); d > 0 {
+	if r.limit != nil && r.sent > 0 {
+		now := time.Now()
+		if d := r.limit.ReserveN(now, 1).DelayFrom(now); d > 0 {
 			t := time.NewTimer(d)
 			select {
 			case <-t.C:
@@ -68,7 +81,7 @@ func (r *run) pace(ctx context.Context) {
 // what was done.
 func (e *Executor) ApplyAll(ctx context.Context, plans []*Plan, ratePerSec int, progress func(i int, r Result)) []Result {
 	out := make([]Result, len(plans))
-	r := &run{id: RunID(plans), plans: plans, rate: ratePerSec, start: time.Now()}
+	r := &run{id: RunID(plans), plans: plans, limit: newLimit(ratePerSec)}
 	// Runs may share an executor (the TUI, tests racing the application):
 	// the stop is the run's own, published for RunStopped when it ends.
 	defer func() {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/time/rate"
 )
 
 // Options tune a scan. Zero values take the defaults.
@@ -326,24 +327,34 @@ type job struct {
 	done  chan struct{} // closed once read, when the scan waits for it
 }
 
-// rateLimiter spaces SCAN calls so the key rate stays under a limit.
+// rateLimiter spaces SCAN calls so the key rate stays under --keys-per-sec:
+// a token bucket (golang.org/x/time/rate) of one batch (--count keys).
+// It starts empty, so the keys read by time t are at most perSec·t and
+// one batch, as when each batch waited for the start plus keys/perSec;
+// after a stall (a slow server, a long pause) it lets at most one batch
+// catch up, where that schedule let every key behind it through at once.
 type rateLimiter struct {
-	perSec int
-	start  time.Time
-	keys   int64
+	lim *rate.Limiter // nil: unthrottled
 }
 
-func newRateLimiter(perSec int) *rateLimiter {
-	return &rateLimiter{perSec: perSec, start: time.Now()}
+func newRateLimiter(perSec, batch int) *rateLimiter {
+	if perSec <= 0 {
+		return &rateLimiter{}
+	}
+	lim := rate.NewLimiter(rate.Limit(perSec), max(batch, 1))
+	lim.AllowN(time.Now(), lim.Burst()) // empty: the first batch's keys count too
+	return &rateLimiter{lim: lim}
 }
 
+// wait holds the next SCAN call until the n keys just read are within the
+// rate, and at least pause; false when ctx ends first.
 func (l *rateLimiter) wait(ctx context.Context, n int, pause time.Duration) bool {
 	d := pause
-	if l.perSec > 0 {
-		l.keys += int64(n)
-		due := l.start.Add(time.Duration(float64(l.keys) / float64(l.perSec) * float64(time.Second)))
-		if w := time.Until(due); w > d {
-			d = w
+	if l.lim != nil {
+		now := time.Now()
+		for n > 0 { // a SCAN may return more than --count keys: a bucket at a time
+			k := min(n, l.lim.Burst())
+			d, n = max(d, l.lim.ReserveN(now, k).DelayFrom(now)), n-k
 		}
 	}
 	if d <= 0 {

@@ -26,7 +26,7 @@ func (s *nodeScan) walk() {
 // walkClient is the walk by the client's SCAN from cursor, its batches
 // read by the record readers.
 func (s *nodeScan) walkClient(smp *sampling, cursor uint64) {
-	limiter := newRateLimiter(s.opt.KeysPerSec)
+	limiter := newRateLimiter(s.opt.KeysPerSec, s.opt.Count)
 	var ahead *scanAhead // this turn's SCAN, already read with the last batch
 	for {
 		keys, next, err := s.scanCall(cursor, ahead)

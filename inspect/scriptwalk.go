@@ -43,7 +43,7 @@ func (s *nodeScan) stepCount() int {
 // the cursor from which the client path goes on when the script path
 // was left.
 func (s *nodeScan) walkScript(smp *sampling, cursor uint64) (uint64, bool) {
-	limiter := newRateLimiter(s.opt.KeysPerSec)
+	limiter := newRateLimiter(s.opt.KeysPerSec, s.opt.Count)
 	overlap := s.pace == nil && s.opt.KeysPerSec <= 0 && s.opt.Pause <= 0
 	var ahead chan scriptStep
 	for {
