@@ -67,7 +67,7 @@ func writeTar(w io.Writer, files []entry, mtime time.Time) error {
 // gzipBytes compresses b with a header that names no file and no time.
 func gzipBytes(b []byte) ([]byte, error) {
 	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw, err := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
 	if err != nil {
 		return nil, err
 	}
