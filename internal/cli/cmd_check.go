@@ -122,31 +122,9 @@ func (o *checkCmd) run(ctx context.Context, a *app, _ []string) error {
 	if o.output != "text" && o.output != "json" {
 		return usageErr("--output %q: want text or json", o.output)
 	}
-	all := []struct {
-		flag string
-		th   threshold
-		max  int64
-	}{
-		{"max-stale", threshold{Name: "stale", Unit: "records", get: func(t inspect.Totals) int64 { return t.Stale }}, o.maxStale},
-		{"max-processing-no-ttl", threshold{Name: "processing_no_ttl", Unit: "records", get: func(t inspect.Totals) int64 { return t.ProcessingNoTTL }}, o.maxPNT},
-		{"max-no-ttl", threshold{Name: "no_ttl", Unit: "records", get: func(t inspect.Totals) int64 { return t.NoTTL }}, o.maxNoTTL},
-		{"max-unknown-state", threshold{Name: "unknown_state", Unit: "records", get: func(t inspect.Totals) int64 { return t.UnknownState }}, o.maxUnknown},
-		{"max-oldest-processing", threshold{Name: "oldest_processing", Unit: "ms", get: func(t inspect.Totals) int64 { return t.OldestProcessingMs }}, o.maxOldest.Milliseconds()},
-		{"max-memory", threshold{Name: "memory", Unit: "bytes", get: func(t inspect.Totals) int64 { return t.MemoryBytes }}, o.maxMem},
-	}
-	var ths []threshold
-	for _, x := range all {
-		if !slices.Contains(o.maxGiven, x.flag) {
-			continue
-		}
-		if x.max < 0 {
-			return usageErr("--%s must not be negative", x.flag)
-		}
-		x.th.Max = x.max
-		ths = append(ths, x.th)
-	}
-	if len(ths) == 0 {
-		return usageErr("no threshold given: pass at least one of --max-stale, --max-processing-no-ttl, --max-no-ttl, --max-unknown-state, --max-oldest-processing, --max-memory")
+	ths, err := o.thresholds()
+	if err != nil {
+		return err
 	}
 	spec := o.spec(keyspacesRequired)
 	spec.sample = &o.sample
@@ -191,6 +169,37 @@ func (o *checkCmd) run(ctx context.Context, a *app, _ []string) error {
 		return &exitErr{code: ExitUnjudged}
 	}
 	return nil
+}
+
+// thresholds are the --max-… flags given, each with its limit.
+func (o *checkCmd) thresholds() ([]threshold, error) {
+	all := []struct {
+		flag string
+		th   threshold
+		max  int64
+	}{
+		{"max-stale", threshold{Name: "stale", Unit: "records", get: func(t inspect.Totals) int64 { return t.Stale }}, o.maxStale},
+		{"max-processing-no-ttl", threshold{Name: "processing_no_ttl", Unit: "records", get: func(t inspect.Totals) int64 { return t.ProcessingNoTTL }}, o.maxPNT},
+		{"max-no-ttl", threshold{Name: "no_ttl", Unit: "records", get: func(t inspect.Totals) int64 { return t.NoTTL }}, o.maxNoTTL},
+		{"max-unknown-state", threshold{Name: "unknown_state", Unit: "records", get: func(t inspect.Totals) int64 { return t.UnknownState }}, o.maxUnknown},
+		{"max-oldest-processing", threshold{Name: "oldest_processing", Unit: "ms", get: func(t inspect.Totals) int64 { return t.OldestProcessingMs }}, o.maxOldest.Milliseconds()},
+		{"max-memory", threshold{Name: "memory", Unit: "bytes", get: func(t inspect.Totals) int64 { return t.MemoryBytes }}, o.maxMem},
+	}
+	var ths []threshold
+	for _, x := range all {
+		if !slices.Contains(o.maxGiven, x.flag) {
+			continue
+		}
+		if x.max < 0 {
+			return nil, usageErr("--%s must not be negative", x.flag)
+		}
+		x.th.Max = x.max
+		ths = append(ths, x.th)
+	}
+	if len(ths) == 0 {
+		return nil, usageErr("no threshold given: pass at least one of --max-stale, --max-processing-no-ttl, --max-no-ttl, --max-unknown-state, --max-oldest-processing, --max-memory")
+	}
+	return ths, nil
 }
 
 // judge compares a snapshot's totals with the thresholds. Every value only

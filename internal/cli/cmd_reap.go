@@ -149,17 +149,8 @@ func (a *app) newReaper(ctx context.Context, s *session, kf *keyspaceFlags, rf *
 	setup := s.writeSetup(a.getenv, rf.write, rf.auditLog)
 	setup.Durability = rf.durability()
 	setup.Identity.Actor = p.Actor()
-	if rf.apply {
-		switch err := setup.Policy.Check(); {
-		case errors.Is(err, actions.ErrReadOnly):
-			return nil, nothing, codeErr(ExitRefused, "--%sapply: %w", prefix, err)
-		case errors.Is(err, actions.ErrNeedsProfileName) && rf.confirmProfile == "":
-			return nil, nothing, codeErr(ExitRefused, "--%sapply: profile %q is protected: pass --confirm-profile %s (the reaper never prompts)", prefix, s.profileName, s.profileName)
-		case errors.Is(err, actions.ErrNeedsProfileName):
-			if err := setup.Policy.ConfirmProfile(rf.confirmProfile); err != nil {
-				return nil, nothing, codeErr(ExitRefused, "--confirm-profile: %w", err)
-			}
-		}
+	if err := rf.allowApply(setup.Policy, s.profileName, prefix); err != nil {
+		return nil, nothing, err
 	}
 	if s.client == nil {
 		if err := s.connect(ctx, a); err != nil {
@@ -178,6 +169,25 @@ func (a *app) newReaper(ctx context.Context, s *session, kf *keyspaceFlags, rf *
 	return &reaper.Reaper{Policy: p, Client: s.client, Exec: ex, Apply: rf.apply, Lease: reaper.NewLease(p.LeaseKey, p.LeaseTTL),
 		Scan: s.scan, Metrics: reaper.NewMetrics(p), RunHooks: rf.verify,
 		Verifier: func(ks *inspect.Keyspace) *verify.Hook { return s.cfg.VerifyHook(ks.Name) }}, closeExec, nil
+}
+
+// allowApply refuses --apply where the policy allows no writes, and on a
+// protected profile without --confirm-profile: the reaper never prompts.
+func (r *reapFlags) allowApply(policy *actions.Policy, profile, prefix string) error {
+	if !r.apply {
+		return nil
+	}
+	switch err := policy.Check(); {
+	case errors.Is(err, actions.ErrReadOnly):
+		return codeErr(ExitRefused, "--%sapply: %w", prefix, err)
+	case errors.Is(err, actions.ErrNeedsProfileName) && r.confirmProfile == "":
+		return codeErr(ExitRefused, "--%sapply: profile %q is protected: pass --confirm-profile %s (the reaper never prompts)", prefix, profile, profile)
+	case errors.Is(err, actions.ErrNeedsProfileName):
+		if err := policy.ConfirmProfile(r.confirmProfile); err != nil {
+			return codeErr(ExitRefused, "--confirm-profile: %w", err)
+		}
+	}
+	return nil
 }
 
 // cycleCode is a one-pass run's exit code: a tripped breaker is a

@@ -2,6 +2,10 @@ package cli
 
 import (
 	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
 	"os"
 	"path/filepath"
 	"slices"
@@ -123,5 +127,45 @@ func TestGivenFlagsOfOtherCommands(t *testing.T) {
 	}
 	if err := sc.snap.checkUnused(); err == nil || !strings.Contains(err.Error(), "--at is for reading a snapshot") {
 		t.Errorf("--at without --rdb: %v", err)
+	}
+}
+
+// Options first, kept: past registration (flags, register…) and the
+// parsing steps around it, no function takes a *pflag.FlagSet, and only a
+// resolveFlags method asks whether a flag was given (Changed). Everything
+// else reads options.
+func TestOnlyTheFlagLayerSeesTheFlagSet(t *testing.T) {
+	flagLayer := map[string]bool{"flags": true, "resolveFlags": true, "selectionFlags": true, "outputFlag": true,
+		"flagsGiven": true, "groupedFlags": true, "setFlagsFromEnv": true, "checkFlagRanges": true}
+	files, _ := filepath.Glob("*.go")
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			layer := flagLayer[fn.Name.Name] || strings.HasPrefix(fn.Name.Name, "register")
+			for _, p := range fn.Type.Params.List {
+				if se, ok := p.Type.(*ast.StarExpr); ok && types.ExprString(se.X) == "pflag.FlagSet" && !layer {
+					t.Errorf("%s: %s takes a *pflag.FlagSet: resolve the flags into its options instead", fset.Position(fn.Pos()), fn.Name.Name)
+				}
+			}
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				if c, ok := n.(*ast.CallExpr); ok {
+					if sel, ok := c.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Changed" && fn.Name.Name != "resolveFlags" {
+						t.Errorf("%s: %s asks whether a flag was given: only resolveFlags may", fset.Position(c.Pos()), fn.Name.Name)
+					}
+				}
+				return true
+			})
+		}
 	}
 }
