@@ -55,6 +55,7 @@ type dialog struct {
 	// The confirm step's plan scrolls (dialog_plan.go): its first line
 	// shown, and the lines it had room for when last drawn.
 	scroll, page int
+	drawn        *planText // the plan as drawn, for its width
 }
 
 // expireDefault is the E dialog's TTL until the operator types another.

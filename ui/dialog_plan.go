@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -20,10 +21,21 @@ import (
 // many lines follow and which keys reach them, so no line of a plan is
 // out of reach before its count is typed.
 
-// confirmView is the confirm step's body under head (the title).
-func (m *Model) confirmView(head string) string {
+// planText is the plan drawn at one width and background: a bulk write's
+// plan of a hundred thousand records is drawn once, not on every frame.
+type planText struct {
+	width      int
+	dark       bool
+	of         []*actions.Plan // the plans drawn
+	plan, foot []string
+}
+
+// planLines are the confirm step's plan and the notes under it.
+func (m *Model) planLines() (plan, foot []string) {
 	d := m.dialog
-	var plan, foot []string
+	if c := d.drawn; c != nil && c.width == m.width && c.dark == m.dark && sameSlice(c.of, d.plans) {
+		return c.plan, c.foot
+	}
 	switch {
 	case d.entries != nil:
 		plan, foot = m.entryPlan()
@@ -32,7 +44,21 @@ func (m *Model) confirmView(head string) string {
 	default:
 		plan = m.writePlan()
 	}
-	foot = append(foot, m.confirmPrompt()...)
+	d.drawn = &planText{width: m.width, dark: m.dark, of: d.plans, plan: plan, foot: foot}
+	return plan, foot
+}
+
+// sameSlice reports whether a and b are one slice: the plans a dialog was
+// handed, not new ones.
+func sameSlice(a, b []*actions.Plan) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// confirmView is the confirm step's body under head (the title).
+func (m *Model) confirmView(head string) string {
+	d := m.dialog
+	plan, notes := m.planLines()
+	foot := append(slices.Clip(notes), m.confirmPrompt()...)
 	if d.errText != "" {
 		foot = append(foot, wrapLines(m.styles.Error.Render(d.errText), m.width)...)
 	}

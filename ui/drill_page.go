@@ -166,7 +166,7 @@ func (m *Model) openDrill() {
 // the drillable lines, open one, page the screen.
 func (m *Model) drillKeys() []keyAction {
 	k := m.keys
-	page := max(m.bodyHeight()-1, 1) // a page on, the last line seen stays in sight
+	page := max(m.bodyHeight()-1, 1) // the lines a page shows above its "more" line
 	return []keyAction{
 		{k.Open, noCmd(m.openDrill)},
 		{k.Up, noCmd(func() { m.drillStep(-1) })},
