@@ -24,28 +24,29 @@ import (
 // planText is the plan drawn at one width and background: a bulk write's
 // plan of a hundred thousand records is drawn once, not on every frame.
 type planText struct {
-	width      int
-	dark       bool
-	of         []*actions.Plan // the plans drawn
-	plan, foot []string
+	width           int
+	dark            bool
+	of              []*actions.Plan // the plans drawn
+	top, plan, foot []string
 }
 
-// planLines are the confirm step's plan and the notes under it.
-func (m *Model) planLines() (plan, foot []string) {
+// planLines are the confirm step's plan, the lines over it that stay in
+// sight (the columns' titles), and the notes under it.
+func (m *Model) planLines() (top, plan, foot []string) {
 	d := m.dialog
 	if c := d.drawn; c != nil && c.width == m.width && c.dark == m.dark && sameSlice(c.of, d.plans) {
-		return c.plan, c.foot
+		return c.top, c.plan, c.foot
 	}
 	switch {
 	case d.entries != nil:
 		plan, foot = m.entryPlan()
 	case d.triage != nil:
-		plan, foot = m.triageList()
+		top, plan, foot = m.triageList()
 	default:
 		plan = m.writePlan()
 	}
-	d.drawn = &planText{width: m.width, dark: m.dark, of: d.plans, plan: plan, foot: foot}
-	return plan, foot
+	d.drawn = &planText{width: m.width, dark: m.dark, of: d.plans, top: top, plan: plan, foot: foot}
+	return top, plan, foot
 }
 
 // sameSlice reports whether a and b are one slice: the plans a dialog was
@@ -57,12 +58,12 @@ func sameSlice(a, b []*actions.Plan) bool {
 // confirmView is the confirm step's body under head (the title).
 func (m *Model) confirmView(head string) string {
 	d := m.dialog
-	plan, notes := m.planLines()
+	top, plan, notes := m.planLines()
 	foot := append(slices.Clip(notes), m.confirmPrompt()...)
 	if d.errText != "" {
 		foot = append(foot, wrapLines(m.styles.Error.Render(d.errText), m.width)...)
 	}
-	headLines := strings.Split(strings.TrimSuffix(head, "\n"), "\n")
+	headLines := append(strings.Split(strings.TrimSuffix(head, "\n"), "\n"), top...)
 	room := max(m.bodyHeight()-len(headLines)-len(foot), 1)
 	d.page = room
 	return strings.Join(append(append(headLines, m.planWindow(plan, room)...), foot...), "\n")

@@ -94,7 +94,8 @@ func TestWritePlanReachableBeforeTheCount(t *testing.T) {
 }
 
 // The triage's plan too: every verdict, with its record and why, is
-// reachable with pgdn, and the counts and the confirmation stay in sight.
+// reachable with pgdn; the columns' titles, the counts and the
+// confirmation stay in sight.
 func TestTriagePlanReachableBeforeTheCount(t *testing.T) {
 	f := newLive(t, true, false)
 	m := f.m
@@ -112,7 +113,7 @@ func TestTriagePlanReachableBeforeTheCount(t *testing.T) {
 	if n := strings.Count(seen, "no order in the orders table"); n < len(recs) {
 		t.Fatalf("%d whys shown for %d verdicts:\n%s", n, len(recs), seen)
 	}
-	if !strings.Contains(screenText(m), "verdicts: ") || !strings.Contains(screenText(m), "Type 24 and enter") {
-		t.Fatalf("the counts or the confirmation left the screen:\n%s", screenText(m))
+	if text := screenText(m); !strings.Contains(text, "verdicts: ") || !strings.Contains(text, "Type 24 and enter") || !strings.Contains(text, "VERDICT") {
+		t.Fatalf("the counts, the confirmation or the columns' titles left the screen:\n%s", text)
 	}
 }

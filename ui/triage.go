@@ -83,13 +83,14 @@ func planningText(d *dialog) string {
 	return "reading the records…"
 }
 
-// triageList is the triage's plan: each record's VERDICT, what the plan
-// does with it and why, every one of them (the plan scrolls), the ones
-// left alone first; and under it, in sight, the counts.
-func (m *Model) triageList() (plan, foot []string) {
+// triageList is the triage's plan: its column titles (top, kept in sight),
+// each record's VERDICT, what the plan does with it and why, every one of
+// them (the plan scrolls), the ones left alone first; and under it, in
+// sight, the counts.
+func (m *Model) triageList() (top, plan, foot []string) {
 	d := m.dialog
 	s := m.styles
-	plan = append(plan, s.Dim.Render(fmt.Sprintf("%-9s %-10s %s", "VERDICT", "ACTION", "RECORD — WHY")))
+	top = []string{s.Dim.Render(fmt.Sprintf("%-9s %-10s %s", "VERDICT", "ACTION", "RECORD — WHY"))}
 	// The ones left alone (unknown, errors) first: they are what a
 	// reader who stops early must not miss.
 	items := slices.Clone(d.triage)
@@ -117,5 +118,5 @@ func (m *Model) triageList() (plan, foot []string) {
 		plan = append(plan, strings.Split(row, "\n")...)
 	}
 	foot = []string{"", fmt.Sprintf("verdicts: %s · unknown ones are left alone", units.Clip(verify.CountsText(d.triage), max(m.width-40, 20)))}
-	return plan, foot
+	return top, plan, foot
 }
