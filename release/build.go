@@ -58,7 +58,10 @@ func buildBinary(tree, work string, src source, p platform) (string, error) {
 	out := filepath.Join(dir, p.exe())
 	cmd := exec.Command("go", buildFlags(src, out)...)
 	cmd.Dir = tree
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch, "GOFLAGS=-mod=readonly")
+	// The baseline instruction sets, whatever the environment asks: the
+	// same commit gives the same binary on every machine with its Go.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch, "GOFLAGS=-mod=readonly",
+		"GOAMD64=v1", "GOARM64=v8.0", "GOEXPERIMENT=")
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Run(); err != nil {
