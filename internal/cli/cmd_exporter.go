@@ -74,19 +74,11 @@ func (o *exporterCmd) run(ctx context.Context, a *app, _ []string) error {
 		}
 		fmt.Fprintf(a.stderr, "idemctl exporter: %s (retrying every scan)\n", inspect.Line(err.Error()))
 	}
-	var reap *reaper.Reaper
-	if o.rf.policy != "" || o.reapEveryGiven || o.rf.apply {
-		if o.reapEvery = firstDur(o.reapEvery, time.Minute); o.reapEvery < time.Second {
-			return usageErr("--reap-every must be at least 1s")
-		}
-		// the reaper needs Redis now: its lease and audit log are set up at start
-		r, closeExec, err := a.newReaper(ctx, s, &o.kf, &o.rf, "reap-")
-		if err != nil {
-			return err
-		}
-		defer closeExec()
-		reap = r
+	reap, closeExec, err := o.startReaper(ctx, a, s)
+	if err != nil {
+		return err
 	}
+	defer closeExec()
 	e, err := exporter.New(exporter.Config{
 		Connect: func(ctx context.Context) (redis.UniversalClient, error) {
 			if s.client == nil { // only the scan loop calls this
@@ -125,6 +117,19 @@ func (o *exporterCmd) run(ctx context.Context, a *app, _ []string) error {
 	}
 	fmt.Fprintln(a.stderr, "idemctl exporter: stopped")
 	return nil
+}
+
+// startReaper is the reaper the exporter runs beside its scans, when a
+// --reap-… flag asks for one (nil otherwise); closeExec ends its executor.
+// It needs Redis now: its lease and audit log are set up at start.
+func (o *exporterCmd) startReaper(ctx context.Context, a *app, s *session) (r *reaper.Reaper, closeExec func(), err error) {
+	if o.rf.policy == "" && !o.reapEveryGiven && !o.rf.apply {
+		return nil, func() {}, nil
+	}
+	if o.reapEvery = firstDur(o.reapEvery, time.Minute); o.reapEvery < time.Second {
+		return nil, nil, usageErr("--reap-every must be at least 1s")
+	}
+	return a.newReaper(ctx, s, &o.kf, &o.rf, "reap-")
 }
 
 // timing is the exporter's listen address, scan interval and scan limit,
