@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -45,12 +46,28 @@ func (m *Model) bannerTexts() []string {
 // folded to bannerFolded lines unless w unfolded them. folded says some
 // banner has more to show.
 func (m *Model) bannerLines() (lines []string, folded bool) {
-	for _, text := range m.bannerTexts() {
+	texts := m.bannerTexts()
+	c := &m.bannerMemo
+	if slices.Equal(c.texts, texts) && c.width == m.width && c.open == m.bannerOpen {
+		return c.lines, c.folded // bodyHeight asks for them a few times a frame
+	}
+	for _, text := range texts {
 		ls, cut := foldBanner(text, m.width, !m.bannerOpen)
 		lines = append(lines, ls...)
 		folded = folded || cut
 	}
+	*c = bannerMemo{texts: texts, width: m.width, open: m.bannerOpen, lines: lines, folded: folded}
 	return lines, folded
+}
+
+// bannerMemo is the banners as last drawn, for the texts, width and fold
+// they were drawn at.
+type bannerMemo struct {
+	texts  []string
+	width  int
+	open   bool
+	lines  []string
+	folded bool
 }
 
 // foldBanner wraps text under " ⚠ " to width, at spaces; with fold, a

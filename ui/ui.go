@@ -132,8 +132,9 @@ type Model struct {
 	streams *streamsState
 
 	banner     string
-	bannerOpen bool     // w: the warning banners whole, not folded (banner.go)
-	gaps       gapCache // the cannot-judge banner (evidence.go)
+	bannerOpen bool       // w: the warning banners whole, not folded (banner.go)
+	bannerMemo bannerMemo // the banners as last drawn
+	gaps       gapCache   // the cannot-judge banner (evidence.go)
 	dataStale  bool
 	backoff    time.Duration
 	status     string
