@@ -81,7 +81,7 @@ func writeStatsFlags(w io.Writer, r inspect.Report) {
 	est := estimated(r)
 	fmt.Fprintln(w)
 	tw := newTable(w)
-	fmt.Fprintf(tw, "%-20s\t%8s\n", "FLAG", "RECORDS")
+	fmt.Fprintf(tw, "%-20s\t%s\n", "FLAG", "RECORDS")
 	any := false
 	for _, fi := range inspect.AllFlags() {
 		if c := r.Flags[fi.Name]; c > 0 {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,6 +49,19 @@ func TestStatsTableKeepsColumnsForALongName(t *testing.T) {
 		fmt.Sprintf("%-20s %10s %10s %7s %11s %8s %6s %11s  %s\n", "orders", "3", "1,234,567", "0", "0", "0", "2", units.FormatBytes(2048), "ord:*")
 	if b.String() != want {
 		t.Errorf("short names:\n%q\nwant\n%q", b.String(), want)
+	}
+
+	// the states and flags tables, as the fixed-width format printed them
+	b.Reset()
+	short := inspect.Report{ByState: map[string]int64{"processing": 600}, Flags: map[string]int64{"no_ttl": 60}}
+	short.MemoryBytes.ByState = map[string]int64{"processing": 136192}
+	writeStatsStates(&b, short)
+	writeStatsFlags(&b, short)
+	noTTL := inspect.AllFlags()[slices.IndexFunc(inspect.AllFlags(), func(f inspect.FlagInfo) bool { return f.Name == "no_ttl" })]
+	want = "\nSTATE        RECORDS      MEMORY\n" + fmt.Sprintf("%-12s %8s %11s\n", "processing", "600", units.FormatBytes(136192)) +
+		"\nFLAG                 RECORDS\n" + fmt.Sprintf("%-20s %8s  %s\n", "no_ttl", "60", noTTL.Explain)
+	if b.String() != want {
+		t.Errorf("states and flags:\n%s\nwant\n%s", b.String(), want)
 	}
 
 	b.Reset()
