@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -28,6 +29,9 @@ func (m *Model) bannerTexts() []string {
 	var out []string
 	if m.banner != "" {
 		out = append(out, m.bannerText())
+	}
+	if m.opts.Notice != "" { // what opening the session warned of (a hook that cannot run)
+		out = append(out, inspect.Sanitize(units.OneLine(m.opts.Notice)))
 	}
 	if m.showsGapBanner() {
 		gaps := m.gapBanners()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
 )
 
 // snapshot is what one complete scan counted, for the Overview's history.
@@ -128,7 +129,7 @@ func (m *Model) historyView() string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString(m.styles.Title.Render(fmt.Sprintf("SINCE %s (%s scans)", h[0].at.Format("15:04:05"), count(len(h)))))
+	b.WriteString(m.styles.Title.Render(fmt.Sprintf("SINCE %s (%s)", h[0].at.Format("15:04:05"), units.Nouns(int64(len(h)), "scan", "scans"))))
 	for _, it := range []struct {
 		name string
 		get  func(snapshot) int64

@@ -120,11 +120,7 @@ func (m *Model) onProfile(msg profileMsg) tea.Cmd {
 	m.opts, m.closeProfile, m.allKeyspaces = o, msg.close, nil
 	m.doctorReport, m.doctorNoConfig = nil, false
 	m.keys.SetWrites(m.canWrite(), m.opts.Scan.Snapshot != nil)
-	cmd := m.restart("profile " + inspect.Sanitize(msg.name))
-	if o.Notice != "" {
-		m.status += " — " + inspect.Sanitize(o.Notice)
-	}
-	return cmd
+	return m.restart("profile " + inspect.Sanitize(msg.name)) // o.Notice: a banner
 }
 
 // restart drops what is shown and scans the new source from scratch.

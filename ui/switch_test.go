@@ -114,9 +114,9 @@ func TestSwitchProfile(t *testing.T) {
 	press(m, ":")
 	typeText(m, "profile staging")
 	_, open1 := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
-	_, scan := m.Update(open1()) // the profile opened: the notice shows while its scan starts
-	if !strings.Contains(m.status, "now reading profile staging — a warning") {
-		t.Errorf("status after the switch: %q", m.status)
+	_, scan := m.Update(open1()) // the profile opened: its notice is a banner for the session
+	if !strings.Contains(m.status, "now reading profile staging") || !strings.Contains(screenText(m), "⚠ a warning") {
+		t.Errorf("status after the switch: %q\n%s", m.status, screenText(m))
 	}
 	run(m, scan)
 	if got := screenText(m); m.opts.Profile != "staging" || m.store.recs.Len() != 40 || !strings.Contains(got, "staging") ||
@@ -130,5 +130,17 @@ func TestSwitchProfile(t *testing.T) {
 	m.shutdown()
 	if closed != 2 {
 		t.Errorf("quitting released %d profiles, want 2", closed)
+	}
+}
+
+// What opening the session warned of (a verify hook that cannot run) is a
+// banner from the first frame, not a status line gone in a second.
+func TestSessionNoticeIsABanner(t *testing.T) {
+	_, c := redistest.SharedClient(t)
+	m := New(t.Context(), Options{Client: c, Keyspaces: []*inspect.Keyspace{testKeyspace(t)},
+		Notice: "keyspace orders: verify hook /nope/verify-orders does not exist"})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if got := screenText(m); !strings.Contains(got, "⚠ keyspace orders: verify hook /nope/verify-orders") {
+		t.Fatalf("no banner for the session's notice:\n%s", got)
 	}
 }

@@ -52,7 +52,8 @@ type Options struct {
 	// write policy, and a func that releases them. The UI's own settings
 	// (colours, refresh, reveal) stay.
 	OpenProfile func(ctx context.Context, name string) (Options, func(), error)
-	// Notice is what opening the session had to say (a warning), shown once.
+	// Notice is what opening the session had to say (a warning, such as a
+	// verify hook that cannot run), shown as a banner for the session.
 	Notice string
 	// Hooks are the keyspaces' verify hooks, by keyspace name, for V
 	// (triage); they run only in a session that can write.

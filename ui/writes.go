@@ -61,7 +61,7 @@ func (m *Model) writesSummary() string {
 	for i, w := range m.writes {
 		rs[i] = w.Result
 	}
-	return units.FormatCount(int64(len(rs))) + " results: " + actions.Summary(rs).String()
+	return units.Nouns(int64(len(rs)), "result", "results") + ": " + actions.Summary(rs).String()
 }
 
 // writeLines are the writes newest first, one line each, cut to the width
