@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,7 +76,7 @@ func (o *uiCmd) openProfile(a *app) func(ctx context.Context, name string) (ui.O
 		quiet := *a
 		quiet.stderr, quiet.configNoted = &warnings, true
 		po, closeFn, err := o.options(ctx, &quiet, &r, false)
-		po.Notice = units.OneLine(warnings.String())
+		po.Notice = units.OneLine(strings.TrimSpace(warnings.String() + " " + po.Notice))
 		return po, closeFn, err
 	}
 }
@@ -93,6 +95,7 @@ func (o *uiCmd) options(ctx context.Context, a *app, r *readFlags, write bool) (
 	}
 	if s.snap == nil {
 		opts.Hooks = s.verifyHooks()
+		opts.Notice = hookNotice(s)
 	}
 	dopt := s.cfg.DoctorOptions() // the config's doctor: section, as 'idemctl doctor' reads it
 	opts.Doctor = &dopt
@@ -126,4 +129,12 @@ func (o *uiCmd) options(ctx context.Context, a *app, r *readFlags, write bool) (
 		closeFn = func() { ex.Close(); s.Close() }
 	}
 	return opts, closeFn, nil
+}
+
+// hookNotice is warnHooks for the TUI, which owns the terminal: the hooks
+// that cannot run, said once on screen when the session opens.
+func hookNotice(s *session) string {
+	var b strings.Builder
+	warnHooks(&app{stderr: &b}, s, slices.Sorted(maps.Keys(s.verifyHooks()))...)
+	return units.OneLine(strings.TrimSpace(strings.ReplaceAll(b.String(), "idemctl: warning: ", "")))
 }
