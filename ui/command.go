@@ -90,7 +90,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		if m.screen != screenDoctor {
 			m.doctorFrom = m.screen
 		}
-		m.screen, m.scroll = screenDoctor, 0
+		m.screen, m.page.scroll = screenDoctor, 0
 		return nil
 	case "group":
 		if arg != "" && !containsName(m.captureNames(), arg) {

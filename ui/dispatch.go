@@ -74,7 +74,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	}
 	if m.screen == screenDoctor && key.Matches(msg, m.keys.Back) {
-		m.screen, m.scroll = m.doctorFrom, 0
+		m.screen, m.page.scroll = m.doctorFrom, 0
 		return nil
 	}
 	if cmd, ok := dispatch(msg, m.screenKeys(msg)); ok {
@@ -109,8 +109,8 @@ func (m *Model) onHelpKey(msg tea.KeyPressMsg) {
 func (m *Model) screenKeys(msg tea.KeyPressMsg) []keyAction {
 	k := m.keys
 	return []keyAction{
-		{k.NextScreen, noCmd(func() { m.screen, m.scroll, m.drillSel = (m.screen+1)%numScreens, 0, 0 })},
-		{k.PrevScreen, noCmd(func() { m.screen, m.scroll, m.drillSel = (m.screen+numScreens-1)%numScreens, 0, 0 })},
+		{k.NextScreen, noCmd(func() { m.screen, m.page.scroll, m.drillSel = (m.screen+1)%numScreens, 0, 0 })},
+		{k.PrevScreen, noCmd(func() { m.screen, m.page.scroll, m.drillSel = (m.screen+numScreens-1)%numScreens, 0, 0 })},
 		{k.Command, m.openCommand},
 		// The filter is the Records screen's: go there, so what is typed
 		// next is the filter and never a string of hotkeys (esc included).
@@ -154,7 +154,7 @@ func (m *Model) onScreenKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.onWritesKey(msg)
 	case screenDoctor:
 		if d, ok := m.keys.moves(msg, m.bodyHeight()); ok {
-			m.scroll = clampAdd(m.scroll, d) // and to the content when drawn
+			m.page.scroll = clampAdd(m.page.scroll, d) // and to the content when drawn
 		}
 	}
 	return nil

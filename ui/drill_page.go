@@ -73,7 +73,7 @@ func wholeIndex(line, s string) int {
 // the last when it says more follows.
 func (m *Model) pageRange(n int) (from, to int) {
 	h := m.bodyHeight()
-	from = min(max(m.scroll, 0), max(n-h, 0))
+	from = min(max(m.page.scroll, 0), max(n-h, 0))
 	to = min(from+h, n)
 	if to < n && h > 1 {
 		to--
@@ -109,7 +109,7 @@ func (m *Model) selectOnPage(p drillPage, d int) bool {
 // drillStep is j (d = 1) or k (d = -1).
 func (m *Model) drillStep(d int) {
 	p := m.drillPage()
-	m.scroll, _ = m.pageRange(len(p.lines))
+	m.page.scroll, _ = m.pageRange(len(p.lines))
 	next := m.drillSel + d
 	switch {
 	case m.onPage(p, m.drillSel) && next >= 0 && next < len(p.at) && p.at[next] >= 0:
@@ -124,7 +124,7 @@ func (m *Model) drillStep(d int) {
 // selection onto it.
 func (m *Model) drillPageMove(d int) {
 	p := m.drillPage()
-	m.scroll, _ = m.pageRange(len(p.lines))
+	m.page.scroll, _ = m.pageRange(len(p.lines))
 	m.scrollPage(p, d)
 	if dir := d; !m.onPage(p, m.drillSel) {
 		if d == far {
@@ -136,20 +136,20 @@ func (m *Model) drillPageMove(d int) {
 
 // scrollPage moves the page by d lines, within the page.
 func (m *Model) scrollPage(p drillPage, d int) {
-	m.scroll = min(clampAdd(m.scroll, d), max(len(p.lines)-m.bodyHeight(), 0))
+	m.page.scroll = min(clampAdd(m.page.scroll, d), max(len(p.lines)-m.bodyHeight(), 0))
 }
 
 // showLine scrolls the page of n lines so line i shows, above the line
 // that may say more follows.
 func (m *Model) showLine(i, n int) {
 	h := m.bodyHeight()
-	if i < m.scroll {
-		m.scroll = i
+	if i < m.page.scroll {
+		m.page.scroll = i
 	}
-	if i >= m.scroll+h-1 {
-		m.scroll = i - h + 2
+	if i >= m.page.scroll+h-1 {
+		m.page.scroll = i - h + 2
 	}
-	m.scroll = min(max(m.scroll, 0), max(n-h, 0))
+	m.page.scroll = min(max(m.page.scroll, 0), max(n-h, 0))
 }
 
 // openDrill is enter: the selected line's records, when it shows.
@@ -171,7 +171,7 @@ func (m *Model) drillKeys() []keyAction {
 		{k.Open, noCmd(m.openDrill)},
 		{k.Up, noCmd(func() { m.drillStep(-1) })},
 		{k.Down, noCmd(func() { m.drillStep(1) })},
-		{k.Top, noCmd(func() { m.drillSel, m.scroll = 0, 0 })},
+		{k.Top, noCmd(func() { m.drillSel, m.page.scroll = 0, 0 })},
 		{k.Bottom, noCmd(func() { m.drillPageMove(far) })},
 		{k.PageUp, noCmd(func() { m.drillPageMove(-page) })},
 		{k.PageDown, noCmd(func() { m.drillPageMove(page) })},

@@ -74,7 +74,7 @@ func (m *Model) streamsView() string {
 			return m.streamGroupView()
 		}
 	case levelEntry:
-		return m.scrollBy(m.streamEntryView(), &st.fieldScroll)
+		return m.scrollBy(m.streamEntryView(), &st.fieldScroll, m.bodyHeight())
 	}
 	return m.streamGroupsView()
 }

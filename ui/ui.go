@@ -96,14 +96,9 @@ var screenNames = [...]string{"Overview", "Records", "Stats", "Writes"}
 // Model is the root bubbletea model. Update routes: dialog/input first,
 // then global keys, then the focused screen.
 type Model struct {
-	ctx    context.Context
-	opts   Options
-	keys   KeyMap
-	styles Styles
-	help   help.Model
-	dark   bool
+	*common // the session, keys, styles and size every screen shares
+	help    help.Model
 
-	width, height int
 	layout        tableLayout
 	twoLineHeader bool
 	headerCache   [numAllScreens]string // by screen; cleared when the size, styles or source change
@@ -160,8 +155,7 @@ type Model struct {
 	allKeyspaces []*inspect.Keyspace // the session's keyspaces, when :keyspace narrowed them
 	ownClient    *redis.Client       // the connection :db opened (the session's own is the CLI's)
 
-	scroll    int // overview, stats, writes and doctor screens
-	scrollMax int // the largest scroll of the page last drawn: a page shown to its end stays there
+	page      pager // the overview, stats, writes and doctor screens' scroll
 	input     textinput.Model
 	filtering bool
 	filterErr string // why the typed filter was not applied, shown under the input
@@ -194,9 +188,10 @@ func New(ctx context.Context, opts Options) *Model {
 	in.Placeholder = "key text, glob*, principal=customer-42, state=processing, flag=stuck, stale"
 	in.CharLimit = 256
 	m := &Model{
-		ctx: ctx, opts: opts, keys: DefaultKeyMap(), help: help.New(), dark: true,
-		store: newStore(maxRecords(opts)), stats: inspect.NewStats(10), input: in, screen: screenRecords,
-		width: 80, height: 24, find: newFind(), cmdInput: newCommandInput(),
+		common: &common{ctx: ctx, opts: opts, keys: DefaultKeyMap(), dark: true, width: 80, height: 24},
+		help:   help.New(),
+		store:  newStore(maxRecords(opts)), stats: inspect.NewStats(10), input: in, screen: screenRecords,
+		find: newFind(), cmdInput: newCommandInput(),
 	}
 	if len(opts.Keyspaces) > 1 {
 		m.screen = screenOverview
@@ -207,12 +202,6 @@ func New(ctx context.Context, opts Options) *Model {
 	m.resize(80, 24)
 	return m
 }
-
-func (m *Model) now() time.Time { return m.opts.Now() }
-
-// canWrite reports whether this session may write; the policy does not
-// change while the program runs.
-func (m *Model) canWrite() bool { return m.opts.Executor.CanWrite() }
 
 // tickMsg drives the elapsed-time and TTL countdown displays.
 type tickMsg time.Time
@@ -375,7 +364,7 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	case screenOverview, screenStats:
 		m.drillPageMove(delta)
 	case screenWrites:
-		m.scroll += delta
+		m.page.scroll += delta
 	case screenStreams:
 		m.streamsState().move(delta)
 	case screenDetail:

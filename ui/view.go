@@ -44,15 +44,15 @@ func (m *Model) View() tea.View {
 	case m.dialog != nil:
 		body = ansi.Wrap(m.dialogView(), m.width, " ") // keys are already cut to fit: never split
 	case m.showHelp:
-		body = m.scrollBy(m.helpView(), &m.helpScroll)
+		body = m.scrollBy(m.helpView(), &m.helpScroll, m.bodyHeight())
 	case m.screen == screenRecords:
 		body = m.recordsView()
 	case m.screen == screenOverview, m.screen == screenStats:
-		body = m.scrolled(m.renderDrills())
+		body = m.page.show(m.common, m.renderDrills(), m.bodyHeight())
 	case m.screen == screenWrites:
-		body = m.scrolled(m.writesView())
+		body = m.page.show(m.common, m.writesView(), m.bodyHeight())
 	case m.screen == screenDoctor:
-		body = m.scrolled(m.doctorView())
+		body = m.page.show(m.common, m.doctorView(), m.bodyHeight())
 	case m.screen == screenStreams:
 		body = m.streamsView()
 	case m.screen == screenDetail:
@@ -380,38 +380,6 @@ func (m *Model) contextHelp() []keyBinding {
 		return []keyBinding{k.Help, undo, k.Up, k.Down, k.NextScreen, k.Quit}
 	}
 	return []keyBinding{k.Help, k.NextScreen, k.Open, k.Rescan, k.Quit}
-}
-
-// scrolled applies the overview/stats/writes/doctor scroll offset,
-// clamped to the content. A page shown to its end stays at its end as it
-// grows (a refresh adds lines), and is otherwise kept where the keys left
-// it: nothing but a key moves it.
-func (m *Model) scrolled(body string) string {
-	if m.scrollMax > 0 && m.scroll == m.scrollMax {
-		m.scroll = far
-	}
-	out := m.scrollBy(body, &m.scroll)
-	m.scrollMax = max(strings.Count(body, "\n")+1-m.bodyHeight(), 0)
-	return out
-}
-
-// scrollBy shows body from line *off, clamping *off so the last page stays
-// full. When more follows the page, its last line says so and which keys
-// scroll: a newcomer must not take the page for the whole screen.
-func (m *Model) scrollBy(body string, off *int) string {
-	h := m.bodyHeight()
-	lines := strings.Split(body, "\n")
-	*off = min(max(*off, 0), max(len(lines)-h, 0))
-	lines = lines[*off:]
-	if len(lines) > h && h > 1 {
-		lines = append(lines[:h-1:h-1], m.moreBelow(len(lines)-h+1))
-	}
-	return strings.Join(lines, "\n")
-}
-
-// moreBelow is the last line of a page with n more lines under it.
-func (m *Model) moreBelow(n int) string {
-	return m.styles.Dim.Render(fit(fmt.Sprintf("↓ %s more lines · j/↓ pgdn scroll · G the end", count(n)), m.width))
 }
 
 // count is units.FormatCount for any integer: every number the TUI shows is grouped.

@@ -50,7 +50,7 @@ func (m *Model) writesView() string {
 		// line may say more follows
 		m.followSel = false
 		at, h := 2+m.writeSel, m.bodyHeight()
-		m.scroll = min(max(m.scroll, at-h+2), m.writeSel)
+		m.page.scroll = min(max(m.page.scroll, at-h+2), m.writeSel)
 	}
 	return b.String()
 }
