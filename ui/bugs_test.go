@@ -285,13 +285,13 @@ func TestHelpFitsEightyColumns(t *testing.T) {
 	golden(t, "help_writes_80x24", text)
 	m.resize(60, 20)
 	press(m, "j", "j", "j")
-	if !m.showHelp {
+	if !m.keyHelp.open {
 		t.Fatal("j closed the help")
 	}
 	checkFrame(t, m)
 	golden(t, "help_writes_60x20", screenText(m))
 	press(m, "x")
-	if m.showHelp {
+	if m.keyHelp.open {
 		t.Fatal("another key did not close the help")
 	}
 }

@@ -55,9 +55,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.onCommandKey(msg)
 	case m.streamsTyping():
 		return m.onStreamsFilterKey(msg)
-	case m.showHelp:
-		m.onHelpKey(msg)
-		return nil
+	case m.keyHelp.open:
+		return m.route(m.keyHelp, msg)
 	}
 	// Quit, help and the banner mean the same on every screen, the detail
 	// view included.
@@ -89,20 +88,7 @@ func (m *Model) quit() tea.Cmd {
 	return tea.Quit
 }
 
-func (m *Model) openHelp() { m.showHelp, m.helpScroll = true, 0 }
-
-// onHelpKey is a key with the help overlay open: j/k scroll an overlay
-// taller than the body.
-func (m *Model) onHelpKey(msg tea.KeyPressMsg) {
-	switch {
-	case key.Matches(msg, m.keys.Down) && !m.helpFits():
-		m.helpScroll++
-	case key.Matches(msg, m.keys.Up) && !m.helpFits():
-		m.helpScroll--
-	default:
-		m.showHelp = false // any other key closes the overlay
-	}
-}
+func (m *Model) openHelp() { m.keyHelp.Open(m.screen == screenStreams) }
 
 // screenKeys are the keys every screen but the detail shares, tried
 // before the screen's own.

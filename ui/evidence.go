@@ -51,5 +51,5 @@ func (m *Model) gapBanner() string {
 
 // showsGapBanner: the screens whose counts the banner qualifies.
 func (m *Model) showsGapBanner() bool {
-	return (m.screen == screenOverview || m.screen == screenRecords) && m.dialog == nil && !m.showHelp && m.gapBanner() != ""
+	return (m.screen == screenOverview || m.screen == screenRecords) && m.dialog == nil && !m.keyHelp.open && m.gapBanner() != ""
 }

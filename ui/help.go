@@ -3,57 +3,96 @@ package ui
 import (
 	"strings"
 
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
-// The help overlay: every key by group, and how to turn writes on.
+// helpScreen is the help overlay (?): every key by group, and how to turn
+// writes on. It is drawn over the screen it was opened on and takes every
+// key while open.
+type helpScreen struct {
+	*common
+	open    bool
+	streams bool // opened over the Streams screen: its keys, not the records'
+	scroll  int
+	w, h    int
+	// Whether the overlay fits, for the size it was measured at.
+	fitsAt   [2]int
+	fitsMemo bool
+}
 
-// helpView lays the key groups out as columns that fit the width: groups
+func newHelpScreen(c *common) *helpScreen { return &helpScreen{common: c} }
+
+// Open shows the overlay from its top; streams: over the Streams screen.
+func (h *helpScreen) Open(streams bool) { h.open, h.streams, h.scroll = true, streams, 0 }
+
+func (h *helpScreen) SetSize(width, height int) { h.w, h.h = width, height }
+
+// Update takes a key: j/k scroll an overlay taller than the body, any
+// other key closes it.
+func (h *helpScreen) Update(msg tea.Msg) tea.Cmd {
+	k, ok := msg.(tea.KeyPressMsg)
+	switch {
+	case !ok:
+	case key.Matches(k, h.keys.Down) && !h.fits():
+		h.scroll++
+	case key.Matches(k, h.keys.Up) && !h.fits():
+		h.scroll--
+	default:
+		h.open = false
+	}
+	return nil
+}
+
+func (h *helpScreen) View() string { return h.scrollBy(h.content(), &h.scroll, h.h) }
+
+// content lays the key groups out as columns that fit the width: groups
 // flow left to right and start a new band when the next would not fit, so
 // 80 columns hold every key. A disabled key (the write keys of a session
 // that cannot write) is listed dim, and a line under the keys says why and
 // how to turn writes on. On a terminal too short for them all, j/k scroll
 // the overlay (scrolled clamps).
-func (m *Model) helpView() string {
-	cols, off := m.helpColumns()
+func (h *helpScreen) content() string {
+	cols, off := h.columns()
 	hint := "(any key closes)"
-	if !m.helpFits() {
+	if !h.fits() {
 		hint = "(j/k scroll · any other key closes)"
 	}
-	lines := []string{m.styles.Title.Render("Keys") + "  " + m.styles.Dim.Render(hint)}
-	lines = append(lines, m.helpBands(cols)...)
-	notes := []string{ansi.Wrap(m.styles.Dim.Render(m.helpFilterNote()), m.width, " ·")}
+	lines := []string{h.styles.Title.Render("Keys") + "  " + h.styles.Dim.Render(hint)}
+	lines = append(lines, h.bands(cols)...)
+	notes := []string{ansi.Wrap(h.styles.Dim.Render(h.filterNote()), h.w, " ·")}
 	if off {
-		notes = append([]string{ansi.Wrap(m.readOnlyHint(), m.width, " ")}, notes...)
+		notes = append([]string{ansi.Wrap(h.offHint(h.streams), h.w, " ")}, notes...)
 	}
 	note := strings.Join(notes, "\n")
 	// A blank line sets the notes apart, unless it is the line that would
 	// push them off a terminal that holds them without it (80×24 read-only).
-	if n, h := len(lines)+1+strings.Count(note, "\n")+1, m.bodyHeight(); !off || n <= h || n-1 > h {
+	if n, body := len(lines)+1+strings.Count(note, "\n")+1, h.h; !off || n <= body || n-1 > body {
 		lines = append(lines, "")
 	}
 	lines = append(lines, note)
 	return strings.Join(lines, "\n")
 }
 
-// helpColumns are the key groups as columns of lines, a title over the
+// columns are the key groups as columns of lines, a title over the
 // keys; off says some key is listed disabled.
-func (m *Model) helpColumns() (cols [][]string, off bool) {
-	for _, g := range m.helpGroups() {
+func (h *helpScreen) columns() (cols [][]string, off bool) {
+	for _, g := range h.groups() {
 		keyW := 0
 		for _, b := range g.keys {
 			if len(b.Keys()) > 0 {
 				keyW = max(keyW, ansi.StringWidth(b.Help().Key))
 			}
 		}
-		col := []string{m.styles.Title.Render(g.title)}
+		col := []string{h.styles.Title.Render(g.title)}
 		for _, b := range g.keys {
 			switch {
 			case len(b.Keys()) == 0: // unbound: not a key at all
 			case b.Enabled():
-				col = append(col, fit(b.Help().Key, keyW)+" "+m.styles.Dim.Render(b.Help().Desc))
+				col = append(col, fit(b.Help().Key, keyW)+" "+h.styles.Dim.Render(b.Help().Desc))
 			default:
-				col = append(col, m.styles.Dim.Render(fit(b.Help().Key, keyW)+" "+b.Help().Desc))
+				col = append(col, h.styles.Dim.Render(fit(b.Help().Key, keyW)+" "+b.Help().Desc))
 				off = true
 			}
 		}
@@ -64,9 +103,9 @@ func (m *Model) helpColumns() (cols [][]string, off bool) {
 	return cols, off
 }
 
-// helpBands lays the columns out side by side, as many as fit the width,
+// bands lays the columns out side by side, as many as fit the width,
 // in bands a blank line apart.
-func (m *Model) helpBands(cols [][]string) []string {
+func (h *helpScreen) bands(cols [][]string) []string {
 	var lines []string
 	const gap = 2
 	for band := 0; len(cols) > 0; band++ {
@@ -78,7 +117,7 @@ func (m *Model) helpBands(cols [][]string) []string {
 			for _, l := range cols[n] {
 				w = max(w, ansi.StringWidth(l))
 			}
-			if n > 0 && used+w > m.width {
+			if n > 0 && used+w > h.w {
 				break
 			}
 			used += w + gap
@@ -111,13 +150,47 @@ func (m *Model) helpBands(cols [][]string) []string {
 	return lines
 }
 
-// helpFits reports whether the help overlay fits the body: then any key
-// closes it; else j and k scroll it first.
-func (m *Model) helpFits() bool {
-	if m.helpFitsAt != [2]int{m.width, m.height} {
-		m.helpFitsAt = [2]int{m.width, m.height}
-		m.helpFitsMemo = true // measured with the longer hint: the overlay's height does not depend on it
-		m.helpFitsMemo = strings.Count(m.helpView(), "\n")+1 <= m.bodyHeight()
+// fits reports whether the overlay fits the body: then any key closes
+// it; else j and k scroll it first.
+func (h *helpScreen) fits() bool {
+	if h.fitsAt != [2]int{h.w, h.h} {
+		h.fitsAt = [2]int{h.w, h.h}
+		h.fitsMemo = true // measured with the longer hint: the overlay's height does not depend on it
+		h.fitsMemo = strings.Count(h.content(), "\n")+1 <= h.h
 	}
-	return m.helpFitsMemo
+	return h.fitsMemo
+}
+
+// streamsGroups is the overlay on the Streams screen: the keys
+// that work there, the write keys dim when the session cannot write.
+func (h *helpScreen) streamsGroups() []helpGroup {
+	k := h.keys
+	on := h.canWrite()
+	write := "write (guarded)"
+	if !on {
+		write = "write (off)"
+	}
+	return []helpGroup{
+		{"move", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}},
+		{"screens", []key.Binding{k.Open, relabel(k.Back, "back", true), k.NextScreen, k.PrevScreen, k.Help, k.Quit}},
+		{"pending entries", []key.Binding{k.Filter, k.ClearFilter, k.StaleOnly, relabel(k.Rescan, "re-read", true), k.Command}},
+		{write, []key.Binding{relabel(k.Mark, "mark entry", on), relabel(k.MarkAll, k.MarkAll.Help().Desc, on),
+			relabel(k.Unmark, k.Unmark.Help().Desc, on), k.Retry, k.Ack, k.DeadLetter}},
+	}
+}
+
+// groups are the overlay's keys for the screen shown.
+func (h *helpScreen) groups() []helpGroup {
+	if h.streams {
+		return h.streamsGroups()
+	}
+	return h.keys.HelpGroups()
+}
+
+// filterNote is the overlay's line on the screen's filter.
+func (h *helpScreen) filterNote() string {
+	if h.streams {
+		return "Filter (/): text of a consumer or an entry ID · x: the stale entries only"
+	}
+	return "Filter (/), every term must match: text · glob* · principal=customer-42 · state=processing · flag=stuck · stale"
 }

@@ -13,11 +13,14 @@ const snapshotHint = "a snapshot: nothing to write to — Y copies the marked ro
 // snapshot: pending entries live on the server only.
 const streamsSnapshotHint = "a snapshot: pending entries are read and written on the live server (idemctl streams retry, ack, dead-letter)"
 
-func (m *Model) readOnlyHint() string {
-	if m.opts.Scan.Snapshot != nil && m.screen == screenStreams {
+func (m *Model) readOnlyHint() string { return m.offHint(m.screen == screenStreams) }
+
+// offHint is readOnlyHint on the Streams screen (streams) or another.
+func (c *common) offHint(streams bool) string {
+	if c.opts.Scan.Snapshot != nil && streams {
 		return streamsSnapshotHint
 	}
-	if m.opts.Scan.Snapshot != nil {
+	if c.opts.Scan.Snapshot != nil {
 		return snapshotHint
 	}
 	return readOnlyHint

@@ -28,10 +28,10 @@ func TestReadOnlyHelpAt80x24(t *testing.T) {
 	m := newTestModel(t, 80, 24, fixture(testKeyspace(t), 30))
 	press(m, "?")
 	checkFrame(t, m)
-	if !m.helpFits() {
-		t.Fatalf("the read-only help does not fit 80×24:\n%s", m.helpView())
+	if !m.keyHelp.fits() {
+		t.Fatalf("the read-only help does not fit 80×24:\n%s", m.keyHelp.content())
 	}
-	body := strings.Split(ansi.Strip(m.helpView()), "\n")
+	body := strings.Split(ansi.Strip(m.keyHelp.content()), "\n")
 	if len(body) > m.bodyHeight() {
 		t.Fatalf("help is %d lines, the body %d", len(body), m.bodyHeight())
 	}

@@ -352,7 +352,7 @@ func TestStreamsWritesReadOnly(t *testing.T) {
 	}
 	press(m, "?")
 	checkStreamsFrame(t, m)
-	if !m.helpFits() {
+	if !m.keyHelp.fits() {
 		t.Fatalf("the help does not fit 80×24:\n%s", screenText(m))
 	}
 	wantText(t, m, "write (off)", readOnlyHint, "space mark entry", "T retry", "A ack", "D dead-letter", "r re-read")
@@ -365,7 +365,7 @@ func TestStreamsWritesReadOnly(t *testing.T) {
 	if strings.Contains(screenText(m), "force-fail") {
 		t.Error("the Streams screen's help lists the record writes")
 	}
-	golden(t, "help_streams_readonly_80x24", ansi.Strip(m.helpView())) // the body: the header holds the server's port
+	golden(t, "help_streams_readonly_80x24", ansi.Strip(m.keyHelp.content())) // the body: the header holds the server's port
 
 	w := newEntryFixture(t, true)
 	press(w.m, "?")
@@ -374,7 +374,7 @@ func TestStreamsWritesReadOnly(t *testing.T) {
 	if strings.Contains(screenText(w.m), readOnlyHint) || regexp.MustCompile(`\x1b\[2mT +retry`).MatchString(w.m.View().Content) {
 		t.Errorf("writes on, the help says they are off:\n%s", screenText(w.m))
 	}
-	golden(t, "help_streams_80x24", ansi.Strip(w.m.helpView()))
+	golden(t, "help_streams_80x24", ansi.Strip(w.m.keyHelp.content()))
 	press(w.m, "q")
 	if footer := strings.Split(screenText(w.m), "\n")[23]; !strings.Contains(footer, "space mark • T retry • A ack • D dead-letter") {
 		t.Errorf("writes on, the footer: %q", footer)

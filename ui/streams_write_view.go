@@ -112,40 +112,6 @@ func relabel(b key.Binding, desc string, on bool) key.Binding {
 	return r
 }
 
-// streamsHelpGroups is the help overlay on the Streams screen: the keys
-// that work there, the write keys dim when the session cannot write.
-func (m *Model) streamsHelpGroups() []helpGroup {
-	k := m.keys
-	on := m.canWrite()
-	write := "write (guarded)"
-	if !on {
-		write = "write (off)"
-	}
-	return []helpGroup{
-		{"move", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}},
-		{"screens", []key.Binding{k.Open, relabel(k.Back, "back", true), k.NextScreen, k.PrevScreen, k.Help, k.Quit}},
-		{"pending entries", []key.Binding{k.Filter, k.ClearFilter, k.StaleOnly, relabel(k.Rescan, "re-read", true), k.Command}},
-		{write, []key.Binding{relabel(k.Mark, "mark entry", on), relabel(k.MarkAll, k.MarkAll.Help().Desc, on),
-			relabel(k.Unmark, k.Unmark.Help().Desc, on), k.Retry, k.Ack, k.DeadLetter}},
-	}
-}
-
-// helpGroups are the help overlay's keys for the screen shown.
-func (m *Model) helpGroups() []helpGroup {
-	if m.screen == screenStreams {
-		return m.streamsHelpGroups()
-	}
-	return m.keys.HelpGroups()
-}
-
-// helpFilterNote is the help overlay's line on the screen's filter.
-func (m *Model) helpFilterNote() string {
-	if m.screen == screenStreams {
-		return "Filter (/): text of a consumer or an entry ID · x: the stale entries only"
-	}
-	return "Filter (/), every term must match: text · glob* · principal=customer-42 · state=processing · flag=stuck · stale"
-}
-
 // entryWriteHelp are the footer's write keys on the Streams screen: on,
 // or said off with why; none on the groups with nothing marked (they
 // act on marks there).

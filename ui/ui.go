@@ -103,12 +103,8 @@ type Model struct {
 	twoLineHeader bool
 	headerCache   [numAllScreens]string // by screen; cleared when the size, styles or source change
 
-	screen     screen
-	showHelp   bool
-	helpScroll int
-	// Whether the help fits, for the size it was measured at.
-	helpFitsAt   [2]int
-	helpFitsMemo bool
+	screen  screen
+	keyHelp *helpScreen // the help overlay (?)
 
 	gen          int
 	run          *scanRun
@@ -193,6 +189,7 @@ func New(ctx context.Context, opts Options) *Model {
 		store:  newStore(maxRecords(opts)), stats: inspect.NewStats(10), input: in, screen: screenRecords,
 		find: newFind(), cmdInput: newCommandInput(),
 	}
+	m.keyHelp = newHelpScreen(m.common)
 	if len(opts.Keyspaces) > 1 {
 		m.screen = screenOverview
 	}

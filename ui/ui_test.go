@@ -188,7 +188,7 @@ func TestFilterStaleOpenDetail(t *testing.T) {
 	}
 	clock = clock.Add(-3 * time.Second)
 	press(m, "?")
-	if !m.showHelp || m.screen != screenDetail {
+	if !m.keyHelp.open || m.screen != screenDetail {
 		t.Fatal("? on the detail screen did not open the help over it")
 	}
 	press(m, "x") // closes the help, back on the detail screen
@@ -280,7 +280,7 @@ func TestScreensHelpAndHostileText(t *testing.T) {
 	checkFrame(t, m)
 	golden(t, "help_80x24", screenText(m))
 	press(m, "q") // any key closes help, not quit
-	if m.showHelp {
+	if m.keyHelp.open {
 		t.Fatal("help still open")
 	}
 	press(m, "tab")

@@ -43,8 +43,8 @@ func (m *Model) View() tea.View {
 	switch {
 	case m.dialog != nil:
 		body = ansi.Wrap(m.dialogView(), m.width, " ") // keys are already cut to fit: never split
-	case m.showHelp:
-		body = m.scrollBy(m.helpView(), &m.helpScroll, m.bodyHeight())
+	case m.keyHelp.open:
+		body = m.show(m.keyHelp)
 	case m.screen == screenRecords:
 		body = m.recordsView()
 	case m.screen == screenOverview, m.screen == screenStats:
