@@ -1,19 +1,10 @@
 package ui
 
 import (
-	"bufio"
-	"encoding/csv"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
-
-	"github.com/idemctl/idemctl/actions"
-	"github.com/idemctl/idemctl/inspect"
 )
 
 // The command line (:) runs what has no key of its own:
@@ -28,185 +19,65 @@ import (
 //	:q             quit
 const commandHelp = "export FILE(.csv|.ndjson) · fail · expire · reconcile · group [NAME] · keyspace NAME|all · db N · profile NAME · doctor · streams · q"
 
-func newCommandInput() textinput.Model {
+// commandLine is the command line's input, drawn in the status line
+// while open. What it runs is the root's: a command switches screens.
+type commandLine struct {
+	*common
+	input   textinput.Model
+	open    bool
+	entered *string // the line enter ran, until the root takes it
+	w       int
+}
+
+func newCommandLine(c *common) *commandLine {
 	in := textinput.New()
 	in.Prompt = ":"
 	in.Placeholder = commandHelp
 	in.CharLimit = 1024
-	return in
+	return &commandLine{common: c, input: in}
 }
 
-func (m *Model) openCommand() tea.Cmd {
-	m.commanding = true
-	m.cmdInput.SetValue("")
-	m.cmdInput.SetWidth(max(m.width-4, 10))
-	return m.cmdInput.Focus()
+// Open shows an empty line with the cursor in it.
+func (c *commandLine) Open() tea.Cmd {
+	c.open = true
+	c.input.SetValue("")
+	c.input.SetWidth(max(c.width-4, 10))
+	return c.input.Focus()
 }
 
-// onCommandKey edits the command line; enter runs it, esc abandons it.
-func (m *Model) onCommandKey(msg tea.KeyPressMsg) tea.Cmd {
-	switch msg.String() {
-	case "esc":
-		m.commanding = false
-		m.cmdInput.Blur()
+func (c *commandLine) SetSize(width, _ int) { c.w = width }
+
+// Update edits the line; enter closes it and keeps the line for take,
+// esc abandons it.
+func (c *commandLine) Update(msg tea.Msg) tea.Cmd {
+	if k, ok := msg.(tea.KeyPressMsg); ok && (k.String() == "esc" || k.String() == "enter") {
+		c.open = false
+		c.input.Blur()
+		if k.String() == "enter" {
+			line := strings.TrimSpace(c.input.Value())
+			c.entered = &line
+		}
 		return nil
-	case "enter":
-		m.commanding = false
-		m.cmdInput.Blur()
-		return m.runCommand(strings.TrimSpace(m.cmdInput.Value()))
 	}
 	var cmd tea.Cmd
-	m.cmdInput, cmd = m.cmdInput.Update(msg)
+	c.input, cmd = c.input.Update(msg)
 	return cmd
 }
 
-func (m *Model) runCommand(line string) tea.Cmd {
-	name, arg, _ := strings.Cut(line, " ")
-	arg = strings.TrimSpace(arg)
-	switch name {
-	case "":
-		return nil
-	case "q", "quit":
-		m.shutdown()
-		return tea.Quit
-	case "export":
-		if arg == "" {
-			m.status = ":export needs a file name, e.g. :export stale.ndjson or :export stale.csv"
-			return nil
-		}
-		return m.export(arg)
-	case "fail", "expire", "reconcile":
-		m.screen = screenRecords
-		return m.openDialog(actions.Kind(name))
-	case "keyspace", "ks":
-		return m.switchKeyspace(arg)
-	case "db":
-		return m.switchDB(arg)
-	case "profile":
-		return m.switchProfile(arg)
-	case "streams":
-		return m.openStreams()
-	case "doctor":
-		if m.screen != screenDoctor {
-			m.doctorFrom = m.screen
-		}
-		m.screen, m.page.scroll = screenDoctor, 0
-		return nil
-	case "group":
-		if arg != "" && !containsName(m.captureNames(), arg) {
-			m.status = fmt.Sprintf(":group %s: no such capture (these keyspaces have: %s)", inspect.Sanitize(arg), strings.Join(m.captureNames(), ", "))
-			return nil
-		}
-		m.screen = screenRecords
-		m.store.setGrouping(arg)
-		m.groupCursor, m.groupOffset = 0, 0
-		return nil
+// take is the line enter ran, once.
+func (c *commandLine) take() (string, bool) {
+	if c.entered == nil {
+		return "", false
 	}
-	m.status = fmt.Sprintf("unknown command %q: %s", inspect.Sanitize(name), commandHelp)
-	return nil
+	line := *c.entered
+	c.entered = nil
+	return line, true
 }
 
-func containsName(names []string, n string) bool {
-	for _, x := range names {
-		if x == n {
-			return true
-		}
-	}
-	return false
-}
+// View is the status line while the line is open.
+func (c *commandLine) View() string { return fit(c.input.View(), c.w) }
 
-// exportedMsg reports a finished export.
-type exportedMsg struct {
-	path string
-	n    int
-	err  error
-}
-
-// export writes the view as it is now (filter and order) in the
-// background: the store's records never change once read, so the writer
-// reads them while the UI goes on.
-func (m *Model) export(path string) tea.Cmd {
-	s := m.store
-	view := append([]int32(nil), s.view...)
-	csvOut := strings.EqualFold(filepath.Ext(path), ".csv")
-	m.status = fmt.Sprintf("exporting %s records to %s…", count(len(view)), inspect.Sanitize(path))
-	return func() tea.Msg {
-		err := writeExport(path, csvOut, len(view), func(i int) *inspect.Record { return s.recs.At(int(view[i])) })
-		return exportedMsg{path: path, n: len(view), err: err}
-	}
-}
-
-func (m *Model) onExported(msg exportedMsg) {
-	if msg.err != nil {
-		m.status = "export failed: " + inspect.Sanitize(msg.err.Error())
-		return
-	}
-	m.status = fmt.Sprintf("exported %s records to %s", count(msg.n), inspect.Sanitize(msg.path))
-}
-
-// writeExport writes n records to a new file (never over an existing one).
-func writeExport(path string, csvOut bool, n int, at func(int) *inspect.Record) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	if csvOut {
-		err = writeCSV(w, n, at)
-	} else {
-		var line []byte
-		for i := range n {
-			line = append(inspect.AppendJSON(line[:0], at(i)), '\n')
-			if _, err = w.Write(line); err != nil {
-				break
-			}
-		}
-	}
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-var csvHeader = []string{"key", "keyspace", "state", "raw_state", "fingerprint", "ttl_ms", "memory_bytes", "age_ms", "stale", "flags", "groups"}
-
-func writeCSV(w *bufio.Writer, n int, at func(int) *inspect.Record) error {
-	c := csv.NewWriter(w)
-	if err := c.Write(csvHeader); err != nil {
-		return err
-	}
-	for i := range n {
-		r := at(i)
-		ks := ""
-		var groups []string
-		if r.Keyspace != nil {
-			ks = r.Keyspace.Name
-			for j, name := range r.Keyspace.Template.Names() {
-				if j < len(r.Groups) {
-					groups = append(groups, name+"="+r.Groups[j])
-				}
-			}
-		}
-		// Text from Redis is guarded; the numbers are ours (-1 stays -1).
-		row := []string{csvSafe(r.Key), csvSafe(ks), r.State.String(), csvSafe(r.RawState), csvSafe(r.Fingerprint),
-			strconv.FormatInt(r.TTLms, 10), strconv.FormatInt(r.MemoryBytes, 10), strconv.FormatInt(r.AgeMs, 10),
-			strconv.FormatBool(r.Stale()), r.Flags.String(), csvSafe(strings.Join(groups, " "))}
-		if err := c.Write(row); err != nil {
-			return err
-		}
-	}
-	c.Flush()
-	return c.Error()
-}
-
-// csvSafe keeps a spreadsheet from reading a value from Redis as a
-// formula: a leading = + - @ (or tab, CR) gets a quote in front.
-func csvSafe(v string) string {
-	if v != "" && strings.ContainsRune("=+-@\t\r", rune(v[0])) {
-		return "'" + v
-	}
-	return v
+// footer is the help line while the line is open.
+func (c *commandLine) footer() string {
+	return c.styles.HelpLine.Render(fit("esc closes · "+commandHelp, c.width))
 }

@@ -51,7 +51,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.onFilterKey(msg)
 	case m.find.active:
 		return m.onFindKey(msg)
-	case m.commanding:
+	case m.cmdLine.open:
 		return m.onCommandKey(msg)
 	case m.streamsTyping():
 		return m.onStreamsFilterKey(msg)
@@ -97,7 +97,7 @@ func (m *Model) screenKeys(msg tea.KeyPressMsg) []keyAction {
 	return []keyAction{
 		{k.NextScreen, noCmd(func() { m.screen, m.page.scroll, m.drillSel = (m.screen+1)%numScreens, 0, 0 })},
 		{k.PrevScreen, noCmd(func() { m.screen, m.page.scroll, m.drillSel = (m.screen+numScreens-1)%numScreens, 0, 0 })},
-		{k.Command, m.openCommand},
+		{k.Command, m.cmdLine.Open},
 		// The filter is the Records screen's: go there, so what is typed
 		// next is the filter and never a string of hotkeys (esc included).
 		{onlyIf(k.Filter, m.screen != screenRecords), func() tea.Cmd {

@@ -7,43 +7,71 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-// find is the incremental search in the Records view (ctrl+f): the cursor
-// moves to the next key containing the text as it is typed (case
+// findBar is the incremental search in the Records view (ctrl+f): the
+// cursor moves to the next key containing the text as it is typed (case
 // insensitive); n and N then step forward and back, wrapping. It moves the
-// cursor only: the filter (/) is what hides records.
-type find struct {
+// cursor only: the filter (/) is what hides records. The bar keeps the
+// text; the Records screen owns the cursor it moves.
+type findBar struct {
+	*common
 	input  textinput.Model
 	active bool   // the input is open
 	text   string // lower-cased, what n and N look for
+	w      int
 }
 
-func newFind() find {
+func newFindBar(c *common) *findBar {
 	in := textinput.New()
 	in.Prompt = "find: "
 	in.Placeholder = "text in the key (enter keeps it for n/N, esc closes)"
 	in.CharLimit = 256
-	return find{input: in}
+	return &findBar{common: c, input: in}
 }
 
-func (m *Model) openFind() tea.Cmd {
-	m.find.active = true
-	m.find.input.SetValue("")
-	m.find.input.SetWidth(max(m.width-8, 10))
-	return m.find.input.Focus()
+// Open shows an empty input with the cursor in it.
+func (f *findBar) Open() tea.Cmd {
+	f.active = true
+	f.input.SetValue("")
+	f.input.SetWidth(max(f.width-8, 10))
+	return f.input.Focus()
+}
+
+func (f *findBar) SetSize(width, _ int) { f.w = width }
+
+// Update edits the text; enter keeps it for n and N, esc as well.
+func (f *findBar) Update(msg tea.Msg) tea.Cmd {
+	if k, ok := msg.(tea.KeyPressMsg); ok && (k.String() == "enter" || k.String() == "esc") {
+		f.active = false
+		f.input.Blur()
+		return nil
+	}
+	var cmd tea.Cmd
+	f.input, cmd = f.input.Update(msg)
+	f.text = strings.ToLower(strings.TrimSpace(f.input.Value()))
+	return cmd
+}
+
+// View is the status line while the input is open.
+func (f *findBar) View() string { return fit(f.input.View(), f.w) }
+
+// match is the first of n keys at or after pos going in dir (1 or -1)
+// that holds the text, wrapping around.
+func (f *findBar) match(pos, dir, n int, key func(int) string) (int, bool) {
+	for i := range n {
+		p := ((pos+dir*i)%n + n) % n
+		if strings.Contains(strings.ToLower(key(p)), f.text) {
+			return p, true
+		}
+	}
+	return 0, false
 }
 
 // onFindKey edits the find text, moving the cursor as it changes.
 func (m *Model) onFindKey(msg tea.KeyPressMsg) tea.Cmd {
-	switch msg.String() {
-	case "enter", "esc":
-		m.find.active = false
-		m.find.input.Blur()
-		return nil
+	cmd := m.route(m.find, msg)
+	if m.find.active {
+		m.findFrom(m.cursor, 1)
 	}
-	var cmd tea.Cmd
-	m.find.input, cmd = m.find.input.Update(msg)
-	m.find.text = strings.ToLower(strings.TrimSpace(m.find.input.Value()))
-	m.findFrom(m.cursor, 1)
 	return cmd
 }
 
@@ -54,14 +82,11 @@ func (m *Model) findFrom(pos, dir int) {
 	if m.find.text == "" || n == 0 {
 		return
 	}
-	for i := range n {
-		p := ((pos+dir*i)%n + n) % n
-		if strings.Contains(strings.ToLower(m.store.at(p).Key), m.find.text) {
-			m.cursor = p
-			m.clampCursor()
-			m.status = ""
-			return
-		}
+	if p, ok := m.find.match(pos, dir, n, func(p int) string { return m.store.at(p).Key }); ok {
+		m.cursor = p
+		m.clampCursor()
+		m.status = ""
+		return
 	}
 	m.status = "find: no key in the view contains " + m.find.text
 }

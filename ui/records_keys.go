@@ -54,7 +54,7 @@ func (m *Model) recordsKeys() []keyAction {
 		{k.Triage, m.openTriage},
 		{k.Filter, m.startFilter},
 		{k.GroupBy, noCmd(m.cycleGrouping)},
-		{k.Search, m.openFind},
+		{k.Search, m.find.Open},
 		{k.NextMatch, noCmd(func() { m.findNext(1) })},
 		{k.PrevMatch, noCmd(func() { m.findNext(-1) })},
 		{k.CopyKey, m.copyKey},

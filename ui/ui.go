@@ -154,11 +154,9 @@ type Model struct {
 	page      pager // the overview, stats, writes and doctor screens' scroll
 	input     textinput.Model
 	filtering bool
-	filterErr string // why the typed filter was not applied, shown under the input
-	find      find
-	// The command line (:).
-	commanding bool
-	cmdInput   textinput.Model
+	filterErr string       // why the typed filter was not applied, shown under the input
+	find      *findBar     // ctrl+f in the Records view
+	cmdLine   *commandLine // the command line (:)
 
 	detail *detailState
 	vp     viewport.Model
@@ -187,9 +185,8 @@ func New(ctx context.Context, opts Options) *Model {
 		common: &common{ctx: ctx, opts: opts, keys: DefaultKeyMap(), dark: true, width: 80, height: 24},
 		help:   help.New(),
 		store:  newStore(maxRecords(opts)), stats: inspect.NewStats(10), input: in, screen: screenRecords,
-		find: newFind(), cmdInput: newCommandInput(),
 	}
-	m.keyHelp = newHelpScreen(m.common)
+	m.keyHelp, m.cmdLine, m.find = newHelpScreen(m.common), newCommandLine(m.common), newFindBar(m.common)
 	if len(opts.Keyspaces) > 1 {
 		m.screen = screenOverview
 	}

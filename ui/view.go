@@ -287,10 +287,10 @@ func (m *Model) statusView() string {
 		return fit(m.input.View(), m.width)
 	}
 	if m.find.active {
-		return fit(m.find.input.View(), m.width)
+		return m.show(m.find)
 	}
-	if m.commanding {
-		return fit(m.cmdInput.View(), m.width)
+	if m.cmdLine.open {
+		return m.show(m.cmdLine)
 	}
 	if m.streamsTyping() {
 		return fit(m.streams.input.View(), m.width)
@@ -342,8 +342,8 @@ func (m *Model) statusView() string {
 // helpLine is the last line: the keys that work here, or while a filter is
 // typed, why it was refused (the status line holds the input then).
 func (m *Model) helpLine() string {
-	if m.commanding {
-		return m.styles.HelpLine.Render(fit("esc closes · "+commandHelp, m.width))
+	if m.cmdLine.open {
+		return m.cmdLine.footer()
 	}
 	if m.streamsTyping() {
 		return m.styles.HelpLine.Render(fit("enter applies · esc closes · text of a consumer or an entry ID", m.width))
@@ -362,7 +362,7 @@ func (m *Model) contextHelp() []keyBinding {
 	switch {
 	case m.filtering, m.dialog != nil, m.find.active:
 		return nil
-	case m.commanding:
+	case m.cmdLine.open:
 		return nil
 	case m.screen == screenStreams:
 		return m.streamsHelp()

@@ -1,0 +1,76 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// onCommandKey routes a key to the command line, and runs the line enter
+// closed it on: a command goes to the screen it names.
+func (m *Model) onCommandKey(msg tea.KeyPressMsg) tea.Cmd {
+	cmd := m.route(m.cmdLine, msg)
+	if line, ok := m.cmdLine.take(); ok {
+		return m.runCommand(line)
+	}
+	return cmd
+}
+
+func (m *Model) runCommand(line string) tea.Cmd {
+	name, arg, _ := strings.Cut(line, " ")
+	arg = strings.TrimSpace(arg)
+	switch name {
+	case "":
+		return nil
+	case "q", "quit":
+		m.shutdown()
+		return tea.Quit
+	case "export":
+		if arg == "" {
+			m.status = ":export needs a file name, e.g. :export stale.ndjson or :export stale.csv"
+			return nil
+		}
+		return m.export(arg)
+	case "fail", "expire", "reconcile":
+		m.screen = screenRecords
+		return m.openDialog(actions.Kind(name))
+	case "keyspace", "ks":
+		return m.switchKeyspace(arg)
+	case "db":
+		return m.switchDB(arg)
+	case "profile":
+		return m.switchProfile(arg)
+	case "streams":
+		return m.openStreams()
+	case "doctor":
+		if m.screen != screenDoctor {
+			m.doctorFrom = m.screen
+		}
+		m.screen, m.page.scroll = screenDoctor, 0
+		return nil
+	case "group":
+		if arg != "" && !containsName(m.captureNames(), arg) {
+			m.status = fmt.Sprintf(":group %s: no such capture (these keyspaces have: %s)", inspect.Sanitize(arg), strings.Join(m.captureNames(), ", "))
+			return nil
+		}
+		m.screen = screenRecords
+		m.store.setGrouping(arg)
+		m.groupCursor, m.groupOffset = 0, 0
+		return nil
+	}
+	m.status = fmt.Sprintf("unknown command %q: %s", inspect.Sanitize(name), commandHelp)
+	return nil
+}
+
+func containsName(names []string, n string) bool {
+	for _, x := range names {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
