@@ -30,19 +30,13 @@ type commandLine struct {
 }
 
 func newCommandLine(c *common) *commandLine {
-	in := textinput.New()
-	in.Prompt = ":"
-	in.Placeholder = commandHelp
-	in.CharLimit = 1024
-	return &commandLine{common: c, input: in}
+	return &commandLine{common: c, input: newLine(":", commandHelp, 1024)}
 }
 
 // Open shows an empty line with the cursor in it.
 func (c *commandLine) Open() tea.Cmd {
 	c.open = true
-	c.input.SetValue("")
-	c.input.SetWidth(max(c.width-4, 10))
-	return c.input.Focus()
+	return openLine(&c.input, max(c.width-4, 10))
 }
 
 func (c *commandLine) SetSize(width, _ int) { c.w = width }

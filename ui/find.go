@@ -21,19 +21,13 @@ type findBar struct {
 }
 
 func newFindBar(c *common) *findBar {
-	in := textinput.New()
-	in.Prompt = "find: "
-	in.Placeholder = "text in the key (enter keeps it for n/N, esc closes)"
-	in.CharLimit = 256
-	return &findBar{common: c, input: in}
+	return &findBar{common: c, input: newLine("find: ", "text in the key (enter keeps it for n/N, esc closes)", 256)}
 }
 
 // Open shows an empty input with the cursor in it.
 func (f *findBar) Open() tea.Cmd {
 	f.active = true
-	f.input.SetValue("")
-	f.input.SetWidth(max(f.width-8, 10))
-	return f.input.Focus()
+	return openLine(&f.input, max(f.width-8, 10))
 }
 
 func (f *findBar) SetSize(width, _ int) { f.w = width }

@@ -92,11 +92,7 @@ type streamEntryMsg struct {
 
 func (m *Model) streamsState() *streamsState {
 	if m.streams == nil {
-		in := textinput.New()
-		in.Prompt = "/ "
-		in.Placeholder = "consumer or entry ID text"
-		in.CharLimit = 256
-		m.streams = &streamsState{input: in}
+		m.streams = &streamsState{input: newLine("/ ", "consumer or entry ID text", 256)}
 	}
 	return m.streams
 }

@@ -177,10 +177,7 @@ func New(ctx context.Context, opts Options) *Model {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	in := textinput.New()
-	in.Prompt = "/ "
-	in.Placeholder = "key text, glob*, principal=customer-42, state=processing, flag=stuck, stale"
-	in.CharLimit = 256
+	in := newLine("/ ", "key text, glob*, principal=customer-42, state=processing, flag=stuck, stale", 256)
 	m := &Model{
 		common: &common{ctx: ctx, opts: opts, keys: DefaultKeyMap(), dark: true, width: 80, height: 24},
 		help:   help.New(),
