@@ -47,10 +47,8 @@ func (m *Model) runCommand(line string) tea.Cmd {
 	case "streams":
 		return m.openStreams()
 	case "doctor":
-		if m.screen != screenDoctor {
-			m.doctorFrom = m.screen
-		}
-		m.screen, m.page.scroll = screenDoctor, 0
+		m.doctor.Open(m.screen)
+		m.screen = screenDoctor
 		return nil
 	case "group":
 		if arg != "" && !containsName(m.captureNames(), arg) {

@@ -73,7 +73,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	}
 	if m.screen == screenDoctor && key.Matches(msg, m.keys.Back) {
-		m.screen, m.page.scroll = m.doctorFrom, 0
+		m.screen, m.page.scroll = m.doctor.from, 0
 		return nil
 	}
 	if cmd, ok := dispatch(msg, m.screenKeys(msg)); ok {
@@ -139,9 +139,7 @@ func (m *Model) onScreenKey(msg tea.KeyPressMsg) tea.Cmd {
 	case screenWrites:
 		return m.onWritesKey(msg)
 	case screenDoctor:
-		if d, ok := m.keys.moves(msg, m.bodyHeight()); ok {
-			m.page.scroll = clampAdd(m.page.scroll, d) // and to the content when drawn
-		}
+		return m.route(m.doctor, msg)
 	}
 	return nil
 }

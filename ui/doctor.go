@@ -1,82 +1,68 @@
 package ui
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/doctor"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
-// The Doctor screen: doctor's findings, judged after each complete scan from
-// what that scan read (no second pass over the keyspace) and one read of
-// the server's INFO (and CONFIG GET until the ACL refuses it once).
-
-// doctorRun rides on one scan.
-type doctorRun struct {
-	snap *inspect.SnapshotBuilder
-	pass *doctor.Pass
+// doctorScreen is the Doctor screen (:doctor): doctor's findings, judged
+// after each complete scan from what that scan read (no second pass over
+// the keyspace) and one read of the server's INFO (and CONFIG GET until
+// the ACL refuses it once).
+type doctorScreen struct {
+	*common
+	report   *doctor.Report // the newest judgement
+	at       time.Time
+	noConfig bool   // CONFIG GET was refused: not asked again this session
+	from     screen // where esc returns to
+	page     pager
+	w, h     int
 }
 
-// doctorMsg brings a finished judgement.
-type doctorMsg struct {
-	gen    int
-	report doctor.Report
-	config bool // CONFIG GET answered: ask again next time
+func newDoctorScreen(c *common) *doctorScreen { return &doctorScreen{common: c} }
+
+// Open shows the findings from their top; from is where esc goes back to.
+func (d *doctorScreen) Open(from screen) {
+	if from != screenDoctor {
+		d.from = from
+	}
+	d.page.scroll = 0
 }
 
-// newDoctorRun starts the doctor's share of a scan, or nil without a doctor.
-func (m *Model) newDoctorRun() *doctorRun {
-	if m.opts.Doctor == nil {
-		return nil
-	}
-	return &doctorRun{snap: inspect.NewSnapshotBuilder(m.opts.Keyspaces, 10), pass: doctor.NewPass(*m.opts.Doctor)}
-}
+func (d *doctorScreen) SetSize(width, height int) { d.w, d.h = width, height }
 
-// observe folds a batch in.
-func (d *doctorRun) observe(b inspect.Batch) {
-	if d == nil {
-		return
-	}
-	d.snap.Add(b)
-	for i := range b.Records {
-		d.pass.Observe(&b.Records[i])
-	}
-}
-
-// judge finishes in the background once the scan is complete.
-func (d *doctorRun) judge(ctx context.Context, gen int, c redis.UniversalClient, kss []*inspect.Keyspace, covs []inspect.Coverage, withConfig bool, offline *inspect.SnapshotSource) tea.Cmd {
-	if d == nil {
-		return nil
-	}
-	return func() tea.Msg {
-		snap := d.snap.Finish(ctx, c, covs)
-		var srv doctor.Server
-		if offline != nil {
-			srv = doctor.SnapshotServer(offline.Info().String())
-		} else {
-			srv = doctor.ReadServer(ctx, c, withConfig)
+// Update keeps the newest judgement (its generation checked by the root)
+// and scrolls.
+func (d *doctorScreen) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case doctorMsg:
+		d.report, d.at = &msg.report, d.now()
+		d.noConfig = !msg.config
+	case tea.KeyPressMsg:
+		if delta, ok := d.keys.moves(msg, d.h); ok {
+			d.page.scroll = clampAdd(d.page.scroll, delta) // and to the content when drawn
 		}
-		return doctorMsg{gen: gen, report: d.pass.Judge(&srv, &snap, kss), config: withConfig && !srv.ConfigRefused}
 	}
+	return nil
 }
 
-// onDoctor keeps the newest judgement.
-func (m *Model) onDoctor(msg doctorMsg) {
-	m.doctorReport, m.doctorAt = &msg.report, m.now()
-	m.doctorNoConfig = !msg.config
-}
+// forget drops the judgement of another source (:db, :profile).
+func (d *doctorScreen) forget() { d.report, d.noConfig = nil, false }
 
-// doctorSummary is the Overview's pointer to the Doctor screen: the
+func (d *doctorScreen) View() string { return d.page.show(d.common, d.content(), d.h) }
+
+// summary is the Overview's pointer to the Doctor screen: the
 // findings above info by severity, or "" when there are none (yet).
-func (m *Model) doctorSummary() string {
-	r := m.doctorReport
+func (d *doctorScreen) summary() string {
+	r := d.report
 	if r == nil {
 		return ""
 	}
@@ -92,14 +78,14 @@ func (m *Model) doctorSummary() string {
 	return "doctor: " + strings.Join(parts, " · ") + " — :doctor shows the findings and their fixes"
 }
 
-// doctorView lists the findings, worst first, then the rules that could not run.
-func (m *Model) doctorView() string {
-	s := m.styles
+// content lists the findings, worst first, then the rules that could not run.
+func (d *doctorScreen) content() string {
+	s := d.styles
 	var b strings.Builder
 	b.WriteString(s.Title.Render("DOCTOR"))
-	r := m.doctorReport
+	r := d.report
 	switch {
-	case m.opts.Doctor == nil:
+	case d.opts.Doctor == nil:
 		b.WriteString("\n\n" + s.Dim.Render("not available in this session"))
 		return b.String()
 	case r == nil:
@@ -121,7 +107,7 @@ func (m *Model) doctorView() string {
 		counts = append(counts, "nothing found")
 	}
 	b.WriteString(s.Dim.Render(fmt.Sprintf("  after the scan of %s records · judged %s · %s",
-		units.FormatCount(r.Records), m.doctorAt.Format("15:04:05"), strings.Join(counts, " · "))))
+		units.FormatCount(r.Records), d.at.Format("15:04:05"), strings.Join(counts, " · "))))
 	for _, f := range fs {
 		head := strings.ToUpper(f.Severity.String())
 		if f.Silenced != "" {
@@ -131,21 +117,21 @@ func (m *Model) doctorView() string {
 		if f.Keyspace != "" {
 			where = " [" + inspect.Sanitize(f.Keyspace) + "]"
 		}
-		b.WriteString("\n\n" + fit(head+"  "+f.Rule+where+": "+inspect.Sanitize(units.OneLine(f.Title)), m.width))
+		b.WriteString("\n\n" + fit(head+"  "+f.Rule+where+": "+inspect.Sanitize(units.OneLine(f.Title)), d.w))
 		for _, e := range f.Evidence {
-			b.WriteString("\n" + hang("  ", inspect.Sanitize(units.OneLine(e)), m.width))
+			b.WriteString("\n" + hang("  ", inspect.Sanitize(units.OneLine(e)), d.w))
 		}
 		if len(f.Samples) > 0 {
-			b.WriteString("\n" + fit("  e.g. "+inspect.Sanitize(strings.Join(f.Samples, ", ")), m.width))
+			b.WriteString("\n" + fit("  e.g. "+inspect.Sanitize(strings.Join(f.Samples, ", ")), d.w))
 		}
-		b.WriteString("\n" + hang("  fix: ", inspect.Sanitize(units.OneLine(f.Fix)), m.width))
+		b.WriteString("\n" + hang("  fix: ", inspect.Sanitize(units.OneLine(f.Fix)), d.w))
 		if f.Silenced != "" {
-			b.WriteString("\n" + s.Dim.Render(fit("  silenced: "+inspect.Sanitize(f.Silenced), m.width)))
+			b.WriteString("\n" + s.Dim.Render(fit("  silenced: "+inspect.Sanitize(f.Silenced), d.w)))
 		}
 	}
 	for _, c := range r.Checks {
 		if c.Status == doctor.StatusSkipped {
-			b.WriteString("\n\n" + s.Dim.Render(fit("SKIPPED  "+c.Rule+": "+inspect.Sanitize(units.OneLine(c.Reason)), m.width)))
+			b.WriteString("\n\n" + s.Dim.Render(fit("SKIPPED  "+c.Rule+": "+inspect.Sanitize(units.OneLine(c.Reason)), d.w)))
 		}
 	}
 	return b.String()

@@ -31,7 +31,7 @@ func TestDoctorScreen(t *testing.T) {
 	}
 	press(m, "esc")
 	run(m, m.startScan())
-	if m.doctorReport == nil {
+	if m.doctor.report == nil {
 		t.Fatal("no judgement after the scan")
 	}
 	press(m, "tab", "tab", "tab") // Overview
@@ -54,7 +54,7 @@ func TestDoctorScreen(t *testing.T) {
 	defer bare.shutdown()
 	bare.resize(100, 40)
 	run(bare, bare.startScan())
-	if got := open(bare); bare.doctorReport != nil || !strings.Contains(got, "not available in this session") {
+	if got := open(bare); bare.doctor.report != nil || !strings.Contains(got, "not available in this session") {
 		t.Fatalf("without a doctor:\n%s", got)
 	}
 }

@@ -207,7 +207,7 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 	m.lastComplete = run.finished
 	m.afterScan()
 	m.status = ""
-	judge := run.doctor.judge(m.ctx, m.gen, m.opts.Client, m.opts.Keyspaces, msg.covs, !m.doctorNoConfig, m.opts.Scan.Snapshot)
+	judge := run.doctor.judge(m.ctx, m.gen, m.opts.Client, m.opts.Keyspaces, msg.covs, !m.doctor.noConfig, m.opts.Scan.Snapshot)
 	if m.opts.Refresh > 0 && m.opts.Scan.Snapshot == nil { // a file does not change
 		gen := m.gen
 		return tea.Batch(judge, tea.Tick(m.opts.Refresh, func(time.Time) tea.Msg { return refreshMsg{gen: gen} }))

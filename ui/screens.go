@@ -72,7 +72,7 @@ func (m *Model) overviewView() string {
 	}
 	plain := func(_ int, s string) string { return s }
 	var b strings.Builder
-	if line := m.doctorSummary(); line != "" {
+	if line := m.doctor.summary(); line != "" {
 		b.WriteString(s.Error.Render(fit(line, m.width)) + "\n")
 	}
 	if line := m.streamsSummary(); line != "" {

@@ -54,8 +54,8 @@ func TestSnapshotSession(t *testing.T) {
 		t.Fatalf("detail on a snapshot:\n%s", screenText(m))
 	}
 	press(m, "esc")
-	if m.doctorReport == nil || !strings.Contains(m.doctorReport.Server, "snapshot") {
-		t.Fatalf("doctor report %+v", m.doctorReport)
+	if m.doctor.report == nil || !strings.Contains(m.doctor.report.Server, "snapshot") {
+		t.Fatalf("doctor report %+v", m.doctor.report)
 	}
 
 	// Y on marked rows: lines pinned to the file that a live write accepts

@@ -118,7 +118,7 @@ func (m *Model) onProfile(msg profileMsg) tea.Cmd {
 	o := msg.opts
 	o.NoColor, o.Now, o.Refresh, o.Reveal, o.OpenProfile = m.opts.NoColor, m.opts.Now, m.opts.Refresh, m.opts.Reveal, m.opts.OpenProfile
 	m.opts, m.closeProfile, m.allKeyspaces = o, msg.close, nil
-	m.doctorReport, m.doctorNoConfig = nil, false
+	m.doctor.forget()
 	m.keys.SetWrites(m.canWrite(), m.opts.Scan.Snapshot != nil)
 	return m.restart("profile " + inspect.Sanitize(msg.name)) // o.Notice: a banner
 }

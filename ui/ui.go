@@ -112,12 +112,7 @@ type Model struct {
 	stats        *inspect.Stats
 	serverTimeMs int64
 	lastComplete time.Time
-	// doctorReport is the newest judgement for the Doctor screen; doctorNoConfig
-	// remembers a refused CONFIG GET, not asked again this session.
-	doctorReport   *doctor.Report
-	doctorAt       time.Time
-	doctorNoConfig bool
-	doctorFrom     screen // where esc returns to
+	doctor       *doctorScreen
 	// closeProfile releases a profile opened with :profile.
 	closeProfile func()
 	// streams is the Streams screen's state (streams.go).
@@ -184,6 +179,7 @@ func New(ctx context.Context, opts Options) *Model {
 		store:  newStore(maxRecords(opts)), stats: inspect.NewStats(10), input: in, screen: screenRecords,
 	}
 	m.keyHelp, m.cmdLine, m.find = newHelpScreen(m.common), newCommandLine(m.common), newFindBar(m.common)
+	m.doctor = newDoctorScreen(m.common)
 	if len(opts.Keyspaces) > 1 {
 		m.screen = screenOverview
 	}
@@ -228,7 +224,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onProfile(msg)
 	case doctorMsg:
 		if msg.gen == m.gen {
-			m.onDoctor(msg)
+			m.doctor.Update(msg)
 		}
 		return m, nil
 	case scanDoneMsg:

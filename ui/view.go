@@ -52,7 +52,7 @@ func (m *Model) View() tea.View {
 	case m.screen == screenWrites:
 		body = m.page.show(m.common, m.writesView(), m.bodyHeight())
 	case m.screen == screenDoctor:
-		body = m.page.show(m.common, m.doctorView(), m.bodyHeight())
+		body = m.show(m.doctor)
 	case m.screen == screenStreams:
 		body = m.streamsView()
 	case m.screen == screenDetail:
