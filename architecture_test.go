@@ -20,7 +20,7 @@ const module = "github.com/idemctl/idemctl"
 var layers = map[string]int{
 	// 0 foundations: no idemctl imports but each other's
 	"internal/units": 0, "internal/buildinfo": 0, "internal/xdg": 0, "internal/yamldoc": 0, "internal/safefile": 0,
-	"internal/redisconn": 0, "inspect/rdb": 0, "appsim": 0,
+	"internal/redisconn": 0, "inspect/rdb": 0, "internal/appsim": 0,
 	// 1 the read engine
 	"inspect": 1,
 	// 2 the write path and the rules
@@ -28,9 +28,9 @@ var layers = map[string]int{
 	// 3 the source-of-truth hooks, on the write path
 	"verify": 3,
 	// 4 services and screens over the engine
-	"reaper": 4, "exporter": 4, "config": 4, "ui": 4, "internal/sandbox": 4,
+	"reaper": 4, "exporter": 4, "config": 4, "ui": 4, "sandbox": 4,
 	// 5 the command layer
-	"internal/cli": 5,
+	"cli": 5,
 	// 6 programs
 	"": 6, "bench": 6, "release": 6,
 }
@@ -40,7 +40,7 @@ var layers = map[string]int{
 const testKits = "internal/testkit/"
 
 // Test-only packages: no product code of their own.
-var testOnly = map[string]bool{"internal/acceptance": true, "deploy": true}
+var testOnly = map[string]bool{"acceptance": true, "deploy": true}
 
 type goFile struct {
 	pkg     string // module-relative folder
@@ -100,7 +100,7 @@ func local(importPath string) (string, bool) {
 
 // The floors hold: no product code imports up a floor or a test kit, and
 // every package has a floor. (That nothing below the UI reaches a terminal
-// library, even indirectly, is internal/cli's TestEngineImportsNoUI.)
+// library, even indirectly, is cli's TestEngineImportsNoUI.)
 func TestArchitectureLayers(t *testing.T) {
 	var problems []string
 	for _, f := range moduleFiles(t) {

@@ -7,7 +7,7 @@ package main
 import (
 	"os"
 
-	"github.com/idemctl/idemctl/internal/cli"
+	"github.com/idemctl/idemctl/cli"
 )
 
 func main() { os.Exit(cli.Main()) }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
-	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )

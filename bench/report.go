@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/internal/appsim"
 )
 
 // Results is everything one harness run measured.

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/actions"
-	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/internal/appsim"
 )
 
 // WriteResult is one bulk guarded write run (fail over freshly reserved

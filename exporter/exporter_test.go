@@ -14,8 +14,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 	"github.com/idemctl/idemctl/internal/testkit/promtest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"

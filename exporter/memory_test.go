@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 

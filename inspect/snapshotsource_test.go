@@ -12,9 +12,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/rdb"
+	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )

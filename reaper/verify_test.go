@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/actions"
-	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/pgtest"
 	"github.com/idemctl/idemctl/internal/testkit/recordtest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"

@@ -12,6 +12,9 @@
 // OCI image index for linux/amd64 and linux/arm64 as an OCI layout
 // archive (go-containerregistry, no container daemon); and SHA256SUMS.
 // The network is used only by the go command, for the module proxy.
+//
+// Floor 6 of ARCHITECTURE.md, a program: it imports no idemctl package;
+// it builds and runs the idemctl binary of the commit it releases.
 package main
 
 import (

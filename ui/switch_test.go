@@ -9,8 +9,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/idemctl/idemctl/appsim"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )

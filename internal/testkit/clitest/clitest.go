@@ -10,15 +10,16 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/idemctl/idemctl/internal/cli"
 	"unicode/utf8"
+
+	"github.com/idemctl/idemctl/cli"
 )
 
 // Result is one run: what it printed and its exit code.
@@ -170,9 +171,24 @@ func (b *Background) Stop(t testing.TB) Result {
 	return Result{}
 }
 
-// RepoRoot is the module root, relative to a package two levels below it
-// (internal/cli, internal/acceptance), where go test runs.
-const RepoRoot = "../.."
+// RepoRoot is the module root: the nearest folder above the package go
+// test runs in that holds go.mod, whatever its depth.
+var RepoRoot = moduleRoot()
+
+func moduleRoot() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
+	}
+}
 
 // BuildBinary builds idemctl into the test's temporary directory.
 func BuildBinary(t testing.TB) string {

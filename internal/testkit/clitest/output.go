@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/idemctl/idemctl/actions"
-	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/internal/appsim"
 )
 
 // SeedOut is what seed prints: what it wrote and what stats must report.

@@ -25,7 +25,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/internal/appsim"
 )
 
 // envVar carries a child's Options; only the kit sets it.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/consumerapp"
 	"github.com/idemctl/idemctl/internal/testkit/pgtest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/idemctl/idemctl/actions"
-	"github.com/idemctl/idemctl/appsim"
+	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
