@@ -19,6 +19,8 @@ type common struct {
 	dark   bool
 
 	width, height int // the terminal's
+
+	status string // the status line: what the last key or result did
 }
 
 func (c *common) now() time.Time { return c.opts.Now() }

@@ -227,7 +227,8 @@ func (m *Model) onDialogKey(msg tea.KeyPressMsg) tea.Cmd {
 			}
 			m.dialog = nil
 			if key == "tab" { // straight to what was written, as the dialog says
-				m.screen, m.page.scroll, m.writeSel = screenWrites, 0, 0
+				m.screen = screenWrites
+				m.writes.Open()
 			}
 			if m.screen == screenDetail && m.detail != nil {
 				// Opened from the detail screen: show the record as written.

@@ -42,7 +42,7 @@ func (m *Model) onWrite(msg writeMsg) tea.Cmd {
 		d.done = msg.i + 1
 		w.Entry = d.plans[msg.i].Entry()
 	}
-	m.writes = append(m.writes, w)
+	m.writes.list = append(m.writes.list, w)
 	return waitWrite(m.writeCh)
 }
 

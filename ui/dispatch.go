@@ -73,13 +73,19 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	}
 	if m.screen == screenDoctor && key.Matches(msg, m.keys.Back) {
-		m.screen, m.page.scroll = m.doctor.from, 0
+		m.showFromTop(m.doctor.from)
 		return nil
 	}
 	if cmd, ok := dispatch(msg, m.screenKeys(msg)); ok {
 		return cmd
 	}
 	return m.onScreenKey(msg)
+}
+
+// showFromTop shows screen sc, its page from the top.
+func (m *Model) showFromTop(sc screen) {
+	m.screen = sc
+	m.page.scroll, m.writes.page.scroll = 0, 0
 }
 
 // quit stops background work and ends the program.
@@ -95,8 +101,8 @@ func (m *Model) openHelp() { m.keyHelp.Open(m.screen == screenStreams) }
 func (m *Model) screenKeys(msg tea.KeyPressMsg) []keyAction {
 	k := m.keys
 	return []keyAction{
-		{k.NextScreen, noCmd(func() { m.screen, m.page.scroll, m.drillSel = (m.screen+1)%numScreens, 0, 0 })},
-		{k.PrevScreen, noCmd(func() { m.screen, m.page.scroll, m.drillSel = (m.screen+numScreens-1)%numScreens, 0, 0 })},
+		{k.NextScreen, noCmd(func() { m.showFromTop((m.screen + 1) % numScreens); m.drillSel = 0 })},
+		{k.PrevScreen, noCmd(func() { m.showFromTop((m.screen + numScreens - 1) % numScreens); m.drillSel = 0 })},
 		{k.Command, m.cmdLine.Open},
 		// The filter is the Records screen's: go there, so what is typed
 		// next is the filter and never a string of hotkeys (esc included).

@@ -84,7 +84,7 @@ func (m *Model) streamsBack() {
 			}
 		}
 	default:
-		m.screen, m.page.scroll = st.from, 0
+		m.showFromTop(st.from)
 	}
 }
 

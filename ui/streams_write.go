@@ -361,7 +361,8 @@ func (m *Model) closeEntryDialog(toWrites bool) tea.Cmd {
 		m.streams.marks = nil
 	}
 	if toWrites {
-		m.screen, m.page.scroll, m.writeSel = screenWrites, 0, 0
+		m.screen = screenWrites
+		m.writes.Open()
 	}
 	cmds := []tea.Cmd{m.readStreams()}
 	if st := m.streams; st != nil && st.level == levelEntry && m.streamsReadable() == "" {

@@ -124,7 +124,6 @@ type Model struct {
 	gaps       gapCache   // the cannot-judge banner (evidence.go)
 	dataStale  bool
 	backoff    time.Duration
-	status     string
 
 	cursor, offset int
 	// The grouped Records screen: its cursor, and the search to restore
@@ -156,15 +155,10 @@ type Model struct {
 	detail *detailState
 	vp     viewport.Model
 
-	marks  map[string]bool
-	dialog *dialog
-	writes []WriteRecord
-	// writeSel is the line selected on the Writes screen, counted from
-	// the newest (0): its write is what u undoes. followSel: a key moved
-	// it, and the screen scrolls to show it.
-	writeSel  int
-	followSel bool
-	writeCh   <-chan writeMsg
+	marks   map[string]bool
+	dialog  *dialog
+	writes  *writesScreen
+	writeCh <-chan writeMsg
 }
 
 // New builds the model; Init starts the first scan.
@@ -179,7 +173,7 @@ func New(ctx context.Context, opts Options) *Model {
 		store:  newStore(maxRecords(opts)), stats: inspect.NewStats(10), input: in, screen: screenRecords,
 	}
 	m.keyHelp, m.cmdLine, m.find = newHelpScreen(m.common), newCommandLine(m.common), newFindBar(m.common)
-	m.doctor = newDoctorScreen(m.common)
+	m.doctor, m.writes = newDoctorScreen(m.common), newWritesScreen(m.common)
 	if len(opts.Keyspaces) > 1 {
 		m.screen = screenOverview
 	}
@@ -351,7 +345,7 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	case screenOverview, screenStats:
 		m.drillPageMove(delta)
 	case screenWrites:
-		m.page.scroll += delta
+		m.writes.page.scroll += delta
 	case screenStreams:
 		m.streamsState().move(delta)
 	case screenDetail:

@@ -11,36 +11,24 @@ import (
 	"github.com/idemctl/idemctl/inspect"
 )
 
-// onWritesKey is the Writes screen: the moves select a line, u undoes
-// it through the write dialog (reason, the exact restore, the same
-// confirmation and executor as every write); the other moves scroll.
+// onWritesKey is a key on the Writes screen: u undoes the selected write
+// through the write dialog (reason, the exact restore, the same
+// confirmation and executor as every write); the screen takes the rest.
 func (m *Model) onWritesKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.keys
-	if !m.canWrite() && k.isWriteKey(msg) {
-		m.status = m.readOnlyHint()
-		return nil
-	}
-	if key.Matches(msg, k.Undo) {
+	if m.canWrite() && key.Matches(msg, m.keys.Undo) {
 		return m.openUndo()
 	}
-	// Every move moves the selection; the screen follows it.
-	if d, ok := m.keys.moves(msg, m.bodyHeight()); ok {
-		lines, _ := m.writeLines()
-		m.writeSel = min(max(m.writeSel+d, 0), max(len(lines)-1, 0))
-		m.followSel = true
-	}
-	return nil
+	return m.route(m.writes, msg)
 }
 
 // openUndo opens the undo dialog on the selected write.
 func (m *Model) openUndo() tea.Cmd {
-	_, idx := m.writeLines()
-	if m.writeSel >= len(idx) {
+	w, ok := m.writes.selected()
+	if !ok {
 		m.status = "no write selected: this session has made none"
 		return nil
 	}
-	i := idx[m.writeSel]
-	r := m.writes[i].Result
+	r := w.Result
 	if r.Outcome != actions.Applied || r.AuditID == "" {
 		m.status = "this write was not applied (" + string(r.Outcome) + "): there is nothing to undo"
 		return nil

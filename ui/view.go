@@ -50,7 +50,7 @@ func (m *Model) View() tea.View {
 	case m.screen == screenOverview, m.screen == screenStats:
 		body = m.page.show(m.common, m.renderDrills(), m.bodyHeight())
 	case m.screen == screenWrites:
-		body = m.page.show(m.common, m.writesView(), m.bodyHeight())
+		body = m.show(m.writes)
 	case m.screen == screenDoctor:
 		body = m.show(m.doctor)
 	case m.screen == screenStreams:

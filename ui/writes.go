@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/idemctl/idemctl/actions"
@@ -12,8 +13,55 @@ import (
 	"github.com/idemctl/idemctl/internal/units"
 )
 
-// The Writes screen: this session's writes, newest first (its keys and
-// undo are in undo.go).
+// writesScreen is the Writes screen: this session's writes, newest first,
+// one selected (u undoes it: undo.go).
+type writesScreen struct {
+	*common
+	list []WriteRecord
+	// sel is the line selected, counted from the newest (0); follow: a
+	// key moved it, and the screen scrolls to show it.
+	sel    int
+	follow bool
+	page   pager
+	w, h   int
+}
+
+func newWritesScreen(c *common) *writesScreen { return &writesScreen{common: c} }
+
+// Open shows the newest write, selected.
+func (ws *writesScreen) Open() { ws.page.scroll, ws.sel = 0, 0 }
+
+func (ws *writesScreen) SetSize(width, height int) { ws.w, ws.h = width, height }
+
+// Update takes a key: the moves select a line and the screen follows it;
+// a write key in a session that cannot write says why (u itself, when it
+// can, is the root's: it opens the write dialog).
+func (ws *writesScreen) Update(msg tea.Msg) tea.Cmd {
+	k, ok := msg.(tea.KeyPressMsg)
+	switch {
+	case !ok:
+	case !ws.canWrite() && ws.keys.isWriteKey(k):
+		ws.status = ws.offHint(false)
+	default:
+		if d, ok := ws.keys.moves(k, ws.h); ok {
+			lines, _ := ws.lines()
+			ws.sel = min(max(ws.sel+d, 0), max(len(lines)-1, 0))
+			ws.follow = true
+		}
+	}
+	return nil
+}
+
+// selected is the write the selected line shows.
+func (ws *writesScreen) selected() (WriteRecord, bool) {
+	_, idx := ws.lines()
+	if ws.sel >= len(idx) {
+		return WriteRecord{}, false
+	}
+	return ws.list[idx[ws.sel]], true
+}
+
+func (ws *writesScreen) View() string { return ws.page.show(ws.common, ws.content(), ws.h) }
 
 // WriteRecord is one write of this session, for the writes screen.
 type WriteRecord struct {
@@ -22,60 +70,60 @@ type WriteRecord struct {
 	Entry  *actions.EntryTarget // a pending-entry write's entry (nil: a record's)
 }
 
-// writesView lists this session's writes, newest first.
-func (m *Model) writesView() string {
-	s := m.styles
+// content lists this session's writes, newest first.
+func (ws *writesScreen) content() string {
+	s := ws.styles
 	var b strings.Builder
 	b.WriteString(s.Title.Render("WRITES THIS SESSION"))
-	if !m.canWrite() {
-		b.WriteString("\n\n" + ansi.Wrap(s.Dim.Render(m.readOnlyHint()), m.width, " "))
+	if !ws.canWrite() {
+		b.WriteString("\n\n" + ansi.Wrap(s.Dim.Render(ws.offHint(false)), ws.w, " "))
 		return b.String()
 	}
 	// The path is shortened in its middle: its file name stays in view.
 	const label = "  audit log: "
-	room := max(m.width-ansi.StringWidth("WRITES THIS SESSION"+label), 12)
-	b.WriteString(s.Dim.Render(label + strings.TrimRight(fitMiddle(m.opts.Executor.Audit.Path(), room), " ")))
-	if len(m.writes) == 0 {
-		b.WriteString("\n\n" + ansi.Wrap(s.Dim.Render("none yet. Mark records with space (a: all in view), then E expire · F force-fail · R reconcile."), m.width, " "))
+	room := max(ws.w-ansi.StringWidth("WRITES THIS SESSION"+label), 12)
+	b.WriteString(s.Dim.Render(label + strings.TrimRight(fitMiddle(ws.opts.Executor.Audit.Path(), room), " ")))
+	if len(ws.list) == 0 {
+		b.WriteString("\n\n" + ansi.Wrap(s.Dim.Render("none yet. Mark records with space (a: all in view), then E expire · F force-fail · R reconcile."), ws.w, " "))
 		return b.String()
 	}
-	b.WriteString("\n" + s.Dim.Render(m.writesSummary()+" · u undoes ▸"))
-	lines, _ := m.writeLines()
+	b.WriteString("\n" + s.Dim.Render(ws.summary()+" · u undoes ▸"))
+	lines, _ := ws.lines()
 	for _, l := range lines {
 		b.WriteString("\n" + l)
 	}
-	if m.followSel {
+	if ws.follow {
 		// a key moved the selection: keep it on screen, it is what u
 		// undoes; it sits under the title and the summary, and the last
 		// line may say more follows
-		m.followSel = false
-		at, h := 2+m.writeSel, m.bodyHeight()
-		m.page.scroll = min(max(m.page.scroll, at-h+2), m.writeSel)
+		ws.follow = false
+		at, h := 2+ws.sel, ws.h
+		ws.page.scroll = min(max(ws.page.scroll, at-h+2), ws.sel)
 	}
 	return b.String()
 }
 
-// writesSummary counts this session's writes by outcome.
-func (m *Model) writesSummary() string {
-	rs := make([]actions.Result, len(m.writes))
-	for i, w := range m.writes {
+// summary counts this session's writes by outcome.
+func (ws *writesScreen) summary() string {
+	rs := make([]actions.Result, len(ws.list))
+	for i, w := range ws.list {
 		rs[i] = w.Result
 	}
 	return units.Nouns(int64(len(rs)), "result", "results") + ": " + actions.Summary(rs).String()
 }
 
-// writeLines are the writes newest first, one line each, cut to the width
+// lines are the writes newest first, one line each, cut to the width
 // with the key shortened in its middle. A run of results that were never
 // attempted (a cancelled bulk write) is one line, so it cannot bury the
 // writes that were made.
-// The line m.writeSel (what u undoes) is marked after its time; idx holds
+// The line ws.sel (what u undoes) is marked after its time; idx holds
 // each line's write (the newest of a folded run).
-func (m *Model) writeLines() (out []string, idx []int) {
-	for i := len(m.writes) - 1; i >= 0; i-- {
-		w := m.writes[i]
+func (ws *writesScreen) lines() (out []string, idx []int) {
+	for i := len(ws.list) - 1; i >= 0; i-- {
+		w := ws.list[i]
 		idx = append(idx, i)
 		mark := " "
-		if len(out) == m.writeSel {
+		if len(out) == ws.sel {
 			mark = "▸"
 		}
 		outcome := string(w.Result.Outcome)
@@ -85,17 +133,17 @@ func (m *Model) writeLines() (out []string, idx []int) {
 		head := fmt.Sprintf("%s%s%-9s %-11s ", w.At.Format("15:04:05"), mark, w.Result.Action, outcome)
 		if w.Result.Outcome == actions.Skipped {
 			j := i
-			for j > 0 && m.writes[j-1].Result.Outcome == actions.Skipped && m.writes[j-1].Result.Action == w.Result.Action {
+			for j > 0 && ws.list[j-1].Result.Outcome == actions.Skipped && ws.list[j-1].Result.Action == w.Result.Action {
 				j--
 			}
 			if n := i - j + 1; n > 1 {
-				out = append(out, fit(head+units.FormatCount(int64(n))+" records — "+inspect.Sanitize(w.Result.Detail), m.width))
+				out = append(out, fit(head+units.FormatCount(int64(n))+" records — "+inspect.Sanitize(w.Result.Detail), ws.w))
 				i = j
 				continue
 			}
 		}
-		rest := m.width - ansi.StringWidth(head)
-		k := inspect.Sanitize(m.withoutPrefix(w.Result.Key))
+		rest := ws.w - ansi.StringWidth(head)
+		k := inspect.Sanitize(ws.withoutPrefix(w.Result.Key))
 		if w.Entry != nil {
 			k = inspect.Sanitize(w.Entry.Stream + " " + w.Entry.ID)
 		}
@@ -110,16 +158,16 @@ func (m *Model) writeLines() (out []string, idx []int) {
 				kw = min(kw, max(rest*3/5, 8)) // the key's tail, then as much of why as fits
 			}
 		}
-		out = append(out, fit(head+fitMiddle(k, kw)+detail, m.width))
+		out = append(out, fit(head+fitMiddle(k, kw)+detail, ws.w))
 	}
 	return out, idx
 }
 
 // withoutPrefix drops the constant prefix of the keyspace a key belongs to,
 // as the table does; the header names the keyspaces.
-func (m *Model) withoutPrefix(k string) string {
-	for _, ks := range m.opts.Keyspaces {
-		if p := ks.Template.Prefix(); p != "" && strings.HasPrefix(k, p) && len(m.opts.Keyspaces) == 1 {
+func (c *common) withoutPrefix(k string) string {
+	for _, ks := range c.opts.Keyspaces {
+		if p := ks.Template.Prefix(); p != "" && strings.HasPrefix(k, p) && len(c.opts.Keyspaces) == 1 {
 			return strings.TrimPrefix(k, p)
 		}
 	}
