@@ -204,12 +204,12 @@ func TestWrappingHangsUnderTheValue(t *testing.T) {
 	recs := fixture(ks, 10)
 	m := newTestModel(t, 80, 40, recs)
 	press(m, "enter") // a stale record: first in the default order
-	r := m.detail.scanned
+	r := m.detail.cur.scanned
 	long := `{"order_id":"ord-1","note":"` + strings.Repeat("lorem ipsum ", 60) + `"}`
 	m.Update(detailMsg{key: r.Key, d: inspect.Detail{Record: r, FieldCount: 2, Fields: []inspect.Field{
 		{Name: "response", Value: long, Len: int64(len(long)), TTLms: -1}, {Name: "state", Value: "PROCESSING", Len: 10, TTLms: -1}}}})
-	m.vp.SetHeight(200)
-	lines := strings.Split(ansi.Strip(m.vp.View()), "\n")
+	m.detail.vp.SetHeight(200)
+	lines := strings.Split(ansi.Strip(m.detail.vp.View()), "\n")
 	under := map[string]int{"STALE?": 13, "stuck": 23, "stale ": 23}
 	for i, l := range lines {
 		for label, col := range under {
@@ -224,8 +224,8 @@ func TestWrappingHangsUnderTheValue(t *testing.T) {
 	}
 	m.resize(220, 60)
 	press(m, "v")
-	m.vp.SetHeight(400)
-	lines = strings.Split(ansi.Strip(m.vp.View()), "\n")
+	m.detail.vp.SetHeight(400)
+	lines = strings.Split(ansi.Strip(m.detail.vp.View()), "\n")
 	var note []string
 	inResponse := false
 	for i, l := range lines {

@@ -16,8 +16,8 @@ import (
 // selection is what y and Y act on: the detail screen's record, else the
 // marked records, else the one under the cursor.
 func (m *Model) selection() []inspect.Record {
-	if m.screen == screenDetail && m.detail != nil {
-		return []inspect.Record{m.detail.shown()}
+	if m.screen == screenDetail && m.detail.cur != nil {
+		return []inspect.Record{m.detail.cur.shown()}
 	}
 	if recs := m.markedRecords(); len(recs) > 0 {
 		return recs

@@ -230,9 +230,9 @@ func (m *Model) onDialogKey(msg tea.KeyPressMsg) tea.Cmd {
 				m.screen = screenWrites
 				m.writes.Open()
 			}
-			if m.screen == screenDetail && m.detail != nil {
+			if m.screen == screenDetail && m.detail.cur != nil {
 				// Opened from the detail screen: show the record as written.
-				return tea.Batch(m.startScan(), m.fetchDetail(m.detail.ks, m.detail.key))
+				return tea.Batch(m.startScan(), m.detail.fetch())
 			}
 			return m.startScan() // show the outcome in the table
 		}

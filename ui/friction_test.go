@@ -161,7 +161,7 @@ func TestScreensGoldenNarrow(t *testing.T) {
 		checkFrame(t, m)
 		golden(t, name("records"), screenText(m))
 		press(m, "enter")
-		r := m.detail.scanned
+		r := m.detail.cur.scanned
 		m.Update(detailMsg{key: r.Key, d: inspect.Detail{Record: r, FieldCount: 2, Encoding: "listpack", Fields: []inspect.Field{
 			{Name: "fingerprint", Value: r.Fingerprint, Len: 64, TTLms: -1}, {Name: "state", Value: "PROCESSING", Len: 10, TTLms: -1}}}})
 		checkFrame(t, m)

@@ -118,7 +118,7 @@ func TestDetailPageStaysAtItsEnd(t *testing.T) {
 	recs := fixture(ks, 60)
 	m := newTestModel(t, 80, 24, recs)
 	press(m, "x", "enter")
-	r := m.detail.scanned
+	r := m.detail.cur.scanned
 	m.Update(detailMsg{key: r.Key, d: inspect.Detail{Record: r, FieldCount: 2, Encoding: "listpack", Fields: []inspect.Field{
 		{Name: "fingerprint", Value: r.Fingerprint, Len: 64}, {Name: "state", Value: "PROCESSING", Len: 10}}}})
 	if !strings.Contains(screenText(m), "more lines") {

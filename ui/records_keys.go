@@ -79,9 +79,8 @@ func (m *Model) openRecord() tea.Cmd {
 // record opens there, shown.
 func (m *Model) revealRecord() tea.Cmd {
 	cmd := m.openDetail()
-	if m.detail != nil {
-		m.detail.reveal = true
-		m.renderDetail()
+	if m.detail.cur != nil {
+		m.detail.setReveal(true)
 	}
 	return cmd
 }

@@ -133,7 +133,8 @@ func (m *Model) restart(what string) tea.Cmd {
 	m.store = st
 	m.stats = inspect.NewStats(10)
 	m.history, m.staleKeys, m.newStale, m.timeline, m.staleTop = nil, nil, nil, nil, nil
-	m.marks, m.detail = nil, nil
+	m.marks = nil
+	m.detail.close()
 	m.cursor, m.offset, m.drillSel = 0, 0, 0
 	m.page.scroll, m.writes.page.scroll = 0, 0
 	if m.screen == screenDetail {

@@ -14,7 +14,6 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
-	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 	"github.com/redis/go-redis/v9"
 
@@ -152,8 +151,7 @@ type Model struct {
 	find      *findBar     // ctrl+f in the Records view
 	cmdLine   *commandLine // the command line (:)
 
-	detail *detailState
-	vp     viewport.Model
+	detail *detailScreen
 
 	marks   map[string]bool
 	dialog  *dialog
@@ -173,7 +171,7 @@ func New(ctx context.Context, opts Options) *Model {
 		store:  newStore(maxRecords(opts)), stats: inspect.NewStats(10), input: in, screen: screenRecords,
 	}
 	m.keyHelp, m.cmdLine, m.find = newHelpScreen(m.common), newCommandLine(m.common), newFindBar(m.common)
-	m.doctor, m.writes = newDoctorScreen(m.common), newWritesScreen(m.common)
+	m.doctor, m.writes, m.detail = newDoctorScreen(m.common), newWritesScreen(m.common), newDetailScreen(m.common)
 	if len(opts.Keyspaces) > 1 {
 		m.screen = screenOverview
 	}
@@ -232,7 +230,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case detailMsg:
-		m.onDetail(msg)
+		m.detail.Update(msg)
 		return m, nil
 	case streamsMsg:
 		m.onStreams(msg)
@@ -258,7 +256,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tickMsg:
 		if m.screen == screenDetail {
-			m.renderDetail()
+			m.detail.Update(msg)
 		}
 		return m, tick()
 	case tea.KeyPressMsg:
@@ -349,11 +347,7 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	case screenStreams:
 		m.streamsState().move(delta)
 	case screenDetail:
-		if delta < 0 {
-			m.vp.ScrollUp(-delta)
-		} else {
-			m.vp.ScrollDown(delta)
-		}
+		m.detail.scroll(delta)
 	}
 	return nil
 }
@@ -398,12 +392,8 @@ func (m *Model) resize(w, h int) {
 	m.layout = computeLayout(m.width)
 	m.help.SetWidth(m.width)
 	m.input.SetWidth(max(m.width-4, 10))
-	m.vp.SetWidth(m.width)
-	m.vp.SetHeight(max(m.bodyHeight(), 1))
 	m.clampCursor()
-	if m.screen == screenDetail {
-		m.renderDetail()
-	}
+	m.detail.SetSize(m.width, max(m.bodyHeight(), 1))
 }
 
 // Run starts the program and returns when the operator quits. bubbletea

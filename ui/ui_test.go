@@ -161,14 +161,14 @@ func TestFilterStaleOpenDetail(t *testing.T) {
 	checkFrame(t, m)
 	golden(t, "stale_sorted_80x24", screenText(m))
 	press(m, "j", "enter")
-	if m.screen != screenDetail || m.detail == nil {
+	if m.screen != screenDetail || m.detail.cur == nil {
 		t.Fatal("enter did not open the detail screen")
 	}
-	r := m.detail.scanned
+	r := m.detail.cur.scanned
 	d := inspect.Detail{Record: r, FieldCount: 2, Encoding: "listpack", Fields: []inspect.Field{
 		{Name: "fingerprint", Value: r.Fingerprint, Len: 64}, {Name: "state", Value: "PROCESSING", Len: 10}}}
 	m.Update(detailMsg{key: "someone else", d: d}) // stale reply: ignored
-	if m.detail.d != nil {
+	if m.detail.cur.d != nil {
 		t.Fatal("applied a detail reply for another key")
 	}
 	m.Update(detailMsg{key: r.Key, d: d})
@@ -203,7 +203,7 @@ func TestResponseRedactedUntilRevealed(t *testing.T) {
 	m := newTestModel(t, 100, 30, recs)
 	m.cursor = 4 // a succeeded record
 	press(m, "enter")
-	r := m.detail.scanned
+	r := m.detail.cur.scanned
 	resp := `{"order_id":"ord-SECRET-42"}`
 	m.Update(detailMsg{key: r.Key, d: inspect.Detail{Record: r, FieldCount: 3, Fields: []inspect.Field{
 		{Name: "response", Value: resp, Len: int64(len(resp))}, {Name: "state", Value: "SUCCEEDED", Len: 9}}}})

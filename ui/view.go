@@ -56,12 +56,7 @@ func (m *Model) View() tea.View {
 	case m.screen == screenStreams:
 		body = m.streamsView()
 	case m.screen == screenDetail:
-		body = m.vp.View()
-		if !m.vp.AtBottom() {
-			lines := strings.Split(body, "\n")
-			below := m.vp.TotalLineCount() - m.vp.YOffset() - len(lines) + 1
-			body = strings.Join(append(lines[:len(lines)-1], m.moreBelow(below)), "\n")
-		}
+		body = m.detail.View() // sized on a resize only
 	}
 	b.WriteString(padLines(body, m.bodyHeight(), m.width))
 	b.WriteString("\n")

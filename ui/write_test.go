@@ -243,10 +243,10 @@ func TestForceFailFromDetail(t *testing.T) {
 	m.Update(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}) // a mark the detail's write must leave alone
 	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	run(m, cmd)
-	if m.screen != screenDetail || m.detail.d == nil {
+	if m.screen != screenDetail || m.detail.cur.d == nil {
 		t.Fatal("enter did not open and fetch the record")
 	}
-	key := m.detail.key
+	key := m.detail.cur.key
 	if !strings.Contains(screenText(m), "F force-fail") {
 		t.Fatalf("the detail's footer does not offer F:\n%s", screenText(m))
 	}
@@ -275,8 +275,8 @@ func TestForceFailFromDetail(t *testing.T) {
 	}
 	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	run(m, cmd)
-	if m.screen != screenDetail || m.detail.d == nil || m.detail.d.Record.State != inspect.StateFailed {
-		t.Fatalf("after the write the detail shows %v", m.detail.d.Record.State)
+	if m.screen != screenDetail || m.detail.cur.d == nil || m.detail.cur.d.Record.State != inspect.StateFailed {
+		t.Fatalf("after the write the detail shows %v", m.detail.cur.d.Record.State)
 	}
 	if !strings.Contains(screenText(m), "failed") {
 		t.Fatalf("detail after the write:\n%s", screenText(m))

@@ -1,0 +1,48 @@
+package ui
+
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/inspect"
+)
+
+// openDetail opens the record under the cursor on the Detail screen.
+func (m *Model) openDetail() tea.Cmd {
+	r := m.store.at(m.cursor)
+	if r == nil {
+		return nil
+	}
+	m.screen = screenDetail
+	return m.detail.Open(r)
+}
+
+// onDetailKey is a key on the Detail screen: back, copy and the write
+// keys are the root's (they leave the screen or open the dialog); the
+// screen takes the rest.
+func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Back):
+		m.screen = screenRecords
+		m.detail.close()
+		return nil
+	case key.Matches(msg, k.Reveal), key.Matches(msg, k.Rescan):
+		return m.detail.Update(msg)
+	case key.Matches(msg, k.CopyKey):
+		return m.copyKey()
+	case key.Matches(msg, k.CopyCommand):
+		return m.copyCommand()
+	case k.isWriteKey(msg) && !m.canWrite():
+		m.status = m.readOnlyHint()
+		return nil
+	case key.Matches(msg, k.Fail):
+		return m.openDialogOn(actions.KindFail, []inspect.Record{m.detail.cur.shown()})
+	case key.Matches(msg, k.Reconcile):
+		return m.openDialogOn(actions.KindReconcile, []inspect.Record{m.detail.cur.shown()})
+	case key.Matches(msg, k.Expire):
+		return m.openDialogOn(actions.KindExpire, []inspect.Record{m.detail.cur.shown()})
+	}
+	return m.detail.Update(msg)
+}
