@@ -53,8 +53,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.onFindKey(msg)
 	case m.cmdLine.open:
 		return m.onCommandKey(msg)
-	case m.streamsTyping():
-		return m.onStreamsFilterKey(msg)
+	case m.streams.typing:
+		return m.streams.onFilterKey(msg)
 	case m.keyHelp.open:
 		return m.route(m.keyHelp, msg)
 	}
@@ -117,7 +117,7 @@ func (m *Model) screenKeys(msg tea.KeyPressMsg) []keyAction {
 
 func (m *Model) rescan() tea.Cmd {
 	m.status = "rescanning…"
-	return tea.Batch(m.startScan(), m.readStreams()) // the Overview's line on the streams too
+	return tea.Batch(m.startScan(), m.streams.read()) // the Overview's line on the streams too
 }
 
 // onCancel is esc: it cancels a scan, else backs out of a group's records

@@ -28,11 +28,14 @@ func (c *common) offHint(streams bool) string {
 
 // writesOffNote is readOnlyHint as the footer says it, beside the write
 // keys it names.
-func (m *Model) writesOffNote() string {
-	if m.opts.Scan.Snapshot != nil && m.screen == screenStreams {
+func (m *Model) writesOffNote() string { return m.offNote(m.screen == screenStreams) }
+
+// offNote is writesOffNote on the Streams screen (streams) or another.
+func (c *common) offNote(streams bool) string {
+	if c.opts.Scan.Snapshot != nil && streams {
 		return "off: a snapshot"
 	}
-	if m.opts.Scan.Snapshot != nil {
+	if c.opts.Scan.Snapshot != nil {
 		return "off: a snapshot (Y copies)"
 	}
 	return "off: start with --write"

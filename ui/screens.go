@@ -75,8 +75,8 @@ func (m *Model) overviewView() string {
 	if line := m.doctor.summary(); line != "" {
 		b.WriteString(s.Error.Render(fit(line, m.width)) + "\n")
 	}
-	if line := m.streamsSummary(); line != "" {
-		b.WriteString(m.streamsSummaryStyle().Render(line) + "\n") // streams.go
+	if line := m.streams.summary(); line != "" {
+		b.WriteString(m.streams.summaryStyle().Render(line) + "\n") // streams.go
 	}
 	b.WriteString(s.ColHead.Render(fit(overviewRow(shown, titles, plain), m.width)))
 	byName := map[string]inspect.KeyspaceReport{}

@@ -45,8 +45,14 @@ type groupID struct {
 	noGroup, valid bool
 }
 
-// streamsState is the screen's state; nil until first read or opened.
-type streamsState struct {
+// streamsScreen is the Streams screens (groups, a group's consumers and
+// entries, an entry): the reads, the selection, the filter and the marks.
+// Its write keys and esc from the groups are the root's: they open the
+// dialog or leave the screen.
+type streamsScreen struct {
+	*common
+	w, h int
+
 	from  screen // where esc from the groups returns to
 	level streamLevel
 
@@ -90,38 +96,52 @@ type streamEntryMsg struct {
 	err error
 }
 
-func (m *Model) streamsState() *streamsState {
-	if m.streams == nil {
-		m.streams = &streamsState{input: newLine("/ ", "consumer or entry ID text", 256)}
-	}
-	return m.streams
+func newStreamsScreen(c *common) *streamsScreen {
+	return &streamsScreen{common: c, input: newLine("/ ", "consumer or entry ID text", 256)}
 }
 
-// streamsReadable is why streams cannot be read in this session, or "".
-func (m *Model) streamsReadable() string {
+func (st *streamsScreen) SetSize(width, height int) { st.w, st.h = width, height }
+
+// Update takes the reads' results and the keys the screen handles.
+func (st *streamsScreen) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case streamsMsg:
+		st.onRead(msg)
+	case streamEntryMsg:
+		st.onEntry(msg)
+	case tea.KeyPressMsg:
+		cmd, _ := st.onKey(msg)
+		return cmd
+	}
+	return nil
+}
+
+func (st *streamsScreen) View() string { return st.content() }
+
+// readable is why streams cannot be read in this session, or "".
+func (st *streamsScreen) readable() string {
 	switch {
-	case m.opts.Scan.Snapshot != nil:
+	case st.opts.Scan.Snapshot != nil:
 		return "streams are read from the live server; this session reads a snapshot"
-	case len(m.opts.StreamSpaces) == 0:
+	case len(st.opts.StreamSpaces) == 0:
 		return "no stream keyspace in this profile: add a keyspace with kind: stream and match: PATTERN to the config"
-	case m.opts.Client == nil:
+	case st.opts.Client == nil:
 		return "not connected to a server"
 	}
 	return ""
 }
 
-// readStreams reads every stream keyspace in the background, bounded by
+// read reads every stream keyspace in the background, bounded by
 // the TUI's limits; nil when there is nothing to read.
-func (m *Model) readStreams() tea.Cmd {
-	if m.streamsReadable() != "" {
+func (st *streamsScreen) read() tea.Cmd {
+	if st.readable() != "" {
 		return nil
 	}
-	st := m.streamsState()
 	st.seq++
 	st.reading = true
-	seq, ctx, c := st.seq, m.ctx, m.opts.Client
-	spaces := make([]inspect.StreamSpace, len(m.opts.StreamSpaces))
-	for i, sp := range m.opts.StreamSpaces {
+	seq, ctx, c := st.seq, st.ctx, st.opts.Client
+	spaces := make([]inspect.StreamSpace, len(st.opts.StreamSpaces))
+	for i, sp := range st.opts.StreamSpaces {
 		spaces[i] = *sp
 	}
 	return func() tea.Msg {
@@ -140,23 +160,22 @@ func (m *Model) readStreams() tea.Cmd {
 	}
 }
 
-// onStreams keeps the newest read, the selection on the same group and
+// onRead keeps the newest read, the selection on the same group and
 // entry where they still are.
-func (m *Model) onStreams(msg streamsMsg) {
-	st := m.streamsState()
+func (st *streamsScreen) onRead(msg streamsMsg) {
 	if msg.seq != st.seq {
 		return
 	}
 	st.reading = false
-	if m.status == rereadStatus {
-		m.status = ""
+	if st.status == rereadStatus {
+		st.status = ""
 	}
 	if msg.err != nil {
 		st.err = inspect.Line(msg.err.Error())
 		return
 	}
 	selGroup, selEntry := st.selectedGroup(), st.selectedEntryID()
-	st.reps, st.client, st.err, st.readAt = msg.reps, msg.client, "", m.now()
+	st.reps, st.client, st.err, st.readAt = msg.reps, msg.client, "", st.now()
 	st.refreshMarks()
 	rows := st.groupRows()
 	for i, r := range rows {
@@ -170,7 +189,7 @@ func (m *Model) onStreams(msg streamsMsg) {
 	}
 	if st.group() == nil {
 		st.level = levelGroups
-		m.status = "the group shown is gone: it was deleted, or the stream was"
+		st.status = "the group shown is gone: it was deleted, or the stream was"
 		return
 	}
 	for i, e := range st.entries() {
@@ -179,13 +198,12 @@ func (m *Model) onStreams(msg streamsMsg) {
 		}
 	}
 	if st.level == levelEntry {
-		m.refreshEntryRow()
+		st.refreshEntryRow()
 	}
 }
 
-// onStreamEntry keeps the entry read for the entry view.
-func (m *Model) onStreamEntry(msg streamEntryMsg) {
-	st := m.streamsState()
+// onEntry keeps the entry read for the entry view.
+func (st *streamsScreen) onEntry(msg streamEntryMsg) {
 	if msg.seq != st.entrySeq {
 		return
 	}
@@ -197,10 +215,9 @@ func (m *Model) onStreamEntry(msg streamEntryMsg) {
 }
 
 // readEntry reads the fields of the entry shown, cut on the server.
-func (m *Model) readEntry() tea.Cmd {
-	st := m.streamsState()
+func (st *streamsScreen) readEntry() tea.Cmd {
 	st.entrySeq++
-	seq, ctx, c, e := st.entrySeq, m.ctx, m.opts.Client, st.entryRow
+	seq, ctx, c, e := st.entrySeq, st.ctx, st.opts.Client, st.entryRow
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, streamsReadTimeout)
 		defer cancel()
@@ -209,33 +226,22 @@ func (m *Model) readEntry() tea.Cmd {
 	}
 }
 
-// openStreams is :streams: the groups, read anew.
-func (m *Model) openStreams() tea.Cmd {
-	st := m.streamsState()
-	if m.screen != screenStreams {
-		st.from = m.screen
-	}
-	m.screen, st.level = screenStreams, levelGroups
-	return m.readStreams()
-}
-
 // current reports whether the reports shown are of this session's source.
-func (st *streamsState) current(m *Model) bool {
-	return st != nil && st.reps != nil && st.client == m.opts.Client
+func (st *streamsScreen) current() bool {
+	return st != nil && st.reps != nil && st.client == st.opts.Client
 }
 
-// streamsSummary is the Overview's line on the stream keyspaces: stale and
+// summary is the Overview's line on the stream keyspaces: stale and
 // poison pending entries, in the longest wording that fits; "" without any.
-func (m *Model) streamsSummary() string {
-	if len(m.opts.StreamSpaces) == 0 || m.opts.Scan.Snapshot != nil {
+func (st *streamsScreen) summary() string {
+	if len(st.opts.StreamSpaces) == 0 || st.opts.Scan.Snapshot != nil {
 		return ""
 	}
-	st := m.streams
 	var variants []string
 	switch {
 	case st != nil && st.err != "":
 		variants = []string{"streams: not read: " + st.err + " — :streams", "streams: not read — :streams says why"}
-	case !st.current(m):
+	case !st.current():
 		variants = []string{"streams: scanning for consumer groups — :streams shows them", "streams: scanning — :streams"}
 	default:
 		t := st.totals()
@@ -251,7 +257,7 @@ func (m *Model) streamsSummary() string {
 		}
 	}
 	for _, v := range variants {
-		if ansi.StringWidth(v) <= m.width {
+		if ansi.StringWidth(v) <= st.width {
 			return v
 		}
 	}
@@ -264,7 +270,7 @@ type streamTotals struct {
 	cut                                     bool // a limit was reached: the counts are of what was read
 }
 
-func (st *streamsState) totals() streamTotals {
+func (st *streamsScreen) totals() streamTotals {
 	var t streamTotals
 	for _, r := range st.reps {
 		t.cut = t.cut || r.Limited
@@ -283,7 +289,7 @@ func (st *streamsState) totals() streamTotals {
 }
 
 // keeps reports whether an entry passes the filters.
-func (st *streamsState) keeps(e *inspect.PendingEntry) bool {
+func (st *streamsScreen) keeps(e *inspect.PendingEntry) bool {
 	if st.staleOnly && !e.Stale {
 		return false
 	}
@@ -294,7 +300,7 @@ func (st *streamsState) keeps(e *inspect.PendingEntry) bool {
 	return strings.Contains(strings.ToLower(inspect.Sanitize(string(e.Consumer))), f) || strings.Contains(e.ID, f)
 }
 
-func (st *streamsState) filtered() bool { return st.staleOnly || st.filter != "" }
+func (st *streamsScreen) filtered() bool { return st.staleOnly || st.filter != "" }
 
 // groupRow is one line of the groups table: a group, or a stream with none.
 type groupRow struct {
@@ -305,7 +311,7 @@ type groupRow struct {
 
 // groupRows are the groups table's lines; filtered, only the groups with a
 // pending entry the filters keep.
-func (st *streamsState) groupRows() []groupRow {
+func (st *streamsScreen) groupRows() []groupRow {
 	var rows []groupRow
 	for ri := range st.reps {
 		r := &st.reps[ri]
@@ -326,7 +332,7 @@ func (st *streamsState) groupRows() []groupRow {
 	return rows
 }
 
-func (st *streamsState) anyKept(g *inspect.GroupState) bool {
+func (st *streamsScreen) anyKept(g *inspect.GroupState) bool {
 	for i := range g.Entries {
 		if st.keeps(&g.Entries[i]) {
 			return true
@@ -335,7 +341,7 @@ func (st *streamsState) anyKept(g *inspect.GroupState) bool {
 	return false
 }
 
-func (st *streamsState) selectedGroup() groupID {
+func (st *streamsScreen) selectedGroup() groupID {
 	if st.level != levelGroups {
 		return st.open
 	}
@@ -346,7 +352,7 @@ func (st *streamsState) selectedGroup() groupID {
 }
 
 // group is the open group as last read, nil when it is gone.
-func (st *streamsState) group() *inspect.GroupState {
+func (st *streamsScreen) group() *inspect.GroupState {
 	r, g := st.find(st.open)
 	if r == nil {
 		return nil
@@ -355,7 +361,7 @@ func (st *streamsState) group() *inspect.GroupState {
 }
 
 // find is a group's row data by id.
-func (st *streamsState) find(id groupID) (*inspect.StreamReport, *inspect.GroupState) {
+func (st *streamsScreen) find(id groupID) (*inspect.StreamReport, *inspect.GroupState) {
 	for ri := range st.reps {
 		r := &st.reps[ri]
 		if r.Space != id.space {
@@ -373,7 +379,7 @@ func (st *streamsState) find(id groupID) (*inspect.StreamReport, *inspect.GroupS
 }
 
 // entries are the open group's pending entries the filters keep.
-func (st *streamsState) entries() []inspect.PendingEntry {
+func (st *streamsScreen) entries() []inspect.PendingEntry {
 	g := st.group()
 	if g == nil {
 		return nil
@@ -387,20 +393,20 @@ func (st *streamsState) entries() []inspect.PendingEntry {
 	return out
 }
 
-func (st *streamsState) selectedEntryID() string {
+func (st *streamsScreen) selectedEntryID() string {
 	if es := st.entries(); st.entrySel < len(es) {
 		return es[st.entrySel].ID
 	}
 	return ""
 }
 
-// streamsSummaryStyle stands the Overview's streams line out when some
+// summaryStyle stands the Overview's streams line out when some
 // entry is stale or poison.
-func (m *Model) streamsSummaryStyle() lipgloss.Style {
-	if st := m.streams; st.current(m) && st.err == "" {
+func (st *streamsScreen) summaryStyle() lipgloss.Style {
+	if st := st; st.current() && st.err == "" {
 		if t := st.totals(); t.stale+t.poison > 0 {
-			return m.styles.Error
+			return st.styles.Error
 		}
 	}
-	return m.styles.Dim
+	return st.styles.Dim
 }

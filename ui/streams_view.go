@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	"github.com/charmbracelet/x/ansi"
 
@@ -32,10 +33,10 @@ func wrapHang(prefix, value string, width int) string {
 
 // dimLines renders each line dim on its own (lipgloss pads a block to its
 // widest line).
-func (m *Model) dimLines(s string) []string {
+func (st *streamsScreen) dimLines(s string) []string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
-		lines[i] = m.styles.Dim.Render(l)
+		lines[i] = st.styles.Dim.Render(l)
 	}
 	return lines
 }
@@ -55,28 +56,27 @@ func joinFit(parts []string, sep string, w int) string {
 	return fit(line, w)
 }
 
-func (m *Model) streamsView() string {
-	st := m.streamsState()
-	s := m.styles
-	if why := m.streamsReadable(); why != "" {
-		return s.Title.Render("STREAMS") + "\n\n" + strings.Join(m.dimLines(wrapHang("  ", why, m.width)), "\n")
+func (st *streamsScreen) content() string {
+	s := st.styles
+	if why := st.readable(); why != "" {
+		return s.Title.Render("STREAMS") + "\n\n" + strings.Join(st.dimLines(wrapHang("  ", why, st.width)), "\n")
 	}
-	if !st.current(m) {
-		msg := "scanning " + count(len(m.opts.StreamSpaces)) + " stream keyspaces for their consumer groups…"
+	if !st.current() {
+		msg := "scanning " + count(len(st.opts.StreamSpaces)) + " stream keyspaces for their consumer groups…"
 		if st.err != "" && !st.reading {
 			msg = "could not read the streams: " + st.err + " · r reads again"
 		}
-		return s.Title.Render("STREAMS") + "\n\n" + wrapHang("  ", msg, m.width)
+		return s.Title.Render("STREAMS") + "\n\n" + wrapHang("  ", msg, st.width)
 	}
 	switch st.level {
 	case levelGroup:
 		if st.group() != nil {
-			return m.streamGroupView()
+			return st.groupView()
 		}
 	case levelEntry:
-		return m.scrollBy(m.streamEntryView(), &st.fieldScroll, m.bodyHeight())
+		return st.scrollBy(st.entryView(), &st.fieldScroll, st.h)
 	}
-	return m.streamGroupsView()
+	return st.groupsView()
 }
 
 // The groups table's columns, right-aligned numbers; STREAM and GROUP share
@@ -90,9 +90,9 @@ var groupCols = []struct {
 const groupNamesMin = 30
 
 // groupsLayout is how many of groupCols show and the names' widths.
-func (m *Model) groupsLayout() (cols, stream, group int) {
+func (st *streamsScreen) groupsLayout() (cols, stream, group int) {
 	cols = len(groupCols)
-	rest := m.width - 3
+	rest := st.width - 3
 	for _, c := range groupCols {
 		rest -= c.w + 1
 	}
@@ -105,27 +105,26 @@ func (m *Model) groupsLayout() (cols, stream, group int) {
 	return cols, stream, rest - stream
 }
 
-func (m *Model) streamGroupsView() string {
-	st := m.streams
-	s := m.styles
+func (st *streamsScreen) groupsView() string {
+	s := st.styles
 	t := st.totals()
 	lines := []string{s.Title.Render(joinFit([]string{"STREAMS", count(t.streams) + " streams", count(t.groups) + " groups",
-		count(t.pending) + " pending", count(t.stale) + " stale", count(t.poison) + " poison", "read at " + st.readAt.Format("15:04:05")}, " · ", m.width))}
-	cols, sw, gw := m.groupsLayout()
+		count(t.pending) + " pending", count(t.stale) + " stale", count(t.poison) + " poison", "read at " + st.readAt.Format("15:04:05")}, " · ", st.width))}
+	cols, sw, gw := st.groupsLayout()
 	head := "  " + fit("STREAM", sw) + " " + fit("GROUP", gw)
 	for _, c := range groupCols[:cols] {
 		head += " " + fitRight(c.title, c.w)
 	}
-	lines = append(lines, s.ColHead.Render(fit(head, m.width)))
+	lines = append(lines, s.ColHead.Render(fit(head, st.width)))
 	rows := st.groupRows()
-	notes := m.groupsNotes()
-	room := max(m.bodyHeight()-len(lines)-len(notes), 1)
+	notes := st.groupsNotes()
+	room := max(st.h-len(lines)-len(notes), 1)
 	from, to := selWindow(&st.groupSel, &st.groupOff, room, len(rows))
 	if len(rows) == 0 {
-		lines = append(lines, m.emptyLine(st.filtered(), "no stream matches these keyspaces' patterns", "no group has a pending entry the filter keeps"))
+		lines = append(lines, st.emptyLine(st.filtered(), "no stream matches these keyspaces' patterns", "no group has a pending entry the filter keeps"))
 	}
 	for i := from; i < to; i++ {
-		lines = append(lines, m.groupLine(rows[i], cols, sw, gw, i == st.groupSel))
+		lines = append(lines, st.groupLine(rows[i], cols, sw, gw, i == st.groupSel))
 	}
 	return strings.Join(append(lines, notes...), "\n")
 }
@@ -144,21 +143,21 @@ func selWindow(sel, off *int, room, n int) (from, to int) {
 
 // emptyLine says why a table has no row: there is none, or the filter
 // keeps none.
-func (m *Model) emptyLine(filtered bool, none, noMatch string) string {
+func (st *streamsScreen) emptyLine(filtered bool, none, noMatch string) string {
 	if filtered {
 		none = noMatch + " (c clears it)"
 	}
-	return m.styles.Dim.Render(fit("  "+none, m.width))
+	return st.styles.Dim.Render(fit("  "+none, st.width))
 }
 
-func (m *Model) groupLine(r groupRow, cols, sw, gw int, selected bool) string {
+func (st *streamsScreen) groupLine(r groupRow, cols, sw, gw int, selected bool) string {
 	mark := "  "
 	if selected {
 		mark = "▸ "
 	}
 	line := mark + fitMiddle(sanitizeText(r.id.stream), sw) + " "
 	if r.g == nil {
-		line += m.styles.Dim.Render(fit("(no group)", gw))
+		line += st.styles.Dim.Render(fit("(no group)", gw))
 	} else {
 		g := r.g
 		more := ""
@@ -172,9 +171,9 @@ func (m *Model) groupLine(r groupRow, cols, sw, gw int, selected bool) string {
 		}
 	}
 	if selected {
-		return m.styles.Selected.Render(fit(line, m.width))
+		return st.styles.Selected.Render(fit(line, st.width))
 	}
-	return fit(line, m.width)
+	return fit(line, st.width)
 }
 
 func oldestAge(g *inspect.GroupState) string {
@@ -195,12 +194,12 @@ func lagCell(lag *int64) string {
 }
 
 // groupsNotes say what the read left out, wrapped at words.
-func (m *Model) groupsNotes() []string {
+func (st *streamsScreen) groupsNotes() []string {
 	var out []string
 	add := func(s string) {
-		out = append(out, m.dimLines(wrapHang("note: ", s, m.width))...)
+		out = append(out, st.dimLines(wrapHang("note: ", s, st.width))...)
 	}
-	for _, r := range m.streams.reps {
+	for _, r := range st.reps {
 		if r.Limited {
 			add(fmt.Sprintf("keyspace %s: stopped at %s streams, more may match (idemctl streams --max-streams reads more)", inspect.Sanitize(r.Space), count(len(r.Streams))))
 		}
@@ -211,13 +210,12 @@ func (m *Model) groupsNotes() []string {
 	return out
 }
 
-// streamGroupView is one group: what XINFO says, its consumers, then its
+// groupView is one group: what XINFO says, its consumers, then its
 // pending entries with the selection.
-func (m *Model) streamGroupView() string {
-	st := m.streams
-	s := m.styles
+func (st *streamsScreen) groupView() string {
+	s := st.styles
 	rep, g := st.find(st.open)
-	lines := []string{s.Title.Render(joinFit([]string{"GROUP " + sanitizeText(g.Name), "of " + sanitizeText(g.Stream), "keyspace " + inspect.Sanitize(rep.Space)}, "  ", m.width))}
+	lines := []string{s.Title.Render(joinFit([]string{"GROUP " + sanitizeText(g.Name), "of " + sanitizeText(g.Stream), "keyspace " + inspect.Sanitize(rep.Space)}, "  ", st.width))}
 	lag := "lag unknown"
 	if g.Lag != nil {
 		lag = "lag " + count(*g.Lag)
@@ -227,17 +225,17 @@ func (m *Model) streamGroupView() string {
 		oldest = "oldest " + oldestAge(g) + " old, idle " + units.FormatMs(g.Oldest.Idle.D().Milliseconds())
 	}
 	lines = append(lines, joinFit([]string{count(g.Pending) + " pending", count(g.Stale) + " stale", count(g.Poison) + " poison",
-		lag, oldest}, " · ", m.width))
-	if sp := m.streamSpace(rep.Space); sp != nil {
+		lag, oldest}, " · ", st.width))
+	if sp := st.space(rep.Space); sp != nil {
 		lines = append(lines, s.Dim.Render(joinFit([]string{"stale after " + units.FormatMs(sp.ProcessingTimeout.Milliseconds()) + " idle",
-			fmt.Sprintf("poison after %d deliveries", sp.MaxDeliveries)}, " · ", m.width)))
+			fmt.Sprintf("poison after %d deliveries", sp.MaxDeliveries)}, " · ", st.width)))
 	}
-	lines = append(lines, m.consumerLines(g)...)
-	return strings.Join(append(lines, m.entryLines(g, m.bodyHeight()-len(lines))...), "\n")
+	lines = append(lines, st.consumerLines(g)...)
+	return strings.Join(append(lines, st.entryLines(g, st.h-len(lines))...), "\n")
 }
 
-func (m *Model) streamSpace(name string) *inspect.StreamSpace {
-	for _, sp := range m.opts.StreamSpaces {
+func (st *streamsScreen) space(name string) *inspect.StreamSpace {
+	for _, sp := range st.opts.StreamSpaces {
 		if sp.Name == name {
 			return sp
 		}
@@ -247,34 +245,33 @@ func (m *Model) streamSpace(name string) *inspect.StreamSpace {
 
 // consumerLines are the group's consumers, at most a quarter of the body:
 // the entries below are what the operator works on.
-func (m *Model) consumerLines(g *inspect.GroupState) []string {
-	nameW := max(m.width-2-10-10-2, 10)
-	lines := []string{m.styles.ColHead.Render(fit("  "+fit("CONSUMERS ("+count(g.Consumers)+")", nameW)+" "+fitRight("PENDING", 10)+" "+fitRight("IDLE", 10), m.width))}
-	room := max(m.bodyHeight()/4, 2)
+func (st *streamsScreen) consumerLines(g *inspect.GroupState) []string {
+	nameW := max(st.width-2-10-10-2, 10)
+	lines := []string{st.styles.ColHead.Render(fit("  "+fit("CONSUMERS ("+count(g.Consumers)+")", nameW)+" "+fitRight("PENDING", 10)+" "+fitRight("IDLE", 10), st.width))}
+	room := max(st.h/4, 2)
 	cs := g.ConsumerList
 	if len(cs) == 0 {
-		return append(lines, m.styles.Dim.Render(fit("  no consumer has joined this group", m.width)))
+		return append(lines, st.styles.Dim.Render(fit("  no consumer has joined this group", st.width)))
 	}
 	for i, c := range cs {
 		if i == room && len(cs) > room+1 {
-			return append(lines, m.styles.Dim.Render(fit(fmt.Sprintf("  and %s more consumers", count(len(cs)-room)), m.width)))
+			return append(lines, st.styles.Dim.Render(fit(fmt.Sprintf("  and %s more consumers", count(len(cs)-room)), st.width)))
 		}
 		lines = append(lines, fit("  "+fitMiddle(sanitizeText(c.Name), nameW)+" "+fitRight(count(c.Pending), 10)+" "+
-			fitRight(units.FormatMs(c.Idle.D().Milliseconds()), 10), m.width))
+			fitRight(units.FormatMs(c.Idle.D().Milliseconds()), 10), st.width))
 	}
 	if g.ConsumersCut {
-		lines = append(lines, m.styles.Dim.Render(fit(fmt.Sprintf("  only the first %s consumers were read", count(len(cs))), m.width)))
+		lines = append(lines, st.styles.Dim.Render(fit(fmt.Sprintf("  only the first %s consumers were read", count(len(cs))), st.width)))
 	}
 	return lines
 }
 
 // entryLines are the pending entries the filters keep, in a window of
 // room lines around the selection.
-func (m *Model) entryLines(g *inspect.GroupState, room int) []string {
-	st := m.streams
-	s := m.styles
+func (st *streamsScreen) entryLines(g *inspect.GroupState, room int) []string {
+	s := st.styles
 	idW, idleW, delW, flagW := 17, 8, 6, 12
-	conW := max(m.width-2-idW-idleW-delW-flagW-4, 8)
+	conW := max(st.width-2-idW-idleW-delW-flagW-4, 8)
 	title := "PENDING ENTRIES"
 	if g.Truncated {
 		title += fmt.Sprintf(" (the oldest %s of %s read)", count(len(g.Entries)), count(g.Pending))
@@ -282,13 +279,13 @@ func (m *Model) entryLines(g *inspect.GroupState, room int) []string {
 	if f := st.filterText(); f != "" {
 		title += " · filter: " + f
 	}
-	lines := []string{s.Title.Render(joinFit([]string{title}, "", m.width)),
-		s.ColHead.Render(fit("  "+fit("ID", idW)+" "+fit("CONSUMER", conW)+" "+fitRight("IDLE", idleW)+" "+fitRight("DELIV", delW)+" "+fit("FLAGS", flagW), m.width))}
+	lines := []string{s.Title.Render(joinFit([]string{title}, "", st.width)),
+		s.ColHead.Render(fit("  "+fit("ID", idW)+" "+fit("CONSUMER", conW)+" "+fitRight("IDLE", idleW)+" "+fitRight("DELIV", delW)+" "+fit("FLAGS", flagW), st.width))}
 	es := st.entries()
 	rows := max(room-len(lines), 1)
 	from, to := selWindow(&st.entrySel, &st.entryOff, rows, len(es))
 	if len(es) == 0 {
-		lines = append(lines, m.emptyLine(st.filtered(), "no pending entry: every message delivered to this group was acknowledged", "no pending entry matches the filter"))
+		lines = append(lines, st.emptyLine(st.filtered(), "no pending entry: every message delivered to this group was acknowledged", "no pending entry matches the filter"))
 	}
 	for i := from; i < to; i++ {
 		e := es[i]
@@ -302,7 +299,7 @@ func (m *Model) entryLines(g *inspect.GroupState, room int) []string {
 			mark += " "
 		}
 		line := fit(mark+fitMiddle(inspect.Sanitize(e.ID), idW)+" "+fitMiddle(sanitizeText(e.Consumer), conW)+" "+
-			fitRight(units.FormatMs(e.Idle.D().Milliseconds()), idleW)+" "+fitRight(count(e.Deliveries), delW)+" "+fit(entryFlags(e), flagW), m.width)
+			fitRight(units.FormatMs(e.Idle.D().Milliseconds()), idleW)+" "+fitRight(count(e.Deliveries), delW)+" "+fit(entryFlags(e), flagW), st.width)
 		if i == st.entrySel {
 			line = s.Selected.Render(line)
 		} else if e.Stale || e.Poison {
@@ -324,7 +321,7 @@ func entryFlags(e inspect.PendingEntry) string {
 	return strings.Join(f, " ")
 }
 
-func (st *streamsState) filterText() string {
+func (st *streamsScreen) filterText() string {
 	var parts []string
 	if st.filter != "" {
 		parts = append(parts, inspect.Sanitize(st.filter))
@@ -335,37 +332,36 @@ func (st *streamsState) filterText() string {
 	return strings.Join(parts, " · ")
 }
 
-// streamEntryView is one entry: how it is pending, then its fields, each
+// entryView is one entry: how it is pending, then its fields, each
 // name and value sanitized and cut on the server; a long value shows its
 // length and how much is shown.
-func (m *Model) streamEntryView() string {
-	st := m.streams
-	s := m.styles
+func (st *streamsScreen) entryView() string {
+	s := st.styles
 	e := st.entryRow
-	lines := []string{s.Title.Render(joinFit([]string{"ENTRY " + inspect.Sanitize(e.ID), "of " + sanitizeText(e.Stream), "group " + sanitizeText(e.Group)}, "  ", m.width)),
+	lines := []string{s.Title.Render(joinFit([]string{"ENTRY " + inspect.Sanitize(e.ID), "of " + sanitizeText(e.Stream), "group " + sanitizeText(e.Group)}, "  ", st.width)),
 		joinFit([]string{"consumer " + sanitizeText(e.Consumer), "idle " + units.FormatMs(e.Idle.D().Milliseconds()),
-			"delivery count " + count(e.Deliveries), entryFlags(e), st.markedText(e)}, " · ", m.width)}
+			"delivery count " + count(e.Deliveries), entryFlags(e), st.markedText(e)}, " · ", st.width)}
 	switch {
 	case st.entryErr != "":
-		return strings.Join(append(lines, "", wrapHang("  could not read the entry: ", st.entryErr, m.width)), "\n")
+		return strings.Join(append(lines, "", wrapHang("  could not read the entry: ", st.entryErr, st.width)), "\n")
 	case st.entry == nil:
 		return strings.Join(append(lines, "", s.Dim.Render("  fetching the entry…")), "\n")
 	case !st.entry.Found:
-		return strings.Join(append(lines, "", wrapHang("  ", "the entry is no longer in the stream (trimmed or deleted): only its pending record is left", m.width)), "\n")
+		return strings.Join(append(lines, "", wrapHang("  ", "the entry is no longer in the stream (trimmed or deleted): only its pending record is left", st.width)), "\n")
 	}
 	d := st.entry
 	title := fmt.Sprintf("FIELDS (%s of %s)", count(len(d.Fields)), count(d.FieldCount))
-	lines = append(lines, "", s.Title.Render(fit(title, m.width)))
-	nameW := min(max(m.width/4, 8), 24)
+	lines = append(lines, "", s.Title.Render(fit(title, st.width)))
+	nameW := min(max(st.width/4, 8), 24)
 	for _, f := range d.Fields {
 		name := fitMiddle(sanitizeText(f.Name), nameW)
-		lines = append(lines, strings.Split(wrapHang("  "+name+" ", fieldValue(f), m.width), "\n")...)
+		lines = append(lines, strings.Split(wrapHang("  "+name+" ", fieldValue(f), st.width), "\n")...)
 		if note := fieldNote(f); note != "" {
-			lines = append(lines, m.dimLines(wrapHang(strings.Repeat(" ", nameW+3), note, m.width))...)
+			lines = append(lines, st.dimLines(wrapHang(strings.Repeat(" ", nameW+3), note, st.width))...)
 		}
 	}
 	if d.FieldsCut {
-		lines = append(lines, s.Dim.Render(fit(fmt.Sprintf("  only the first %s of %s fields were read", count(len(d.Fields)), count(d.FieldCount)), m.width)))
+		lines = append(lines, s.Dim.Render(fit(fmt.Sprintf("  only the first %s of %s fields were read", count(len(d.Fields)), count(d.FieldCount)), st.width)))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -404,26 +400,26 @@ func fieldNote(f inspect.StreamField) string {
 	return "‹" + strings.Join(parts, " · ") + "›"
 }
 
-// streamsHelp is the Streams screen's footer: the keys that work here.
-func (m *Model) streamsHelp() []keyBinding {
-	k := m.keys
+// footer is the screen's help line: the keys that work here, as wide as
+// h draws them.
+func (st *streamsScreen) footer(h help.Model) []keyBinding {
+	k := st.keys
 	reread := key.NewBinding(key.WithKeys(k.Rescan.Keys()...), key.WithHelp(k.Rescan.Help().Key, "re-read"))
 	back := key.NewBinding(key.WithKeys(k.Back.Keys()...), key.WithHelp(k.Back.Help().Key, "back"))
-	writes := m.entryWriteHelp()
+	writes := st.writeHelp()
 	bs := append(append([]keyBinding{k.Open, back}, writes...), k.Filter, k.StaleOnly, reread, k.Help, k.Quit)
-	if m.streams != nil && m.streams.level == levelEntry {
+	if st.level == levelEntry {
 		bs = append(append([]keyBinding{back}, writes...), k.Down, k.Up, reread, k.Help, k.Quit)
 	}
 	// Whole keys, the least needed given way: never a cut one.
-	for len(bs) > 2 && ansi.StringWidth(m.help.ShortHelpView(bs)) > m.width {
+	for len(bs) > 2 && ansi.StringWidth(h.ShortHelpView(bs)) > st.width {
 		bs = bs[:len(bs)-1]
 	}
 	return bs
 }
 
-// streamsStatus is the status line's part on the Streams screen.
-func (m *Model) streamsStatus() []string {
-	st := m.streams
+// statusParts is the status line's part on the Streams screen.
+func (st *streamsScreen) statusParts() []string {
 	if st == nil {
 		return nil
 	}

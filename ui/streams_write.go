@@ -43,24 +43,10 @@ type entryMark struct {
 	e     inspect.PendingEntry
 }
 
-// entryWriteKeys are the Streams screen's marking and write keys.
-func (m *Model) entryWriteKeys() []keyAction {
-	k := m.keys
-	write := func(kind actions.Kind) func() tea.Cmd { return func() tea.Cmd { return m.openEntryWrite(kind) } }
-	return []keyAction{
-		{k.Mark, noCmd(m.toggleEntryMark)},
-		{k.MarkAll, noCmd(m.markAllEntries)},
-		{k.Unmark, noCmd(m.unmarkEntries)},
-		{k.Retry, write(actions.KindRetry)},
-		{k.Ack, write(actions.KindAck)},
-		{k.DeadLetter, write(actions.KindDeadLetter)},
-	}
-}
-
 // isEntryWriteKey is a marking or write key of the Streams screen, on or
 // off: off, it says why.
-func (m *Model) isEntryWriteKey(msg tea.KeyPressMsg) bool {
-	k := m.keys
+func (st *streamsScreen) isEntryWriteKey(msg tea.KeyPressMsg) bool {
+	k := st.keys
 	for _, b := range []key.Binding{k.Mark, k.MarkAll, k.Unmark, k.Retry, k.Ack, k.DeadLetter} {
 		if slices.Contains(b.Keys(), msg.String()) {
 			return true
@@ -69,19 +55,18 @@ func (m *Model) isEntryWriteKey(msg tea.KeyPressMsg) bool {
 	return false
 }
 
-// toggleEntryMark is space: the entry under the cursor (and on to the
+// toggleMark is space: the entry under the cursor (and on to the
 // next, so space marks a run), or the entry shown.
-func (m *Model) toggleEntryMark() {
-	st := m.streamsState()
+func (st *streamsScreen) toggleMark() {
 	switch st.level {
 	case levelGroups:
-		m.status = "open a group (enter) to mark its pending entries"
+		st.status = "open a group (enter) to mark its pending entries"
 	case levelEntry:
 		st.toggle(st.open.space, st.entryRow)
 	default:
 		es := st.entries()
 		if len(es) == 0 {
-			m.status = "no pending entry to mark here"
+			st.status = "no pending entry to mark here"
 			return
 		}
 		st.entrySel = min(st.entrySel, len(es)-1)
@@ -90,7 +75,7 @@ func (m *Model) toggleEntryMark() {
 	}
 }
 
-func (st *streamsState) toggle(space string, e inspect.PendingEntry) {
+func (st *streamsScreen) toggle(space string, e inspect.PendingEntry) {
 	k := keyOf(e)
 	if _, ok := st.marks[k]; ok {
 		delete(st.marks, k)
@@ -102,12 +87,11 @@ func (st *streamsState) toggle(space string, e inspect.PendingEntry) {
 	st.marks[k] = entryMark{space: space, e: e}
 }
 
-// markAllEntries is a: every entry the filters keep in the open group, or
+// markAll is a: every entry the filters keep in the open group, or
 // none of them when they all are marked already.
-func (m *Model) markAllEntries() {
-	st := m.streamsState()
+func (st *streamsScreen) markAll() {
 	if st.level != levelGroup {
-		m.status = "a marks every pending entry of the group shown: open a group (enter) first"
+		st.status = "a marks every pending entry of the group shown: open a group (enter) first"
 		return
 	}
 	es := st.entries()
@@ -125,18 +109,17 @@ func (m *Model) markAllEntries() {
 	}
 }
 
-func (m *Model) unmarkEntries() {
-	st := m.streamsState()
-	m.status = "nothing was marked (space marks an entry, a all in view)"
+func (st *streamsScreen) unmarkAll() {
+	st.status = "nothing was marked (space marks an entry, a all in view)"
 	if n := len(st.marks); n > 0 {
-		m.status = "unmarked " + count(n)
+		st.status = "unmarked " + count(n)
 	}
 	st.marks = nil
 }
 
 // refreshMarks keeps the marks of entries still pending, as read now: a
 // write takes them as the screen shows them.
-func (st *streamsState) refreshMarks() {
+func (st *streamsScreen) refreshMarks() {
 	for k, mk := range st.marks {
 		if e, ok := st.pending(mk.space, k); ok {
 			mk.e = e
@@ -148,7 +131,7 @@ func (st *streamsState) refreshMarks() {
 }
 
 // pending is an entry as last read; ok is false when it is not listed.
-func (st *streamsState) pending(space string, k entryKey) (e inspect.PendingEntry, ok bool) {
+func (st *streamsScreen) pending(space string, k entryKey) (e inspect.PendingEntry, ok bool) {
 	_, g := st.find(groupID{space: space, stream: k.stream, group: k.group, valid: true})
 	if g == nil {
 		return e, false
@@ -163,8 +146,7 @@ func (st *streamsState) pending(space string, k entryKey) (e inspect.PendingEntr
 
 // refreshEntryRow updates the entry shown from a re-read; one no longer
 // pending (written, or acknowledged by its consumer) goes back to the list.
-func (m *Model) refreshEntryRow() {
-	st := m.streams
+func (st *streamsScreen) refreshEntryRow() {
 	if e, ok := st.pending(st.open.space, keyOf(st.entryRow)); ok {
 		st.entryRow = e
 		return
@@ -173,13 +155,12 @@ func (m *Model) refreshEntryRow() {
 		return // not read this time: the row stays as it was
 	}
 	st.level, st.entry, st.entryErr = levelGroup, nil, ""
-	m.status = "entry " + inspect.Sanitize(st.entryRow.ID) + " is no longer pending in group " + sanitizeText(st.entryRow.Group)
+	st.status = "entry " + inspect.Sanitize(st.entryRow.ID) + " is no longer pending in group " + sanitizeText(st.entryRow.Group)
 }
 
-// entryTargets are what a write key takes: the entry shown, else the
+// targets are what a write key takes: the entry shown, else the
 // marked entries, else the one under the cursor; onMarks says the marks.
-func (m *Model) entryTargets() (ts []entryMark, onMarks bool) {
-	st := m.streamsState()
+func (st *streamsScreen) targets() (ts []entryMark, onMarks bool) {
 	switch {
 	case st.level == levelEntry:
 		return []entryMark{{space: st.open.space, e: st.entryRow}}, false
@@ -189,15 +170,15 @@ func (m *Model) entryTargets() (ts []entryMark, onMarks bool) {
 		if es := st.entries(); len(es) > 0 {
 			return []entryMark{{space: st.open.space, e: es[min(st.entrySel, len(es)-1)]}}, false
 		}
-		m.status = "no pending entry here to write"
+		st.status = "no pending entry here to write"
 	default:
-		m.status = "open a group (enter) and pick its pending entries: space marks them"
+		st.status = "open a group (enter) and pick its pending entries: space marks them"
 	}
 	return nil, false
 }
 
 // sortedMarks are the marks by stream, group and entry ID.
-func (st *streamsState) sortedMarks() []entryMark {
+func (st *streamsScreen) sortedMarks() []entryMark {
 	out := make([]entryMark, 0, len(st.marks))
 	for _, mk := range st.marks {
 		out = append(out, mk)
@@ -224,7 +205,7 @@ func compareIDs(a, b string) int {
 // openEntryWrite opens the write dialog of kind on the entries a write
 // key takes.
 func (m *Model) openEntryWrite(kind actions.Kind) tea.Cmd {
-	if why := m.streamsReadable(); why != "" {
+	if why := m.streams.readable(); why != "" {
 		m.status = why
 		return nil
 	}
@@ -232,7 +213,7 @@ func (m *Model) openEntryWrite(kind actions.Kind) tea.Cmd {
 		m.status = m.readOnlyHint()
 		return nil
 	}
-	targets, onMarks := m.entryTargets()
+	targets, onMarks := m.streams.targets()
 	if len(targets) == 0 {
 		return nil
 	}
@@ -243,10 +224,10 @@ func (m *Model) openEntryWrite(kind actions.Kind) tea.Cmd {
 	case actions.KindRetry:
 		d.labels = append(d.labels, "Mode", "To")
 		d.inputs = append(d.inputs, newInput("claim, claim-justid or redeliver", string(actions.RetryClaim), w),
-			newInput("the recovery consumer (empty: each keyspace's)", m.sharedDefault(targets, recoveryOf), w))
+			newInput("the recovery consumer (empty: each keyspace's)", m.streams.sharedDefault(targets, recoveryOf), w))
 	case actions.KindDeadLetter:
 		d.labels = append(d.labels, "To")
-		d.inputs = append(d.inputs, newInput("the dead-letter stream (empty: each keyspace's dead_letter)", m.sharedDefault(targets, deadLetterOf), w))
+		d.inputs = append(d.inputs, newInput("the dead-letter stream (empty: each keyspace's dead_letter)", m.streams.sharedDefault(targets, deadLetterOf), w))
 	}
 	m.startDialog(d)
 	return m.focusDialog()
@@ -271,10 +252,10 @@ func deadLetterOf(sp *inspect.StreamSpace) string {
 
 // sharedDefault is the targets' keyspaces' value of f when they share one,
 // else "" (the form then takes each keyspace's own).
-func (m *Model) sharedDefault(ts []entryMark, f func(*inspect.StreamSpace) string) string {
-	v := f(m.streamSpace(ts[0].space))
+func (st *streamsScreen) sharedDefault(ts []entryMark, f func(*inspect.StreamSpace) string) string {
+	v := f(st.space(ts[0].space))
 	for _, t := range ts[1:] {
-		if f(m.streamSpace(t.space)) != v {
+		if f(st.space(t.space)) != v {
 			return ""
 		}
 	}
@@ -320,7 +301,7 @@ func (m *Model) entryRequests(reason string) (reqs []actions.EntryRequest, why s
 		return nil, fmt.Sprintf("Mode: %q is not a retry mode: claim, claim-justid or redeliver", inspect.Sanitize(string(mode)))
 	}
 	for _, t := range d.entries {
-		e, sp := t.e, m.streamSpace(t.space)
+		e, sp := t.e, m.streams.space(t.space)
 		req := actions.EntryRequest{Kind: d.kind, Stream: string(e.Stream), Group: string(e.Group), ID: e.ID, Reason: reason,
 			Saw: &actions.EntrySeen{Consumer: string(e.Consumer), Deliveries: e.Deliveries}}
 		switch d.kind {
@@ -364,9 +345,9 @@ func (m *Model) closeEntryDialog(toWrites bool) tea.Cmd {
 		m.screen = screenWrites
 		m.writes.Open()
 	}
-	cmds := []tea.Cmd{m.readStreams()}
-	if st := m.streams; st != nil && st.level == levelEntry && m.streamsReadable() == "" {
-		cmds = append(cmds, m.readEntry())
+	cmds := []tea.Cmd{m.streams.read()}
+	if st := m.streams; st != nil && st.level == levelEntry && m.streams.readable() == "" {
+		cmds = append(cmds, m.streams.readEntry())
 	}
 	return tea.Batch(cmds...)
 }
@@ -391,7 +372,7 @@ func (d *dialog) noun() string {
 }
 
 // markedText is "marked" for a marked entry, else "".
-func (st *streamsState) markedText(e inspect.PendingEntry) string {
+func (st *streamsScreen) markedText(e inspect.PendingEntry) string {
 	if _, ok := st.marks[keyOf(e)]; ok {
 		return "marked"
 	}

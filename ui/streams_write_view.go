@@ -112,17 +112,16 @@ func relabel(b key.Binding, desc string, on bool) key.Binding {
 	return r
 }
 
-// entryWriteHelp are the footer's write keys on the Streams screen: on,
+// writeHelp are the footer's write keys on the Streams screen: on,
 // or said off with why; none on the groups with nothing marked (they
 // act on marks there).
-func (m *Model) entryWriteHelp() []keyBinding {
-	k := m.keys
-	st := m.streams
+func (st *streamsScreen) writeHelp() []keyBinding {
+	k := st.keys
 	if st == nil || st.level == levelGroups && len(st.marks) == 0 {
 		return nil
 	}
-	if !m.canWrite() {
-		return []keyBinding{writesOff(m.writesOffNote(), k.Retry, k.Ack, k.DeadLetter, relabel(k.Mark, "", false))}
+	if !st.canWrite() {
+		return []keyBinding{writesOff(st.offNote(true), k.Retry, k.Ack, k.DeadLetter, relabel(k.Mark, "", false))}
 	}
 	mark := relabel(k.Mark, "mark", true)
 	if st.level == levelEntry {

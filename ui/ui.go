@@ -115,7 +115,7 @@ type Model struct {
 	// closeProfile releases a profile opened with :profile.
 	closeProfile func()
 	// streams is the Streams screen's state (streams.go).
-	streams *streamsState
+	streams *streamsScreen
 
 	banner     string
 	bannerOpen bool       // w: the warning banners whole, not folded (banner.go)
@@ -172,6 +172,7 @@ func New(ctx context.Context, opts Options) *Model {
 	}
 	m.keyHelp, m.cmdLine, m.find = newHelpScreen(m.common), newCommandLine(m.common), newFindBar(m.common)
 	m.doctor, m.writes, m.detail = newDoctorScreen(m.common), newWritesScreen(m.common), newDetailScreen(m.common)
+	m.streams = newStreamsScreen(m.common)
 	if len(opts.Keyspaces) > 1 {
 		m.screen = screenOverview
 	}
@@ -191,7 +192,7 @@ func tick() tea.Cmd {
 
 // Init starts the first scan, the clock, and asks for the background colour.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.startScan(), tick(), tea.RequestBackgroundColor, m.readStreams())
+	return tea.Batch(m.startScan(), tick(), tea.RequestBackgroundColor, m.streams.read())
 }
 
 // Update handles one message.
@@ -233,10 +234,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.detail.Update(msg)
 		return m, nil
 	case streamsMsg:
-		m.onStreams(msg)
+		m.streams.Update(msg)
 		return m, nil
 	case streamEntryMsg:
-		m.onStreamEntry(msg)
+		m.streams.Update(msg)
 		return m, nil
 	case pinnedMsg:
 		return m, m.onPinned(msg)
@@ -345,7 +346,7 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	case screenWrites:
 		m.writes.page.scroll += delta
 	case screenStreams:
-		m.streamsState().move(delta)
+		m.streams.move(delta)
 	case screenDetail:
 		m.detail.scroll(delta)
 	}

@@ -54,7 +54,7 @@ func (m *Model) View() tea.View {
 	case m.screen == screenDoctor:
 		body = m.show(m.doctor)
 	case m.screen == screenStreams:
-		body = m.streamsView()
+		body = m.show(m.streams)
 	case m.screen == screenDetail:
 		body = m.detail.View() // sized on a resize only
 	}
@@ -287,12 +287,12 @@ func (m *Model) statusView() string {
 	if m.cmdLine.open {
 		return m.show(m.cmdLine)
 	}
-	if m.streamsTyping() {
+	if m.streams.typing {
 		return fit(m.streams.input.View(), m.width)
 	}
 	var parts []string
 	if m.screen == screenStreams {
-		parts = m.streamsStatus()
+		parts = m.streams.statusParts()
 	}
 	if m.screen == screenRecords || m.screen == screenDetail {
 		parts = append(parts, fmt.Sprintf("%s of %s", units.FormatCount(int64(len(m.store.view))), units.FormatCount(int64(m.store.recs.Len()))))
@@ -340,7 +340,7 @@ func (m *Model) helpLine() string {
 	if m.cmdLine.open {
 		return m.cmdLine.footer()
 	}
-	if m.streamsTyping() {
+	if m.streams.typing {
 		return m.styles.HelpLine.Render(fit("enter applies · esc closes · text of a consumer or an entry ID", m.width))
 	}
 	if m.filtering {
@@ -360,7 +360,7 @@ func (m *Model) contextHelp() []keyBinding {
 	case m.cmdLine.open:
 		return nil
 	case m.screen == screenStreams:
-		return m.streamsHelp()
+		return m.streams.footer(m.help)
 	case m.screen == screenDetail && m.canWrite():
 		return []keyBinding{k.Back, k.Fail, k.Reconcile, k.Expire, k.Reveal, k.Rescan, k.Help, k.Quit}
 	case m.screen == screenDetail:
