@@ -111,7 +111,7 @@ func TestEscInFilterKeepsScanAndCancelIsPartial(t *testing.T) {
 func bulkRun(t *testing.T, m *Model, n, refused, attempted, gone int) {
 	t.Helper()
 	recs := fixture(testKeyspace(t), n)
-	d := &dialog{kind: actions.KindFail, targets: recs, step: stepRunning, bar: progress.New(progress.WithWidth(40), progress.WithoutPercentage())}
+	d := &dialog{common: m.common, kind: actions.KindFail, targets: recs, step: stepRunning, bar: progress.New(progress.WithWidth(40), progress.WithoutPercentage())}
 	for i := range recs {
 		p := &actions.Plan{Request: actions.Request{Kind: actions.KindFail, Key: recs[i].Key, Keyspace: recs[i].Keyspace}}
 		if i < refused {

@@ -33,6 +33,9 @@ const (
 )
 
 type dialog struct {
+	*common
+	w, h int
+
 	kind     actions.Kind
 	targets  []inspect.Record // copies: what the operator saw
 	entries  []entryMark      // a write on pending entries: what the operator saw (targets is nil)
@@ -125,13 +128,14 @@ func (m *Model) openDialogOn(kind actions.Kind, targets []inspect.Record) tea.Cm
 	}
 	m.startDialog(d)
 	if kind == kindTriage && d.step == stepForm {
-		return m.askHooks() // no form: the hooks give ref, status and response
+		return m.dialog.askHooks() // no form: the hooks give ref, status and response
 	}
-	return m.focusDialog()
+	return m.dialog.focusInput()
 }
 
 // startDialog shows d, asking first for a protected profile's name.
 func (m *Model) startDialog(d *dialog) {
+	d.common = m.common
 	d.confirm = newInput("", "", 12)
 	d.bar = progress.New(progress.WithWidth(max(m.width-10, 10)), progress.WithoutPercentage())
 	if m.opts.Executor.Policy.NeedsProfileName() {
@@ -141,8 +145,7 @@ func (m *Model) startDialog(d *dialog) {
 	m.dialog = d
 }
 
-func (m *Model) focusDialog() tea.Cmd {
-	d := m.dialog
+func (d *dialog) focusInput() tea.Cmd {
 	for i := range d.inputs {
 		d.inputs[i].Blur()
 	}
@@ -165,94 +168,51 @@ func (d *dialog) value(label string) string {
 	return ""
 }
 
+// onDialogKey is a key while the dialog is open: closing it, and starting
+// the run (its writes report to the root), are the root's; the dialog
+// takes the rest.
 func (m *Model) onDialogKey(msg tea.KeyPressMsg) tea.Cmd {
 	d := m.dialog
-	key := msg.String()
-	if key == "esc" {
-		switch d.step {
-		case stepRunning:
-			d.cancel() // stops before the next write; the report says what was done
-			return nil
-		default:
-			if d.cancel != nil {
-				d.cancel() // hooks still asking (V)
-			}
-			m.dialog = nil
-			return nil
+	switch key := msg.String(); {
+	case key == "esc" && d.step != stepRunning:
+		if d.cancel != nil {
+			d.cancel() // hooks still asking (V)
 		}
-	}
-	switch d.step {
-	case stepProfile:
-		if key == "enter" {
-			if err := m.opts.Executor.Policy.ConfirmProfile(strings.TrimSpace(d.confirm.Value())); err != nil {
-				d.errText = err.Error()
-				return nil
-			}
-			d.errText, d.step = "", stepForm
-			d.confirm.SetValue("")
-			if d.kind == kindTriage {
-				return m.askHooks()
-			}
-			return m.focusDialog()
-		}
-	case stepForm:
-		switch key {
-		case "tab", "down":
-			d.focus = (d.focus + 1) % len(d.inputs)
-			return m.focusDialog()
-		case "shift+tab", "up":
-			d.focus = (d.focus + len(d.inputs) - 1) % len(d.inputs)
-			return m.focusDialog()
-		case "enter":
-			if d.focus < len(d.inputs)-1 {
-				d.focus++
-				return m.focusDialog()
-			}
-			return m.submitForm()
-		}
-	case stepConfirm:
-		if key == "enter" {
-			return m.confirmDialog()
-		}
-		if m.onPlanKey(msg) {
-			return nil
-		}
-	case stepDone:
-		if key == "enter" || key == "q" || key == "tab" {
-			if d.wroteEntries() {
-				return m.closeEntryDialog(key == "tab")
-			}
-			if d.onMarks {
-				m.marks = nil // written: a second write would need them marked again
-			}
-			m.dialog = nil
-			if key == "tab" { // straight to what was written, as the dialog says
-				m.screen = screenWrites
-				m.writes.Open()
-			}
-			if m.screen == screenDetail && m.detail.cur != nil {
-				// Opened from the detail screen: show the record as written.
-				return tea.Batch(m.startScan(), m.detail.fetch())
-			}
-			return m.startScan() // show the outcome in the table
-		}
+		m.dialog = nil
 		return nil
-	default:
-		return nil
+	case d.step == stepConfirm && key == "enter":
+		return m.confirmDialog()
+	case d.step == stepDone && (key == "enter" || key == "q" || key == "tab"):
+		return m.closeDialog(key == "tab")
 	}
-	var cmd tea.Cmd
-	if d.step == stepForm {
-		d.inputs[d.focus], cmd = d.inputs[d.focus].Update(msg)
-	} else {
-		d.confirm, cmd = d.confirm.Update(msg)
-	}
-	return cmd
+	return m.route(d, msg)
 }
 
-// dialogView renders the dialog in place of the screen body.
-func (m *Model) dialogView() string {
+// closeDialog closes a finished write and shows its outcome: the table
+// rescanned, the record re-read, or the Writes screen (toWrites).
+func (m *Model) closeDialog(toWrites bool) tea.Cmd {
 	d := m.dialog
-	s := m.styles
+	if d.wroteEntries() {
+		return m.closeEntryDialog(toWrites)
+	}
+	if d.onMarks {
+		m.marks = nil // written: a second write would need them marked again
+	}
+	m.dialog = nil
+	if toWrites { // straight to what was written, as the dialog says
+		m.screen = screenWrites
+		m.writes.Open()
+	}
+	if m.screen == screenDetail && m.detail.cur != nil {
+		// Opened from the detail screen: show the record as written.
+		return tea.Batch(m.startScan(), m.detail.fetch())
+	}
+	return m.startScan() // show the outcome in the table
+}
+
+// View renders the dialog in place of the screen body.
+func (d *dialog) View() string {
+	s := d.styles
 	var b strings.Builder
 	title := fmt.Sprintf("%s %s record(s)", strings.ToUpper(string(d.kind)), count(len(d.targets)))
 	if d.entries != nil {
@@ -261,7 +221,7 @@ func (m *Model) dialogView() string {
 	b.WriteString(s.Title.Render(title) + s.Dim.Render("  (esc cancels)") + "\n\n")
 	switch d.step {
 	case stepProfile:
-		fmt.Fprintf(&b, "Profile %q is protected. Type its name to allow writes for this session:\n\n  %s\n", m.opts.Profile, d.confirm.View())
+		fmt.Fprintf(&b, "Profile %q is protected. Type its name to allow writes for this session:\n\n  %s\n", d.opts.Profile, d.confirm.View())
 	case stepForm:
 		for i, l := range d.labels {
 			marker := "  "
@@ -276,12 +236,12 @@ func (m *Model) dialogView() string {
 		if hint := entryFormHint(d.kind); d.entries != nil && hint != "" {
 			b.WriteString("\n" + s.Dim.Render(hint) + "\n")
 		}
-		b.WriteString("\n" + s.Dim.Render(m.sampleLine()) + "\n")
+		b.WriteString("\n" + s.Dim.Render(d.sampleLine()) + "\n")
 		b.WriteString(s.Dim.Render("tab moves between fields · enter on the last field reads the "+d.noun()+" and shows the change") + "\n")
 	case stepPlanning:
 		b.WriteString(planningText(d) + "\n")
 	case stepConfirm:
-		return m.confirmView(b.String())
+		return d.confirmView(b.String())
 	case stepRunning, stepDone:
 		t := d.tally()
 		pct := 0.0
@@ -289,10 +249,10 @@ func (m *Model) dialogView() string {
 			pct = float64(t.attempted) / float64(t.writes)
 		}
 		count := fmt.Sprintf(" %s/%s writes", units.FormatCount(int64(t.attempted)), units.FormatCount(int64(t.writes)))
-		d.bar.SetWidth(max(m.width-ansi.StringWidth(count)-1, 10)) // the count stays on the bar's line
+		d.bar.SetWidth(max(d.width-ansi.StringWidth(count)-1, 10)) // the count stays on the bar's line
 		fmt.Fprintf(&b, "%s%s\n\n", d.bar.ViewAs(pct), count)
 		b.WriteString(t.String(d.step == stepDone) + "\n")
-		b.WriteString(m.resultNotes(d))
+		b.WriteString(d.resultNotes())
 		switch {
 		case d.step == stepDone && d.wroteEntries():
 			b.WriteString("\n" + s.Dim.Render("enter closes and re-reads the streams · tab: the Writes screen, this session's writes"))
@@ -308,11 +268,11 @@ func (m *Model) dialogView() string {
 	return b.String()
 }
 
-// dialogKey is a key as the dialog shows it: sanitized, and cut in its
+// shownKey is a key as the dialog shows it: sanitized, and cut in its
 // middle to the width less room, so wrapping never splits it.
-func (m *Model) dialogKey(k string, room int) string {
+func (d *dialog) shownKey(k string, room int) string {
 	k = inspect.Sanitize(k)
-	return fitMiddle(k, min(ansi.StringWidth(k), max(m.width-room, 12)))
+	return fitMiddle(k, min(ansi.StringWidth(k), max(d.width-room, 12)))
 }
 
 // markedRecords returns the marked records still in the table.

@@ -65,12 +65,12 @@ func (m *Model) confirmDialog() tea.Cmd {
 // changeLines are a plan's changes, field, before → after, each whole
 // (up to 200 characters a value) and wrapped under its value: the plan
 // scrolls, so nothing is clipped to keep the confirmation in sight.
-func (m *Model) changeLines(cs []actions.Change) string {
+func (d *dialog) changeLines(cs []actions.Change) string {
 	var b strings.Builder
 	for _, c := range cs {
 		field := fmt.Sprintf("  %-14s ", inspect.Sanitize(c.Field))
 		before, after := inspect.Sanitize(c.Before), inspect.Sanitize(c.After)
-		b.WriteString(hang(field, units.Clip(before, 200)+" → "+units.Clip(after, 200), m.width) + "\n")
+		b.WriteString(hang(field, units.Clip(before, 200)+" → "+units.Clip(after, 200), d.width) + "\n")
 	}
 	return b.String()
 }

@@ -22,15 +22,14 @@ type planMsg struct {
 }
 
 // submitForm validates the form and plans every target in the background.
-func (m *Model) submitForm() tea.Cmd {
-	d := m.dialog
+func (d *dialog) submitForm() tea.Cmd {
 	reason := d.value("Reason")
 	if reason == "" {
 		d.errText = "a reason is required for every write"
 		return nil
 	}
 	if d.entries != nil {
-		return m.planEntryWrites(reason)
+		return d.planEntryWrites(reason)
 	}
 	ttlText := d.value("TTL")
 	if ttlText == string(actions.TTLRetention) {
@@ -47,9 +46,9 @@ func (m *Model) submitForm() tea.Cmd {
 		return nil
 	}
 	d.errText, d.step = "", stepPlanning
-	ex, ctx, targets, kind := m.opts.Executor, m.ctx, d.targets, d.kind
+	ex, ctx, targets, kind := d.opts.Executor, d.ctx, d.targets, d.kind
 	if kind == actions.KindUndo {
-		return m.planUndo(reason)
+		return d.planUndo(reason)
 	}
 	return func() tea.Msg {
 		plans := make([]*actions.Plan, 0, len(targets))
@@ -79,8 +78,7 @@ func needsRef(kind actions.Kind, targets []inspect.Record) bool {
 	return false
 }
 
-func (m *Model) onPlans(msg planMsg) {
-	d := m.dialog
+func (d *dialog) onPlans(msg planMsg) {
 	if d == nil || d.step != stepPlanning {
 		return
 	}
@@ -89,13 +87,12 @@ func (m *Model) onPlans(msg planMsg) {
 		return
 	}
 	d.plans, d.step = msg.plans, stepConfirm
-	m.focusDialog()
+	d.focusInput()
 }
 
-func (m *Model) sampleLine() string {
-	d := m.dialog
+func (d *dialog) sampleLine() string {
 	if d.entries != nil {
-		return m.entrySample()
+		return d.entrySample()
 	}
 	var keys []string
 	for i, r := range d.targets {
@@ -103,7 +100,7 @@ func (m *Model) sampleLine() string {
 			keys = append(keys, "… +"+count(len(d.targets)-3))
 			break
 		}
-		keys = append(keys, m.dialogKey(displayKey(&r), 10))
+		keys = append(keys, d.shownKey(displayKey(&r), 10))
 	}
 	return "records: " + strings.Join(keys, ", ")
 }

@@ -32,20 +32,19 @@ type planText struct {
 
 // planLines are the confirm step's plan, the lines over it that stay in
 // sight (the columns' titles), and the notes under it.
-func (m *Model) planLines() (top, plan, foot []string) {
-	d := m.dialog
-	if c := d.drawn; c != nil && c.width == m.width && c.dark == m.dark && sameSlice(c.of, d.plans) {
+func (d *dialog) planLines() (top, plan, foot []string) {
+	if c := d.drawn; c != nil && c.width == d.width && c.dark == d.dark && sameSlice(c.of, d.plans) {
 		return c.top, c.plan, c.foot
 	}
 	switch {
 	case d.entries != nil:
-		plan, foot = m.entryPlan()
+		plan, foot = d.entryPlan()
 	case d.triage != nil:
-		top, plan, foot = m.triageList()
+		top, plan, foot = d.triageList()
 	default:
-		plan = m.writePlan()
+		plan = d.writePlan()
 	}
-	d.drawn = &planText{width: m.width, dark: m.dark, of: d.plans, top: top, plan: plan, foot: foot}
+	d.drawn = &planText{width: d.width, dark: d.dark, of: d.plans, top: top, plan: plan, foot: foot}
 	return top, plan, foot
 }
 
@@ -56,30 +55,28 @@ func sameSlice(a, b []*actions.Plan) bool {
 }
 
 // confirmView is the confirm step's body under head (the title).
-func (m *Model) confirmView(head string) string {
-	d := m.dialog
-	top, plan, notes := m.planLines()
-	foot := append(slices.Clip(notes), m.confirmPrompt()...)
+func (d *dialog) confirmView(head string) string {
+	top, plan, notes := d.planLines()
+	foot := append(slices.Clip(notes), d.confirmPrompt()...)
 	if d.errText != "" {
-		foot = append(foot, wrapLines(m.styles.Error.Render(d.errText), m.width)...)
+		foot = append(foot, wrapLines(d.styles.Error.Render(d.errText), d.width)...)
 	}
 	headLines := append(strings.Split(strings.TrimSuffix(head, "\n"), "\n"), top...)
-	room := max(m.bodyHeight()-len(headLines)-len(foot), 1)
+	room := max(d.h-len(headLines)-len(foot), 1)
 	d.page = room
-	return strings.Join(append(append(headLines, m.planWindow(plan, room)...), foot...), "\n")
+	return strings.Join(append(append(headLines, d.planWindow(plan, room)...), foot...), "\n")
 }
 
 // planWindow is the plan's lines from the dialog's scroll, room of them,
 // the last saying how many follow when more do.
-func (m *Model) planWindow(plan []string, room int) []string {
-	d := m.dialog
+func (d *dialog) planWindow(plan []string, room int) []string {
 	d.scroll = min(max(d.scroll, 0), max(len(plan)-room, 0))
 	shown := plan[d.scroll:]
 	switch {
 	case len(shown) > room && room > 1:
 		n := len(shown) - room + 1
 		more := fmt.Sprintf("↓ %s more lines of the plan · j/↓ pgdn scroll · G the end", count(n))
-		shown = append(shown[:room-1:room-1], m.styles.Dim.Render(fit(more, m.width)))
+		shown = append(shown[:room-1:room-1], d.styles.Dim.Render(fit(more, d.width)))
 	case len(shown) > room: // a terminal too short for the line that says more
 		shown = shown[:room]
 	}
@@ -88,9 +85,8 @@ func (m *Model) planWindow(plan []string, room int) []string {
 
 // onPlanKey scrolls the plan; ok is false for a key that is not a move
 // (it goes to the confirmation's input).
-func (m *Model) onPlanKey(msg tea.KeyPressMsg) bool {
-	d := m.dialog
-	dl, ok := m.keys.moves(msg, max(d.page-1, 1))
+func (d *dialog) onPlanKey(msg tea.KeyPressMsg) bool {
+	dl, ok := d.keys.moves(msg, max(d.page-1, 1))
 	if ok {
 		d.scroll = clampAdd(d.scroll, dl) // and to the plan when drawn
 	}
@@ -103,8 +99,7 @@ func wrapLines(s string, width int) []string {
 }
 
 // confirmPrompt says what applying does and asks for the confirmation.
-func (m *Model) confirmPrompt() []string {
-	d := m.dialog
+func (d *dialog) confirmPrompt() []string {
 	what := "record is still exactly as read"
 	if d.entries != nil {
 		what = "entry is still pending as shown"
@@ -118,16 +113,16 @@ func (m *Model) confirmPrompt() []string {
 	default:
 		s = fmt.Sprintf("%s writes, at most %d per second, each compare-and-set. Type %d and enter to apply: %s", count(n), uiWriteRate, n, d.confirm.View())
 	}
-	return append([]string{""}, wrapLines(s, m.width)...)
+	return append([]string{""}, wrapLines(s, d.width)...)
 }
 
 // writePlan is a record write's plan, every line of it: the first
 // record's change in full and whether it can be undone, every other
 // record the same change goes to, and each record that cannot be written,
 // with why.
-func (m *Model) writePlan() []string {
+func (d *dialog) writePlan() []string {
 	var ok, refused []*actions.Plan
-	for _, p := range m.dialog.plans {
+	for _, p := range d.plans {
 		if p.Refused != "" {
 			refused = append(refused, p)
 		} else {
@@ -139,18 +134,18 @@ func (m *Model) writePlan() []string {
 	if len(ok) > 0 {
 		p := ok[0]
 		if len(ok) > 1 {
-			add("e.g. " + m.dialogKey(p.Key, 5))
+			add("e.g. " + d.shownKey(p.Key, 5))
 		} else {
-			add(m.dialogKey(p.Key, 0))
+			add(d.shownKey(p.Key, 0))
 		}
-		add(m.changeLines(p.Changes))
+		add(d.changeLines(p.Changes))
 		if p.UndoNote != "" { // said before it runs, as the CLI's plan says it
-			add(hang(m.styles.Error.Render("will not be undoable: "), inspect.Sanitize(units.OneLine(p.UndoNote)), m.width))
+			add(hang(d.styles.Error.Render("will not be undoable: "), inspect.Sanitize(units.OneLine(p.UndoNote)), d.width))
 		}
 		if len(ok) > 1 {
 			add(fmt.Sprintf("and the same change on %s more:", count(len(ok)-1)))
 			for _, q := range ok[1:] {
-				add("  " + m.dialogKey(displayKey(&inspect.Record{Key: q.Key, Keyspace: q.Keyspace, Groups: []string{}}), 2))
+				add("  " + d.shownKey(displayKey(&inspect.Record{Key: q.Key, Keyspace: q.Keyspace, Groups: []string{}}), 2))
 			}
 		}
 	}
@@ -158,8 +153,8 @@ func (m *Model) writePlan() []string {
 		add(fmt.Sprintf("not writable (%s):", count(len(refused))))
 	}
 	for _, p := range refused {
-		head := "  " + m.styles.Error.Render(string(p.Outcome)) + " " + m.dialogKey(p.Key, m.width/2) + ":"
-		add(hang(head+" ", inspect.Sanitize(p.Refused), m.width))
+		head := "  " + d.styles.Error.Render(string(p.Outcome)) + " " + d.shownKey(p.Key, d.width/2) + ":"
+		add(hang(head+" ", inspect.Sanitize(p.Refused), d.width))
 	}
 	return out
 }

@@ -106,7 +106,7 @@ func TestTriagePlanReachableBeforeTheCount(t *testing.T) {
 	recs := confirmStep(t, m, "V")
 	seen := planScreens(t, m, "pgdown")
 	for _, r := range recs {
-		if !strings.Contains(seen, m.dialogKey(displayKey(&r), 40)) {
+		if !strings.Contains(seen, m.dialog.shownKey(displayKey(&r), 40)) {
 			t.Fatalf("%s never showed in the triage's plan:\n%s", displayKey(&r), seen)
 		}
 	}

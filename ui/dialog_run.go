@@ -54,15 +54,15 @@ func (m *Model) onWritesDone() {
 }
 
 // resultNotes lists the first few planned writes that did not apply, with why.
-func (m *Model) resultNotes(d *dialog) string {
+func (d *dialog) resultNotes() string {
 	var notes []string
 	for i, r := range d.results[:d.done] {
 		switch {
 		case len(notes) >= 5 || d.plans[i].Refused != "":
 		case r.Unreplicated():
-			notes = append(notes, fmt.Sprintf("  not replicated %s: %s", m.dialogKey(d.resultKey(i), m.width/2), inspect.Sanitize(r.Note)))
+			notes = append(notes, fmt.Sprintf("  not replicated %s: %s", d.shownKey(d.resultKey(i), d.width/2), inspect.Sanitize(r.Note)))
 		case r.Outcome != actions.Applied && r.Outcome != actions.Skipped:
-			notes = append(notes, fmt.Sprintf("  %s %s: %s", r.Outcome, m.dialogKey(d.resultKey(i), m.width/2), inspect.Sanitize(r.Detail)))
+			notes = append(notes, fmt.Sprintf("  %s %s: %s", r.Outcome, d.shownKey(d.resultKey(i), d.width/2), inspect.Sanitize(r.Detail)))
 		}
 	}
 	if len(notes) == 0 {

@@ -226,7 +226,7 @@ func (st *streamsScreen) groupView() string {
 	}
 	lines = append(lines, joinFit([]string{count(g.Pending) + " pending", count(g.Stale) + " stale", count(g.Poison) + " poison",
 		lag, oldest}, " · ", st.width))
-	if sp := st.space(rep.Space); sp != nil {
+	if sp := st.streamSpace(rep.Space); sp != nil {
 		lines = append(lines, s.Dim.Render(joinFit([]string{"stale after " + units.FormatMs(sp.ProcessingTimeout.Milliseconds()) + " idle",
 			fmt.Sprintf("poison after %d deliveries", sp.MaxDeliveries)}, " · ", st.width)))
 	}
@@ -234,8 +234,8 @@ func (st *streamsScreen) groupView() string {
 	return strings.Join(append(lines, st.entryLines(g, st.h-len(lines))...), "\n")
 }
 
-func (st *streamsScreen) space(name string) *inspect.StreamSpace {
-	for _, sp := range st.opts.StreamSpaces {
+func (c *common) streamSpace(name string) *inspect.StreamSpace {
+	for _, sp := range c.opts.StreamSpaces {
 		if sp.Name == name {
 			return sp
 		}

@@ -230,7 +230,7 @@ func (m *Model) openEntryWrite(kind actions.Kind) tea.Cmd {
 		d.inputs = append(d.inputs, newInput("the dead-letter stream (empty: each keyspace's dead_letter)", m.streams.sharedDefault(targets, deadLetterOf), w))
 	}
 	m.startDialog(d)
-	return m.focusDialog()
+	return m.dialog.focusInput()
 }
 
 // recoveryOf is the consumer a claiming retry hands a keyspace's entries
@@ -253,9 +253,9 @@ func deadLetterOf(sp *inspect.StreamSpace) string {
 // sharedDefault is the targets' keyspaces' value of f when they share one,
 // else "" (the form then takes each keyspace's own).
 func (st *streamsScreen) sharedDefault(ts []entryMark, f func(*inspect.StreamSpace) string) string {
-	v := f(st.space(ts[0].space))
+	v := f(st.streamSpace(ts[0].space))
 	for _, t := range ts[1:] {
-		if f(st.space(t.space)) != v {
+		if f(st.streamSpace(t.space)) != v {
 			return ""
 		}
 	}
@@ -264,15 +264,14 @@ func (st *streamsScreen) sharedDefault(ts []entryMark, f func(*inspect.StreamSpa
 
 // planEntryWrites checks the form and plans each entry in the background:
 // each is read as it is now and compared with what the operator saw.
-func (m *Model) planEntryWrites(reason string) tea.Cmd {
-	d := m.dialog
-	reqs, why := m.entryRequests(reason)
+func (d *dialog) planEntryWrites(reason string) tea.Cmd {
+	reqs, why := d.entryRequests(reason)
 	if why != "" {
 		d.errText = why
 		return nil
 	}
 	d.errText, d.step = "", stepPlanning
-	ex, ctx := m.opts.Executor, m.ctx
+	ex, ctx := d.opts.Executor, d.ctx
 	return func() tea.Msg {
 		plans := make([]*actions.Plan, 0, len(reqs))
 		for _, r := range reqs {
@@ -290,8 +289,7 @@ func (m *Model) planEntryWrites(reason string) tea.Cmd {
 
 // entryRequests are the dialog's writes, one per entry; why says what in
 // the form is wrong.
-func (m *Model) entryRequests(reason string) (reqs []actions.EntryRequest, why string) {
-	d := m.dialog
+func (d *dialog) entryRequests(reason string) (reqs []actions.EntryRequest, why string) {
 	mode, to := actions.RetryMode(d.value("Mode")), d.value("To")
 	switch mode {
 	case "":
@@ -301,7 +299,7 @@ func (m *Model) entryRequests(reason string) (reqs []actions.EntryRequest, why s
 		return nil, fmt.Sprintf("Mode: %q is not a retry mode: claim, claim-justid or redeliver", inspect.Sanitize(string(mode)))
 	}
 	for _, t := range d.entries {
-		e, sp := t.e, m.streams.space(t.space)
+		e, sp := t.e, d.streamSpace(t.space)
 		req := actions.EntryRequest{Kind: d.kind, Stream: string(e.Stream), Group: string(e.Group), ID: e.ID, Reason: reason,
 			Saw: &actions.EntrySeen{Consumer: string(e.Consumer), Deliveries: e.Deliveries}}
 		switch d.kind {

@@ -135,7 +135,7 @@ func TestStreamsRetryMarkedStaleEntries(t *testing.T) {
 		t.Fatalf("no reason: step %v %q", m.dialog.step, m.dialog.errText)
 	}
 	m.dialog.focus = 0
-	m.focusDialog()
+	m.dialog.focusInput()
 	typeText(m, "worker c1 crashed")
 	press(m, "enter", "enter")
 	enterRun(m)

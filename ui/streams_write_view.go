@@ -37,15 +37,14 @@ func entryFormHint(kind actions.Kind) string {
 }
 
 // entrySample is the form's line naming the entries.
-func (m *Model) entrySample() string {
-	d := m.dialog
+func (d *dialog) entrySample() string {
 	var ids []string
 	for i, t := range d.entries {
 		if i == 3 {
 			ids = append(ids, "… +"+count(len(d.entries)-3))
 			break
 		}
-		ids = append(ids, m.dialogKey(string(t.e.Stream)+" "+t.e.ID, 10))
+		ids = append(ids, d.shownKey(string(t.e.Stream)+" "+t.e.ID, 10))
 	}
 	return "entries: " + strings.Join(ids, ", ")
 }
@@ -54,42 +53,41 @@ func (m *Model) entrySample() string {
 // what changes (or why it cannot), every one of them (the plan scrolls),
 // grouped under its stream and group; and under it, in sight, whether
 // the writes can be undone, said before they run.
-func (m *Model) entryPlan() (plan, foot []string) {
-	d := m.dialog
-	s := m.styles
+func (d *dialog) entryPlan() (plan, foot []string) {
+	s := d.styles
 	head := ""
 	for i, p := range d.plans {
 		e := d.entries[i].e
 		if h := sanitizeText(e.Stream) + " · group " + sanitizeText(e.Group); h != head {
 			head = h
-			plan = append(plan, s.Title.Render(fitMiddle(h, m.width)))
+			plan = append(plan, s.Title.Render(fitMiddle(h, d.width)))
 		}
-		plan = append(plan, strings.Split(m.entryPlanLine(e.ID, p), "\n")...)
+		plan = append(plan, strings.Split(d.entryPlanLine(e.ID, p), "\n")...)
 	}
 	for _, p := range d.plans {
 		if p.Refused == "" && p.UndoNote != "" {
-			foot = append(foot, strings.Split(wrapHang(s.Error.Render("NOT undoable: "), inspect.Sanitize(units.OneLine(p.UndoNote)), m.width), "\n")...)
+			foot = append(foot, strings.Split(wrapHang(s.Error.Render("NOT undoable: "), inspect.Sanitize(units.OneLine(p.UndoNote)), d.width), "\n")...)
 			break
 		}
 	}
 	if d.kind == actions.KindRetry && d.runnable() > 0 {
-		foot = append(foot, s.Dim.Render(fit("undoable: u on the Writes screen hands an entry back as it was", m.width)))
+		foot = append(foot, s.Dim.Render(fit("undoable: u on the Writes screen hands an entry back as it was", d.width)))
 	}
 	return plan, foot
 }
 
 // entryPlanLine is one entry's change, or why it cannot be written,
 // wrapped under its ID.
-func (m *Model) entryPlanLine(id string, p *actions.Plan) string {
+func (d *dialog) entryPlanLine(id string, p *actions.Plan) string {
 	prefix := "  " + inspect.Sanitize(id) + "  "
 	if p.Refused != "" {
-		return wrapHang(prefix, m.styles.Error.Render(string(p.Outcome))+": "+inspect.Sanitize(units.OneLine(p.Refused)), m.width)
+		return wrapHang(prefix, d.styles.Error.Render(string(p.Outcome))+": "+inspect.Sanitize(units.OneLine(p.Refused)), d.width)
 	}
 	parts := make([]string, 0, len(p.Changes))
 	for _, c := range p.Changes {
 		parts = append(parts, changeText(c))
 	}
-	return wrapHang(prefix, strings.Join(parts, " · "), m.width)
+	return wrapHang(prefix, strings.Join(parts, " · "), d.width)
 }
 
 // changeText is one change of an entry in words: "consumer c1 → x",

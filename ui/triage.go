@@ -44,24 +44,22 @@ func (m *Model) openTriage() tea.Cmd {
 // askHooks starts the triage of the dialog's targets in the background:
 // each is pinned as the operator saw it, its hook asked, its verdict
 // planned. esc cancels the hooks.
-func (m *Model) askHooks() tea.Cmd {
-	d := m.dialog
+func (d *dialog) askHooks() tea.Cmd {
 	d.step = stepPlanning
 	items := make([]*verify.Item, len(d.targets))
 	for i, r := range d.targets {
 		items[i] = &verify.Item{Rec: r, Saw: &actions.Seen{State: r.RawState, Fingerprint: r.Fingerprint}}
 	}
-	ctx, cancel := context.WithCancel(m.ctx)
+	ctx, cancel := context.WithCancel(d.ctx)
 	d.cancel = cancel
-	ex, hooks := m.opts.Executor, m.opts.Hooks
+	ex, hooks := d.opts.Executor, d.opts.Hooks
 	return func() tea.Msg {
 		err := verify.Triage(ctx, ex, items, hooks, verify.DefaultReason, nil)
 		return triageMsg{items: items, err: err}
 	}
 }
 
-func (m *Model) onTriage(msg triageMsg) {
-	d := m.dialog
+func (d *dialog) onTriage(msg triageMsg) {
 	if d == nil || d.kind != kindTriage || d.step != stepPlanning {
 		return
 	}
@@ -72,7 +70,7 @@ func (m *Model) onTriage(msg triageMsg) {
 	} else {
 		d.plans = verify.Plans(msg.items)
 	}
-	m.focusDialog()
+	d.focusInput()
 }
 
 // planningText is the dialog's line while it reads (or asks).
@@ -87,9 +85,8 @@ func planningText(d *dialog) string {
 // each record's VERDICT, what the plan does with it and why, every one of
 // them (the plan scrolls), the ones left alone first; and under it, in
 // sight, the counts.
-func (m *Model) triageList() (top, plan, foot []string) {
-	d := m.dialog
-	s := m.styles
+func (d *dialog) triageList() (top, plan, foot []string) {
+	s := d.styles
 	top = []string{s.Dim.Render(fmt.Sprintf("%-9s %-10s %s", "VERDICT", "ACTION", "RECORD — WHY"))}
 	// The ones left alone (unknown, errors) first: they are what a
 	// reader who stops early must not miss.
@@ -108,15 +105,15 @@ func (m *Model) triageList() (top, plan, foot []string) {
 		if it.Verdict() != string(verify.Done) && it.Verdict() != string(verify.NotDone) {
 			verdict = s.Error.Render(verdict)
 		}
-		head := fmt.Sprintf("%s %-10s %s", verdict, it.Action(), m.dialogKey(displayKey(&it.Rec), 40))
+		head := fmt.Sprintf("%s %-10s %s", verdict, it.Action(), d.shownKey(displayKey(&it.Rec), 40))
 		row := head + " — " + inspect.Sanitize(it.Note())
-		if ansi.StringWidth(row) > m.width {
+		if ansi.StringWidth(row) > d.width {
 			// The why is what the operator confirms: never cut, it goes
 			// under the record, wrapped.
-			row = fit(head, m.width) + "\n" + hang(strings.Repeat(" ", 21)+"— ", inspect.Sanitize(it.Note()), m.width)
+			row = fit(head, d.width) + "\n" + hang(strings.Repeat(" ", 21)+"— ", inspect.Sanitize(it.Note()), d.width)
 		}
 		plan = append(plan, strings.Split(row, "\n")...)
 	}
-	foot = []string{"", fmt.Sprintf("verdicts: %s · unknown ones are left alone", units.Clip(verify.CountsText(d.triage), max(m.width-40, 20)))}
+	foot = []string{"", fmt.Sprintf("verdicts: %s · unknown ones are left alone", units.Clip(verify.CountsText(d.triage), max(d.width-40, 20)))}
 	return top, plan, foot
 }

@@ -242,10 +242,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case pinnedMsg:
 		return m, m.onPinned(msg)
 	case planMsg:
-		m.onPlans(msg)
+		if m.dialog != nil {
+			m.dialog.Update(msg)
+		}
 		return m, nil
 	case triageMsg:
-		m.onTriage(msg)
+		if m.dialog != nil {
+			m.dialog.Update(msg)
+		}
 		return m, nil
 	case writeMsg:
 		return m, m.onWrite(msg)
@@ -266,7 +270,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onWheel(msg)
 	}
 	if m.dialog != nil {
-		return m, m.dialogPassthrough(msg)
+		return m, m.route(m.dialog, msg)
 	}
 	if m.filtering {
 		var cmd tea.Cmd
@@ -274,19 +278,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	}
 	return m, nil
-}
-
-// dialogPassthrough feeds non-key messages (cursor blink) to the focused input.
-func (m *Model) dialogPassthrough(msg tea.Msg) tea.Cmd {
-	d := m.dialog
-	var cmd tea.Cmd
-	switch d.step {
-	case stepForm:
-		d.inputs[d.focus], cmd = d.inputs[d.focus].Update(msg)
-	case stepProfile, stepConfirm:
-		d.confirm, cmd = d.confirm.Update(msg)
-	}
-	return cmd
 }
 
 func genOf(msg tea.Msg) int {

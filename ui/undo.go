@@ -41,8 +41,8 @@ func (m *Model) openUndo() tea.Cmd {
 }
 
 // planUndo plans the dialog's undo from the audit log, in the background.
-func (m *Model) planUndo(reason string) tea.Cmd {
-	ex, ctx, id, kss := m.opts.Executor, m.ctx, m.dialog.undoID, m.opts.Keyspaces
+func (d *dialog) planUndo(reason string) tea.Cmd {
+	ex, ctx, id, kss := d.opts.Executor, d.ctx, d.undoID, d.opts.Keyspaces
 	return func() tea.Msg {
 		lg, err := actions.ReadAudit(ex.Audit.Path())
 		if err != nil {

@@ -42,7 +42,7 @@ func (m *Model) View() tea.View {
 	body := ""
 	switch {
 	case m.dialog != nil:
-		body = ansi.Wrap(m.dialogView(), m.width, " ") // keys are already cut to fit: never split
+		body = ansi.Wrap(m.show(m.dialog), m.width, " ") // keys are already cut to fit: never split
 	case m.keyHelp.open:
 		body = m.show(m.keyHelp)
 	case m.screen == screenRecords:

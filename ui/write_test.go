@@ -124,7 +124,7 @@ func TestForceFailStaleFromKeyboard(t *testing.T) {
 		t.Fatalf("empty reason accepted:\n%s", screenText(m))
 	}
 	m.dialog.focus = 0
-	m.focusDialog()
+	m.dialog.focusInput()
 	typeText(m, "worker crashed; order absent in DB")
 	press(m, "enter") // to the TTL field
 	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
