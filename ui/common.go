@@ -37,15 +37,3 @@ type component interface {
 	View() string
 	SetSize(width, height int)
 }
-
-// route hands msg to a screen sized to the body as it is now.
-func (m *Model) route(c component, msg tea.Msg) tea.Cmd {
-	c.SetSize(m.width, m.bodyHeight())
-	return c.Update(msg)
-}
-
-// show draws a screen sized to the body as it is now.
-func (m *Model) show(c component) string {
-	c.SetSize(m.width, m.bodyHeight())
-	return c.View()
-}

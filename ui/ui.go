@@ -195,8 +195,14 @@ func (m *Model) Init() tea.Cmd {
 	return tea.Batch(m.startScan(), tick(), tea.RequestBackgroundColor, m.streams.read())
 }
 
-// Update handles one message.
+// Update handles one message: the scan's, then a screen's, then the rest.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if cmd, ok := m.onScanMsg(msg); ok {
+		return m, cmd
+	}
+	if cmd, ok := m.toScreen(msg); ok {
+		return m, cmd
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
@@ -207,50 +213,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.help.Styles = help.DefaultStyles(m.dark)
 		m.resize(m.width, m.height) // the header is drawn anew in these styles
 		return m, nil
-	case batchMsg:
-		if msg.gen != m.gen {
-			return m, nil // a cancelled or superseded scan
-		}
-		m.onBatch(msg)
-		return m, m.rearm()
 	case profileMsg:
 		return m, m.onProfile(msg)
-	case doctorMsg:
-		if msg.gen == m.gen {
-			m.doctor.Update(msg)
-		}
-		return m, nil
-	case scanDoneMsg:
-		if msg.gen != m.gen {
-			return m, nil
-		}
-		return m, m.onScanDone(msg)
-	case reconnectMsg, refreshMsg:
-		if g := genOf(msg); g == m.gen && !m.scanning() {
-			return m, m.startScan()
-		}
-		return m, nil
-	case detailMsg:
-		m.detail.Update(msg)
-		return m, nil
-	case streamsMsg:
-		m.streams.Update(msg)
-		return m, nil
-	case streamEntryMsg:
-		m.streams.Update(msg)
-		return m, nil
 	case pinnedMsg:
 		return m, m.onPinned(msg)
-	case planMsg:
-		if m.dialog != nil {
-			m.dialog.Update(msg)
-		}
-		return m, nil
-	case triageMsg:
-		if m.dialog != nil {
-			m.dialog.Update(msg)
-		}
-		return m, nil
 	case writeMsg:
 		return m, m.onWrite(msg)
 	case exportedMsg:
@@ -278,6 +244,34 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	}
 	return m, nil
+}
+
+// onScanMsg takes the scan's messages, dropping those of an old scan.
+func (m *Model) onScanMsg(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case batchMsg:
+		if msg.gen != m.gen {
+			return nil, true // a cancelled or superseded scan
+		}
+		m.onBatch(msg)
+		return m.rearm(), true
+	case doctorMsg:
+		if msg.gen == m.gen {
+			m.doctor.Update(msg)
+		}
+		return nil, true
+	case scanDoneMsg:
+		if msg.gen != m.gen {
+			return nil, true
+		}
+		return m.onScanDone(msg), true
+	case reconnectMsg, refreshMsg:
+		if g := genOf(msg); g == m.gen && !m.scanning() {
+			return m.startScan(), true
+		}
+		return nil, true
+	}
+	return nil, false
 }
 
 func genOf(msg tea.Msg) int {

@@ -1,0 +1,33 @@
+package ui
+
+import tea "charm.land/bubbletea/v2"
+
+// toScreen hands a screen the results it asked for: a fetched record, the
+// streams read, the dialog's plans and verdicts. Each screen drops what
+// is not for the state it shows now.
+func (m *Model) toScreen(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg.(type) {
+	case detailMsg:
+		return m.detail.Update(msg), true
+	case streamsMsg, streamEntryMsg:
+		return m.streams.Update(msg), true
+	case planMsg, triageMsg:
+		if m.dialog != nil {
+			return m.dialog.Update(msg), true
+		}
+		return nil, true
+	}
+	return nil, false
+}
+
+// route hands msg to a screen sized to the body as it is now.
+func (m *Model) route(c component, msg tea.Msg) tea.Cmd {
+	c.SetSize(m.width, m.bodyHeight())
+	return c.Update(msg)
+}
+
+// show draws a screen sized to the body as it is now.
+func (m *Model) show(c component) string {
+	c.SetSize(m.width, m.bodyHeight())
+	return c.View()
+}
