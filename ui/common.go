@@ -5,6 +5,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/idemctl/idemctl/inspect"
 )
 
 // common is what the root hands every screen: the session, its keys and
@@ -21,6 +23,12 @@ type common struct {
 	width, height int // the terminal's
 
 	status string // the status line: what the last key or result did
+
+	// What the scans read: the records, their counts, and the counts over
+	// time. The root fills them; the screens draw them.
+	store *store
+	stats *inspect.Stats
+	trend
 }
 
 func (c *common) now() time.Time { return c.opts.Now() }

@@ -101,9 +101,9 @@ func (s *store) setGrouping(name string) {
 
 // captureNames are the template captures records can be grouped by, in
 // template order, across the keyspaces.
-func (m *Model) captureNames() []string {
+func (c *common) captureNames() []string {
 	var out []string
-	for _, ks := range m.opts.Keyspaces {
+	for _, ks := range c.opts.Keyspaces {
 		for _, n := range ks.Template.Names() {
 			if !slices.Contains(out, n) {
 				out = append(out, n)

@@ -11,6 +11,16 @@ import (
 	"github.com/idemctl/idemctl/internal/units"
 )
 
+// trend is time across scans: counts per complete scan, the stale keys of
+// the last one (to mark those newly stale), and the incident timeline.
+type trend struct {
+	history   []snapshot
+	staleKeys map[string]struct{}
+	newStale  map[string]struct{}
+	timeline  []timelineRow
+	staleTop  []groupCount // the endpoints (or first capture) with the most stale records
+}
+
 // snapshot is what one complete scan counted, for the Overview's history.
 type snapshot struct {
 	at                              time.Time
@@ -96,8 +106,8 @@ func (m *Model) staleTopView() string {
 }
 
 // isNewStale reports whether r became stale since the previous scan.
-func (m *Model) isNewStale(r *inspect.Record) bool {
-	_, ok := m.newStale[r.Key]
+func (c *common) isNewStale(r *inspect.Record) bool {
+	_, ok := c.newStale[r.Key]
 	return ok && r.Stale()
 }
 
@@ -173,8 +183,8 @@ const timelineRows = 15
 
 // timelineCapture is the capture the timeline names: "endpoint" when the
 // template has one, else its first capture.
-func (m *Model) timelineCapture() string {
-	names := m.captureNames()
+func (c *common) timelineCapture() string {
+	names := c.captureNames()
 	if slices.Contains(names, "endpoint") {
 		return "endpoint"
 	}

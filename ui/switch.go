@@ -132,7 +132,7 @@ func (m *Model) restart(what string) tea.Cmd {
 	st.sortCol, st.sortDesc = m.store.sortCol, m.store.sortDesc
 	m.store = st
 	m.stats = inspect.NewStats(10)
-	m.history, m.staleKeys, m.newStale, m.timeline, m.staleTop = nil, nil, nil, nil, nil
+	m.trend = trend{}
 	m.marks = nil
 	m.detail.close()
 	m.cursor, m.offset, m.drillSel = 0, 0, 0

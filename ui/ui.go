@@ -107,8 +107,6 @@ type Model struct {
 
 	gen          int
 	run          *scanRun
-	store        *store
-	stats        *inspect.Stats
 	serverTimeMs int64
 	lastComplete time.Time
 	doctor       *doctorScreen
@@ -132,14 +130,6 @@ type Model struct {
 
 	drills   []drill // the drillable lines of the Overview or Stats, as last drawn
 	drillSel int
-
-	// Time across scans: counts per complete scan, the stale keys of the
-	// last one (to mark those newly stale), and the incident timeline.
-	history   []snapshot
-	staleKeys map[string]struct{}
-	newStale  map[string]struct{}
-	timeline  []timelineRow
-	staleTop  []groupCount // the endpoints (or first capture) with the most stale records
 
 	allKeyspaces []*inspect.Keyspace // the session's keyspaces, when :keyspace narrowed them
 	ownClient    *redis.Client       // the connection :db opened (the session's own is the CLI's)
@@ -166,9 +156,10 @@ func New(ctx context.Context, opts Options) *Model {
 	}
 	in := newLine("/ ", "key text, glob*, principal=customer-42, state=processing, flag=stuck, stale", 256)
 	m := &Model{
-		common: &common{ctx: ctx, opts: opts, keys: DefaultKeyMap(), dark: true, width: 80, height: 24},
-		help:   help.New(),
-		store:  newStore(maxRecords(opts)), stats: inspect.NewStats(10), input: in, screen: screenRecords,
+		common: &common{ctx: ctx, opts: opts, keys: DefaultKeyMap(), dark: true, width: 80, height: 24,
+			store: newStore(maxRecords(opts)), stats: inspect.NewStats(10)},
+		help:  help.New(),
+		input: in, screen: screenRecords,
 	}
 	m.keyHelp, m.cmdLine, m.find = newHelpScreen(m.common), newCommandLine(m.common), newFindBar(m.common)
 	m.doctor, m.writes, m.detail = newDoctorScreen(m.common), newWritesScreen(m.common), newDetailScreen(m.common)
