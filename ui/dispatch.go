@@ -85,7 +85,13 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 // showFromTop shows screen sc, its page from the top.
 func (m *Model) showFromTop(sc screen) {
 	m.screen = sc
-	m.page.scroll, m.writes.page.scroll = 0, 0
+	m.overview.page.scroll, m.statsScreen.page.scroll, m.writes.page.scroll = 0, 0, 0
+}
+
+// cycleScreens is tab (by 1) and shift+tab: the next screen from its top.
+func (m *Model) cycleScreens(by screen) {
+	m.showFromTop((m.screen + by) % numScreens)
+	m.overview.sel, m.statsScreen.sel = 0, 0
 }
 
 // quit stops background work and ends the program.
@@ -101,8 +107,8 @@ func (m *Model) openHelp() { m.keyHelp.Open(m.screen == screenStreams) }
 func (m *Model) screenKeys(msg tea.KeyPressMsg) []keyAction {
 	k := m.keys
 	return []keyAction{
-		{k.NextScreen, noCmd(func() { m.showFromTop((m.screen + 1) % numScreens); m.drillSel = 0 })},
-		{k.PrevScreen, noCmd(func() { m.showFromTop((m.screen + numScreens - 1) % numScreens); m.drillSel = 0 })},
+		{k.NextScreen, noCmd(func() { m.cycleScreens(1) })},
+		{k.PrevScreen, noCmd(func() { m.cycleScreens(numScreens - 1) })},
 		{k.Command, m.cmdLine.Open},
 		// The filter is the Records screen's: go there, so what is typed
 		// next is the filter and never a string of hotkeys (esc included).
@@ -141,7 +147,7 @@ func (m *Model) onScreenKey(msg tea.KeyPressMsg) tea.Cmd {
 	case screenRecords:
 		return m.onRecordsKey(msg)
 	case screenOverview, screenStats:
-		dispatch(msg, m.drillKeys())
+		return m.onDrillKey(msg)
 	case screenWrites:
 		return m.onWritesKey(msg)
 	case screenDoctor:

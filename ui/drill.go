@@ -3,6 +3,9 @@ package ui
 import (
 	"strings"
 
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -13,20 +16,20 @@ type drill struct {
 	shown string // the line as drawn, to find it on the page
 }
 
-// drillItem registers a drillable line while a screen renders, marking the
+// item registers a drillable line while a screen renders, marking the
 // selected one.
-func (m *Model) drillItem(text string, f inspect.Filter) string {
+func (ds *drillScreen) item(text string, f inspect.Filter) string {
 	shown := "  " + text
-	if len(m.drills) == m.drillSel {
-		shown = m.styles.Selected.Render("▸ " + text)
+	if len(ds.drills) == ds.sel {
+		shown = ds.styles.Selected.Render("▸ " + text)
 	}
-	m.drills = append(m.drills, drill{f: f, shown: shown})
+	ds.drills = append(ds.drills, drill{f: f, shown: shown})
 	return shown
 }
 
 // drillTo opens Records filtered to the drill, ungrouped; the sort stays.
-func (m *Model) drillTo(d drill) {
-	m.store.f = d.f
+func (m *Model) drillTo(f inspect.Filter) {
+	m.store.f = f
 	m.store.group = nil
 	m.screen = screenRecords
 	m.cursor, m.offset = 0, 0
@@ -50,4 +53,26 @@ func captureDrill(name, value string) inspect.Filter {
 		return inspect.Filter{} // a value the search cannot express: all records
 	}
 	return inspect.Filter{Search: s}
+}
+
+// drillShown is the Overview or Stats, whichever is shown.
+func (m *Model) drillShown() *drillScreen {
+	if m.screen == screenStats {
+		return &m.statsScreen.drillScreen
+	}
+	return &m.overview.drillScreen
+}
+
+// onDrillKey is a key on the Overview or Stats: enter opens the selected
+// line's records; the screen takes the rest.
+func (m *Model) onDrillKey(msg tea.KeyPressMsg) tea.Cmd {
+	ds := m.drillShown()
+	if !key.Matches(msg, m.keys.Open) {
+		return m.route(ds, msg)
+	}
+	ds.SetSize(m.width, m.bodyHeight())
+	if f, ok := ds.selected(); ok {
+		m.drillTo(f)
+	}
+	return nil
 }

@@ -1,6 +1,12 @@
 package ui
 
-import "strings"
+import (
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/idemctl/idemctl/inspect"
+)
 
 // The Overview's and Stats' pages: a selection among the drillable lines
 // and a scroll. j/k move the selection and the page follows it; past the
@@ -9,7 +15,34 @@ import "strings"
 // g and the wheel move the page, and a selection the page left behind
 // comes to the nearest drillable line on the new page. Nothing moves the
 // page but a key: a refresh keeps it (and a page shown to its end stays
-// at its end, see scrolled).
+// at its end, see pager).
+
+// drillScreen is what the Overview and Stats share: the drillable lines
+// as last drawn, the selection among them and the page's scroll. render
+// draws the screen, registering its drillable lines with item.
+type drillScreen struct {
+	*common
+	drills []drill
+	sel    int
+	page   pager
+	w, h   int
+	render func() string
+}
+
+func (ds *drillScreen) SetSize(width, height int) { ds.w, ds.h = width, height }
+
+// Update takes the moves; enter is the root's (it opens Records).
+func (ds *drillScreen) Update(msg tea.Msg) tea.Cmd {
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		dispatch(k, ds.moveKeys())
+	}
+	return nil
+}
+
+func (ds *drillScreen) View() string { return ds.page.show(ds.common, ds.renderDrills(), ds.h) }
+
+// fromTop shows the page from its top, the first line selected.
+func (ds *drillScreen) fromTop() { ds.sel, ds.page.scroll = 0, 0 }
 
 // drillPage is a drill screen as drawn now: its lines, and the line of
 // each drillable one (-1: not on the page, cut away).
@@ -20,17 +53,13 @@ type drillPage struct {
 
 // renderDrills draws the Overview or Stats, registering their drillable
 // lines and keeping the selection among them.
-func (m *Model) renderDrills() string {
-	render := m.overviewView
-	if m.screen == screenStats {
-		render = m.statsView
-	}
-	m.drills = m.drills[:0]
-	body := render()
-	if n := len(m.drills); n > 0 && m.drillSel >= n {
-		m.drillSel = n - 1
-		m.drills = m.drills[:0]
-		body = render()
+func (ds *drillScreen) renderDrills() string {
+	ds.drills = ds.drills[:0]
+	body := ds.render()
+	if n := len(ds.drills); n > 0 && ds.sel >= n {
+		ds.sel = n - 1
+		ds.drills = ds.drills[:0]
+		body = ds.render()
 	}
 	return body
 }
@@ -38,10 +67,10 @@ func (m *Model) renderDrills() string {
 // drillPage draws the screen and finds each drillable line on it: the
 // first place its text stands whole (not the head of a longer value, as
 // customer-1 of customer-11) that no earlier one took.
-func (m *Model) drillPage() drillPage {
-	p := drillPage{lines: strings.Split(m.renderDrills(), "\n")}
+func (ds *drillScreen) drillPage() drillPage {
+	p := drillPage{lines: strings.Split(ds.renderDrills(), "\n")}
 	taken := map[[2]int]bool{}
-	for _, d := range m.drills {
+	for _, d := range ds.drills {
 		at := -1
 		for l, line := range p.lines {
 			if j := wholeIndex(line, d.shown); j >= 0 && !taken[[2]int{l, j}] {
@@ -71,9 +100,9 @@ func wholeIndex(line, s string) int {
 
 // pageRange is the lines of an n-line page shown from the scroll, less
 // the last when it says more follows.
-func (m *Model) pageRange(n int) (from, to int) {
-	h := m.bodyHeight()
-	from = min(max(m.page.scroll, 0), max(n-h, 0))
+func (ds *drillScreen) pageRange(n int) (from, to int) {
+	h := ds.h
+	from = min(max(ds.page.scroll, 0), max(n-h, 0))
 	to = min(from+h, n)
 	if to < n && h > 1 {
 		to--
@@ -82,18 +111,18 @@ func (m *Model) pageRange(n int) (from, to int) {
 }
 
 // onPage reports whether drillable line i shows on the page.
-func (m *Model) onPage(p drillPage, i int) bool {
-	from, to := m.pageRange(len(p.lines))
+func (ds *drillScreen) onPage(p drillPage, i int) bool {
+	from, to := ds.pageRange(len(p.lines))
 	return i >= 0 && i < len(p.at) && p.at[i] >= from && p.at[i] < to
 }
 
 // selectOnPage selects the drillable line on the page nearest where the
 // page came from: the topmost when it moved down (d > 0), else the
 // lowest. It reports whether the page holds one.
-func (m *Model) selectOnPage(p drillPage, d int) bool {
+func (ds *drillScreen) selectOnPage(p drillPage, d int) bool {
 	best := -1
 	for i := range p.at {
-		if !m.onPage(p, i) {
+		if !ds.onPage(p, i) {
 			continue
 		}
 		if best < 0 || d > 0 && p.at[i] < p.at[best] || d < 0 && p.at[i] > p.at[best] {
@@ -101,79 +130,78 @@ func (m *Model) selectOnPage(p drillPage, d int) bool {
 		}
 	}
 	if best >= 0 {
-		m.drillSel = best
+		ds.sel = best
 	}
 	return best >= 0
 }
 
-// drillStep is j (d = 1) or k (d = -1).
-func (m *Model) drillStep(d int) {
-	p := m.drillPage()
-	m.page.scroll, _ = m.pageRange(len(p.lines))
-	next := m.drillSel + d
+// step is j (d = 1) or k (d = -1).
+func (ds *drillScreen) step(d int) {
+	p := ds.drillPage()
+	ds.page.scroll, _ = ds.pageRange(len(p.lines))
+	next := ds.sel + d
 	switch {
-	case m.onPage(p, m.drillSel) && next >= 0 && next < len(p.at) && p.at[next] >= 0:
-		m.drillSel = next
-		m.showLine(p.at[next], len(p.lines))
-	case m.onPage(p, m.drillSel) || !m.selectOnPage(p, d):
-		m.scrollPage(p, d) // no drillable line that way: the page moves
+	case ds.onPage(p, ds.sel) && next >= 0 && next < len(p.at) && p.at[next] >= 0:
+		ds.sel = next
+		ds.showLine(p.at[next], len(p.lines))
+	case ds.onPage(p, ds.sel) || !ds.selectOnPage(p, d):
+		ds.scrollPage(p, d) // no drillable line that way: the page moves
 	}
 }
 
-// drillPageMove moves the page by d lines (±far: to an end) and brings the
+// pageMove moves the page by d lines (±far: to an end) and brings the
 // selection onto it.
-func (m *Model) drillPageMove(d int) {
-	p := m.drillPage()
-	m.page.scroll, _ = m.pageRange(len(p.lines))
-	m.scrollPage(p, d)
-	if dir := d; !m.onPage(p, m.drillSel) {
+func (ds *drillScreen) pageMove(d int) {
+	p := ds.drillPage()
+	ds.page.scroll, _ = ds.pageRange(len(p.lines))
+	ds.scrollPage(p, d)
+	if dir := d; !ds.onPage(p, ds.sel) {
 		if d == far {
 			dir = -1 // G: the last line, nearest the end
 		}
-		m.selectOnPage(p, dir)
+		ds.selectOnPage(p, dir)
 	}
 }
 
 // scrollPage moves the page by d lines, within the page.
-func (m *Model) scrollPage(p drillPage, d int) {
-	m.page.scroll = min(clampAdd(m.page.scroll, d), max(len(p.lines)-m.bodyHeight(), 0))
+func (ds *drillScreen) scrollPage(p drillPage, d int) {
+	ds.page.scroll = min(clampAdd(ds.page.scroll, d), max(len(p.lines)-ds.h, 0))
 }
 
 // showLine scrolls the page of n lines so line i shows, above the line
 // that may say more follows.
-func (m *Model) showLine(i, n int) {
-	h := m.bodyHeight()
-	if i < m.page.scroll {
-		m.page.scroll = i
+func (ds *drillScreen) showLine(i, n int) {
+	h := ds.h
+	if i < ds.page.scroll {
+		ds.page.scroll = i
 	}
-	if i >= m.page.scroll+h-1 {
-		m.page.scroll = i - h + 2
+	if i >= ds.page.scroll+h-1 {
+		ds.page.scroll = i - h + 2
 	}
-	m.page.scroll = min(max(m.page.scroll, 0), max(n-h, 0))
+	ds.page.scroll = min(max(ds.page.scroll, 0), max(n-h, 0))
 }
 
-// openDrill is enter: the selected line's records, when it shows.
-func (m *Model) openDrill() {
-	p := m.drillPage()
-	if !m.onPage(p, m.drillSel) {
-		m.status = "no line is selected on this page: j/k select one, enter opens it"
-		return
+// selected is enter: the selected line's filter, when it shows.
+func (ds *drillScreen) selected() (inspect.Filter, bool) {
+	p := ds.drillPage()
+	if !ds.onPage(p, ds.sel) {
+		ds.status = "no line is selected on this page: j/k select one, enter opens it"
+		return inspect.Filter{}, false
 	}
-	m.drillTo(m.drills[m.drillSel])
+	return ds.drills[ds.sel].f, true
 }
 
-// drillKeys are the Overview's and Stats' keys: move the selection among
-// the drillable lines, open one, page the screen.
-func (m *Model) drillKeys() []keyAction {
-	k := m.keys
-	page := max(m.bodyHeight()-1, 1) // the lines a page shows above its "more" line
+// moveKeys move the selection among the drillable lines and page the
+// screen.
+func (ds *drillScreen) moveKeys() []keyAction {
+	k := ds.keys
+	page := max(ds.h-1, 1) // the lines a page shows above its "more" line
 	return []keyAction{
-		{k.Open, noCmd(m.openDrill)},
-		{k.Up, noCmd(func() { m.drillStep(-1) })},
-		{k.Down, noCmd(func() { m.drillStep(1) })},
-		{k.Top, noCmd(func() { m.drillSel, m.page.scroll = 0, 0 })},
-		{k.Bottom, noCmd(func() { m.drillPageMove(far) })},
-		{k.PageUp, noCmd(func() { m.drillPageMove(-page) })},
-		{k.PageDown, noCmd(func() { m.drillPageMove(page) })},
+		{k.Up, noCmd(func() { ds.step(-1) })},
+		{k.Down, noCmd(func() { ds.step(1) })},
+		{k.Top, noCmd(ds.fromTop)},
+		{k.Bottom, noCmd(func() { ds.pageMove(far) })},
+		{k.PageUp, noCmd(func() { ds.pageMove(-page) })},
+		{k.PageDown, noCmd(func() { ds.pageMove(page) })},
 	}
 }

@@ -2,13 +2,11 @@ package ui
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/idemctl/idemctl/inspect"
-	"github.com/idemctl/idemctl/internal/units"
 )
 
 // trend is time across scans: counts per complete scan, the stale keys of
@@ -88,23 +86,6 @@ func topCounts(byValue map[string]int64, n int) []groupCount {
 	return out[:min(n, len(out))]
 }
 
-// staleTopView lists, on the Overview, the values of the timeline's
-// capture (the endpoint) with the most stale records: enter opens their
-// stale records, where = then says for whom.
-func (m *Model) staleTopView() string {
-	if len(m.staleTop) == 0 {
-		return ""
-	}
-	capture := m.timelineCapture()
-	lines := []string{m.styles.Title.Render("MOST STALE BY " + strings.ToUpper(inspect.Sanitize(capture)))}
-	for _, g := range m.staleTop {
-		f := captureDrill(capture, g.value)
-		f.Stale = true
-		lines = append(lines, m.drillItem(fmt.Sprintf("%9s %s", count(g.n), inspect.Sanitize(orDash(g.value))), f))
-	}
-	return strings.Join(lines, "\n")
-}
-
 // isNewStale reports whether r became stale since the previous scan.
 func (c *common) isNewStale(r *inspect.Record) bool {
 	_, ok := c.newStale[r.Key]
@@ -129,41 +110,6 @@ func sparkline(vals []int64) string {
 		out[i] = sparkRunes[lvl]
 	}
 	return string(out)
-}
-
-// historyView is the Overview's history block: a sparkline per count over
-// the last scans, the count now and its change since the previous scan.
-func (m *Model) historyView() string {
-	h := m.history
-	if len(h) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString(m.styles.Title.Render(fmt.Sprintf("SINCE %s (%s)", h[0].at.Format("15:04:05"), units.Nouns(int64(len(h)), "scan", "scans"))))
-	for _, it := range []struct {
-		name string
-		get  func(snapshot) int64
-	}{
-		{"stale", func(s snapshot) int64 { return s.stale }},
-		{"processing", func(s snapshot) int64 { return s.processing }},
-		{"no TTL", func(s snapshot) int64 { return s.noTTL }},
-		{"total", func(s snapshot) int64 { return s.total }},
-	} {
-		vals := make([]int64, len(h))
-		for i, s := range h {
-			vals[i] = it.get(s)
-		}
-		now := vals[len(vals)-1]
-		change := ""
-		if len(vals) > 1 {
-			change = signedCount(now-vals[len(vals)-2]) + " since " + h[len(h)-2].at.Format("15:04:05")
-		}
-		fmt.Fprintf(&b, "\n  %-10s %s %9s  %s", it.name, sparkline(vals), count(now), m.styles.Dim.Render(change))
-	}
-	if n := len(m.newStale); n > 0 {
-		b.WriteString("\n  " + m.styles.Stale.Render(count(n)+" records became stale since the previous scan (+stale in Records)"))
-	}
-	return b.String()
 }
 
 // timelineRow is one minute of the incident timeline: stale records whose
@@ -225,28 +171,6 @@ func buildTimeline(s *store, nowMs int64, capture string) []timelineRow {
 		rows = rows[len(rows)-timelineRows:]
 	}
 	return rows
-}
-
-// timelineView renders the incident timeline for the Stats screen.
-func (m *Model) timelineView() []string {
-	if len(m.timeline) == 0 {
-		return nil
-	}
-	capture := m.timelineCapture()
-	out := []string{m.styles.Title.Render("STALE BY MINUTE RESERVED") + m.styles.Dim.Render(" (server time; top "+inspect.Sanitize(capture)+")")}
-	var maxN int64
-	for _, r := range m.timeline {
-		maxN = max(maxN, r.n)
-	}
-	for _, r := range m.timeline {
-		var top []string
-		for _, g := range r.top {
-			top = append(top, inspect.Sanitize(orDash(g.value))+" "+count(g.n))
-		}
-		at := time.UnixMilli(r.minute * 60_000).In(m.now().Location()).Format("15:04")
-		out = append(out, fmt.Sprintf("%s %7s %-10s %s", at, count(r.n), m.styles.Stale.Render(bar(r.n, maxN, 10)), strings.Join(top, " · ")))
-	}
-	return out
 }
 
 // signedCount is a change in a count: +1,200, -3, ±0.

@@ -23,7 +23,7 @@ func timelineFixture(ks *inspect.Keyspace, n int) []inspect.Record {
 
 // lastLine is the last line of the screen's whole page, unscrolled.
 func lastLine(m *Model) string {
-	lines := strings.Split(ansi.Strip(m.renderDrills()), "\n")
+	lines := strings.Split(ansi.Strip(m.drillShown().renderDrills()), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 

@@ -238,3 +238,23 @@ func nextBackoff(d time.Duration) time.Duration {
 }
 
 func (m *Model) scanning() bool { return m.run != nil && m.run.finished.IsZero() }
+
+// scanStatus is how far the scan of one keyspace got, for its Overview row.
+func (m *Model) scanStatus(keyspace string) string {
+	if m.run == nil {
+		return "…"
+	}
+	scan := count(m.run.perKS[keyspace]) + " read"
+	if m.run.stopped {
+		scan = "cancelled"
+	}
+	for _, c := range m.run.covs {
+		if c.Keyspace == keyspace {
+			scan = "complete"
+			if !c.Complete {
+				scan = "INCOMPLETE"
+			}
+		}
+	}
+	return scan
+}

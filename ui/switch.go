@@ -135,8 +135,10 @@ func (m *Model) restart(what string) tea.Cmd {
 	m.trend = trend{}
 	m.marks = nil
 	m.detail.close()
-	m.cursor, m.offset, m.drillSel = 0, 0, 0
-	m.page.scroll, m.writes.page.scroll = 0, 0
+	m.cursor, m.offset = 0, 0
+	m.overview.fromTop()
+	m.statsScreen.fromTop()
+	m.writes.page.scroll = 0
 	if m.screen == screenDetail {
 		m.screen = screenRecords
 	}

@@ -128,13 +128,11 @@ type Model struct {
 	groupCursor, groupOffset int
 	groupSearch              inspect.Search
 
-	drills   []drill // the drillable lines of the Overview or Stats, as last drawn
-	drillSel int
-
+	overview     *overviewScreen
+	statsScreen  *statsScreen
 	allKeyspaces []*inspect.Keyspace // the session's keyspaces, when :keyspace narrowed them
 	ownClient    *redis.Client       // the connection :db opened (the session's own is the CLI's)
 
-	page      pager // the overview, stats, writes and doctor screens' scroll
 	input     textinput.Model
 	filtering bool
 	filterErr string       // why the typed filter was not applied, shown under the input
@@ -164,6 +162,7 @@ func New(ctx context.Context, opts Options) *Model {
 	m.keyHelp, m.cmdLine, m.find = newHelpScreen(m.common), newCommandLine(m.common), newFindBar(m.common)
 	m.doctor, m.writes, m.detail = newDoctorScreen(m.common), newWritesScreen(m.common), newDetailScreen(m.common)
 	m.streams = newStreamsScreen(m.common)
+	m.overview, m.statsScreen = newOverviewScreen(m.common, m.doctor, m.streams, m.scanStatus), newStatsScreen(m.common)
 	if len(opts.Keyspaces) > 1 {
 		m.screen = screenOverview
 	}
@@ -318,7 +317,9 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	case screenRecords:
 		m.moveCursor(delta)
 	case screenOverview, screenStats:
-		m.drillPageMove(delta)
+		ds := m.drillShown()
+		ds.SetSize(m.width, m.bodyHeight())
+		ds.pageMove(delta)
 	case screenWrites:
 		m.writes.page.scroll += delta
 	case screenStreams:

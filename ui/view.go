@@ -48,7 +48,7 @@ func (m *Model) View() tea.View {
 	case m.screen == screenRecords:
 		body = m.recordsView()
 	case m.screen == screenOverview, m.screen == screenStats:
-		body = m.page.show(m.common, m.renderDrills(), m.bodyHeight())
+		body = m.show(m.drillShown())
 	case m.screen == screenWrites:
 		body = m.show(m.writes)
 	case m.screen == screenDoctor:
