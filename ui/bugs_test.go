@@ -80,8 +80,8 @@ func TestEscInFilterKeepsScanAndCancelIsPartial(t *testing.T) {
 	press(m, "/")
 	typeText(m, "state=proc")
 	press(m, "esc")
-	if !m.scanning() || m.filtering {
-		t.Fatalf("esc in the filter input: scanning %v, filtering %v", m.scanning(), m.filtering)
+	if !m.scanning() || m.records.filtering {
+		t.Fatalf("esc in the filter input: scanning %v, filtering %v", m.scanning(), m.records.filtering)
 	}
 	// From the Overview (the first screen with several keyspaces), / goes
 	// to the Records' filter: what is typed after it is never hotkeys.
@@ -255,7 +255,7 @@ func TestDialogNeverSplitsKeys(t *testing.T) {
 	recs := fixture(testKeyspace(t), 10)
 	recs[0].Key = "atlasmart:ch23:idem:customer-1:POST:/orders/with/a/very/long/path/segment:req-0123456789abcdef0123456789abcdef"
 	m := newTestModelWith(t, 60, 20, recs, executor(t, true))
-	m.cursor = m.store.find(recs[0].Key)
+	m.records.cursor = m.store.find(recs[0].Key)
 	press(m, "F")
 	text := screenText(m)
 	if !strings.Contains(text, "req-0123456789abcdef0123456789abcdef") && !strings.Contains(text, "…") {

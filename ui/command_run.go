@@ -57,7 +57,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		}
 		m.screen = screenRecords
 		m.store.setGrouping(arg)
-		m.groupCursor, m.groupOffset = 0, 0
+		m.records.groupCursor, m.records.groupOffset = 0, 0
 		return nil
 	}
 	m.status = fmt.Sprintf("unknown command %q: %s", inspect.Sanitize(name), commandHelp)

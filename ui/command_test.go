@@ -40,7 +40,7 @@ func TestCopyKeyAndCommand(t *testing.T) {
 	if cmd == nil || fmt.Sprint(cmd()) != want {
 		t.Fatalf("Y copied %v, want %s", cmd, want)
 	}
-	m.cursor = m.store.find(recs[19].Key)
+	m.records.cursor = m.store.find(recs[19].Key)
 	if _, cmd = m.Update(tea.KeyPressMsg{Code: 'y', Text: "y"}); cmd != nil || !strings.Contains(m.status, "not copied") {
 		t.Fatalf("a key with control bytes was copied: %q", m.status)
 	}
@@ -53,27 +53,27 @@ func TestCopyKeyAndCommand(t *testing.T) {
 func TestIncrementalFind(t *testing.T) {
 	m := newTestModel(t, 80, 24, fixture(testKeyspace(t), 60))
 	m.Update(tea.KeyPressMsg{Code: 'f', Mod: tea.ModCtrl})
-	if !m.find.active {
+	if !m.records.find.active {
 		t.Fatal("ctrl+f did not open find")
 	}
 	typeText(m, "req-0004")
-	if k := m.cursorKey(); !strings.Contains(k, "req-0004") {
+	if k := m.recordsSized().cursorKey(); !strings.Contains(k, "req-0004") {
 		t.Fatalf("find moved to %s", k)
 	}
 	press(m, "enter")
-	seen := map[string]bool{m.cursorKey(): true}
+	seen := map[string]bool{m.recordsSized().cursorKey(): true}
 	for range 9 {
 		press(m, "n")
-		seen[m.cursorKey()] = true
+		seen[m.recordsSized().cursorKey()] = true
 	}
 	if len(seen) != 10 {
 		t.Fatalf("n visited %d keys, want the 10 matches", len(seen))
 	}
 	press(m, "n") // wraps to where it started
-	first := m.cursorKey()
+	first := m.recordsSized().cursorKey()
 	press(m, "N", "n")
-	if m.cursorKey() != first {
-		t.Fatalf("N then n did not return: %s vs %s", m.cursorKey(), first)
+	if m.recordsSized().cursorKey() != first {
+		t.Fatalf("N then n did not return: %s vs %s", m.recordsSized().cursorKey(), first)
 	}
 	m.Update(tea.KeyPressMsg{Code: 'f', Mod: tea.ModCtrl})
 	typeText(m, "nowhere")

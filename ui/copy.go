@@ -19,10 +19,10 @@ func (m *Model) selection() []inspect.Record {
 	if m.screen == screenDetail && m.detail.cur != nil {
 		return []inspect.Record{m.detail.cur.shown()}
 	}
-	if recs := m.markedRecords(); len(recs) > 0 {
+	if recs := m.recordsSized().markedRecords(); len(recs) > 0 {
 		return recs
 	}
-	if r := m.store.at(m.cursor); r != nil && !m.grouped() {
+	if r := m.store.at(m.records.cursor); r != nil && !m.recordsSized().grouped() {
 		return []inspect.Record{*r}
 	}
 	return nil

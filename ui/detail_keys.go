@@ -10,7 +10,7 @@ import (
 
 // openDetail opens the record under the cursor on the Detail screen.
 func (m *Model) openDetail() tea.Cmd {
-	r := m.store.at(m.cursor)
+	r := m.store.at(m.records.cursor)
 	if r == nil {
 		return nil
 	}

@@ -80,9 +80,9 @@ func (m *Model) openDialog(kind actions.Kind) tea.Cmd {
 		m.status = m.readOnlyHint()
 		return nil
 	}
-	targets := m.markedRecords()
+	targets := m.recordsSized().markedRecords()
 	if len(targets) == 0 {
-		r := m.store.at(m.cursor)
+		r := m.store.at(m.records.cursor)
 		if r == nil {
 			return nil
 		}
@@ -90,7 +90,7 @@ func (m *Model) openDialog(kind actions.Kind) tea.Cmd {
 	}
 	cmd := m.openDialogOn(kind, targets)
 	if m.dialog != nil {
-		m.dialog.onMarks = len(m.marks) > 0
+		m.dialog.onMarks = len(m.records.marks) > 0
 	}
 	return cmd
 }
@@ -196,7 +196,7 @@ func (m *Model) closeDialog(toWrites bool) tea.Cmd {
 		return m.closeEntryDialog(toWrites)
 	}
 	if d.onMarks {
-		m.marks = nil // written: a second write would need them marked again
+		m.records.marks = nil // written: a second write would need them marked again
 	}
 	m.dialog = nil
 	if toWrites { // straight to what was written, as the dialog says
@@ -276,14 +276,14 @@ func (d *dialog) shownKey(k string, room int) string {
 }
 
 // markedRecords returns the marked records still in the table.
-func (m *Model) markedRecords() []inspect.Record {
-	if len(m.marks) == 0 {
+func (rs *recordsScreen) markedRecords() []inspect.Record {
+	if len(rs.marks) == 0 {
 		return nil
 	}
 	var out []inspect.Record
-	for i := range m.store.recs.Len() {
-		if r := m.store.recs.Peek(i, &m.store.peek); m.marks[r.Key] {
-			out = append(out, *m.store.recs.At(i)) // a copy of its own
+	for i := range rs.store.recs.Len() {
+		if r := rs.store.recs.Peek(i, &rs.store.peek); rs.marks[r.Key] {
+			out = append(out, *rs.store.recs.At(i)) // a copy of its own
 		}
 	}
 	return out

@@ -47,9 +47,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case m.dialog != nil:
 		return m.onDialogKey(msg)
-	case m.filtering:
-		return m.onFilterKey(msg)
-	case m.find.active:
+	case m.records.filtering:
+		return m.recordsSized().onFilterKey(msg)
+	case m.records.find.active:
 		return m.onFindKey(msg)
 	case m.cmdLine.open:
 		return m.onCommandKey(msg)
@@ -133,7 +133,7 @@ func (m *Model) onCancel() {
 	case m.scanning():
 		m.cancelScan()
 	case m.screen == screenRecords && g != nil && g.expanding != "":
-		m.closeGroup()
+		m.recordsSized().closeGroup()
 	case m.screen == screenRecords && g != nil:
 		m.store.setGrouping("")
 	case m.screen == screenRecords:

@@ -32,9 +32,9 @@ func (m *Model) drillTo(f inspect.Filter) {
 	m.store.f = f
 	m.store.group = nil
 	m.screen = screenRecords
-	m.cursor, m.offset = 0, 0
+	m.records.cursor, m.records.offset = 0, 0
 	m.store.rebuild()
-	m.clampCursor()
+	m.recordsSized().clampCursor()
 }
 
 func stateDrill(st inspect.State) inspect.Filter { return inspect.Filter{States: inspect.StatesOf(st)} }

@@ -47,7 +47,7 @@ func TestDrillDownAndGroups(t *testing.T) {
 	n := len(m.store.view)
 	press(m, "=") // group by principal: for whom
 	text := screenText(m)
-	if !m.grouped() || !strings.Contains(text, "PRINCIPAL") || !strings.Contains(text, "groups by principal") {
+	if !m.recordsSized().grouped() || !strings.Contains(text, "PRINCIPAL") || !strings.Contains(text, "groups by principal") {
 		t.Fatalf("= did not group by principal:\n%s", text)
 	}
 	var total int64
@@ -60,8 +60,8 @@ func TestDrillDownAndGroups(t *testing.T) {
 	golden(t, "groups_80x24", text)
 	first := m.store.group.sorted(len(m.store.view), true)[0]
 	press(m, "enter")
-	if m.grouped() || int64(len(m.store.view)) != first.n {
-		t.Fatalf("opening group %s: grouped %v, %d rows want %d", first.value, m.grouped(), len(m.store.view), first.n)
+	if m.recordsSized().grouped() || int64(len(m.store.view)) != first.n {
+		t.Fatalf("opening group %s: grouped %v, %d rows want %d", first.value, m.recordsSized().grouped(), len(m.store.view), first.n)
 	}
 	for pos := range m.store.view {
 		if r := m.store.at(pos); r.Group("principal") != first.value || r.Group("endpoint") != "POST:/orders" {
@@ -69,8 +69,8 @@ func TestDrillDownAndGroups(t *testing.T) {
 		}
 	}
 	press(m, "esc")
-	if !m.grouped() || len(m.store.view) != n {
-		t.Fatalf("esc did not return to the groups: grouped %v, %d rows", m.grouped(), len(m.store.view))
+	if !m.recordsSized().grouped() || len(m.store.view) != n {
+		t.Fatalf("esc did not return to the groups: grouped %v, %d rows", m.recordsSized().grouped(), len(m.store.view))
 	}
 	press(m, "esc")
 	if m.store.group != nil {
@@ -177,7 +177,7 @@ func TestOverviewMostStaleEndpoint(t *testing.T) {
 		}
 	}
 	press(m, "=")
-	if !m.grouped() || m.store.group.name != "principal" {
+	if !m.recordsSized().grouped() || m.store.group.name != "principal" {
 		t.Fatal("= did not group the endpoint's stale records by principal")
 	}
 }

@@ -62,34 +62,34 @@ func (f *findBar) match(pos, dir, n int, key func(int) string) (int, bool) {
 
 // onFindKey edits the find text, moving the cursor as it changes.
 func (m *Model) onFindKey(msg tea.KeyPressMsg) tea.Cmd {
-	cmd := m.route(m.find, msg)
-	if m.find.active {
-		m.findFrom(m.cursor, 1)
+	cmd := m.route(m.records.find, msg)
+	if m.records.find.active {
+		m.recordsSized().findFrom(m.records.cursor, 1)
 	}
 	return cmd
 }
 
 // findFrom moves the cursor to the first match at or after pos going in
 // dir (1 or -1), wrapping around the view; it says when nothing matches.
-func (m *Model) findFrom(pos, dir int) {
-	n := len(m.store.view)
-	if m.find.text == "" || n == 0 {
+func (rs *recordsScreen) findFrom(pos, dir int) {
+	n := len(rs.store.view)
+	if rs.find.text == "" || n == 0 {
 		return
 	}
-	if p, ok := m.find.match(pos, dir, n, func(p int) string { return m.store.at(p).Key }); ok {
-		m.cursor = p
-		m.clampCursor()
-		m.status = ""
+	if p, ok := rs.find.match(pos, dir, n, func(p int) string { return rs.store.at(p).Key }); ok {
+		rs.cursor = p
+		rs.clampCursor()
+		rs.status = ""
 		return
 	}
-	m.status = "find: no key in the view contains " + m.find.text
+	rs.status = "find: no key in the view contains " + rs.find.text
 }
 
 // findNext steps to the next (dir 1) or previous (-1) match.
-func (m *Model) findNext(dir int) {
-	if m.find.text == "" {
-		m.status = "nothing to find yet: ctrl+f"
+func (rs *recordsScreen) findNext(dir int) {
+	if rs.find.text == "" {
+		rs.status = "nothing to find yet: ctrl+f"
 		return
 	}
-	m.findFrom(m.cursor+dir, dir)
+	rs.findFrom(rs.cursor+dir, dir)
 }

@@ -81,8 +81,8 @@ func TestColumnsGiveWayInOrder(t *testing.T) {
 func TestFlagNamesAndCycle(t *testing.T) {
 	m := newTestModel(t, 80, 24, fixture(testKeyspace(t), 70))
 	filterBy(m, "flag=stuck")
-	if n := len(m.store.view); n != 7 || m.filtering {
-		t.Fatalf("flag=stuck: %d rows, filtering %v (%q)", n, m.filtering, m.filterErr)
+	if n := len(m.store.view); n != 7 || m.records.filtering {
+		t.Fatalf("flag=stuck: %d rows, filtering %v (%q)", n, m.records.filtering, m.records.filterErr)
 	}
 	if text := screenText(m); !strings.Contains(text, "nottl,stuck") {
 		t.Fatalf("the table does not show the filter's word:\n%s", text)

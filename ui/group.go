@@ -114,41 +114,43 @@ func (c *common) captureNames() []string {
 }
 
 // cycleGrouping steps the grouping through the captures, then off.
-func (m *Model) cycleGrouping() {
-	names := m.captureNames()
+func (rs *recordsScreen) cycleGrouping() {
+	names := rs.captureNames()
 	if len(names) == 0 {
-		m.status = "these keyspaces have no key template captures to group by"
+		rs.status = "these keyspaces have no key template captures to group by"
 		return
 	}
 	next := names[0]
-	if g := m.store.group; g != nil {
+	if g := rs.store.group; g != nil {
 		i := slices.Index(names, g.name)
 		next = ""
 		if i+1 < len(names) {
 			next = names[i+1]
 		}
 	}
-	m.store.setGrouping(next)
-	m.groupCursor, m.groupOffset = 0, 0
+	rs.store.setGrouping(next)
+	rs.groupCursor, rs.groupOffset = 0, 0
 }
 
 // grouped reports whether the Records screen shows groups, not records.
-func (m *Model) grouped() bool { return m.store.group != nil && m.store.group.expanding == "" }
+func (rs *recordsScreen) grouped() bool {
+	return rs.store.group != nil && rs.store.group.expanding == ""
+}
 
 // groupsView renders the grouped Records screen: one row per value.
-func (m *Model) groupsView() string {
-	g := m.store.group
-	groups := g.sorted(len(m.store.view), !m.scanning())
+func (rs *recordsScreen) groupsView() string {
+	g := rs.store.group
+	groups := g.sorted(len(rs.store.view), !rs.scanning())
 	var b strings.Builder
-	b.WriteString(m.styles.ColHead.Render(fit(fmt.Sprintf("%8s %8s %7s %7s %8s  %s", "RECORDS", "PROCESS", "STALE", "STUCK", "MEMORY",
-		strings.ToUpper(inspect.Sanitize(g.name))), m.width)))
+	b.WriteString(rs.styles.ColHead.Render(fit(fmt.Sprintf("%8s %8s %7s %7s %8s  %s", "RECORDS", "PROCESS", "STALE", "STUCK", "MEMORY",
+		strings.ToUpper(inspect.Sanitize(g.name))), rs.width)))
 	if len(groups) == 0 {
-		b.WriteString("\n" + m.styles.Dim.Render("  no record in the view"))
+		b.WriteString("\n" + rs.styles.Dim.Render("  no record in the view"))
 		return b.String()
 	}
-	m.clampGroupCursor(len(groups))
-	end := min(m.groupOffset+m.tableRows(), len(groups))
-	for i := m.groupOffset; i < end; i++ {
+	rs.clampGroupCursor(len(groups))
+	end := min(rs.groupOffset+rs.tableRows(), len(groups))
+	for i := rs.groupOffset; i < end; i++ {
 		a := groups[i]
 		v := a.value
 		if v == "" {
@@ -157,38 +159,38 @@ func (m *Model) groupsView() string {
 		line := fmt.Sprintf("%8s %8s %7s %7s %8s  %s", count(a.n), count(a.processing), count(a.stale), count(a.stuck),
 			units.FormatBytes(a.mem), inspect.Sanitize(v))
 		switch {
-		case i == m.groupCursor:
-			line = m.styles.Selected.Render(fit(line, m.width))
+		case i == rs.groupCursor:
+			line = rs.styles.Selected.Render(fit(line, rs.width))
 		case a.stale > 0:
-			line = m.styles.Stale.Render(line)
+			line = rs.styles.Stale.Render(line)
 		}
 		b.WriteString("\n" + line)
 	}
 	return b.String()
 }
 
-func (m *Model) clampGroupCursor(n int) {
-	rows := m.tableRows()
-	m.groupCursor = min(max(m.groupCursor, 0), max(n-1, 0))
-	if m.groupCursor < m.groupOffset {
-		m.groupOffset = m.groupCursor
+func (rs *recordsScreen) clampGroupCursor(n int) {
+	rows := rs.tableRows()
+	rs.groupCursor = min(max(rs.groupCursor, 0), max(n-1, 0))
+	if rs.groupCursor < rs.groupOffset {
+		rs.groupOffset = rs.groupCursor
 	}
-	if m.groupCursor >= m.groupOffset+rows {
-		m.groupOffset = m.groupCursor - rows + 1
+	if rs.groupCursor >= rs.groupOffset+rows {
+		rs.groupOffset = rs.groupCursor - rows + 1
 	}
-	m.groupOffset = min(max(m.groupOffset, 0), max(n-rows, 0))
+	rs.groupOffset = min(max(rs.groupOffset, 0), max(n-rows, 0))
 }
 
 // onGroupsKey handles the grouped screen's own keys: moving, and enter to
 // open a group (its records, filtered to the value; esc comes back).
 // Other keys fall through to the records keys (filters apply to groups).
-func (m *Model) onGroupsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	k := m.keys
-	g := m.store.group
-	n := len(g.sorted(len(m.store.view), !m.scanning()))
-	if d, ok := k.moves(msg, m.tableRows()); ok {
-		m.groupCursor = clampAdd(m.groupCursor, d) // then to the groups
-		m.clampGroupCursor(n)
+func (rs *recordsScreen) onGroupsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := rs.keys
+	g := rs.store.group
+	n := len(g.sorted(len(rs.store.view), !rs.scanning()))
+	if d, ok := k.moves(msg, rs.tableRows()); ok {
+		rs.groupCursor = clampAdd(rs.groupCursor, d) // then to the groups
+		rs.clampGroupCursor(n)
 		return nil, true
 	}
 	switch {
@@ -196,46 +198,46 @@ func (m *Model) onGroupsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		if n == 0 {
 			return nil, true
 		}
-		m.clampGroupCursor(n)
-		m.openGroup(g.order[m.groupCursor].value)
+		rs.clampGroupCursor(n)
+		rs.openGroup(g.order[rs.groupCursor].value)
 	case k.isWriteKey(msg):
-		m.status = "open a group (enter) to mark and write its records"
+		rs.status = "open a group (enter) to mark and write its records"
 	default:
 		return nil, false
 	}
-	m.clampGroupCursor(n)
+	rs.clampGroupCursor(n)
 	return nil, true
 }
 
 // openGroup shows a group's records: the view filtered to its value, the
 // grouping kept so esc returns to the groups where the cursor was.
-func (m *Model) openGroup(value string) {
-	g := m.store.group
+func (rs *recordsScreen) openGroup(value string) {
+	g := rs.store.group
 	g.expanding = value
-	m.groupSearch = m.store.f.Search
-	m.applySearch(strings.TrimSpace(m.store.f.Search.String() + " " + captureTerm(g.name, value)))
-	m.cursor, m.offset = 0, 0
-	m.clampCursor()
+	rs.groupSearch = rs.store.f.Search
+	rs.applySearch(strings.TrimSpace(rs.store.f.Search.String() + " " + captureTerm(g.name, value)))
+	rs.cursor, rs.offset = 0, 0
+	rs.clampCursor()
 }
 
 // closeGroup goes back from a group's records to the groups.
-func (m *Model) closeGroup() {
-	g := m.store.group
+func (rs *recordsScreen) closeGroup() {
+	g := rs.store.group
 	g.expanding = ""
-	m.store.f.Search = m.groupSearch
-	m.withCursorKept(m.store.rebuild)
+	rs.store.f.Search = rs.groupSearch
+	rs.withCursorKept(rs.store.rebuild)
 }
 
 // captureTerm is the search term that selects one capture value.
 func captureTerm(name, value string) string { return name + "=" + value }
 
 // applySearch sets the search text (already checked) and rebuilds the view.
-func (m *Model) applySearch(text string) {
+func (rs *recordsScreen) applySearch(text string) {
 	s, err := inspect.ParseSearch(text)
 	if err != nil {
-		m.status = "filter: " + inspect.Sanitize(err.Error())
+		rs.status = "filter: " + inspect.Sanitize(err.Error())
 		return
 	}
-	m.store.f.Search = s
-	m.withCursorKept(m.store.rebuild)
+	rs.store.f.Search = s
+	rs.withCursorKept(rs.store.rebuild)
 }

@@ -19,13 +19,13 @@ func TestFilterTypedInsideAGroup(t *testing.T) {
 		t.Fatal("enter did not open a group")
 	}
 	press(m, "/")
-	if got, want := m.input.Value(), "principal="+who+" "; got != want {
+	if got, want := m.records.input.Value(), "principal="+who+" "; got != want {
 		t.Fatalf("the filter starts as %q, want %q", got, want)
 	}
 	typeText(m, "flag=stuck")
 	press(m, "enter")
-	if m.filtering || len(m.store.view) == 0 {
-		t.Fatalf("principal=%s flag=stuck: filtering %v, %d rows (%s):\n%s", who, m.filtering, len(m.store.view), m.filterErr, screenText(m))
+	if m.records.filtering || len(m.store.view) == 0 {
+		t.Fatalf("principal=%s flag=stuck: filtering %v, %d rows (%s):\n%s", who, m.records.filtering, len(m.store.view), m.records.filterErr, screenText(m))
 	}
 	for pos := range m.store.view {
 		if r := m.store.at(pos); r.Group("principal") != who || !r.Flags.Has(inspect.FlagProcessingNoTTL) {

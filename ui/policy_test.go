@@ -50,8 +50,8 @@ func TestReadOnlyShowsWriteKeysOff(t *testing.T) {
 			spaceKey, {Code: 'a', Text: "a"}, {Code: 'u', Text: "u"}} {
 			m.status = ""
 			m.Update(k)
-			if m.dialog != nil || len(m.marks) != 0 || m.cursor != 0 {
-				t.Fatalf("%s: %q changed the session (dialog %v, %d marked, cursor %d)", c.name, k.String(), m.dialog != nil, len(m.marks), m.cursor)
+			if m.dialog != nil || len(m.records.marks) != 0 || m.records.cursor != 0 {
+				t.Fatalf("%s: %q changed the session (dialog %v, %d marked, cursor %d)", c.name, k.String(), m.dialog != nil, len(m.records.marks), m.records.cursor)
 			}
 			after := strings.Split(screenText(m), "\n")
 			for i := range after {
@@ -103,8 +103,8 @@ func TestReadOnlyShowsWriteKeysOff(t *testing.T) {
 	press(m, "q")
 	m.Update(spaceKey)
 	press(m, "F")
-	if len(m.marks) != 1 || m.dialog == nil || len(m.dialog.targets) != 1 {
-		t.Fatalf("writes on: %d marked, dialog %v", len(m.marks), m.dialog != nil)
+	if len(m.records.marks) != 1 || m.dialog == nil || len(m.dialog.targets) != 1 {
+		t.Fatalf("writes on: %d marked, dialog %v", len(m.records.marks), m.dialog != nil)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/actions"
@@ -11,13 +12,70 @@ import (
 	"github.com/idemctl/idemctl/internal/units"
 )
 
-// The Records screen's keys and the / filter's input.
+// recordsScreen is the Records screen: the table over the store's view
+// (or its grouped view), the cursor, the marks, and the / filter's and
+// ctrl+f's inputs.
+type recordsScreen struct {
+	*common
+	w, h     int
+	scanning func() bool // the root's scan is running: groups are sorted when it ends
 
-// onRecordsKey is the Records screen's keys: the grouped view's first,
-// then the record keys, then the view keys (filters, sort, states).
+	layout         tableLayout
+	cursor, offset int
+	// The grouped view: its cursor, and the search to restore when an
+	// opened group is closed.
+	groupCursor, groupOffset int
+	groupSearch              inspect.Search
+
+	input     textinput.Model
+	filtering bool
+	filterErr string   // why the typed filter was not applied, shown under the input
+	find      *findBar // ctrl+f
+	marks     map[string]bool
+}
+
+func newRecordsScreen(c *common, scanning func() bool) *recordsScreen {
+	return &recordsScreen{common: c, scanning: scanning, find: newFindBar(c),
+		input: newLine("/ ", "key text, glob*, principal=customer-42, state=processing, flag=stuck, stale", 256)}
+}
+
+// SetSize lays the table out for the width.
+func (rs *recordsScreen) SetSize(width, height int) {
+	if width != rs.w {
+		rs.layout = computeLayout(width)
+	}
+	rs.w, rs.h = width, height
+}
+
+// Update takes the screen's keys: the moves, marks, filters, grouping and
+// find, then the view keys (sort, states). Other messages (the cursor's
+// blink) go to the filter while it is typed.
+func (rs *recordsScreen) Update(msg tea.Msg) tea.Cmd {
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		if !rs.filtering {
+			return nil
+		}
+		var cmd tea.Cmd
+		rs.input, cmd = rs.input.Update(msg)
+		return cmd
+	}
+	if cmd, ok := dispatch(k, rs.keyActions()); ok {
+		return cmd
+	}
+	rs.onViewKey(k)
+	return nil
+}
+
+// onRecordsKey is a key on the Records screen: the grouped view's first;
+// then, as a read-only session says the write keys are off, the keys
+// that leave the screen (open, write, copy), which are the root's; then
+// the screen's own.
 func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
-	if m.grouped() {
-		if cmd, done := m.onGroupsKey(msg); done {
+	rs := m.records
+	rs.SetSize(m.width, m.bodyHeight())
+	if rs.grouped() {
+		if cmd, done := rs.onGroupsKey(msg); done {
 			return cmd
 		}
 	}
@@ -25,51 +83,59 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.status = m.readOnlyHint()
 		return nil
 	}
-	if cmd, ok := dispatch(msg, m.recordsKeys()); ok {
-		return cmd
-	}
-	m.onViewKey(msg)
-	return nil
-}
-
-// recordsKeys are the keys that move the cursor, open, mark, write, find
-// or copy a record.
-func (m *Model) recordsKeys() []keyAction {
 	k := m.keys
-	return []keyAction{
-		{k.Up, noCmd(func() { m.moveCursor(-1) })},
-		{k.Down, noCmd(func() { m.moveCursor(1) })},
-		{k.PageUp, noCmd(func() { m.moveCursor(-m.tableRows()) })},
-		{k.PageDown, noCmd(func() { m.moveCursor(m.tableRows()) })},
-		{k.Top, noCmd(func() { m.cursorTo(0) })},
-		{k.Bottom, noCmd(func() { m.cursorTo(len(m.store.view) - 1) })},
+	if cmd, ok := dispatch(msg, []keyAction{
 		{k.Open, m.openRecord},
 		{k.Reveal, m.revealRecord},
-		{k.Mark, noCmd(m.toggleMark)},
-		{k.MarkAll, noCmd(m.markAllInView)},
-		{k.Unmark, noCmd(m.unmarkAll)},
 		{k.Expire, func() tea.Cmd { return m.openDialog(actions.KindExpire) }},
 		{k.Fail, func() tea.Cmd { return m.openDialog(actions.KindFail) }},
 		{k.Reconcile, func() tea.Cmd { return m.openDialog(actions.KindReconcile) }},
 		{k.Triage, m.openTriage},
-		{k.Filter, m.startFilter},
-		{k.GroupBy, noCmd(m.cycleGrouping)},
-		{k.Search, m.find.Open},
-		{k.NextMatch, noCmd(func() { m.findNext(1) })},
-		{k.PrevMatch, noCmd(func() { m.findNext(-1) })},
 		{k.CopyKey, m.copyKey},
 		{k.CopyCommand, m.copyCommand},
+	}); ok {
+		return cmd
+	}
+	return rs.Update(msg)
+}
+
+// recordsSized is the Records screen sized to the body as it is now: the
+// banners above it come and go with the data.
+func (m *Model) recordsSized() *recordsScreen {
+	m.records.SetSize(m.width, m.bodyHeight())
+	return m.records
+}
+
+// keyActions are the keys that move the cursor, mark, filter, group or
+// find.
+func (rs *recordsScreen) keyActions() []keyAction {
+	k := rs.keys
+	return []keyAction{
+		{k.Up, noCmd(func() { rs.moveCursor(-1) })},
+		{k.Down, noCmd(func() { rs.moveCursor(1) })},
+		{k.PageUp, noCmd(func() { rs.moveCursor(-rs.tableRows()) })},
+		{k.PageDown, noCmd(func() { rs.moveCursor(rs.tableRows()) })},
+		{k.Top, noCmd(func() { rs.cursorTo(0) })},
+		{k.Bottom, noCmd(func() { rs.cursorTo(len(rs.store.view) - 1) })},
+		{k.Mark, noCmd(rs.toggleMark)},
+		{k.MarkAll, noCmd(rs.markAllInView)},
+		{k.Unmark, noCmd(rs.unmarkAll)},
+		{k.Filter, rs.startFilter},
+		{k.GroupBy, noCmd(rs.cycleGrouping)},
+		{k.Search, rs.find.Open},
+		{k.NextMatch, noCmd(func() { rs.findNext(1) })},
+		{k.PrevMatch, noCmd(func() { rs.findNext(-1) })},
 	}
 }
 
 // cursorTo puts the cursor on row pos, clamped to the view.
-func (m *Model) cursorTo(pos int) {
-	m.cursor = pos
-	m.clampCursor()
+func (rs *recordsScreen) cursorTo(pos int) {
+	rs.cursor = pos
+	rs.clampCursor()
 }
 
 func (m *Model) openRecord() tea.Cmd {
-	if m.store.at(m.cursor) == nil {
+	if m.store.at(m.records.cursor) == nil {
 		m.status = "no record to open here (c clears the filters)"
 	}
 	return m.openDetail()
@@ -87,130 +153,130 @@ func (m *Model) revealRecord() tea.Cmd {
 
 // toggleMark marks or unmarks the record under the cursor and moves on,
 // so space marks a run of records.
-func (m *Model) toggleMark() {
-	if r := m.store.at(m.cursor); r != nil {
-		if m.marks == nil {
-			m.marks = map[string]bool{}
+func (rs *recordsScreen) toggleMark() {
+	if r := rs.store.at(rs.cursor); r != nil {
+		if rs.marks == nil {
+			rs.marks = map[string]bool{}
 		}
-		if m.marks[r.Key] {
-			delete(m.marks, r.Key)
+		if rs.marks[r.Key] {
+			delete(rs.marks, r.Key)
 		} else {
-			m.marks[r.Key] = true
+			rs.marks[r.Key] = true
 		}
-		m.moveCursor(1)
+		rs.moveCursor(1)
 	}
 }
 
-func (m *Model) unmarkAll() {
-	m.status = "nothing was marked (space marks a record, a all in view)"
-	if n := len(m.marks); n > 0 {
-		m.status = "unmarked " + count(n)
+func (rs *recordsScreen) unmarkAll() {
+	rs.status = "nothing was marked (space marks a record, a all in view)"
+	if n := len(rs.marks); n > 0 {
+		rs.status = "unmarked " + count(n)
 	}
-	m.marks = nil
+	rs.marks = nil
 }
 
 // startFilter opens the / filter on the current search, to edit: a
 // search in force is followed by a space, so what is typed after it is a
 // term of its own (in a group, principal=customer-1 then flag=stuck).
-func (m *Model) startFilter() tea.Cmd {
-	m.filtering = true
-	text := m.store.f.Search.String()
+func (rs *recordsScreen) startFilter() tea.Cmd {
+	rs.filtering = true
+	text := rs.store.f.Search.String()
 	if text != "" {
 		text += " "
 	}
-	m.input.SetValue(text)
-	m.input.CursorEnd()
-	return m.input.Focus()
+	rs.input.SetValue(text)
+	rs.input.CursorEnd()
+	return rs.input.Focus()
 }
 
 // onViewKey is the Records screen's filter, sort and state keys: they
 // change what the table shows, never a record.
-func (m *Model) onViewKey(msg tea.KeyPressMsg) {
-	k := m.keys
+func (rs *recordsScreen) onViewKey(msg tea.KeyPressMsg) {
+	k := rs.keys
 	switch {
 	case key.Matches(msg, k.ClearFilter):
-		if !m.store.f.Active() {
-			m.status = "no filter to clear"
+		if !rs.store.f.Active() {
+			rs.status = "no filter to clear"
 		}
-		m.store.f = inspect.Filter{}
-		m.input.SetValue("")
-		m.withCursorKept(m.store.rebuild)
+		rs.store.f = inspect.Filter{}
+		rs.input.SetValue("")
+		rs.withCursorKept(rs.store.rebuild)
 	case key.Matches(msg, k.StaleOnly):
-		m.store.f.Stale = !m.store.f.Stale
-		m.withCursorKept(m.store.rebuild)
+		rs.store.f.Stale = !rs.store.f.Stale
+		rs.withCursorKept(rs.store.rebuild)
 	case key.Matches(msg, k.CycleFlag):
-		m.store.f.Flags = m.store.nextFlag(m.store.f.Flags)
-		m.withCursorKept(m.store.rebuild)
+		rs.store.f.Flags = rs.store.nextFlag(rs.store.f.Flags)
+		rs.withCursorKept(rs.store.rebuild)
 	case key.Matches(msg, k.Sort):
-		m.store.sortCol = (m.store.sortCol + 1) % numSortCols
-		m.store.sortDesc = m.store.sortCol == colAge || m.store.sortCol == colMemory || m.store.sortCol == colFlags
-		m.withCursorKept(m.store.rebuild)
+		rs.store.sortCol = (rs.store.sortCol + 1) % numSortCols
+		rs.store.sortDesc = rs.store.sortCol == colAge || rs.store.sortCol == colMemory || rs.store.sortCol == colFlags
+		rs.withCursorKept(rs.store.rebuild)
 	case key.Matches(msg, k.SortReverse):
-		m.store.sortDesc = !m.store.sortDesc
-		m.withCursorKept(m.store.rebuild)
+		rs.store.sortDesc = !rs.store.sortDesc
+		rs.withCursorKept(rs.store.rebuild)
 	case key.Matches(msg, k.Processing):
-		m.setStateFilter(inspect.StateProcessing)
+		rs.setStateFilter(inspect.StateProcessing)
 	case key.Matches(msg, k.Succeeded):
-		m.setStateFilter(inspect.StateSucceeded)
+		rs.setStateFilter(inspect.StateSucceeded)
 	case key.Matches(msg, k.Failed):
-		m.setStateFilter(inspect.StateFailed)
+		rs.setStateFilter(inspect.StateFailed)
 	case key.Matches(msg, k.Reconciled):
-		m.setStateFilter(inspect.StateReconciled)
+		rs.setStateFilter(inspect.StateReconciled)
 	case key.Matches(msg, k.Unknown):
-		m.setStateFilter(inspect.StateUnknown)
+		rs.setStateFilter(inspect.StateUnknown)
 	case key.Matches(msg, k.AllStates):
-		if m.store.f.States == 0 {
-			m.status = "every state is shown already (1-5 show one)"
+		if rs.store.f.States == 0 {
+			rs.status = "every state is shown already (1-5 show one)"
 		}
-		m.store.f.States = 0
-		m.withCursorKept(m.store.rebuild)
+		rs.store.f.States = 0
+		rs.withCursorKept(rs.store.rebuild)
 	}
 }
 
-func (m *Model) setStateFilter(st inspect.State) {
-	f := &m.store.f
+func (rs *recordsScreen) setStateFilter(st inspect.State) {
+	f := &rs.store.f
 	only := f.States.Has(st)
 	f.States = 0
 	if !only { // pressing the same state again clears it
 		f.States = inspect.StatesOf(st)
 	}
-	m.withCursorKept(m.store.rebuild)
+	rs.withCursorKept(rs.store.rebuild)
 }
 
 // markAllInView marks every record matching the filter, or clears the
 // marks when they already are.
-func (m *Model) markAllInView() {
-	all := len(m.marks) > 0 && len(m.marks) == len(m.store.view)
-	m.marks = map[string]bool{}
+func (rs *recordsScreen) markAllInView() {
+	all := len(rs.marks) > 0 && len(rs.marks) == len(rs.store.view)
+	rs.marks = map[string]bool{}
 	if all {
 		return
 	}
-	for pos := range m.store.view {
-		m.marks[m.store.at(pos).Key] = true
+	for pos := range rs.store.view {
+		rs.marks[rs.store.at(pos).Key] = true
 	}
 }
 
 // onFilterKey edits the `/` filter; enter applies, esc abandons.
-func (m *Model) onFilterKey(msg tea.KeyPressMsg) tea.Cmd {
+func (rs *recordsScreen) onFilterKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch msg.String() {
 	case "enter":
-		text := strings.TrimSpace(m.input.Value())
+		text := strings.TrimSpace(rs.input.Value())
 		search, err := inspect.ParseSearch(text)
 		if err != nil {
-			m.filterErr = inspect.Sanitize(units.OneLine(err.Error()))
+			rs.filterErr = inspect.Sanitize(units.OneLine(err.Error()))
 			return nil
 		}
-		m.filtering, m.filterErr = false, ""
-		m.input.Blur()
-		m.store.f.Search = search
-		m.withCursorKept(m.store.rebuild)
+		rs.filtering, rs.filterErr = false, ""
+		rs.input.Blur()
+		rs.store.f.Search = search
+		rs.withCursorKept(rs.store.rebuild)
 		return nil
 	case "esc":
-		m.filtering, m.filterErr = false, ""
-		m.input.Blur()
+		rs.filtering, rs.filterErr = false, ""
+		rs.input.Blur()
 		return nil
 	}
 	var cmd tea.Cmd
-	m.input, cmd = m.input.Update(msg)
+	rs.input, cmd = rs.input.Update(msg)
 	return cmd
 }

@@ -177,7 +177,7 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 	}
 	m.banner, m.dataStale, m.backoff = "", false, 0
 	if !run.live {
-		key := m.cursorKey()
+		key := m.recordsSized().cursorKey()
 		p := run.pending
 		if m.store.edits != run.edits {
 			// The operator changed the filter or order while this refresh
@@ -200,7 +200,7 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 		}
 		m.store = p
 		m.stats = run.stats
-		m.restoreCursor(key)
+		m.recordsSized().restoreCursor(key)
 	} else {
 		m.mergeKeepingCursor(m.store, true)
 	}
@@ -219,14 +219,14 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 // keeps the cursor on its record, looking it up only when rows moved: the
 // lookup reads the whole view, and most batches move nothing.
 func (m *Model) mergeKeepingCursor(s *store, force bool) {
-	key := m.cursorKey()
-	if m.cursor == 0 {
+	key := m.recordsSized().cursorKey()
+	if m.records.cursor == 0 {
 		key = "" // the top stays the top
 	}
 	if s.mergeTail(force) {
-		m.restoreCursor(key)
+		m.recordsSized().restoreCursor(key)
 	} else {
-		m.clampCursor()
+		m.recordsSized().clampCursor()
 	}
 }
 

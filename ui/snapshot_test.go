@@ -60,14 +60,14 @@ func TestSnapshotSession(t *testing.T) {
 
 	// Y on marked rows: lines pinned to the file that a live write accepts
 	// because nothing changed since.
-	m.screen, m.cursor = screenRecords, 0
+	m.screen, m.records.cursor = screenRecords, 0
 	for range 3 { // marked from the keyboard: a snapshot keeps the marking keys
 		press(m, "space")
-		if m.cursor == 0 {
+		if m.records.cursor == 0 {
 			press(m, "j")
 		}
 	}
-	sel := m.markedRecords()
+	sel := m.recordsSized().markedRecords()
 	if len(sel) != 3 {
 		t.Fatalf("space on a snapshot marked %d rows, want 3 (status %q)", len(sel), m.status)
 	}

@@ -11,29 +11,29 @@ import (
 // filtered out.
 func TestCursorKeptOnItsRecord(t *testing.T) {
 	m := newTestModel(t, 80, 24, fixture(testKeyspace(t), 70))
-	m.cursor = 10
-	key := m.cursorKey()
-	r := m.store.at(m.cursor)
+	m.records.cursor = 10
+	key := m.recordsSized().cursorKey()
+	r := m.store.at(m.records.cursor)
 	s, err := inspect.ParseSearch("principal=" + r.Group("principal"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	m.store.f = inspect.Filter{Search: s}
-	m.withCursorKept(m.store.rebuild)
-	if got := m.cursorKey(); got != key || m.cursor == 0 {
-		t.Fatalf("after the filter the cursor is on %q (row %d), want %q", got, m.cursor, key)
+	m.recordsSized().withCursorKept(m.store.rebuild)
+	if got := m.recordsSized().cursorKey(); got != key || m.records.cursor == 0 {
+		t.Fatalf("after the filter the cursor is on %q (row %d), want %q", got, m.records.cursor, key)
 	}
 	for col := colNone; col < numSortCols; col++ {
 		m.store.sortCol, m.store.sortDesc = col, true
-		m.withCursorKept(m.store.rebuild)
-		if got := m.cursorKey(); got != key {
+		m.recordsSized().withCursorKept(m.store.rebuild)
+		if got := m.recordsSized().cursorKey(); got != key {
 			t.Fatalf("sorted by %s the cursor is on %q, want %q", columnNames[col], got, key)
 		}
 	}
 	s, _ = inspect.ParseSearch("no-such-key")
 	m.store.f = inspect.Filter{Search: s}
-	m.withCursorKept(m.store.rebuild)
-	if len(m.store.view) != 0 || m.cursor != 0 {
-		t.Fatalf("an empty view keeps cursor %d", m.cursor)
+	m.recordsSized().withCursorKept(m.store.rebuild)
+	if len(m.store.view) != 0 || m.records.cursor != 0 {
+		t.Fatalf("an empty view keeps cursor %d", m.records.cursor)
 	}
 }

@@ -133,9 +133,9 @@ func (m *Model) restart(what string) tea.Cmd {
 	m.store = st
 	m.stats = inspect.NewStats(10)
 	m.trend = trend{}
-	m.marks = nil
+	m.records.marks = nil
 	m.detail.close()
-	m.cursor, m.offset = 0, 0
+	m.records.cursor, m.records.offset = 0, 0
 	m.overview.fromTop()
 	m.statsScreen.fromTop()
 	m.writes.page.scroll = 0

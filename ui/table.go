@@ -133,11 +133,11 @@ func fitRight(s string, w int) string {
 	return strings.Repeat(" ", w-sw) + s
 }
 
-func (m *Model) tableHeader() string {
-	l := m.layout
+func (rs *recordsScreen) tableHeader() string {
+	l := rs.layout
 	arrow := func(c column, name string) string {
-		if m.store.sortCol == c {
-			if m.store.sortDesc {
+		if rs.store.sortCol == c {
+			if rs.store.sortDesc {
 				return name + "↓"
 			}
 			return name + "↑"
@@ -151,8 +151,8 @@ func (m *Model) tableHeader() string {
 	cell(&b, fitRight, arrow(colMemory, "MEM"), l.mem)
 	cell(&b, fit, arrow(colFingerprint, "FP"), l.fp)
 	cell(&b, fit, arrow(colFlags, "FLAGS"), l.flags)
-	b.WriteString(" " + fit(arrow(colKey, m.keyTitle()), l.key))
-	return m.styles.ColHead.Render(fit(b.String(), m.width))
+	b.WriteString(" " + fit(arrow(colKey, rs.keyTitle()), l.key))
+	return rs.styles.ColHead.Render(fit(b.String(), rs.width))
 }
 
 // cell writes a space and s fitted to w, or nothing for a hidden column.
@@ -163,15 +163,15 @@ func cell(b *strings.Builder, fitTo func(string, int) string, s string, w int) {
 }
 
 // row renders one record; only visible rows are ever rendered.
-func (m *Model) row(r *inspect.Record, selected bool) string {
-	l := m.layout
+func (rs *recordsScreen) row(r *inspect.Record, selected bool) string {
+	l := rs.layout
 	name := r.State.String()
-	if m.marks[r.Key] {
+	if rs.marks[r.Key] {
 		name = "*" + name
 	}
 	st := fit(name, l.state)
 	if !selected {
-		st = m.styles.State[r.State].Render(st)
+		st = rs.styles.State[r.State].Render(st)
 	}
 	var b strings.Builder
 	b.WriteString(st)
@@ -187,18 +187,18 @@ func (m *Model) row(r *inspect.Record, selected bool) string {
 	}
 	if l.flags > 0 {
 		text := shortFlags(r.Flags)
-		if m.isNewStale(r) {
+		if rs.isNewStale(r) {
 			text = "+" + text // stale since the previous scan
 		}
 		flags := fit(text, l.flags)
 		if r.Stale() && !selected {
-			flags = m.styles.Stale.Render(flags)
+			flags = rs.styles.Stale.Render(flags)
 		}
 		b.WriteString(" " + flags)
 	}
 	b.WriteString(" " + fitKey(r, l.key))
 	if selected {
-		return m.styles.Selected.Render(fit(b.String(), m.width))
+		return rs.styles.Selected.Render(fit(b.String(), rs.width))
 	}
 	return b.String()
 }
@@ -242,9 +242,9 @@ func displayKey(r *inspect.Record) string {
 }
 
 // keyTitle names the key column, with the prefix the rows leave out.
-func (m *Model) keyTitle() string {
-	if len(m.opts.Keyspaces) == 1 {
-		if p := m.opts.Keyspaces[0].Template.Prefix(); p != "" {
+func (rs *recordsScreen) keyTitle() string {
+	if len(rs.opts.Keyspaces) == 1 {
+		if p := rs.opts.Keyspaces[0].Template.Prefix(); p != "" {
 			return "KEY (" + inspect.Sanitize(p) + "…)"
 		}
 	}
@@ -252,104 +252,104 @@ func (m *Model) keyTitle() string {
 }
 
 // tableRows is how many records fit under the column header.
-func (m *Model) tableRows() int { return max(m.bodyHeight()-1, 1) }
+func (rs *recordsScreen) tableRows() int { return max(rs.h-1, 1) }
 
-func (m *Model) recordsView() string {
-	if m.grouped() {
-		return m.groupsView()
+func (rs *recordsScreen) View() string {
+	if rs.grouped() {
+		return rs.groupsView()
 	}
 	var b strings.Builder
-	b.WriteString(m.tableHeader())
-	rows := m.tableRows()
-	s := m.store
+	b.WriteString(rs.tableHeader())
+	rows := rs.tableRows()
+	s := rs.store
 	if len(s.view) == 0 {
 		b.WriteString("\n")
 		switch {
-		case m.scanning():
-			b.WriteString(m.styles.Dim.Render("  scanning…"))
+		case rs.scanning():
+			b.WriteString(rs.styles.Dim.Render("  scanning…"))
 		case s.recs.Len() == 0:
-			b.WriteString(m.styles.Dim.Render(ansi.Wrap(m.emptyHint(), m.width-2, " ")))
+			b.WriteString(rs.styles.Dim.Render(ansi.Wrap(rs.emptyHint(), rs.width-2, " ")))
 		default:
-			b.WriteString(m.styles.Dim.Render("  no record matches the filter (c clears it)"))
+			b.WriteString(rs.styles.Dim.Render("  no record matches the filter (c clears it)"))
 		}
 		return b.String()
 	}
-	end := min(m.offset+rows, len(s.view))
-	for pos := m.offset; pos < end; pos++ {
+	end := min(rs.offset+rows, len(s.view))
+	for pos := rs.offset; pos < end; pos++ {
 		b.WriteString("\n")
-		b.WriteString(m.row(s.at(pos), pos == m.cursor))
+		b.WriteString(rs.row(s.at(pos), pos == rs.cursor))
 	}
 	return b.String()
 }
 
 // emptyHint says where else the records may be when a scan finds none.
-func (m *Model) emptyHint() string {
+func (rs *recordsScreen) emptyHint() string {
 	var match []string
-	for _, ks := range m.opts.Keyspaces {
+	for _, ks := range rs.opts.Keyspaces {
 		match = append(match, inspect.Sanitize(ks.Match))
 	}
 	return fmt.Sprintf("  no records in these keyspaces. Check the match pattern (%s) and the database (%s): "+
 		"records in another database need --db or a /N in the URL. 'idemctl detect' samples the server and suggests a pattern and schema.",
-		strings.Join(match, ", "), inspect.Sanitize(strings.TrimPrefix(m.opts.Address, "redis://")))
+		strings.Join(match, ", "), inspect.Sanitize(strings.TrimPrefix(rs.opts.Address, "redis://")))
 }
 
-func (m *Model) moveCursor(delta int) {
-	m.cursor += delta
-	m.clampCursor()
+func (rs *recordsScreen) moveCursor(delta int) {
+	rs.cursor += delta
+	rs.clampCursor()
 }
 
 // clampCursor keeps the cursor in the view and the window around it.
-func (m *Model) clampCursor() {
-	n := len(m.store.view)
-	m.cursor = min(max(m.cursor, 0), max(n-1, 0))
-	rows := m.tableRows()
-	if m.cursor < m.offset {
-		m.offset = m.cursor
+func (rs *recordsScreen) clampCursor() {
+	n := len(rs.store.view)
+	rs.cursor = min(max(rs.cursor, 0), max(n-1, 0))
+	rows := rs.tableRows()
+	if rs.cursor < rs.offset {
+		rs.offset = rs.cursor
 	}
-	if m.cursor >= m.offset+rows {
-		m.offset = m.cursor - rows + 1
+	if rs.cursor >= rs.offset+rows {
+		rs.offset = rs.cursor - rows + 1
 	}
-	m.offset = min(max(m.offset, 0), max(n-rows, 0))
+	rs.offset = min(max(rs.offset, 0), max(n-rows, 0))
 }
 
-func (m *Model) cursorKey() string {
-	if r := m.store.at(m.cursor); r != nil {
+func (rs *recordsScreen) cursorKey() string {
+	if r := rs.store.at(rs.cursor); r != nil {
 		return r.Key
 	}
 	return ""
 }
 
 // restoreCursor puts the cursor back on key after the view changed.
-func (m *Model) restoreCursor(key string) {
+func (rs *recordsScreen) restoreCursor(key string) {
 	if key != "" {
-		if pos := m.store.find(key); pos >= 0 {
-			m.cursor = pos
+		if pos := rs.store.find(key); pos >= 0 {
+			rs.cursor = pos
 		}
 	}
-	m.clampCursor()
+	rs.clampCursor()
 }
 
 // withCursorKept runs a view change and keeps the cursor on its record. A
 // cursor on the first row stays there: the top of the view is what needs
 // attention first, and a scan filling it in must not carry the cursor away.
-func (m *Model) withCursorKept(change func()) {
-	key := m.cursorKey()
-	if m.cursor == 0 {
+func (rs *recordsScreen) withCursorKept(change func()) {
+	key := rs.cursorKey()
+	if rs.cursor == 0 {
 		key = ""
 	}
-	st, idx := m.store, int32(-1)
+	st, idx := rs.store, int32(-1)
 	if key != "" {
-		idx = st.view[m.cursor]
+		idx = st.view[rs.cursor]
 	}
 	change()
-	if m.store == st && idx >= 0 {
+	if rs.store == st && idx >= 0 {
 		// The same store: its record index is found in the view's ints,
 		// not by reading keys (at 10M records that read was 0.4 s).
 		if pos := slices.Index(st.view, idx); pos >= 0 {
-			m.cursor = pos
+			rs.cursor = pos
 		}
-		m.clampCursor()
+		rs.clampCursor()
 		return
 	}
-	m.restoreCursor(key)
+	rs.restoreCursor(key)
 }

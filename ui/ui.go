@@ -13,7 +13,6 @@ import (
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/redis/go-redis/v9"
 
@@ -98,7 +97,6 @@ type Model struct {
 	*common // the session, keys, styles and size every screen shares
 	help    help.Model
 
-	layout        tableLayout
 	twoLineHeader bool
 	headerCache   [numAllScreens]string // by screen; cleared when the size, styles or source change
 
@@ -122,26 +120,16 @@ type Model struct {
 	dataStale  bool
 	backoff    time.Duration
 
-	cursor, offset int
-	// The grouped Records screen: its cursor, and the search to restore
-	// when an opened group is closed.
-	groupCursor, groupOffset int
-	groupSearch              inspect.Search
-
+	records      *recordsScreen
 	overview     *overviewScreen
 	statsScreen  *statsScreen
 	allKeyspaces []*inspect.Keyspace // the session's keyspaces, when :keyspace narrowed them
 	ownClient    *redis.Client       // the connection :db opened (the session's own is the CLI's)
 
-	input     textinput.Model
-	filtering bool
-	filterErr string       // why the typed filter was not applied, shown under the input
-	find      *findBar     // ctrl+f in the Records view
-	cmdLine   *commandLine // the command line (:)
+	cmdLine *commandLine // the command line (:)
 
 	detail *detailScreen
 
-	marks   map[string]bool
 	dialog  *dialog
 	writes  *writesScreen
 	writeCh <-chan writeMsg
@@ -152,14 +140,12 @@ func New(ctx context.Context, opts Options) *Model {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	in := newLine("/ ", "key text, glob*, principal=customer-42, state=processing, flag=stuck, stale", 256)
 	m := &Model{
 		common: &common{ctx: ctx, opts: opts, keys: DefaultKeyMap(), dark: true, width: 80, height: 24,
 			store: newStore(maxRecords(opts)), stats: inspect.NewStats(10)},
-		help:  help.New(),
-		input: in, screen: screenRecords,
+		help: help.New(), screen: screenRecords,
 	}
-	m.keyHelp, m.cmdLine, m.find = newHelpScreen(m.common), newCommandLine(m.common), newFindBar(m.common)
+	m.keyHelp, m.cmdLine, m.records = newHelpScreen(m.common), newCommandLine(m.common), newRecordsScreen(m.common, m.scanning)
 	m.doctor, m.writes, m.detail = newDoctorScreen(m.common), newWritesScreen(m.common), newDetailScreen(m.common)
 	m.streams = newStreamsScreen(m.common)
 	m.overview, m.statsScreen = newOverviewScreen(m.common, m.doctor, m.streams, m.scanStatus), newStatsScreen(m.common)
@@ -228,9 +214,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m.dialog != nil {
 		return m, m.route(m.dialog, msg)
 	}
-	if m.filtering {
+	if m.records.filtering {
 		var cmd tea.Cmd
-		m.input, cmd = m.input.Update(msg)
+		m.records.input, cmd = m.records.input.Update(msg)
 		return m, cmd
 	}
 	return m, nil
@@ -315,7 +301,7 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	}
 	switch m.screen {
 	case screenRecords:
-		m.moveCursor(delta)
+		m.recordsSized().moveCursor(delta)
 	case screenOverview, screenStats:
 		ds := m.drillShown()
 		ds.SetSize(m.width, m.bodyHeight())
@@ -367,10 +353,9 @@ func (m *Model) resize(w, h int) {
 		m.twoLineHeader = m.twoLineHeader || strings.Contains(m.headerView(), "\n")
 	}
 	m.screen = cur
-	m.layout = computeLayout(m.width)
 	m.help.SetWidth(m.width)
-	m.input.SetWidth(max(m.width-4, 10))
-	m.clampCursor()
+	m.records.input.SetWidth(max(m.width-4, 10))
+	m.recordsSized().clampCursor()
 	m.detail.SetSize(m.width, max(m.bodyHeight(), 1))
 }
 

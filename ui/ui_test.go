@@ -201,7 +201,7 @@ func TestFilterStaleOpenDetail(t *testing.T) {
 func TestResponseRedactedUntilRevealed(t *testing.T) {
 	recs := fixture(testKeyspace(t), 10)
 	m := newTestModel(t, 100, 30, recs)
-	m.cursor = 4 // a succeeded record
+	m.records.cursor = 4 // a succeeded record
 	press(m, "enter")
 	r := m.detail.cur.scanned
 	resp := `{"order_id":"ord-SECRET-42"}`
@@ -245,18 +245,18 @@ func TestFilterInputAndHotkeys(t *testing.T) {
 	press(m, "c")
 	filterBy(m, "state=nonsense")
 	// Bug 3: the refusal shows at once, under the input still open.
-	if text := screenText(m); !m.filtering || !strings.Contains(text, `✗ unknown state "nonsense"`) || !strings.Contains(text, "/ state=nonsense") {
-		t.Fatalf("a bad filter should stay open with an error: filtering=%v\n%s", m.filtering, text)
+	if text := screenText(m); !m.records.filtering || !strings.Contains(text, `✗ unknown state "nonsense"`) || !strings.Contains(text, "/ state=nonsense") {
+		t.Fatalf("a bad filter should stay open with an error: filtering=%v\n%s", m.records.filtering, text)
 	}
 	checkFrame(t, m)
 	press(m, "esc")
 	press(m, "G")
-	if m.cursor != len(m.store.view)-1 {
-		t.Fatalf("G: cursor %d of %d", m.cursor, len(m.store.view))
+	if m.records.cursor != len(m.store.view)-1 {
+		t.Fatalf("G: cursor %d of %d", m.records.cursor, len(m.store.view))
 	}
 	press(m, "g", "pgdown")
-	if m.cursor != m.tableRows() {
-		t.Fatalf("pgdown: cursor %d", m.cursor)
+	if m.records.cursor != m.recordsSized().tableRows() {
+		t.Fatalf("pgdown: cursor %d", m.records.cursor)
 	}
 }
 
@@ -299,16 +299,16 @@ func TestStaleGenerationsAndFaults(t *testing.T) {
 	if m.store.recs.Len() != 20 || m.run.pending == nil || m.run.pending.recs.Len() != 0 {
 		t.Fatal("a result from an old generation was applied")
 	}
-	m.cursor = 5
-	key := m.cursorKey()
+	m.records.cursor = 5
+	key := m.recordsSized().cursorKey()
 	fresh := fixture(ks, 40)
 	m.Update(batchMsg{gen: m.gen, batches: []inspect.Batch{{Keyspace: ks, Records: fresh}}})
 	if m.store.recs.Len() != 20 {
 		t.Fatal("a refresh must not replace the table until it completes")
 	}
 	m.Update(scanDoneMsg{gen: m.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Complete: true}}})
-	if m.store.recs.Len() != 40 || m.cursorKey() != key {
-		t.Fatalf("after refresh: %d records, cursor on %q want %q", m.store.recs.Len(), m.cursorKey(), key)
+	if m.store.recs.Len() != 40 || m.recordsSized().cursorKey() != key {
+		t.Fatalf("after refresh: %d records, cursor on %q want %q", m.store.recs.Len(), m.recordsSized().cursorKey(), key)
 	}
 	// Connection lost mid-scan: banner, data kept and marked stale, retry scheduled.
 	m.beginRun()
@@ -340,8 +340,8 @@ func BenchmarkRender1M(b *testing.B) {
 		recs[i] = base[i%1000]
 	}
 	m := newTestModel(b, 120, 40, recs)
-	m.cursor = 500_000
-	m.clampCursor()
+	m.records.cursor = 500_000
+	m.recordsSized().clampCursor()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -358,7 +358,7 @@ func BenchmarkLiveScan1M(b *testing.B) {
 		m := New(context.Background(), Options{Keyspaces: []*inspect.Keyspace{ks}, NoColor: true, Now: func() time.Time { return clock }})
 		m.resize(120, 40)
 		m.beginRun()
-		m.cursor = 5 // off the top: the cursor is kept on its record
+		m.records.cursor = 5 // off the top: the cursor is kept on its record
 		for range 1000 {
 			m.Update(batchMsg{gen: m.gen, batches: []inspect.Batch{{Keyspace: ks, Records: base, ServerTimeMs: clock.UnixMilli()}}})
 		}
@@ -388,8 +388,8 @@ func heldModel(b *testing.B) *Model {
 		recs[i] = base[i%1000]
 	}
 	m := newTestModel(b, 120, 40, recs)
-	m.cursor = len(recs) / 2
-	m.clampCursor()
+	m.records.cursor = len(recs) / 2
+	m.recordsSized().clampCursor()
 	return m
 }
 
@@ -417,13 +417,13 @@ func BenchmarkFilterHeld(b *testing.B) {
 	b.Run(strconv.Itoa(m.store.recs.Len()), func(b *testing.B) {
 		for range b.N {
 			m.store.f = inspect.Filter{Search: s}
-			m.withCursorKept(m.store.rebuild)
+			m.recordsSized().withCursorKept(m.store.rebuild)
 			if len(m.store.view) == 0 || len(m.store.view) == m.store.recs.Len() {
 				b.Fatalf("filter kept %d of %d", len(m.store.view), m.store.recs.Len())
 			}
 			b.StopTimer()
 			m.store.f = inspect.Filter{}
-			m.withCursorKept(m.store.rebuild)
+			m.recordsSized().withCursorKept(m.store.rebuild)
 			b.StartTimer()
 		}
 	})

@@ -46,7 +46,7 @@ func (m *Model) View() tea.View {
 	case m.keyHelp.open:
 		body = m.show(m.keyHelp)
 	case m.screen == screenRecords:
-		body = m.recordsView()
+		body = m.recordsSized().View()
 	case m.screen == screenOverview, m.screen == screenStats:
 		body = m.show(m.drillShown())
 	case m.screen == screenWrites:
@@ -278,11 +278,11 @@ func incomplete(covs []inspect.Coverage) bool {
 }
 
 func (m *Model) statusView() string {
-	if m.filtering {
-		return fit(m.input.View(), m.width)
+	if m.records.filtering {
+		return fit(m.records.input.View(), m.width)
 	}
-	if m.find.active {
-		return m.show(m.find)
+	if m.records.find.active {
+		return m.show(m.records.find)
 	}
 	if m.cmdLine.open {
 		return m.show(m.cmdLine)
@@ -296,8 +296,8 @@ func (m *Model) statusView() string {
 	}
 	if m.screen == screenRecords || m.screen == screenDetail {
 		parts = append(parts, fmt.Sprintf("%s of %s", units.FormatCount(int64(len(m.store.view))), units.FormatCount(int64(m.store.recs.Len()))))
-		if len(m.marks) > 0 { // what a write would take: never the part cut
-			parts = append(parts, units.FormatCount(int64(len(m.marks)))+" marked")
+		if len(m.records.marks) > 0 { // what a write would take: never the part cut
+			parts = append(parts, units.FormatCount(int64(len(m.records.marks)))+" marked")
 		}
 		if d := filterText(m.store.f); d != "" {
 			parts = append(parts, "filter: "+d)
@@ -343,9 +343,9 @@ func (m *Model) helpLine() string {
 	if m.streams.typing {
 		return m.styles.HelpLine.Render(fit("enter applies · esc closes · text of a consumer or an entry ID", m.width))
 	}
-	if m.filtering {
-		if m.filterErr != "" {
-			return m.styles.Error.Render(fit("✗ "+m.filterErr, m.width))
+	if m.records.filtering {
+		if m.records.filterErr != "" {
+			return m.styles.Error.Render(fit("✗ "+m.records.filterErr, m.width))
 		}
 		return m.styles.HelpLine.Render(fit("enter applies · esc closes · terms: text glob* principal=… state=… flag=… stale", m.width))
 	}
@@ -355,7 +355,7 @@ func (m *Model) helpLine() string {
 func (m *Model) contextHelp() []keyBinding {
 	k := m.keys
 	switch {
-	case m.filtering, m.dialog != nil, m.find.active:
+	case m.records.filtering, m.dialog != nil, m.records.find.active:
 		return nil
 	case m.cmdLine.open:
 		return nil

@@ -111,8 +111,8 @@ func TestForceFailStaleFromKeyboard(t *testing.T) {
 		keys = append(keys, m.store.at(i).Key)
 		m.Update(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
 	}
-	if len(m.marks) != 3 || !strings.Contains(screenText(m), "3 marked") {
-		t.Fatalf("marks: %v", m.marks)
+	if len(m.records.marks) != 3 || !strings.Contains(screenText(m), "3 marked") {
+		t.Fatalf("marks: %v", m.records.marks)
 	}
 	press(m, "F")
 	if m.dialog == nil {
@@ -155,7 +155,7 @@ func TestForceFailStaleFromKeyboard(t *testing.T) {
 	}
 	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter}) // close: rescans
 	run(m, cmd)
-	if m.dialog != nil || len(m.marks) != 0 {
+	if m.dialog != nil || len(m.records.marks) != 0 {
 		t.Fatal("dialog still open after enter")
 	}
 	press(m, "x", "/")
@@ -281,8 +281,8 @@ func TestForceFailFromDetail(t *testing.T) {
 	if !strings.Contains(screenText(m), "failed") {
 		t.Fatalf("detail after the write:\n%s", screenText(m))
 	}
-	if len(m.marks) != 1 {
-		t.Fatalf("the detail's write cleared the marks: %v", m.marks)
+	if len(m.records.marks) != 1 {
+		t.Fatalf("the detail's write cleared the marks: %v", m.records.marks)
 	}
 }
 
@@ -308,7 +308,7 @@ esac`
 	press(m, "x")
 	var recs []inspect.Record
 	for range 8 {
-		recs = append(recs, *m.store.at(m.cursor))
+		recs = append(recs, *m.store.at(m.records.cursor))
 		m.Update(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
 	}
 	want := map[string]string{} // key → state after
