@@ -27,7 +27,7 @@ const bannerMore = " … w: the whole warning"
 // bannerTexts are the banners to show on this screen, most urgent first.
 func (m *Model) bannerTexts() []string {
 	var out []string
-	if m.banner != "" {
+	if m.chrome.banner != "" {
 		out = append(out, m.bannerText())
 	}
 	if m.opts.Notice != "" { // what opening the session warned of (a hook that cannot run)
@@ -35,7 +35,7 @@ func (m *Model) bannerTexts() []string {
 	}
 	if m.showsGapBanner() {
 		gaps := m.gapBanners()
-		if !m.bannerOpen {
+		if !m.chrome.bannerOpen {
 			gaps = gaps[:1]
 		}
 		out = append(out, gaps...)
@@ -51,16 +51,16 @@ func (m *Model) bannerTexts() []string {
 // banner has more to show.
 func (m *Model) bannerLines() (lines []string, folded bool) {
 	texts := m.bannerTexts()
-	c := &m.bannerMemo
-	if slices.Equal(c.texts, texts) && c.width == m.width && c.open == m.bannerOpen {
+	c := &m.chrome.bannerMemo
+	if slices.Equal(c.texts, texts) && c.width == m.width && c.open == m.chrome.bannerOpen {
 		return c.lines, c.folded // bodyHeight asks for them a few times a frame
 	}
 	for _, text := range texts {
-		ls, cut := foldBanner(text, m.width, !m.bannerOpen)
+		ls, cut := foldBanner(text, m.width, !m.chrome.bannerOpen)
 		lines = append(lines, ls...)
 		folded = folded || cut
 	}
-	*c = bannerMemo{texts: texts, width: m.width, open: m.bannerOpen, lines: lines, folded: folded}
+	*c = bannerMemo{texts: texts, width: m.width, open: m.chrome.bannerOpen, lines: lines, folded: folded}
 	return lines, folded
 }
 
@@ -99,11 +99,11 @@ func foldBanner(text string, width int, fold bool) (lines []string, cut bool) {
 
 // toggleBanner is w: the banners whole, or folded again.
 func (m *Model) toggleBanner() {
-	if _, folded := m.bannerLines(); !folded && !m.bannerOpen {
+	if _, folded := m.bannerLines(); !folded && !m.chrome.bannerOpen {
 		m.status = "no warning is cut short here (w shows a warning banner whole)"
 		return
 	}
-	m.bannerOpen = !m.bannerOpen
+	m.chrome.bannerOpen = !m.chrome.bannerOpen
 	m.resize(m.width, m.height) // the body gives the banners their lines
 }
 
@@ -117,16 +117,16 @@ func (m *Model) heldBanner() string {
 // bannerText leads with what the operator must know (the data is stale),
 // then the cause.
 func (m *Model) bannerText() string {
-	if !m.dataStale {
-		return m.banner
+	if !m.scan.dataStale {
+		return m.chrome.banner
 	}
 	s := "connection problem: showing data"
-	if !m.lastComplete.IsZero() {
-		s += " from " + m.lastComplete.Format("15:04:05")
+	if !m.scan.lastComplete.IsZero() {
+		s += " from " + m.scan.lastComplete.Format("15:04:05")
 	}
 	s += " (stale)"
-	if m.backoff > 0 {
-		s += fmt.Sprintf(", retry in %s", m.backoff)
+	if m.scan.backoff > 0 {
+		s += fmt.Sprintf(", retry in %s", m.scan.backoff)
 	}
-	return s + " · " + m.banner
+	return s + " · " + m.chrome.banner
 }

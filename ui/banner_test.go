@@ -49,7 +49,7 @@ func TestWarningKeyWithoutBanner(t *testing.T) {
 	m := newTestModel(t, 160, 40, timelineFixture(testKeyspace(t), 10))
 	before := m.bodyHeight()
 	press(m, "w")
-	if m.bannerOpen || m.bodyHeight() != before || !strings.Contains(screenText(m), "no warning is cut short") {
-		t.Fatalf("w without a cut banner: open %v, body %d (was %d):\n%s", m.bannerOpen, m.bodyHeight(), before, screenText(m))
+	if m.chrome.bannerOpen || m.bodyHeight() != before || !strings.Contains(screenText(m), "no warning is cut short") {
+		t.Fatalf("w without a cut banner: open %v, body %d (was %d):\n%s", m.chrome.bannerOpen, m.bodyHeight(), before, screenText(m))
 	}
 }

@@ -18,7 +18,7 @@ func feed(m *Model, recs []inspect.Record) {
 	ks := recs[0].Keyspace
 	for i := 0; i < len(recs); i += 1000 {
 		b := inspect.Batch{Keyspace: ks, Records: recs[i:min(i+1000, len(recs))], ServerTimeMs: clock.UnixMilli()}
-		m.Update(batchMsg{gen: m.gen, batches: []inspect.Batch{b}})
+		m.Update(batchMsg{gen: m.scan.gen, batches: []inspect.Batch{b}})
 	}
 }
 
@@ -42,7 +42,7 @@ func filterBy(m *Model, text string) {
 
 func finish(m *Model, n int) {
 	ks := m.opts.Keyspaces[0]
-	m.Update(scanDoneMsg{gen: m.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Keys: int64(n), Records: int64(n), Complete: true}}})
+	m.Update(scanDoneMsg{gen: m.scan.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Keys: int64(n), Records: int64(n), Complete: true}}})
 }
 
 // Bug 1: a filter or sort changed while a refresh runs survives the swap.
@@ -306,7 +306,7 @@ func TestScanProgressShareAndTimeLeft(t *testing.T) {
 	m.beginRun()
 	now = now.Add(2 * time.Second)
 	b := inspect.Batch{Keyspace: ks, Records: fixture(ks, 500), ServerTimeMs: clock.UnixMilli(), Done: 0.25}
-	m.Update(batchMsg{gen: m.gen, batches: []inspect.Batch{b}})
+	m.Update(batchMsg{gen: m.scan.gen, batches: []inspect.Batch{b}})
 	if got := screenText(m); !strings.Contains(got, "⟳ scanning: 25% · 500 records · 250/s · 2.0s · 6.0s left") {
 		t.Fatalf("progress line:\n%s", got)
 	}

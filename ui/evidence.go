@@ -20,11 +20,11 @@ type gapCache struct {
 // screen cannot back (processing records of unknown age, undecoded
 // keyspaces), each cause with its fix. nil when every verdict is backed.
 func (m *Model) gapBanners() []string {
-	c := &m.gaps
-	if c.stats == m.stats && c.total == m.stats.Total() && c.at.Equal(m.lastComplete) {
+	c := &m.chrome.gaps
+	if c.stats == m.stats && c.total == m.stats.Total() && c.at.Equal(m.scan.lastComplete) {
 		return c.texts
 	}
-	*c = gapCache{stats: m.stats, total: m.stats.Total(), at: m.lastComplete}
+	*c = gapCache{stats: m.stats, total: m.stats.Total(), at: m.scan.lastComplete}
 	var gaps []inspect.Gap
 	for _, g := range m.stats.Report().CannotJudge {
 		if g.Kind != inspect.GapScanIncomplete { // the connection banner says that

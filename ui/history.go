@@ -32,7 +32,7 @@ const historyLen = 30 // scans kept: a refresh every few seconds covers minutes
 // It reads every record once, at the end of a scan, never per batch.
 func (m *Model) afterScan() {
 	s := m.store
-	snap := snapshot{at: m.lastComplete}
+	snap := snapshot{at: m.scan.lastComplete}
 	stale := make(map[string]struct{})
 	capture := m.timelineCapture()
 	staleBy, names := map[string]int64{}, map[string]string{}
@@ -72,7 +72,7 @@ func (m *Model) afterScan() {
 		}
 	}
 	m.staleKeys = stale
-	m.timeline = buildTimeline(s, m.serverTimeMs, capture)
+	m.timeline = buildTimeline(s, m.scan.serverTimeMs, capture)
 	m.staleTop = topCounts(staleBy, 5)
 }
 

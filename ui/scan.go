@@ -82,20 +82,20 @@ func waitBatch(gen int, s *inspect.Stream) tea.Cmd {
 func (m *Model) startScan() tea.Cmd {
 	ctx := m.beginRun()
 	s := inspect.StartScan(ctx, m.opts.Client, m.opts.Keyspaces, m.opts.Scan)
-	m.run.next = waitBatch(m.gen, s)
-	return m.run.next
+	m.scan.run.next = waitBatch(m.scan.gen, s)
+	return m.scan.run.next
 }
 
 // beginRun retires the current scan and sets up the next generation: live
 // into the table when it is empty, else into a pending store swapped in at
 // the end so a refresh never blanks the screen.
 func (m *Model) beginRun() context.Context {
-	if m.run != nil && m.run.finished.IsZero() {
-		m.run.cancel()
+	if m.scan.run != nil && m.scan.run.finished.IsZero() {
+		m.scan.run.cancel()
 	}
-	m.gen++
+	m.scan.gen++
 	ctx, cancel := context.WithCancel(m.ctx)
-	run := &scanRun{gen: m.gen, cancel: cancel, started: m.now(), stats: inspect.NewStats(10), perKS: map[string]int64{}, perNode: map[string]int64{}}
+	run := &scanRun{gen: m.scan.gen, cancel: cancel, started: m.now(), stats: inspect.NewStats(10), perKS: map[string]int64{}, perNode: map[string]int64{}}
 	run.doctor = m.newDoctorRun()
 	run.live = m.store.recs.Len() == 0
 	if !run.live {
@@ -107,20 +107,20 @@ func (m *Model) beginRun() context.Context {
 	} else {
 		m.stats = run.stats
 	}
-	m.run = run
+	m.scan.run = run
 	return ctx
 }
 
 // cancelScan stops the running scan; what it read stays, marked incomplete.
 func (m *Model) cancelScan() {
-	if m.run == nil || !m.run.finished.IsZero() {
+	if m.scan.run == nil || !m.scan.run.finished.IsZero() {
 		return
 	}
-	m.run.cancel()
-	m.run.finished = m.now()
-	m.run.stopped = true
-	m.gen++ // drop whatever the cancelled scan still sends
-	if m.run.live {
+	m.scan.run.cancel()
+	m.scan.run.finished = m.now()
+	m.scan.run.stopped = true
+	m.scan.gen++ // drop whatever the cancelled scan still sends
+	if m.scan.run.live {
 		m.mergeKeepingCursor(m.store, true)
 		m.status = "scan cancelled: the counts are partial (r rescans)"
 	} else {
@@ -129,7 +129,7 @@ func (m *Model) cancelScan() {
 }
 
 func (m *Model) onBatch(msg batchMsg) {
-	run := m.run
+	run := m.scan.run
 	target := m.store
 	if !run.live {
 		target = run.pending
@@ -142,7 +142,7 @@ func (m *Model) onBatch(msg batchMsg) {
 		run.records += int64(len(b.Records))
 		run.perKS[b.Keyspace.Name] += int64(len(b.Records))
 		run.perNode[b.Node] += int64(len(b.Records))
-		m.serverTimeMs = b.ServerTimeMs
+		m.scan.serverTimeMs = b.ServerTimeMs
 	}
 	if run.live {
 		m.mergeKeepingCursor(target, false)
@@ -154,7 +154,7 @@ func (m *Model) onBatch(msg batchMsg) {
 // onScanDone swaps a refresh into view (keeping the cursor on its record)
 // and handles failures: keep the last data, mark it stale, retry with backoff.
 func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
-	run := m.run
+	run := m.scan.run
 	run.finished = m.now()
 	run.covs = msg.covs
 	run.stats.AddCoverage(msg.covs...)
@@ -165,17 +165,17 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 		}
 	}
 	if failed != nil {
-		m.dataStale = true
-		m.banner = inspect.Sanitize(units.OneLine(failed.Error()))
-		m.backoff = nextBackoff(m.backoff)
+		m.scan.dataStale = true
+		m.chrome.banner = inspect.Sanitize(units.OneLine(failed.Error()))
+		m.scan.backoff = nextBackoff(m.scan.backoff)
 		m.status = ""
 		if run.live {
 			m.mergeKeepingCursor(m.store, true)
 		}
-		gen := m.gen
-		return tea.Tick(m.backoff, func(time.Time) tea.Msg { return reconnectMsg{gen: gen} })
+		gen := m.scan.gen
+		return tea.Tick(m.scan.backoff, func(time.Time) tea.Msg { return reconnectMsg{gen: gen} })
 	}
-	m.banner, m.dataStale, m.backoff = "", false, 0
+	m.chrome.banner, m.scan.dataStale, m.scan.backoff = "", false, 0
 	if !run.live {
 		key := m.recordsSized().cursorKey()
 		p := run.pending
@@ -204,12 +204,12 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 	} else {
 		m.mergeKeepingCursor(m.store, true)
 	}
-	m.lastComplete = run.finished
+	m.scan.lastComplete = run.finished
 	m.afterScan()
 	m.status = ""
-	judge := run.doctor.judge(m.ctx, m.gen, m.opts.Client, m.opts.Keyspaces, msg.covs, !m.doctor.noConfig, m.opts.Scan.Snapshot)
+	judge := run.doctor.judge(m.ctx, m.scan.gen, m.opts.Client, m.opts.Keyspaces, msg.covs, !m.doctor.noConfig, m.opts.Scan.Snapshot)
 	if m.opts.Refresh > 0 && m.opts.Scan.Snapshot == nil { // a file does not change
-		gen := m.gen
+		gen := m.scan.gen
 		return tea.Batch(judge, tea.Tick(m.opts.Refresh, func(time.Time) tea.Msg { return refreshMsg{gen: gen} }))
 	}
 	return judge
@@ -237,18 +237,18 @@ func nextBackoff(d time.Duration) time.Duration {
 	return min(d*2, 30*time.Second)
 }
 
-func (m *Model) scanning() bool { return m.run != nil && m.run.finished.IsZero() }
+func (m *Model) scanning() bool { return m.scan.run != nil && m.scan.run.finished.IsZero() }
 
 // scanStatus is how far the scan of one keyspace got, for its Overview row.
 func (m *Model) scanStatus(keyspace string) string {
-	if m.run == nil {
+	if m.scan.run == nil {
 		return "…"
 	}
-	scan := count(m.run.perKS[keyspace]) + " read"
-	if m.run.stopped {
+	scan := count(m.scan.run.perKS[keyspace]) + " read"
+	if m.scan.run.stopped {
 		scan = "cancelled"
 	}
-	for _, c := range m.run.covs {
+	for _, c := range m.scan.run.covs {
 		if c.Keyspace == keyspace {
 			scan = "complete"
 			if !c.Complete {

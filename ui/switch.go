@@ -19,15 +19,15 @@ import (
 // switchKeyspace scans only the named configured keyspace ("" or "all":
 // every keyspace the session started with).
 func (m *Model) switchKeyspace(name string) tea.Cmd {
-	if m.allKeyspaces == nil {
-		m.allKeyspaces = m.opts.Keyspaces
+	if m.src.allKeyspaces == nil {
+		m.src.allKeyspaces = m.opts.Keyspaces
 	}
 	if name == "" || name == "all" {
-		m.opts.Keyspaces = m.allKeyspaces
+		m.opts.Keyspaces = m.src.allKeyspaces
 		return m.restart("every keyspace")
 	}
 	var names []string
-	for _, ks := range m.allKeyspaces {
+	for _, ks := range m.src.allKeyspaces {
 		if ks.Name == name {
 			m.opts.Keyspaces = []*inspect.Keyspace{ks}
 			return m.restart("keyspace " + inspect.Sanitize(name))
@@ -65,11 +65,11 @@ func (m *Model) switchDB(arg string) tea.Cmd {
 	}
 	o := *c.Options()
 	o.DB = n
-	if m.ownClient != nil {
-		m.ownClient.Close()
+	if m.src.ownClient != nil {
+		m.src.ownClient.Close()
 	}
-	m.ownClient = redis.NewClient(&o)
-	m.opts.Client = m.ownClient
+	m.src.ownClient = redis.NewClient(&o)
+	m.opts.Client = m.src.ownClient
 	if dbSuffix.MatchString(m.opts.Address) {
 		m.opts.Address = dbSuffix.ReplaceAllString(m.opts.Address, "/"+strconv.Itoa(n))
 	} else {
@@ -117,7 +117,7 @@ func (m *Model) onProfile(msg profileMsg) tea.Cmd {
 	m.releaseSource()
 	o := msg.opts
 	o.NoColor, o.Now, o.Refresh, o.Reveal, o.OpenProfile = m.opts.NoColor, m.opts.Now, m.opts.Refresh, m.opts.Reveal, m.opts.OpenProfile
-	m.opts, m.closeProfile, m.allKeyspaces = o, msg.close, nil
+	m.opts, m.src.closeProfile, m.src.allKeyspaces = o, msg.close, nil
 	m.doctor.forget()
 	m.keys.SetWrites(m.canWrite(), m.opts.Scan.Snapshot != nil)
 	return m.restart("profile " + inspect.Sanitize(msg.name)) // o.Notice: a banner
@@ -125,8 +125,8 @@ func (m *Model) onProfile(msg profileMsg) tea.Cmd {
 
 // restart drops what is shown and scans the new source from scratch.
 func (m *Model) restart(what string) tea.Cmd {
-	if m.run != nil {
-		m.run.cancel()
+	if m.scan.run != nil {
+		m.scan.run.cancel()
 	}
 	st := newStore(m.maxRecords())
 	st.sortCol, st.sortDesc = m.store.sortCol, m.store.sortDesc

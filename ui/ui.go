@@ -91,48 +91,64 @@ const (
 
 var screenNames = [...]string{"Overview", "Records", "Stats", "Writes"}
 
-// Model is the root bubbletea model. Update routes: dialog/input first,
-// then global keys, then the focused screen.
+// Model is the root bubbletea model: the chrome around the body, the
+// screens and the routing between them, the scan run and the session.
+// Update routes: dialog/input first, then global keys, then the focused
+// screen.
 type Model struct {
 	*common // the session, keys, styles and size every screen shares
 	help    help.Model
+	chrome  chrome // the header's and banners' state
 
+	screen  screen  // the screen shown
+	screens         // every screen, made once
+	dialog  *dialog // the write dialog, over the screen while open
+	writeCh <-chan writeMsg
+
+	scan scanState // the scan run and what the last ones left
+	src  source    // what :keyspace, :db and :profile opened
+}
+
+// screens are the root's screens and overlays; each holds the common
+// value and its own state.
+type screens struct {
+	keyHelp     *helpScreen  // the help overlay (?)
+	cmdLine     *commandLine // the command line (:)
+	records     *recordsScreen
+	overview    *overviewScreen
+	statsScreen *statsScreen
+	writes      *writesScreen
+	detail      *detailScreen
+	doctor      *doctorScreen
+	streams     *streamsScreen
+}
+
+// chrome is the state of what is drawn around the body.
+type chrome struct {
 	twoLineHeader bool
 	headerCache   [numAllScreens]string // by screen; cleared when the size, styles or source change
+	banner        string
+	bannerOpen    bool       // w: the warning banners whole, not folded (banner.go)
+	bannerMemo    bannerMemo // the banners as last drawn
+	gaps          gapCache   // the cannot-judge banner (evidence.go)
+}
 
-	screen  screen
-	keyHelp *helpScreen // the help overlay (?)
-
+// scanState is the scan running (its generation drops the results of an
+// older one) and what the complete scans left.
+type scanState struct {
 	gen          int
 	run          *scanRun
 	serverTimeMs int64
 	lastComplete time.Time
-	doctor       *doctorScreen
-	// closeProfile releases a profile opened with :profile.
-	closeProfile func()
-	// streams is the Streams screen's state (streams.go).
-	streams *streamsScreen
+	dataStale    bool
+	backoff      time.Duration
+}
 
-	banner     string
-	bannerOpen bool       // w: the warning banners whole, not folded (banner.go)
-	bannerMemo bannerMemo // the banners as last drawn
-	gaps       gapCache   // the cannot-judge banner (evidence.go)
-	dataStale  bool
-	backoff    time.Duration
-
-	records      *recordsScreen
-	overview     *overviewScreen
-	statsScreen  *statsScreen
+// source is what the session opened itself and must release.
+type source struct {
+	closeProfile func()              // releases a profile opened with :profile
 	allKeyspaces []*inspect.Keyspace // the session's keyspaces, when :keyspace narrowed them
 	ownClient    *redis.Client       // the connection :db opened (the session's own is the CLI's)
-
-	cmdLine *commandLine // the command line (:)
-
-	detail *detailScreen
-
-	dialog  *dialog
-	writes  *writesScreen
-	writeCh <-chan writeMsg
 }
 
 // New builds the model; Init starts the first scan.
@@ -226,23 +242,23 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) onScanMsg(msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case batchMsg:
-		if msg.gen != m.gen {
+		if msg.gen != m.scan.gen {
 			return nil, true // a cancelled or superseded scan
 		}
 		m.onBatch(msg)
 		return m.rearm(), true
 	case doctorMsg:
-		if msg.gen == m.gen {
+		if msg.gen == m.scan.gen {
 			m.doctor.Update(msg)
 		}
 		return nil, true
 	case scanDoneMsg:
-		if msg.gen != m.gen {
+		if msg.gen != m.scan.gen {
 			return nil, true
 		}
 		return m.onScanDone(msg), true
 	case reconnectMsg, refreshMsg:
-		if g := genOf(msg); g == m.gen && !m.scanning() {
+		if g := genOf(msg); g == m.scan.gen && !m.scanning() {
 			return m.startScan(), true
 		}
 		return nil, true
@@ -261,7 +277,7 @@ func genOf(msg tea.Msg) int {
 }
 
 // rearm waits for the next batch of the running scan.
-func (m *Model) rearm() tea.Cmd { return m.run.next }
+func (m *Model) rearm() tea.Cmd { return m.scan.run.next }
 
 // far is a move to the first or last line, whatever the length.
 const far = 1 << 30
@@ -319,16 +335,16 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 // releaseSource stops the scan and releases the connections this model
 // opened itself (:db) or was handed with a profile (:profile).
 func (m *Model) releaseSource() {
-	if m.run != nil {
-		m.run.cancel()
+	if m.scan.run != nil {
+		m.scan.run.cancel()
 	}
-	if m.ownClient != nil {
-		m.ownClient.Close()
-		m.ownClient = nil
+	if m.src.ownClient != nil {
+		m.src.ownClient.Close()
+		m.src.ownClient = nil
 	}
-	if m.closeProfile != nil {
-		m.closeProfile()
-		m.closeProfile = nil
+	if m.src.closeProfile != nil {
+		m.src.closeProfile()
+		m.src.closeProfile = nil
 	}
 }
 
@@ -343,14 +359,14 @@ func (m *Model) shutdown() {
 
 func (m *Model) resize(w, h int) {
 	m.width, m.height = max(w, 20), max(h, 6)
-	m.headerCache = [numAllScreens]string{}
+	m.chrome.headerCache = [numAllScreens]string{}
 	// The header takes two lines when some screen's would not fit one; the
 	// choice is made here, so the body's height never changes with the screen.
-	m.twoLineHeader = false
+	m.chrome.twoLineHeader = false
 	cur := m.screen
 	for sc := range numScreens {
 		m.screen = sc
-		m.twoLineHeader = m.twoLineHeader || strings.Contains(m.headerView(), "\n")
+		m.chrome.twoLineHeader = m.chrome.twoLineHeader || strings.Contains(m.headerView(), "\n")
 	}
 	m.screen = cur
 	m.help.SetWidth(m.width)

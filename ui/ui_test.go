@@ -75,9 +75,9 @@ func newTestModelWith(t testing.TB, w, h int, recs []inspect.Record, ex *actions
 	m.beginRun()
 	for i := 0; i < len(recs); i += 1000 {
 		b := inspect.Batch{Keyspace: ks, Records: recs[i:min(i+1000, len(recs))], ServerTimeMs: clock.UnixMilli()}
-		m.Update(batchMsg{gen: m.gen, batches: []inspect.Batch{b}})
+		m.Update(batchMsg{gen: m.scan.gen, batches: []inspect.Batch{b}})
 	}
-	m.Update(scanDoneMsg{gen: m.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Keys: int64(len(recs)), Records: int64(len(recs)), Complete: true}}})
+	m.Update(scanDoneMsg{gen: m.scan.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Keys: int64(len(recs)), Records: int64(len(recs)), Complete: true}}})
 	return m
 }
 
@@ -293,28 +293,28 @@ func TestScreensHelpAndHostileText(t *testing.T) {
 func TestStaleGenerationsAndFaults(t *testing.T) {
 	ks := testKeyspace(t)
 	m := newTestModel(t, 80, 24, fixture(ks, 20))
-	old := m.gen
+	old := m.scan.gen
 	m.beginRun() // a refresh: fills a pending store
 	m.Update(batchMsg{gen: old, batches: []inspect.Batch{{Keyspace: ks, Records: fixture(ks, 500)}}})
-	if m.store.recs.Len() != 20 || m.run.pending == nil || m.run.pending.recs.Len() != 0 {
+	if m.store.recs.Len() != 20 || m.scan.run.pending == nil || m.scan.run.pending.recs.Len() != 0 {
 		t.Fatal("a result from an old generation was applied")
 	}
 	m.records.cursor = 5
 	key := m.recordsSized().cursorKey()
 	fresh := fixture(ks, 40)
-	m.Update(batchMsg{gen: m.gen, batches: []inspect.Batch{{Keyspace: ks, Records: fresh}}})
+	m.Update(batchMsg{gen: m.scan.gen, batches: []inspect.Batch{{Keyspace: ks, Records: fresh}}})
 	if m.store.recs.Len() != 20 {
 		t.Fatal("a refresh must not replace the table until it completes")
 	}
-	m.Update(scanDoneMsg{gen: m.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Complete: true}}})
+	m.Update(scanDoneMsg{gen: m.scan.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Complete: true}}})
 	if m.store.recs.Len() != 40 || m.recordsSized().cursorKey() != key {
 		t.Fatalf("after refresh: %d records, cursor on %q want %q", m.store.recs.Len(), m.recordsSized().cursorKey(), key)
 	}
 	// Connection lost mid-scan: banner, data kept and marked stale, retry scheduled.
 	m.beginRun()
-	_, cmd := m.Update(scanDoneMsg{gen: m.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Err: errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")}}})
-	if cmd == nil || !m.dataStale || m.store.recs.Len() != 40 {
-		t.Fatalf("fault: cmd %v stale %v records %d", cmd != nil, m.dataStale, m.store.recs.Len())
+	_, cmd := m.Update(scanDoneMsg{gen: m.scan.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Err: errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")}}})
+	if cmd == nil || !m.scan.dataStale || m.store.recs.Len() != 40 {
+		t.Fatalf("fault: cmd %v stale %v records %d", cmd != nil, m.scan.dataStale, m.store.recs.Len())
 	}
 	text := screenText(m)
 	if !strings.Contains(text, "connection problem") || !strings.Contains(text, "(stale)") {
@@ -323,10 +323,10 @@ func TestStaleGenerationsAndFaults(t *testing.T) {
 	checkFrame(t, m)
 	// Esc cancels a running scan; its late results are dropped.
 	m.beginRun()
-	gen := m.gen
+	gen := m.scan.gen
 	press(m, "esc")
 	m.Update(batchMsg{gen: gen, batches: []inspect.Batch{{Keyspace: ks, Records: fixture(ks, 5)}}})
-	if m.scanning() || m.run.pending.recs.Len() != 0 || !strings.Contains(m.status, "cancelled") {
+	if m.scanning() || m.scan.run.pending.recs.Len() != 0 || !strings.Contains(m.status, "cancelled") {
 		t.Fatalf("cancel: scanning %v status %q", m.scanning(), m.status)
 	}
 }
@@ -360,9 +360,9 @@ func BenchmarkLiveScan1M(b *testing.B) {
 		m.beginRun()
 		m.records.cursor = 5 // off the top: the cursor is kept on its record
 		for range 1000 {
-			m.Update(batchMsg{gen: m.gen, batches: []inspect.Batch{{Keyspace: ks, Records: base, ServerTimeMs: clock.UnixMilli()}}})
+			m.Update(batchMsg{gen: m.scan.gen, batches: []inspect.Batch{{Keyspace: ks, Records: base, ServerTimeMs: clock.UnixMilli()}}})
 		}
-		m.Update(scanDoneMsg{gen: m.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Complete: true}}})
+		m.Update(scanDoneMsg{gen: m.scan.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Complete: true}}})
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 // help lines.
 func (m *Model) chromeLines() int {
 	n := 4
-	if m.twoLineHeader {
+	if m.chrome.twoLineHeader {
 		n++
 	}
 	banners, _ := m.bannerLines()
@@ -105,11 +105,11 @@ func (m *Model) profileLabel() string {
 // last the badge's long form. Only when even that does not fit is the
 // address cut, in its middle.
 func (m *Model) headerView() string {
-	if h := m.headerCache[m.screen]; h != "" {
+	if h := m.chrome.headerCache[m.screen]; h != "" {
 		return h
 	}
 	h := m.renderHeader()
-	m.headerCache[m.screen] = h
+	m.chrome.headerCache[m.screen] = h
 	return h
 }
 
@@ -136,7 +136,7 @@ func (m *Model) renderHeader() string {
 		where = inspect.Sanitize(p) + " · " + where
 	}
 	extra := []string{inspect.Sanitize(user), inspect.Sanitize(strings.Join(names, ","))}
-	if m.twoLineHeader {
+	if m.chrome.twoLineHeader {
 		badge := badgeStyle.Render(long)
 		if ansi.StringWidth(screenTabs(m, false))+ansi.StringWidth(badge)+1 > m.width {
 			badge = badgeStyle.Render(short)
@@ -192,7 +192,7 @@ func screenTabs(m *Model, all bool) string {
 
 // progressView is the scan line: keys, rate, elapsed; or when the data is from.
 func (m *Model) progressView() string {
-	run := m.run
+	run := m.scan.run
 	if run == nil {
 		return ""
 	}
@@ -217,7 +217,7 @@ func (m *Model) progressView() string {
 			}
 		}
 		if !run.live {
-			line += fmt.Sprintf(" (refresh; shown: %s)", m.lastComplete.Format("15:04:05"))
+			line += fmt.Sprintf(" (refresh; shown: %s)", m.scan.lastComplete.Format("15:04:05"))
 		}
 		if len(m.opts.Keyspaces) > 1 {
 			var per []string
@@ -243,7 +243,7 @@ func (m *Model) progressView() string {
 			units.FormatCount(run.records), fmtDur(el))
 	case run.stopped:
 		line = fmt.Sprintf("✗ refresh cancelled: showing %s records from %s · r rescans",
-			units.FormatCount(int64(m.store.recs.Len())), m.lastComplete.Format("15:04:05"))
+			units.FormatCount(int64(m.store.recs.Len())), m.scan.lastComplete.Format("15:04:05"))
 	default:
 		line = fmt.Sprintf("✓ %s records in %s (%s/s) · read at %s", units.FormatCount(int64(m.store.recs.Len())), fmtDur(el),
 			units.FormatCount(int64(rate)), run.finished.Format("15:04:05"))
