@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/idemctl/idemctl/inspect"
@@ -91,8 +92,8 @@ func (o *overviewScreen) content() string {
 	if line := o.doctor.summary(); line != "" {
 		b.WriteString(s.Error.Render(fit(line, o.width)) + "\n")
 	}
-	if line := o.streams.summary(); line != "" {
-		b.WriteString(o.streams.summaryStyle().Render(line) + "\n") // streams.go
+	if line := o.streamsLine(); line != "" {
+		b.WriteString(o.streamsStyle().Render(line) + "\n") // streams.go
 	}
 	b.WriteString(s.ColHead.Render(fit(overviewRow(shown, titles, plain), o.width)))
 	byName := map[string]inspect.KeyspaceReport{}
@@ -196,4 +197,50 @@ func (o *overviewScreen) historyView() string {
 		b.WriteString("\n  " + o.styles.Stale.Render(count(n)+" records became stale since the previous scan (+stale in Records)"))
 	}
 	return b.String()
+}
+
+// streamsLine is the Overview's line on the stream keyspaces: stale and
+// poison pending entries, in the longest wording that fits; "" without any.
+func (o *overviewScreen) streamsLine() string {
+	st := o.streams
+	if len(o.opts.StreamSpaces) == 0 || o.opts.Scan.Snapshot != nil {
+		return ""
+	}
+	var variants []string
+	switch {
+	case st != nil && st.err != "":
+		variants = []string{"streams: not read: " + st.err + " — :streams", "streams: not read — :streams says why"}
+	case !st.current():
+		variants = []string{"streams: scanning for consumer groups — :streams shows them", "streams: scanning — :streams"}
+	default:
+		t := st.totals()
+		more := ""
+		if t.cut {
+			more = "+"
+		}
+		variants = []string{
+			fmt.Sprintf("streams: %s%s stale and %s%s poison pending entries in %s groups — :streams shows them",
+				count(t.stale), more, count(t.poison), more, count(t.groups)),
+			fmt.Sprintf("streams: %s%s stale · %s%s poison pending — :streams", count(t.stale), more, count(t.poison), more),
+			fmt.Sprintf("streams: %s%s stale · %s%s poison", count(t.stale), more, count(t.poison), more),
+		}
+	}
+	for _, v := range variants {
+		if ansi.StringWidth(v) <= o.width {
+			return v
+		}
+	}
+	return variants[len(variants)-1]
+}
+
+// streamsStyle stands the Overview's streams line out when some
+// entry is stale or poison.
+func (o *overviewScreen) streamsStyle() lipgloss.Style {
+	st := o.streams
+	if st.current() && st.err == "" {
+		if t := st.totals(); t.stale+t.poison > 0 {
+			return o.styles.Error
+		}
+	}
+	return o.styles.Dim
 }

@@ -8,8 +8,6 @@ import (
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/ansi"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/inspect"
@@ -78,7 +76,7 @@ type streamsScreen struct {
 	typing    bool
 	input     textinput.Model
 
-	marks map[entryKey]entryMark // the entries a write takes, as last read
+	marks entryMarks // the entries a write takes, as last read
 }
 
 // streamsMsg brings a finished read of every stream keyspace.
@@ -118,14 +116,14 @@ func (st *streamsScreen) Update(msg tea.Msg) tea.Cmd {
 
 func (st *streamsScreen) View() string { return st.content() }
 
-// readable is why streams cannot be read in this session, or "".
-func (st *streamsScreen) readable() string {
+// streamsReadable is why streams cannot be read in this session, or "".
+func (c *common) streamsReadable() string {
 	switch {
-	case st.opts.Scan.Snapshot != nil:
+	case c.opts.Scan.Snapshot != nil:
 		return "streams are read from the live server; this session reads a snapshot"
-	case len(st.opts.StreamSpaces) == 0:
+	case len(c.opts.StreamSpaces) == 0:
 		return "no stream keyspace in this profile: add a keyspace with kind: stream and match: PATTERN to the config"
-	case st.opts.Client == nil:
+	case c.opts.Client == nil:
 		return "not connected to a server"
 	}
 	return ""
@@ -134,7 +132,7 @@ func (st *streamsScreen) readable() string {
 // read reads every stream keyspace in the background, bounded by
 // the TUI's limits; nil when there is nothing to read.
 func (st *streamsScreen) read() tea.Cmd {
-	if st.readable() != "" {
+	if st.streamsReadable() != "" {
 		return nil
 	}
 	st.seq++
@@ -229,39 +227,6 @@ func (st *streamsScreen) readEntry() tea.Cmd {
 // current reports whether the reports shown are of this session's source.
 func (st *streamsScreen) current() bool {
 	return st != nil && st.reps != nil && st.client == st.opts.Client
-}
-
-// summary is the Overview's line on the stream keyspaces: stale and
-// poison pending entries, in the longest wording that fits; "" without any.
-func (st *streamsScreen) summary() string {
-	if len(st.opts.StreamSpaces) == 0 || st.opts.Scan.Snapshot != nil {
-		return ""
-	}
-	var variants []string
-	switch {
-	case st != nil && st.err != "":
-		variants = []string{"streams: not read: " + st.err + " — :streams", "streams: not read — :streams says why"}
-	case !st.current():
-		variants = []string{"streams: scanning for consumer groups — :streams shows them", "streams: scanning — :streams"}
-	default:
-		t := st.totals()
-		more := ""
-		if t.cut {
-			more = "+"
-		}
-		variants = []string{
-			fmt.Sprintf("streams: %s%s stale and %s%s poison pending entries in %s groups — :streams shows them",
-				count(t.stale), more, count(t.poison), more, count(t.groups)),
-			fmt.Sprintf("streams: %s%s stale · %s%s poison pending — :streams", count(t.stale), more, count(t.poison), more),
-			fmt.Sprintf("streams: %s%s stale · %s%s poison", count(t.stale), more, count(t.poison), more),
-		}
-	}
-	for _, v := range variants {
-		if ansi.StringWidth(v) <= st.width {
-			return v
-		}
-	}
-	return variants[len(variants)-1]
 }
 
 // streamTotals are the counts over every group read.
@@ -398,15 +363,4 @@ func (st *streamsScreen) selectedEntryID() string {
 		return es[st.entrySel].ID
 	}
 	return ""
-}
-
-// summaryStyle stands the Overview's streams line out when some
-// entry is stale or poison.
-func (st *streamsScreen) summaryStyle() lipgloss.Style {
-	if st := st; st.current() && st.err == "" {
-		if t := st.totals(); t.stale+t.poison > 0 {
-			return st.styles.Error
-		}
-	}
-	return st.styles.Dim
 }

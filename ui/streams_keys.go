@@ -20,11 +20,11 @@ func (st *streamsScreen) onKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		st.move(d)
 		return nil, true
 	}
-	if st.isEntryWriteKey(msg) && !st.canWrite() {
+	if st.keys.isEntryWriteKey(msg) && !st.canWrite() {
 		st.status = st.offHint(true) // the keys are off, and said so
 		return nil, true
 	}
-	if st.isRecordWriteKey(msg) {
+	if st.keys.isRecordWriteKey(msg) {
 		st.status = "F, R and E write records; here " + entryWritesHint
 		return nil, true
 	}
@@ -49,8 +49,7 @@ func (st *streamsScreen) onKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 
 // isRecordWriteKey is a record write key (F, R, E) pressed here: said,
 // never taken for another meaning.
-func (st *streamsScreen) isRecordWriteKey(msg tea.KeyPressMsg) bool {
-	k := st.keys
+func (k *KeyMap) isRecordWriteKey(msg tea.KeyPressMsg) bool {
 	for _, b := range []key.Binding{k.Fail, k.Reconcile, k.Expire} {
 		if slices.Contains(b.Keys(), msg.String()) {
 			return true
@@ -119,7 +118,7 @@ const rereadStatus = "rescanning the streams…"
 
 // reread is r: the groups read anew, and the entry shown.
 func (st *streamsScreen) reread() tea.Cmd {
-	if why := st.readable(); why != "" {
+	if why := st.streamsReadable(); why != "" {
 		st.status = why
 		return nil
 	}

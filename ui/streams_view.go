@@ -33,10 +33,10 @@ func wrapHang(prefix, value string, width int) string {
 
 // dimLines renders each line dim on its own (lipgloss pads a block to its
 // widest line).
-func (st *streamsScreen) dimLines(s string) []string {
+func (c *common) dimLines(s string) []string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
-		lines[i] = st.styles.Dim.Render(l)
+		lines[i] = c.styles.Dim.Render(l)
 	}
 	return lines
 }
@@ -58,7 +58,7 @@ func joinFit(parts []string, sep string, w int) string {
 
 func (st *streamsScreen) content() string {
 	s := st.styles
-	if why := st.readable(); why != "" {
+	if why := st.streamsReadable(); why != "" {
 		return s.Title.Render("STREAMS") + "\n\n" + strings.Join(st.dimLines(wrapHang("  ", why, st.width)), "\n")
 	}
 	if !st.current() {
@@ -71,13 +71,21 @@ func (st *streamsScreen) content() string {
 	switch st.level {
 	case levelGroup:
 		if st.group() != nil {
-			return st.groupView()
+			return groupPage{st}.View()
 		}
 	case levelEntry:
-		return st.scrollBy(st.entryView(), &st.fieldScroll, st.h)
+		return st.scrollBy(entryPage{st}.View(), &st.fieldScroll, st.h)
 	}
-	return st.groupsView()
+	return groupsTable{st}.View()
 }
+
+// The Streams screens, one type a level, over the screen's state: the
+// groups table, one group (its consumers and pending entries), one entry.
+type (
+	groupsTable struct{ *streamsScreen }
+	groupPage   struct{ *streamsScreen }
+	entryPage   struct{ *streamsScreen }
+)
 
 // The groups table's columns, right-aligned numbers; STREAM and GROUP share
 // what is left, at least groupNamesMin: on a narrow terminal the columns
@@ -89,10 +97,10 @@ var groupCols = []struct {
 
 const groupNamesMin = 30
 
-// groupsLayout is how many of groupCols show and the names' widths.
-func (st *streamsScreen) groupsLayout() (cols, stream, group int) {
+// layout is how many of groupCols show and the names' widths.
+func (gt groupsTable) layout() (cols, stream, group int) {
 	cols = len(groupCols)
-	rest := st.width - 3
+	rest := gt.width - 3
 	for _, c := range groupCols {
 		rest -= c.w + 1
 	}
@@ -105,26 +113,27 @@ func (st *streamsScreen) groupsLayout() (cols, stream, group int) {
 	return cols, stream, rest - stream
 }
 
-func (st *streamsScreen) groupsView() string {
+func (gt groupsTable) View() string {
+	st := gt.streamsScreen
 	s := st.styles
 	t := st.totals()
 	lines := []string{s.Title.Render(joinFit([]string{"STREAMS", count(t.streams) + " streams", count(t.groups) + " groups",
 		count(t.pending) + " pending", count(t.stale) + " stale", count(t.poison) + " poison", "read at " + st.readAt.Format("15:04:05")}, " · ", st.width))}
-	cols, sw, gw := st.groupsLayout()
+	cols, sw, gw := gt.layout()
 	head := "  " + fit("STREAM", sw) + " " + fit("GROUP", gw)
 	for _, c := range groupCols[:cols] {
 		head += " " + fitRight(c.title, c.w)
 	}
 	lines = append(lines, s.ColHead.Render(fit(head, st.width)))
 	rows := st.groupRows()
-	notes := st.groupsNotes()
+	notes := gt.notes()
 	room := max(st.h-len(lines)-len(notes), 1)
 	from, to := selWindow(&st.groupSel, &st.groupOff, room, len(rows))
 	if len(rows) == 0 {
 		lines = append(lines, st.emptyLine(st.filtered(), "no stream matches these keyspaces' patterns", "no group has a pending entry the filter keeps"))
 	}
 	for i := from; i < to; i++ {
-		lines = append(lines, st.groupLine(rows[i], cols, sw, gw, i == st.groupSel))
+		lines = append(lines, gt.line(rows[i], cols, sw, gw, i == st.groupSel))
 	}
 	return strings.Join(append(lines, notes...), "\n")
 }
@@ -143,14 +152,15 @@ func selWindow(sel, off *int, room, n int) (from, to int) {
 
 // emptyLine says why a table has no row: there is none, or the filter
 // keeps none.
-func (st *streamsScreen) emptyLine(filtered bool, none, noMatch string) string {
+func (c *common) emptyLine(filtered bool, none, noMatch string) string {
 	if filtered {
 		none = noMatch + " (c clears it)"
 	}
-	return st.styles.Dim.Render(fit("  "+none, st.width))
+	return c.styles.Dim.Render(fit("  "+none, c.width))
 }
 
-func (st *streamsScreen) groupLine(r groupRow, cols, sw, gw int, selected bool) string {
+func (gt groupsTable) line(r groupRow, cols, sw, gw int, selected bool) string {
+	st := gt.streamsScreen
 	mark := "  "
 	if selected {
 		mark = "▸ "
@@ -193,8 +203,9 @@ func lagCell(lag *int64) string {
 	return count(*lag)
 }
 
-// groupsNotes say what the read left out, wrapped at words.
-func (st *streamsScreen) groupsNotes() []string {
+// notes say what the read left out, wrapped at words.
+func (gt groupsTable) notes() []string {
+	st := gt.streamsScreen
 	var out []string
 	add := func(s string) {
 		out = append(out, st.dimLines(wrapHang("note: ", s, st.width))...)
@@ -210,9 +221,10 @@ func (st *streamsScreen) groupsNotes() []string {
 	return out
 }
 
-// groupView is one group: what XINFO says, its consumers, then its
+// View is one group: what XINFO says, its consumers, then its
 // pending entries with the selection.
-func (st *streamsScreen) groupView() string {
+func (p groupPage) View() string {
+	st := p.streamsScreen
 	s := st.styles
 	rep, g := st.find(st.open)
 	lines := []string{s.Title.Render(joinFit([]string{"GROUP " + sanitizeText(g.Name), "of " + sanitizeText(g.Stream), "keyspace " + inspect.Sanitize(rep.Space)}, "  ", st.width))}
@@ -230,8 +242,8 @@ func (st *streamsScreen) groupView() string {
 		lines = append(lines, s.Dim.Render(joinFit([]string{"stale after " + units.FormatMs(sp.ProcessingTimeout.Milliseconds()) + " idle",
 			fmt.Sprintf("poison after %d deliveries", sp.MaxDeliveries)}, " · ", st.width)))
 	}
-	lines = append(lines, st.consumerLines(g)...)
-	return strings.Join(append(lines, st.entryLines(g, st.h-len(lines))...), "\n")
+	lines = append(lines, p.consumerLines(g)...)
+	return strings.Join(append(lines, p.entryLines(g, st.h-len(lines))...), "\n")
 }
 
 func (c *common) streamSpace(name string) *inspect.StreamSpace {
@@ -245,7 +257,8 @@ func (c *common) streamSpace(name string) *inspect.StreamSpace {
 
 // consumerLines are the group's consumers, at most a quarter of the body:
 // the entries below are what the operator works on.
-func (st *streamsScreen) consumerLines(g *inspect.GroupState) []string {
+func (p groupPage) consumerLines(g *inspect.GroupState) []string {
+	st := p.streamsScreen
 	nameW := max(st.width-2-10-10-2, 10)
 	lines := []string{st.styles.ColHead.Render(fit("  "+fit("CONSUMERS ("+count(g.Consumers)+")", nameW)+" "+fitRight("PENDING", 10)+" "+fitRight("IDLE", 10), st.width))}
 	room := max(st.h/4, 2)
@@ -268,7 +281,8 @@ func (st *streamsScreen) consumerLines(g *inspect.GroupState) []string {
 
 // entryLines are the pending entries the filters keep, in a window of
 // room lines around the selection.
-func (st *streamsScreen) entryLines(g *inspect.GroupState, room int) []string {
+func (p groupPage) entryLines(g *inspect.GroupState, room int) []string {
+	st := p.streamsScreen
 	s := st.styles
 	idW, idleW, delW, flagW := 17, 8, 6, 12
 	conW := max(st.width-2-idW-idleW-delW-flagW-4, 8)
@@ -332,15 +346,16 @@ func (st *streamsScreen) filterText() string {
 	return strings.Join(parts, " · ")
 }
 
-// entryView is one entry: how it is pending, then its fields, each
+// View is one entry: how it is pending, then its fields, each
 // name and value sanitized and cut on the server; a long value shows its
 // length and how much is shown.
-func (st *streamsScreen) entryView() string {
+func (p entryPage) View() string {
+	st := p.streamsScreen
 	s := st.styles
 	e := st.entryRow
 	lines := []string{s.Title.Render(joinFit([]string{"ENTRY " + inspect.Sanitize(e.ID), "of " + sanitizeText(e.Stream), "group " + sanitizeText(e.Group)}, "  ", st.width)),
 		joinFit([]string{"consumer " + sanitizeText(e.Consumer), "idle " + units.FormatMs(e.Idle.D().Milliseconds()),
-			"delivery count " + count(e.Deliveries), entryFlags(e), st.markedText(e)}, " · ", st.width)}
+			"delivery count " + count(e.Deliveries), entryFlags(e), st.marks.text(e)}, " · ", st.width)}
 	switch {
 	case st.entryErr != "":
 		return strings.Join(append(lines, "", wrapHang("  could not read the entry: ", st.entryErr, st.width)), "\n")

@@ -36,6 +36,9 @@ type entryKey struct {
 
 func keyOf(e inspect.PendingEntry) entryKey { return entryKey{e.Stream, e.Group, e.ID} }
 
+// entryMarks are the marked entries by entry.
+type entryMarks map[entryKey]entryMark
+
 // entryMark is a pending entry a write takes, as last read, and the
 // keyspace it was read in (its recovery consumer and dead-letter stream).
 type entryMark struct {
@@ -45,8 +48,7 @@ type entryMark struct {
 
 // isEntryWriteKey is a marking or write key of the Streams screen, on or
 // off: off, it says why.
-func (st *streamsScreen) isEntryWriteKey(msg tea.KeyPressMsg) bool {
-	k := st.keys
+func (k *KeyMap) isEntryWriteKey(msg tea.KeyPressMsg) bool {
 	for _, b := range []key.Binding{k.Mark, k.MarkAll, k.Unmark, k.Retry, k.Ack, k.DeadLetter} {
 		if slices.Contains(b.Keys(), msg.String()) {
 			return true
@@ -62,7 +64,7 @@ func (st *streamsScreen) toggleMark() {
 	case levelGroups:
 		st.status = "open a group (enter) to mark its pending entries"
 	case levelEntry:
-		st.toggle(st.open.space, st.entryRow)
+		st.marks.toggle(st.open.space, st.entryRow)
 	default:
 		es := st.entries()
 		if len(es) == 0 {
@@ -70,21 +72,22 @@ func (st *streamsScreen) toggleMark() {
 			return
 		}
 		st.entrySel = min(st.entrySel, len(es)-1)
-		st.toggle(st.open.space, es[st.entrySel])
+		st.marks.toggle(st.open.space, es[st.entrySel])
 		st.entrySel = min(st.entrySel+1, len(es)-1)
 	}
 }
 
-func (st *streamsScreen) toggle(space string, e inspect.PendingEntry) {
+// toggle marks e, read in keyspace space, or unmarks it.
+func (ms *entryMarks) toggle(space string, e inspect.PendingEntry) {
 	k := keyOf(e)
-	if _, ok := st.marks[k]; ok {
-		delete(st.marks, k)
+	if _, ok := (*ms)[k]; ok {
+		delete(*ms, k)
 		return
 	}
-	if st.marks == nil {
-		st.marks = map[entryKey]entryMark{}
+	if *ms == nil {
+		*ms = entryMarks{}
 	}
-	st.marks[k] = entryMark{space: space, e: e}
+	(*ms)[k] = entryMark{space: space, e: e}
 }
 
 // markAll is a: every entry the filters keep in the open group, or
@@ -104,7 +107,7 @@ func (st *streamsScreen) markAll() {
 		if all {
 			delete(st.marks, keyOf(e))
 		} else if _, ok := st.marks[keyOf(e)]; !ok {
-			st.toggle(st.open.space, e)
+			st.marks.toggle(st.open.space, e)
 		}
 	}
 }
@@ -165,7 +168,7 @@ func (st *streamsScreen) targets() (ts []entryMark, onMarks bool) {
 	case st.level == levelEntry:
 		return []entryMark{{space: st.open.space, e: st.entryRow}}, false
 	case len(st.marks) > 0:
-		return st.sortedMarks(), true
+		return st.marks.sorted(), true
 	case st.level == levelGroup:
 		if es := st.entries(); len(es) > 0 {
 			return []entryMark{{space: st.open.space, e: es[min(st.entrySel, len(es)-1)]}}, false
@@ -177,10 +180,10 @@ func (st *streamsScreen) targets() (ts []entryMark, onMarks bool) {
 	return nil, false
 }
 
-// sortedMarks are the marks by stream, group and entry ID.
-func (st *streamsScreen) sortedMarks() []entryMark {
-	out := make([]entryMark, 0, len(st.marks))
-	for _, mk := range st.marks {
+// sorted are the marks by stream, group and entry ID.
+func (ms entryMarks) sorted() []entryMark {
+	out := make([]entryMark, 0, len(ms))
+	for _, mk := range ms {
 		out = append(out, mk)
 	}
 	slices.SortFunc(out, func(a, b entryMark) int {
@@ -205,7 +208,7 @@ func compareIDs(a, b string) int {
 // openEntryWrite opens the write dialog of kind on the entries a write
 // key takes.
 func (m *Model) openEntryWrite(kind actions.Kind) tea.Cmd {
-	if why := m.streams.readable(); why != "" {
+	if why := m.streamsReadable(); why != "" {
 		m.status = why
 		return nil
 	}
@@ -344,7 +347,7 @@ func (m *Model) closeEntryDialog(toWrites bool) tea.Cmd {
 		m.writes.Open()
 	}
 	cmds := []tea.Cmd{m.streams.read()}
-	if st := m.streams; st != nil && st.level == levelEntry && m.streams.readable() == "" {
+	if st := m.streams; st != nil && st.level == levelEntry && m.streamsReadable() == "" {
 		cmds = append(cmds, m.streams.readEntry())
 	}
 	return tea.Batch(cmds...)
@@ -369,9 +372,9 @@ func (d *dialog) noun() string {
 	return "records"
 }
 
-// markedText is "marked" for a marked entry, else "".
-func (st *streamsScreen) markedText(e inspect.PendingEntry) string {
-	if _, ok := st.marks[keyOf(e)]; ok {
+// text is "marked" for a marked entry, else "".
+func (ms entryMarks) text(e inspect.PendingEntry) string {
+	if _, ok := ms[keyOf(e)]; ok {
 		return "marked"
 	}
 	return ""
