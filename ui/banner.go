@@ -24,24 +24,25 @@ const bannerFolded = 2
 // bannerMore ends a folded banner's last line.
 const bannerMore = " … w: the whole warning"
 
-// bannerTexts are the banners to show on this screen, most urgent first.
-func (m *Model) bannerTexts() []string {
+// bannerTexts are the banners to show, most urgent first; gapsShown:
+// the screen's counts are ones the cannot-judge banners qualify.
+func (ch *chrome) bannerTexts(gapsShown bool) []string {
 	var out []string
-	if m.chrome.banner != "" {
-		out = append(out, m.bannerText())
+	if ch.banner != "" {
+		out = append(out, ch.bannerText())
 	}
-	if m.opts.Notice != "" { // what opening the session warned of (a hook that cannot run)
-		out = append(out, inspect.Sanitize(units.OneLine(m.opts.Notice)))
+	if ch.opts.Notice != "" { // what opening the session warned of (a hook that cannot run)
+		out = append(out, inspect.Sanitize(units.OneLine(ch.opts.Notice)))
 	}
-	if m.showsGapBanner() {
-		gaps := m.gapBanners()
-		if !m.chrome.bannerOpen {
+	if gapsShown {
+		gaps := ch.gapBanners()
+		if !ch.bannerOpen {
 			gaps = gaps[:1]
 		}
 		out = append(out, gaps...)
 	}
-	if m.store.dropped > 0 {
-		out = append(out, m.heldBanner())
+	if ch.store.dropped > 0 {
+		out = append(out, ch.heldBanner())
 	}
 	return out
 }
@@ -49,18 +50,18 @@ func (m *Model) bannerTexts() []string {
 // bannerLines are the banners as drawn: each wrapped under its ⚠ and
 // folded to bannerFolded lines unless w unfolded them. folded says some
 // banner has more to show.
-func (m *Model) bannerLines() (lines []string, folded bool) {
-	texts := m.bannerTexts()
-	c := &m.chrome.bannerMemo
-	if slices.Equal(c.texts, texts) && c.width == m.width && c.open == m.chrome.bannerOpen {
+func (ch *chrome) bannerLines(gapsShown bool) (lines []string, folded bool) {
+	texts := ch.bannerTexts(gapsShown)
+	c := &ch.bannerMemo
+	if slices.Equal(c.texts, texts) && c.width == ch.width && c.open == ch.bannerOpen {
 		return c.lines, c.folded // bodyHeight asks for them a few times a frame
 	}
 	for _, text := range texts {
-		ls, cut := foldBanner(text, m.width, !m.chrome.bannerOpen)
+		ls, cut := foldBanner(text, ch.width, !ch.bannerOpen)
 		lines = append(lines, ls...)
 		folded = folded || cut
 	}
-	*c = bannerMemo{texts: texts, width: m.width, open: m.chrome.bannerOpen, lines: lines, folded: folded}
+	*c = bannerMemo{texts: texts, width: ch.width, open: ch.bannerOpen, lines: lines, folded: folded}
 	return lines, folded
 }
 
@@ -99,7 +100,7 @@ func foldBanner(text string, width int, fold bool) (lines []string, cut bool) {
 
 // toggleBanner is w: the banners whole, or folded again.
 func (m *Model) toggleBanner() {
-	if _, folded := m.bannerLines(); !folded && !m.chrome.bannerOpen {
+	if _, folded := m.chrome.bannerLines(m.showsGapBanner()); !folded && !m.chrome.bannerOpen {
 		m.status = "no warning is cut short here (w shows a warning banner whole)"
 		return
 	}
@@ -108,25 +109,25 @@ func (m *Model) toggleBanner() {
 }
 
 // heldBanner says, on every screen, that the table holds part of the scan.
-func (m *Model) heldBanner() string {
-	held := int64(m.store.recs.Len())
+func (ch *chrome) heldBanner() string {
+	held := int64(ch.store.recs.Len())
 	return fmt.Sprintf("listing %s of %s records (--max-records %s): every one needing attention; the other %s only in the counts",
-		units.FormatCount(held), units.FormatCount(held+m.store.dropped), units.FormatCount(int64(m.maxRecords())), units.FormatCount(m.store.dropped))
+		units.FormatCount(held), units.FormatCount(held+ch.store.dropped), units.FormatCount(int64(maxRecords(ch.opts))), units.FormatCount(ch.store.dropped))
 }
 
 // bannerText leads with what the operator must know (the data is stale),
 // then the cause.
-func (m *Model) bannerText() string {
-	if !m.scan.dataStale {
-		return m.chrome.banner
+func (ch *chrome) bannerText() string {
+	if !ch.scan.dataStale {
+		return ch.banner
 	}
 	s := "connection problem: showing data"
-	if !m.scan.lastComplete.IsZero() {
-		s += " from " + m.scan.lastComplete.Format("15:04:05")
+	if !ch.scan.lastComplete.IsZero() {
+		s += " from " + ch.scan.lastComplete.Format("15:04:05")
 	}
 	s += " (stale)"
-	if m.scan.backoff > 0 {
-		s += fmt.Sprintf(", retry in %s", m.scan.backoff)
+	if ch.scan.backoff > 0 {
+		s += fmt.Sprintf(", retry in %s", ch.scan.backoff)
 	}
-	return s + " · " + m.chrome.banner
+	return s + " · " + ch.banner
 }

@@ -15,7 +15,7 @@ func flatText(s string) string { return strings.Join(strings.Fields(s), " ") }
 func TestWarningBannerReadableAt80(t *testing.T) {
 	ks := testKeyspace(t)
 	m := newTestModel(t, 80, 24, fixture(ks, 70)) // stuck records: their age cannot be judged
-	text := m.gapBanner()
+	text := m.chrome.gapBanner()
 	if !strings.Contains(text, "; fix: ") || len(text) < 2*80 {
 		t.Fatalf("the fixture's banner fits one line: %q", text)
 	}

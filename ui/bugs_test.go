@@ -80,19 +80,19 @@ func TestEscInFilterKeepsScanAndCancelIsPartial(t *testing.T) {
 	press(m, "/")
 	typeText(m, "state=proc")
 	press(m, "esc")
-	if !m.scanning() || m.records.filtering {
-		t.Fatalf("esc in the filter input: scanning %v, filtering %v", m.scanning(), m.records.filtering)
+	if !m.scan.scanning() || m.records.filtering {
+		t.Fatalf("esc in the filter input: scanning %v, filtering %v", m.scan.scanning(), m.records.filtering)
 	}
 	// From the Overview (the first screen with several keyspaces), / goes
 	// to the Records' filter: what is typed after it is never hotkeys.
 	press(m, "tab", "tab", "tab", "/")
 	typeText(m, "state=proc")
 	press(m, "esc")
-	if m.screen != screenRecords || !m.scanning() {
-		t.Fatalf("/ on the Overview: screen %v, scanning %v", m.screen, m.scanning())
+	if m.screen != screenRecords || !m.scan.scanning() {
+		t.Fatalf("/ on the Overview: screen %v, scanning %v", m.screen, m.scan.scanning())
 	}
 	press(m, "esc") // the operator does stop the scan
-	if m.scanning() {
+	if m.scan.scanning() {
 		t.Fatal("esc on the table did not stop the scan")
 	}
 	text := screenText(m)

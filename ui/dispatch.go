@@ -130,7 +130,7 @@ func (m *Model) rescan() tea.Cmd {
 // or the grouping.
 func (m *Model) onCancel() {
 	switch g := m.store.group; {
-	case m.scanning():
+	case m.scan.scanning():
 		m.cancelScan()
 	case m.screen == screenRecords && g != nil && g.expanding != "":
 		m.recordsSized().closeGroup()

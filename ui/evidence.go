@@ -19,14 +19,14 @@ type gapCache struct {
 // gapBanners are the Overview and Records banners: what the counts on
 // screen cannot back (processing records of unknown age, undecoded
 // keyspaces), each cause with its fix. nil when every verdict is backed.
-func (m *Model) gapBanners() []string {
-	c := &m.chrome.gaps
-	if c.stats == m.stats && c.total == m.stats.Total() && c.at.Equal(m.scan.lastComplete) {
+func (ch *chrome) gapBanners() []string {
+	c := &ch.gaps
+	if c.stats == ch.stats && c.total == ch.stats.Total() && c.at.Equal(ch.scan.lastComplete) {
 		return c.texts
 	}
-	*c = gapCache{stats: m.stats, total: m.stats.Total(), at: m.scan.lastComplete}
+	*c = gapCache{stats: ch.stats, total: ch.stats.Total(), at: ch.scan.lastComplete}
 	var gaps []inspect.Gap
-	for _, g := range m.stats.Report().CannotJudge {
+	for _, g := range ch.stats.Report().CannotJudge {
 		if g.Kind != inspect.GapScanIncomplete { // the connection banner says that
 			gaps = append(gaps, g)
 		}
@@ -42,8 +42,8 @@ func (m *Model) gapBanners() []string {
 }
 
 // gapBanner is the first of the gap banners, "" when there is none.
-func (m *Model) gapBanner() string {
-	if t := m.gapBanners(); len(t) > 0 {
+func (ch *chrome) gapBanner() string {
+	if t := ch.gapBanners(); len(t) > 0 {
 		return t[0]
 	}
 	return ""
@@ -51,5 +51,5 @@ func (m *Model) gapBanner() string {
 
 // showsGapBanner: the screens whose counts the banner qualifies.
 func (m *Model) showsGapBanner() bool {
-	return (m.screen == screenOverview || m.screen == screenRecords) && m.dialog == nil && !m.keyHelp.open && m.gapBanner() != ""
+	return (m.screen == screenOverview || m.screen == screenRecords) && m.dialog == nil && !m.keyHelp.open && m.chrome.gapBanner() != ""
 }

@@ -136,7 +136,7 @@ func aclLive(t *testing.T, name string, rights ...string) *liveFixture {
 		User: name, NoColor: true, Executor: ex})
 	m.resize(120, 30)
 	run(m, m.startScan())
-	if m.scanning() || m.store.recs.Len() != 300 {
+	if m.scan.scanning() || m.store.recs.Len() != 300 {
 		t.Fatalf("scan as %s: %d records (%s)", name, m.store.recs.Len(), m.chrome.banner)
 	}
 	return &liveFixture{m: m, client: admin, audit: auditPath, ks: ks}

@@ -99,7 +99,7 @@ func (m *Model) beginRun() context.Context {
 	run.doctor = m.newDoctorRun()
 	run.live = m.store.recs.Len() == 0
 	if !run.live {
-		run.pending = &store{f: m.store.f, sortCol: m.store.sortCol, sortDesc: m.store.sortDesc, sortedBy: order{m.store.sortCol, m.store.sortDesc}, limit: m.maxRecords()}
+		run.pending = &store{f: m.store.f, sortCol: m.store.sortCol, sortDesc: m.store.sortDesc, sortedBy: order{m.store.sortCol, m.store.sortDesc}, limit: maxRecords(m.opts)}
 		run.edits = m.store.edits
 		if g := m.store.group; g != nil {
 			run.pending.group = newGrouping(g.name)
@@ -237,18 +237,18 @@ func nextBackoff(d time.Duration) time.Duration {
 	return min(d*2, 30*time.Second)
 }
 
-func (m *Model) scanning() bool { return m.scan.run != nil && m.scan.run.finished.IsZero() }
+func (s *scanState) scanning() bool { return s.run != nil && s.run.finished.IsZero() }
 
-// scanStatus is how far the scan of one keyspace got, for its Overview row.
-func (m *Model) scanStatus(keyspace string) string {
-	if m.scan.run == nil {
+// status is how far the scan of one keyspace got, for its Overview row.
+func (s *scanState) status(keyspace string) string {
+	if s.run == nil {
 		return "…"
 	}
-	scan := count(m.scan.run.perKS[keyspace]) + " read"
-	if m.scan.run.stopped {
+	scan := count(s.run.perKS[keyspace]) + " read"
+	if s.run.stopped {
 		scan = "cancelled"
 	}
-	for _, c := range m.scan.run.covs {
+	for _, c := range s.run.covs {
 		if c.Keyspace == keyspace {
 			scan = "complete"
 			if !c.Complete {

@@ -128,7 +128,7 @@ func (m *Model) restart(what string) tea.Cmd {
 	if m.scan.run != nil {
 		m.scan.run.cancel()
 	}
-	st := newStore(m.maxRecords())
+	st := newStore(maxRecords(m.opts))
 	st.sortCol, st.sortDesc = m.store.sortCol, m.store.sortDesc
 	m.store = st
 	m.stats = inspect.NewStats(10)

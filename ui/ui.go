@@ -73,8 +73,6 @@ func maxRecords(o Options) int {
 	return DefaultMaxRecords
 }
 
-func (m *Model) maxRecords() int { return maxRecords(m.opts) }
-
 type screen int
 
 const (
@@ -123,8 +121,11 @@ type screens struct {
 	streams     *streamsScreen
 }
 
-// chrome is the state of what is drawn around the body.
+// chrome is what is drawn around the body: the header, the scan's line
+// and the banners, and their state.
 type chrome struct {
+	*common
+	scan          *scanState
 	twoLineHeader bool
 	headerCache   [numAllScreens]string // by screen; cleared when the size, styles or source change
 	banner        string
@@ -161,10 +162,11 @@ func New(ctx context.Context, opts Options) *Model {
 			store: newStore(maxRecords(opts)), stats: inspect.NewStats(10)},
 		help: help.New(), screen: screenRecords,
 	}
-	m.keyHelp, m.cmdLine, m.records = newHelpScreen(m.common), newCommandLine(m.common), newRecordsScreen(m.common, m.scanning)
+	m.chrome.common, m.chrome.scan = m.common, &m.scan
+	m.keyHelp, m.cmdLine, m.records = newHelpScreen(m.common), newCommandLine(m.common), newRecordsScreen(m.common, m.scan.scanning)
 	m.doctor, m.writes, m.detail = newDoctorScreen(m.common), newWritesScreen(m.common), newDetailScreen(m.common)
 	m.streams = newStreamsScreen(m.common)
-	m.overview, m.statsScreen = newOverviewScreen(m.common, m.doctor, m.streams, m.scanStatus), newStatsScreen(m.common)
+	m.overview, m.statsScreen = newOverviewScreen(m.common, m.doctor, m.streams, m.scan.status), newStatsScreen(m.common)
 	if len(opts.Keyspaces) > 1 {
 		m.screen = screenOverview
 	}
@@ -258,7 +260,7 @@ func (m *Model) onScanMsg(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		return m.onScanDone(msg), true
 	case reconnectMsg, refreshMsg:
-		if g := genOf(msg); g == m.scan.gen && !m.scanning() {
+		if g := genOf(msg); g == m.scan.gen && !m.scan.scanning() {
 			return m.startScan(), true
 		}
 		return nil, true
@@ -363,12 +365,9 @@ func (m *Model) resize(w, h int) {
 	// The header takes two lines when some screen's would not fit one; the
 	// choice is made here, so the body's height never changes with the screen.
 	m.chrome.twoLineHeader = false
-	cur := m.screen
 	for sc := range numScreens {
-		m.screen = sc
-		m.chrome.twoLineHeader = m.chrome.twoLineHeader || strings.Contains(m.headerView(), "\n")
+		m.chrome.twoLineHeader = m.chrome.twoLineHeader || strings.Contains(m.chrome.headerView(sc), "\n")
 	}
-	m.screen = cur
 	m.help.SetWidth(m.width)
 	m.records.input.SetWidth(max(m.width-4, 10))
 	m.recordsSized().clampCursor()

@@ -326,8 +326,8 @@ func TestStaleGenerationsAndFaults(t *testing.T) {
 	gen := m.scan.gen
 	press(m, "esc")
 	m.Update(batchMsg{gen: gen, batches: []inspect.Batch{{Keyspace: ks, Records: fixture(ks, 5)}}})
-	if m.scanning() || m.scan.run.pending.recs.Len() != 0 || !strings.Contains(m.status, "cancelled") {
-		t.Fatalf("cancel: scanning %v status %q", m.scanning(), m.status)
+	if m.scan.scanning() || m.scan.run.pending.recs.Len() != 0 || !strings.Contains(m.status, "cancelled") {
+		t.Fatalf("cancel: scanning %v status %q", m.scan.scanning(), m.status)
 	}
 }
 

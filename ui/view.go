@@ -21,7 +21,7 @@ func (m *Model) chromeLines() int {
 	if m.chrome.twoLineHeader {
 		n++
 	}
-	banners, _ := m.bannerLines()
+	banners, _ := m.chrome.bannerLines(m.showsGapBanner())
 	return n + len(banners)
 }
 
@@ -31,10 +31,10 @@ func (m *Model) bodyHeight() int { return max(m.height-m.chromeLines(), 1) }
 // terminal never wraps.
 func (m *Model) View() tea.View {
 	var b strings.Builder
-	b.WriteString(m.headerView())
+	b.WriteString(m.chrome.headerView(m.screen))
 	b.WriteString("\n")
-	b.WriteString(m.progressView())
-	banners, _ := m.bannerLines()
+	b.WriteString(m.chrome.progressView())
+	banners, _ := m.chrome.bannerLines(m.showsGapBanner())
 	for _, l := range banners {
 		b.WriteString("\n" + m.styles.Banner.Render(l))
 	}
@@ -90,11 +90,11 @@ func padLines(body string, h, w int) string {
 	return strings.Join(lines, "\n")
 }
 
-func (m *Model) profileLabel() string {
-	if m.opts.Demo {
+func (c *common) profileLabel() string {
+	if c.opts.Demo {
 		return "demo"
 	}
-	return m.opts.Profile
+	return c.opts.Profile
 }
 
 // headerView is the top line. What must always show, whatever the width:
@@ -104,44 +104,44 @@ func (m *Model) profileLabel() string {
 // names, the Redis user, the other screens' names, the program's name, and
 // last the badge's long form. Only when even that does not fit is the
 // address cut, in its middle.
-func (m *Model) headerView() string {
-	if h := m.chrome.headerCache[m.screen]; h != "" {
+func (ch *chrome) headerView(sc screen) string {
+	if h := ch.headerCache[sc]; h != "" {
 		return h
 	}
-	h := m.renderHeader()
-	m.chrome.headerCache[m.screen] = h
+	h := ch.renderHeader(sc)
+	ch.headerCache[sc] = h
 	return h
 }
 
-func (m *Model) renderHeader() string {
-	s := m.styles
+func (ch *chrome) renderHeader(sc screen) string {
+	s := ch.styles
 	long, short := "READ-ONLY", "READ-ONLY"
 	badgeStyle := s.Badge
-	if m.canWrite() {
+	if ch.canWrite() {
 		long, short, badgeStyle = "WRITES ENABLED", "WRITES", s.WarnBadge
-		if m.opts.Executor.Policy.Protected {
+		if ch.opts.Executor.Policy.Protected {
 			long, short, badgeStyle = "WRITES ENABLED · PROTECTED", "WRITES·PROT", s.DangerBadge
 		}
 	}
-	user := m.opts.User
+	user := ch.opts.User
 	if user == "" {
 		user = "default"
 	}
-	names := make([]string, len(m.opts.Keyspaces))
-	for i, ks := range m.opts.Keyspaces {
+	names := make([]string, len(ch.opts.Keyspaces))
+	for i, ks := range ch.opts.Keyspaces {
 		names[i] = ks.Name
 	}
-	where := strings.TrimPrefix(m.opts.Address, "redis://")
-	if p := m.profileLabel(); p != "" {
+	where := strings.TrimPrefix(ch.opts.Address, "redis://")
+	if p := ch.profileLabel(); p != "" {
 		where = inspect.Sanitize(p) + " · " + where
 	}
 	extra := []string{inspect.Sanitize(user), inspect.Sanitize(strings.Join(names, ","))}
-	if m.chrome.twoLineHeader {
+	if ch.twoLineHeader {
 		badge := badgeStyle.Render(long)
-		if ansi.StringWidth(screenTabs(m, false))+ansi.StringWidth(badge)+1 > m.width {
+		if ansi.StringWidth(ch.tabs(sc, false))+ansi.StringWidth(badge)+1 > ch.width {
 			badge = badgeStyle.Render(short)
 		}
-		return m.twoLines(where, badge)
+		return ch.twoLines(sc, where, badge)
 	}
 	brand := s.Header.Render("idemctl") + s.Dim.Render(" · ")
 	for _, v := range []struct {
@@ -152,53 +152,53 @@ func (m *Model) renderHeader() string {
 		{true, true, 2, long}, {true, true, 1, long}, {true, true, 0, long},
 		{true, false, 0, long}, {false, false, 0, long}, {false, false, 0, short},
 	} {
-		left := screenTabs(m, v.allTabs)
+		left := ch.tabs(sc, v.allTabs)
 		if v.brand {
 			left = brand + left
 		}
 		ctx := " " + strings.Join(append([]string{where}, extra[:v.extras]...), " · ") + " "
 		badge := badgeStyle.Render(v.badge)
-		room := m.width - ansi.StringWidth(left) - ansi.StringWidth(badge)
+		room := ch.width - ansi.StringWidth(left) - ansi.StringWidth(badge)
 		if ansi.StringWidth(ctx) <= room {
 			return left + fit(ctx, room) + badge
 		}
 	}
 	// Too narrow for one line: the address gets a line of its own.
-	return m.twoLines(where, badgeStyle.Render(short))
+	return ch.twoLines(sc, where, badgeStyle.Render(short))
 }
 
 // twoLines is the narrow header: the screen and the badge, then the address.
-func (m *Model) twoLines(where, badge string) string {
-	left := screenTabs(m, false)
-	room := max(m.width-ansi.StringWidth(left)-ansi.StringWidth(badge), 0)
-	return left + strings.Repeat(" ", room) + badge + "\n" + fitMiddle(where, m.width)
+func (ch *chrome) twoLines(sc screen, where, badge string) string {
+	left := ch.tabs(sc, false)
+	room := max(ch.width-ansi.StringWidth(left)-ansi.StringWidth(badge), 0)
+	return left + strings.Repeat(" ", room) + badge + "\n" + fitMiddle(where, ch.width)
 }
 
-// screenTabs names the screens, the current one highlighted; compact, only
+// tabs names the screens, the current one highlighted; compact, only
 // the current one.
-func screenTabs(m *Model, all bool) string {
+func (ch *chrome) tabs(sc screen, all bool) string {
 	var parts []string
 	for i, n := range screenNames {
-		cur := screen(i) == m.screen || screen(i) == screenRecords && m.screen == screenDetail
+		cur := screen(i) == sc || screen(i) == screenRecords && sc == screenDetail
 		switch {
 		case cur:
-			parts = append(parts, m.styles.Title.Render(n))
+			parts = append(parts, ch.styles.Title.Render(n))
 		case all:
-			parts = append(parts, m.styles.Dim.Render(n))
+			parts = append(parts, ch.styles.Dim.Render(n))
 		}
 	}
-	return strings.Join(parts, m.styles.Dim.Render(" "))
+	return strings.Join(parts, ch.styles.Dim.Render(" "))
 }
 
 // progressView is the scan line: keys, rate, elapsed; or when the data is from.
-func (m *Model) progressView() string {
-	run := m.scan.run
+func (ch *chrome) progressView() string {
+	run := ch.scan.run
 	if run == nil {
 		return ""
 	}
 	end := run.finished
 	if end.IsZero() {
-		end = m.now()
+		end = ch.now()
 	}
 	el := end.Sub(run.started)
 	rate := 0.0
@@ -207,7 +207,7 @@ func (m *Model) progressView() string {
 	}
 	var line string
 	switch {
-	case m.scanning():
+	case ch.scan.scanning():
 		line = fmt.Sprintf("⟳ scanning: %s records · %s/s · %s", units.FormatCount(run.records), units.FormatCount(int64(rate)), fmtDur(el))
 		if run.done > 0 {
 			// the share from the SCAN cursor, and the time left at this pace
@@ -217,11 +217,11 @@ func (m *Model) progressView() string {
 			}
 		}
 		if !run.live {
-			line += fmt.Sprintf(" (refresh; shown: %s)", m.scan.lastComplete.Format("15:04:05"))
+			line += fmt.Sprintf(" (refresh; shown: %s)", ch.scan.lastComplete.Format("15:04:05"))
 		}
-		if len(m.opts.Keyspaces) > 1 {
+		if len(ch.opts.Keyspaces) > 1 {
 			var per []string
-			for _, ks := range m.opts.Keyspaces {
+			for _, ks := range ch.opts.Keyspaces {
 				per = append(per, fmt.Sprintf("%s %s", ks.Name, units.FormatCount(run.perKS[ks.Name])))
 			}
 			line += " · " + strings.Join(per, " · ")
@@ -243,9 +243,9 @@ func (m *Model) progressView() string {
 			units.FormatCount(run.records), fmtDur(el))
 	case run.stopped:
 		line = fmt.Sprintf("✗ refresh cancelled: showing %s records from %s · r rescans",
-			units.FormatCount(int64(m.store.recs.Len())), m.scan.lastComplete.Format("15:04:05"))
+			units.FormatCount(int64(ch.store.recs.Len())), ch.scan.lastComplete.Format("15:04:05"))
 	default:
-		line = fmt.Sprintf("✓ %s records in %s (%s/s) · read at %s", units.FormatCount(int64(m.store.recs.Len())), fmtDur(el),
+		line = fmt.Sprintf("✓ %s records in %s (%s/s) · read at %s", units.FormatCount(int64(ch.store.recs.Len())), fmtDur(el),
 			units.FormatCount(int64(rate)), run.finished.Format("15:04:05"))
 		if incomplete(run.covs) {
 			line = "✗ incomplete scan: " + line[len("✓ "):]
@@ -253,11 +253,11 @@ func (m *Model) progressView() string {
 		if nodes := nodeCount(run.covs); nodes > 1 {
 			line += " · " + units.FormatCount(int64(nodes)) + " nodes"
 		}
-		if m.opts.Refresh > 0 {
-			line += fmt.Sprintf(" · refresh every %s", m.opts.Refresh)
+		if ch.opts.Refresh > 0 {
+			line += fmt.Sprintf(" · refresh every %s", ch.opts.Refresh)
 		}
 	}
-	return m.styles.Dim.Render(fit(line, m.width))
+	return ch.styles.Dim.Render(fit(line, ch.width))
 }
 
 func nodeCount(covs []inspect.Coverage) int {

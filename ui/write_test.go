@@ -89,7 +89,7 @@ func newLive(t *testing.T, writes, protected bool) *liveFixture {
 		NoColor: true, Executor: ex})
 	m.resize(100, 30)
 	run(m, m.startScan())
-	if m.scanning() || m.store.recs.Len() != 300 {
+	if m.scan.scanning() || m.store.recs.Len() != 300 {
 		t.Fatalf("scan: %d records", m.store.recs.Len())
 	}
 	return &liveFixture{m: m, client: c, audit: auditPath, ks: ks}
