@@ -32,39 +32,37 @@ func (m *Model) selection() []inspect.Record {
 // terminal receives base64-encoded) and says what was copied. Text with
 // control bytes from Redis is refused: pasted into a shell it could run
 // something.
-func (m *Model) copyText(what, text string) tea.Cmd {
+func (c *common) copyText(what, text string) tea.Cmd {
 	if inspect.Sanitize(text) != text {
-		m.status = what + " not copied: the key holds control or invalid bytes that would not paste safely"
+		c.status = what + " not copied: the key holds control or invalid bytes that would not paste safely"
 		return nil
 	}
 	head := "copied " + what + " (OSC 52): "
-	m.status = head + strings.TrimRight(fitMiddle(text, max(m.width-ansi.StringWidth(head), 12)), " ")
+	c.status = head + strings.TrimRight(fitMiddle(text, max(c.width-ansi.StringWidth(head), 12)), " ")
 	return tea.SetClipboard(text)
 }
 
-// copyKey copies the selected record's key (y).
-func (m *Model) copyKey() tea.Cmd {
-	sel := m.selection()
+// copyKey copies the key of the first of sel (y).
+func (c *common) copyKey(sel []inspect.Record) tea.Cmd {
 	if len(sel) == 0 {
 		return nil
 	}
-	return m.copyText("the key", sel[0].Key)
+	return c.copyText("the key", sel[0].Key)
 }
 
-// copyCommand copies the CLI command for the selection (Y): the guarded
+// copyCommand copies the CLI command for sel (Y): the guarded
 // write its state calls for, pinned to the state and fingerprint shown and
 // with --dry-run, so pasting it shows the change before anything is
 // written.
-func (m *Model) copyCommand() tea.Cmd {
-	sel := m.selection()
+func (c *common) copyCommand(sel []inspect.Record) tea.Cmd {
 	if len(sel) == 0 {
 		return nil
 	}
-	if src := m.opts.Scan.Snapshot; src != nil {
-		m.status = fmt.Sprintf("pinning %d records to the snapshot (one more pass over the file)…", len(sel))
-		return pinSnapshot(m.ctx, src, sel, m.opts.Profile)
+	if src := c.opts.Scan.Snapshot; src != nil {
+		c.status = fmt.Sprintf("pinning %d records to the snapshot (one more pass over the file)…", len(sel))
+		return pinSnapshot(c.ctx, src, sel, c.opts.Profile)
 	}
-	return m.copyText("the command", m.cliCommand(sel))
+	return c.copyText("the command", c.cliCommand(sel))
 }
 
 // pinnedMsg brings --from-file lines pinned to the snapshot's records.
@@ -115,25 +113,25 @@ func pinSnapshot(ctx context.Context, src *inspect.SnapshotSource, sel []inspect
 	}
 }
 
-func (m *Model) onPinned(msg pinnedMsg) tea.Cmd {
+func (c *common) onPinned(msg pinnedMsg) tea.Cmd {
 	if msg.err != nil {
-		m.status = "not copied: " + inspect.Line(msg.err.Error())
+		c.status = "not copied: " + inspect.Line(msg.err.Error())
 		return nil
 	}
 	// Every column is plain printable text or base64 (actions.TargetLine):
 	// the lines paste safely into a shell.
-	m.status = fmt.Sprintf("copied (OSC 52) a command with %d --from-file lines pinned to the snapshot: paste it where the live server is reachable; --dry-run shows what it would write", msg.pinned)
+	c.status = fmt.Sprintf("copied (OSC 52) a command with %d --from-file lines pinned to the snapshot: paste it where the live server is reachable; --dry-run shows what it would write", msg.pinned)
 	return tea.SetClipboard(msg.text)
 }
 
-func (m *Model) cliCommand(sel []inspect.Record) string {
+func (c *common) cliCommand(sel []inspect.Record) string {
 	action := "fail"
 	if sel[0].State != inspect.StateProcessing {
 		action = "expire --ttl 10m"
 	}
 	var b strings.Builder
 	b.WriteString("idemctl " + action)
-	if p := m.opts.Profile; p != "" && !m.opts.Demo {
+	if p := c.opts.Profile; p != "" && !c.opts.Demo {
 		b.WriteString(" --profile " + shellWord(p))
 	}
 	for _, r := range sel {

@@ -8,14 +8,22 @@ import (
 	"github.com/idemctl/idemctl/inspect"
 )
 
-// openDetail opens the record under the cursor on the Detail screen.
-func (m *Model) openDetail() tea.Cmd {
+// openDetail opens the record under the cursor on the Detail screen, its
+// response shown with reveal.
+func (m *Model) openDetail(reveal bool) tea.Cmd {
 	r := m.store.at(m.records.cursor)
 	if r == nil {
+		if !reveal {
+			m.status = "no record to open here (c clears the filters)"
+		}
 		return nil
 	}
 	m.screen = screenDetail
-	return m.detail.Open(r)
+	cmd := m.detail.Open(r)
+	if reveal {
+		m.detail.setReveal(true)
+	}
+	return cmd
 }
 
 // onDetailKey is a key on the Detail screen: back, copy and the write
@@ -31,11 +39,11 @@ func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Reveal), key.Matches(msg, k.Rescan):
 		return m.detail.Update(msg)
 	case key.Matches(msg, k.CopyKey):
-		return m.copyKey()
+		return m.copyKey(m.selection())
 	case key.Matches(msg, k.CopyCommand):
-		return m.copyCommand()
+		return m.copyCommand(m.selection())
 	case k.isWriteKey(msg) && !m.canWrite():
-		m.status = m.readOnlyHint()
+		m.status = m.offHint(m.screen == screenStreams)
 		return nil
 	case key.Matches(msg, k.Fail):
 		return m.openDialogOn(actions.KindFail, []inspect.Record{m.detail.cur.shown()})

@@ -77,7 +77,7 @@ func newInput(placeholder, value string, width int) textinput.Model {
 // openDialog starts a write on the marked records, or the one under the cursor.
 func (m *Model) openDialog(kind actions.Kind) tea.Cmd {
 	if !m.canWrite() {
-		m.status = m.readOnlyHint()
+		m.status = m.offHint(m.screen == screenStreams)
 		return nil
 	}
 	targets := m.recordsSized().markedRecords()
@@ -99,7 +99,7 @@ func (m *Model) openDialog(kind actions.Kind) tea.Cmd {
 // record, or the marked ones).
 func (m *Model) openDialogOn(kind actions.Kind, targets []inspect.Record) tea.Cmd {
 	if !m.canWrite() {
-		m.status = m.readOnlyHint()
+		m.status = m.offHint(m.screen == screenStreams)
 		return nil
 	}
 	w := max(m.width-20, 20)
@@ -126,23 +126,23 @@ func (m *Model) openDialogOn(kind actions.Kind, targets []inspect.Record) tea.Cm
 		d.inputs = []textinput.Model{newInput(ref, "", w),
 			newInput("why (required)", "", w), newInput("retention, keep, or a duration", ttlDefault, w)}
 	}
-	m.startDialog(d)
+	m.dialog = d.start(m.common)
 	if kind == kindTriage && d.step == stepForm {
 		return m.dialog.askHooks() // no form: the hooks give ref, status and response
 	}
 	return m.dialog.focusInput()
 }
 
-// startDialog shows d, asking first for a protected profile's name.
-func (m *Model) startDialog(d *dialog) {
-	d.common = m.common
+// start readies d to show, asking first for a protected profile's name.
+func (d *dialog) start(c *common) *dialog {
+	d.common = c
 	d.confirm = newInput("", "", 12)
-	d.bar = progress.New(progress.WithWidth(max(m.width-10, 10)), progress.WithoutPercentage())
-	if m.opts.Executor.Policy.NeedsProfileName() {
+	d.bar = progress.New(progress.WithWidth(max(c.width-10, 10)), progress.WithoutPercentage())
+	if c.opts.Executor.Policy.NeedsProfileName() {
 		d.step = stepProfile
-		d.confirm.Placeholder = m.opts.Profile
+		d.confirm.Placeholder = c.opts.Profile
 	}
-	m.dialog = d
+	return d
 }
 
 func (d *dialog) focusInput() tea.Cmd {

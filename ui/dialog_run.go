@@ -46,11 +46,10 @@ func (m *Model) onWrite(msg writeMsg) tea.Cmd {
 	return waitWrite(m.writeCh)
 }
 
-func (m *Model) onWritesDone() {
-	if m.dialog != nil {
-		m.dialog.step = stepDone
-		m.dialog.cancel()
-	}
+// finish ends the run: its writes are all in.
+func (d *dialog) finish() {
+	d.step = stepDone
+	d.cancel()
 }
 
 // resultNotes lists the first few planned writes that did not apply, with why.

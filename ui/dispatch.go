@@ -50,7 +50,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case m.records.filtering:
 		return m.recordsSized().onFilterKey(msg)
 	case m.records.find.active:
-		return m.onFindKey(msg)
+		return m.recordsSized().onFindKey(msg)
 	case m.cmdLine.open:
 		return m.onCommandKey(msg)
 	case m.streams.typing:
@@ -60,7 +60,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	// Quit, help and the banner mean the same on every screen, the detail
 	// view included.
-	if cmd, ok := dispatch(msg, []keyAction{{m.keys.Quit, m.quit}, {m.keys.Help, noCmd(m.openHelp)},
+	if cmd, ok := dispatch(msg, []keyAction{{m.keys.Quit, m.quit}, {m.keys.Help, noCmd(func() { m.keyHelp.Open(m.screen == screenStreams) })},
 		{m.keys.Warning, noCmd(m.toggleBanner)}}); ok {
 		return cmd
 	}
@@ -99,8 +99,6 @@ func (m *Model) quit() tea.Cmd {
 	m.shutdown()
 	return tea.Quit
 }
-
-func (m *Model) openHelp() { m.keyHelp.Open(m.screen == screenStreams) }
 
 // screenKeys are the keys every screen but the detail shares, tried
 // before the screen's own.

@@ -27,11 +27,11 @@ type doctorMsg struct {
 }
 
 // newDoctorRun starts the doctor's share of a scan, or nil without a doctor.
-func (m *Model) newDoctorRun() *doctorRun {
-	if m.opts.Doctor == nil {
+func newDoctorRun(o Options) *doctorRun {
+	if o.Doctor == nil {
 		return nil
 	}
-	return &doctorRun{snap: inspect.NewSnapshotBuilder(m.opts.Keyspaces, 10), pass: doctor.NewPass(*m.opts.Doctor)}
+	return &doctorRun{snap: inspect.NewSnapshotBuilder(o.Keyspaces, 10), pass: doctor.NewPass(*o.Doctor)}
 }
 
 // observe folds a batch in.

@@ -27,14 +27,14 @@ func (ds *drillScreen) item(text string, f inspect.Filter) string {
 	return shown
 }
 
-// drillTo opens Records filtered to the drill, ungrouped; the sort stays.
-func (m *Model) drillTo(f inspect.Filter) {
-	m.store.f = f
-	m.store.group = nil
-	m.screen = screenRecords
-	m.records.cursor, m.records.offset = 0, 0
-	m.store.rebuild()
-	m.recordsSized().clampCursor()
+// showFiltered shows the records f keeps, ungrouped, from the top; the
+// sort stays.
+func (rs *recordsScreen) showFiltered(f inspect.Filter) {
+	rs.store.f = f
+	rs.store.group = nil
+	rs.cursor, rs.offset = 0, 0
+	rs.store.rebuild()
+	rs.clampCursor()
 }
 
 func stateDrill(st inspect.State) inspect.Filter { return inspect.Filter{States: inspect.StatesOf(st)} }
@@ -72,7 +72,8 @@ func (m *Model) onDrillKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	ds.SetSize(m.width, m.bodyHeight())
 	if f, ok := ds.selected(); ok {
-		m.drillTo(f)
+		m.screen = screenRecords
+		m.recordsSized().showFiltered(f)
 	}
 	return nil
 }

@@ -26,23 +26,23 @@ type exportedMsg struct {
 // export writes the view as it is now (filter and order) in the
 // background: the store's records never change once read, so the writer
 // reads them while the UI goes on.
-func (m *Model) export(path string) tea.Cmd {
-	s := m.store
+func (c *common) export(path string) tea.Cmd {
+	s := c.store
 	view := append([]int32(nil), s.view...)
 	csvOut := strings.EqualFold(filepath.Ext(path), ".csv")
-	m.status = fmt.Sprintf("exporting %s records to %s…", count(len(view)), inspect.Sanitize(path))
+	c.status = fmt.Sprintf("exporting %s records to %s…", count(len(view)), inspect.Sanitize(path))
 	return func() tea.Msg {
 		err := writeExport(path, csvOut, len(view), func(i int) *inspect.Record { return s.recs.At(int(view[i])) })
 		return exportedMsg{path: path, n: len(view), err: err}
 	}
 }
 
-func (m *Model) onExported(msg exportedMsg) {
+func (c *common) onExported(msg exportedMsg) {
 	if msg.err != nil {
-		m.status = "export failed: " + inspect.Sanitize(msg.err.Error())
+		c.status = "export failed: " + inspect.Sanitize(msg.err.Error())
 		return
 	}
-	m.status = fmt.Sprintf("exported %s records to %s", count(msg.n), inspect.Sanitize(msg.path))
+	c.status = fmt.Sprintf("exported %s records to %s", count(msg.n), inspect.Sanitize(msg.path))
 }
 
 // writeExport writes n records to a new file (never over an existing one).

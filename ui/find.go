@@ -61,10 +61,11 @@ func (f *findBar) match(pos, dir, n int, key func(int) string) (int, bool) {
 }
 
 // onFindKey edits the find text, moving the cursor as it changes.
-func (m *Model) onFindKey(msg tea.KeyPressMsg) tea.Cmd {
-	cmd := m.route(m.records.find, msg)
-	if m.records.find.active {
-		m.recordsSized().findFrom(m.records.cursor, 1)
+func (rs *recordsScreen) onFindKey(msg tea.KeyPressMsg) tea.Cmd {
+	rs.find.SetSize(rs.w, rs.h)
+	cmd := rs.find.Update(msg)
+	if rs.find.active {
+		rs.findFrom(rs.cursor, 1)
 	}
 	return cmd
 }

@@ -27,14 +27,15 @@ type snapshot struct {
 
 const historyLen = 30 // scans kept: a refresh every few seconds covers minutes
 
-// afterScan records a complete scan: its counts for the history, which
-// records became stale since the previous one, and the incident timeline.
-// It reads every record once, at the end of a scan, never per batch.
-func (m *Model) afterScan() {
-	s := m.store
-	snap := snapshot{at: m.scan.lastComplete}
+// afterScan records a complete scan, finished at at on a server whose
+// clock read serverMs: its counts for the history, which records became
+// stale since the previous one, and the incident timeline. It reads every
+// record once, at the end of a scan, never per batch.
+func (c *common) afterScan(at time.Time, serverMs int64) {
+	s := c.store
+	snap := snapshot{at: at}
 	stale := make(map[string]struct{})
-	capture := m.timelineCapture()
+	capture := c.timelineCapture()
 	staleBy, names := map[string]int64{}, map[string]string{}
 	// Counts from the packed fields; only stale records are decoded.
 	for i := range s.recs.Len() {
@@ -56,24 +57,24 @@ func (m *Model) afterScan() {
 		}
 		stale[strings.Clone(r.Key)] = struct{}{}
 	}
-	m.history = append(m.history, snap)
-	if len(m.history) > historyLen {
-		m.history = m.history[1:]
+	c.history = append(c.history, snap)
+	if len(c.history) > historyLen {
+		c.history = c.history[1:]
 	}
 	// Newly stale: stale now, not in the previous complete scan. The first
 	// scan has nothing to compare with, so it marks nothing.
-	m.newStale = nil
-	if m.staleKeys != nil {
-		m.newStale = map[string]struct{}{}
+	c.newStale = nil
+	if c.staleKeys != nil {
+		c.newStale = map[string]struct{}{}
 		for k := range stale {
-			if _, was := m.staleKeys[k]; !was {
-				m.newStale[k] = struct{}{}
+			if _, was := c.staleKeys[k]; !was {
+				c.newStale[k] = struct{}{}
 			}
 		}
 	}
-	m.staleKeys = stale
-	m.timeline = buildTimeline(s, m.scan.serverTimeMs, capture)
-	m.staleTop = topCounts(staleBy, 5)
+	c.staleKeys = stale
+	c.timeline = buildTimeline(s, serverMs, capture)
+	c.staleTop = topCounts(staleBy, 5)
 }
 
 // topCounts is the n largest counts, ties by value.

@@ -13,9 +13,8 @@ const snapshotHint = "a snapshot: nothing to write to — Y copies the marked ro
 // snapshot: pending entries live on the server only.
 const streamsSnapshotHint = "a snapshot: pending entries are read and written on the live server (idemctl streams retry, ack, dead-letter)"
 
-func (m *Model) readOnlyHint() string { return m.offHint(m.screen == screenStreams) }
-
-// offHint is readOnlyHint on the Streams screen (streams) or another.
+// offHint is readOnlyHint as the screen shows it: on the Streams screen
+// (streams), or another.
 func (c *common) offHint(streams bool) string {
 	if c.opts.Scan.Snapshot != nil && streams {
 		return streamsSnapshotHint
@@ -26,11 +25,8 @@ func (c *common) offHint(streams bool) string {
 	return readOnlyHint
 }
 
-// writesOffNote is readOnlyHint as the footer says it, beside the write
-// keys it names.
-func (m *Model) writesOffNote() string { return m.offNote(m.screen == screenStreams) }
-
-// offNote is writesOffNote on the Streams screen (streams) or another.
+// offNote is readOnlyHint as the footer says it, beside the write keys it
+// names: on the Streams screen (streams), or another.
 func (c *common) offNote(streams bool) string {
 	if c.opts.Scan.Snapshot != nil && streams {
 		return "off: a snapshot"

@@ -80,19 +80,19 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	}
 	if !m.canWrite() && m.keys.isWriteKey(msg) {
-		m.status = m.readOnlyHint()
+		m.status = m.offHint(m.screen == screenStreams)
 		return nil
 	}
 	k := m.keys
 	if cmd, ok := dispatch(msg, []keyAction{
-		{k.Open, m.openRecord},
-		{k.Reveal, m.revealRecord},
+		{k.Open, func() tea.Cmd { return m.openDetail(false) }},
+		{k.Reveal, func() tea.Cmd { return m.openDetail(true) }}, // the response is the detail's: shown there
 		{k.Expire, func() tea.Cmd { return m.openDialog(actions.KindExpire) }},
 		{k.Fail, func() tea.Cmd { return m.openDialog(actions.KindFail) }},
 		{k.Reconcile, func() tea.Cmd { return m.openDialog(actions.KindReconcile) }},
 		{k.Triage, m.openTriage},
-		{k.CopyKey, m.copyKey},
-		{k.CopyCommand, m.copyCommand},
+		{k.CopyKey, func() tea.Cmd { return m.copyKey(m.selection()) }},
+		{k.CopyCommand, func() tea.Cmd { return m.copyCommand(m.selection()) }},
 	}); ok {
 		return cmd
 	}
@@ -132,23 +132,6 @@ func (rs *recordsScreen) keyActions() []keyAction {
 func (rs *recordsScreen) cursorTo(pos int) {
 	rs.cursor = pos
 	rs.clampCursor()
-}
-
-func (m *Model) openRecord() tea.Cmd {
-	if m.store.at(m.records.cursor) == nil {
-		m.status = "no record to open here (c clears the filters)"
-	}
-	return m.openDetail()
-}
-
-// revealRecord shows the record's response: it is the detail's, so the
-// record opens there, shown.
-func (m *Model) revealRecord() tea.Cmd {
-	cmd := m.openDetail()
-	if m.detail.cur != nil {
-		m.detail.setReveal(true)
-	}
-	return cmd
 }
 
 // toggleMark marks or unmarks the record under the cursor and moves on,

@@ -96,7 +96,7 @@ func (m *Model) beginRun() context.Context {
 	m.scan.gen++
 	ctx, cancel := context.WithCancel(m.ctx)
 	run := &scanRun{gen: m.scan.gen, cancel: cancel, started: m.now(), stats: inspect.NewStats(10), perKS: map[string]int64{}, perNode: map[string]int64{}}
-	run.doctor = m.newDoctorRun()
+	run.doctor = newDoctorRun(m.opts)
 	run.live = m.store.recs.Len() == 0
 	if !run.live {
 		run.pending = &store{f: m.store.f, sortCol: m.store.sortCol, sortDesc: m.store.sortDesc, sortedBy: order{m.store.sortCol, m.store.sortDesc}, limit: maxRecords(m.opts)}
@@ -121,7 +121,7 @@ func (m *Model) cancelScan() {
 	m.scan.run.stopped = true
 	m.scan.gen++ // drop whatever the cancelled scan still sends
 	if m.scan.run.live {
-		m.mergeKeepingCursor(m.store, true)
+		m.recordsSized().mergeKeepingCursor(m.store, true)
 		m.status = "scan cancelled: the counts are partial (r rescans)"
 	} else {
 		m.status = "refresh cancelled: still showing the previous scan"
@@ -145,7 +145,7 @@ func (m *Model) onBatch(msg batchMsg) {
 		m.scan.serverTimeMs = b.ServerTimeMs
 	}
 	if run.live {
-		m.mergeKeepingCursor(target, false)
+		m.recordsSized().mergeKeepingCursor(target, false)
 	} else {
 		target.mergeTail(false)
 	}
@@ -170,7 +170,7 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 		m.scan.backoff = nextBackoff(m.scan.backoff)
 		m.status = ""
 		if run.live {
-			m.mergeKeepingCursor(m.store, true)
+			m.recordsSized().mergeKeepingCursor(m.store, true)
 		}
 		gen := m.scan.gen
 		return tea.Tick(m.scan.backoff, func(time.Time) tea.Msg { return reconnectMsg{gen: gen} })
@@ -202,10 +202,10 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 		m.stats = run.stats
 		m.recordsSized().restoreCursor(key)
 	} else {
-		m.mergeKeepingCursor(m.store, true)
+		m.recordsSized().mergeKeepingCursor(m.store, true)
 	}
 	m.scan.lastComplete = run.finished
-	m.afterScan()
+	m.afterScan(m.scan.lastComplete, m.scan.serverTimeMs)
 	m.status = ""
 	judge := run.doctor.judge(m.ctx, m.scan.gen, m.opts.Client, m.opts.Keyspaces, msg.covs, !m.doctor.noConfig, m.opts.Scan.Snapshot)
 	if m.opts.Refresh > 0 && m.opts.Scan.Snapshot == nil { // a file does not change
@@ -218,15 +218,15 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 // mergeKeepingCursor merges a store's new records into its order and
 // keeps the cursor on its record, looking it up only when rows moved: the
 // lookup reads the whole view, and most batches move nothing.
-func (m *Model) mergeKeepingCursor(s *store, force bool) {
-	key := m.recordsSized().cursorKey()
-	if m.records.cursor == 0 {
+func (rs *recordsScreen) mergeKeepingCursor(s *store, force bool) {
+	key := rs.cursorKey()
+	if rs.cursor == 0 {
 		key = "" // the top stays the top
 	}
 	if s.mergeTail(force) {
-		m.recordsSized().restoreCursor(key)
+		rs.restoreCursor(key)
 	} else {
-		m.recordsSized().clampCursor()
+		rs.clampCursor()
 	}
 }
 

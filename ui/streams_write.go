@@ -213,7 +213,7 @@ func (m *Model) openEntryWrite(kind actions.Kind) tea.Cmd {
 		return nil
 	}
 	if !m.canWrite() {
-		m.status = m.readOnlyHint()
+		m.status = m.offHint(m.screen == screenStreams)
 		return nil
 	}
 	targets, onMarks := m.streams.targets()
@@ -232,7 +232,7 @@ func (m *Model) openEntryWrite(kind actions.Kind) tea.Cmd {
 		d.labels = append(d.labels, "To")
 		d.inputs = append(d.inputs, newInput("the dead-letter stream (empty: each keyspace's dead_letter)", m.streams.sharedDefault(targets, deadLetterOf), w))
 	}
-	m.startDialog(d)
+	m.dialog = d.start(m.common)
 	return m.dialog.focusInput()
 }
 

@@ -217,7 +217,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.onExported(msg)
 		return m, nil
 	case writesDoneMsg:
-		m.onWritesDone()
+		if m.dialog != nil {
+			m.dialog.finish()
+		}
 		return m, nil
 	case tickMsg:
 		if m.screen == screenDetail {

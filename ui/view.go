@@ -14,18 +14,19 @@ import (
 	"github.com/idemctl/idemctl/internal/units"
 )
 
-// chromeLines is the height of header, progress line, banners, status and
-// help lines.
-func (m *Model) chromeLines() int {
+// lines is the height of header, progress line, banners, status and help
+// lines.
+func (ch *chrome) lines(gapsShown bool) int {
 	n := 4
-	if m.chrome.twoLineHeader {
+	if ch.twoLineHeader {
 		n++
 	}
-	banners, _ := m.chrome.bannerLines(m.showsGapBanner())
+	banners, _ := ch.bannerLines(gapsShown)
 	return n + len(banners)
 }
 
-func (m *Model) bodyHeight() int { return max(m.height-m.chromeLines(), 1) }
+// bodyHeight is what the chrome leaves the screen shown.
+func (m *Model) bodyHeight() int { return max(m.height-m.chrome.lines(m.showsGapBanner()), 1) }
 
 // View renders the whole screen; every piece is cut to the width so a small
 // terminal never wraps.
@@ -365,11 +366,11 @@ func (m *Model) contextHelp() []keyBinding {
 		return []keyBinding{k.Back, k.Fail, k.Reconcile, k.Expire, k.Reveal, k.Rescan, k.Help, k.Quit}
 	case m.screen == screenDetail:
 		// the write keys where a session that writes has them, said off
-		return []keyBinding{k.Back, writesOff(m.writesOffNote(), k.Fail, k.Reconcile, k.Expire), k.Reveal, k.Rescan, k.Up, k.Down, k.Help, k.Quit}
+		return []keyBinding{k.Back, writesOff(m.offNote(m.screen == screenStreams), k.Fail, k.Reconcile, k.Expire), k.Reveal, k.Rescan, k.Up, k.Down, k.Help, k.Quit}
 	case m.screen == screenRecords && m.canWrite():
 		return []keyBinding{k.Help, k.Filter, k.StaleOnly, k.Mark, k.Fail, k.Expire, k.Reconcile, k.Quit}
 	case m.screen == screenRecords:
-		return k.ShortHelp(m.writesOffNote())
+		return k.ShortHelp(m.offNote(m.screen == screenStreams))
 	case m.screen == screenWrites && m.canWrite():
 		undo := key.NewBinding(key.WithKeys(k.Undo.Keys()...), key.WithHelp(k.Undo.Help().Key, "undo the selected write"))
 		return []keyBinding{k.Help, undo, k.Up, k.Down, k.NextScreen, k.Quit}
