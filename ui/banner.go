@@ -28,7 +28,7 @@ const bannerMore = " … w: the whole warning"
 // the screen's counts are ones the cannot-judge banners qualify.
 func (ch *chrome) bannerTexts(gapsShown bool) []string {
 	var out []string
-	if ch.banner != "" {
+	if ch.scan.banner != "" {
 		out = append(out, ch.bannerText())
 	}
 	if ch.opts.Notice != "" { // what opening the session warned of (a hook that cannot run)
@@ -119,7 +119,7 @@ func (ch *chrome) heldBanner() string {
 // then the cause.
 func (ch *chrome) bannerText() string {
 	if !ch.scan.dataStale {
-		return ch.banner
+		return ch.scan.banner
 	}
 	s := "connection problem: showing data"
 	if !ch.scan.lastComplete.IsZero() {
@@ -129,5 +129,5 @@ func (ch *chrome) bannerText() string {
 	if ch.scan.backoff > 0 {
 		s += fmt.Sprintf(", retry in %s", ch.scan.backoff)
 	}
-	return s + " · " + ch.banner
+	return s + " · " + ch.scan.banner
 }

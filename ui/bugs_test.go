@@ -29,7 +29,7 @@ func scanningModel(t *testing.T, w int, opts Options) *Model {
 	opts.NoColor, opts.Now = true, func() time.Time { return clock }
 	m := New(t.Context(), opts)
 	m.resize(w, 24)
-	m.beginRun()
+	m.scan.beginRun()
 	return m
 }
 
@@ -49,7 +49,7 @@ func finish(m *Model, n int) {
 func TestRefreshKeepsFilterAndSortChangedDuringIt(t *testing.T) {
 	ks := testKeyspace(t)
 	m := newTestModel(t, 80, 24, fixture(ks, 60))
-	m.beginRun() // a background refresh starts with no filter
+	m.scan.beginRun() // a background refresh starts with no filter
 	feed(m, fixture(ks, 70))
 	press(m, "x")      // stale only, while it runs
 	press(m, "s", "s") // and another order
@@ -303,7 +303,7 @@ func TestScanProgressShareAndTimeLeft(t *testing.T) {
 	now := clock
 	m := New(t.Context(), Options{Keyspaces: []*inspect.Keyspace{ks}, NoColor: true, Now: func() time.Time { return now }})
 	m.resize(100, 24)
-	m.beginRun()
+	m.scan.beginRun()
 	now = now.Add(2 * time.Second)
 	b := inspect.Batch{Keyspace: ks, Records: fixture(ks, 500), ServerTimeMs: clock.UnixMilli(), Done: 0.25}
 	m.Update(batchMsg{gen: m.scan.gen, batches: []inspect.Batch{b}})

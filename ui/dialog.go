@@ -205,9 +205,9 @@ func (m *Model) closeDialog(toWrites bool) tea.Cmd {
 	}
 	if m.screen == screenDetail && m.detail.cur != nil {
 		// Opened from the detail screen: show the record as written.
-		return tea.Batch(m.startScan(), m.detail.fetch())
+		return tea.Batch(m.scan.start(), m.detail.fetch())
 	}
-	return m.startScan() // show the outcome in the table
+	return m.scan.start() // show the outcome in the table
 }
 
 // View renders the dialog in place of the screen body.

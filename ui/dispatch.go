@@ -121,7 +121,7 @@ func (m *Model) screenKeys(msg tea.KeyPressMsg) []keyAction {
 
 func (m *Model) rescan() tea.Cmd {
 	m.status = "rescanning…"
-	return tea.Batch(m.startScan(), m.streams.read()) // the Overview's line on the streams too
+	return tea.Batch(m.scan.start(), m.streams.read()) // the Overview's line on the streams too
 }
 
 // onCancel is esc: it cancels a scan, else backs out of a group's records
@@ -129,7 +129,7 @@ func (m *Model) rescan() tea.Cmd {
 func (m *Model) onCancel() {
 	switch g := m.store.group; {
 	case m.scan.scanning():
-		m.cancelScan()
+		m.scan.stop()
 	case m.screen == screenRecords && g != nil && g.expanding != "":
 		m.recordsSized().closeGroup()
 	case m.screen == screenRecords && g != nil:

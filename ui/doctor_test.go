@@ -30,7 +30,7 @@ func TestDoctorScreen(t *testing.T) {
 		t.Fatalf("before the scan:\n%s", got)
 	}
 	press(m, "esc")
-	run(m, m.startScan())
+	run(m, m.scan.start())
 	if m.doctor.report == nil {
 		t.Fatal("no judgement after the scan")
 	}
@@ -53,7 +53,7 @@ func TestDoctorScreen(t *testing.T) {
 	bare := New(ctx, Options{Client: c, Keyspaces: []*inspect.Keyspace{ks}, Address: srv.URL(0), NoColor: true})
 	defer bare.shutdown()
 	bare.resize(100, 40)
-	run(bare, bare.startScan())
+	run(bare, bare.scan.start())
 	if got := open(bare); bare.doctor.report != nil || !strings.Contains(got, "not available in this session") {
 		t.Fatalf("without a doctor:\n%s", got)
 	}

@@ -127,7 +127,7 @@ func TestHistoryNewlyStaleAndTimeline(t *testing.T) {
 			became = append(became, next[i].Key)
 		}
 	}
-	m.beginRun()
+	m.scan.beginRun()
 	feed(m, next)
 	finish(m, len(next))
 	if len(m.history) != 2 || len(m.newStale) != 3 {

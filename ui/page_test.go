@@ -36,7 +36,7 @@ func atEnd(m *Model) bool {
 
 // refresh runs a complete rescan of recs, as --refresh does.
 func refresh(m *Model, recs []inspect.Record) {
-	m.beginRun()
+	m.scan.beginRun()
 	feed(m, recs)
 	finish(m, len(recs))
 }

@@ -165,7 +165,7 @@ func TestDialogDefaultTTLOnADeletingAction(t *testing.T) {
 	t.Cleanup(func() { ex.Close() })
 	m := New(ctx, Options{Client: c, Keyspaces: []*inspect.Keyspace{ks}, NoColor: true, Executor: ex})
 	m.resize(120, 30)
-	run(m, m.startScan())
+	run(m, m.scan.start())
 	if m.store.recs.Len() != 1 {
 		t.Fatalf("scan: %d records", m.store.recs.Len())
 	}

@@ -96,7 +96,7 @@ func TestSnapshotHelpSaysWhereToWrite(t *testing.T) {
 		Address: "SNAPSHOT dump.rdb", NoColor: true})
 	defer m.shutdown()
 	m.resize(120, 30)
-	run(m, m.startScan())
+	run(m, m.scan.start())
 	lines := strings.Split(screenText(m), "\n")
 	if footer := lines[len(lines)-1]; !strings.Contains(footer, "F/R/E off: a snapshot (Y copies)") {
 		t.Fatalf("snapshot footer: %q", footer)
@@ -135,9 +135,9 @@ func aclLive(t *testing.T, name string, rights ...string) *liveFixture {
 	m := New(ctx, Options{Client: c, Keyspaces: []*inspect.Keyspace{ks}, Profile: "prod", Address: srv.URL(0),
 		User: name, NoColor: true, Executor: ex})
 	m.resize(120, 30)
-	run(m, m.startScan())
+	run(m, m.scan.start())
 	if m.scan.scanning() || m.store.recs.Len() != 300 {
-		t.Fatalf("scan as %s: %d records (%s)", name, m.store.recs.Len(), m.chrome.banner)
+		t.Fatalf("scan as %s: %d records (%s)", name, m.store.recs.Len(), m.scan.banner)
 	}
 	return &liveFixture{m: m, client: admin, audit: auditPath, ks: ks}
 }

@@ -77,60 +77,60 @@ func waitBatch(gen int, s *inspect.Stream) tea.Cmd {
 	}
 }
 
-// startScan cancels any running scan and starts a new generation. The
+// start cancels any running scan and starts a new generation. The
 // goroutine gets copies of what it needs, never the model.
-func (m *Model) startScan() tea.Cmd {
-	ctx := m.beginRun()
-	s := inspect.StartScan(ctx, m.opts.Client, m.opts.Keyspaces, m.opts.Scan)
-	m.scan.run.next = waitBatch(m.scan.gen, s)
-	return m.scan.run.next
+func (ss *scanState) start() tea.Cmd {
+	ctx := ss.beginRun()
+	s := inspect.StartScan(ctx, ss.opts.Client, ss.opts.Keyspaces, ss.opts.Scan)
+	ss.run.next = waitBatch(ss.gen, s)
+	return ss.run.next
 }
 
 // beginRun retires the current scan and sets up the next generation: live
 // into the table when it is empty, else into a pending store swapped in at
 // the end so a refresh never blanks the screen.
-func (m *Model) beginRun() context.Context {
-	if m.scan.run != nil && m.scan.run.finished.IsZero() {
-		m.scan.run.cancel()
+func (ss *scanState) beginRun() context.Context {
+	if ss.run != nil && ss.run.finished.IsZero() {
+		ss.run.cancel()
 	}
-	m.scan.gen++
-	ctx, cancel := context.WithCancel(m.ctx)
-	run := &scanRun{gen: m.scan.gen, cancel: cancel, started: m.now(), stats: inspect.NewStats(10), perKS: map[string]int64{}, perNode: map[string]int64{}}
-	run.doctor = newDoctorRun(m.opts)
-	run.live = m.store.recs.Len() == 0
+	ss.gen++
+	ctx, cancel := context.WithCancel(ss.ctx)
+	run := &scanRun{gen: ss.gen, cancel: cancel, started: ss.now(), stats: inspect.NewStats(10), perKS: map[string]int64{}, perNode: map[string]int64{}}
+	run.doctor = newDoctorRun(ss.opts)
+	run.live = ss.store.recs.Len() == 0
 	if !run.live {
-		run.pending = &store{f: m.store.f, sortCol: m.store.sortCol, sortDesc: m.store.sortDesc, sortedBy: order{m.store.sortCol, m.store.sortDesc}, limit: maxRecords(m.opts)}
-		run.edits = m.store.edits
-		if g := m.store.group; g != nil {
+		run.pending = &store{f: ss.store.f, sortCol: ss.store.sortCol, sortDesc: ss.store.sortDesc, sortedBy: order{ss.store.sortCol, ss.store.sortDesc}, limit: maxRecords(ss.opts)}
+		run.edits = ss.store.edits
+		if g := ss.store.group; g != nil {
 			run.pending.group = newGrouping(g.name)
 		}
 	} else {
-		m.stats = run.stats
+		ss.stats = run.stats
 	}
-	m.scan.run = run
+	ss.run = run
 	return ctx
 }
 
-// cancelScan stops the running scan; what it read stays, marked incomplete.
-func (m *Model) cancelScan() {
-	if m.scan.run == nil || !m.scan.run.finished.IsZero() {
+// stop stops the running scan; what it read stays, marked incomplete.
+func (ss *scanState) stop() {
+	if ss.run == nil || !ss.run.finished.IsZero() {
 		return
 	}
-	m.scan.run.cancel()
-	m.scan.run.finished = m.now()
-	m.scan.run.stopped = true
-	m.scan.gen++ // drop whatever the cancelled scan still sends
-	if m.scan.run.live {
-		m.recordsSized().mergeKeepingCursor(m.store, true)
-		m.status = "scan cancelled: the counts are partial (r rescans)"
+	ss.run.cancel()
+	ss.run.finished = ss.now()
+	ss.run.stopped = true
+	ss.gen++ // drop whatever the cancelled scan still sends
+	if ss.run.live {
+		ss.records().mergeKeepingCursor(ss.store, true)
+		ss.status = "scan cancelled: the counts are partial (r rescans)"
 	} else {
-		m.status = "refresh cancelled: still showing the previous scan"
+		ss.status = "refresh cancelled: still showing the previous scan"
 	}
 }
 
-func (m *Model) onBatch(msg batchMsg) {
-	run := m.scan.run
-	target := m.store
+func (ss *scanState) onBatch(msg batchMsg) {
+	run := ss.run
+	target := ss.store
 	if !run.live {
 		target = run.pending
 	}
@@ -142,20 +142,20 @@ func (m *Model) onBatch(msg batchMsg) {
 		run.records += int64(len(b.Records))
 		run.perKS[b.Keyspace.Name] += int64(len(b.Records))
 		run.perNode[b.Node] += int64(len(b.Records))
-		m.scan.serverTimeMs = b.ServerTimeMs
+		ss.serverTimeMs = b.ServerTimeMs
 	}
 	if run.live {
-		m.recordsSized().mergeKeepingCursor(target, false)
+		ss.records().mergeKeepingCursor(target, false)
 	} else {
 		target.mergeTail(false)
 	}
 }
 
-// onScanDone swaps a refresh into view (keeping the cursor on its record)
+// onDone swaps a refresh into view (keeping the cursor on its record)
 // and handles failures: keep the last data, mark it stale, retry with backoff.
-func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
-	run := m.scan.run
-	run.finished = m.now()
+func (ss *scanState) onDone(msg scanDoneMsg) tea.Cmd {
+	run := ss.run
+	run.finished = ss.now()
 	run.covs = msg.covs
 	run.stats.AddCoverage(msg.covs...)
 	var failed error
@@ -165,52 +165,52 @@ func (m *Model) onScanDone(msg scanDoneMsg) tea.Cmd {
 		}
 	}
 	if failed != nil {
-		m.scan.dataStale = true
-		m.chrome.banner = inspect.Sanitize(units.OneLine(failed.Error()))
-		m.scan.backoff = nextBackoff(m.scan.backoff)
-		m.status = ""
+		ss.dataStale = true
+		ss.banner = inspect.Sanitize(units.OneLine(failed.Error()))
+		ss.backoff = nextBackoff(ss.backoff)
+		ss.status = ""
 		if run.live {
-			m.recordsSized().mergeKeepingCursor(m.store, true)
+			ss.records().mergeKeepingCursor(ss.store, true)
 		}
-		gen := m.scan.gen
-		return tea.Tick(m.scan.backoff, func(time.Time) tea.Msg { return reconnectMsg{gen: gen} })
+		gen := ss.gen
+		return tea.Tick(ss.backoff, func(time.Time) tea.Msg { return reconnectMsg{gen: gen} })
 	}
-	m.chrome.banner, m.scan.dataStale, m.scan.backoff = "", false, 0
+	ss.banner, ss.dataStale, ss.backoff = "", false, 0
 	if !run.live {
-		key := m.recordsSized().cursorKey()
+		key := ss.records().cursorKey()
 		p := run.pending
-		if m.store.edits != run.edits {
+		if ss.store.edits != run.edits {
 			// The operator changed the filter or order while this refresh
 			// ran: the refreshed view takes the current ones, not the copy
 			// made when it started.
-			p.f, p.sortCol, p.sortDesc = m.store.f, m.store.sortCol, m.store.sortDesc
+			p.f, p.sortCol, p.sortDesc = ss.store.f, ss.store.sortCol, ss.store.sortDesc
 			p.rebuild()
 		} else {
 			p.mergeTail(true)
 		}
-		p.edits = m.store.edits
-		switch g := m.store.group; {
+		p.edits = ss.store.edits
+		switch g := ss.store.group; {
 		case g == nil:
 			p.group = nil
 		case p.group == nil || p.group.name != g.name:
 			p.setGrouping(g.name)
 		}
 		if p.group != nil {
-			p.group.expanding = m.store.group.expanding
+			p.group.expanding = ss.store.group.expanding
 		}
-		m.store = p
-		m.stats = run.stats
-		m.recordsSized().restoreCursor(key)
+		ss.store = p
+		ss.stats = run.stats
+		ss.records().restoreCursor(key)
 	} else {
-		m.recordsSized().mergeKeepingCursor(m.store, true)
+		ss.records().mergeKeepingCursor(ss.store, true)
 	}
-	m.scan.lastComplete = run.finished
-	m.afterScan(m.scan.lastComplete, m.scan.serverTimeMs)
-	m.status = ""
-	judge := run.doctor.judge(m.ctx, m.scan.gen, m.opts.Client, m.opts.Keyspaces, msg.covs, !m.doctor.noConfig, m.opts.Scan.Snapshot)
-	if m.opts.Refresh > 0 && m.opts.Scan.Snapshot == nil { // a file does not change
-		gen := m.scan.gen
-		return tea.Batch(judge, tea.Tick(m.opts.Refresh, func(time.Time) tea.Msg { return refreshMsg{gen: gen} }))
+	ss.lastComplete = run.finished
+	ss.afterScan(ss.lastComplete, ss.serverTimeMs)
+	ss.status = ""
+	judge := run.doctor.judge(ss.ctx, ss.gen, ss.opts.Client, ss.opts.Keyspaces, msg.covs, !ss.doctor.noConfig, ss.opts.Scan.Snapshot)
+	if ss.opts.Refresh > 0 && ss.opts.Scan.Snapshot == nil { // a file does not change
+		gen := ss.gen
+		return tea.Batch(judge, tea.Tick(ss.opts.Refresh, func(time.Time) tea.Msg { return refreshMsg{gen: gen} }))
 	}
 	return judge
 }
@@ -239,8 +239,8 @@ func nextBackoff(d time.Duration) time.Duration {
 
 func (s *scanState) scanning() bool { return s.run != nil && s.run.finished.IsZero() }
 
-// status is how far the scan of one keyspace got, for its Overview row.
-func (s *scanState) status(keyspace string) string {
+// keyspaceStatus is how far the scan of one keyspace got, for its Overview row.
+func (s *scanState) keyspaceStatus(keyspace string) string {
 	if s.run == nil {
 		return "…"
 	}

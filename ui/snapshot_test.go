@@ -20,7 +20,7 @@ func TestSnapshotSession(t *testing.T) {
 		Address: "SNAPSHOT dump.rdb · taken 2026-12-05 03:10:00Z", NoColor: true, MaxRecords: 50, Doctor: &dopt})
 	defer m.shutdown()
 	m.resize(160, 30)
-	run(m, m.startScan())
+	run(m, m.scan.start())
 
 	notableN := 0
 	for i := range m.store.recs.Len() {

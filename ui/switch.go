@@ -143,7 +143,7 @@ func (m *Model) restart(what string) tea.Cmd {
 		m.screen = screenRecords
 	}
 	m.resize(m.width, m.height) // the header names the new source
-	cmd := m.startScan()
+	cmd := m.scan.start()
 	m.status = "now reading " + what
 	return cmd
 }

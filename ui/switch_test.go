@@ -41,7 +41,7 @@ func TestSwitchDatabaseAndKeyspace(t *testing.T) {
 	m := New(ctx, Options{Client: c, Keyspaces: []*inspect.Keyspace{atlas, marker}, Address: srv.URL(0), NoColor: true})
 	defer m.shutdown()
 	m.resize(100, 30)
-	run(m, m.startScan())
+	run(m, m.scan.start())
 	if n := m.store.recs.Len(); n != 127 {
 		t.Fatalf("first scan: %d records", n)
 	}
@@ -100,7 +100,7 @@ func TestSwitchProfile(t *testing.T) {
 	}
 	m := New(ctx, Options{Client: c, Keyspaces: []*inspect.Keyspace{ks}, Profile: "prod", Address: srv.URL(0), NoColor: true, OpenProfile: open})
 	m.resize(100, 30)
-	run(m, m.startScan())
+	run(m, m.scan.start())
 	command := func(line string) {
 		press(m, ":")
 		typeText(m, line)

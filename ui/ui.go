@@ -128,15 +128,19 @@ type chrome struct {
 	scan          *scanState
 	twoLineHeader bool
 	headerCache   [numAllScreens]string // by screen; cleared when the size, styles or source change
-	banner        string
-	bannerOpen    bool       // w: the warning banners whole, not folded (banner.go)
-	bannerMemo    bannerMemo // the banners as last drawn
-	gaps          gapCache   // the cannot-judge banner (evidence.go)
+	bannerOpen    bool                  // w: the warning banners whole, not folded (banner.go)
+	bannerMemo    bannerMemo            // the banners as last drawn
+	gaps          gapCache              // the cannot-judge banner (evidence.go)
 }
 
 // scanState is the scan running (its generation drops the results of an
 // older one) and what the complete scans left.
 type scanState struct {
+	*common
+	records func() *recordsScreen // sized: a merge keeps its cursor on its record
+	doctor  *doctorScreen         // judges after each complete scan
+	banner  string                // why the last scan failed; "" after one that did not
+
 	gen          int
 	run          *scanRun
 	serverTimeMs int64
@@ -163,10 +167,12 @@ func New(ctx context.Context, opts Options) *Model {
 		help: help.New(), screen: screenRecords,
 	}
 	m.chrome.common, m.chrome.scan = m.common, &m.scan
+	m.scan.common, m.scan.records = m.common, m.recordsSized
 	m.keyHelp, m.cmdLine, m.records = newHelpScreen(m.common), newCommandLine(m.common), newRecordsScreen(m.common, m.scan.scanning)
 	m.doctor, m.writes, m.detail = newDoctorScreen(m.common), newWritesScreen(m.common), newDetailScreen(m.common)
 	m.streams = newStreamsScreen(m.common)
-	m.overview, m.statsScreen = newOverviewScreen(m.common, m.doctor, m.streams, m.scan.status), newStatsScreen(m.common)
+	m.scan.doctor = m.doctor
+	m.overview, m.statsScreen = newOverviewScreen(m.common, m.doctor, m.streams, m.scan.keyspaceStatus), newStatsScreen(m.common)
 	if len(opts.Keyspaces) > 1 {
 		m.screen = screenOverview
 	}
@@ -186,12 +192,12 @@ func tick() tea.Cmd {
 
 // Init starts the first scan, the clock, and asks for the background colour.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.startScan(), tick(), tea.RequestBackgroundColor, m.streams.read())
+	return tea.Batch(m.scan.start(), tick(), tea.RequestBackgroundColor, m.streams.read())
 }
 
 // Update handles one message: the scan's, then a screen's, then the rest.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if cmd, ok := m.onScanMsg(msg); ok {
+	if cmd, ok := m.scan.onMsg(msg); ok {
 		return m, cmd
 	}
 	if cmd, ok := m.toScreen(msg); ok {
@@ -242,28 +248,28 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-// onScanMsg takes the scan's messages, dropping those of an old scan.
-func (m *Model) onScanMsg(msg tea.Msg) (tea.Cmd, bool) {
+// onMsg takes the scan's messages, dropping those of an old scan.
+func (ss *scanState) onMsg(msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case batchMsg:
-		if msg.gen != m.scan.gen {
+		if msg.gen != ss.gen {
 			return nil, true // a cancelled or superseded scan
 		}
-		m.onBatch(msg)
-		return m.rearm(), true
+		ss.onBatch(msg)
+		return ss.rearm(), true
 	case doctorMsg:
-		if msg.gen == m.scan.gen {
-			m.doctor.Update(msg)
+		if msg.gen == ss.gen {
+			ss.doctor.Update(msg)
 		}
 		return nil, true
 	case scanDoneMsg:
-		if msg.gen != m.scan.gen {
+		if msg.gen != ss.gen {
 			return nil, true
 		}
-		return m.onScanDone(msg), true
+		return ss.onDone(msg), true
 	case reconnectMsg, refreshMsg:
-		if g := genOf(msg); g == m.scan.gen && !m.scan.scanning() {
-			return m.startScan(), true
+		if g := genOf(msg); g == ss.gen && !ss.scanning() {
+			return ss.start(), true
 		}
 		return nil, true
 	}
@@ -281,7 +287,7 @@ func genOf(msg tea.Msg) int {
 }
 
 // rearm waits for the next batch of the running scan.
-func (m *Model) rearm() tea.Cmd { return m.scan.run.next }
+func (ss *scanState) rearm() tea.Cmd { return ss.run.next }
 
 // far is a move to the first or last line, whatever the length.
 const far = 1 << 30

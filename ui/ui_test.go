@@ -72,7 +72,7 @@ func newTestModelWith(t testing.TB, w, h int, recs []inspect.Record, ex *actions
 		Address: "redis://127.0.0.1:6379/0", User: "default", NoColor: true, Now: func() time.Time { return clock },
 		Executor: ex})
 	m.resize(w, h)
-	m.beginRun()
+	m.scan.beginRun()
 	for i := 0; i < len(recs); i += 1000 {
 		b := inspect.Batch{Keyspace: ks, Records: recs[i:min(i+1000, len(recs))], ServerTimeMs: clock.UnixMilli()}
 		m.Update(batchMsg{gen: m.scan.gen, batches: []inspect.Batch{b}})
@@ -294,7 +294,7 @@ func TestStaleGenerationsAndFaults(t *testing.T) {
 	ks := testKeyspace(t)
 	m := newTestModel(t, 80, 24, fixture(ks, 20))
 	old := m.scan.gen
-	m.beginRun() // a refresh: fills a pending store
+	m.scan.beginRun() // a refresh: fills a pending store
 	m.Update(batchMsg{gen: old, batches: []inspect.Batch{{Keyspace: ks, Records: fixture(ks, 500)}}})
 	if m.store.recs.Len() != 20 || m.scan.run.pending == nil || m.scan.run.pending.recs.Len() != 0 {
 		t.Fatal("a result from an old generation was applied")
@@ -311,7 +311,7 @@ func TestStaleGenerationsAndFaults(t *testing.T) {
 		t.Fatalf("after refresh: %d records, cursor on %q want %q", m.store.recs.Len(), m.recordsSized().cursorKey(), key)
 	}
 	// Connection lost mid-scan: banner, data kept and marked stale, retry scheduled.
-	m.beginRun()
+	m.scan.beginRun()
 	_, cmd := m.Update(scanDoneMsg{gen: m.scan.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Err: errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")}}})
 	if cmd == nil || !m.scan.dataStale || m.store.recs.Len() != 40 {
 		t.Fatalf("fault: cmd %v stale %v records %d", cmd != nil, m.scan.dataStale, m.store.recs.Len())
@@ -322,7 +322,7 @@ func TestStaleGenerationsAndFaults(t *testing.T) {
 	}
 	checkFrame(t, m)
 	// Esc cancels a running scan; its late results are dropped.
-	m.beginRun()
+	m.scan.beginRun()
 	gen := m.scan.gen
 	press(m, "esc")
 	m.Update(batchMsg{gen: gen, batches: []inspect.Batch{{Keyspace: ks, Records: fixture(ks, 5)}}})
@@ -357,7 +357,7 @@ func BenchmarkLiveScan1M(b *testing.B) {
 	for range b.N {
 		m := New(context.Background(), Options{Keyspaces: []*inspect.Keyspace{ks}, NoColor: true, Now: func() time.Time { return clock }})
 		m.resize(120, 40)
-		m.beginRun()
+		m.scan.beginRun()
 		m.records.cursor = 5 // off the top: the cursor is kept on its record
 		for range 1000 {
 			m.Update(batchMsg{gen: m.scan.gen, batches: []inspect.Batch{{Keyspace: ks, Records: base, ServerTimeMs: clock.UnixMilli()}}})

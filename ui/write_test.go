@@ -88,7 +88,7 @@ func newLive(t *testing.T, writes, protected bool) *liveFixture {
 	m := New(ctx, Options{Client: c, Keyspaces: []*inspect.Keyspace{ks}, Profile: "prod", Address: srv.URL(0),
 		NoColor: true, Executor: ex})
 	m.resize(100, 30)
-	run(m, m.startScan())
+	run(m, m.scan.start())
 	if m.scan.scanning() || m.store.recs.Len() != 300 {
 		t.Fatalf("scan: %d records", m.store.recs.Len())
 	}
