@@ -98,14 +98,15 @@ func foldBanner(text string, width int, fold bool) (lines []string, cut bool) {
 	return lines, cut
 }
 
-// toggleBanner is w: the banners whole, or folded again.
-func (m *Model) toggleBanner() {
-	if _, folded := m.chrome.bannerLines(m.showsGapBanner()); !folded && !m.chrome.bannerOpen {
-		m.status = "no warning is cut short here (w shows a warning banner whole)"
-		return
+// toggle is w: the banners whole, or folded again; it reports whether
+// they changed (the body then gives them their lines).
+func (ch *chrome) toggle(gapsShown bool) bool {
+	if _, folded := ch.bannerLines(gapsShown); !folded && !ch.bannerOpen {
+		ch.status = "no warning is cut short here (w shows a warning banner whole)"
+		return false
 	}
-	m.chrome.bannerOpen = !m.chrome.bannerOpen
-	m.resize(m.width, m.height) // the body gives the banners their lines
+	ch.bannerOpen = !ch.bannerOpen
+	return true
 }
 
 // heldBanner says, on every screen, that the table holds part of the scan.

@@ -45,7 +45,9 @@ func (m *Model) runCommand(line string) tea.Cmd {
 	case "profile":
 		return m.switchProfile(arg)
 	case "streams":
-		return m.openStreams()
+		cmd := m.streams.Open(m.screen)
+		m.screen = screenStreams
+		return cmd
 	case "doctor":
 		m.doctor.Open(m.screen)
 		m.screen = screenDoctor

@@ -181,7 +181,10 @@ func (m *Model) onDialogKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.dialog = nil
 		return nil
 	case d.step == stepConfirm && key == "enter":
-		return m.confirmDialog()
+		if m.writeCh = d.run(); m.writeCh == nil {
+			return nil
+		}
+		return waitWrite(m.writeCh)
 	case d.step == stepDone && (key == "enter" || key == "q" || key == "tab"):
 		return m.closeDialog(key == "tab")
 	}
@@ -189,19 +192,20 @@ func (m *Model) onDialogKey(msg tea.KeyPressMsg) tea.Cmd {
 }
 
 // closeDialog closes a finished write and shows its outcome: the table
-// rescanned, the record re-read, or the Writes screen (toWrites).
+// rescanned, the record re-read or the streams read anew, or the Writes
+// screen (toWrites).
 func (m *Model) closeDialog(toWrites bool) tea.Cmd {
 	d := m.dialog
-	if d.wroteEntries() {
-		return m.closeEntryDialog(toWrites)
-	}
-	if d.onMarks {
-		m.records.marks = nil // written: a second write would need them marked again
-	}
 	m.dialog = nil
 	if toWrites { // straight to what was written, as the dialog says
 		m.screen = screenWrites
 		m.writes.Open()
+	}
+	if d.wroteEntries() {
+		return m.streams.afterWrite(d.onMarks)
+	}
+	if d.onMarks {
+		m.records.marks = nil // written: a second write would need them marked again
 	}
 	if m.screen == screenDetail && m.detail.cur != nil {
 		// Opened from the detail screen: show the record as written.

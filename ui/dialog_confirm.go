@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	tea "charm.land/bubbletea/v2"
-
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
@@ -35,9 +33,9 @@ func confirmWord(n int) string {
 	return strconv.Itoa(n)
 }
 
-// confirmDialog checks the typed confirmation and starts the run.
-func (m *Model) confirmDialog() tea.Cmd {
-	d := m.dialog
+// run checks the typed confirmation and starts the run; the channel
+// brings each write's result, nil when the run did not start.
+func (d *dialog) run() <-chan writeMsg {
 	n := d.runnable()
 	want := confirmWord(n)
 	if got := strings.TrimSpace(d.confirm.Value()); n == 0 || got != want {
@@ -50,16 +48,15 @@ func (m *Model) confirmDialog() tea.Cmd {
 	}
 	d.step, d.errText = stepRunning, ""
 	d.results = make([]actions.Result, len(d.plans))
-	ctx, cancel := context.WithCancel(m.ctx)
+	ctx, cancel := context.WithCancel(d.ctx)
 	d.cancel = cancel
 	ch := make(chan writeMsg, len(d.plans))
-	ex, plans := m.opts.Executor, d.plans
+	ex, plans := d.opts.Executor, d.plans
 	go func() {
 		defer close(ch)
 		ex.ApplyAll(ctx, plans, uiWriteRate, func(i int, r actions.Result) { ch <- writeMsg{i: i, r: r} })
 	}()
-	m.writeCh = ch
-	return waitWrite(ch)
+	return ch
 }
 
 // changeLines are a plan's changes, field, before → after, each whole

@@ -34,16 +34,15 @@ func waitWrite(ch <-chan writeMsg) tea.Cmd {
 	}
 }
 
-func (m *Model) onWrite(msg writeMsg) tea.Cmd {
-	d := m.dialog
-	w := WriteRecord{At: m.now(), Result: msg.r}
+// add records a finished write of the run d shows (nil: closed).
+func (ws *writesScreen) add(d *dialog, msg writeMsg) {
+	w := WriteRecord{At: ws.now(), Result: msg.r}
 	if d != nil && msg.i < len(d.results) {
 		d.results[msg.i] = msg.r
 		d.done = msg.i + 1
 		w.Entry = d.plans[msg.i].Entry()
 	}
-	m.writes.list = append(m.writes.list, w)
-	return waitWrite(m.writeCh)
+	ws.list = append(ws.list, w)
 }
 
 // finish ends the run: its writes are all in.

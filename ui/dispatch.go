@@ -61,7 +61,11 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	// Quit, help and the banner mean the same on every screen, the detail
 	// view included.
 	if cmd, ok := dispatch(msg, []keyAction{{m.keys.Quit, m.quit}, {m.keys.Help, noCmd(func() { m.keyHelp.Open(m.screen == screenStreams) })},
-		{m.keys.Warning, noCmd(m.toggleBanner)}}); ok {
+		{m.keys.Warning, noCmd(func() {
+			if m.chrome.toggle(m.showsGapBanner()) {
+				m.resize(m.width, m.height)
+			}
+		})}}); ok {
 		return cmd
 	}
 	if m.screen == screenDetail {

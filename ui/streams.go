@@ -98,6 +98,15 @@ func newStreamsScreen(c *common) *streamsScreen {
 	return &streamsScreen{common: c, input: newLine("/ ", "consumer or entry ID text", 256)}
 }
 
+// Open is :streams from screen from: the groups, read anew.
+func (st *streamsScreen) Open(from screen) tea.Cmd {
+	if from != screenStreams {
+		st.from = from
+	}
+	st.level = levelGroups
+	return st.read()
+}
+
 func (st *streamsScreen) SetSize(width, height int) { st.w, st.h = width, height }
 
 // Update takes the reads' results and the keys the screen handles.

@@ -10,16 +10,6 @@ import (
 // The root's part of the Streams screens: opening them, leaving them, and
 // the write keys, which open the write dialog.
 
-// openStreams is :streams: the groups, read anew.
-func (m *Model) openStreams() tea.Cmd {
-	st := m.streams
-	if m.screen != screenStreams {
-		st.from = m.screen
-	}
-	m.screen, st.level = screenStreams, levelGroups
-	return st.read()
-}
-
 // onStreamsKey is a key on the Streams screen; ok is false when the
 // screen does not take it (the shared screen keys do then).
 func (m *Model) onStreamsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {

@@ -334,21 +334,15 @@ func (d *dialog) wroteEntries() bool {
 	return d.entries != nil
 }
 
-// closeEntryDialog closes a finished entry write: the marks it took are
-// cleared, and the streams (and the entry shown) are read anew.
-func (m *Model) closeEntryDialog(toWrites bool) tea.Cmd {
-	d := m.dialog
-	m.dialog = nil
-	if d.onMarks && m.streams != nil {
-		m.streams.marks = nil
+// afterWrite follows a finished entry write: the marks it took (onMarks)
+// are cleared, and the streams (and the entry shown) are read anew.
+func (st *streamsScreen) afterWrite(onMarks bool) tea.Cmd {
+	if onMarks {
+		st.marks = nil
 	}
-	if toWrites {
-		m.screen = screenWrites
-		m.writes.Open()
-	}
-	cmds := []tea.Cmd{m.streams.read()}
-	if st := m.streams; st != nil && st.level == levelEntry && m.streamsReadable() == "" {
-		cmds = append(cmds, m.streams.readEntry())
+	cmds := []tea.Cmd{st.read()}
+	if st.level == levelEntry && st.streamsReadable() == "" {
+		cmds = append(cmds, st.readEntry())
 	}
 	return tea.Batch(cmds...)
 }

@@ -114,7 +114,7 @@ func (m *Model) onProfile(msg profileMsg) tea.Cmd {
 		m.status = ":profile " + inspect.Sanitize(msg.name) + ": " + inspect.Sanitize(msg.err.Error())
 		return nil
 	}
-	m.releaseSource()
+	m.src.release(&m.scan)
 	o := msg.opts
 	o.NoColor, o.Now, o.Refresh, o.Reveal, o.OpenProfile = m.opts.NoColor, m.opts.Now, m.opts.Refresh, m.opts.Reveal, m.opts.OpenProfile
 	m.opts, m.src.closeProfile, m.src.allKeyspaces = o, msg.close, nil

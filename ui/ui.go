@@ -218,7 +218,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case pinnedMsg:
 		return m, m.onPinned(msg)
 	case writeMsg:
-		return m, m.onWrite(msg)
+		m.writes.add(m.dialog, msg)
+		return m, waitWrite(m.writeCh)
 	case exportedMsg:
 		m.onExported(msg)
 		return m, nil
@@ -342,26 +343,26 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	return nil
 }
 
-// releaseSource stops the scan and releases the connections this model
+// release stops the scan and releases the connections this model
 // opened itself (:db) or was handed with a profile (:profile).
-func (m *Model) releaseSource() {
-	if m.scan.run != nil {
-		m.scan.run.cancel()
+func (s *source) release(scan *scanState) {
+	if scan.run != nil {
+		scan.run.cancel()
 	}
-	if m.src.ownClient != nil {
-		m.src.ownClient.Close()
-		m.src.ownClient = nil
+	if s.ownClient != nil {
+		s.ownClient.Close()
+		s.ownClient = nil
 	}
-	if m.src.closeProfile != nil {
-		m.src.closeProfile()
-		m.src.closeProfile = nil
+	if s.closeProfile != nil {
+		s.closeProfile()
+		s.closeProfile = nil
 	}
 }
 
 // shutdown stops background work before quitting; a bulk write stops
 // before its next record.
 func (m *Model) shutdown() {
-	m.releaseSource()
+	m.src.release(&m.scan)
 	if m.dialog != nil && m.dialog.cancel != nil {
 		m.dialog.cancel()
 	}
