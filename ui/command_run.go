@@ -39,9 +39,16 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		m.screen = screenRecords
 		return m.openDialog(actions.Kind(name))
 	case "keyspace", "ks":
-		return m.switchKeyspace(arg)
+		if what, ok := m.src.keyspace(m.common, arg); ok {
+			return m.restart(what)
+		}
+		return nil
 	case "db":
-		return m.switchDB(arg)
+		if what, ok := m.src.db(m.common, arg); ok {
+			m.resize(m.width, m.height) // the header's address changed
+			return m.restart(what)
+		}
+		return nil
 	case "profile":
 		return m.switchProfile(arg)
 	case "streams":

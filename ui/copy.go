@@ -13,16 +13,13 @@ import (
 	"github.com/idemctl/idemctl/inspect"
 )
 
-// selection is what y and Y act on: the detail screen's record, else the
-// marked records, else the one under the cursor.
-func (m *Model) selection() []inspect.Record {
-	if m.screen == screenDetail && m.detail.cur != nil {
-		return []inspect.Record{m.detail.cur.shown()}
-	}
-	if recs := m.recordsSized().markedRecords(); len(recs) > 0 {
+// selection is what y and Y act on in the table: the marked records,
+// else the one under the cursor (on the Detail screen, its record).
+func (rs *recordsScreen) selection() []inspect.Record {
+	if recs := rs.markedRecords(); len(recs) > 0 {
 		return recs
 	}
-	if r := m.store.at(m.records.cursor); r != nil && !m.recordsSized().grouped() {
+	if r := rs.store.at(rs.cursor); r != nil && !rs.grouped() {
 		return []inspect.Record{*r}
 	}
 	return nil

@@ -39,9 +39,9 @@ func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Reveal), key.Matches(msg, k.Rescan):
 		return m.detail.Update(msg)
 	case key.Matches(msg, k.CopyKey):
-		return m.copyKey(m.selection())
+		return m.copyKey([]inspect.Record{m.detail.cur.shown()})
 	case key.Matches(msg, k.CopyCommand):
-		return m.copyCommand(m.selection())
+		return m.copyCommand([]inspect.Record{m.detail.cur.shown()})
 	case k.isWriteKey(msg) && !m.canWrite():
 		m.status = m.offHint(m.screen == screenStreams)
 		return nil

@@ -90,9 +90,15 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 		{k.Expire, func() tea.Cmd { return m.openDialog(actions.KindExpire) }},
 		{k.Fail, func() tea.Cmd { return m.openDialog(actions.KindFail) }},
 		{k.Reconcile, func() tea.Cmd { return m.openDialog(actions.KindReconcile) }},
-		{k.Triage, m.openTriage},
-		{k.CopyKey, func() tea.Cmd { return m.copyKey(m.selection()) }},
-		{k.CopyCommand, func() tea.Cmd { return m.copyCommand(m.selection()) }},
+		{k.Triage, func() tea.Cmd {
+			if why := m.triageOff(); why != "" {
+				m.status = why
+				return nil
+			}
+			return m.openDialog(kindTriage)
+		}},
+		{k.CopyKey, func() tea.Cmd { return m.copyKey(rs.selection()) }},
+		{k.CopyCommand, func() tea.Cmd { return m.copyCommand(rs.selection()) }},
 	}); ok {
 		return cmd
 	}

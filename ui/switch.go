@@ -16,67 +16,66 @@ import (
 // restarting. What was shown is dropped and a fresh scan starts, so no
 // screen ever mixes two sources; the history and stale marks start over.
 
-// switchKeyspace scans only the named configured keyspace ("" or "all":
-// every keyspace the session started with).
-func (m *Model) switchKeyspace(name string) tea.Cmd {
-	if m.src.allKeyspaces == nil {
-		m.src.allKeyspaces = m.opts.Keyspaces
+// keyspace narrows the session to the named configured keyspace ("" or
+// "all": every keyspace it started with); what names it for the status.
+func (s *source) keyspace(c *common, name string) (what string, ok bool) {
+	if s.allKeyspaces == nil {
+		s.allKeyspaces = c.opts.Keyspaces
 	}
 	if name == "" || name == "all" {
-		m.opts.Keyspaces = m.src.allKeyspaces
-		return m.restart("every keyspace")
+		c.opts.Keyspaces = s.allKeyspaces
+		return "every keyspace", true
 	}
 	var names []string
-	for _, ks := range m.src.allKeyspaces {
+	for _, ks := range s.allKeyspaces {
 		if ks.Name == name {
-			m.opts.Keyspaces = []*inspect.Keyspace{ks}
-			return m.restart("keyspace " + inspect.Sanitize(name))
+			c.opts.Keyspaces = []*inspect.Keyspace{ks}
+			return "keyspace " + inspect.Sanitize(name), true
 		}
 		names = append(names, ks.Name)
 	}
-	m.status = fmt.Sprintf(":keyspace %s: not configured in this session (have: %s, or all)", inspect.Sanitize(name), inspect.Sanitize(strings.Join(names, ", ")))
-	return nil
+	c.status = fmt.Sprintf(":keyspace %s: not configured in this session (have: %s, or all)", inspect.Sanitize(name), inspect.Sanitize(strings.Join(names, ", ")))
+	return "", false
 }
 
 var dbSuffix = regexp.MustCompile(`/\d+$`)
 
-// switchDB reads another database of the same server. Writes go through
-// the executor's own connection, which stays on the database the session
-// started with, so a session that can write refuses: it must restart with
-// --db to write there.
-func (m *Model) switchDB(arg string) tea.Cmd {
+// db points the session at another database of the same server. Writes
+// go through the executor's own connection, which stays on the database
+// the session started with, so a session that can write refuses: it must
+// restart with --db to write there.
+func (s *source) db(c *common, arg string) (what string, ok bool) {
 	n, err := strconv.Atoi(arg)
 	if err != nil || n < 0 {
-		m.status = ":db needs a database number, e.g. :db 2"
-		return nil
+		c.status = ":db needs a database number, e.g. :db 2"
+		return "", false
 	}
-	if m.opts.Scan.Snapshot != nil {
-		m.status = ":db: a snapshot is read one database at a time: restart with --db " + arg
-		return nil
+	if c.opts.Scan.Snapshot != nil {
+		c.status = ":db: a snapshot is read one database at a time: restart with --db " + arg
+		return "", false
 	}
-	if m.canWrite() {
-		m.status = ":db: this session can write, and its writes stay on the database it started with; restart with --db " + arg
-		return nil
+	if c.canWrite() {
+		c.status = ":db: this session can write, and its writes stay on the database it started with; restart with --db " + arg
+		return "", false
 	}
-	c, ok := m.opts.Client.(*redis.Client)
-	if !ok {
-		m.status = ":db: a cluster has only database 0"
-		return nil
+	rc, isOne := c.opts.Client.(*redis.Client)
+	if !isOne {
+		c.status = ":db: a cluster has only database 0"
+		return "", false
 	}
-	o := *c.Options()
+	o := *rc.Options()
 	o.DB = n
-	if m.src.ownClient != nil {
-		m.src.ownClient.Close()
+	if s.ownClient != nil {
+		s.ownClient.Close()
 	}
-	m.src.ownClient = redis.NewClient(&o)
-	m.opts.Client = m.src.ownClient
-	if dbSuffix.MatchString(m.opts.Address) {
-		m.opts.Address = dbSuffix.ReplaceAllString(m.opts.Address, "/"+strconv.Itoa(n))
+	s.ownClient = redis.NewClient(&o)
+	c.opts.Client = s.ownClient
+	if dbSuffix.MatchString(c.opts.Address) {
+		c.opts.Address = dbSuffix.ReplaceAllString(c.opts.Address, "/"+strconv.Itoa(n))
 	} else {
-		m.opts.Address += "/" + strconv.Itoa(n)
+		c.opts.Address += "/" + strconv.Itoa(n)
 	}
-	m.resize(m.width, m.height) // the header's address changed
-	return m.restart("database " + strconv.Itoa(n))
+	return "database " + strconv.Itoa(n), true
 }
 
 // profileMsg brings another profile, opened in the background (it connects).

@@ -27,18 +27,16 @@ type triageMsg struct {
 	err   error
 }
 
-// openTriage asks the verify hooks about the marked records (or the one
-// under the cursor). Hooks run only in a session that can write.
-func (m *Model) openTriage() tea.Cmd {
-	if !m.canWrite() {
-		m.status = "V runs the verify hooks only where writes are enabled (start with --write, or writes: true in the profile)"
-		return nil
+// triageOff is why V cannot ask the verify hooks here, or "": hooks run
+// only in a session that can write, and only where the config has some.
+func (c *common) triageOff() string {
+	if !c.canWrite() {
+		return "V runs the verify hooks only where writes are enabled (start with --write, or writes: true in the profile)"
 	}
-	if len(m.opts.Hooks) == 0 {
-		m.status = "no verify hook: give a keyspace verify: in the config (see docs/writes.md, Triage)"
-		return nil
+	if len(c.opts.Hooks) == 0 {
+		return "no verify hook: give a keyspace verify: in the config (see docs/writes.md, Triage)"
 	}
-	return m.openDialog(kindTriage)
+	return ""
 }
 
 // askHooks starts the triage of the dialog's targets in the background:

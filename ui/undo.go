@@ -15,22 +15,11 @@ import (
 // through the write dialog (reason, the exact restore, the same
 // confirmation and executor as every write); the screen takes the rest.
 func (m *Model) onWritesKey(msg tea.KeyPressMsg) tea.Cmd {
-	if m.canWrite() && key.Matches(msg, m.keys.Undo) {
-		return m.openUndo()
+	if !m.canWrite() || !key.Matches(msg, m.keys.Undo) {
+		return m.route(m.writes, msg)
 	}
-	return m.route(m.writes, msg)
-}
-
-// openUndo opens the undo dialog on the selected write.
-func (m *Model) openUndo() tea.Cmd {
-	w, ok := m.writes.selected()
+	r, ok := m.writes.undoable()
 	if !ok {
-		m.status = "no write selected: this session has made none"
-		return nil
-	}
-	r := w.Result
-	if r.Outcome != actions.Applied || r.AuditID == "" {
-		m.status = "this write was not applied (" + string(r.Outcome) + "): there is nothing to undo"
 		return nil
 	}
 	cmd := m.openDialogOn(actions.KindUndo, []inspect.Record{{Key: r.Key}})
@@ -38,6 +27,22 @@ func (m *Model) openUndo() tea.Cmd {
 		m.dialog.undoID = r.AuditID
 	}
 	return cmd
+}
+
+// undoable is the selected write when u can undo it; else the status
+// says why not.
+func (ws *writesScreen) undoable() (actions.Result, bool) {
+	w, ok := ws.selected()
+	if !ok {
+		ws.status = "no write selected: this session has made none"
+		return actions.Result{}, false
+	}
+	r := w.Result
+	if r.Outcome != actions.Applied || r.AuditID == "" {
+		ws.status = "this write was not applied (" + string(r.Outcome) + "): there is nothing to undo"
+		return actions.Result{}, false
+	}
+	return r, true
 }
 
 // planUndo plans the dialog's undo from the audit log, in the background.
