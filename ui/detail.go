@@ -218,6 +218,17 @@ func (ds *detailScreen) render() {
 		}
 		line("STALE?", why)
 	}
+	ds.groupsAndFlags(&b, line, &r)
+	if st.d != nil {
+		ds.fields(&b, st)
+	}
+	ds.vp.SetContent(b.String())
+}
+
+// groupsAndFlags writes the record's template captures and each of its
+// flags explained.
+func (ds *detailScreen) groupsAndFlags(b *strings.Builder, line func(label, value string), r *inspect.Record) {
+	s, ks := ds.styles, r.Keyspace
 	if names := ks.Template.Names(); len(names) > 0 {
 		var g []string
 		for i, n := range names {
@@ -238,10 +249,6 @@ func (ds *detailScreen) render() {
 			}
 		}
 	}
-	if st.d != nil {
-		ds.fields(&b, st)
-	}
-	ds.vp.SetContent(b.String())
 }
 
 // fields writes the fetched record's fields, the response redacted

@@ -115,6 +115,27 @@ func (o *overviewScreen) content() string {
 	}
 	b.WriteString("\n\n")
 	b.WriteString(s.Title.Render(fmt.Sprintf("ALL KEYSPACES: %s records · %s", count(rep.Total), units.FormatBytes(rep.MemoryBytes.Total))))
+	o.attention(&b, &rep)
+	if t := o.staleTopView(); t != "" {
+		b.WriteString("\n\n" + t)
+	}
+	if h := o.historyView(); h != "" {
+		b.WriteString("\n\n" + h)
+	}
+	b.WriteString("\n")
+	for _, ks := range o.opts.Keyspaces {
+		b.WriteString(s.Dim.Render(fmt.Sprintf("\n%s: match %s · schema %s · timeout %s · reserve TTL %s · template %s",
+			inspect.Sanitize(ks.Name), inspect.Sanitize(ks.Match), ks.Schema.Name, units.FormatMs(ks.ProcessingTimeout.Milliseconds()),
+			units.FormatMs(ks.ReserveTTL.Milliseconds()), inspect.Sanitize(ks.Template.String()))))
+	}
+	b.WriteString("\n\n" + s.Dim.Render("j/k select · enter: the records · tab: next screen"))
+	return ansi.Wrap(b.String(), o.width, " ·") // never inside a number (1,200)
+}
+
+// attention lists what needs it across the keyspaces, each line opening
+// its records.
+func (o *overviewScreen) attention(b *strings.Builder, rep *inspect.Report) {
+	s := o.styles
 	for _, it := range []struct {
 		n    int64
 		what string
@@ -131,20 +152,6 @@ func (o *overviewScreen) content() string {
 		}
 		b.WriteString("\n" + o.item(line, it.f))
 	}
-	if t := o.staleTopView(); t != "" {
-		b.WriteString("\n\n" + t)
-	}
-	if h := o.historyView(); h != "" {
-		b.WriteString("\n\n" + h)
-	}
-	b.WriteString("\n")
-	for _, ks := range o.opts.Keyspaces {
-		b.WriteString(s.Dim.Render(fmt.Sprintf("\n%s: match %s · schema %s · timeout %s · reserve TTL %s · template %s",
-			inspect.Sanitize(ks.Name), inspect.Sanitize(ks.Match), ks.Schema.Name, units.FormatMs(ks.ProcessingTimeout.Milliseconds()),
-			units.FormatMs(ks.ReserveTTL.Milliseconds()), inspect.Sanitize(ks.Template.String()))))
-	}
-	b.WriteString("\n\n" + s.Dim.Render("j/k select · enter: the records · tab: next screen"))
-	return ansi.Wrap(b.String(), o.width, " ·") // never inside a number (1,200)
 }
 
 // staleTopView lists, on the Overview, the values of the timeline's

@@ -176,6 +176,22 @@ func (ss *scanState) onDone(msg scanDoneMsg) tea.Cmd {
 		return tea.Tick(ss.backoff, func(time.Time) tea.Msg { return reconnectMsg{gen: gen} })
 	}
 	ss.banner, ss.dataStale, ss.backoff = "", false, 0
+	ss.showDone(run)
+	ss.lastComplete = run.finished
+	ss.afterScan(ss.lastComplete, ss.serverTimeMs)
+	ss.status = ""
+	judge := run.doctor.judge(ss.ctx, ss.gen, ss.opts.Client, ss.opts.Keyspaces, msg.covs, !ss.doctor.noConfig, ss.opts.Scan.Snapshot)
+	if ss.opts.Refresh > 0 && ss.opts.Scan.Snapshot == nil { // a file does not change
+		gen := ss.gen
+		return tea.Batch(judge, tea.Tick(ss.opts.Refresh, func(time.Time) tea.Msg { return refreshMsg{gen: gen} }))
+	}
+	return judge
+}
+
+// showDone shows what a complete scan read: a refresh swapped into view,
+// keeping the cursor on its record and the filter, order and grouping
+// the operator set while it ran; a first scan merged whole.
+func (ss *scanState) showDone(run *scanRun) {
 	if !run.live {
 		key := ss.records().cursorKey()
 		p := run.pending
@@ -204,15 +220,6 @@ func (ss *scanState) onDone(msg scanDoneMsg) tea.Cmd {
 	} else {
 		ss.records().mergeKeepingCursor(ss.store, true)
 	}
-	ss.lastComplete = run.finished
-	ss.afterScan(ss.lastComplete, ss.serverTimeMs)
-	ss.status = ""
-	judge := run.doctor.judge(ss.ctx, ss.gen, ss.opts.Client, ss.opts.Keyspaces, msg.covs, !ss.doctor.noConfig, ss.opts.Scan.Snapshot)
-	if ss.opts.Refresh > 0 && ss.opts.Scan.Snapshot == nil { // a file does not change
-		gen := ss.gen
-		return tea.Batch(judge, tea.Tick(ss.opts.Refresh, func(time.Time) tea.Msg { return refreshMsg{gen: gen} }))
-	}
-	return judge
 }
 
 // mergeKeepingCursor merges a store's new records into its order and

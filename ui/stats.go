@@ -25,7 +25,7 @@ func newStatsScreen(c *common) *statsScreen {
 func (ss *statsScreen) content() string {
 	s := ss.styles
 	rep := ss.stats.Report()
-	var left, right []string
+	var left []string
 	left = append(left, s.Title.Render("STATES"))
 	for _, st := range inspect.AllStates() {
 		n := rep.ByState[st.String()]
@@ -48,6 +48,15 @@ func (ss *statsScreen) content() string {
 		left = append(left, s.Dim.Render(fmt.Sprintf("age unknown for %s", units.FormatCount(a.Unknown))))
 	}
 
+	right := ss.rightColumn(&rep)
+	return columns(left, right, ss.width)
+}
+
+// rightColumn is the TTLs left, the top values per capture (each line
+// opening its records) and the incident timeline.
+func (ss *statsScreen) rightColumn(rep *inspect.Report) []string {
+	s := ss.styles
+	var right []string
 	right = append(right, s.Title.Render("TTL LEFT"))
 	var maxN int64
 	for _, bk := range rep.TTLHistogram {
@@ -81,7 +90,7 @@ func (ss *statsScreen) content() string {
 	if tl := ss.timelineView(); tl != nil {
 		right = append(append(right, ""), tl...)
 	}
-	return columns(left, right, ss.width)
+	return right
 }
 
 // timelineView renders the incident timeline for the Stats screen.

@@ -209,36 +209,7 @@ func (ch *chrome) progressView() string {
 	var line string
 	switch {
 	case ch.scan.scanning():
-		line = fmt.Sprintf("⟳ scanning: %s records · %s/s · %s", units.FormatCount(run.records), units.FormatCount(int64(rate)), fmtDur(el))
-		if run.done > 0 {
-			// the share from the SCAN cursor, and the time left at this pace
-			line = fmt.Sprintf("⟳ scanning: %.0f%% · %s records · %s/s · %s", run.done*100, units.FormatCount(run.records), units.FormatCount(int64(rate)), fmtDur(el))
-			if left, ok := (inspect.Progress{Done: run.done, Records: run.records, Elapsed: el}).Left(); ok {
-				line += " · " + fmtDur(left) + " left"
-			}
-		}
-		if !run.live {
-			line += fmt.Sprintf(" (refresh; shown: %s)", ch.scan.lastComplete.Format("15:04:05"))
-		}
-		if len(ch.opts.Keyspaces) > 1 {
-			var per []string
-			for _, ks := range ch.opts.Keyspaces {
-				per = append(per, fmt.Sprintf("%s %s", ks.Name, units.FormatCount(run.perKS[ks.Name])))
-			}
-			line += " · " + strings.Join(per, " · ")
-		}
-		if len(run.perNode) > 1 {
-			nodes := make([]string, 0, len(run.perNode))
-			for n := range run.perNode {
-				nodes = append(nodes, n)
-			}
-			sort.Strings(nodes)
-			var per []string
-			for _, n := range nodes {
-				per = append(per, fmt.Sprintf("%s %s", n, units.FormatCount(run.perNode[n])))
-			}
-			line += " · nodes: " + strings.Join(per, " · ")
-		}
+		line = ch.scanningLine(run, el, rate)
 	case run.stopped && run.live:
 		line = fmt.Sprintf("✗ scan cancelled after %s records in %s: every count is partial · r rescans",
 			units.FormatCount(run.records), fmtDur(el))
@@ -259,6 +230,42 @@ func (ch *chrome) progressView() string {
 		}
 	}
 	return ch.styles.Dim.Render(fit(line, ch.width))
+}
+
+// scanningLine is the scan line while a scan runs: records, rate, time,
+// and the share done and time left once the SCAN cursors tell them.
+func (ch *chrome) scanningLine(run *scanRun, el time.Duration, rate float64) string {
+	line := fmt.Sprintf("⟳ scanning: %s records · %s/s · %s", units.FormatCount(run.records), units.FormatCount(int64(rate)), fmtDur(el))
+	if run.done > 0 {
+		// the share from the SCAN cursor, and the time left at this pace
+		line = fmt.Sprintf("⟳ scanning: %.0f%% · %s records · %s/s · %s", run.done*100, units.FormatCount(run.records), units.FormatCount(int64(rate)), fmtDur(el))
+		if left, ok := (inspect.Progress{Done: run.done, Records: run.records, Elapsed: el}).Left(); ok {
+			line += " · " + fmtDur(left) + " left"
+		}
+	}
+	if !run.live {
+		line += fmt.Sprintf(" (refresh; shown: %s)", ch.scan.lastComplete.Format("15:04:05"))
+	}
+	if len(ch.opts.Keyspaces) > 1 {
+		var per []string
+		for _, ks := range ch.opts.Keyspaces {
+			per = append(per, fmt.Sprintf("%s %s", ks.Name, units.FormatCount(run.perKS[ks.Name])))
+		}
+		line += " · " + strings.Join(per, " · ")
+	}
+	if len(run.perNode) > 1 {
+		nodes := make([]string, 0, len(run.perNode))
+		for n := range run.perNode {
+			nodes = append(nodes, n)
+		}
+		sort.Strings(nodes)
+		var per []string
+		for _, n := range nodes {
+			per = append(per, fmt.Sprintf("%s %s", n, units.FormatCount(run.perNode[n])))
+		}
+		line += " · nodes: " + strings.Join(per, " · ")
+	}
+	return line
 }
 
 func nodeCount(covs []inspect.Coverage) int {
