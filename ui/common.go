@@ -45,3 +45,18 @@ type component interface {
 	View() string
 	SetSize(width, height int)
 }
+
+// Every screen and overlay is a component.
+var (
+	_ component = (*helpScreen)(nil)
+	_ component = (*commandLine)(nil)
+	_ component = (*findBar)(nil)
+	_ component = (*recordsScreen)(nil)
+	_ component = (*overviewScreen)(nil)
+	_ component = (*statsScreen)(nil)
+	_ component = (*detailScreen)(nil)
+	_ component = (*writesScreen)(nil)
+	_ component = (*doctorScreen)(nil)
+	_ component = (*streamsScreen)(nil)
+	_ component = (*dialog)(nil)
+)
