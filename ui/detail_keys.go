@@ -54,3 +54,13 @@ func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	return m.detail.Update(msg)
 }
+
+// footer is the help line's keys on the Detail screen: the write keys, or
+// where a session that writes has them, said off.
+func (ds *detailScreen) footer() []keyBinding {
+	k := ds.keys
+	if ds.canWrite() {
+		return []keyBinding{k.Back, k.Fail, k.Reconcile, k.Expire, k.Reveal, k.Rescan, k.Help, k.Quit}
+	}
+	return []keyBinding{k.Back, writesOff(ds.offNote(false), k.Fail, k.Reconcile, k.Expire), k.Reveal, k.Rescan, k.Up, k.Down, k.Help, k.Quit}
+}

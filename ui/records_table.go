@@ -353,3 +353,40 @@ func (rs *recordsScreen) withCursorKept(change func()) {
 	}
 	rs.restoreCursor(key)
 }
+
+// statusParts are the status line's parts on the table (and the detail
+// opened from it): the view's size, the marks, the filter, the grouping
+// and the order.
+func (rs *recordsScreen) statusParts() []string {
+	parts := []string{fmt.Sprintf("%s of %s", units.FormatCount(int64(len(rs.store.view))), units.FormatCount(int64(rs.store.recs.Len())))}
+	if len(rs.marks) > 0 { // what a write would take: never the part cut
+		parts = append(parts, units.FormatCount(int64(len(rs.marks)))+" marked")
+	}
+	if d := filterText(rs.store.f); d != "" {
+		parts = append(parts, "filter: "+d)
+	}
+	if g := rs.store.group; g != nil && g.expanding == "" {
+		parts = append(parts, fmt.Sprintf("%s groups by %s (enter opens)", count(len(g.byValue)), inspect.Sanitize(g.name)))
+	} else if g != nil {
+		parts = append(parts, "esc: groups")
+	}
+	if rs.store.sortCol != colNone {
+		dir := "↑"
+		if rs.store.sortDesc {
+			dir = "↓"
+		}
+		sortBy := "sort: " + columnNames[rs.store.sortCol] + dir
+		parts = append(parts, sortBy) // the column's title has the arrow too: this part gives way first
+	}
+	return parts
+}
+
+// footer is the help line's keys on the table: the write keys, or where
+// a session that writes has them, said off.
+func (rs *recordsScreen) footer() []keyBinding {
+	k := rs.keys
+	if rs.canWrite() {
+		return []keyBinding{k.Help, k.Filter, k.StaleOnly, k.Mark, k.Fail, k.Expire, k.Reconcile, k.Quit}
+	}
+	return k.ShortHelp(rs.offNote(false))
+}

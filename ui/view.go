@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -299,30 +298,11 @@ func (m *Model) statusView() string {
 		return fit(m.streams.input.View(), m.width)
 	}
 	var parts []string
-	if m.screen == screenStreams {
+	switch m.screen {
+	case screenStreams:
 		parts = m.streams.statusParts()
-	}
-	if m.screen == screenRecords || m.screen == screenDetail {
-		parts = append(parts, fmt.Sprintf("%s of %s", units.FormatCount(int64(len(m.store.view))), units.FormatCount(int64(m.store.recs.Len()))))
-		if len(m.records.marks) > 0 { // what a write would take: never the part cut
-			parts = append(parts, units.FormatCount(int64(len(m.records.marks)))+" marked")
-		}
-		if d := filterText(m.store.f); d != "" {
-			parts = append(parts, "filter: "+d)
-		}
-		if g := m.store.group; g != nil && g.expanding == "" {
-			parts = append(parts, fmt.Sprintf("%s groups by %s (enter opens)", count(len(g.byValue)), inspect.Sanitize(g.name)))
-		} else if g != nil {
-			parts = append(parts, "esc: groups")
-		}
-		if m.store.sortCol != colNone {
-			dir := "↑"
-			if m.store.sortDesc {
-				dir = "↓"
-			}
-			sortBy := "sort: " + columnNames[m.store.sortCol] + dir
-			parts = append(parts, sortBy) // the column's title has the arrow too: this part gives way first
-		}
+	case screenRecords, screenDetail:
+		parts = m.records.statusParts()
 	}
 	if m.status != "" {
 		// What the last key did comes first: on a narrow terminal the
@@ -369,18 +349,12 @@ func (m *Model) contextHelp() []keyBinding {
 		return nil
 	case m.screen == screenStreams:
 		return m.streams.footer(m.help)
-	case m.screen == screenDetail && m.canWrite():
-		return []keyBinding{k.Back, k.Fail, k.Reconcile, k.Expire, k.Reveal, k.Rescan, k.Help, k.Quit}
 	case m.screen == screenDetail:
-		// the write keys where a session that writes has them, said off
-		return []keyBinding{k.Back, writesOff(m.offNote(m.screen == screenStreams), k.Fail, k.Reconcile, k.Expire), k.Reveal, k.Rescan, k.Up, k.Down, k.Help, k.Quit}
-	case m.screen == screenRecords && m.canWrite():
-		return []keyBinding{k.Help, k.Filter, k.StaleOnly, k.Mark, k.Fail, k.Expire, k.Reconcile, k.Quit}
+		return m.detail.footer()
 	case m.screen == screenRecords:
-		return k.ShortHelp(m.offNote(m.screen == screenStreams))
+		return m.records.footer()
 	case m.screen == screenWrites && m.canWrite():
-		undo := key.NewBinding(key.WithKeys(k.Undo.Keys()...), key.WithHelp(k.Undo.Help().Key, "undo the selected write"))
-		return []keyBinding{k.Help, undo, k.Up, k.Down, k.NextScreen, k.Quit}
+		return m.writes.footer()
 	}
 	return []keyBinding{k.Help, k.NextScreen, k.Open, k.Rescan, k.Quit}
 }

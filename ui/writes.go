@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -172,4 +173,12 @@ func (c *common) withoutPrefix(k string) string {
 		}
 	}
 	return k
+}
+
+// footer is the help line's keys on the Writes screen of a session that
+// writes: u undoes the selected write.
+func (ws *writesScreen) footer() []keyBinding {
+	k := ws.keys
+	undo := key.NewBinding(key.WithKeys(k.Undo.Keys()...), key.WithHelp(k.Undo.Help().Key, "undo the selected write"))
+	return []keyBinding{k.Help, undo, k.Up, k.Down, k.NextScreen, k.Quit}
 }
