@@ -71,10 +71,9 @@ type streamsScreen struct {
 	entryErr    string
 	fieldScroll int
 
-	filter    string // consumer or ID text
-	staleOnly bool
-	typing    bool
-	input     textinput.Model
+	entryFilter // / and x
+	typing      bool
+	input       textinput.Model
 
 	marks entryMarks // the entries a write takes, as last read
 }
@@ -262,19 +261,25 @@ func (st *streamsScreen) totals() streamTotals {
 	return t
 }
 
+// entryFilter is what / and x keep of the pending entries.
+type entryFilter struct {
+	filter    string // consumer or ID text
+	staleOnly bool
+}
+
 // keeps reports whether an entry passes the filters.
-func (st *streamsScreen) keeps(e *inspect.PendingEntry) bool {
-	if st.staleOnly && !e.Stale {
+func (ef entryFilter) keeps(e *inspect.PendingEntry) bool {
+	if ef.staleOnly && !e.Stale {
 		return false
 	}
-	if st.filter == "" {
+	if ef.filter == "" {
 		return true
 	}
-	f := strings.ToLower(st.filter)
+	f := strings.ToLower(ef.filter)
 	return strings.Contains(strings.ToLower(inspect.Sanitize(string(e.Consumer))), f) || strings.Contains(e.ID, f)
 }
 
-func (st *streamsScreen) filtered() bool { return st.staleOnly || st.filter != "" }
+func (ef entryFilter) filtered() bool { return ef.staleOnly || ef.filter != "" }
 
 // groupRow is one line of the groups table: a group, or a stream with none.
 type groupRow struct {

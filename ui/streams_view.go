@@ -335,12 +335,13 @@ func entryFlags(e inspect.PendingEntry) string {
 	return strings.Join(f, " ")
 }
 
-func (st *streamsScreen) filterText() string {
+// filterText says the filter as the screens show it; "" without one.
+func (ef entryFilter) filterText() string {
 	var parts []string
-	if st.filter != "" {
-		parts = append(parts, inspect.Sanitize(st.filter))
+	if ef.filter != "" {
+		parts = append(parts, inspect.Sanitize(ef.filter))
 	}
-	if st.staleOnly {
+	if ef.staleOnly {
 		parts = append(parts, "stale only")
 	}
 	return strings.Join(parts, " · ")
