@@ -388,7 +388,7 @@ func TestManInstall(t *testing.T) {
 	} {
 		r := clitest.Run(t, c.env, "man", "--install")
 		r.MustCode(t, 0)
-		if !strings.Contains(r.Stderr, "wrote 38 man pages to "+filepath.Join(pages, "man1")+"\n") || !strings.Contains(r.Stderr, c.want) {
+		if !strings.Contains(r.Stderr, "wrote 39 man pages to "+filepath.Join(pages, "man1")+"\n") || !strings.Contains(r.Stderr, c.want) {
 			t.Errorf("man --install with %v: %q; want %q", c.env, r.Stderr, c.want)
 		}
 	}

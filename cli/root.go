@@ -89,6 +89,7 @@ func addCommands(a *app, root *cobra.Command) {
 	}
 	add("inspect", leaf(a, "ui", &uiCmd{}), leaf(a, "scan", &scanCmd{}), leaf(a, "stats", &statsCmd{}),
 		leaf(a, "check", &checkCmd{}), leaf(a, "doctor", &doctorCmd{}), leaf(a, "detect", &detectCmd{}), leaf(a, "exporter", &exporterCmd{}))
+	add("inspect", leaf(a, "find", &findCmd{}))
 	add("inspect", leaf(a, "ledgers", &ledgersCmd{}))
 	add("inspect", newStreamsCmd(a))
 	for _, kind := range []actions.Kind{actions.KindExpire, actions.KindFail, actions.KindReconcile} {

@@ -98,6 +98,13 @@ type KeyspaceConfig struct {
 	LargeResponse     units.ByteSize `yaml:"large_response"`
 	MaxValue          units.ByteSize `yaml:"max_value"`
 	Verify            *VerifyConfig  `yaml:"verify"` // verify.go
+	// What the keyspace's library was configured with, for idemctl find
+	// (Powertools: its key prefix, eventKeyJmesPath, hashFunction and
+	// payloadValidationJmesPath).
+	FunctionName              string `yaml:"function_name"`
+	EventKeyJMESPath          string `yaml:"event_key_jmespath"`
+	PayloadValidationJMESPath string `yaml:"payload_validation_jmespath"`
+	HashFunction              string `yaml:"hash_function"`
 
 	// Kind: records (the default: idempotency records, read by scan,
 	// stats and the TUI), stream (consumer groups' pending entries,

@@ -1,0 +1,99 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemctl/idemctl/cli"
+	"github.com/idemctl/idemctl/internal/appsim"
+	"github.com/idemctl/idemctl/internal/testkit/clitest"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
+)
+
+const findKey = "atlasmart:ch23:idem:customer-42:POST:/orders:req-2026-0001"
+
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// findJSON runs find -o json and decodes the verdict and the key.
+func findJSON(t *testing.T, code int, args ...string) (verdict, key string, out clitest.Result) {
+	t.Helper()
+	r := clitest.Run(t, nil, append([]string{"find", "-o", "json"}, args...)...)
+	r.MustCode(t, code)
+	var got struct {
+		Derivation struct{ Key string }
+		Verdict    struct{ Line string }
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil {
+		t.Fatalf("find -o json: %v\n%s", err, r.Stdout)
+	}
+	return got.Verdict.Line, got.Derivation.Key, r
+}
+
+// The lesson's record, reserved as its script does, is found from the
+// customer's request (JSON or raw HTTP), live and in a snapshot; a body
+// changed in one field is a different request; another customer's
+// request is not found.
+func TestFindLessonRecordFromTheRequest(t *testing.T) {
+	srv, c := redistest.OwnClient(t)
+	ctx := context.Background()
+	fp := appsim.Fingerprint(`{"qty":1,"sku":"sku-42"}`)
+	if err := c.HSet(ctx, findKey, "fingerprint", fp, "state", "PROCESSING").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c.Expire(ctx, findKey, time.Minute)
+	same := writeFile(t, "req.json", `{"method":"POST","path":"/orders","headers":{"Idempotency-Key":"req-2026-0001"},"body":{"sku":"sku-42","qty":1}}`)
+	raw := writeFile(t, "req.http", "POST /orders HTTP/1.1\r\nHost: shop\r\nIdempotency-Key: req-2026-0001\r\nContent-Type: application/json\r\n\r\n{\"sku\": \"sku-42\", \"qty\": 1}")
+	changed := writeFile(t, "changed.json", `{"method":"POST","path":"/orders","headers":{"Idempotency-Key":"req-2026-0001"},"body":{"sku":"sku-42","qty":2}}`)
+	base := []string{"--url", srv.URL(0), "--preset", "atlasmart", "--principal", "customer-42"}
+	for _, req := range []string{same, raw} {
+		v, key, r := findJSON(t, cli.ExitOK, append(base, "--request", req)...)
+		if v != "same request" || key != findKey || !strings.Contains(r.Stdout, `"fail --url`) && !strings.Contains(r.Stdout, "idemctl fail") {
+			t.Errorf("%s: verdict %q, key %q\n%s", req, v, key, r.Stdout)
+		}
+	}
+	if v, _, _ := findJSON(t, cli.ExitOK, append(base, "--request", changed)...); !strings.HasPrefix(v, "different request under this key: the library answers CONFLICT") {
+		t.Errorf("changed body: %q", v)
+	}
+	other := []string{"--url", srv.URL(0), "--preset", "atlasmart", "--principal", "customer-7", "--request", same}
+	if v, _, _ := findJSON(t, cli.ExitOK, other...); v != "not found: never stored, or expired (retention 5m00s)" {
+		t.Errorf("another customer: %q", v)
+	}
+	rdb := srv.Snapshot(t)
+	if v, key, _ := findJSON(t, cli.ExitOK, "--rdb", rdb, "--preset", "atlasmart", "--principal", "customer-42", "--request", same); v != "same request" || key != findKey {
+		t.Errorf("--rdb: verdict %q, key %q", v, key)
+	}
+}
+
+// Missing or wrong inputs get one line naming what the library needs.
+func TestFindNamesWhatTheLibraryNeeds(t *testing.T) {
+	srv := redistest.Shared(t)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--preset", "atlasmart", "--key", "k"}, "give --method and --path (or --request), --principal"},
+		{[]string{"--preset", "powertools", "--key", "k"}, "give --event FILE and --function NAME"},
+		{[]string{"--preset", "atlasmart"}, "find needs what the ticket holds"},
+		{[]string{"--preset", "atlasmart", "--request", writeFile(t, "bad", "GET")}, "--request"},
+	}
+	for _, c := range cases {
+		r := clitest.Run(t, nil, append([]string{"find", "--url", srv.URL(0)}, c.args...)...)
+		r.MustCode(t, cli.ExitUsage)
+		r.OneLineErr(t)
+		if !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("%v: %q, want it to say %q", c.args, r.Stderr, c.want)
+		}
+	}
+}

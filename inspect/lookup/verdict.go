@@ -1,0 +1,61 @@
+package lookup
+
+import (
+	"fmt"
+
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
+)
+
+// Verdicts on a request against the record under its key.
+const (
+	Same          = "same_request"
+	Different     = "different_request"
+	NoFingerprint = "no_fingerprint"
+	NotGiven      = "request_not_given"
+	NotFound      = "not_found"
+)
+
+// Verdict says whether the request is the one the record was made for,
+// in one line.
+type Verdict struct {
+	Kind string `json:"kind"`
+	Line string `json:"line"`
+}
+
+// Judge compares the derivation with the record read under its key (nil:
+// none): the same request (the library replays or waits), a different one
+// under the same key (the library answers a conflict: no repair on Redis
+// helps), or why it cannot tell.
+func Judge(ks *inspect.Keyspace, d *Derivation, r *inspect.Record) Verdict {
+	switch {
+	case r == nil:
+		return Verdict{NotFound, fmt.Sprintf("not found: never stored, or expired (retention %s)", units.FormatMs(ks.Retention.Milliseconds()))}
+	case r.Fingerprint == "" && d.Library == LibPowertoolsTS && d.KeyHash != nil:
+		return Verdict{NoFingerprint, "no fingerprint stored: cannot tell (the key hashes the selection, so that much is the same; without payload validation Powertools compares nothing else)"}
+	case r.Fingerprint == "":
+		return Verdict{NoFingerprint, "no fingerprint stored: cannot tell"}
+	case d.Fingerprint == nil:
+		return Verdict{NotGiven, "the record has a fingerprint, but no request body was given to compare: cannot tell (give --request or --event)"}
+	case d.Fingerprint.Value == r.Fingerprint:
+		return Verdict{Same, "same request"}
+	}
+	return Verdict{Different, "different request under this key: the library answers " + conflictAnswer(d.Library, r)}
+}
+
+// conflictAnswer is what the library answers a request whose fingerprint
+// differs from the record's, read from its source.
+func conflictAnswer(lib string, r *inspect.Record) string {
+	switch lib {
+	case LibLesson:
+		return "CONFLICT (its reserve script refuses another fingerprint under the key)"
+	case LibNodeIdempotency:
+		if r.State == inspect.StateProcessing {
+			return `"A request is outstanding for this Idempotency-Key" (REQUEST_IN_PROGRESS, 409) while the first is in flight, then "Idempotency-Key is already used" (IDEMPOTENCY_FINGERPRINT_MISSMATCH, 422)`
+		}
+		return `"Idempotency-Key is already used" (IDEMPOTENCY_FINGERPRINT_MISSMATCH, 422)`
+	case LibPowertoolsTS:
+		return `IdempotencyValidationError "Payload does not match stored record for this event key"`
+	}
+	return "a conflict"
+}
