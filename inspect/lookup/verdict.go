@@ -31,6 +31,10 @@ func Judge(ks *inspect.Keyspace, d *Derivation, r *inspect.Record) Verdict {
 	switch {
 	case r == nil:
 		return Verdict{NotFound, fmt.Sprintf("not found: never stored, or expired (retention %s)", units.FormatMs(ks.Retention.Milliseconds()))}
+	case r.Fingerprint == "" && d.Library == LibPowertoolsTS && d.Fingerprint != nil:
+		// Its completion drops the validation hash (observed in 2.35.0):
+		// validatePayload then compares the request's hash with nothing.
+		return Verdict{NoFingerprint, "no fingerprint stored: cannot tell; with payload validation on, the library answers IdempotencyValidationError to every retry under this key, this request too (the record keeps no validation hash)"}
 	case r.Fingerprint == "" && d.Library == LibPowertoolsTS && d.KeyHash != nil:
 		return Verdict{NoFingerprint, "no fingerprint stored: cannot tell (the key hashes the selection, so that much is the same; without payload validation Powertools compares nothing else)"}
 	case r.Fingerprint == "":

@@ -100,7 +100,9 @@ type Reply struct {
 	Error     string `json:"error,omitempty"`
 	ErrorName string `json:"errorName,omitempty"`
 	RedisKey  string `json:"redisKey,omitempty"`
-	Crashed   bool   `json:"crashed,omitempty"`
+	// Event is the Lambda event a Powertools call sent.
+	Event   json.RawMessage `json:"event,omitempty"`
+	Crashed bool            `json:"crashed,omitempty"`
 }
 
 // BodyString is Body compacted, "" when there is none.

@@ -84,7 +84,9 @@ export async function create(redisURL, cfg) {
         callbackWaitsForEmptyEventLoop: true,
         ...(cfg.noContext ? {} : { getRemainingTimeInMillis: () => remaining }),
       };
-      const reply = { ran: false, redisKey: persistenceStore.getHashedIdempotencyKey(event) };
+      // The event goes back with the reply: idemctl find derives the key
+      // from it as an engineer would from the invocation's log.
+      const reply = { ran: false, redisKey: persistenceStore.getHashedIdempotencyKey(event), event };
       try {
         const result = await handler(event, context);
         reply.status = result?.statusCode ?? null;
