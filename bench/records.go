@@ -9,10 +9,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/recordstore"
 )
 
 // RecordMemory is the memory records cost when held the way the TUI's
-// store holds them: an inspect.RecordStore plus an []int32 view index,
+// store holds them: a recordstore.Store plus an []int32 view index,
 // filled from inspect.Scan. The store keeps its slots and bytes off the Go
 // heap, so what is held is the live heap's growth plus those blocks.
 type RecordMemory struct {
@@ -64,7 +65,7 @@ func MeasureRecordMemory(ctx context.Context, addr string, ks *inspect.Keyspace)
 	defer c.Close()
 
 	var (
-		recs  inspect.RecordStore
+		recs  recordstore.Store
 		view  []int32
 		first time.Duration
 	)
@@ -100,7 +101,7 @@ func MeasureRecordMemory(ctx context.Context, addr string, ks *inspect.Keyspace)
 		ViewBytes:    int64(cap(view)) * 4,
 		FirstBatch:   first, ScanWall: wall,
 	}
-	var p inspect.Peeker
+	var p recordstore.Peeker
 	for i := range recs.Len() {
 		r := recs.Peek(i, &p)
 		m.KeyBytes += int64(len(r.Key))
@@ -143,7 +144,7 @@ func (h *harness) records(ctx context.Context) error {
 // markdownRecordMemory is the held records' memory, per record.
 func (r *Results) markdownRecordMemory(p func(string, ...any)) {
 	if m := r.RecordMemory; m != nil {
-		p("\nHeld records (inspect.Scan into an inspect.RecordStore plus an []int32 view, as the TUI store does; live heap after GC plus the store's off-heap blocks): "+
+		p("\nHeld records (inspect.Scan into a recordstore.Store plus an []int32 view, as the TUI store does; live heap after GC plus the store's off-heap blocks): "+
 			"%d records, %.1f MB (%.1f MB off the heap), **%.0f B/record in all**: packed slots %.1f + view %.1f + arena and the rest %.1f; "+
 			"their keys and fingerprints as text would be %.1f + %.1f, so **%.0f B/record beyond key and fingerprint**. In-process Scan: first batch after %v, all in %.2f s.\n",
 			m.Records, float64(m.HeapBytes)/1e6, float64(m.OffHeapBytes)/1e6, m.per(m.HeapBytes), m.per(m.SlotBytes), m.per(m.ViewBytes), m.Other(),

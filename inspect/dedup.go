@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/idemctl/idemctl/internal/offheap"
 )
 
 // dedup remembers the keys SCAN has returned, so that a key returned twice
@@ -145,7 +147,7 @@ func (d *dedup) plan(expect int64) {
 // grow adds a segment of about slots slots.
 func (d *dedup) grow(slots int64) {
 	nb := (slots + fpSlots - 1) / fpSlots
-	mem := offHeap(int(nb) * int(unsafe.Sizeof(fpBucket{})))
+	mem := offheap.Alloc(int(nb) * int(unsafe.Sizeof(fpBucket{})))
 	d.segs = append(d.segs, fpTable{mem: mem, buckets: unsafe.Slice((*fpBucket)(unsafe.Pointer(&mem[0])), nb)})
 	d.slots += nb * fpSlots
 	dedupBytes.Add(int64(len(mem)))
@@ -229,7 +231,7 @@ func (d *dedup) free() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, s := range d.segs {
-		freeOffHeap(s.mem)
+		offheap.Free(s.mem)
 		dedupBytes.Add(-int64(len(s.mem)))
 	}
 	d.segs, d.probe, d.over = nil, nil, nil

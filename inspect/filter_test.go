@@ -129,3 +129,21 @@ func TestFilterMatchAllocatesNothing(t *testing.T) {
 		t.Fatalf("Match: %v allocations, matched %v", n, f.Match(r))
 	}
 }
+
+// Lower-casing eight bytes at a time agrees with a byte at a time, at
+// every length and on every byte value.
+func TestAppendLowerASCII(t *testing.T) {
+	for c := range 256 {
+		for n := range 20 {
+			s := strings.Repeat("aZ@[`{", 4)[:n] + string(rune(0)) + strings.Repeat(string([]byte{byte(c)}), n+1)
+			got, ascii := appendLowerASCII([]byte("x"), s)
+			wantASCII := c < 0x80
+			if ascii != wantASCII {
+				t.Fatalf("%q: ascii %v", s, ascii)
+			}
+			if ascii && string(got) != "x"+strings.ToLower(s) || !ascii && string(got) != "x" {
+				t.Fatalf("%q: got %q", s, got)
+			}
+		}
+	}
+}

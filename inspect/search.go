@@ -1,6 +1,11 @@
 package inspect
 
-import "strings"
+import (
+	"encoding/binary"
+	"slices"
+	"strings"
+	"unsafe"
+)
 
 // Search is a compiled search: space-separated terms, all of which must
 // match.
@@ -178,12 +183,73 @@ func simpleGlob(pattern, s string) bool {
 	return p == len(pattern)
 }
 
-// readsCaptures reports whether a term tests a template capture.
-func (s *Search) readsCaptures() bool {
+// Empty reports whether the search has no terms: it matches every record.
+func (s *Search) Empty() bool { return len(s.terms) == 0 }
+
+// ReadsCaptures reports whether a term tests a template capture, so that
+// a record's captures must be decoded to match it (MatchKey cannot).
+func (s *Search) ReadsCaptures() bool {
 	for i := range s.terms {
 		if s.terms[i].kind == termCapture {
 			return true
 		}
 	}
 	return false
+}
+
+// MatchKey reports whether a record with this key, state and flags
+// matches every term, for a search that reads no capture (ReadsCaptures
+// is false): the packed record store (inspect/recordstore) filters its keys
+// without decoding a record. An ASCII key is lower-cased once into
+// scratch, which MatchKey returns, grown, to be passed again.
+func (s *Search) MatchKey(key string, st State, fl Flags, scratch []byte) (bool, []byte) {
+	lower, ascii := "", false
+	for j := range s.terms {
+		t := &s.terms[j]
+		if t.kind != termSubstring {
+			if !t.matchKey(key, st, fl) {
+				return false, scratch
+			}
+			continue
+		}
+		// A substring over an ASCII key: lower-cased once, then the
+		// library's fast search (containsFold's byte loop was most of a
+		// filter's time on keys such as "…:POST:/orders:…").
+		if lower == "" && !ascii {
+			if scratch, ascii = appendLowerASCII(scratch[:0], key); ascii {
+				lower = view(scratch)
+			}
+		}
+		if ascii && !strings.Contains(lower, t.value) || !ascii && !containsFold(key, t.value) {
+			return false, scratch
+		}
+	}
+	return true, scratch
+}
+
+// appendLowerASCII appends s lower-cased to dst, if s is ASCII. Eight
+// bytes at a time: it runs on every key a filter reads.
+func appendLowerASCII(dst []byte, s string) ([]byte, bool) {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	n := len(dst)
+	dst = slices.Grow(dst, len(s))[:n+len(s)]
+	out := dst[n:]
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
+		if w&high != 0 {
+			return dst[:n], false
+		}
+		// A byte's high bit set by +0x3f means ≥ 'A'; by +0x25, > 'Z'.
+		upper := (w + ones*(0x80-'A')) &^ (w + ones*(0x80-'Z'-1)) & high
+		binary.LittleEndian.PutUint64(out[i:], w|upper>>2)
+	}
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 {
+			return dst[:n], false
+		}
+		out[i] = toLowerASCII(c)
+	}
+	return dst, true
 }

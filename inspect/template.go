@@ -108,6 +108,24 @@ func (t *Template) Names() []string {
 	return t.names
 }
 
+// Parts is how many parts the template has: literals and captures, in
+// the order they spell a key.
+func (t *Template) Parts() int {
+	if t == nil {
+		return 0
+	}
+	return len(t.parts)
+}
+
+// Part is the template's i-th part: a literal (capture < 0) or capture
+// number capture (an index into Names). The packed record store
+// (inspect/recordstore) holds a key that fits its template as the captures
+// alone and spells it again through the parts.
+func (t *Template) Part(i int) (lit string, capture int) {
+	p := &t.parts[i]
+	return p.lit, p.capture
+}
+
 // Empty reports whether the template has no parts.
 func (t *Template) Empty() bool { return t == nil || len(t.parts) == 0 }
 

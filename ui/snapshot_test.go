@@ -7,6 +7,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/doctor"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/recordstore"
 )
 
 // TestSnapshotSession: the TUI on a snapshot says so in its header, holds
@@ -24,7 +25,7 @@ func TestSnapshotSession(t *testing.T) {
 
 	notableN := 0
 	for i := range m.store.recs.Len() {
-		var p inspect.Peeker
+		var p recordstore.Peeker
 		r := m.store.recs.Peek(i, &p)
 		if notable(r) {
 			notableN++

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/recordstore"
 )
 
 // column identifies a table column, for sorting.
@@ -30,7 +31,7 @@ var columnNames = [...]string{"scan order", "state", "age", "ttl", "memory", "fi
 // store holds the scanned records and the filtered, sorted view over them.
 // The view is a slice of indices, so filtering and sorting never copy records.
 type store struct {
-	recs     inspect.RecordStore
+	recs     recordstore.Store
 	view     []int32
 	f        inspect.Filter
 	sortCol  column
@@ -47,7 +48,7 @@ type store struct {
 	sortedBy order
 	all      []int32
 	allBy    order
-	peek     inspect.Peeker // scratch for reading records on the UI goroutine
+	peek     recordstore.Peeker // scratch for reading records on the UI goroutine
 	// keyHash is each record's key hashed (64-bit FNV-1a), by record
 	// index: rows the sort column ties are ordered by it, an order a
 	// refresh keeps, without decoding two keys a comparison.
@@ -169,7 +170,7 @@ func (s *store) matching() []uint64 {
 		wg.Add(1)
 		go func(lo, hi int) {
 			defer wg.Done()
-			var p inspect.Peeker
+			var p recordstore.Peeker
 			for i := lo; i < hi; i++ {
 				if s.recs.Match(&s.f, i, &p) {
 					kept[i>>6] |= 1 << (i & 63)
@@ -257,7 +258,7 @@ func (s *store) mergeTail(force bool) bool {
 
 // compareBy orders records a and b of rs by a column, on the store's
 // compact form: a sort of ten million records decodes none of them.
-func compareBy(col column, rs *inspect.RecordStore, a, b int) int {
+func compareBy(col column, rs *recordstore.Store, a, b int) int {
 	switch col {
 	case colState:
 		if c := cmp.Compare(statePriority(rs.State(a), rs.Flags(a)), statePriority(rs.State(b), rs.Flags(b))); c != 0 {

@@ -1,4 +1,13 @@
-package inspect
+// Package recordstore holds scanned records packed off the Go heap for a
+// long-lived reader (the TUI, and the benchmark that measures what it
+// holds): a fixed slot of numbers per record, its bytes in a chunked
+// arena, a key that fits its keyspace's template held as its captures.
+// Records go in as inspect's Records and come out as Records again, or
+// are filtered, sorted and counted in place.
+//
+// Floor 1 of ARCHITECTURE.md, the read engine: it may import inspect and
+// the foundations.
+package recordstore
 
 import (
 	"encoding/binary"
@@ -6,32 +15,35 @@ import (
 	"runtime"
 	"strings"
 	"unsafe"
+
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/offheap"
 )
 
-// RecordStore holds records for a long-lived reader (the TUI) in compact
+// Store holds records for a long-lived reader (the TUI) in compact
 // form: per record a fixed 40-byte slot of packed numbers, and its bytes
 // (the key without its keyspace's literal prefix, the fingerprint as raw
 // bytes when it is lowercase hex, captures as offsets into the key) in a
 // chunked byte arena. Slots and arena are pointer-free and live off the Go
-// heap (offHeap), so the collector neither scans them nor doubles them
-// with GOGC headroom, and growth never copies what is held. A record that
+// heap (internal/offheap), so the collector neither scans them nor
+// doubles them with GOGC headroom, and growth never copies what is held. A record that
 // does not fit the packed widths is kept whole in a side table, so nothing
 // is lost. Append-only: indices stay valid until Reset. Match and Peek,
 // each with its own Peeker, may run in parallel; the comparisons and KeyIs
 // use the store's scratch, one goroutine at a time. Do not copy a store:
 // its memory is freed when the original is dropped.
-type RecordStore struct {
+type Store struct {
 	slots     [][]slot
 	arena     [][]byte // blocks of arenaBlock bytes
 	used      int      // bytes used in the last arena block
 	n         int
-	keyspaces []*Keyspace // slot.ks-1 indexes it; 0 is no keyspace
-	prefixes  []string    // each keyspace's literal key prefix
-	states    []string    // interned raw states, slot.rs indexes it
+	keyspaces []*inspect.Keyspace // slot.ks-1 indexes it; 0 is no keyspace
+	prefixes  []string            // each keyspace's literal key prefix
+	states    []string            // interned raw states, slot.rs indexes it
 	stateIdx  map[string]uint8
-	wide      map[int32]*Record // records that do not fit a slot
-	big       []int64           // TTLs and ages beyond an int32 of ms (a 30-day retention): 8 B more, not a side-table record
-	dlBase    int64             // deadlines are held relative to the first one
+	wide      map[int32]*inspect.Record // records that do not fit a slot
+	big       []int64                   // TTLs and ages beyond an int32 of ms (a 30-day retention): 8 B more, not a side-table record
+	dlBase    int64                     // deadlines are held relative to the first one
 	mem       *blocks
 	dict      []string          // capture values shared by keys held in template form
 	dictIdx   map[string]uint32 // their indices
@@ -84,59 +96,56 @@ const (
 	slotBytes  = int(unsafe.Sizeof(slot{}))
 )
 
-// Flags must fit the slot's 16 bits (a compile error otherwise).
-const _ = uint16(1<<numFlags - 1)
-
 // blocks is the store's off-heap memory; a cleanup frees it when the store
 // is dropped without Reset.
 type blocks struct{ list [][]byte }
 
 func (b *blocks) free() {
 	for _, m := range b.list {
-		freeOffHeap(m)
+		offheap.Free(m)
 	}
 	b.list = nil
 }
 
 // Len is the number of records held.
-func (s *RecordStore) Len() int { return s.n }
+func (s *Store) Len() int { return s.n }
 
-func (s *RecordStore) slot(i int) *slot { return &s.slots[i>>chunkShift][i&(chunkSize-1)] }
+func (s *Store) slot(i int) *slot { return &s.slots[i>>chunkShift][i&(chunkSize-1)] }
 
 // Reset drops every record and frees the memory they held.
-func (s *RecordStore) Reset() {
+func (s *Store) Reset() {
 	if s.mem != nil {
 		s.mem.free()
 	}
-	*s = RecordStore{}
+	*s = Store{}
 }
 
 // Capacity is how many records the allocated slots can hold.
-func (s *RecordStore) Capacity() int { return len(s.slots) * chunkSize }
+func (s *Store) Capacity() int { return len(s.slots) * chunkSize }
 
 // SlotBytes is what the allocated slots take.
-func (s *RecordStore) SlotBytes() int64 { return int64(s.Capacity()) * int64(slotBytes) }
+func (s *Store) SlotBytes() int64 { return int64(s.Capacity()) * int64(slotBytes) }
 
-func (s *RecordStore) alloc(n int) []byte {
+func (s *Store) alloc(n int) []byte {
 	if s.mem == nil {
 		// The cleanup holds the list, not the store, so the store can die.
 		s.mem = &blocks{}
 		h := &s.mem.list
 		runtime.AddCleanup(s, func(l *[][]byte) { (&blocks{list: *l}).free() }, h)
 	}
-	b := offHeap(n)
+	b := offheap.Alloc(n)
 	s.mem.list = append(s.mem.list, b)
 	return b
 }
 
 // Append copies a batch in. Nothing held aliases b.
-func (s *RecordStore) Append(b []Record) {
+func (s *Store) Append(b []inspect.Record) {
 	for i := range b {
 		s.push(&b[i])
 	}
 }
 
-func (s *RecordStore) push(r *Record) {
+func (s *Store) push(r *inspect.Record) {
 	if s.n&(chunkSize-1) == 0 {
 		c := s.alloc(chunkSize * slotBytes)
 		s.slots = append(s.slots, unsafe.Slice((*slot)(unsafe.Pointer(&c[0])), chunkSize))
@@ -145,7 +154,7 @@ func (s *RecordStore) push(r *Record) {
 	*sl = slot{}
 	if !s.pack(r, sl) {
 		if s.wide == nil {
-			s.wide = map[int32]*Record{}
+			s.wide = map[int32]*inspect.Record{}
 		}
 		w := cloneRecord(r)
 		s.wide[int32(s.n)] = &w
@@ -155,7 +164,7 @@ func (s *RecordStore) push(r *Record) {
 }
 
 // cloneRecord is r with strings of its own.
-func cloneRecord(r *Record) Record {
+func cloneRecord(r *inspect.Record) inspect.Record {
 	w := *r
 	w.Key, w.Fingerprint, w.RawState = strings.Clone(r.Key), strings.Clone(r.Fingerprint), strings.Clone(r.RawState)
 	if r.Groups != nil {
@@ -173,7 +182,7 @@ func fit32(v int64) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
 // packNum is v as a slot's int32, or, when it does not fit, its index in
 // big with bit set on the slot. (Should pack then fail, the entry stays
 // unused: 8 bytes.)
-func (s *RecordStore) packNum(v int64, sl *slot, bit uint8) int32 {
+func (s *Store) packNum(v int64, sl *slot, bit uint8) int32 {
 	if fit32(v) {
 		return int32(v)
 	}
@@ -183,7 +192,7 @@ func (s *RecordStore) packNum(v int64, sl *slot, bit uint8) int32 {
 }
 
 // num reads back what packNum packed.
-func (s *RecordStore) num(v int32, sl *slot, bit uint8) int64 {
+func (s *Store) num(v int32, sl *slot, bit uint8) int64 {
 	if sl.bits&bit != 0 {
 		return s.big[v]
 	}
@@ -192,7 +201,7 @@ func (s *RecordStore) num(v int32, sl *slot, bit uint8) int64 {
 
 // pack fills sl and writes r's bytes to the arena; false when r does not
 // fit (sl and the arena are then left as if untouched).
-func (s *RecordStore) pack(r *Record, sl *slot) bool {
+func (s *Store) pack(r *inspect.Record, sl *slot) bool {
 	if !s.packNumbers(r, sl) || !s.packKeyspace(r.Keyspace, sl) {
 		return false
 	}
@@ -217,7 +226,7 @@ func (s *RecordStore) pack(r *Record, sl *slot) bool {
 
 // packNumbers fills sl's numbers, state, type and flags; false when one
 // does not fit its width.
-func (s *RecordStore) packNumbers(r *Record, sl *slot) bool {
+func (s *Store) packNumbers(r *inspect.Record, sl *slot) bool {
 	if !fit32(r.MemoryBytes) || !fit32(r.ResponseLen) || !fit32(r.LockTTLms) ||
 		r.Status < math.MinInt16 || r.Status > math.MaxInt16 || r.State >= 8 || r.Type >= 8 || r.AgeSource >= 4 {
 		return false
@@ -243,7 +252,7 @@ func (s *RecordStore) packNumbers(r *Record, sl *slot) bool {
 
 // packKey is the key as it will be held: in its template's form (the
 // captures then follow from it), without its keyspace's prefix, or whole.
-func (s *RecordStore) packKey(r *Record, sl *slot) string {
+func (s *Store) packKey(r *inspect.Record, sl *slot) string {
 	if tpl, ok := s.encodeHeld(s.tpl[:0], r, sl.ks); ok {
 		s.tpl = tpl
 		sl.bits |= heldTpl
@@ -276,7 +285,7 @@ func packLengths(fp, key string, sl *slot) bool {
 }
 
 // blobSize is how many bytes writeBlob writes for r.
-func blobSize(r *Record, key string, sl *slot) int {
+func blobSize(r *inspect.Record, key string, sl *slot) int {
 	size := len(key) + int(sl.fpLen)
 	if sl.bits&heldState == 0 {
 		size += uvarintLen(uint64(len(r.RawState))) + len(r.RawState)
@@ -290,7 +299,7 @@ func blobSize(r *Record, key string, sl *slot) int {
 // writeBlob writes the record's bytes: the key as held, the fingerprint,
 // the raw state when it is not interned, and the captures when Groups is
 // not nil and the key is not held in its template's form.
-func writeBlob(blob []byte, r *Record, key string, sl *slot) {
+func writeBlob(blob []byte, r *inspect.Record, key string, sl *slot) {
 	w := copy(blob, key)
 	if sl.bits&heldHexFP != 0 {
 		w += hexDecode(blob[w:], r.Fingerprint)
@@ -340,9 +349,9 @@ func writeCaptures(blob []byte, groups []string, key string) {
 }
 
 // packKeyspace sets sl.ks, registering ks the first time.
-func (s *RecordStore) packKeyspace(ks *Keyspace, sl *slot) bool {
+func (s *Store) packKeyspace(ks *inspect.Keyspace, sl *slot) bool {
 	if len(s.keyspaces) == 0 {
-		s.keyspaces, s.prefixes = []*Keyspace{nil}, []string{""}
+		s.keyspaces, s.prefixes = []*inspect.Keyspace{nil}, []string{""}
 	}
 	for i, k := range s.keyspaces {
 		if k == ks {
@@ -361,7 +370,7 @@ func (s *RecordStore) packKeyspace(ks *Keyspace, sl *slot) bool {
 
 // reserve returns size bytes of arena for the slot's record and sets its
 // offset. A record never spans blocks.
-func (s *RecordStore) reserve(size int, sl *slot) []byte {
+func (s *Store) reserve(size int, sl *slot) []byte {
 	if len(s.arena) == 0 || s.used+size > arenaBlock {
 		s.arena = append(s.arena, s.alloc(arenaBlock))
 		s.used = 0
@@ -374,14 +383,14 @@ func (s *RecordStore) reserve(size int, sl *slot) []byte {
 }
 
 // bytes is the arena from the slot's record on.
-func (s *RecordStore) bytes(sl *slot) []byte {
+func (s *Store) bytes(sl *slot) []byte {
 	off := uint64(sl.offHi)<<32 | uint64(sl.off)
 	return s.arena[off>>blockShift][off&(arenaBlock-1):]
 }
 
 // intern returns the index of a raw state in the shared table, for the few
 // distinct values a keyspace has; false once the table is full.
-func (s *RecordStore) intern(v string) (uint8, bool) {
+func (s *Store) intern(v string) (uint8, bool) {
 	if i, ok := s.stateIdx[v]; ok {
 		return i, true
 	}
@@ -446,8 +455,8 @@ func hexDecode(dst []byte, h string) int {
 
 // OffHeapBytes is the memory the store holds outside the Go heap (its
 // slots and arena blocks): add it to a heap figure for what records cost.
-func (s *RecordStore) OffHeapBytes() int64 {
-	if s.mem == nil || !offHeapMapped {
+func (s *Store) OffHeapBytes() int64 {
+	if s.mem == nil || !offheap.Mapped {
 		return 0
 	}
 	n := int64(0)

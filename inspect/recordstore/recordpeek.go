@@ -1,35 +1,37 @@
-package inspect
+package recordstore
 
 import (
 	"bytes"
 	"encoding/binary"
-	"slices"
 	"strings"
 	"unsafe"
+
+	"github.com/idemctl/idemctl/inspect"
 )
 
-// Peeker is scratch space for reading a RecordStore without allocating:
+// Peeker is scratch space for reading a Store without allocating:
 // a filter or a count over ten million records reads each through one.
 type Peeker struct {
-	r      Record
+	r      inspect.Record
 	buf    []byte
+	lower  []byte // a key lower-cased for a search
 	groups []string
 }
 
 // At returns a copy of the i-th record in append order, with strings of
 // its own: keep it as long as you like.
-func (s *RecordStore) At(i int) *Record {
+func (s *Store) At(i int) *inspect.Record {
 	var p Peeker
 	return s.peek(i, &p, true, true)
 }
 
 // Peek returns the i-th record. Its strings alias p's scratch space: they
 // change at the next Peek through p, so clone what you keep (a map key).
-func (s *RecordStore) Peek(i int, p *Peeker) *Record { return s.peek(i, p, true, true) }
+func (s *Store) Peek(i int, p *Peeker) *inspect.Record { return s.peek(i, p, true, true) }
 
 // peek decodes the i-th record into p; the fingerprint and raw state only
 // when full, the captures only when groups.
-func (s *RecordStore) peek(i int, p *Peeker, full, groups bool) *Record {
+func (s *Store) peek(i int, p *Peeker, full, groups bool) *inspect.Record {
 	sl := s.slot(i)
 	if sl.bits&heldWide != 0 {
 		p.r = *s.wide[int32(i)]
@@ -81,11 +83,11 @@ func (s *RecordStore) peek(i int, p *Peeker, full, groups bool) *Record {
 
 // unpackNumbers sets r to the slot's numbers, state, type, flags and
 // keyspace, every string empty.
-func (s *RecordStore) unpackNumbers(sl *slot, r *Record) {
-	*r = Record{
+func (s *Store) unpackNumbers(sl *slot, r *inspect.Record) {
+	*r = inspect.Record{
 		Keyspace: s.keyspaces[sl.ks], TTLms: s.num(sl.ttl, sl, heldBigTTL), MemoryBytes: int64(sl.mem), AgeMs: s.num(sl.age, sl, heldBigAge),
-		ResponseLen: int64(sl.resp), LockTTLms: int64(sl.lock), Flags: Flags(sl.flags), Status: int32(sl.status),
-		State: State(sl.meta & 7), Type: KeyType(sl.meta >> 3 & 7), AgeSource: AgeSource(sl.meta >> 6),
+		ResponseLen: int64(sl.resp), LockTTLms: int64(sl.lock), Flags: inspect.Flags(sl.flags), Status: int32(sl.status),
+		State: inspect.State(sl.meta & 7), Type: inspect.KeyType(sl.meta >> 3 & 7), AgeSource: inspect.AgeSource(sl.meta >> 6),
 	}
 	if sl.dl != noDeadline {
 		r.DeadlineMs = s.dlBase + int64(sl.dl)
@@ -105,7 +107,7 @@ func (p *Peeker) scratch(buf []byte, need int) []byte {
 // unpackText writes the fingerprint (as hex again when held as the bytes
 // it spells) and the raw state (when not interned) to buf from w, where
 // r's strings point; it returns where they end.
-func (s *RecordStore) unpackText(r *Record, sl *slot, fp, raw, buf []byte, w int) int {
+func (s *Store) unpackText(r *inspect.Record, sl *slot, fp, raw, buf []byte, w int) int {
 	if sl.bits&heldHexFP != 0 {
 		for j, c := range fp {
 			buf[w+2*j], buf[w+2*j+1] = hexDigits[c>>4], hexDigits[c&15]
@@ -167,11 +169,11 @@ func (p *Peeker) groupSlice(n int) []string {
 
 // appendKey appends the slot's key to dst. For a key held in its
 // template's form it sets offs[2j], offs[2j+1] to capture j's bounds.
-func (s *RecordStore) appendKey(dst []byte, sl *slot, offs []int) []byte {
+func (s *Store) appendKey(dst []byte, sl *slot, offs []int) []byte {
 	held := s.bytes(sl)[:sl.keyLen]
 	switch {
 	case sl.bits&heldTpl != 0:
-		return s.keyspaces[sl.ks].Template.appendHeld(dst, held, s.dict, offs)
+		return appendHeld(s.keyspaces[sl.ks].Template, dst, held, s.dict, offs)
 	case sl.bits&heldPrefix != 0:
 		dst = append(dst, s.prefixes[sl.ks]...)
 	}
@@ -206,13 +208,13 @@ func str(b []byte) string {
 const hexDigits = "0123456789abcdef"
 
 // State is the i-th record's canonical state.
-func (s *RecordStore) State(i int) State { return State(s.slot(i).meta & 7) }
+func (s *Store) State(i int) inspect.State { return inspect.State(s.slot(i).meta & 7) }
 
 // Flags is the i-th record's flags.
-func (s *RecordStore) Flags(i int) Flags { return Flags(s.slot(i).flags) }
+func (s *Store) Flags(i int) inspect.Flags { return inspect.Flags(s.slot(i).flags) }
 
 // AgeMs is the i-th record's age (-1 unknown).
-func (s *RecordStore) AgeMs(i int) int64 {
+func (s *Store) AgeMs(i int) int64 {
 	if sl := s.slot(i); sl.bits&heldWide == 0 {
 		return s.num(sl.age, sl, heldBigAge)
 	}
@@ -220,7 +222,7 @@ func (s *RecordStore) AgeMs(i int) int64 {
 }
 
 // TTLms is the i-th record's TTL (-1 none, TTLUnknown).
-func (s *RecordStore) TTLms(i int) int64 {
+func (s *Store) TTLms(i int) int64 {
 	if sl := s.slot(i); sl.bits&heldWide == 0 {
 		return s.num(sl.ttl, sl, heldBigTTL)
 	}
@@ -228,7 +230,7 @@ func (s *RecordStore) TTLms(i int) int64 {
 }
 
 // MemoryBytes is the i-th record's memory (-1 unknown).
-func (s *RecordStore) MemoryBytes(i int) int64 {
+func (s *Store) MemoryBytes(i int) int64 {
 	if sl := s.slot(i); sl.bits&heldWide == 0 {
 		return int64(sl.mem)
 	}
@@ -238,7 +240,7 @@ func (s *RecordStore) MemoryBytes(i int) int64 {
 // CompareKeys orders the i-th and j-th records by key, as strings compare.
 // Keys that dropped the same prefix compare on the bytes held. Like every
 // comparison it uses the store's scratch: one goroutine at a time.
-func (s *RecordStore) CompareKeys(i, j int) int {
+func (s *Store) CompareKeys(i, j int) int {
 	a, b := s.slot(i), s.slot(j)
 	const plain = heldWide | heldTpl
 	if (a.bits|b.bits)&plain == 0 && a.bits&heldPrefix == b.bits&heldPrefix &&
@@ -251,7 +253,7 @@ func (s *RecordStore) CompareKeys(i, j int) int {
 // CompareFingerprints orders the i-th and j-th records by fingerprint, as
 // strings compare. Two held as hex bytes compare on the bytes: hex digits
 // keep the order of the values they spell.
-func (s *RecordStore) CompareFingerprints(i, j int) int {
+func (s *Store) CompareFingerprints(i, j int) int {
 	a, b := s.slot(i), s.slot(j)
 	if (a.bits|b.bits)&heldWide == 0 && a.bits&heldHexFP == b.bits&heldHexFP {
 		return bytes.Compare(s.bytes(a)[a.keyLen:][:a.fpLen], s.bytes(b)[b.keyLen:][:b.fpLen])
@@ -260,7 +262,7 @@ func (s *RecordStore) CompareFingerprints(i, j int) int {
 }
 
 // KeyIs reports whether the i-th record's key is key.
-func (s *RecordStore) KeyIs(i int, key string) bool {
+func (s *Store) KeyIs(i int, key string) bool {
 	sl := s.slot(i)
 	switch {
 	case sl.bits&heldWide != 0:
@@ -279,73 +281,24 @@ func (s *RecordStore) KeyIs(i int, key string) bool {
 // Match reports whether the i-th record passes f, reading only what f
 // tests: the packed state and flags, then the key (and captures) for a
 // search.
-func (s *RecordStore) Match(f *Filter, i int, p *Peeker) bool {
+func (s *Store) Match(f *inspect.Filter, i int, p *Peeker) bool {
 	sl := s.slot(i)
 	if sl.bits&heldWide != 0 {
 		return f.Match(s.wide[int32(i)])
 	}
-	fl := Flags(sl.flags)
-	if f.States != 0 && !f.States.Has(State(sl.meta&7)) || f.Stale && !fl.Has(FlagStale) || !fl.Has(f.Flags) {
+	fl := inspect.Flags(sl.flags)
+	if f.States != 0 && !f.States.Has(inspect.State(sl.meta&7)) || f.Stale && !fl.Has(inspect.FlagStale) || !fl.Has(f.Flags) {
 		return false
 	}
-	if len(f.Search.terms) == 0 {
+	if f.Search.Empty() {
 		return true
 	}
-	if f.Search.readsCaptures() {
+	if f.Search.ReadsCaptures() {
 		return f.Search.Match(s.peek(i, p, false, true))
 	}
 	// The key alone, assembled in p's scratch: no record is decoded.
 	p.buf = s.appendKey(p.buf[:0], sl, nil)
-	key, st := str(p.buf), State(sl.meta&7)
-	lower, ascii := "", false
-	for j := range f.Search.terms {
-		t := &f.Search.terms[j]
-		if t.kind != termSubstring {
-			if !t.matchKey(key, st, fl) {
-				return false
-			}
-			continue
-		}
-		// A substring over an ASCII key: lower-cased once, then the
-		// library's fast search (containsFold's byte loop was most of a
-		// filter's time on keys such as "…:POST:/orders:…").
-		if lower == "" && !ascii {
-			n := len(p.buf)
-			if p.buf, ascii = appendLowerASCII(p.buf, key); ascii {
-				lower = str(p.buf[n:])
-			}
-			key = str(p.buf[:n]) // p.buf may have moved
-		}
-		if ascii && !strings.Contains(lower, t.value) || !ascii && !containsFold(key, t.value) {
-			return false
-		}
-	}
-	return true
-}
-
-// appendLowerASCII appends s lower-cased to dst, if s is ASCII. Eight
-// bytes at a time: it runs on every key a filter reads.
-func appendLowerASCII(dst []byte, s string) ([]byte, bool) {
-	const ones, high = 0x0101010101010101, 0x8080808080808080
-	n := len(dst)
-	dst = slices.Grow(dst, len(s))[:n+len(s)]
-	out := dst[n:]
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		w := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
-		if w&high != 0 {
-			return dst[:n], false
-		}
-		// A byte's high bit set by +0x3f means ≥ 'A'; by +0x25, > 'Z'.
-		upper := (w + ones*(0x80-'A')) &^ (w + ones*(0x80-'Z'-1)) & high
-		binary.LittleEndian.PutUint64(out[i:], w|upper>>2)
-	}
-	for ; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x80 {
-			return dst[:n], false
-		}
-		out[i] = toLowerASCII(c)
-	}
-	return dst, true
+	ok, lower := f.Search.MatchKey(str(p.buf), inspect.State(sl.meta&7), fl, p.lower)
+	p.lower = lower
+	return ok
 }

@@ -1,28 +1,31 @@
-package inspect
+package recordstore
 
 import (
 	"fmt"
 	"testing"
+
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
 
 // benchStoreRecords are the two shapes a store packs: records of a
 // keyspace, held in their template's form, and records without one whose
 // captures are held as offsets into the key or as copies; a third of the
 // fingerprints are not hex and there are more raw states than are interned.
-func benchStoreRecords(b *testing.B) map[string][]Record {
-	ks := benchKeyspace(b, "atlasmart")
-	own := make([]Record, 4096)
+func benchStoreRecords(b *testing.B) map[string][]inspect.Record {
+	ks := inspecttest.Keyspace(b, "atlasmart")
+	own := make([]inspect.Record, 4096)
 	for i := range own {
 		key := fmt.Sprintf("legacy:idem:customer-%d:POST:/orders:req-%08d", i%977, i)
 		fp := fmt.Sprintf("%064x", i*7919)
 		if i%3 == 0 {
 			fp = fmt.Sprintf("FP-%d", i)
 		}
-		own[i] = Record{Key: key, Groups: []string{key[12:24], key[25:37], fmt.Sprint("copy-", i%5)}, Fingerprint: fp,
+		own[i] = inspect.Record{Key: key, Groups: []string{key[12:24], key[25:37], fmt.Sprint("copy-", i%5)}, Fingerprint: fp,
 			RawState: fmt.Sprintf("STATE-%d", i%300), TTLms: int64(i), MemoryBytes: 300, DeadlineMs: 1_800_000_000_000 + int64(i),
-			State: StateSucceeded}
+			State: inspect.StateSucceeded}
 	}
-	return map[string][]Record{"template": heldRecords(b, ks, 4096, 8), "captures": own}
+	return map[string][]inspect.Record{"template": heldRecords(b, ks, 4096, 8), "captures": own}
 }
 
 // BenchmarkRecordStorePack is Append's cost per record: push, with the
@@ -31,7 +34,7 @@ func benchStoreRecords(b *testing.B) map[string][]Record {
 func BenchmarkRecordStorePack(b *testing.B) {
 	for name, recs := range benchStoreRecords(b) {
 		b.Run(name, func(b *testing.B) {
-			var s RecordStore
+			var s Store
 			defer s.Reset()
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
@@ -42,7 +45,7 @@ func BenchmarkRecordStorePack(b *testing.B) {
 			}
 		})
 		b.Run(name+"/hot", func(b *testing.B) {
-			var s RecordStore
+			var s Store
 			defer s.Reset()
 			s.Append(recs[:1])
 			b.ReportAllocs()
@@ -61,7 +64,7 @@ func BenchmarkRecordStorePack(b *testing.B) {
 
 func BenchmarkRecordStorePeek(b *testing.B) {
 	for name, recs := range benchStoreRecords(b) {
-		var s RecordStore
+		var s Store
 		s.Append(recs)
 		b.Run(name, func(b *testing.B) {
 			var p Peeker

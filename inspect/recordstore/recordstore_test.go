@@ -1,4 +1,4 @@
-package inspect
+package recordstore
 
 import (
 	"fmt"
@@ -6,31 +6,34 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
 
 // heldRecords builds n records the way a scan does: fresh key and
 // fingerprint allocations, captures aliasing the key.
-func heldRecords(t testing.TB, ks *Keyspace, n, states int) []Record {
-	out := make([]Record, n)
+func heldRecords(t testing.TB, ks *inspect.Keyspace, n, states int) []inspect.Record {
+	out := make([]inspect.Record, n)
 	for i := range out {
 		key := fmt.Sprintf("atlasmart:ch23:idem:customer-%d:POST:/orders:req-%08d", i%977, i)
 		g, ok := ks.Template.Match(key)
 		if !ok {
 			t.Fatalf("template does not match %q", key)
 		}
-		out[i] = Record{Key: key, Keyspace: ks, Groups: g, Fingerprint: fmt.Sprintf("%064x", i*7919),
-			RawState: fmt.Sprintf("STATE-%d", i%states), TTLms: int64(i), MemoryBytes: 300, State: StateSucceeded}
+		out[i] = inspect.Record{Key: key, Keyspace: ks, Groups: g, Fingerprint: fmt.Sprintf("%064x", i*7919),
+			RawState: fmt.Sprintf("STATE-%d", i%states), TTLms: int64(i), MemoryBytes: 300, State: inspect.StateSucceeded}
 	}
 	return out
 }
 
 func TestRecordStoreKeepsEveryField(t *testing.T) {
-	ks := mustKeyspace(t, "atlasmart", nil)
+	ks := inspecttest.Keyspace(t, "atlasmart")
 	src := heldRecords(t, ks, 10_000, 300) // more raw states than are interned
 	big := strings.Repeat("k", 64<<10)
-	src = append(src, Record{Key: big, Keyspace: ks, RawState: "", Groups: []string{}},
-		Record{Key: "atlasmart:ch23:idem:x", Keyspace: ks, Groups: []string{"outside the key"}})
-	want := make([]Record, len(src))
+	src = append(src, inspect.Record{Key: big, Keyspace: ks, RawState: "", Groups: []string{}},
+		inspect.Record{Key: "atlasmart:ch23:idem:x", Keyspace: ks, Groups: []string{"outside the key"}})
+	want := make([]inspect.Record, len(src))
 	for i, r := range src {
 		want[i] = r
 		want[i].Key, want[i].Fingerprint, want[i].RawState = strings.Clone(r.Key), strings.Clone(r.Fingerprint), strings.Clone(r.RawState)
@@ -39,12 +42,12 @@ func TestRecordStoreKeepsEveryField(t *testing.T) {
 			want[i].Groups = []string{}
 		}
 	}
-	var s RecordStore
+	var s Store
 	for len(src) > 0 { // uneven batches across chunk boundaries
 		n := min(len(src), 777)
 		s.Append(src[:n])
 		for i := range src[:n] {
-			src[i] = Record{} // the store must not need the batch any more
+			src[i] = inspect.Record{} // the store must not need the batch any more
 		}
 		src = src[n:]
 	}
@@ -81,12 +84,12 @@ func aliases(sub, s string) bool {
 // counting the store's memory off the heap too. The compact form holds far
 // less: under 90 B per record (keys in their template's form), key and fingerprint text included.
 func TestRecordStoreCost(t *testing.T) {
-	ks := mustKeyspace(t, "atlasmart", nil)
+	ks := inspecttest.Keyspace(t, "atlasmart")
 	const n = 200_000
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	var s RecordStore
+	var s Store
 	var payload int64
 	for done := 0; done < n; done += 1000 {
 		b := heldRecords(t, ks, 1000, 4)

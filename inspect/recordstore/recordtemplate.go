@@ -1,8 +1,10 @@
-package inspect
+package recordstore
 
 import (
 	"encoding/binary"
 	"strings"
+
+	"github.com/idemctl/idemctl/inspect"
 )
 
 // A key that fits its keyspace's template is held in the template's form:
@@ -21,11 +23,12 @@ const (
 // appendHeld appends to dst the key that held spells (held as
 // encodeHeld wrote it), setting offs[2j], offs[2j+1] to capture j's bounds
 // relative to where the key starts, when offs is not nil.
-func (t *Template) appendHeld(dst, held []byte, dict []string, offs []int) []byte {
+func appendHeld(t *inspect.Template, dst, held []byte, dict []string, offs []int) []byte {
 	base := len(dst)
-	for _, p := range t.parts {
-		if p.capture < 0 {
-			dst = append(dst, p.lit...)
+	for i := range t.Parts() {
+		lit, capture := t.Part(i)
+		if capture < 0 {
+			dst = append(dst, lit...)
 			continue
 		}
 		v, n := binary.Uvarint(held)
@@ -39,7 +42,7 @@ func (t *Template) appendHeld(dst, held []byte, dict []string, offs []int) []byt
 			held = held[m+int(ln):]
 		}
 		if offs != nil {
-			offs[2*p.capture], offs[2*p.capture+1] = start, len(dst)-base
+			offs[2*capture], offs[2*capture+1] = start, len(dst)-base
 		}
 	}
 	return dst
@@ -47,12 +50,12 @@ func (t *Template) appendHeld(dst, held []byte, dict []string, offs []int) []byt
 
 // encodeHeld appends r's key in its template's form to dst; false when the
 // key does not fit the template exactly as r's captures say.
-func (s *RecordStore) encodeHeld(dst []byte, r *Record, ks uint8) ([]byte, bool) {
+func (s *Store) encodeHeld(dst []byte, r *inspect.Record, ks uint8) ([]byte, bool) {
 	if r.Keyspace == nil || r.Groups == nil {
 		return dst, false
 	}
 	t := r.Keyspace.Template
-	if t.Empty() || len(t.names) > maxCaptures || len(r.Groups) != len(t.names) {
+	if t.Empty() || len(t.Names()) > maxCaptures || len(r.Groups) != len(t.Names()) {
 		return dst, false
 	}
 	g, ok := t.Match(r.Key)
@@ -65,12 +68,13 @@ func (s *RecordStore) encodeHeld(dst []byte, r *Record, ks uint8) ([]byte, bool)
 		}
 	}
 	start := len(dst)
-	for _, p := range t.parts {
-		if p.capture < 0 {
+	for i := range t.Parts() {
+		_, capture := t.Part(i)
+		if capture < 0 {
 			continue
 		}
-		v := g[p.capture]
-		if idx, ok := s.dictIndex(v, int(ks)<<8|p.capture); ok {
+		v := g[capture]
+		if idx, ok := s.dictIndex(v, int(ks)<<8|capture); ok {
 			dst = binary.AppendUvarint(dst, uint64(idx)+1)
 			continue
 		}
@@ -79,13 +83,13 @@ func (s *RecordStore) encodeHeld(dst []byte, r *Record, ks uint8) ([]byte, bool)
 		dst = append(dst, v...)
 	}
 	// Exact or not at all: the key rebuilt must be the key.
-	s.check = t.appendHeld(s.check[:0], dst[start:], s.dict, nil)
+	s.check = appendHeld(t, s.check[:0], dst[start:], s.dict, nil)
 	return dst, string(s.check) == r.Key
 }
 
 // dictIndex is v's index in the dictionary, adding it while its column
 // (keyspace and capture) has added fewer than dictPerColumn values.
-func (s *RecordStore) dictIndex(v string, column int) (uint32, bool) {
+func (s *Store) dictIndex(v string, column int) (uint32, bool) {
 	if idx, ok := s.dictIdx[v]; ok {
 		return idx, true
 	}
