@@ -24,6 +24,7 @@ type findCmd struct {
 	requestFile, eventFile      string
 	function, eventKeyPath      string
 	validationPath, hashFunc    string
+	runtime                     string
 	line                        givenFlags // the flags given, for the printed command
 }
 
@@ -40,6 +41,7 @@ func (o *findCmd) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.eventKeyPath, "event-key-jmespath", "", "Powertools: eventKeyJmesPath (default: the keyspace's event_key_jmespath; none: the whole event)")
 	fs.StringVar(&o.validationPath, "validation-jmespath", "", "Powertools: payloadValidationJmesPath (default: the keyspace's payload_validation_jmespath)")
 	fs.StringVar(&o.hashFunc, "hash-function", "", "Powertools: hashFunction (default: the keyspace's hash_function, else md5)")
+	fs.StringVar(&o.runtime, "runtime", "", "Powertools: typescript or python (default: the keyspace's runtime, else typescript)")
 	o.readFlags.registerSnapshot(fs)
 }
 
@@ -114,12 +116,13 @@ func (o *findCmd) settings(in *lookup.Inputs, cfg *config.Config, name string) {
 	}
 	set := &in.Settings
 	set.From = "config"
-	if o.eventKeyPath != "" || o.validationPath != "" || o.hashFunc != "" {
+	if o.eventKeyPath != "" || o.validationPath != "" || o.hashFunc != "" || o.runtime != "" {
 		set.From = "flag"
 	}
 	set.EventKeyJMESPath = first(o.eventKeyPath, kc.EventKeyJMESPath)
 	set.ValidationJMESPath = first(o.validationPath, kc.PayloadValidationJMESPath)
 	set.HashFunction = first(o.hashFunc, kc.HashFunction)
+	set.Runtime = first(o.runtime, kc.Runtime)
 	in.Function = first(o.function, kc.FunctionName)
 }
 

@@ -86,6 +86,8 @@ func TestFindNamesWhatTheLibraryNeeds(t *testing.T) {
 		{[]string{"--preset", "atlasmart", "--key", "k"}, "give --method and --path (or --request), --principal"},
 		{[]string{"--preset", "powertools", "--key", "k"}, "give --event FILE and --function NAME"},
 		{[]string{"--preset", "atlasmart"}, "find needs what the ticket holds"},
+		{[]string{"--preset", "powertools", "--runtime", "python", "--key", "k"}, "(Powertools Python) keys records by <function>.<module>.<handler>#<md5 hex"},
+		{[]string{"--preset", "powertools", "--runtime", "go", "--event", writeFile(t, "ev", "{}"), "--function", "f"}, `runtime "go": want typescript or python`},
 		{[]string{"--preset", "atlasmart", "--request", writeFile(t, "bad", "GET")}, "--request"},
 	}
 	for _, c := range cases {

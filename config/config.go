@@ -105,6 +105,7 @@ type KeyspaceConfig struct {
 	EventKeyJMESPath          string `yaml:"event_key_jmespath"`
 	PayloadValidationJMESPath string `yaml:"payload_validation_jmespath"`
 	HashFunction              string `yaml:"hash_function"`
+	Runtime                   string `yaml:"runtime"` // typescript or python
 
 	// Kind: records (the default: idempotency records, read by scan,
 	// stats and the TUI), stream (consumer groups' pending entries,

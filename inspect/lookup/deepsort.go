@@ -37,13 +37,21 @@ func deepSort(v Value) Value {
 	return v
 }
 
-// toAny is v as JavaScript holds it (numbers are doubles), in the shapes a
-// JMESPath search reads.
-func toAny(v Value) any {
+// numLit is a number a search must hand back as written: Python keeps an
+// integer exact and a float a float, which a double would blur. Selections
+// pass it through; functions and comparisons do not see it as a number.
+type numLit string
+
+// toAny is v in the shapes a JMESPath search reads: numbers as JavaScript
+// holds them (doubles), or, with lits, as written (Python).
+func toAny(v Value, lits ...bool) any {
 	switch v.Kind {
 	case Bool:
 		return v.Bool
 	case Number:
+		if len(lits) > 0 && lits[0] {
+			return numLit(v.Lit)
+		}
 		f, _ := strconv.ParseFloat(v.Lit, 64)
 		return f
 	case String:
@@ -51,13 +59,13 @@ func toAny(v Value) any {
 	case Array:
 		out := make([]any, len(v.Items))
 		for i, it := range v.Items {
-			out[i] = toAny(it)
+			out[i] = toAny(it, lits...)
 		}
 		return out
 	case Object:
 		out := make(map[string]any, len(v.Members))
 		for _, m := range v.Members {
-			out[m.Name] = toAny(m.Value)
+			out[m.Name] = toAny(m.Value, lits...)
 		}
 		return out
 	}
@@ -76,6 +84,8 @@ func fromAny(x any) Value {
 		return Value{Kind: Number, Lit: strconv.FormatFloat(t, 'g', -1, 64)}
 	case int:
 		return Value{Kind: Number, Lit: strconv.Itoa(t)}
+	case numLit:
+		return Value{Kind: Number, Lit: string(t)}
 	case string:
 		return Value{Kind: String, Str: t}
 	case []any:

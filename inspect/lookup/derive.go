@@ -31,6 +31,7 @@ type Settings struct {
 	EventKeyJMESPath   string // Powertools eventKeyJmesPath ("": the whole event)
 	ValidationJMESPath string // Powertools payloadValidationJmesPath
 	HashFunction       string // Powertools hashFunction ("": md5)
+	Runtime            string // Powertools: typescript ("" too) or python
 	From               string // where they came from: config or flag
 }
 
@@ -62,7 +63,7 @@ func LibraryOf(ks *inspect.Keyspace) string {
 func Derive(ks *inspect.Keyspace, in Inputs) (*Derivation, error) {
 	switch lib := LibraryOf(ks); lib {
 	case LibPowertoolsTS:
-		return derivePowertools(ks, in)
+		return derivePowertoolsRuntime(ks, in)
 	case LibLesson:
 		return deriveLesson(ks, in)
 	case LibNodeIdempotency:
@@ -71,6 +72,24 @@ func Derive(ks *inspect.Keyspace, in Inputs) (*Derivation, error) {
 		d := &Derivation{Library: lib}
 		return d, templateKey(d, ks, in)
 	}
+}
+
+// derivePowertoolsRuntime picks the Powertools runtime the keyspace names;
+// unnamed, TypeScript, and the derivation says which setting decides.
+func derivePowertoolsRuntime(ks *inspect.Keyspace, in Inputs) (*Derivation, error) {
+	switch in.Settings.Runtime {
+	case "python":
+		return derivePowertoolsPython(ks, in)
+	case "typescript":
+		return derivePowertools(ks, in)
+	case "":
+		d, err := derivePowertools(ks, in)
+		if err == nil {
+			d.note("derived as Powertools TypeScript: set runtime: python (or --runtime python) for a Python function")
+		}
+		return d, err
+	}
+	return nil, need("keyspace %s: runtime %q: want typescript or python", ks.Name, in.Settings.Runtime)
 }
 
 // templateKey fills the keyspace's key template from the captures given,

@@ -33,6 +33,10 @@ func FuzzParseRequest(f *testing.F) {
 			if err == nil && !utf8.ValidString(d.Key) && utf8.Valid(data) {
 				t.Errorf("%s: key %q is not UTF-8", preset, d.Key)
 			}
+			if preset == "powertools" {
+				in.Settings.Runtime = "python"
+				_, _ = lookup.Derive(ks, in)
+			}
 		}
 	})
 }

@@ -13,6 +13,7 @@ type style struct {
 	number func(lit string) string
 	order  func([]Member) []Member
 	ascii  bool
+	spaced bool // Python's default separators, ", " and ": "
 }
 
 var (
@@ -20,6 +21,8 @@ var (
 	jsStyle = style{number: jsNumber, order: jsOrder}
 	// pyStyle is json.dumps(v, sort_keys=True, separators=(",", ":")).
 	pyStyle = style{number: pyNumber, order: byName, ascii: true}
+	// pyDefault is json.dumps(v, sort_keys=True): the default separators.
+	pyDefault = style{number: pyNumber, order: byName, ascii: true, spaced: true}
 )
 
 // jsStringify is JSON.stringify(v) of the value JSON.parse built.
@@ -27,6 +30,9 @@ func jsStringify(v Value) string { return pyOrJS(jsStyle, v) }
 
 // pyCanonical is the lesson's canonical form of a JSON body.
 func pyCanonical(v Value) string { return pyOrJS(pyStyle, v) }
+
+// pySorted is json.dumps(v, sort_keys=True).
+func pySorted(v Value) string { return pyOrJS(pyDefault, v) }
 
 func pyOrJS(s style, v Value) string {
 	var b strings.Builder
@@ -47,23 +53,33 @@ func (s style) write(b *strings.Builder, v Value) {
 	case Array:
 		b.WriteByte('[')
 		for i, it := range v.Items {
-			if i > 0 {
-				b.WriteByte(',')
-			}
+			s.comma(b, i)
 			s.write(b, it)
 		}
 		b.WriteByte(']')
 	case Object:
 		b.WriteByte('{')
 		for i, m := range s.order(v.Members) {
-			if i > 0 {
-				b.WriteByte(',')
-			}
+			s.comma(b, i)
 			s.str(b, m.Name)
 			b.WriteByte(':')
+			if s.spaced {
+				b.WriteByte(' ')
+			}
 			s.write(b, m.Value)
 		}
 		b.WriteByte('}')
+	}
+}
+
+// comma separates the i-th item from the one before.
+func (s style) comma(b *strings.Builder, i int) {
+	if i == 0 {
+		return
+	}
+	b.WriteByte(',')
+	if s.spaced {
+		b.WriteByte(' ')
 	}
 }
 

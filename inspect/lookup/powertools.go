@@ -30,7 +30,7 @@ func derivePowertools(ks *inspect.Keyspace, in Inputs) (*Derivation, error) {
 	set := in.Settings
 	algo := hashName(set)
 	d.use("hash_function", algo, fromOr(set.HashFunction, set.From))
-	sel, err := selectEvent(d, ks, *in.Event, "event_key_jmespath", set.EventKeyJMESPath, set.From)
+	sel, err := selectEvent(d, ks, *in.Event, "event_key_jmespath", set.EventKeyJMESPath, set.From, powertoolsFunctions(false), false)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func derivePowertools(ks *inspect.Keyspace, in Inputs) (*Derivation, error) {
 	if set.ValidationJMESPath == "" {
 		return d, nil
 	}
-	if sel, err = selectEvent(d, ks, *in.Event, "payload_validation_jmespath", set.ValidationJMESPath, set.From); err != nil {
+	if sel, err = selectEvent(d, ks, *in.Event, "payload_validation_jmespath", set.ValidationJMESPath, set.From, powertoolsFunctions(false), false); err != nil {
 		return nil, err
 	}
 	if d.Fingerprint, err = digest(algo, "base64", jsStringify(deepSort(sel))); err != nil {
@@ -70,17 +70,18 @@ func fromOr(v, from string) string {
 	return from
 }
 
-// selectEvent searches the event with expr (the whole event when empty).
-func selectEvent(d *Derivation, ks *inspect.Keyspace, event Value, setting, expr, from string) (Value, error) {
+// selectEvent searches the event with expr (the whole event when empty),
+// with funcs beside JMESPath's own; lits keeps numbers as written.
+func selectEvent(d *Derivation, ks *inspect.Keyspace, event Value, setting, expr, from string, funcs []jmespath.FunctionEntry, lits bool) (Value, error) {
 	if expr == "" {
 		return event, nil
 	}
 	d.use(setting, expr, from)
-	jp, err := jmespath.Compile(expr, powertoolsFunctions...)
+	jp, err := jmespath.Compile(expr, funcs...)
 	if err != nil {
 		return Value{}, need("keyspace %s: %s %q: %v", ks.Name, setting, expr, err)
 	}
-	out, err := jp.Search(toAny(event))
+	out, err := jp.Search(toAny(event, lits))
 	if err != nil {
 		return Value{}, need("keyspace %s: %s %q on the event: %v", ks.Name, setting, expr, err)
 	}
@@ -94,19 +95,23 @@ func missingKey(v Value) bool {
 	case Null:
 		return true
 	case Array:
-		for _, it := range v.Items {
-			if it.Kind != Null {
-				return false
-			}
-		}
-		return true
+		return allNull(v.Items)
 	case Object:
-		for _, m := range v.Members {
-			if m.Value.Kind != Null {
-				return false
-			}
+		vals := make([]Value, len(v.Members))
+		for i, m := range v.Members {
+			vals[i] = m.Value
 		}
-		return true
+		return allNull(vals)
 	}
 	return false
+}
+
+// allNull reports whether every value is null (so, too, for none).
+func allNull(vs []Value) bool {
+	for _, v := range vs {
+		if v.Kind != Null {
+			return false
+		}
+	}
+	return true
 }

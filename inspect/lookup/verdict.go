@@ -35,7 +35,7 @@ func Judge(ks *inspect.Keyspace, d *Derivation, r *inspect.Record) Verdict {
 		// Its completion drops the validation hash (observed in 2.35.0):
 		// validatePayload then compares the request's hash with nothing.
 		return Verdict{NoFingerprint, "no fingerprint stored: cannot tell; with payload validation on, the library answers IdempotencyValidationError to every retry under this key, this request too (the record keeps no validation hash)"}
-	case r.Fingerprint == "" && d.Library == LibPowertoolsTS && d.KeyHash != nil:
+	case r.Fingerprint == "" && (d.Library == LibPowertoolsTS || d.Library == LibPowertoolsPython) && d.KeyHash != nil:
 		return Verdict{NoFingerprint, "no fingerprint stored: cannot tell (the key hashes the selection, so that much is the same; without payload validation Powertools compares nothing else)"}
 	case r.Fingerprint == "":
 		return Verdict{NoFingerprint, "no fingerprint stored: cannot tell"}
@@ -58,7 +58,7 @@ func conflictAnswer(lib string, r *inspect.Record) string {
 			return `"A request is outstanding for this Idempotency-Key" (REQUEST_IN_PROGRESS, 409) while the first is in flight, then "Idempotency-Key is already used" (IDEMPOTENCY_FINGERPRINT_MISSMATCH, 422)`
 		}
 		return `"Idempotency-Key is already used" (IDEMPOTENCY_FINGERPRINT_MISSMATCH, 422)`
-	case LibPowertoolsTS:
+	case LibPowertoolsTS, LibPowertoolsPython:
 		return `IdempotencyValidationError "Payload does not match stored record for this event key"`
 	}
 	return "a conflict"
