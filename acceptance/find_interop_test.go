@@ -60,6 +60,9 @@ func TestFindInteropRealLibraries(t *testing.T) {
 	t.Run(interop.NodeIdempotency, func(t *testing.T) {
 		newInteropRig(t, interopLibs[1]).findsNodeIdempotencyRequests()
 	})
+	t.Run(interop.ExpressIdempotency, func(t *testing.T) {
+		newInteropRig(t, interopLibs[2]).findsExpressRequests()
+	})
 	t.Run(interop.Powertools, func(t *testing.T) {
 		newInteropRig(t, interopLibs[0]).findsPowertoolsEvents()
 	})
@@ -165,4 +168,25 @@ func (r *interopRig) ptValidated(live []string) {
 	if rep := r.call(cmd); rep.ErrorName != "IdempotencyValidationError" {
 		r.t.Errorf("the library on the same body, complete: %+v", rep)
 	}
+}
+
+// express-idempotency keys by the raw Idempotency-Key and compares the
+// stored request: find reads it and compares as the library does.
+func (r *interopRig) findsExpressRequests() {
+	live := []string{"--url", r.srv.URL(0)}
+	body := `{"sku":"e","qty":2,"tags":["a",1]}`
+	rep := r.call(interop.Cmd{Key: "find-express-a", Body: json.RawMessage(body), Status: 201, Response: map[string]any{"id": 1}})
+	if !rep.Ran || rep.RedisKey == "" {
+		r.t.Fatalf("%+v", rep)
+	}
+	r.expect("same", r.find(append(live, "--request", r.nodeRequest("find-express-a", body))...), rep.RedisKey, "same request")
+	reordered := `{"tags":["a",1],"qty":2,"sku":"e"}`
+	r.expect("names reordered", r.find(append(live, "--request", r.nodeRequest("find-express-a", reordered))...), rep.RedisKey, "same request")
+	changed := `{"sku":"e","qty":3,"tags":["a",1]}`
+	r.expect("qty changed", r.find(append(live, "--request", r.nodeRequest("find-express-a", changed))...), rep.RedisKey, "different request under this key: the library answers 417")
+	if again := r.call(interop.Cmd{Key: "find-express-a", Body: json.RawMessage(changed)}); again.Ran || again.Status != 417 {
+		r.t.Errorf("the library on the changed body: %+v (want 417, handler not run)", again)
+	}
+	r.expect("never made", r.find(append(live, "--request", r.nodeRequest("find-express-never", body))...), "find-express-never", "not found")
+	r.expect("--rdb", r.find("--rdb", r.srv.Snapshot(r.t), "--request", r.nodeRequest("find-express-a", body)), rep.RedisKey, "the stored request was not read")
 }

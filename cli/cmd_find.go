@@ -86,9 +86,23 @@ func (o *findCmd) run(ctx context.Context, a *app, _ []string) error {
 	if found {
 		res.rec = &rec
 	}
-	res.verdict = lookup.Judge(ks, d, res.rec)
+	res.verdict = lookup.Judge(ks, d, res.rec, storedValue(ctx, s, ks, d, res.rec))
 	res.next = o.nextCommand(ctx, s, &res)
 	return res.print(a, format)
+}
+
+// storedValue is the record's value, read whole (within the detail's
+// bounds) only for a library that compares the stored request; "" when
+// not read (a snapshot, or cut at the read cap).
+func storedValue(ctx context.Context, s *session, ks *inspect.Keyspace, d *lookup.Derivation, rec *inspect.Record) string {
+	if rec == nil || d.Request == nil || s.snap != nil {
+		return ""
+	}
+	det, err := inspect.FetchDetail(ctx, s.client, ks, d.Key)
+	if err != nil || len(det.Fields) != 1 || det.Fields[0].Truncated {
+		return ""
+	}
+	return det.Fields[0].Value
 }
 
 // oneKeyspace is the keyspace find derives in: it needs exactly one.

@@ -28,6 +28,9 @@ type Derivation struct {
 	// field for this request; nil when it stores none for it (or the
 	// request was not given: a bare --key).
 	Fingerprint *Hash `json:"fingerprint,omitempty"`
+	// Request is what a library that stores the request instead of a
+	// fingerprint compares (express-idempotency).
+	Request *Compared `json:"request,omitempty"`
 	// Notes say what the derivation assumed.
 	Notes []string `json:"notes,omitempty"`
 }

@@ -55,6 +55,8 @@ func LibraryOf(ks *inspect.Keyspace) string {
 		return LibPowertoolsTS
 	case "node-idempotency":
 		return LibNodeIdempotency
+	case "express-idempotency":
+		return LibExpressIdempotency
 	}
 	return LibTemplate
 }
@@ -68,6 +70,8 @@ func Derive(ks *inspect.Keyspace, in Inputs) (*Derivation, error) {
 		return deriveLesson(ks, in)
 	case LibNodeIdempotency:
 		return deriveNode(ks, in)
+	case LibExpressIdempotency:
+		return deriveExpress(ks, in)
 	default:
 		d := &Derivation{Library: lib}
 		return d, templateKey(d, ks, in)

@@ -27,10 +27,15 @@ type Verdict struct {
 // none): the same request (the library replays or waits), a different one
 // under the same key (the library answers a conflict: no repair on Redis
 // helps), or why it cannot tell.
-func Judge(ks *inspect.Keyspace, d *Derivation, r *inspect.Record) Verdict {
+//
+// stored is the record's value as read, for a library that compares the
+// stored request (express-idempotency); "" when it was not read.
+func Judge(ks *inspect.Keyspace, d *Derivation, r *inspect.Record, stored string) Verdict {
 	switch {
 	case r == nil:
 		return Verdict{NotFound, fmt.Sprintf("not found: never stored, or expired (retention %s)", units.FormatMs(ks.Retention.Milliseconds()))}
+	case d.Library == LibExpressIdempotency:
+		return judgeStored(d, stored)
 	case r.Fingerprint == "" && d.Library == LibPowertoolsTS && d.Fingerprint != nil:
 		// Its completion drops the validation hash (observed in 2.35.0):
 		// validatePayload then compares the request's hash with nothing.
@@ -45,6 +50,26 @@ func Judge(ks *inspect.Keyspace, d *Derivation, r *inspect.Record) Verdict {
 		return Verdict{Same, "same request"}
 	}
 	return Verdict{Different, "different request under this key: the library answers " + conflictAnswer(d.Library, r)}
+}
+
+// judgeStored compares the request with the one the record holds, as
+// express-idempotency's default intent validator does.
+func judgeStored(d *Derivation, stored string) Verdict {
+	if d.Request == nil {
+		return Verdict{NotGiven, "the record holds the request it was made for, but none was given to compare: cannot tell (give --request)"}
+	}
+	if stored == "" {
+		return Verdict{NoFingerprint, "the stored request was not read (a snapshot, or a value past the read cap): cannot tell"}
+	}
+	s, err := storedRequest(stored)
+	if err != nil {
+		return Verdict{NoFingerprint, "no request stored: cannot tell"}
+	}
+	r := d.Request
+	if r.URL == s.URL && r.Method == s.Method && looseEqual(r.Query, s.Query) && looseEqual(r.Body, s.Body) {
+		return Verdict{Same, "same request"}
+	}
+	return Verdict{Different, `different request under this key: the library answers 417 "Misuse of the idempotency key. Please check your request." (its intent validator compares method, url, query and body)`}
 }
 
 // conflictAnswer is what the library answers a request whose fingerprint
