@@ -57,6 +57,8 @@ func LibraryOf(ks *inspect.Keyspace) string {
 		return LibNodeIdempotency
 	case "express-idempotency":
 		return LibExpressIdempotency
+	case "gopotency":
+		return LibGopotency
 	}
 	return LibTemplate
 }
@@ -72,6 +74,8 @@ func Derive(ks *inspect.Keyspace, in Inputs) (*Derivation, error) {
 		return deriveNode(ks, in)
 	case LibExpressIdempotency:
 		return deriveExpress(ks, in)
+	case LibGopotency:
+		return deriveGopotency(ks, in)
 	default:
 		d := &Derivation{Library: lib}
 		return d, templateKey(d, ks, in)

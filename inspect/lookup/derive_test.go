@@ -2,6 +2,7 @@ package lookup_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/idemctl/idemctl/inspect"
@@ -143,5 +144,26 @@ func TestTemplateKeyAndMissingInputs(t *testing.T) {
 	_, err = lookup.Derive(keyspace(t, "powertools", ""), lookup.Inputs{Key: "k1"})
 	if !errors.As(err, &ne) || ne.Msg == "" {
 		t.Fatalf("powertools without an event: %v", err)
+	}
+}
+
+// gopotency: the raw key, and sha256 hex of the body's bytes as received
+// (vector by Python's hashlib).
+func TestGopotencyVectors(t *testing.T) {
+	ks := keyspace(t, "gopotency", "")
+	r := request(t, "POST /pay HTTP/1.1\r\nIdempotency-Key: pay-7\r\n\r\n{\"amount\": 100, \"currency\":\"EUR\"}")
+	d, err := lookup.Derive(ks, lookup.Inputs{Request: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Key != "pay-7" || d.Fingerprint == nil || d.Fingerprint.Value != "da2c539f0225b7f6341eaf9409b47fe006e6779a9eade7ae815c09786c6b0297" {
+		t.Errorf("%+v %+v", d, d.Fingerprint)
+	}
+	rec := &inspect.Record{Key: "pay-7", Fingerprint: "0000"}
+	if v := lookup.Judge(ks, d, rec, ""); v.Kind != lookup.Different || !strings.Contains(v.Line, "ErrRequestMismatch") {
+		t.Errorf("%+v", v)
+	}
+	if _, err := lookup.Derive(ks, lookup.Inputs{}); err == nil {
+		t.Error("no key: want what gopotency needs")
 	}
 }

@@ -83,6 +83,8 @@ func conflictAnswer(lib string, r *inspect.Record) string {
 			return `"A request is outstanding for this Idempotency-Key" (REQUEST_IN_PROGRESS, 409) while the first is in flight, then "Idempotency-Key is already used" (IDEMPOTENCY_FINGERPRINT_MISSMATCH, 422)`
 		}
 		return `"Idempotency-Key is already used" (IDEMPOTENCY_FINGERPRINT_MISSMATCH, 422)`
+	case LibGopotency:
+		return `ErrRequestMismatch "idempotency: request with same key has different content"`
 	case LibPowertoolsTS, LibPowertoolsPython:
 		return `IdempotencyValidationError "Payload does not match stored record for this event key"`
 	}
