@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/streams"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -61,8 +62,8 @@ func (o *streamsCmd) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.consumer, "consumer", "", "with --pending: only this consumer's entries")
 	fs.StringVar(&o.stream, "stream", "", "with --entry: the stream key")
 	fs.StringVar(&o.entry, "entry", "", "show this entry's fields (an ID such as 1700000000000-0; needs --stream)")
-	fs.IntVar(&o.maxStreams, "max-streams", inspect.DefaultMaxStreams, "streams read at most (the output says when the limit was reached)")
-	fs.IntVar(&o.maxPending, "max-pending", inspect.DefaultMaxPending, fmt.Sprintf("pending entries read per group, at most %d (the output says truncated when more)", inspect.MaxStreamPending))
+	fs.IntVar(&o.maxStreams, "max-streams", streams.DefaultMaxStreams, "streams read at most (the output says when the limit was reached)")
+	fs.IntVar(&o.maxPending, "max-pending", streams.DefaultMaxPending, fmt.Sprintf("pending entries read per group, at most %d (the output says truncated when more)", streams.MaxStreamPending))
 	fs.Var(sizeValue(&o.maxValue), "max-value", "with --entry: bytes shown of each field name and value (default 4KiB; longer ones are cut on the server)")
 	fs.BoolVar(&o.failOnStale, "fail-on-stale", false, "exit 8 when a stale pending entry is found (3 when none was, but not every entry was read)")
 	fs.BoolVar(&o.failOnPoison, "fail-on-poison", false, "exit 8 when a poison pending entry is found (3 when none was, but not every entry was read)")
@@ -74,12 +75,12 @@ func (o *streamsCmd) check() error {
 	switch {
 	case o.maxStreams < 1:
 		return usageErr("--max-streams must be at least 1")
-	case o.maxPending < 1 || o.maxPending > inspect.MaxStreamPending:
-		return usageErr("--max-pending must be 1 to %d", inspect.MaxStreamPending)
+	case o.maxPending < 1 || o.maxPending > streams.MaxStreamPending:
+		return usageErr("--max-pending must be 1 to %d", streams.MaxStreamPending)
 	case o.maxDeliveries < 0:
 		return usageErr("--max-deliveries must not be negative")
-	case o.given.maxValue && (o.maxValue < 16 || o.maxValue > inspect.MaxEntryValueCap):
-		return usageErr("--max-value must be 16 bytes to %s", units.FormatBytes(inspect.MaxEntryValueCap))
+	case o.given.maxValue && (o.maxValue < 16 || o.maxValue > streams.MaxEntryValueCap):
+		return usageErr("--max-value must be 16 bytes to %s", units.FormatBytes(streams.MaxEntryValueCap))
 	case (o.entry == "") != (o.stream == ""):
 		return usageErr("--entry ID and --stream KEY go together")
 	case !o.pending && (o.stale || o.poison || o.consumer != ""):
@@ -102,7 +103,7 @@ func (o *streamsCmd) run(ctx context.Context, a *app, _ []string) error {
 	if err != nil {
 		return err
 	}
-	var spaces []*inspect.StreamSpace
+	var spaces []*streams.Space
 	if o.entry == "" {
 		if spaces, err = o.spaces(s); err != nil {
 			return err
@@ -115,10 +116,10 @@ func (o *streamsCmd) run(ctx context.Context, a *app, _ []string) error {
 	if o.entry != "" {
 		return o.showEntry(ctx, a, s, format)
 	}
-	opt := inspect.StreamOptions{MaxStreams: o.maxStreams, MaxPending: o.maxPending}
-	var reps []inspect.StreamReport
+	opt := streams.Options{MaxStreams: o.maxStreams, MaxPending: o.maxPending}
+	var reps []streams.Report
 	for _, sp := range spaces {
-		rep, err := inspect.ReadStreams(ctx, s.client, *sp, opt)
+		rep, err := streams.Read(ctx, s.client, *sp, opt)
 		if err != nil {
 			return fmt.Errorf("keyspace %s: %s", sp.Name, inspect.Line(err.Error()))
 		}
@@ -132,10 +133,10 @@ func (o *streamsCmd) run(ctx context.Context, a *app, _ []string) error {
 
 // spaces are the stream keyspaces to read: ad hoc from --match, named by
 // --keyspace, or the profile's; the threshold flags override theirs.
-func (o *streamsCmd) spaces(s *session) ([]*inspect.StreamSpace, error) {
-	var out []*inspect.StreamSpace
+func (o *streamsCmd) spaces(s *session) ([]*streams.Space, error) {
+	var out []*streams.Space
 	if o.match != "" {
-		out = []*inspect.StreamSpace{{Name: o.match, Match: o.match}}
+		out = []*streams.Space{{Name: o.match, Match: o.match}}
 	} else {
 		all, err := s.cfg.StreamSpaces(nil)
 		if err != nil {
@@ -145,7 +146,7 @@ func (o *streamsCmd) spaces(s *session) ([]*inspect.StreamSpace, error) {
 			out, _ = s.cfg.StreamSpaces(s.profile)
 		}
 		for _, n := range o.keyspaces {
-			i := slices.IndexFunc(all, func(sp *inspect.StreamSpace) bool { return sp.Name == n })
+			i := slices.IndexFunc(all, func(sp *streams.Space) bool { return sp.Name == n })
 			if i < 0 {
 				return nil, usageErr("--keyspace %s: not a kind: stream keyspace of the config file", n)
 			}
@@ -172,7 +173,7 @@ func (o *streamsCmd) spaces(s *session) ([]*inspect.StreamSpace, error) {
 
 // verdict is the exit code: 8 when --fail-on-stale or --fail-on-poison
 // found one; 3 when it found none but could not read every entry.
-func (o *streamsCmd) verdict(reps []inspect.StreamReport) error {
+func (o *streamsCmd) verdict(reps []streams.Report) error {
 	if !o.failOnStale && !o.failOnPoison {
 		return nil
 	}
@@ -196,7 +197,7 @@ func (o *streamsCmd) verdict(reps []inspect.StreamReport) error {
 }
 
 // write prints the reports: per group, or the pending entries with --pending.
-func (o *streamsCmd) write(a *app, format string, spaces []*inspect.StreamSpace, reps []inspect.StreamReport) error {
+func (o *streamsCmd) write(a *app, format string, spaces []*streams.Space, reps []streams.Report) error {
 	for i := range reps {
 		o.filter(&reps[i])
 	}
@@ -220,11 +221,11 @@ func (o *streamsCmd) write(a *app, format string, spaces []*inspect.StreamSpace,
 }
 
 // filter keeps the entries --pending asked for (none without it).
-func (o *streamsCmd) filter(r *inspect.StreamReport) {
+func (o *streamsCmd) filter(r *streams.Report) {
 	for si := range r.Streams {
 		for gi := range r.Streams[si].Groups {
 			g := &r.Streams[si].Groups[gi]
-			kept := []inspect.PendingEntry{}
+			kept := []streams.PendingEntry{}
 			for _, e := range g.Entries {
 				if o.pending && (!o.stale || e.Stale) && (!o.poison || e.Poison) && (o.consumer == "" || string(e.Consumer) == o.consumer) {
 					kept = append(kept, e)
@@ -239,12 +240,12 @@ func (o *streamsCmd) filter(r *inspect.StreamReport) {
 	}
 }
 
-func writeStreamsHeader(w io.Writer, sp *inspect.StreamSpace, r inspect.StreamReport) {
+func writeStreamsHeader(w io.Writer, sp *streams.Space, r streams.Report) {
 	fmt.Fprintf(w, "KEYSPACE %s (%s): stale after %s idle, poison after %d deliveries, %d streams\n",
 		inspect.Sanitize(sp.Name), inspect.Sanitize(string(r.Match)), sp.ProcessingTimeout, sp.MaxDeliveries, len(r.Streams))
 }
 
-func writeGroupsTable(w io.Writer, r inspect.StreamReport) {
+func writeGroupsTable(w io.Writer, r streams.Report) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STREAM\tGROUP\tPENDING\tSTALE\tPOISON\tCONSUMERS\tOLDEST PENDING\tLAG")
 	for _, st := range r.Streams {
@@ -263,7 +264,7 @@ func writeGroupsTable(w io.Writer, r inspect.StreamReport) {
 	tw.Flush()
 }
 
-func oldestText(g inspect.GroupState) string {
+func oldestText(g streams.GroupState) string {
 	if g.Oldest == nil {
 		return "-"
 	}
@@ -281,7 +282,7 @@ func lagText(lag *int64) string {
 	return units.FormatCount(*lag)
 }
 
-func writePendingTable(w io.Writer, r inspect.StreamReport) {
+func writePendingTable(w io.Writer, r streams.Report) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STREAM\tGROUP\tID\tCONSUMER\tIDLE\tDELIVERIES\tFLAGS")
 	for _, st := range r.Streams {
@@ -303,7 +304,7 @@ func writePendingTable(w io.Writer, r inspect.StreamReport) {
 }
 
 // writeStreamNotes says what was cut or skipped.
-func writeStreamNotes(w io.Writer, r inspect.StreamReport, maxPending int) {
+func writeStreamNotes(w io.Writer, r streams.Report, maxPending int) {
 	if r.Limited {
 		fmt.Fprintf(w, "note: stopped at %d streams (--max-streams): more may match\n", len(r.Streams))
 	}
@@ -322,7 +323,7 @@ func writeStreamNotes(w io.Writer, r inspect.StreamReport, maxPending int) {
 
 // showEntry prints one entry's fields, each cut on the server.
 func (o *streamsCmd) showEntry(ctx context.Context, a *app, s *session, format string) error {
-	e, err := inspect.ReadStreamEntry(ctx, s.client, o.stream, o.entry, int(o.maxValue), inspect.DefaultEntryFields)
+	e, err := streams.ReadEntry(ctx, s.client, o.stream, o.entry, int(o.maxValue), streams.DefaultEntryFields)
 	if err != nil {
 		return fmt.Errorf("%s", inspect.Line(err.Error()))
 	}
@@ -342,7 +343,7 @@ func (o *streamsCmd) showEntry(ctx context.Context, a *app, s *session, format s
 	return nil
 }
 
-func writeEntryTable(w io.Writer, e inspect.StreamEntry) {
+func writeEntryTable(w io.Writer, e streams.Entry) {
 	fmt.Fprintf(w, "STREAM %s  ENTRY %s  %d fields\n", inspect.Sanitize(string(e.Stream)), inspect.Sanitize(e.ID), e.FieldCount)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "FIELD\tVALUE")

@@ -6,12 +6,13 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/streams"
 )
 
 // targets are the entries a write names: IDs, --from-file lines, or
 // every stale (or poison) entry the keyspaces hold now, pinned to the
 // consumer and delivery count read.
-func (o *streamWriteCmd) targets(ctx context.Context, a *app, s *session, spaces []*inspect.StreamSpace, args []string) ([]entryTarget, error) {
+func (o *streamWriteCmd) targets(ctx context.Context, a *app, s *session, spaces []*streams.Space, args []string) ([]entryTarget, error) {
 	sel := &o.sel
 	switch {
 	case len(args) > 0:
@@ -23,17 +24,17 @@ func (o *streamWriteCmd) targets(ctx context.Context, a *app, s *session, spaces
 	case o.wf.fromFile != "":
 		return fromFileEntries(a, o.wf.fromFile, spaces)
 	}
-	return selectPending(ctx, a, s, spaces, sel, func(e inspect.PendingEntry) bool { return sel.stale && e.Stale || sel.poison && e.Poison })
+	return selectPending(ctx, a, s, spaces, sel, func(e streams.PendingEntry) bool { return sel.stale && e.Stale || sel.poison && e.Poison })
 }
 
 // selectPending reads the keyspaces' pending entries and keeps those want
 // takes (and --stream, --consumer allow). A group read only in part is
 // said: the entries past the cap are not selected.
-func selectPending(ctx context.Context, a *app, s *session, spaces []*inspect.StreamSpace, sel *streamsCmd, want func(inspect.PendingEntry) bool) ([]entryTarget, error) {
+func selectPending(ctx context.Context, a *app, s *session, spaces []*streams.Space, sel *streamsCmd, want func(streams.PendingEntry) bool) ([]entryTarget, error) {
 	var out []entryTarget
-	opt := inspect.StreamOptions{MaxStreams: sel.maxStreams, MaxPending: sel.maxPending}
+	opt := streams.Options{MaxStreams: sel.maxStreams, MaxPending: sel.maxPending}
 	for _, sp := range spaces {
-		rep, err := inspect.ReadStreams(ctx, s.client, *sp, opt)
+		rep, err := streams.Read(ctx, s.client, *sp, opt)
 		if err != nil {
 			return nil, fmt.Errorf("keyspace %s: %s", inspect.Sanitize(sp.Name), inspect.Line(err.Error()))
 		}
@@ -61,7 +62,7 @@ func selectPending(ctx context.Context, a *app, s *session, spaces []*inspect.St
 
 // configStreams are the profile's stream keyspaces (for the exporter).
 // Loading the config already checked each one, so none fails here.
-func configStreams(s *session) []*inspect.StreamSpace {
+func configStreams(s *session) []*streams.Space {
 	if s.cfg == nil {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/streams"
 	"github.com/idemctl/idemctl/verify"
 )
 
@@ -84,9 +85,9 @@ func (o *streamTriageCmd) run(ctx context.Context, a *app, _ []string) error {
 
 // targets are the --from-file entries (each pinned as shown), or every
 // stale entry of the keyspaces.
-func (o *streamTriageCmd) targets(ctx context.Context, a *app, s *session, spaces []*inspect.StreamSpace) ([]entryTarget, error) {
+func (o *streamTriageCmd) targets(ctx context.Context, a *app, s *session, spaces []*streams.Space) ([]entryTarget, error) {
 	if o.wf.fromFile == "" {
-		return selectPending(ctx, a, s, spaces, &o.sel, func(e inspect.PendingEntry) bool { return e.Stale })
+		return selectPending(ctx, a, s, spaces, &o.sel, func(e streams.PendingEntry) bool { return e.Stale })
 	}
 	ts, err := fromFileEntries(a, o.wf.fromFile, spaces)
 	for _, t := range ts {
@@ -126,7 +127,7 @@ func (o *streamTriageCmd) judge(ctx context.Context, s *session, targets []entry
 }
 
 func verifyEntry(ctx context.Context, s *session, h *verify.Hook, t entryTarget) verify.Result {
-	e, err := inspect.ReadStreamEntry(ctx, s.client, t.stream, t.id, inspect.DefaultEntryValueCap, inspect.DefaultEntryFields)
+	e, err := streams.ReadEntry(ctx, s.client, t.stream, t.id, streams.DefaultEntryValueCap, streams.DefaultEntryFields)
 	switch {
 	case err != nil:
 		return verify.Result{Verdict: verify.Unknown, Why: "reading the entry: " + inspect.Line(err.Error())}
@@ -191,7 +192,7 @@ func (o *streamTriageCmd) act(ctx context.Context, a *app, s *session, setup act
 }
 
 // hookName is the executable that judged an entry of sp, for the audit.
-func hookName(s *session, sp *inspect.StreamSpace) string {
+func hookName(s *session, sp *streams.Space) string {
 	if h := s.cfg.VerifyHook(sp.Name); h != nil && len(h.Command) > 0 {
 		return h.Command[0]
 	}

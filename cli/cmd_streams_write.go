@@ -11,6 +11,7 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/streams"
 )
 
 // newStreamsCmd is streams with its guarded writes on pending entries.
@@ -30,7 +31,7 @@ func newStreamsCmd(a *app) *cobra.Command {
 type entryTarget struct {
 	stream, group, id string
 	saw               *actions.EntrySeen
-	space             *inspect.StreamSpace // the keyspace it was found in (nil: none)
+	space             *streams.Space // the keyspace it was found in (nil: none)
 }
 
 // streamWriteCmd is streams retry, ack or dead-letter.
@@ -71,8 +72,8 @@ func (o *streamsCmd) selectionFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.match, "match", "", "SCAN MATCH pattern of stream keys, instead of configured keyspaces")
 	fs.Var(durationValue(&o.timeout), "timeout", "with --stale: idle longer than this is stale (default: the keyspace's, or 5m)")
 	fs.IntVar(&o.maxDeliveries, "max-deliveries", 0, "with --poison: delivered more often than this is poison (default: the keyspace's, or 5)")
-	fs.IntVar(&o.maxPending, "max-pending", inspect.DefaultMaxPending, "pending entries read per group, with --stale/--poison")
-	o.maxStreams = inspect.DefaultMaxStreams
+	fs.IntVar(&o.maxPending, "max-pending", streams.DefaultMaxPending, "pending entries read per group, with --stale/--poison")
+	o.maxStreams = streams.DefaultMaxStreams
 }
 
 // resolveFlags records which of its flags were given.
@@ -142,8 +143,8 @@ func (o *streamWriteCmd) check(args []string) error {
 		return usageErr("--consumer filters --stale and --poison")
 	case sel.match != "" && len(sel.keyspaces) > 0:
 		return usageErr("use --match or --keyspace, not both")
-	case sel.maxPending < 1 || sel.maxPending > inspect.MaxStreamPending:
-		return usageErr("--max-pending must be 1 to %d", inspect.MaxStreamPending)
+	case sel.maxPending < 1 || sel.maxPending > streams.MaxStreamPending:
+		return usageErr("--max-pending must be 1 to %d", streams.MaxStreamPending)
 	}
 	if o.kind == actions.KindRetry {
 		switch actions.RetryMode(o.mode) {
@@ -161,7 +162,7 @@ func (o *streamWriteCmd) check(args []string) error {
 
 // spaces are the stream keyspaces entries are selected from or matched
 // to; IDs and --from-file need none (then the flags say where to).
-func (o *streamWriteCmd) spaces(s *session) ([]*inspect.StreamSpace, error) {
+func (o *streamWriteCmd) spaces(s *session) ([]*streams.Space, error) {
 	sp, err := o.sel.spaces(s)
 	if err != nil && !o.sel.stale && !o.sel.poison && o.sel.match == "" && len(o.sel.keyspaces) == 0 {
 		return nil, nil // no stream keyspace configured: the flags say where
@@ -182,7 +183,7 @@ func (o *streamWriteCmd) request(t entryTarget) actions.EntryRequest {
 				req.RecoveryConsumer = t.space.RecoveryConsumer
 			}
 			if req.RecoveryConsumer == "" {
-				req.RecoveryConsumer = inspect.DefaultRecoveryConsumer
+				req.RecoveryConsumer = streams.DefaultRecoveryConsumer
 			}
 		}
 	case actions.KindDeadLetter:
@@ -230,7 +231,7 @@ func exactEntryCommand(cmd string, given givenFlags, plans []*actions.Plan, s *s
 }
 
 // fromFileEntries reads --from-file lines into targets.
-func fromFileEntries(a *app, file string, spaces []*inspect.StreamSpace) ([]entryTarget, error) {
+func fromFileEntries(a *app, file string, spaces []*streams.Space) ([]entryTarget, error) {
 	var out []entryTarget
 	err := eachTargetLine(a, file, func(n int, c []string) error {
 		if len(c) != 3 && len(c) != 5 {
@@ -251,7 +252,7 @@ func fromFileEntries(a *app, file string, spaces []*inspect.StreamSpace) ([]entr
 }
 
 // spaceOf is the first keyspace whose pattern takes stream (nil: none).
-func spaceOf(spaces []*inspect.StreamSpace, stream string) *inspect.StreamSpace {
+func spaceOf(spaces []*streams.Space, stream string) *streams.Space {
 	for _, sp := range spaces {
 		if inspect.MatchPattern(sp.Match, stream) {
 			return sp

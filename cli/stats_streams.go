@@ -6,26 +6,27 @@ import (
 	"io"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/streams"
 )
 
 // statsWithStreams is stats' JSON: the records' report and, where the
 // profile has stream keyspaces, their per-group counts.
 type statsWithStreams struct {
 	inspect.Report
-	Streams []inspect.StreamReport `json:"streams,omitempty"`
+	Streams []streams.Report `json:"streams,omitempty"`
 }
 
 // statsStreams reads the profile's stream keyspaces for stats (a live
 // server only: a snapshot holds no consumer group state idemctl reads).
 // A read that fails is a note on stderr, not a failed stats.
-func statsStreams(ctx context.Context, a *app, s *session) ([]*inspect.StreamSpace, []inspect.StreamReport) {
+func statsStreams(ctx context.Context, a *app, s *session) ([]*streams.Space, []streams.Report) {
 	if s.snap != nil {
 		return nil, nil
 	}
-	var spaces []*inspect.StreamSpace
-	var reps []inspect.StreamReport
+	var spaces []*streams.Space
+	var reps []streams.Report
 	for _, sp := range configStreams(s) {
-		rep, err := inspect.ReadStreams(ctx, s.client, *sp, inspect.StreamOptions{})
+		rep, err := streams.Read(ctx, s.client, *sp, streams.Options{})
 		if err != nil {
 			fmt.Fprintf(a.stderr, "idemctl stats: stream keyspace %s not read: %s\n", inspect.Sanitize(sp.Name), inspect.Line(err.Error()))
 			continue
@@ -41,11 +42,11 @@ func statsStreams(ctx context.Context, a *app, s *session) ([]*inspect.StreamSpa
 }
 
 // writeStatsStreams is the table's streams section.
-func writeStatsStreams(w io.Writer, spaces []*inspect.StreamSpace, reps []inspect.StreamReport) {
+func writeStatsStreams(w io.Writer, spaces []*streams.Space, reps []streams.Report) {
 	for i, r := range reps {
 		fmt.Fprintln(w)
 		writeStreamsHeader(w, spaces[i], r)
 		writeGroupsTable(w, r)
-		writeStreamNotes(w, r, inspect.DefaultMaxPending)
+		writeStreamNotes(w, r, streams.DefaultMaxPending)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/streams"
 )
 
 // maxStreamDeliveries bounds max_deliveries: a count past it is a typo.
@@ -36,7 +37,7 @@ func (k *KeyspaceConfig) checkStream() error {
 		return fmt.Errorf("kind stream: processing_timeout must not be negative")
 	}
 	if k.MaxDeliveries < 0 || k.MaxDeliveries > maxStreamDeliveries {
-		return fmt.Errorf("kind stream: max_deliveries %d: want 1 to %d (0: the default, %d)", k.MaxDeliveries, maxStreamDeliveries, inspect.DefaultMaxDeliveries)
+		return fmt.Errorf("kind stream: max_deliveries %d: want 1 to %d (0: the default, %d)", k.MaxDeliveries, maxStreamDeliveries, streams.DefaultMaxDeliveries)
 	}
 	seen := map[string]bool{}
 	for _, g := range k.Groups {
@@ -69,14 +70,14 @@ func (k *KeyspaceConfig) checkStream() error {
 
 // StreamSpaces builds the stream keyspaces a profile reads (all of them
 // when it names none), with their defaults filled.
-func (c *Config) StreamSpaces(p *Profile) ([]*inspect.StreamSpace, error) {
-	var out []*inspect.StreamSpace
+func (c *Config) StreamSpaces(p *Profile) ([]*streams.Space, error) {
+	var out []*streams.Space
 	for _, name := range c.namesOfKind(p, KindStream) {
 		for _, k := range c.Keyspaces {
 			if k.Name != name {
 				continue
 			}
-			sp := inspect.StreamSpace{
+			sp := streams.Space{
 				Name: k.Name, Match: k.Match, Groups: append([]string(nil), k.Groups...),
 				ProcessingTimeout: k.ProcessingTimeout.D(), MaxDeliveries: int64(k.MaxDeliveries),
 				DeadLetter: k.DeadLetter, RecoveryConsumer: k.RecoveryConsumer,

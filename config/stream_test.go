@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/streams"
 )
 
 func TestStreamKeyspace(t *testing.T) {
@@ -34,7 +34,7 @@ keyspaces:
 	if err != nil || len(sps) != 1 {
 		t.Fatalf("profile p: %v %d", err, len(sps))
 	}
-	want := inspect.StreamSpace{Name: "events", Match: "events:*", Groups: []string{"billing", "mail"},
+	want := streams.Space{Name: "events", Match: "events:*", Groups: []string{"billing", "mail"},
 		ProcessingTimeout: 90 * time.Second, MaxDeliveries: 3, DeadLetter: "dlq:{stream}", RecoveryConsumer: "idemctl-recovery"}
 	if got := *sps[0]; got.Name != want.Name || got.Match != want.Match || strings.Join(got.Groups, ",") != "billing,mail" ||
 		got.ProcessingTimeout != want.ProcessingTimeout || got.MaxDeliveries != 3 || got.DeadLetter != want.DeadLetter || got.RecoveryConsumer != want.RecoveryConsumer {
@@ -44,8 +44,8 @@ keyspaces:
 		t.Errorf("dead letter of events:a: %q", got)
 	}
 	all, _ := c.StreamSpaces(nil)
-	if len(all) != 2 || all[1].Name != "bare" || all[1].ProcessingTimeout != inspect.DefaultStreamTimeout ||
-		all[1].MaxDeliveries != inspect.DefaultMaxDeliveries || all[1].RecoveryConsumer != inspect.DefaultRecoveryConsumer {
+	if len(all) != 2 || all[1].Name != "bare" || all[1].ProcessingTimeout != streams.DefaultStreamTimeout ||
+		all[1].MaxDeliveries != streams.DefaultMaxDeliveries || all[1].RecoveryConsumer != streams.DefaultRecoveryConsumer {
 		t.Errorf("no profile: %+v", all)
 	}
 	if kss, err := c.KeyspacesFor(c.Profiles["p"]); err != nil || len(kss) != 1 || kss[0].Name != "orders" {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/idemctl/idemctl/doctor"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/streams"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -46,7 +47,7 @@ type Config struct {
 	// Ledgers are the dedupe ledgers read with each scan (ledger.go).
 	Ledgers []*inspect.Ledger
 	// Streams are the stream keyspaces read with each scan (streams.go).
-	Streams []*inspect.StreamSpace
+	Streams []*streams.Space
 	// Extra collectors served beside the exporter's own (the reaper's
 	// metrics when it runs inside the exporter).
 	Extra []prometheus.Collector

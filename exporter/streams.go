@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/streams"
 )
 
 // Stream metrics come from each stream keyspace's last complete read, as
@@ -45,7 +46,7 @@ type streamSeries struct {
 // each read that ended without an error.
 func (e *Exporter) readStreams(ctx context.Context, c redis.UniversalClient) {
 	for _, sp := range e.cfg.Streams {
-		rep, err := inspect.ReadStreams(ctx, c, *sp, inspect.StreamOptions{})
+		rep, err := streams.Read(ctx, c, *sp, streams.Options{})
 		if err != nil {
 			if ctx.Err() == nil {
 				fmt.Fprintf(e.cfg.Log, "idemctl exporter: stream keyspace %s: read failed: %s\n", sp.Name, inspect.Line(err.Error()))
@@ -62,7 +63,7 @@ func (e *Exporter) readStreams(ctx context.Context, c redis.UniversalClient) {
 	}
 }
 
-func foldStreams(name string, rep inspect.StreamReport) streamSeries {
+func foldStreams(name string, rep streams.Report) streamSeries {
 	s := streamSeries{name: name, streams: len(rep.Streams), truncated: rep.Limited, groups: map[string]*groupTotals{}}
 	for _, st := range rep.Streams {
 		for _, g := range st.Groups {

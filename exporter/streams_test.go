@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/streams"
 	"github.com/idemctl/idemctl/internal/testkit/promtest"
 )
 
@@ -14,8 +14,8 @@ import (
 // the group over them; an entry idle past the timeout is stale, one
 // delivered past max_deliveries poison.
 func TestStreamGauges(t *testing.T) {
-	sp := inspect.StreamSpace{Name: "orders", Match: "ev:*", ProcessingTimeout: time.Minute}.WithDefaults()
-	c, e := ownExporter(t, func(cfg *Config) { cfg.Streams = []*inspect.StreamSpace{&sp} })
+	sp := streams.Space{Name: "orders", Match: "ev:*", ProcessingTimeout: time.Minute}.WithDefaults()
+	c, e := ownExporter(t, func(cfg *Config) { cfg.Streams = []*streams.Space{&sp} })
 	ctx := t.Context()
 	for _, s := range []string{"ev:a", "ev:b"} {
 		c.XGroupCreateMkStream(ctx, s, "billing", "$")

@@ -127,7 +127,7 @@ func (b *batchRead) fields(ctx context.Context, ahead *scanAhead) (time.Duration
 	if b.f.span {
 		span[1] = pipe.Time(ctx)
 	}
-	if err := execPipe(ctx, pipe); err != nil {
+	if err := ExecPipe(ctx, pipe); err != nil {
 		return 0, err
 	}
 	return timeSpan(span[0], span[1]), nil
@@ -268,7 +268,7 @@ func (b *batchRead) rare(ctx context.Context) error {
 	if !need {
 		return nil
 	}
-	return execPipe(ctx, pipe)
+	return ExecPipe(ctx, pipe)
 }
 
 // readHash reads hash record i's phase B replies and queues, for one too

@@ -57,7 +57,7 @@ func FetchDetail(ctx context.Context, c redis.UniversalClient, ks *Keyspace, key
 	if d.Record.Type == TypeHash {
 		hlen = pipe.HLen(ctx, key)
 	}
-	if err := execPipe(ctx, pipe); err != nil {
+	if err := ExecPipe(ctx, pipe); err != nil {
 		return d, err
 	}
 	d.Encoding = enc.Val()
@@ -143,7 +143,7 @@ func schemaFields(ctx context.Context, c redis.UniversalClient, s *Schema, key s
 			lens[n] = pipe.HStrLen(ctx, key, n)
 		}
 	}
-	if err := execPipe(ctx, pipe); err != nil {
+	if err := ExecPipe(ctx, pipe); err != nil {
 		return nil, err
 	}
 	var out []Field

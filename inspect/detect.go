@@ -90,7 +90,7 @@ func (l *liveSample) types(ctx context.Context) (map[string]int, error) {
 	for i, k := range l.keys {
 		types[i] = pipe.Type(ctx, k)
 	}
-	if err := execPipe(ctx, pipe); err != nil {
+	if err := ExecPipe(ctx, pipe); err != nil {
 		return out, err
 	}
 	for _, t := range types {

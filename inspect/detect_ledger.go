@@ -51,7 +51,7 @@ func keysByType(ctx context.Context, c redis.UniversalClient, keys []string) (zs
 	for i, k := range keys {
 		cmds[i] = pipe.Type(ctx, k)
 	}
-	if err := execPipe(ctx, pipe); err != nil {
+	if err := ExecPipe(ctx, pipe); err != nil {
 		return nil, nil, err
 	}
 	for i, k := range keys {
@@ -74,7 +74,7 @@ func proposeZSetLedger(ctx context.Context, c redis.UniversalClient, zsets []str
 	for i, k := range zsets {
 		lo[i], hi[i] = pipe.ZRangeWithScores(ctx, k, 0, 0), pipe.ZRangeWithScores(ctx, k, -1, -1)
 	}
-	nowMs, err := execTimed(ctx, pipe, timeCmd)
+	nowMs, err := ExecTimed(ctx, pipe, timeCmd)
 	if err != nil {
 		return nil
 	}

@@ -296,20 +296,20 @@ func (h *hmget) read(f *fields, o *observed) {
 	}
 }
 
-// execPipe runs a pipeline. A server's error answer to one command stays on
+// ExecPipe runs a pipeline. A server's error answer to one command stays on
 // that command (a WRONGTYPE is a finding, not a failure); only a broken
 // connection or a cancelled context fails the batch.
-func execPipe(ctx context.Context, pipe redis.Pipeliner) error {
+func ExecPipe(ctx context.Context, pipe redis.Pipeliner) error {
 	if _, err := pipe.Exec(ctx); err != nil && !isServerErr(err) {
 		return err
 	}
 	return nil
 }
 
-// execTimed runs a pipeline queued behind timeCmd (its TIME) and returns the
+// ExecTimed runs a pipeline queued behind timeCmd (its TIME) and returns the
 // server's clock in milliseconds, the "now" its answers are judged against.
-func execTimed(ctx context.Context, pipe redis.Pipeliner, timeCmd *redis.TimeCmd) (int64, error) {
-	if err := execPipe(ctx, pipe); err != nil {
+func ExecTimed(ctx context.Context, pipe redis.Pipeliner, timeCmd *redis.TimeCmd) (int64, error) {
+	if err := ExecPipe(ctx, pipe); err != nil {
 		return 0, err
 	}
 	now, err := timeCmd.Result()
@@ -327,7 +327,7 @@ func (f *fetcher) execFirst(ctx context.Context, pipe redis.Pipeliner, timeCmd *
 	if f.span {
 		endCmd = pipe.Time(ctx)
 	}
-	nowMs, err := execTimed(ctx, pipe, timeCmd)
+	nowMs, err := ExecTimed(ctx, pipe, timeCmd)
 	if err != nil {
 		return fetched{}, err
 	}

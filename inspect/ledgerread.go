@@ -69,7 +69,7 @@ func readLedgerNode(ctx context.Context, c redis.UniversalClient, l *Ledger, opt
 		pipe := c.Pipeline()
 		timeCmd := pipe.Time(ctx)
 		scan := pipe.ScanType(ctx, cursor, l.Match, int64(opt.Count), l.redisType())
-		nowMs, err := execTimed(ctx, pipe, timeCmd)
+		nowMs, err := ExecTimed(ctx, pipe, timeCmd)
 		rep.Commands += 2
 		if err != nil {
 			return false, err
@@ -113,7 +113,7 @@ func readLedgerKeys(ctx context.Context, c redis.UniversalClient, l *Ledger, key
 		cmds[i] = queueLedgerKey(ctx, pipe, l, k, nowMs)
 	}
 	rep.Commands += int64(pipe.Len())
-	if err := execPipe(ctx, pipe); err != nil {
+	if err := ExecPipe(ctx, pipe); err != nil {
 		return err
 	}
 	for i, k := range keys {

@@ -65,7 +65,7 @@ func (f *fetcher) sendScript(ctx context.Context, keys []string, ahead *scanAhea
 		ahead.cmd = pipe.Scan(ctx, ahead.cursor, ahead.match, ahead.count)
 	}
 	t1 := pipe.Time(ctx)
-	nowMs, err := execTimed(ctx, pipe, t0)
+	nowMs, err := ExecTimed(ctx, pipe, t0)
 	if err != nil {
 		return fetched{}, nil, err
 	}

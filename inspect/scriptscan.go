@@ -37,7 +37,7 @@ func (f *fetcher) scanScript(ctx context.Context, cursor uint64, match string, c
 		cmd := redis.NewCmd(ctx, argv...)
 		_ = pipe.Process(ctx, cmd)
 		t1 := pipe.Time(ctx)
-		nowMs, err := execTimed(ctx, pipe, t0)
+		nowMs, err := ExecTimed(ctx, pipe, t0)
 		if err != nil {
 			return scanned{}, true, err
 		}

@@ -23,6 +23,29 @@ type node struct {
 	owned   bool // we created it: close after the scan
 }
 
+// Primary is one primary a reader visits: its address and a client
+// connected to it.
+type Primary struct {
+	Addr   string
+	Client redis.UniversalClient
+}
+
+// Primaries lists the primaries a scan would visit, in its order: one per
+// shard of a cluster, or the single server. Their clients belong to c:
+// nothing to close. Readers of other key types (streams) walk the same
+// nodes.
+func Primaries(ctx context.Context, c redis.UniversalClient) ([]Primary, error) {
+	nodes, _, err := discover(ctx, c, false)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Primary, len(nodes))
+	for i, n := range nodes {
+		out[i] = Primary{Addr: n.addr, Client: n.client}
+	}
+	return out, nil
+}
+
 // topology is the cluster's slot map at one moment: slot -> primary.
 type topology []string
 

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/streams"
 )
 
 // The Streams screen (:streams): the consumer groups of the profile's
@@ -32,7 +33,7 @@ const (
 	streamsMaxStreams  = 1000
 	streamsReadTimeout = 30 * time.Second
 	// entryShownCells is how much of one field value the entry view shows
-	// (the server already cut it at inspect.DefaultEntryValueCap bytes).
+	// (the server already cut it at streams.DefaultEntryValueCap bytes).
 	entryShownCells = 600
 )
 
@@ -57,7 +58,7 @@ type streamsScreen struct {
 	seq     int                   // the newest read; older replies are dropped
 	reading bool                  // a read is in flight
 	client  redis.UniversalClient // what reps were read from: another source makes them void
-	reps    []inspect.StreamReport
+	reps    []streams.Report
 	err     string
 	readAt  time.Time
 
@@ -66,8 +67,8 @@ type streamsScreen struct {
 	entrySel, entryOff int
 
 	entrySeq    int
-	entryRow    inspect.PendingEntry // the entry shown at levelEntry, as listed
-	entry       *inspect.StreamEntry
+	entryRow    streams.PendingEntry // the entry shown at levelEntry, as listed
+	entry       *streams.Entry
 	entryErr    string
 	fieldScroll int
 
@@ -82,14 +83,14 @@ type streamsScreen struct {
 type streamsMsg struct {
 	seq    int
 	client redis.UniversalClient
-	reps   []inspect.StreamReport
+	reps   []streams.Report
 	err    error
 }
 
 // streamEntryMsg brings one entry's fields.
 type streamEntryMsg struct {
 	seq int
-	e   inspect.StreamEntry
+	e   streams.Entry
 	err error
 }
 
@@ -146,17 +147,17 @@ func (st *streamsScreen) read() tea.Cmd {
 	st.seq++
 	st.reading = true
 	seq, ctx, c := st.seq, st.ctx, st.opts.Client
-	spaces := make([]inspect.StreamSpace, len(st.opts.StreamSpaces))
+	spaces := make([]streams.Space, len(st.opts.StreamSpaces))
 	for i, sp := range st.opts.StreamSpaces {
 		spaces[i] = *sp
 	}
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, streamsReadTimeout)
 		defer cancel()
-		opt := inspect.StreamOptions{MaxStreams: streamsMaxStreams, MaxPending: inspect.DefaultMaxPending}
-		reps := make([]inspect.StreamReport, 0, len(spaces))
+		opt := streams.Options{MaxStreams: streamsMaxStreams, MaxPending: streams.DefaultMaxPending}
+		reps := make([]streams.Report, 0, len(spaces))
 		for _, sp := range spaces {
-			rep, err := inspect.ReadStreams(ctx, c, sp, opt)
+			rep, err := streams.Read(ctx, c, sp, opt)
 			if err != nil {
 				return streamsMsg{seq: seq, client: c, err: fmt.Errorf("keyspace %s: %s", inspect.Sanitize(sp.Name), inspect.Line(err.Error()))}
 			}
@@ -227,7 +228,7 @@ func (st *streamsScreen) readEntry() tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, streamsReadTimeout)
 		defer cancel()
-		got, err := inspect.ReadStreamEntry(ctx, c, string(e.Stream), e.ID, inspect.DefaultEntryValueCap, inspect.DefaultEntryFields)
+		got, err := streams.ReadEntry(ctx, c, string(e.Stream), e.ID, streams.DefaultEntryValueCap, streams.DefaultEntryFields)
 		return streamEntryMsg{seq: seq, e: got, err: err}
 	}
 }
@@ -268,7 +269,7 @@ type entryFilter struct {
 }
 
 // keeps reports whether an entry passes the filters.
-func (ef entryFilter) keeps(e *inspect.PendingEntry) bool {
+func (ef entryFilter) keeps(e *streams.PendingEntry) bool {
 	if ef.staleOnly && !e.Stale {
 		return false
 	}
@@ -284,8 +285,8 @@ func (ef entryFilter) filtered() bool { return ef.staleOnly || ef.filter != "" }
 // groupRow is one line of the groups table: a group, or a stream with none.
 type groupRow struct {
 	id    groupID
-	space *inspect.StreamReport
-	g     *inspect.GroupState // nil: the stream has no group
+	space *streams.Report
+	g     *streams.GroupState // nil: the stream has no group
 }
 
 // groupRows are the groups table's lines; filtered, only the groups with a
@@ -311,7 +312,7 @@ func (st *streamsScreen) groupRows() []groupRow {
 	return rows
 }
 
-func (st *streamsScreen) anyKept(g *inspect.GroupState) bool {
+func (st *streamsScreen) anyKept(g *streams.GroupState) bool {
 	for i := range g.Entries {
 		if st.keeps(&g.Entries[i]) {
 			return true
@@ -331,7 +332,7 @@ func (st *streamsScreen) selectedGroup() groupID {
 }
 
 // group is the open group as last read, nil when it is gone.
-func (st *streamsScreen) group() *inspect.GroupState {
+func (st *streamsScreen) group() *streams.GroupState {
 	r, g := st.find(st.open)
 	if r == nil {
 		return nil
@@ -340,7 +341,7 @@ func (st *streamsScreen) group() *inspect.GroupState {
 }
 
 // find is a group's row data by id.
-func (st *streamsScreen) find(id groupID) (*inspect.StreamReport, *inspect.GroupState) {
+func (st *streamsScreen) find(id groupID) (*streams.Report, *streams.GroupState) {
 	for ri := range st.reps {
 		r := &st.reps[ri]
 		if r.Space != id.space {
@@ -358,12 +359,12 @@ func (st *streamsScreen) find(id groupID) (*inspect.StreamReport, *inspect.Group
 }
 
 // entries are the open group's pending entries the filters keep.
-func (st *streamsScreen) entries() []inspect.PendingEntry {
+func (st *streamsScreen) entries() []streams.PendingEntry {
 	g := st.group()
 	if g == nil {
 		return nil
 	}
-	var out []inspect.PendingEntry
+	var out []streams.PendingEntry
 	for i := range g.Entries {
 		if st.keeps(&g.Entries[i]) {
 			out = append(out, g.Entries[i])

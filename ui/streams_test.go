@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/streams"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 	"github.com/idemctl/idemctl/internal/testkit/streamtest"
 )
@@ -50,9 +51,9 @@ func seedStreams(t *testing.T, c *redis.Client) []string {
 // Streams screen not open yet.
 func streamsModel(t *testing.T, srv *redistest.Server, c *redis.Client) *Model {
 	t.Helper()
-	sp := inspect.StreamSpace{Name: "orders", Match: "st:*"}.WithDefaults()
+	sp := streams.Space{Name: "orders", Match: "st:*"}.WithDefaults()
 	m := New(t.Context(), Options{Client: c, Keyspaces: []*inspect.Keyspace{testKeyspace(t)}, Address: srv.URL(0),
-		NoColor: true, Now: func() time.Time { return clock }, StreamSpaces: []*inspect.StreamSpace{&sp}})
+		NoColor: true, Now: func() time.Time { return clock }, StreamSpaces: []*streams.Space{&sp}})
 	t.Cleanup(m.shutdown)
 	m.resize(80, 24)
 	return m

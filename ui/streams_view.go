@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/streams"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -186,7 +187,7 @@ func (gt groupsTable) line(r groupRow, cols, sw, gw int, selected bool) string {
 	return fit(line, st.width)
 }
 
-func oldestAge(g *inspect.GroupState) string {
+func oldestAge(g *streams.GroupState) string {
 	switch {
 	case g.Oldest == nil:
 		return "-"
@@ -246,7 +247,7 @@ func (p groupPage) View() string {
 	return strings.Join(append(lines, p.entryLines(g, st.h-len(lines))...), "\n")
 }
 
-func (c *common) streamSpace(name string) *inspect.StreamSpace {
+func (c *common) streamSpace(name string) *streams.Space {
 	for _, sp := range c.opts.StreamSpaces {
 		if sp.Name == name {
 			return sp
@@ -257,7 +258,7 @@ func (c *common) streamSpace(name string) *inspect.StreamSpace {
 
 // consumerLines are the group's consumers, at most a quarter of the body:
 // the entries below are what the operator works on.
-func (p groupPage) consumerLines(g *inspect.GroupState) []string {
+func (p groupPage) consumerLines(g *streams.GroupState) []string {
 	st := p.streamsScreen
 	nameW := max(st.width-2-10-10-2, 10)
 	lines := []string{st.styles.ColHead.Render(fit("  "+fit("CONSUMERS ("+count(g.Consumers)+")", nameW)+" "+fitRight("PENDING", 10)+" "+fitRight("IDLE", 10), st.width))}
@@ -281,7 +282,7 @@ func (p groupPage) consumerLines(g *inspect.GroupState) []string {
 
 // entryLines are the pending entries the filters keep, in a window of
 // room lines around the selection.
-func (p groupPage) entryLines(g *inspect.GroupState, room int) []string {
+func (p groupPage) entryLines(g *streams.GroupState, room int) []string {
 	st := p.streamsScreen
 	s := st.styles
 	idW, idleW, delW, flagW := 17, 8, 6, 12
@@ -324,7 +325,7 @@ func (p groupPage) entryLines(g *inspect.GroupState, room int) []string {
 	return lines
 }
 
-func entryFlags(e inspect.PendingEntry) string {
+func entryFlags(e streams.PendingEntry) string {
 	var f []string
 	if e.Stale {
 		f = append(f, "STALE")
@@ -383,7 +384,7 @@ func (p entryPage) View() string {
 }
 
 // fieldValue is a value as shown: sanitized, at most entryShownCells.
-func fieldValue(f inspect.StreamField) string {
+func fieldValue(f streams.Field) string {
 	v := sanitizeText(f.Value)
 	if ansi.StringWidth(v) > entryShownCells {
 		v = ansi.Truncate(v, entryShownCells, "")
@@ -395,7 +396,7 @@ func fieldValue(f inspect.StreamField) string {
 }
 
 // fieldNote says a name or value is longer than shown, and its length.
-func fieldNote(f inspect.StreamField) string {
+func fieldNote(f streams.Field) string {
 	var parts []string
 	cut := f.ValueLen > int64(len(f.Value))
 	shownCut := ansi.StringWidth(sanitizeText(f.Value)) > entryShownCells

@@ -15,6 +15,7 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/streams"
 )
 
 // Writes on pending entries from the Streams screen: space marks entries
@@ -34,7 +35,7 @@ type entryKey struct {
 	id            string
 }
 
-func keyOf(e inspect.PendingEntry) entryKey { return entryKey{e.Stream, e.Group, e.ID} }
+func keyOf(e streams.PendingEntry) entryKey { return entryKey{e.Stream, e.Group, e.ID} }
 
 // entryMarks are the marked entries by entry.
 type entryMarks map[entryKey]entryMark
@@ -43,7 +44,7 @@ type entryMarks map[entryKey]entryMark
 // keyspace it was read in (its recovery consumer and dead-letter stream).
 type entryMark struct {
 	space string
-	e     inspect.PendingEntry
+	e     streams.PendingEntry
 }
 
 // isEntryWriteKey is a marking or write key of the Streams screen, on or
@@ -78,7 +79,7 @@ func (st *streamsScreen) toggleMark() {
 }
 
 // toggle marks e, read in keyspace space, or unmarks it.
-func (ms *entryMarks) toggle(space string, e inspect.PendingEntry) {
+func (ms *entryMarks) toggle(space string, e streams.PendingEntry) {
 	k := keyOf(e)
 	if _, ok := (*ms)[k]; ok {
 		delete(*ms, k)
@@ -134,7 +135,7 @@ func (st *streamsScreen) refreshMarks() {
 }
 
 // pending is an entry as last read; ok is false when it is not listed.
-func (st *streamsScreen) pending(space string, k entryKey) (e inspect.PendingEntry, ok bool) {
+func (st *streamsScreen) pending(space string, k entryKey) (e streams.PendingEntry, ok bool) {
 	_, g := st.find(groupID{space: space, stream: k.stream, group: k.group, valid: true})
 	if g == nil {
 		return e, false
@@ -238,15 +239,15 @@ func (m *Model) openEntryWrite(kind actions.Kind) tea.Cmd {
 
 // recoveryOf is the consumer a claiming retry hands a keyspace's entries
 // to, as the CLI picks it.
-func recoveryOf(sp *inspect.StreamSpace) string {
+func recoveryOf(sp *streams.Space) string {
 	if sp != nil && sp.RecoveryConsumer != "" {
 		return sp.RecoveryConsumer
 	}
-	return inspect.DefaultRecoveryConsumer
+	return streams.DefaultRecoveryConsumer
 }
 
 // deadLetterOf is a keyspace's dead_letter ({stream} unexpanded; "": none).
-func deadLetterOf(sp *inspect.StreamSpace) string {
+func deadLetterOf(sp *streams.Space) string {
 	if sp == nil {
 		return ""
 	}
@@ -255,7 +256,7 @@ func deadLetterOf(sp *inspect.StreamSpace) string {
 
 // sharedDefault is the targets' keyspaces' value of f when they share one,
 // else "" (the form then takes each keyspace's own).
-func (st *streamsScreen) sharedDefault(ts []entryMark, f func(*inspect.StreamSpace) string) string {
+func (st *streamsScreen) sharedDefault(ts []entryMark, f func(*streams.Space) string) string {
 	v := f(st.streamSpace(ts[0].space))
 	for _, t := range ts[1:] {
 		if f(st.streamSpace(t.space)) != v {
@@ -367,7 +368,7 @@ func (d *dialog) noun() string {
 }
 
 // text is "marked" for a marked entry, else "".
-func (ms entryMarks) text(e inspect.PendingEntry) string {
+func (ms entryMarks) text(e streams.PendingEntry) string {
 	if _, ok := ms[keyOf(e)]; ok {
 		return "marked"
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/streams"
 	"github.com/idemctl/idemctl/internal/testkit/recordtest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
@@ -68,9 +69,9 @@ func newEntryFixture(t *testing.T, writes bool) *entryFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ex.Close() })
-	sp := inspect.StreamSpace{Name: "jobs", Match: "st:*", DeadLetter: "dlq:{stream}"}.WithDefaults()
+	sp := streams.Space{Name: "jobs", Match: "st:*", DeadLetter: "dlq:{stream}"}.WithDefaults()
 	m := New(t.Context(), Options{Client: c, Keyspaces: []*inspect.Keyspace{testKeyspace(t)}, Address: srv.URL(0), Profile: "local",
-		NoColor: true, Now: func() time.Time { return clock }, StreamSpaces: []*inspect.StreamSpace{&sp}, Executor: ex})
+		NoColor: true, Now: func() time.Time { return clock }, StreamSpaces: []*streams.Space{&sp}, Executor: ex})
 	t.Cleanup(m.shutdown)
 	m.resize(80, 24)
 	openStreamsScreen(t, m)
@@ -385,9 +386,9 @@ func TestStreamsWritesReadOnly(t *testing.T) {
 // keys say pending entries live on the server, and the help says it too.
 func TestStreamsWritesOnSnapshot(t *testing.T) {
 	src, _, ks := seededSnapshot(t)
-	sp := inspect.StreamSpace{Match: "st:*"}.WithDefaults()
+	sp := streams.Space{Match: "st:*"}.WithDefaults()
 	m := New(t.Context(), Options{Keyspaces: []*inspect.Keyspace{ks}, Scan: inspect.Options{Snapshot: src},
-		StreamSpaces: []*inspect.StreamSpace{&sp}, Address: "SNAPSHOT dump.rdb", NoColor: true})
+		StreamSpaces: []*streams.Space{&sp}, Address: "SNAPSHOT dump.rdb", NoColor: true})
 	defer m.shutdown()
 	m.resize(80, 24)
 	press(m, ":")

@@ -19,6 +19,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/doctor"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/streams"
 	"github.com/idemctl/idemctl/verify"
 )
 
@@ -63,7 +64,7 @@ type Options struct {
 	MaxRecords int
 	// StreamSpaces are the profile's kind: stream keyspaces, for the
 	// Streams screen (:streams) and the Overview's line on them.
-	StreamSpaces []*inspect.StreamSpace
+	StreamSpaces []*streams.Space
 }
 
 func maxRecords(o Options) int {

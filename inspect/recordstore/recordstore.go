@@ -6,7 +6,8 @@
 // are filtered, sorted and counted in place.
 //
 // Floor 1 of ARCHITECTURE.md, the read engine: it may import inspect and
-// the foundations.
+// the foundations (floor 0), never the write path, a screen or the
+// command layer.
 package recordstore
 
 import (

@@ -1,4 +1,4 @@
-package inspect
+package streams
 
 import (
 	"strconv"
@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// StreamSpace is a kind: stream keyspace: the streams SCAN MATCH finds, the
+// Space is a kind: stream keyspace: the streams SCAN MATCH finds, the
 // consumer groups read on them, and when a pending entry (a message
 // delivered to a consumer and never acknowledged) is stale or poison.
-type StreamSpace struct {
+type Space struct {
 	Name              string
 	Match             string
 	Groups            []string      // only these groups; empty: all
@@ -30,7 +30,7 @@ const (
 )
 
 // WithDefaults fills what is unset.
-func (s StreamSpace) WithDefaults() StreamSpace {
+func (s Space) WithDefaults() Space {
 	if s.ProcessingTimeout <= 0 {
 		s.ProcessingTimeout = DefaultStreamTimeout
 	}
@@ -47,12 +47,12 @@ func (s StreamSpace) WithDefaults() StreamSpace {
 }
 
 // DeadLetterFor is the dead-letter stream of one stream ("" when none is set).
-func (s StreamSpace) DeadLetterFor(stream string) string {
+func (s Space) DeadLetterFor(stream string) string {
 	return strings.ReplaceAll(s.DeadLetter, "{stream}", stream)
 }
 
 // wants reports whether group is one the space reads.
-func (s StreamSpace) wants(group string) bool {
+func (s Space) wants(group string) bool {
 	if len(s.Groups) == 0 {
 		return true
 	}
@@ -65,14 +65,14 @@ func (s StreamSpace) wants(group string) bool {
 }
 
 // flag marks an entry stale and poison by the space's thresholds.
-func (s StreamSpace) flag(e *PendingEntry) {
+func (s Space) flag(e *PendingEntry) {
 	e.Stale = e.Idle.D() > s.ProcessingTimeout
 	e.Poison = e.Deliveries > s.MaxDeliveries
 }
 
-// StreamIDMillis is the millisecond part of a stream entry ID ("1700000000000-0"):
+// IDMillis is the millisecond part of a stream entry ID ("1700000000000-0"):
 // when the entry was added, for IDs the server generated.
-func StreamIDMillis(id string) (int64, bool) {
+func IDMillis(id string) (int64, bool) {
 	ms, _, _ := strings.Cut(id, "-")
 	n, err := strconv.ParseInt(ms, 10, 64)
 	return n, err == nil && n >= 0

@@ -1,4 +1,4 @@
-package inspect
+package streams
 
 import (
 	"context"
@@ -6,14 +6,16 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/inspect"
 )
 
 // GroupState is one consumer group of a stream: what XINFO GROUPS says,
 // its consumers, the XPENDING summary and the pending entries read (the
 // oldest first, at most MaxPending).
 type GroupState struct {
-	Stream          Text            `json:"stream"`
-	Name            Text            `json:"group"`
+	Stream          inspect.Text    `json:"stream"`
+	Name            inspect.Text    `json:"group"`
 	Consumers       int64           `json:"consumers"`
 	Pending         int64           `json:"pending"`
 	LastDeliveredID string          `json:"last_delivered_id"`
@@ -32,10 +34,10 @@ type GroupState struct {
 
 // ConsumerState is one consumer of a group (XINFO CONSUMERS).
 type ConsumerState struct {
-	Name     Text    `json:"name"`
-	Pending  int64   `json:"pending"`
-	Idle     Millis  `json:"idle_ms"`     // since its last attempted interaction
-	Inactive *Millis `json:"inactive_ms"` // since its last successful one; nil: not reported (before Redis 7.2)
+	Name     inspect.Text `json:"name"`
+	Pending  int64        `json:"pending"`
+	Idle     Millis       `json:"idle_ms"`     // since its last attempted interaction
+	Inactive *Millis      `json:"inactive_ms"` // since its last successful one; nil: not reported (before Redis 7.2)
 }
 
 // PendingSummary is XPENDING's summary form: how many, the smallest and
@@ -49,26 +51,26 @@ type PendingSummary struct {
 
 // ConsumerCount is one consumer's pending entries.
 type ConsumerCount struct {
-	Name    Text  `json:"name"`
-	Pending int64 `json:"pending"`
+	Name    inspect.Text `json:"name"`
+	Pending int64        `json:"pending"`
 }
 
 // PendingEntry is one message delivered to a consumer and not
 // acknowledged: stale once idle past the space's timeout, poison once
 // delivered more often than its maximum.
 type PendingEntry struct {
-	Stream     Text   `json:"stream"`
-	Group      Text   `json:"group"`
-	ID         string `json:"id"`
-	Consumer   Text   `json:"consumer"`
-	Idle       Millis `json:"idle_ms"`
-	Deliveries int64  `json:"deliveries"`
-	Stale      bool   `json:"stale"`
-	Poison     bool   `json:"poison"`
+	Stream     inspect.Text `json:"stream"`
+	Group      inspect.Text `json:"group"`
+	ID         string       `json:"id"`
+	Consumer   inspect.Text `json:"consumer"`
+	Idle       Millis       `json:"idle_ms"`
+	Deliveries int64        `json:"deliveries"`
+	Stale      bool         `json:"stale"`
+	Poison     bool         `json:"poison"`
 }
 
 func newGroupState(stream string, g redis.XInfoGroup) GroupState {
-	gs := GroupState{Stream: Text(stream), Name: Text(g.Name), Consumers: g.Consumers, Pending: g.Pending,
+	gs := GroupState{Stream: inspect.Text(stream), Name: inspect.Text(g.Name), Consumers: g.Consumers, Pending: g.Pending,
 		LastDeliveredID: g.LastDeliveredID, EntriesRead: g.EntriesRead, ConsumerList: []ConsumerState{}, Entries: []PendingEntry{}}
 	if g.Lag >= 0 {
 		lag := g.Lag
@@ -88,7 +90,7 @@ type groupCmds struct {
 // XINFO CONSUMERS, the XPENDING summary and the first MaxPending (+1, to
 // tell a cut) pending entries. A group or stream gone mid-read is dropped
 // with a note.
-func readGroups(ctx context.Context, c redis.UniversalClient, sp StreamSpace, opt StreamOptions, streams []StreamState, rep *StreamReport) error {
+func readGroups(ctx context.Context, c redis.UniversalClient, sp Space, opt Options, streams []State, rep *Report) error {
 	pipe := c.Pipeline()
 	cmds := make([][]groupCmds, len(streams))
 	for i, st := range streams {
@@ -105,7 +107,7 @@ func readGroups(ctx context.Context, c redis.UniversalClient, sp StreamSpace, op
 	if pipe.Len() == 0 {
 		return nil
 	}
-	if err := execPipe(ctx, pipe); err != nil {
+	if err := inspect.ExecPipe(ctx, pipe); err != nil {
 		return err
 	}
 	for i := range streams {
@@ -128,7 +130,7 @@ func readGroups(ctx context.Context, c redis.UniversalClient, sp StreamSpace, op
 
 // fillGroup reads one group's replies into g: a note when the group or
 // stream went away, an error when a command failed.
-func fillGroup(g *GroupState, cmds groupCmds, sp StreamSpace, opt StreamOptions, nowMs int64) (string, error) {
+func fillGroup(g *GroupState, cmds groupCmds, sp Space, opt Options, nowMs int64) (string, error) {
 	key, name := string(g.Stream), string(g.Name)
 	for _, c := range []struct {
 		cmd string
@@ -150,7 +152,7 @@ func fillGroup(g *GroupState, cmds groupCmds, sp StreamSpace, opt StreamOptions,
 		ext, g.Truncated = ext[:opt.MaxPending], true
 	}
 	for _, x := range ext {
-		e := PendingEntry{Stream: g.Stream, Group: g.Name, ID: x.ID, Consumer: Text(x.Consumer), Idle: Millis(x.Idle), Deliveries: x.RetryCount}
+		e := PendingEntry{Stream: g.Stream, Group: g.Name, ID: x.ID, Consumer: inspect.Text(x.Consumer), Idle: Millis(x.Idle), Deliveries: x.RetryCount}
 		sp.flag(&e)
 		g.Stale += boolInt(e.Stale)
 		g.Poison += boolInt(e.Poison)
@@ -158,7 +160,7 @@ func fillGroup(g *GroupState, cmds groupCmds, sp StreamSpace, opt StreamOptions,
 	}
 	if len(g.Entries) > 0 {
 		g.Oldest = &g.Entries[0] // XPENDING lists by ID, the oldest first
-		if ms, ok := StreamIDMillis(g.Oldest.ID); ok && nowMs > 0 {
+		if ms, ok := IDMillis(g.Oldest.ID); ok && nowMs > 0 {
 			age := Millis(time.Duration(max(nowMs-ms, 0)) * time.Millisecond)
 			g.OldestAge = &age
 		}
@@ -178,7 +180,7 @@ func boolInt(b bool) int {
 func perConsumer(m map[string]int64, limit int) []ConsumerCount {
 	out := make([]ConsumerCount, 0, len(m))
 	for n, c := range m {
-		out = append(out, ConsumerCount{Name: Text(n), Pending: c})
+		out = append(out, ConsumerCount{Name: inspect.Text(n), Pending: c})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Pending != out[j].Pending {
@@ -200,7 +202,7 @@ func parseConsumers(v any, limit int) ([]ConsumerState, bool) {
 			return out, true
 		}
 		f := replyFields(item)
-		cs := ConsumerState{Name: Text(replyString(f["name"]))}
+		cs := ConsumerState{Name: inspect.Text(replyString(f["name"]))}
 		cs.Pending, _ = f["pending"].(int64)
 		idle, _ := f["idle"].(int64)
 		cs.Idle = Millis(time.Duration(idle) * time.Millisecond)

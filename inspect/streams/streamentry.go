@@ -1,4 +1,4 @@
-package inspect
+package streams
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"regexp"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/inspect"
 )
 
 //go:embed streamentry.lua
@@ -21,35 +23,35 @@ const (
 	MaxEntryValueCap     = 1 << 20
 )
 
-// StreamEntry is one stream entry's fields as read under the caps: each
+// Entry is one stream entry's fields as read under the caps: each
 // name and value cut on the server, with its full length.
-type StreamEntry struct {
-	Stream     Text          `json:"stream"`
-	ID         string        `json:"id"`
-	Found      bool          `json:"found"`
-	FieldCount int64         `json:"field_count"`
-	Fields     []StreamField `json:"fields"`
-	FieldsCut  bool          `json:"fields_truncated"` // more fields than were returned
+type Entry struct {
+	Stream     inspect.Text `json:"stream"`
+	ID         string       `json:"id"`
+	Found      bool         `json:"found"`
+	FieldCount int64        `json:"field_count"`
+	Fields     []Field      `json:"fields"`
+	FieldsCut  bool         `json:"fields_truncated"` // more fields than were returned
 }
 
-// StreamField is one field of an entry.
-type StreamField struct {
-	Name      Text  `json:"name"`
-	NameLen   int64 `json:"name_bytes"`
-	Value     Text  `json:"value"`
-	ValueLen  int64 `json:"value_bytes"`
-	Truncated bool  `json:"truncated"` // the name or the value is longer than shown
+// Field is one field of an entry.
+type Field struct {
+	Name      inspect.Text `json:"name"`
+	NameLen   int64        `json:"name_bytes"`
+	Value     inspect.Text `json:"value"`
+	ValueLen  int64        `json:"value_bytes"`
+	Truncated bool         `json:"truncated"` // the name or the value is longer than shown
 }
 
 var streamIDPattern = regexp.MustCompile(`^[0-9]{1,20}(-[0-9]{1,20})?$`)
 
-// ReadStreamEntry reads one entry by a read-only script that returns each
+// ReadEntry reads one entry by a read-only script that returns each
 // name and value cut to valueCap bytes, at most maxFields fields: a huge
 // value is never sent.
-func ReadStreamEntry(ctx context.Context, c redis.UniversalClient, stream, id string, valueCap, maxFields int) (StreamEntry, error) {
-	e := StreamEntry{Stream: Text(stream), ID: id, Fields: []StreamField{}}
+func ReadEntry(ctx context.Context, c redis.UniversalClient, stream, id string, valueCap, maxFields int) (Entry, error) {
+	e := Entry{Stream: inspect.Text(stream), ID: id, Fields: []Field{}}
 	if !streamIDPattern.MatchString(id) {
-		return e, fmt.Errorf("entry ID %q: want MILLISECONDS-SEQUENCE, such as 1700000000000-0", Sanitize(id))
+		return e, fmt.Errorf("entry ID %q: want MILLISECONDS-SEQUENCE, such as 1700000000000-0", inspect.Sanitize(id))
 	}
 	if valueCap <= 0 {
 		valueCap = DefaultEntryValueCap
@@ -61,7 +63,7 @@ func ReadStreamEntry(ctx context.Context, c redis.UniversalClient, stream, id st
 	reply, err := evalShaLoading(ctx, c, streamEntryScript, []string{stream}, id, valueCap, maxFields).Slice()
 	if err != nil {
 		if isWrongType(err) {
-			return e, fmt.Errorf("%s is not a stream", Sanitize(stream))
+			return e, fmt.Errorf("%s is not a stream", inspect.Sanitize(stream))
 		}
 		return e, streamErr("EVALSHA", stream, err)
 	}
@@ -80,7 +82,7 @@ func evalShaLoading(ctx context.Context, c redis.UniversalClient, s *redis.Scrip
 }
 
 // parseEntry reads the script's flat reply into e.
-func parseEntry(e StreamEntry, reply []any) (StreamEntry, error) {
+func parseEntry(e Entry, reply []any) (Entry, error) {
 	if len(reply) == 0 {
 		return e, fmt.Errorf("stream entry script: empty reply")
 	}
@@ -92,7 +94,7 @@ func parseEntry(e StreamEntry, reply []any) (StreamEntry, error) {
 		e.FieldCount, _ = reply[1].(int64)
 	}
 	for i := 2; i+3 < len(reply); i += 4 {
-		f := StreamField{Name: Text(replyString(reply[i])), Value: Text(replyString(reply[i+2]))}
+		f := Field{Name: inspect.Text(replyString(reply[i])), Value: inspect.Text(replyString(reply[i+2]))}
 		f.NameLen, _ = reply[i+1].(int64)
 		f.ValueLen, _ = reply[i+3].(int64)
 		f.Truncated = int64(len(f.Name)) < f.NameLen || int64(len(f.Value)) < f.ValueLen

@@ -1,16 +1,19 @@
-package inspect
+package streams
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/inspect"
 )
 
-// StreamOptions bounds a stream read.
-type StreamOptions struct {
+// Options bounds a stream read.
+type Options struct {
 	MaxStreams   int // streams read at most, over all nodes (default 10000); Limited says when reached
 	MaxPending   int // pending entries read per group (default 1000); Truncated says when more
 	MaxConsumers int // consumers kept per group (default 100)
@@ -26,7 +29,7 @@ const (
 	streamScanCount     = 1000
 )
 
-func (o StreamOptions) withDefaults() StreamOptions {
+func (o Options) withDefaults() Options {
 	if o.MaxStreams <= 0 {
 		o.MaxStreams = DefaultMaxStreams
 	}
@@ -43,36 +46,36 @@ func (o StreamOptions) withDefaults() StreamOptions {
 	return o
 }
 
-// StreamReport is one stream keyspace as read: its streams (sorted by
+// Report is one stream keyspace as read: its streams (sorted by
 // key), each with its consumer groups.
-type StreamReport struct {
-	Space   string        `json:"keyspace"`
-	Match   Text          `json:"match"`
-	Streams []StreamState `json:"streams"`
-	Limited bool          `json:"limited"`         // MaxStreams reached: more streams may match
-	Notes   []string      `json:"notes,omitempty"` // keys skipped or groups gone mid-read, one sanitized line each
-	NowMs   int64         `json:"server_time_ms"`  // the server's clock the ages are from
+type Report struct {
+	Space   string       `json:"keyspace"`
+	Match   inspect.Text `json:"match"`
+	Streams []State      `json:"streams"`
+	Limited bool         `json:"limited"`         // MaxStreams reached: more streams may match
+	Notes   []string     `json:"notes,omitempty"` // keys skipped or groups gone mid-read, one sanitized line each
+	NowMs   int64        `json:"server_time_ms"`  // the server's clock the ages are from
 }
 
-// StreamState is one stream and the groups read on it.
-type StreamState struct {
-	Key    Text         `json:"stream"`
+// State is one stream and the groups read on it.
+type State struct {
+	Key    inspect.Text `json:"stream"`
 	Node   string       `json:"node"`
 	Groups []GroupState `json:"groups"`
 }
 
-// ReadStreams reads one stream keyspace on every primary: SCAN … TYPE
+// Read reads one stream keyspace on every primary: SCAN … TYPE
 // stream for its streams, then per batch of streams one pipeline of XINFO
 // GROUPS and one of each group's consumers and pending entries.
-func ReadStreams(ctx context.Context, c redis.UniversalClient, sp StreamSpace, opt StreamOptions) (StreamReport, error) {
+func Read(ctx context.Context, c redis.UniversalClient, sp Space, opt Options) (Report, error) {
 	sp, opt = sp.WithDefaults(), opt.withDefaults()
-	rep := StreamReport{Space: sp.Name, Match: Text(sp.Match), Streams: []StreamState{}}
-	nodes, _, err := discover(ctx, c, false)
+	rep := Report{Space: sp.Name, Match: inspect.Text(sp.Match), Streams: []State{}}
+	nodes, err := inspect.Primaries(ctx, c)
 	if err != nil {
 		return rep, err
 	}
 	for _, n := range nodes {
-		keys, limited, err := findStreams(ctx, n.client, sp.Match, opt.MaxStreams-len(rep.Streams))
+		keys, limited, err := findStreams(ctx, n.Client, sp.Match, opt.MaxStreams-len(rep.Streams))
 		if err != nil {
 			return rep, err
 		}
@@ -120,19 +123,19 @@ func findStreams(ctx context.Context, c redis.UniversalClient, match string, lim
 
 // readStreamBatch reads a batch of one node's streams: the server's clock
 // and each stream's groups, then the groups' consumers and pending entries.
-func readStreamBatch(ctx context.Context, n node, sp StreamSpace, opt StreamOptions, keys []string, rep *StreamReport) error {
-	pipe := n.client.Pipeline()
+func readStreamBatch(ctx context.Context, n inspect.Primary, sp Space, opt Options, keys []string, rep *Report) error {
+	pipe := n.Client.Pipeline()
 	timeCmd := pipe.Time(ctx)
 	infos := make([]*redis.XInfoGroupsCmd, len(keys))
 	for i, k := range keys {
 		infos[i] = pipe.XInfoGroups(ctx, k)
 	}
-	nowMs, err := execTimed(ctx, pipe, timeCmd)
+	nowMs, err := inspect.ExecTimed(ctx, pipe, timeCmd)
 	if err != nil {
 		return err
 	}
 	rep.NowMs = nowMs
-	var streams []StreamState
+	var streams []State
 	for i, k := range keys {
 		groups, err := infos[i].Result()
 		if note, skip := streamGone(k, "", err); skip {
@@ -141,7 +144,7 @@ func readStreamBatch(ctx context.Context, n node, sp StreamSpace, opt StreamOpti
 		} else if err != nil {
 			return streamErr("XINFO", k, err)
 		}
-		st := StreamState{Key: Text(k), Node: n.addr, Groups: []GroupState{}}
+		st := State{Key: inspect.Text(k), Node: n.Addr, Groups: []GroupState{}}
 		for _, g := range groups {
 			if sp.wants(g.Name) {
 				st.Groups = append(st.Groups, newGroupState(k, g))
@@ -149,7 +152,7 @@ func readStreamBatch(ctx context.Context, n node, sp StreamSpace, opt StreamOpti
 		}
 		streams = append(streams, st)
 	}
-	if err := readGroups(ctx, n.client, sp, opt, streams, rep); err != nil {
+	if err := readGroups(ctx, n.Client, sp, opt, streams, rep); err != nil {
 		return err
 	}
 	rep.Streams = append(rep.Streams, streams...)
@@ -163,9 +166,9 @@ func streamGone(key, group string, err error) (string, bool) {
 	if err == nil {
 		return "", false
 	}
-	what := "stream " + Sanitize(key)
+	what := "stream " + inspect.Sanitize(key)
 	if group != "" {
-		what = "group " + Sanitize(group) + " of " + what
+		what = "group " + inspect.Sanitize(group) + " of " + what
 	}
 	msg := err.Error()
 	switch {
@@ -185,15 +188,31 @@ func streamErr(cmd, key string, err error) error {
 	if !isServerErr(err) {
 		return err
 	}
-	msg := Line(err.Error())
+	msg := inspect.Line(err.Error())
 	if strings.HasPrefix(msg, "NOPERM") && strings.Contains(msg, "key") {
-		return fmt.Errorf("the server's ACL does not let this user read stream %s (%s): %s", Sanitize(key), cmd, msg)
+		return fmt.Errorf("the server's ACL does not let this user read stream %s (%s): %s", inspect.Sanitize(key), cmd, msg)
 	}
 	if strings.HasPrefix(msg, "NOPERM") {
 		return fmt.Errorf("the server's ACL does not let this user run %s (grant +%s): %s", cmd, strings.ToLower(cmd), msg)
 	}
 	if key != "" {
-		return fmt.Errorf("%s %s: %s", cmd, Sanitize(key), msg)
+		return fmt.Errorf("%s %s: %s", cmd, inspect.Sanitize(key), msg)
 	}
 	return fmt.Errorf("%s: %s", cmd, msg)
+}
+
+// isServerErr reports a server's error answer, as opposed to a broken
+// connection or a cancelled context. It and the two tests below are
+// inspect's, copied: one line each, not worth an engine API.
+func isServerErr(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && !errors.Is(err, context.Canceled)
+}
+
+func isWrongType(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE")
+}
+
+func isNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
 }

@@ -1,4 +1,4 @@
-package inspect
+package streams
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 	"github.com/idemctl/idemctl/internal/testkit/streamtest"
 )
@@ -22,7 +23,7 @@ func TestReadStreamsGroupsAndPending(t *testing.T) {
 	ctx := context.Background()
 	ids := seedStream(t, c, "st:orders")
 	c.Set(ctx, "st:not-a-stream", "x", 0)
-	rep, err := ReadStreams(ctx, c, StreamSpace{Name: "orders", Match: "st:*"}, StreamOptions{})
+	rep, err := Read(ctx, c, Space{Name: "orders", Match: "st:*"}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,8 +76,8 @@ func TestReadStreamsBounds(t *testing.T) {
 	ctx := context.Background()
 	seedStream(t, c, "st:a")
 	seedStream(t, c, "st:b")
-	rep, err := ReadStreams(ctx, c, StreamSpace{Match: "st:*", Groups: []string{"billing"}, MaxDeliveries: 10, ProcessingTimeout: time.Hour},
-		StreamOptions{MaxPending: 2, MaxStreams: 1})
+	rep, err := Read(ctx, c, Space{Match: "st:*", Groups: []string{"billing"}, MaxDeliveries: 10, ProcessingTimeout: time.Hour},
+		Options{MaxPending: 2, MaxStreams: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func TestReadStreamsNoPerm(t *testing.T) {
 	redistest.ACLUser(t, admin, "streamer", "reset", "on", ">pw", "~*", "+@all", "-xpending")
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "streamer", Password: "pw"})
 	defer c.Close()
-	_, err := ReadStreams(ctx, c, StreamSpace{Match: "st:*"}, StreamOptions{})
+	_, err := Read(ctx, c, Space{Match: "st:*"}, Options{})
 	if err == nil || !strings.HasPrefix(err.Error(), "the server's ACL does not let this user run XPENDING (grant +xpending): NOPERM") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("err %v", err)
 	}
@@ -137,7 +138,7 @@ func TestReadStreamEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := ReadStreamEntry(ctx, c, "st:h", id, 16, 0)
+	e, err := ReadEntry(ctx, c, "st:h", id, 16, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,23 +149,23 @@ func TestReadStreamEntry(t *testing.T) {
 	if f0.Name != "evil\x1b]52;c;aGk=\x07" || f0.NameLen != 16 || f0.Value != "\x1b[2Jboom" || f0.ValueLen != 8 || f0.Truncated {
 		t.Errorf("field 0: %+v", f0)
 	}
-	if f1.Name != "big" || f1.Value != Text(huge[:16]) || f1.ValueLen != 10<<20 || !f1.Truncated {
+	if f1.Name != "big" || f1.Value != inspect.Text(huge[:16]) || f1.ValueLen != 10<<20 || !f1.Truncated {
 		t.Errorf("field 1: name %q value %q len %d", f1.Name, f1.Value, f1.ValueLen)
 	}
-	if got := Sanitize(string(f0.Value)); got != `\x1b[2Jboom` {
+	if got := inspect.Sanitize(string(f0.Value)); got != `\x1b[2Jboom` {
 		t.Errorf("sanitized %q", got)
 	}
-	if e, err := ReadStreamEntry(ctx, c, "st:h", "1-1", 16, 1); err != nil || e.Found {
+	if e, err := ReadEntry(ctx, c, "st:h", "1-1", 16, 1); err != nil || e.Found {
 		t.Errorf("absent entry: %+v %v", e, err)
 	}
-	if _, err := ReadStreamEntry(ctx, c, "st:h", "-", 16, 1); err == nil || !strings.Contains(err.Error(), "want MILLISECONDS-SEQUENCE") {
+	if _, err := ReadEntry(ctx, c, "st:h", "-", 16, 1); err == nil || !strings.Contains(err.Error(), "want MILLISECONDS-SEQUENCE") {
 		t.Errorf("bad id: %v", err)
 	}
 	c.Set(ctx, "st:str", "x", 0)
-	if _, err := ReadStreamEntry(ctx, c, "st:str", "1-1", 16, 1); err == nil || err.Error() != "st:str is not a stream" {
+	if _, err := ReadEntry(ctx, c, "st:str", "1-1", 16, 1); err == nil || err.Error() != "st:str is not a stream" {
 		t.Errorf("not a stream: %v", err)
 	}
-	if e, _ := ReadStreamEntry(ctx, c, "st:h", id, 16, 1); len(e.Fields) != 1 || !e.FieldsCut {
+	if e, _ := ReadEntry(ctx, c, "st:h", id, 16, 1); len(e.Fields) != 1 || !e.FieldsCut {
 		t.Errorf("field cap: %+v", e)
 	}
 }
@@ -178,7 +179,7 @@ func TestReadStreamsCluster(t *testing.T) {
 	for _, k := range keys {
 		seedStream(t, c, k)
 	}
-	rep, err := ReadStreams(context.Background(), c, StreamSpace{Match: "st:*"}, StreamOptions{})
+	rep, err := Read(context.Background(), c, Space{Match: "st:*"}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
