@@ -24,7 +24,7 @@ type findCmd struct {
 	requestFile, eventFile      string
 	function, eventKeyPath      string
 	validationPath, hashFunc    string
-	runtime                     string
+	runtime, hmacSecretEnv      string
 	line                        givenFlags // the flags given, for the printed command
 }
 
@@ -41,6 +41,7 @@ func (o *findCmd) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.eventKeyPath, "event-key-jmespath", "", "Powertools: eventKeyJmesPath (default: the keyspace's event_key_jmespath; none: the whole event)")
 	fs.StringVar(&o.validationPath, "validation-jmespath", "", "Powertools: payloadValidationJmesPath (default: the keyspace's payload_validation_jmespath)")
 	fs.StringVar(&o.hashFunc, "hash-function", "", "Powertools: hashFunction (default: the keyspace's hash_function, else md5)")
+	fs.StringVar(&o.hmacSecretEnv, "hmac-secret-env", "", "fastapi-idempotency: the environment variable holding the app's secret= (default: the keyspace's hmac_secret_env; none: plain SHA-256)")
 	fs.StringVar(&o.runtime, "runtime", "", "Powertools: typescript or python (default: the keyspace's runtime, else typescript)")
 	o.readFlags.registerSnapshot(fs)
 }
@@ -69,7 +70,9 @@ func (o *findCmd) run(ctx context.Context, a *app, _ []string) error {
 	if err != nil {
 		return err
 	}
-	o.settings(&in, s.cfg, ks.Name)
+	if err := o.settings(a, &in, s.cfg, ks.Name); err != nil {
+		return err
+	}
 	d, err := lookup.Derive(ks, in)
 	var ne *lookup.NeedError
 	if errors.As(err, &ne) {
@@ -119,7 +122,7 @@ func oneKeyspace(kss []*inspect.Keyspace) (*inspect.Keyspace, error) {
 
 // settings fills what the keyspace's library was configured with: the
 // flags, else the keyspace's config.
-func (o *findCmd) settings(in *lookup.Inputs, cfg *config.Config, name string) {
+func (o *findCmd) settings(a *app, in *lookup.Inputs, cfg *config.Config, name string) error {
 	var kc config.KeyspaceConfig
 	if cfg != nil {
 		for _, k := range cfg.Keyspaces {
@@ -138,6 +141,14 @@ func (o *findCmd) settings(in *lookup.Inputs, cfg *config.Config, name string) {
 	set.HashFunction = first(o.hashFunc, kc.HashFunction)
 	set.Runtime = first(o.runtime, kc.Runtime)
 	in.Function = first(o.function, kc.FunctionName)
+	if env := first(o.hmacSecretEnv, kc.HMACSecretEnv); env != "" {
+		secret := a.getenv(env)
+		if secret == "" {
+			return usageErr("hmac_secret_env %s: the variable is empty or unset", env)
+		}
+		set.HMACSecret = []byte(secret)
+	}
+	return nil
 }
 
 func first(a, b string) string {

@@ -86,6 +86,7 @@ func TestFindNamesWhatTheLibraryNeeds(t *testing.T) {
 		{[]string{"--preset", "atlasmart", "--key", "k"}, "give --method and --path (or --request), --principal"},
 		{[]string{"--preset", "powertools", "--key", "k"}, "give --event FILE and --function NAME"},
 		{[]string{"--preset", "atlasmart"}, "find needs what the ticket holds"},
+		{[]string{"--preset", "fastapi-idempotency", "--key", "k", "--hmac-secret-env", "IDEMCTL_TEST_UNSET"}, "hmac_secret_env IDEMCTL_TEST_UNSET: the variable is empty or unset"},
 		{[]string{"--preset", "powertools", "--runtime", "python", "--key", "k"}, "(Powertools Python) keys records by <function>.<module>.<handler>#<md5 hex"},
 		{[]string{"--preset", "powertools", "--runtime", "go", "--event", writeFile(t, "ev", "{}"), "--function", "f"}, `runtime "go": want typescript or python`},
 		{[]string{"--preset", "atlasmart", "--request", writeFile(t, "bad", "GET")}, "--request"},
@@ -97,5 +98,27 @@ func TestFindNamesWhatTheLibraryNeeds(t *testing.T) {
 		if !strings.Contains(r.Stderr, c.want) {
 			t.Errorf("%v: %q, want it to say %q", c.args, r.Stderr, c.want)
 		}
+	}
+}
+
+// fastapi-idempotency's HMAC fingerprint needs the app's secret: with it
+// the request is the same; without it find cannot match and says why.
+func TestFindFastAPIWithTheAppSecret(t *testing.T) {
+	srv, c := redistest.OwnClient(t)
+	fp := "89738863cc385ac61df1ec024d1585e71c3ed6a6645db85a6b11bf3c81c8dc67" // HMAC-SHA256 under s3cret (fastapi_test.go)
+	if err := c.HSet(context.Background(), "idem:f-1", "fp", fp, "state", "completed").Err(); err != nil {
+		t.Fatal(err)
+	}
+	req := writeFile(t, "req.http", "POST /orders/%C3%A9%20x?a=1&b=%20 HTTP/1.1\r\nIdempotency-Key: f-1\r\n\r\n{\"qty\": 1}")
+	args := []string{"find", "-o", "json", "--url", srv.URL(0), "--preset", "fastapi-idempotency", "--request", req}
+	r := clitest.Run(t, map[string]string{"IDEMP_SECRET": "s3cret"}, append(args, "--hmac-secret-env", "IDEMP_SECRET")...)
+	r.MustCode(t, cli.ExitOK)
+	if !strings.Contains(r.Stdout, `"line": "same request"`) {
+		t.Errorf("with the secret: %s", r.Stdout)
+	}
+	r = clitest.Run(t, nil, args...)
+	r.MustCode(t, cli.ExitOK)
+	if !strings.Contains(r.Stdout, "made with a secret: set hmac_secret_env") {
+		t.Errorf("without the secret: %s", r.Stdout)
 	}
 }

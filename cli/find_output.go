@@ -83,7 +83,7 @@ func clipText(s string, n int) string {
 
 // findOnlyFlags are find's own flags and those of a read: not for a write.
 var findOnlyFlags = []string{"output", "key", "principal", "method", "path", "capture", "request", "event",
-	"function", "event-key-jmespath", "validation-jmespath", "hash-function", "runtime", "rdb", "at", "db",
+	"function", "event-key-jmespath", "validation-jmespath", "hash-function", "runtime", "hmac-secret-env", "rdb", "at", "db",
 	"count", "no-memory", "max-keys", "keys-per-sec", "in-flight", "response-sizes", "max-nodes", "quiet"}
 
 // nextCommand is the guarded write that fits the verdict, pinned to the

@@ -106,6 +106,9 @@ type KeyspaceConfig struct {
 	PayloadValidationJMESPath string `yaml:"payload_validation_jmespath"`
 	HashFunction              string `yaml:"hash_function"`
 	Runtime                   string `yaml:"runtime"` // typescript or python
+	// fastapi-idempotency: the variable holding the app's secret=, for its
+	// HMAC-SHA256 fingerprints.
+	HMACSecretEnv string `yaml:"hmac_secret_env"`
 
 	// Kind: records (the default: idempotency records, read by scan,
 	// stats and the TUI), stream (consumer groups' pending entries,

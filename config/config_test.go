@@ -52,7 +52,7 @@ func TestExampleConfigParses(t *testing.T) {
 		"codec:", "otherwise:", "missing:", "mode:", "addrs:", "master_name:", "sentinel_password_env:",
 		"read_from_replicas:", "max_nodes:", "fingerprint:", "status:", "response:", "created:", "deadline:", "age_from_ttl:", "expires:", "failure:",
 		"requires:", "actions:", "verify:", "command:", "concurrency:", "env:", "set:", "ref:", "retry_horizon:", "require_fsync:", "silence:",
-		"function_name:", "event_key_jmespath:", "payload_validation_jmespath:", "hash_function:", "runtime:"} {
+		"function_name:", "event_key_jmespath:", "payload_validation_jmespath:", "hash_function:", "runtime:", "hmac_secret_env:"} {
 		if !strings.Contains(string(data), key) {
 			t.Errorf("config.example.yaml does not document %s", key)
 		}

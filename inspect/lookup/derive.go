@@ -32,6 +32,7 @@ type Settings struct {
 	ValidationJMESPath string // Powertools payloadValidationJmesPath
 	HashFunction       string // Powertools hashFunction ("": md5)
 	Runtime            string // Powertools: typescript ("" too) or python
+	HMACSecret         []byte // fastapi-idempotency's secret; nil: none (secret=None)
 	From               string // where they came from: config or flag
 }
 
@@ -59,6 +60,8 @@ func LibraryOf(ks *inspect.Keyspace) string {
 		return LibExpressIdempotency
 	case "gopotency":
 		return LibGopotency
+	case "fastapi-idempotency":
+		return LibFastAPI
 	}
 	return LibTemplate
 }
@@ -76,6 +79,8 @@ func Derive(ks *inspect.Keyspace, in Inputs) (*Derivation, error) {
 		return deriveExpress(ks, in)
 	case LibGopotency:
 		return deriveGopotency(ks, in)
+	case LibFastAPI:
+		return deriveFastAPI(ks, in)
 	default:
 		d := &Derivation{Library: lib}
 		return d, templateKey(d, ks, in)

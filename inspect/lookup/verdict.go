@@ -83,6 +83,11 @@ func conflictAnswer(lib string, r *inspect.Record) string {
 			return `"A request is outstanding for this Idempotency-Key" (REQUEST_IN_PROGRESS, 409) while the first is in flight, then "Idempotency-Key is already used" (IDEMPOTENCY_FINGERPRINT_MISSMATCH, 422)`
 		}
 		return `"Idempotency-Key is already used" (IDEMPOTENCY_FINGERPRINT_MISSMATCH, 422)`
+	case LibFastAPI:
+		if r.State == inspect.StateProcessing {
+			return `409 "request with this Idempotency-Key is in progress" while the first is in flight, then 422 "Idempotency-Key reused with a different request body" (or the fingerprint was made with a secret: set hmac_secret_env)`
+		}
+		return `422 "Idempotency-Key reused with a different request body" (or the fingerprint was made with a secret: set hmac_secret_env)`
 	case LibGopotency:
 		return `ErrRequestMismatch "idempotency: request with same key has different content"`
 	case LibPowertoolsTS, LibPowertoolsPython:
