@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idemctl/idemctl/cli"
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
@@ -92,6 +93,10 @@ func (r *interopRig) findsNodeIdempotencyRequests() {
 	if rep := r.call(interop.Cmd{Key: "find-node-a", Body: json.RawMessage(`{"sku":"book-1","qty":3}`)}); rep.Ran || rep.Status != 422 {
 		r.t.Errorf("the library itself, on the changed body: %+v (want 422, handler not run)", rep)
 	}
+	// A record that expired: made with a 1 s TTL, then gone.
+	r.call(interop.Cmd{Key: "find-node-expired", Body: json.RawMessage(bodies[0]), Status: 201, TTLSeconds: 1})
+	time.Sleep(1200 * time.Millisecond)
+	r.expect("expired", r.find(append(live, "--request", r.nodeRequest("find-node-expired", bodies[0]))...), "node-idempotency:POST:/orders:find-node-expired", "not found: never stored, or expired")
 	never := r.nodeRequest("find-node-never", bodies[0])
 	r.expect("never made", r.find(append(live, "--request", never)...), "node-idempotency:POST:/orders:find-node-never", "not found")
 	rdb := []string{"--rdb", r.srv.Snapshot(r.t)}

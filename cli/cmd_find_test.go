@@ -3,11 +3,11 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/idemctl/idemctl/cli"
 	"github.com/idemctl/idemctl/internal/appsim"
@@ -48,11 +48,11 @@ func findJSON(t *testing.T, code int, args ...string) (verdict, key string, out 
 func TestFindLessonRecordFromTheRequest(t *testing.T) {
 	srv, c := redistest.OwnClient(t)
 	ctx := context.Background()
+	// Reserved by the lesson's own script, with the lesson's fingerprint.
 	fp := appsim.Fingerprint(`{"qty":1,"sku":"sku-42"}`)
-	if err := c.HSet(ctx, findKey, "fingerprint", fp, "state", "PROCESSING").Err(); err != nil {
-		t.Fatal(err)
+	if v, err := appsim.Reserve.Run(ctx, c, []string{findKey}, fp, 60).Slice(); err != nil || fmt.Sprint(v) != "[STARTED]" {
+		t.Fatalf("reserve: %v %v", v, err)
 	}
-	c.Expire(ctx, findKey, time.Minute)
 	same := writeFile(t, "req.json", `{"method":"POST","path":"/orders","headers":{"Idempotency-Key":"req-2026-0001"},"body":{"sku":"sku-42","qty":1}}`)
 	raw := writeFile(t, "req.http", "POST /orders HTTP/1.1\r\nHost: shop\r\nIdempotency-Key: req-2026-0001\r\nContent-Type: application/json\r\n\r\n{\"sku\": \"sku-42\", \"qty\": 1}")
 	changed := writeFile(t, "changed.json", `{"method":"POST","path":"/orders","headers":{"Idempotency-Key":"req-2026-0001"},"body":{"sku":"sku-42","qty":2}}`)
@@ -65,6 +65,10 @@ func TestFindLessonRecordFromTheRequest(t *testing.T) {
 	}
 	if v, _, _ := findJSON(t, cli.ExitOK, append(base, "--request", changed)...); !strings.HasPrefix(v, "different request under this key: the library answers CONFLICT") {
 		t.Errorf("changed body: %q", v)
+	}
+	// The script itself, on the changed body's fingerprint.
+	if v, err := appsim.Reserve.Run(ctx, c, []string{findKey}, appsim.Fingerprint(`{"qty":2,"sku":"sku-42"}`), 60).Slice(); err != nil || fmt.Sprint(v) != "[CONFLICT]" {
+		t.Errorf("the lesson's reserve on the changed body: %v %v", v, err)
 	}
 	other := []string{"--url", srv.URL(0), "--preset", "atlasmart", "--principal", "customer-7", "--request", same}
 	if v, _, _ := findJSON(t, cli.ExitOK, other...); v != "not found: never stored, or expired (retention 5m00s)" {
