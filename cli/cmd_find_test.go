@@ -126,3 +126,38 @@ func TestFindFastAPIWithTheAppSecret(t *testing.T) {
 		t.Errorf("without the secret: %s", r.Stdout)
 	}
 }
+
+// The guarded command find prints applies, pinned to the record shown:
+// run as printed (with --write, --yes and a reason), it fails the stuck
+// lesson record.
+func TestFindPrintsACommandThatApplies(t *testing.T) {
+	srv, c := redistest.OwnClient(t)
+	ctx := context.Background()
+	fp := appsim.Fingerprint(`{"qty":1,"sku":"sku-42"}`)
+	if _, err := appsim.Reserve.Run(ctx, c, []string{findKey}, fp, 60).Slice(); err != nil {
+		t.Fatal(err)
+	}
+	req := writeFile(t, "req.json", `{"method":"POST","path":"/orders","headers":{"Idempotency-Key":"req-2026-0001"},"body":{"sku":"sku-42","qty":1}}`)
+	r := clitest.Run(t, nil, "find", "-o", "text", "--url", srv.URL(0), "--preset", "atlasmart", "--principal", "customer-42", "--request", req)
+	r.MustCode(t, cli.ExitOK)
+	lines := strings.Split(r.Stdout, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "  idemctl fail ") {
+			continue
+		}
+		words := clitest.ShellWords(t, strings.TrimPrefix(strings.TrimSuffix(l, " <<'EOF'"), "  idemctl "))
+		for j, w := range words {
+			if w == "REASON" {
+				words[j] = "customer ticket 8812"
+			}
+		}
+		args := append(words, "--write", "--yes", "--audit-log", filepath.Join(t.TempDir(), "audit.log"))
+		res := clitest.RunStdin(t, lines[i+1]+"\n", nil, args...)
+		res.MustCode(t, cli.ExitOK)
+		if st := c.HGet(ctx, findKey, "state").Val(); st != "FAILED" {
+			t.Errorf("after the printed command: state %q\n%s%s", st, res.Stdout, res.Stderr)
+		}
+		return
+	}
+	t.Fatalf("no fail command printed:\n%s", r.Stdout)
+}
