@@ -56,7 +56,8 @@ func TestFindLessonRecordFromTheRequest(t *testing.T) {
 	same := writeFile(t, "req.json", `{"method":"POST","path":"/orders","headers":{"Idempotency-Key":"req-2026-0001"},"body":{"sku":"sku-42","qty":1}}`)
 	raw := writeFile(t, "req.http", "POST /orders HTTP/1.1\r\nHost: shop\r\nIdempotency-Key: req-2026-0001\r\nContent-Type: application/json\r\n\r\n{\"sku\": \"sku-42\", \"qty\": 1}")
 	changed := writeFile(t, "changed.json", `{"method":"POST","path":"/orders","headers":{"Idempotency-Key":"req-2026-0001"},"body":{"sku":"sku-42","qty":2}}`)
-	base := []string{"--url", srv.URL(0), "--preset", "atlasmart", "--principal", "customer-42"}
+	// A reserve TTL of 10m makes the 60 s record 9 minutes old: stale.
+	base := []string{"--url", srv.URL(0), "--preset", "atlasmart", "--reserve-ttl", "10m", "--principal", "customer-42"}
 	for _, req := range []string{same, raw} {
 		v, key, r := findJSON(t, cli.ExitOK, append(base, "--request", req)...)
 		if v != "same request" || key != findKey || !strings.Contains(r.Stdout, `"fail --url`) && !strings.Contains(r.Stdout, "idemctl fail") {
@@ -138,7 +139,12 @@ func TestFindPrintsACommandThatApplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := writeFile(t, "req.json", `{"method":"POST","path":"/orders","headers":{"Idempotency-Key":"req-2026-0001"},"body":{"sku":"sku-42","qty":1}}`)
-	r := clitest.Run(t, nil, "find", "-o", "text", "--url", srv.URL(0), "--preset", "atlasmart", "--principal", "customer-42", "--request", req)
+	fresh := clitest.Run(t, nil, "find", "-o", "text", "--url", srv.URL(0), "--preset", "atlasmart", "--principal", "customer-42", "--request", req)
+	fresh.MustCode(t, cli.ExitOK)
+	if !strings.Contains(fresh.Stdout, "nothing to repair yet: the request is in flight") || strings.Contains(fresh.Stdout, "idemctl fail") {
+		t.Errorf("a fresh record: %s", fresh.Stdout)
+	}
+	r := clitest.Run(t, nil, "find", "-o", "text", "--url", srv.URL(0), "--preset", "atlasmart", "--reserve-ttl", "10m", "--principal", "customer-42", "--request", req)
 	r.MustCode(t, cli.ExitOK)
 	lines := strings.Split(r.Stdout, "\n")
 	for i, l := range lines {
@@ -160,4 +166,29 @@ func TestFindPrintsACommandThatApplies(t *testing.T) {
 		return
 	}
 	t.Fatalf("no fail command printed:\n%s", r.Stdout)
+}
+
+// A stuck record whose keyspace has a verify hook gets triage, which asks
+// the hook before it writes.
+func TestFindOffersTriageWhereAHookCanProve(t *testing.T) {
+	srv, c := redistest.OwnClient(t)
+	ctx := context.Background()
+	if _, err := appsim.Reserve.Run(ctx, c, []string{findKey}, appsim.Fingerprint(`{"qty":1,"sku":"sku-42"}`), 60).Slice(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := clitest.WriteConfig(t, `profiles:
+  local: {url: "`+srv.URL(0)+`"}
+default_profile: local
+keyspaces:
+  - name: orders
+    preset: atlasmart
+    reserve_ttl: 10m
+    verify:
+      command: [/bin/true]
+`)
+	r := clitest.Run(t, nil, "find", "-o", "text", "--config", cfg, "--keyspace", "orders", "--principal", "customer-42", "--key", "req-2026-0001", "--method", "POST", "--path", "/orders")
+	r.MustCode(t, cli.ExitOK)
+	if !strings.Contains(r.Stdout, "  idemctl triage --config '"+cfg+"' --keyspace 'orders' --from-file - <<'EOF'") {
+		t.Errorf("want triage, pinned:\n%s", r.Stdout)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/lookup"
+	"github.com/idemctl/idemctl/internal/units"
 )
 
 // findResult is what find prints: the derivation, the record under its
@@ -81,6 +82,37 @@ func clipText(s string, n int) string {
 	return s
 }
 
+// repairFor picks the write that fits the record: none for a request
+// still in flight under its timeout; triage (the verify hook proves what
+// happened) or fail for a stuck one; expire --ttl 0 for one that is done,
+// so the next retry runs afresh.
+func repairFor(r *findResult, hook bool) (cmd, extra, why string) {
+	rec := r.rec
+	switch {
+	case rec.State != inspect.StateProcessing:
+		return "expire", " --ttl 0 --reason 'REASON'", "# to let the next retry run afresh (a dry run: add --write to apply):"
+	case !rec.Stale() && rec.AgeMs >= 0:
+		return "", "", fmt.Sprintf("nothing to repair yet: the request is in flight (%s old, under the processing timeout %s)",
+			units.FormatMs(rec.AgeMs), units.FormatMs(r.ks.ProcessingTimeout.Milliseconds()))
+	case hook:
+		return "triage", "", "# to ask the verify hook whether it happened, then reconcile or fail (a dry run: add --write to apply):"
+	}
+	return "fail", " --reason 'REASON'", "# to unblock the customer's retries (a dry run: add --write to apply):"
+}
+
+// hasVerifyHook reports whether the config gives the keyspace a verify hook.
+func hasVerifyHook(s *session, name string) bool {
+	if s.cfg == nil {
+		return false
+	}
+	for _, k := range s.cfg.Keyspaces {
+		if k.Name == name && k.Verify != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // findOnlyFlags are find's own flags and those of a read: not for a write.
 var findOnlyFlags = []string{"output", "key", "principal", "method", "path", "capture", "request", "event",
 	"function", "event-key-jmespath", "validation-jmespath", "hash-function", "runtime", "hmac-secret-env", "rdb", "at", "db",
@@ -99,11 +131,10 @@ func (o *findCmd) nextCommand(ctx context.Context, s *session, r *findResult) st
 		r.note = "no write fits: the library refuses this request under this key whatever the record's state; the client must send the original request, or a new key"
 		return ""
 	}
-	cmd, extra := "expire", " --ttl 0 --reason 'REASON'"
-	why := "# to let the next retry run afresh (a dry run: add --write to apply):"
-	if r.rec.State == inspect.StateProcessing {
-		cmd, extra = "fail", " --reason 'REASON'"
-		why = "# to unblock the customer's retries (a dry run: add --write to apply; idemctl triage asks a verify hook first):"
+	cmd, extra, why := repairFor(r, hasVerifyHook(s, r.ks.Name))
+	if cmd == "" {
+		r.note = why
+		return ""
 	}
 	version := ""
 	if s.snap == nil {
