@@ -210,7 +210,7 @@ func (o *configViewCmd) run(ctx context.Context, a *app, _ []string) error {
 	v.Keyspaces = []keyspaceView{}
 	for _, ks := range s.keyspaces {
 		kv := keyspaceViewOf(ks)
-		if h := s.cfg.VerifyHook(ks.Name); h != nil {
+		if h := verifyHook(s.cfg, ks.Name); h != nil {
 			kv.Verify = verifyViewOf(h)
 		}
 		v.Keyspaces = append(v.Keyspaces, kv)

@@ -62,7 +62,7 @@ func (o *doctorCmd) run(ctx context.Context, a *app, _ []string) error {
 		return err
 	}
 	defer s.Close()
-	opt := s.cfg.DoctorOptions() // the config's doctor: section; flags given win
+	opt := doctorOptions(s.cfg) // the config's doctor: section; flags given win
 	if o.retryHorizonGiven || opt.RetryHorizon == 0 {
 		opt.RetryHorizon = o.retryHorizon
 	}

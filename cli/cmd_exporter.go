@@ -90,7 +90,7 @@ func (o *exporterCmd) run(ctx context.Context, a *app, _ []string) error {
 		},
 		Keyspaces: s.keyspaces, Scan: s.scan, Interval: every, ScanTimeout: limit,
 		WebConfigFile: o.webConfig, GroupLabel: o.groupLabel, GroupCap: o.groupCap, Version: version, Revision: buildinfo.Read().Revision, Log: a.stderr,
-		Doctor: s.cfg.DoctorOptions(), Extra: reapCollectors(reap), Ledgers: configLedgers(s), // cmd_ledgers.go
+		Doctor: doctorOptions(s.cfg), Extra: reapCollectors(reap), Ledgers: configLedgers(s), // cmd_ledgers.go
 		Streams: configStreams(s),
 	})
 	if err != nil {

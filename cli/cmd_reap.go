@@ -131,7 +131,7 @@ func (a *app) newReaper(ctx context.Context, s *session, kf *keyspaceFlags, rf *
 	}
 	warned := map[string]bool{}
 	hasHook := func(ks *inspect.Keyspace) bool {
-		if s.cfg.VerifyHook(ks.Name) == nil {
+		if verifyHook(s.cfg, ks.Name) == nil {
 			return false
 		}
 		if !warned[ks.Name] { // a rule that asks the hook: say now if it cannot run
@@ -168,7 +168,7 @@ func (a *app) newReaper(ctx context.Context, s *session, kf *keyspaceFlags, rf *
 	}
 	return &reaper.Reaper{Policy: p, Client: s.client, Exec: ex, Apply: rf.apply, Lease: reaper.NewLease(p.LeaseKey, p.LeaseTTL),
 		Scan: s.scan, Metrics: reaper.NewMetrics(p), RunHooks: rf.verify,
-		Verifier: func(ks *inspect.Keyspace) *verify.Hook { return s.cfg.VerifyHook(ks.Name) }}, closeExec, nil
+		Verifier: func(ks *inspect.Keyspace) *verify.Hook { return verifyHook(s.cfg, ks.Name) }}, closeExec, nil
 }
 
 // allowApply refuses --apply where the policy allows no writes, and on a

@@ -61,7 +61,7 @@ func (o *streamTriageCmd) run(ctx context.Context, a *app, _ []string) error {
 	}
 	hooks := map[string]*verify.Hook{}
 	for _, sp := range spaces {
-		if h := s.cfg.VerifyHook(sp.Name); h != nil {
+		if h := verifyHook(s.cfg, sp.Name); h != nil {
 			hooks[sp.Name] = h
 			warnHooks(a, s, sp.Name)
 		}
@@ -193,7 +193,7 @@ func (o *streamTriageCmd) act(ctx context.Context, a *app, s *session, setup act
 
 // hookName is the executable that judged an entry of sp, for the audit.
 func hookName(s *session, sp *streams.Space) string {
-	if h := s.cfg.VerifyHook(sp.Name); h != nil && len(h.Command) > 0 {
+	if h := verifyHook(s.cfg, sp.Name); h != nil && len(h.Command) > 0 {
 		return h.Command[0]
 	}
 	return ""

@@ -182,7 +182,7 @@ func (o *triageCmd) act(ctx context.Context, a *app, s *session, setup actions.S
 func (s *session) verifyHooks() map[string]*verify.Hook {
 	out := map[string]*verify.Hook{}
 	for _, ks := range s.keyspaces {
-		if h := s.cfg.VerifyHook(ks.Name); h != nil {
+		if h := verifyHook(s.cfg, ks.Name); h != nil {
 			out[ks.Name] = h
 		}
 	}

@@ -97,7 +97,7 @@ func (o *uiCmd) options(ctx context.Context, a *app, r *readFlags, write bool) (
 		opts.Hooks = s.verifyHooks()
 		opts.Notice = hookNotice(s)
 	}
-	dopt := s.cfg.DoctorOptions() // the config's doctor: section, as 'idemctl doctor' reads it
+	dopt := doctorOptions(s.cfg) // the config's doctor: section, as 'idemctl doctor' reads it
 	opts.Doctor = &dopt
 	closeFn = s.Close
 	if s.snap != nil {

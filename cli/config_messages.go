@@ -36,7 +36,7 @@ func messageViews(s *session) ([]streamView, []ledgerView) {
 		v := streamView{Name: sp.Name, Match: inspect.Sanitize(sp.Match), Groups: sp.Groups,
 			ProcessingTimeout: sp.ProcessingTimeout.String(), MaxDeliveries: sp.MaxDeliveries,
 			DeadLetter: inspect.Sanitize(sp.DeadLetter), RecoveryConsumer: sp.RecoveryConsumer}
-		if h := s.cfg.VerifyHook(sp.Name); h != nil {
+		if h := verifyHook(s.cfg, sp.Name); h != nil {
 			v.Verify = verifyViewOf(h)
 		}
 		streams = append(streams, v)

@@ -154,6 +154,11 @@ func (a *app) loadConfig(path string) (*config.Config, error) {
 	if errors.Is(err, config.ErrNotFound) && f.from == "default" {
 		return &config.Config{}, nil
 	}
+	if err == nil {
+		if rerr := checkConfigRules(cfg); rerr != nil {
+			err = fmt.Errorf("%s: %v", f.path, rerr)
+		}
+	}
 	if err != nil {
 		return nil, usageErr("config %v", err)
 	}

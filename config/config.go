@@ -2,8 +2,11 @@
 // (connection, writes policy, scan throttle) and keyspaces (pattern, schema,
 // key template, timing policy). Errors name the line.
 //
-// Floor 4 of ARCHITECTURE.md: it may import floors 0–3 (foundations, engine,
-// writes and rules, hooks), never the command layer.
+// Floor 2 of ARCHITECTURE.md: it imports the read engine (schemas,
+// keyspaces, the hook rules of verify/hookspec) and the foundations, never
+// the doctor, the hooks' runner or anything above: the command layer
+// hands it the doctor's rule names and turns its settings into what each
+// service takes (cli/config_bridge.go).
 package config
 
 import (

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/idemctl/idemctl/doctor"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -14,9 +13,17 @@ import (
 // silences findings deliberately: each silence names its rule, optionally a
 // keyspace, and a reason (required, shown beside the silenced finding).
 type DoctorConfig struct {
-	RetryHorizon units.Duration   `yaml:"retry_horizon"`
-	RequireFsync string           `yaml:"require_fsync"`
-	Silence      []doctor.Silence `yaml:"silence"`
+	RetryHorizon units.Duration `yaml:"retry_horizon"`
+	RequireFsync string         `yaml:"require_fsync"`
+	Silence      []Silence      `yaml:"silence"`
+}
+
+// Silence accepts one doctor rule's findings, optionally in one keyspace,
+// for a reason shown beside each.
+type Silence struct {
+	Rule     string `yaml:"rule" json:"rule"`
+	Keyspace string `yaml:"keyspace" json:"keyspace,omitempty"`
+	Reason   string `yaml:"reason" json:"reason"`
 }
 
 func (c *Config) checkDoctor() error {
@@ -33,8 +40,6 @@ func (c *Config) checkDoctor() error {
 		entry := c.lines.path(line, "doctor", "silence", strconv.Itoa(i))
 		at := func(key string) int { return c.lines.path(entry, "doctor", "silence", strconv.Itoa(i), key) }
 		switch {
-		case !slices.Contains(doctor.RuleIDs(), s.Rule):
-			return fmt.Errorf("line %d: doctor.silence[%d]: unknown rule %q (rules: %s)", at("rule"), i, s.Rule, strings.Join(doctor.RuleIDs(), ", "))
 		case strings.TrimSpace(s.Reason) == "":
 			return fmt.Errorf("line %d: doctor.silence[%d] (%s): a reason is required: say why this finding is accepted", at("reason"), i, s.Rule)
 		case s.Keyspace != "" && len(names) > 0 && !names[s.Keyspace]:
@@ -44,12 +49,20 @@ func (c *Config) checkDoctor() error {
 	return nil
 }
 
-// DoctorOptions are the doctor settings of the file, for the command and
-// the exporter; flags given on the command line win (the caller applies
-// them).
-func (c *Config) DoctorOptions() doctor.Options {
+// CheckSilences names the silence whose rule is not one of rules (the
+// doctor's, which the config does not know: the caller passes them in),
+// by its line.
+func (c *Config) CheckSilences(rules []string) error {
 	if c == nil {
-		return doctor.Options{}
+		return nil
 	}
-	return doctor.Options{RetryHorizon: c.Doctor.RetryHorizon.D(), RequireFsync: c.Doctor.RequireFsync, Silence: c.Doctor.Silence}
+	line := c.lines.at("doctor", "silence")
+	for i, s := range c.Doctor.Silence {
+		if !slices.Contains(rules, s.Rule) {
+			entry := c.lines.path(line, "doctor", "silence", strconv.Itoa(i))
+			at := c.lines.path(entry, "doctor", "silence", strconv.Itoa(i), "rule")
+			return fmt.Errorf("line %d: doctor.silence[%d]: unknown rule %q (rules: %s)", at, i, s.Rule, strings.Join(rules, ", "))
+		}
+	}
+	return nil
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
-	"github.com/idemctl/idemctl/verify"
+	"github.com/idemctl/idemctl/verify/hookspec"
 )
 
 // VerifyConfig is a keyspace's verify hook as written in the file: the
@@ -26,10 +26,10 @@ type VerifyConfig struct {
 	Env         map[string]string `yaml:"env"`
 }
 
-// hook is the verify.Hook of v; a relative executable path (one holding a
+// hook is the hook v writes; a relative executable path (one holding a
 // slash) is taken from dir, the config file's directory.
-func (v *VerifyConfig) hook(dir string) verify.Hook {
-	h := verify.Hook{Command: append([]string{}, v.Command...), Timeout: v.Timeout.D(), Concurrency: v.Concurrency}
+func (v *VerifyConfig) hook(dir string) hookspec.Spec {
+	h := hookspec.Spec{Command: append([]string{}, v.Command...), Timeout: v.Timeout.D(), Concurrency: v.Concurrency}
 	if len(h.Command) > 0 && dir != "" && strings.Contains(h.Command[0], "/") && !filepath.IsAbs(h.Command[0]) {
 		h.Command[0] = filepath.Join(dir, h.Command[0])
 	}
@@ -52,7 +52,7 @@ func (v *VerifyConfig) check(ks *inspect.Keyspace) error {
 	if ks.Template != nil {
 		caps = ks.Template.Names()
 	}
-	return v.hook("").Check(caps)
+	return v.hook("").CheckRecord(caps)
 }
 
 // checkEnv refuses a variable name the environment cannot hold.
@@ -65,8 +65,9 @@ func (v *VerifyConfig) checkEnv() error {
 	return nil
 }
 
-// VerifyHook returns the named keyspace's hook, nil when it has none.
-func (c *Config) VerifyHook(keyspace string) *verify.Hook {
+// VerifyHook returns the named keyspace's hook as written (verify.FromSpec
+// makes it one to run), nil when it has none.
+func (c *Config) VerifyHook(keyspace string) *hookspec.Spec {
 	for _, k := range c.Keyspaces {
 		if k.Name == keyspace && k.Verify != nil {
 			dir := ""

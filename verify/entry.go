@@ -2,10 +2,8 @@ package verify
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -17,29 +15,11 @@ type Entry struct {
 	Fields                      map[string]string
 }
 
-// entryBuiltins are the placeholders every pending entry has; any other
-// name is one of the entry's fields.
-var entryBuiltins = []string{"stream", "group", "id", "consumer", "deliveries"}
-
 // CheckEntry validates a hook for a stream keyspace. Its placeholders are
 // the entry's builtins and field names, which only the entry knows: a
 // field the entry lacks makes that entry's verdict unknown, not the config
 // wrong.
-func (h Hook) CheckEntry() error {
-	if len(h.Command) == 0 || strings.TrimSpace(h.Command[0]) == "" {
-		return errors.New("command is empty: give the executable and its arguments, e.g. [./verify-payment, \"{event_id}\"]")
-	}
-	return h.Check(h.entryNames())
-}
-
-// entryNames is every placeholder the command names, as if all were known.
-func (h Hook) entryNames() []string {
-	names := append([]string{}, entryBuiltins...)
-	for _, arg := range h.Command[1:] {
-		names = append(names, placeholders(arg)...)
-	}
-	return names
-}
+func (h Hook) CheckEntry() error { return h.spec().CheckEntry() }
 
 // VerifyEntry runs the hook for one pending entry. As for records, any
 // failure (a missing field, the hook's own) is an unknown verdict with the

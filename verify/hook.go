@@ -2,14 +2,13 @@ package verify
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/verify/hookspec"
 )
 
 // Hook is a keyspace's verifier, from its config.
@@ -31,74 +30,26 @@ type Hook struct {
 	Builtin func(ctx context.Context, rec *inspect.Record) []byte
 }
 
-// Defaults and bounds of a hook's settings.
+// Defaults and bounds of a hook's settings (verify/hookspec holds the
+// rules, which the config checks a file against).
 const (
-	DefaultTimeout     = 5 * time.Second
-	MaxTimeout         = 10 * time.Minute
-	DefaultConcurrency = 4
-	MaxConcurrency     = 64
+	DefaultTimeout     = hookspec.DefaultTimeout
+	MaxTimeout         = hookspec.MaxTimeout
+	DefaultConcurrency = hookspec.DefaultConcurrency
+	MaxConcurrency     = hookspec.MaxConcurrency
 )
 
-// builtins are the placeholders every record has.
-var builtins = []string{"key", "keyspace", "fingerprint", "state"}
+// spec is the hook as written, for hookspec's rules.
+func (h Hook) spec() hookspec.Spec {
+	return hookspec.Spec{Command: h.Command, Timeout: h.Timeout, Concurrency: h.Concurrency, Env: h.Env}
+}
 
 // Check validates the hook against the keyspace's capture names: a
 // command, no placeholder in the executable, and only known placeholders.
-func (h Hook) Check(captures []string) error {
-	if len(h.Command) == 0 || strings.TrimSpace(h.Command[0]) == "" {
-		return errors.New("command is empty: give the executable and its arguments, e.g. [./verify-orders, \"{idem_key}\"]")
-	}
-	if strings.ContainsAny(h.Command[0], "{}") {
-		return fmt.Errorf("command: the executable %q cannot hold a placeholder", h.Command[0])
-	}
-	known := map[string]bool{}
-	for _, n := range append(append([]string{}, builtins...), captures...) {
-		known[n] = true
-	}
-	for i, arg := range h.Command[1:] {
-		for _, n := range placeholders(arg) {
-			if !known[n] {
-				have := append(append([]string{}, builtins...), captures...)
-				sort.Strings(have)
-				return fmt.Errorf("command argument %d: unknown placeholder {%s} (have: {%s})", i+1, n, strings.Join(have, "}, {"))
-			}
-		}
-	}
-	if h.Timeout < 0 || h.Timeout > MaxTimeout {
-		return fmt.Errorf("timeout %s: want more than 0 and at most %s", h.Timeout, MaxTimeout)
-	}
-	if h.Concurrency < 0 || h.Concurrency > MaxConcurrency {
-		return fmt.Errorf("concurrency %d: want 1 to %d", h.Concurrency, MaxConcurrency)
-	}
-	for _, e := range h.Env {
-		if name, _, ok := strings.Cut(e, "="); !ok || name == "" {
-			return fmt.Errorf("env %q: want NAME=value", e)
-		}
-	}
-	return nil
-}
+func (h Hook) Check(captures []string) error { return h.spec().CheckRecord(captures) }
 
-// placeholders lists the {name} references in arg, names made of letters,
-// digits and underscores (so JSON such as {"a":1} is left as text).
-func placeholders(arg string) []string {
-	var out []string
-	for rest := arg; ; {
-		i := strings.IndexByte(rest, '{')
-		if i < 0 {
-			return out
-		}
-		j := strings.IndexByte(rest[i:], '}')
-		if j < 0 {
-			return out
-		}
-		if name := rest[i+1 : i+j]; inspect.ValidName(name) {
-			out = append(out, name)
-			rest = rest[i+j+1:]
-			continue
-		}
-		rest = rest[i+1:]
-	}
-}
+// placeholders lists the {name} references in arg.
+func placeholders(arg string) []string { return hookspec.Placeholders(arg) }
 
 // args fills the placeholders from rec. A value that cannot be an
 // argument (a NUL byte) is an error naming the placeholder.
@@ -231,4 +182,12 @@ func (h Hook) VerifyAll(ctx context.Context, recs []*inspect.Record, fn func(i i
 		}()
 	}
 	wg.Wait()
+}
+
+// FromSpec is the hook a config wrote, ready to run (nil for none).
+func FromSpec(s *hookspec.Spec) *Hook {
+	if s == nil {
+		return nil
+	}
+	return &Hook{Command: s.Command, Timeout: s.Timeout, Concurrency: s.Concurrency, Env: s.Env}
 }
