@@ -65,7 +65,8 @@ func TestStreamsTableAndJSON(t *testing.T) {
 	p := clitest.Run(t, nil, append(base, "-o", "table", "--pending", "--poison")...)
 	p.MustCode(t, 0)
 	if lines := strings.Split(strings.TrimSpace(p.Stdout), "\n"); len(lines) != 3 ||
-		!regexp.MustCompile(`^ev:orders\s+billing\s+`+ids[2]+`\s+c1\s+1\.0s\s+7\s+poison$`).MatchString(lines[2]) {
+		// idle 1,000 ms at the seed, and the two runs before this one since
+		!regexp.MustCompile(`^ev:orders\s+billing\s+`+ids[2]+`\s+c1\s+[1-9]\.\ds\s+7\s+poison$`).MatchString(lines[2]) {
 		t.Errorf("--pending --poison:\n%s", p.Stdout)
 	}
 }
