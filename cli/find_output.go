@@ -101,17 +101,7 @@ func repairFor(r *findResult, hook bool) (cmd, extra, why string) {
 }
 
 // hasVerifyHook reports whether the config gives the keyspace a verify hook.
-func hasVerifyHook(s *session, name string) bool {
-	if s.cfg == nil {
-		return false
-	}
-	for _, k := range s.cfg.Keyspaces {
-		if k.Name == name && k.Verify != nil {
-			return true
-		}
-	}
-	return false
-}
+func hasVerifyHook(s *session, name string) bool { return verifyHook(s.cfg, name) != nil }
 
 // findOnlyFlags are find's own flags and those of a read: not for a write.
 var findOnlyFlags = []string{"output", "key", "principal", "method", "path", "capture", "request", "event",
