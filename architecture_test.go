@@ -28,7 +28,7 @@ var layers = map[string]int{
 	// 3 the source-of-truth hooks, on the write path
 	"verify": 3,
 	// 4 services and screens over the engine
-	"reaper": 4, "exporter": 4, "ui": 4, "sandbox": 4,
+	"reaper": 4, "exporter": 4, "ui": 4, "ui/common": 4, "ui/streams": 4, "sandbox": 4,
 	// 5 the command layer
 	"cli": 5,
 	// 6 programs

@@ -13,6 +13,8 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/ui/common"
+	"github.com/idemctl/idemctl/ui/streams"
 	"github.com/idemctl/idemctl/verify"
 )
 
@@ -33,12 +35,12 @@ const (
 )
 
 type dialog struct {
-	*common
+	*shared
 	w, h int
 
 	kind     actions.Kind
 	targets  []inspect.Record // copies: what the operator saw
-	entries  []entryMark      // a write on pending entries: what the operator saw (targets is nil)
+	entries  []streams.Mark   // a write on pending entries: what the operator saw (targets is nil)
 	needsRef bool             // a target's schema records a reference
 	onMarks  bool             // the targets are the marked records
 	step     dialogStep
@@ -76,8 +78,8 @@ func newInput(placeholder, value string, width int) textinput.Model {
 
 // openDialog starts a write on the marked records, or the one under the cursor.
 func (m *Model) openDialog(kind actions.Kind) tea.Cmd {
-	if !m.canWrite() {
-		m.status = m.offHint(m.screen == screenStreams)
+	if !m.CanWrite() {
+		m.Status = m.OffHint(m.screen == screenStreams)
 		return nil
 	}
 	targets := m.recordsSized().markedRecords()
@@ -98,11 +100,11 @@ func (m *Model) openDialog(kind actions.Kind) tea.Cmd {
 // openDialogOn starts a write on the given records (the detail screen's
 // record, or the marked ones).
 func (m *Model) openDialogOn(kind actions.Kind, targets []inspect.Record) tea.Cmd {
-	if !m.canWrite() {
-		m.status = m.offHint(m.screen == screenStreams)
+	if !m.CanWrite() {
+		m.Status = m.OffHint(m.screen == screenStreams)
 		return nil
 	}
-	w := max(m.width-20, 20)
+	w := max(m.Width-20, 20)
 	d := &dialog{kind: kind, targets: targets, step: stepForm, needsRef: needsRef(kind, targets)}
 	// The TTL field starts at the action's default, shown as its name.
 	ttlDefault := string(actions.TTLRetention)
@@ -126,7 +128,7 @@ func (m *Model) openDialogOn(kind actions.Kind, targets []inspect.Record) tea.Cm
 		d.inputs = []textinput.Model{newInput(ref, "", w),
 			newInput("why (required)", "", w), newInput("retention, keep, or a duration", ttlDefault, w)}
 	}
-	m.dialog = d.start(m.common)
+	m.dialog = d.start(m.shared)
 	if kind == kindTriage && d.step == stepForm {
 		return m.dialog.askHooks() // no form: the hooks give ref, status and response
 	}
@@ -134,13 +136,13 @@ func (m *Model) openDialogOn(kind actions.Kind, targets []inspect.Record) tea.Cm
 }
 
 // start readies d to show, asking first for a protected profile's name.
-func (d *dialog) start(c *common) *dialog {
-	d.common = c
+func (d *dialog) start(c *shared) *dialog {
+	d.shared = c
 	d.confirm = newInput("", "", 12)
-	d.bar = progress.New(progress.WithWidth(max(c.width-10, 10)), progress.WithoutPercentage())
-	if c.opts.Executor.Policy.NeedsProfileName() {
+	d.bar = progress.New(progress.WithWidth(max(c.Width-10, 10)), progress.WithoutPercentage())
+	if c.Opts.Executor.Policy.NeedsProfileName() {
 		d.step = stepProfile
-		d.confirm.Placeholder = c.opts.Profile
+		d.confirm.Placeholder = c.Opts.Profile
 	}
 	return d
 }
@@ -202,7 +204,7 @@ func (m *Model) closeDialog(toWrites bool) tea.Cmd {
 		m.writes.Open()
 	}
 	if d.wroteEntries() {
-		return m.streams.afterWrite(d.onMarks)
+		return m.streams.AfterWrite(d.onMarks)
 	}
 	if d.onMarks {
 		m.records.marks = nil // written: a second write would need them marked again
@@ -216,16 +218,16 @@ func (m *Model) closeDialog(toWrites bool) tea.Cmd {
 
 // View renders the dialog in place of the screen body.
 func (d *dialog) View() string {
-	s := d.styles
+	s := d.Styles
 	var b strings.Builder
-	title := fmt.Sprintf("%s %s record(s)", strings.ToUpper(string(d.kind)), count(len(d.targets)))
+	title := fmt.Sprintf("%s %s record(s)", strings.ToUpper(string(d.kind)), common.Count(len(d.targets)))
 	if d.entries != nil {
 		title = d.entryTitle()
 	}
 	b.WriteString(s.Title.Render(title) + s.Dim.Render("  (esc cancels)") + "\n\n")
 	switch d.step {
 	case stepProfile:
-		fmt.Fprintf(&b, "Profile %q is protected. Type its name to allow writes for this session:\n\n  %s\n", d.opts.Profile, d.confirm.View())
+		fmt.Fprintf(&b, "Profile %q is protected. Type its name to allow writes for this session:\n\n  %s\n", d.Opts.Profile, d.confirm.View())
 	case stepForm:
 		for i, l := range d.labels {
 			marker := "  "
@@ -237,7 +239,7 @@ func (d *dialog) View() string {
 		if d.kind == actions.KindExpire {
 			b.WriteString("\n" + s.Dim.Render("TTL: the record expires after it (10m: in ten minutes); 0 deletes it now") + "\n")
 		}
-		if hint := entryFormHint(d.kind); d.entries != nil && hint != "" {
+		if hint := streams.FormHint(d.kind); d.entries != nil && hint != "" {
 			b.WriteString("\n" + s.Dim.Render(hint) + "\n")
 		}
 		b.WriteString("\n" + s.Dim.Render(d.sampleLine()) + "\n")
@@ -253,7 +255,7 @@ func (d *dialog) View() string {
 			pct = float64(t.attempted) / float64(t.writes)
 		}
 		count := fmt.Sprintf(" %s/%s writes", units.FormatCount(int64(t.attempted)), units.FormatCount(int64(t.writes)))
-		d.bar.SetWidth(max(d.width-ansi.StringWidth(count)-1, 10)) // the count stays on the bar's line
+		d.bar.SetWidth(max(d.Width-ansi.StringWidth(count)-1, 10)) // the count stays on the bar's line
 		fmt.Fprintf(&b, "%s%s\n\n", d.bar.ViewAs(pct), count)
 		b.WriteString(t.String(d.step == stepDone) + "\n")
 		b.WriteString(d.resultNotes())
@@ -276,7 +278,7 @@ func (d *dialog) View() string {
 // middle to the width less room, so wrapping never splits it.
 func (d *dialog) shownKey(k string, room int) string {
 	k = inspect.Sanitize(k)
-	return fitMiddle(k, min(ansi.StringWidth(k), max(d.width-room, 12)))
+	return common.FitMiddle(k, min(ansi.StringWidth(k), max(d.Width-room, 12)))
 }
 
 // markedRecords returns the marked records still in the table.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // groupAgg counts one value of the grouping capture over the view.
@@ -101,9 +102,9 @@ func (s *store) setGrouping(name string) {
 
 // captureNames are the template captures records can be grouped by, in
 // template order, across the keyspaces.
-func (c *common) captureNames() []string {
+func (c *shared) captureNames() []string {
 	var out []string
-	for _, ks := range c.opts.Keyspaces {
+	for _, ks := range c.Opts.Keyspaces {
 		for _, n := range ks.Template.Names() {
 			if !slices.Contains(out, n) {
 				out = append(out, n)
@@ -117,7 +118,7 @@ func (c *common) captureNames() []string {
 func (rs *recordsScreen) cycleGrouping() {
 	names := rs.captureNames()
 	if len(names) == 0 {
-		rs.status = "these keyspaces have no key template captures to group by"
+		rs.Status = "these keyspaces have no key template captures to group by"
 		return
 	}
 	next := names[0]
@@ -142,10 +143,10 @@ func (rs *recordsScreen) groupsView() string {
 	g := rs.store.group
 	groups := g.sorted(len(rs.store.view), !rs.scanning())
 	var b strings.Builder
-	b.WriteString(rs.styles.ColHead.Render(fit(fmt.Sprintf("%8s %8s %7s %7s %8s  %s", "RECORDS", "PROCESS", "STALE", "STUCK", "MEMORY",
-		strings.ToUpper(inspect.Sanitize(g.name))), rs.width)))
+	b.WriteString(rs.Styles.ColHead.Render(common.Fit(fmt.Sprintf("%8s %8s %7s %7s %8s  %s", "RECORDS", "PROCESS", "STALE", "STUCK", "MEMORY",
+		strings.ToUpper(inspect.Sanitize(g.name))), rs.Width)))
 	if len(groups) == 0 {
-		b.WriteString("\n" + rs.styles.Dim.Render("  no record in the view"))
+		b.WriteString("\n" + rs.Styles.Dim.Render("  no record in the view"))
 		return b.String()
 	}
 	rs.clampGroupCursor(len(groups))
@@ -156,13 +157,13 @@ func (rs *recordsScreen) groupsView() string {
 		if v == "" {
 			v = "(key does not fit the template)"
 		}
-		line := fmt.Sprintf("%8s %8s %7s %7s %8s  %s", count(a.n), count(a.processing), count(a.stale), count(a.stuck),
+		line := fmt.Sprintf("%8s %8s %7s %7s %8s  %s", common.Count(a.n), common.Count(a.processing), common.Count(a.stale), common.Count(a.stuck),
 			units.FormatBytes(a.mem), inspect.Sanitize(v))
 		switch {
 		case i == rs.groupCursor:
-			line = rs.styles.Selected.Render(fit(line, rs.width))
+			line = rs.Styles.Selected.Render(common.Fit(line, rs.Width))
 		case a.stale > 0:
-			line = rs.styles.Stale.Render(line)
+			line = rs.Styles.Stale.Render(line)
 		}
 		b.WriteString("\n" + line)
 	}
@@ -185,11 +186,11 @@ func (rs *recordsScreen) clampGroupCursor(n int) {
 // open a group (its records, filtered to the value; esc comes back).
 // Other keys fall through to the records keys (filters apply to groups).
 func (rs *recordsScreen) onGroupsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	k := rs.keys
+	k := rs.Keys
 	g := rs.store.group
 	n := len(g.sorted(len(rs.store.view), !rs.scanning()))
-	if d, ok := k.moves(msg, rs.tableRows()); ok {
-		rs.groupCursor = clampAdd(rs.groupCursor, d) // then to the groups
+	if d, ok := k.Moves(msg, rs.tableRows()); ok {
+		rs.groupCursor = common.ClampAdd(rs.groupCursor, d) // then to the groups
 		rs.clampGroupCursor(n)
 		return nil, true
 	}
@@ -200,8 +201,8 @@ func (rs *recordsScreen) onGroupsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		}
 		rs.clampGroupCursor(n)
 		rs.openGroup(g.order[rs.groupCursor].value)
-	case k.isWriteKey(msg):
-		rs.status = "open a group (enter) to mark and write its records"
+	case k.IsWriteKey(msg):
+		rs.Status = "open a group (enter) to mark and write its records"
 	default:
 		return nil, false
 	}
@@ -235,7 +236,7 @@ func captureTerm(name, value string) string { return name + "=" + value }
 func (rs *recordsScreen) applySearch(text string) {
 	s, err := inspect.ParseSearch(text)
 	if err != nil {
-		rs.status = "filter: " + inspect.Sanitize(err.Error())
+		rs.Status = "filter: " + inspect.Sanitize(err.Error())
 		return
 	}
 	rs.store.f.Search = s

@@ -10,13 +10,14 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // recordsScreen is the Records screen: the table over the store's view
 // (or its grouped view), the cursor, the marks, and the / filter's and
 // ctrl+f's inputs.
 type recordsScreen struct {
-	*common
+	*shared
 	w, h     int
 	scanning func() bool // the root's scan is running: groups are sorted when it ends
 
@@ -34,9 +35,9 @@ type recordsScreen struct {
 	marks     map[string]bool
 }
 
-func newRecordsScreen(c *common, scanning func() bool) *recordsScreen {
-	return &recordsScreen{common: c, scanning: scanning, find: newFindBar(c),
-		input: newLine("/ ", "key text, glob*, principal=customer-42, state=processing, flag=stuck, stale", 256)}
+func newRecordsScreen(c *shared, scanning func() bool) *recordsScreen {
+	return &recordsScreen{shared: c, scanning: scanning, find: newFindBar(c),
+		input: common.NewLine("/ ", "key text, glob*, principal=customer-42, state=processing, flag=stuck, stale", 256)}
 }
 
 // SetSize lays the table out for the width.
@@ -60,7 +61,7 @@ func (rs *recordsScreen) Update(msg tea.Msg) tea.Cmd {
 		rs.input, cmd = rs.input.Update(msg)
 		return cmd
 	}
-	if cmd, ok := dispatch(k, rs.keyActions()); ok {
+	if cmd, ok := common.Dispatch(k, rs.keyActions()); ok {
 		return cmd
 	}
 	rs.onViewKey(k)
@@ -73,32 +74,32 @@ func (rs *recordsScreen) Update(msg tea.Msg) tea.Cmd {
 // the screen's own.
 func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 	rs := m.records
-	rs.SetSize(m.width, m.bodyHeight())
+	rs.SetSize(m.Width, m.bodyHeight())
 	if rs.grouped() {
 		if cmd, done := rs.onGroupsKey(msg); done {
 			return cmd
 		}
 	}
-	if !m.canWrite() && m.keys.isWriteKey(msg) {
-		m.status = m.offHint(m.screen == screenStreams)
+	if !m.CanWrite() && m.Keys.IsWriteKey(msg) {
+		m.Status = m.OffHint(m.screen == screenStreams)
 		return nil
 	}
-	k := m.keys
-	if cmd, ok := dispatch(msg, []keyAction{
-		{k.Open, func() tea.Cmd { return m.openDetail(false) }},
-		{k.Reveal, func() tea.Cmd { return m.openDetail(true) }}, // the response is the detail's: shown there
-		{k.Expire, func() tea.Cmd { return m.openDialog(actions.KindExpire) }},
-		{k.Fail, func() tea.Cmd { return m.openDialog(actions.KindFail) }},
-		{k.Reconcile, func() tea.Cmd { return m.openDialog(actions.KindReconcile) }},
-		{k.Triage, func() tea.Cmd {
+	k := m.Keys
+	if cmd, ok := common.Dispatch(msg, []common.KeyAction{
+		{Binding: k.Open, Do: func() tea.Cmd { return m.openDetail(false) }},
+		{Binding: k.Reveal, Do: func() tea.Cmd { return m.openDetail(true) }},
+		{Binding: k.Expire, Do: func() tea.Cmd { return m.openDialog(actions.KindExpire) }},
+		{Binding: k.Fail, Do: func() tea.Cmd { return m.openDialog(actions.KindFail) }},
+		{Binding: k.Reconcile, Do: func() tea.Cmd { return m.openDialog(actions.KindReconcile) }},
+		{Binding: k.Triage, Do: func() tea.Cmd {
 			if why := m.triageOff(); why != "" {
-				m.status = why
+				m.Status = why
 				return nil
 			}
 			return m.openDialog(kindTriage)
 		}},
-		{k.CopyKey, func() tea.Cmd { return m.copyKey(rs.selection()) }},
-		{k.CopyCommand, func() tea.Cmd { return m.copyCommand(rs.selection()) }},
+		{Binding: k.CopyKey, Do: func() tea.Cmd { return m.copyKey(rs.selection()) }},
+		{Binding: k.CopyCommand, Do: func() tea.Cmd { return m.copyCommand(rs.selection()) }},
 	}); ok {
 		return cmd
 	}
@@ -108,29 +109,29 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 // recordsSized is the Records screen sized to the body as it is now: the
 // banners above it come and go with the data.
 func (m *Model) recordsSized() *recordsScreen {
-	m.records.SetSize(m.width, m.bodyHeight())
+	m.records.SetSize(m.Width, m.bodyHeight())
 	return m.records
 }
 
 // keyActions are the keys that move the cursor, mark, filter, group or
 // find.
-func (rs *recordsScreen) keyActions() []keyAction {
-	k := rs.keys
-	return []keyAction{
-		{k.Up, noCmd(func() { rs.moveCursor(-1) })},
-		{k.Down, noCmd(func() { rs.moveCursor(1) })},
-		{k.PageUp, noCmd(func() { rs.moveCursor(-rs.tableRows()) })},
-		{k.PageDown, noCmd(func() { rs.moveCursor(rs.tableRows()) })},
-		{k.Top, noCmd(func() { rs.cursorTo(0) })},
-		{k.Bottom, noCmd(func() { rs.cursorTo(len(rs.store.view) - 1) })},
-		{k.Mark, noCmd(rs.toggleMark)},
-		{k.MarkAll, noCmd(rs.markAllInView)},
-		{k.Unmark, noCmd(rs.unmarkAll)},
-		{k.Filter, rs.startFilter},
-		{k.GroupBy, noCmd(rs.cycleGrouping)},
-		{k.Search, rs.find.Open},
-		{k.NextMatch, noCmd(func() { rs.findNext(1) })},
-		{k.PrevMatch, noCmd(func() { rs.findNext(-1) })},
+func (rs *recordsScreen) keyActions() []common.KeyAction {
+	k := rs.Keys
+	return []common.KeyAction{
+		{Binding: k.Up, Do: common.NoCmd(func() { rs.moveCursor(-1) })},
+		{Binding: k.Down, Do: common.NoCmd(func() { rs.moveCursor(1) })},
+		{Binding: k.PageUp, Do: common.NoCmd(func() { rs.moveCursor(-rs.tableRows()) })},
+		{Binding: k.PageDown, Do: common.NoCmd(func() { rs.moveCursor(rs.tableRows()) })},
+		{Binding: k.Top, Do: common.NoCmd(func() { rs.cursorTo(0) })},
+		{Binding: k.Bottom, Do: common.NoCmd(func() { rs.cursorTo(len(rs.store.view) - 1) })},
+		{Binding: k.Mark, Do: common.NoCmd(rs.toggleMark)},
+		{Binding: k.MarkAll, Do: common.NoCmd(rs.markAllInView)},
+		{Binding: k.Unmark, Do: common.NoCmd(rs.unmarkAll)},
+		{Binding: k.Filter, Do: rs.startFilter},
+		{Binding: k.GroupBy, Do: common.NoCmd(rs.cycleGrouping)},
+		{Binding: k.Search, Do: rs.find.Open},
+		{Binding: k.NextMatch, Do: common.NoCmd(func() { rs.findNext(1) })},
+		{Binding: k.PrevMatch, Do: common.NoCmd(func() { rs.findNext(-1) })},
 	}
 }
 
@@ -157,9 +158,9 @@ func (rs *recordsScreen) toggleMark() {
 }
 
 func (rs *recordsScreen) unmarkAll() {
-	rs.status = "nothing was marked (space marks a record, a all in view)"
+	rs.Status = "nothing was marked (space marks a record, a all in view)"
 	if n := len(rs.marks); n > 0 {
-		rs.status = "unmarked " + count(n)
+		rs.Status = "unmarked " + common.Count(n)
 	}
 	rs.marks = nil
 }
@@ -181,11 +182,11 @@ func (rs *recordsScreen) startFilter() tea.Cmd {
 // onViewKey is the Records screen's filter, sort and state keys: they
 // change what the table shows, never a record.
 func (rs *recordsScreen) onViewKey(msg tea.KeyPressMsg) {
-	k := rs.keys
+	k := rs.Keys
 	switch {
 	case key.Matches(msg, k.ClearFilter):
 		if !rs.store.f.Active() {
-			rs.status = "no filter to clear"
+			rs.Status = "no filter to clear"
 		}
 		rs.store.f = inspect.Filter{}
 		rs.input.SetValue("")
@@ -215,7 +216,7 @@ func (rs *recordsScreen) onViewKey(msg tea.KeyPressMsg) {
 		rs.setStateFilter(inspect.StateUnknown)
 	case key.Matches(msg, k.AllStates):
 		if rs.store.f.States == 0 {
-			rs.status = "every state is shown already (1-5 show one)"
+			rs.Status = "every state is shown already (1-5 show one)"
 		}
 		rs.store.f.States = 0
 		rs.withCursorKept(rs.store.rebuild)

@@ -1,4 +1,4 @@
-package ui
+package streams
 
 import (
 	"fmt"
@@ -9,8 +9,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/idemctl/idemctl/inspect"
-	"github.com/idemctl/idemctl/inspect/streams"
+	istreams "github.com/idemctl/idemctl/inspect/streams"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // The Streams screen's drawing: every line fitted to the width by whole
@@ -19,25 +20,12 @@ import (
 
 func sanitizeText(t inspect.Text) string { return inspect.Sanitize(string(t)) }
 
-// wrapHang is prefix then value wrapped at spaces to width, continuation
-// lines under the value (hang also breaks after : and /, which may leave
-// a line one cell too wide).
-func wrapHang(prefix, value string, width int) string {
-	pw := ansi.StringWidth(prefix)
-	lines := strings.Split(ansi.Wrap(value, max(width-pw, 8), " "), "\n")
-	pad := strings.Repeat(" ", pw)
-	for i := 1; i < len(lines); i++ {
-		lines[i] = pad + strings.TrimLeft(lines[i], " ")
-	}
-	return prefix + strings.Join(lines, "\n")
-}
-
 // dimLines renders each line dim on its own (lipgloss pads a block to its
 // widest line).
-func (c *common) dimLines(s string) []string {
+func dimLines(c *common.Common, s string) []string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
-		lines[i] = c.styles.Dim.Render(l)
+		lines[i] = c.Styles.Dim.Render(l)
 	}
 	return lines
 }
@@ -54,28 +42,28 @@ func joinFit(parts []string, sep string, w int) string {
 			line += sep + p
 		}
 	}
-	return fit(line, w)
+	return common.Fit(line, w)
 }
 
-func (st *streamsScreen) content() string {
-	s := st.styles
-	if why := st.streamsReadable(); why != "" {
-		return s.Title.Render("STREAMS") + "\n\n" + strings.Join(st.dimLines(wrapHang("  ", why, st.width)), "\n")
+func (st *Screen) content() string {
+	s := st.Styles
+	if why := Readable(st.Common); why != "" {
+		return s.Title.Render("STREAMS") + "\n\n" + strings.Join(dimLines(st.Common, common.WrapHang("  ", why, st.Width)), "\n")
 	}
-	if !st.current() {
-		msg := "scanning " + count(len(st.opts.StreamSpaces)) + " stream keyspaces for their consumer groups…"
+	if !st.Current() {
+		msg := "scanning " + common.Count(len(st.Opts.StreamSpaces)) + " stream keyspaces for their consumer groups…"
 		if st.err != "" && !st.reading {
 			msg = "could not read the streams: " + st.err + " · r reads again"
 		}
-		return s.Title.Render("STREAMS") + "\n\n" + wrapHang("  ", msg, st.width)
+		return s.Title.Render("STREAMS") + "\n\n" + common.WrapHang("  ", msg, st.Width)
 	}
 	switch st.level {
-	case levelGroup:
+	case LevelGroup:
 		if st.group() != nil {
 			return groupPage{st}.View()
 		}
-	case levelEntry:
-		return st.scrollBy(entryPage{st}.View(), &st.fieldScroll, st.h)
+	case LevelEntry:
+		return st.ScrollBy(entryPage{st}.View(), &st.fieldScroll, st.h)
 	}
 	return groupsTable{st}.View()
 }
@@ -83,9 +71,9 @@ func (st *streamsScreen) content() string {
 // The Streams screens, one type a level, over the screen's state: the
 // groups table, one group (its consumers and pending entries), one entry.
 type (
-	groupsTable struct{ *streamsScreen }
-	groupPage   struct{ *streamsScreen }
-	entryPage   struct{ *streamsScreen }
+	groupsTable struct{ *Screen }
+	groupPage   struct{ *Screen }
+	entryPage   struct{ *Screen }
 )
 
 // The groups table's columns, right-aligned numbers; STREAM and GROUP share
@@ -101,7 +89,7 @@ const groupNamesMin = 30
 // layout is how many of groupCols show and the names' widths.
 func (gt groupsTable) layout() (cols, stream, group int) {
 	cols = len(groupCols)
-	rest := gt.width - 3
+	rest := gt.Width - 3
 	for _, c := range groupCols {
 		rest -= c.w + 1
 	}
@@ -115,23 +103,23 @@ func (gt groupsTable) layout() (cols, stream, group int) {
 }
 
 func (gt groupsTable) View() string {
-	st := gt.streamsScreen
-	s := st.styles
-	t := st.totals()
-	lines := []string{s.Title.Render(joinFit([]string{"STREAMS", count(t.streams) + " streams", count(t.groups) + " groups",
-		count(t.pending) + " pending", count(t.stale) + " stale", count(t.poison) + " poison", "read at " + st.readAt.Format("15:04:05")}, " · ", st.width))}
+	st := gt.Screen
+	s := st.Styles
+	t := st.Totals()
+	lines := []string{s.Title.Render(joinFit([]string{"STREAMS", common.Count(t.Streams) + " streams", common.Count(t.Groups) + " groups",
+		common.Count(t.Pending) + " pending", common.Count(t.Stale) + " stale", common.Count(t.Poison) + " poison", "read at " + st.readAt.Format("15:04:05")}, " · ", st.Width))}
 	cols, sw, gw := gt.layout()
-	head := "  " + fit("STREAM", sw) + " " + fit("GROUP", gw)
+	head := "  " + common.Fit("STREAM", sw) + " " + common.Fit("GROUP", gw)
 	for _, c := range groupCols[:cols] {
-		head += " " + fitRight(c.title, c.w)
+		head += " " + common.FitRight(c.title, c.w)
 	}
-	lines = append(lines, s.ColHead.Render(fit(head, st.width)))
+	lines = append(lines, s.ColHead.Render(common.Fit(head, st.Width)))
 	rows := st.groupRows()
 	notes := gt.notes()
 	room := max(st.h-len(lines)-len(notes), 1)
 	from, to := selWindow(&st.groupSel, &st.groupOff, room, len(rows))
 	if len(rows) == 0 {
-		lines = append(lines, st.emptyLine(st.filtered(), "no stream matches these keyspaces' patterns", "no group has a pending entry the filter keeps"))
+		lines = append(lines, emptyLine(st.Common, st.filtered(), "no stream matches these keyspaces' patterns", "no group has a pending entry the filter keeps"))
 	}
 	for i := from; i < to; i++ {
 		lines = append(lines, gt.line(rows[i], cols, sw, gw, i == st.groupSel))
@@ -153,41 +141,41 @@ func selWindow(sel, off *int, room, n int) (from, to int) {
 
 // emptyLine says why a table has no row: there is none, or the filter
 // keeps none.
-func (c *common) emptyLine(filtered bool, none, noMatch string) string {
+func emptyLine(c *common.Common, filtered bool, none, noMatch string) string {
 	if filtered {
 		none = noMatch + " (c clears it)"
 	}
-	return c.styles.Dim.Render(fit("  "+none, c.width))
+	return c.Styles.Dim.Render(common.Fit("  "+none, c.Width))
 }
 
 func (gt groupsTable) line(r groupRow, cols, sw, gw int, selected bool) string {
-	st := gt.streamsScreen
+	st := gt.Screen
 	mark := "  "
 	if selected {
 		mark = "▸ "
 	}
-	line := mark + fitMiddle(sanitizeText(r.id.stream), sw) + " "
+	line := mark + common.FitMiddle(sanitizeText(r.id.stream), sw) + " "
 	if r.g == nil {
-		line += st.styles.Dim.Render(fit("(no group)", gw))
+		line += st.Styles.Dim.Render(common.Fit("(no group)", gw))
 	} else {
 		g := r.g
 		more := ""
 		if g.Truncated {
 			more = "+" // counted among the entries read only
 		}
-		cells := []string{count(g.Pending), count(g.Stale) + more, count(g.Poison) + more, oldestAge(g), count(g.Consumers), lagCell(g.Lag)}
-		line += fitMiddle(sanitizeText(g.Name), gw)
+		cells := []string{common.Count(g.Pending), common.Count(g.Stale) + more, common.Count(g.Poison) + more, oldestAge(g), common.Count(g.Consumers), lagCell(g.Lag)}
+		line += common.FitMiddle(sanitizeText(g.Name), gw)
 		for i, c := range groupCols[:cols] {
-			line += " " + fitRight(cells[i], c.w)
+			line += " " + common.FitRight(cells[i], c.w)
 		}
 	}
 	if selected {
-		return st.styles.Selected.Render(fit(line, st.width))
+		return st.Styles.Selected.Render(common.Fit(line, st.Width))
 	}
-	return fit(line, st.width)
+	return common.Fit(line, st.Width)
 }
 
-func oldestAge(g *streams.GroupState) string {
+func oldestAge(g *istreams.GroupState) string {
 	switch {
 	case g.Oldest == nil:
 		return "-"
@@ -201,19 +189,19 @@ func lagCell(lag *int64) string {
 	if lag == nil {
 		return "?"
 	}
-	return count(*lag)
+	return common.Count(*lag)
 }
 
 // notes say what the read left out, wrapped at words.
 func (gt groupsTable) notes() []string {
-	st := gt.streamsScreen
+	st := gt.Screen
 	var out []string
 	add := func(s string) {
-		out = append(out, st.dimLines(wrapHang("note: ", s, st.width))...)
+		out = append(out, dimLines(st.Common, common.WrapHang("note: ", s, st.Width))...)
 	}
 	for _, r := range st.reps {
 		if r.Limited {
-			add(fmt.Sprintf("keyspace %s: stopped at %s streams, more may match (idemctl streams --max-streams reads more)", inspect.Sanitize(r.Space), count(len(r.Streams))))
+			add(fmt.Sprintf("keyspace %s: stopped at %s streams, more may match (idemctl streams --max-streams reads more)", inspect.Sanitize(r.Space), common.Count(len(r.Streams))))
 		}
 		for _, n := range r.Notes {
 			add(n) // sanitized by the engine
@@ -225,30 +213,31 @@ func (gt groupsTable) notes() []string {
 // View is one group: what XINFO says, its consumers, then its
 // pending entries with the selection.
 func (p groupPage) View() string {
-	st := p.streamsScreen
-	s := st.styles
+	st := p.Screen
+	s := st.Styles
 	rep, g := st.find(st.open)
-	lines := []string{s.Title.Render(joinFit([]string{"GROUP " + sanitizeText(g.Name), "of " + sanitizeText(g.Stream), "keyspace " + inspect.Sanitize(rep.Space)}, "  ", st.width))}
+	lines := []string{s.Title.Render(joinFit([]string{"GROUP " + sanitizeText(g.Name), "of " + sanitizeText(g.Stream), "keyspace " + inspect.Sanitize(rep.Space)}, "  ", st.Width))}
 	lag := "lag unknown"
 	if g.Lag != nil {
-		lag = "lag " + count(*g.Lag)
+		lag = "lag " + common.Count(*g.Lag)
 	}
 	oldest := "nothing pending"
 	if g.Oldest != nil {
 		oldest = "oldest " + oldestAge(g) + " old, idle " + units.FormatMs(g.Oldest.Idle.D().Milliseconds())
 	}
-	lines = append(lines, joinFit([]string{count(g.Pending) + " pending", count(g.Stale) + " stale", count(g.Poison) + " poison",
-		lag, oldest}, " · ", st.width))
-	if sp := st.streamSpace(rep.Space); sp != nil {
+	lines = append(lines, joinFit([]string{common.Count(g.Pending) + " pending", common.Count(g.Stale) + " stale", common.Count(g.Poison) + " poison",
+		lag, oldest}, " · ", st.Width))
+	if sp := spaceNamed(st.Opts.StreamSpaces, rep.Space); sp != nil {
 		lines = append(lines, s.Dim.Render(joinFit([]string{"stale after " + units.FormatMs(sp.ProcessingTimeout.Milliseconds()) + " idle",
-			fmt.Sprintf("poison after %d deliveries", sp.MaxDeliveries)}, " · ", st.width)))
+			fmt.Sprintf("poison after %d deliveries", sp.MaxDeliveries)}, " · ", st.Width)))
 	}
 	lines = append(lines, p.consumerLines(g)...)
 	return strings.Join(append(lines, p.entryLines(g, st.h-len(lines))...), "\n")
 }
 
-func (c *common) streamSpace(name string) *streams.Space {
-	for _, sp := range c.opts.StreamSpaces {
+// spaceNamed is the stream keyspace of that name, nil when none is.
+func spaceNamed(spaces []*istreams.Space, name string) *istreams.Space {
+	for _, sp := range spaces {
 		if sp.Name == name {
 			return sp
 		}
@@ -258,49 +247,49 @@ func (c *common) streamSpace(name string) *streams.Space {
 
 // consumerLines are the group's consumers, at most a quarter of the body:
 // the entries below are what the operator works on.
-func (p groupPage) consumerLines(g *streams.GroupState) []string {
-	st := p.streamsScreen
-	nameW := max(st.width-2-10-10-2, 10)
-	lines := []string{st.styles.ColHead.Render(fit("  "+fit("CONSUMERS ("+count(g.Consumers)+")", nameW)+" "+fitRight("PENDING", 10)+" "+fitRight("IDLE", 10), st.width))}
+func (p groupPage) consumerLines(g *istreams.GroupState) []string {
+	st := p.Screen
+	nameW := max(st.Width-2-10-10-2, 10)
+	lines := []string{st.Styles.ColHead.Render(common.Fit("  "+common.Fit("CONSUMERS ("+common.Count(g.Consumers)+")", nameW)+" "+common.FitRight("PENDING", 10)+" "+common.FitRight("IDLE", 10), st.Width))}
 	room := max(st.h/4, 2)
 	cs := g.ConsumerList
 	if len(cs) == 0 {
-		return append(lines, st.styles.Dim.Render(fit("  no consumer has joined this group", st.width)))
+		return append(lines, st.Styles.Dim.Render(common.Fit("  no consumer has joined this group", st.Width)))
 	}
 	for i, c := range cs {
 		if i == room && len(cs) > room+1 {
-			return append(lines, st.styles.Dim.Render(fit(fmt.Sprintf("  and %s more consumers", count(len(cs)-room)), st.width)))
+			return append(lines, st.Styles.Dim.Render(common.Fit(fmt.Sprintf("  and %s more consumers", common.Count(len(cs)-room)), st.Width)))
 		}
-		lines = append(lines, fit("  "+fitMiddle(sanitizeText(c.Name), nameW)+" "+fitRight(count(c.Pending), 10)+" "+
-			fitRight(units.FormatMs(c.Idle.D().Milliseconds()), 10), st.width))
+		lines = append(lines, common.Fit("  "+common.FitMiddle(sanitizeText(c.Name), nameW)+" "+common.FitRight(common.Count(c.Pending), 10)+" "+
+			common.FitRight(units.FormatMs(c.Idle.D().Milliseconds()), 10), st.Width))
 	}
 	if g.ConsumersCut {
-		lines = append(lines, st.styles.Dim.Render(fit(fmt.Sprintf("  only the first %s consumers were read", count(len(cs))), st.width)))
+		lines = append(lines, st.Styles.Dim.Render(common.Fit(fmt.Sprintf("  only the first %s consumers were read", common.Count(len(cs))), st.Width)))
 	}
 	return lines
 }
 
 // entryLines are the pending entries the filters keep, in a window of
 // room lines around the selection.
-func (p groupPage) entryLines(g *streams.GroupState, room int) []string {
-	st := p.streamsScreen
-	s := st.styles
+func (p groupPage) entryLines(g *istreams.GroupState, room int) []string {
+	st := p.Screen
+	s := st.Styles
 	idW, idleW, delW, flagW := 17, 8, 6, 12
-	conW := max(st.width-2-idW-idleW-delW-flagW-4, 8)
+	conW := max(st.Width-2-idW-idleW-delW-flagW-4, 8)
 	title := "PENDING ENTRIES"
 	if g.Truncated {
-		title += fmt.Sprintf(" (the oldest %s of %s read)", count(len(g.Entries)), count(g.Pending))
+		title += fmt.Sprintf(" (the oldest %s of %s read)", common.Count(len(g.Entries)), common.Count(g.Pending))
 	}
 	if f := st.filterText(); f != "" {
 		title += " · filter: " + f
 	}
-	lines := []string{s.Title.Render(joinFit([]string{title}, "", st.width)),
-		s.ColHead.Render(fit("  "+fit("ID", idW)+" "+fit("CONSUMER", conW)+" "+fitRight("IDLE", idleW)+" "+fitRight("DELIV", delW)+" "+fit("FLAGS", flagW), st.width))}
+	lines := []string{s.Title.Render(joinFit([]string{title}, "", st.Width)),
+		s.ColHead.Render(common.Fit("  "+common.Fit("ID", idW)+" "+common.Fit("CONSUMER", conW)+" "+common.FitRight("IDLE", idleW)+" "+common.FitRight("DELIV", delW)+" "+common.Fit("FLAGS", flagW), st.Width))}
 	es := st.entries()
 	rows := max(room-len(lines), 1)
 	from, to := selWindow(&st.entrySel, &st.entryOff, rows, len(es))
 	if len(es) == 0 {
-		lines = append(lines, st.emptyLine(st.filtered(), "no pending entry: every message delivered to this group was acknowledged", "no pending entry matches the filter"))
+		lines = append(lines, emptyLine(st.Common, st.filtered(), "no pending entry: every message delivered to this group was acknowledged", "no pending entry matches the filter"))
 	}
 	for i := from; i < to; i++ {
 		e := es[i]
@@ -313,8 +302,9 @@ func (p groupPage) entryLines(g *streams.GroupState, room int) []string {
 		} else {
 			mark += " "
 		}
-		line := fit(mark+fitMiddle(inspect.Sanitize(e.ID), idW)+" "+fitMiddle(sanitizeText(e.Consumer), conW)+" "+
-			fitRight(units.FormatMs(e.Idle.D().Milliseconds()), idleW)+" "+fitRight(count(e.Deliveries), delW)+" "+fit(entryFlags(e), flagW), st.width)
+		line := common.Fit(mark+common.FitMiddle(inspect.Sanitize(e.ID), idW)+" "+common.FitMiddle(sanitizeText(e.Consumer), conW)+" "+
+			common.FitRight(units.FormatMs(e.Idle.D().Milliseconds()), idleW)+" "+common.FitRight(common.Count(e.Deliveries), delW)+" "+common.Fit(entryFlags(e), flagW), st.Width)
+
 		if i == st.entrySel {
 			line = s.Selected.Render(line)
 		} else if e.Stale || e.Poison {
@@ -325,7 +315,7 @@ func (p groupPage) entryLines(g *streams.GroupState, room int) []string {
 	return lines
 }
 
-func entryFlags(e streams.PendingEntry) string {
+func entryFlags(e istreams.PendingEntry) string {
 	var f []string
 	if e.Stale {
 		f = append(f, "STALE")
@@ -352,39 +342,39 @@ func (ef entryFilter) filterText() string {
 // name and value sanitized and cut on the server; a long value shows its
 // length and how much is shown.
 func (p entryPage) View() string {
-	st := p.streamsScreen
-	s := st.styles
+	st := p.Screen
+	s := st.Styles
 	e := st.entryRow
-	lines := []string{s.Title.Render(joinFit([]string{"ENTRY " + inspect.Sanitize(e.ID), "of " + sanitizeText(e.Stream), "group " + sanitizeText(e.Group)}, "  ", st.width)),
+	lines := []string{s.Title.Render(joinFit([]string{"ENTRY " + inspect.Sanitize(e.ID), "of " + sanitizeText(e.Stream), "group " + sanitizeText(e.Group)}, "  ", st.Width)),
 		joinFit([]string{"consumer " + sanitizeText(e.Consumer), "idle " + units.FormatMs(e.Idle.D().Milliseconds()),
-			"delivery count " + count(e.Deliveries), entryFlags(e), st.marks.text(e)}, " · ", st.width)}
+			"delivery count " + common.Count(e.Deliveries), entryFlags(e), st.marks.text(e)}, " · ", st.Width)}
 	switch {
 	case st.entryErr != "":
-		return strings.Join(append(lines, "", wrapHang("  could not read the entry: ", st.entryErr, st.width)), "\n")
+		return strings.Join(append(lines, "", common.WrapHang("  could not read the entry: ", st.entryErr, st.Width)), "\n")
 	case st.entry == nil:
 		return strings.Join(append(lines, "", s.Dim.Render("  fetching the entry…")), "\n")
 	case !st.entry.Found:
-		return strings.Join(append(lines, "", wrapHang("  ", "the entry is no longer in the stream (trimmed or deleted): only its pending record is left", st.width)), "\n")
+		return strings.Join(append(lines, "", common.WrapHang("  ", "the entry is no longer in the stream (trimmed or deleted): only its pending record is left", st.Width)), "\n")
 	}
 	d := st.entry
-	title := fmt.Sprintf("FIELDS (%s of %s)", count(len(d.Fields)), count(d.FieldCount))
-	lines = append(lines, "", s.Title.Render(fit(title, st.width)))
-	nameW := min(max(st.width/4, 8), 24)
+	title := fmt.Sprintf("FIELDS (%s of %s)", common.Count(len(d.Fields)), common.Count(d.FieldCount))
+	lines = append(lines, "", s.Title.Render(common.Fit(title, st.Width)))
+	nameW := min(max(st.Width/4, 8), 24)
 	for _, f := range d.Fields {
-		name := fitMiddle(sanitizeText(f.Name), nameW)
-		lines = append(lines, strings.Split(wrapHang("  "+name+" ", fieldValue(f), st.width), "\n")...)
+		name := common.FitMiddle(sanitizeText(f.Name), nameW)
+		lines = append(lines, strings.Split(common.WrapHang("  "+name+" ", fieldValue(f), st.Width), "\n")...)
 		if note := fieldNote(f); note != "" {
-			lines = append(lines, st.dimLines(wrapHang(strings.Repeat(" ", nameW+3), note, st.width))...)
+			lines = append(lines, dimLines(st.Common, common.WrapHang(strings.Repeat(" ", nameW+3), note, st.Width))...)
 		}
 	}
 	if d.FieldsCut {
-		lines = append(lines, s.Dim.Render(fit(fmt.Sprintf("  only the first %s of %s fields were read", count(len(d.Fields)), count(d.FieldCount)), st.width)))
+		lines = append(lines, s.Dim.Render(common.Fit(fmt.Sprintf("  only the first %s of %s fields were read", common.Count(len(d.Fields)), common.Count(d.FieldCount)), st.Width)))
 	}
 	return strings.Join(lines, "\n")
 }
 
 // fieldValue is a value as shown: sanitized, at most entryShownCells.
-func fieldValue(f streams.Field) string {
+func fieldValue(f istreams.Field) string {
 	v := sanitizeText(f.Value)
 	if ansi.StringWidth(v) > entryShownCells {
 		v = ansi.Truncate(v, entryShownCells, "")
@@ -396,17 +386,17 @@ func fieldValue(f streams.Field) string {
 }
 
 // fieldNote says a name or value is longer than shown, and its length.
-func fieldNote(f streams.Field) string {
+func fieldNote(f istreams.Field) string {
 	var parts []string
 	cut := f.ValueLen > int64(len(f.Value))
 	shownCut := ansi.StringWidth(sanitizeText(f.Value)) > entryShownCells
 	switch {
 	case cut && shownCut:
-		parts = append(parts, fmt.Sprintf("%s value: the first %s read, %s characters shown", units.FormatBytes(f.ValueLen), units.FormatBytes(int64(len(f.Value))), count(entryShownCells)))
+		parts = append(parts, fmt.Sprintf("%s value: the first %s read, %s characters shown", units.FormatBytes(f.ValueLen), units.FormatBytes(int64(len(f.Value))), common.Count(entryShownCells)))
 	case cut:
 		parts = append(parts, fmt.Sprintf("%s value: the first %s read", units.FormatBytes(f.ValueLen), units.FormatBytes(int64(len(f.Value)))))
 	case shownCut:
-		parts = append(parts, fmt.Sprintf("%s value: the first %s characters shown", units.FormatBytes(f.ValueLen), count(entryShownCells)))
+		parts = append(parts, fmt.Sprintf("%s value: the first %s characters shown", units.FormatBytes(f.ValueLen), common.Count(entryShownCells)))
 	}
 	if f.NameLen > int64(len(f.Name)) {
 		parts = append(parts, "the name is "+units.FormatBytes(f.NameLen)+" long")
@@ -417,26 +407,33 @@ func fieldNote(f streams.Field) string {
 	return "‹" + strings.Join(parts, " · ") + "›"
 }
 
-// footer is the screen's help line: the keys that work here, as wide as
+// Footer is the screen's help line: the keys that work here, as wide as
 // h draws them.
-func (st *streamsScreen) footer(h help.Model) []keyBinding {
-	k := st.keys
+func (st *Screen) Footer(h help.Model) []common.KeyBinding {
+	k := st.Keys
 	reread := key.NewBinding(key.WithKeys(k.Rescan.Keys()...), key.WithHelp(k.Rescan.Help().Key, "re-read"))
 	back := key.NewBinding(key.WithKeys(k.Back.Keys()...), key.WithHelp(k.Back.Help().Key, "back"))
 	writes := st.writeHelp()
-	bs := append(append([]keyBinding{k.Open, back}, writes...), k.Filter, k.StaleOnly, reread, k.Help, k.Quit)
-	if st.level == levelEntry {
-		bs = append(append([]keyBinding{back}, writes...), k.Down, k.Up, reread, k.Help, k.Quit)
+	bs := append(append([]common.KeyBinding{k.Open, back}, writes...), k.Filter, k.StaleOnly, reread, k.Help, k.Quit)
+	if st.level == LevelEntry {
+		bs = append(append([]common.KeyBinding{back}, writes...), k.Down, k.Up, reread, k.Help, k.Quit)
 	}
 	// Whole keys, the least needed given way: never a cut one.
-	for len(bs) > 2 && ansi.StringWidth(h.ShortHelpView(bs)) > st.width {
+	for len(bs) > 2 && ansi.StringWidth(h.ShortHelpView(bs)) > st.Width {
 		bs = bs[:len(bs)-1]
 	}
 	return bs
 }
 
-// statusParts is the status line's part on the Streams screen.
-func (st *streamsScreen) statusParts() []string {
+// FilterLine is the status line while the filter is typed, and the help
+// line under it.
+func (st *Screen) FilterLine() (status, help string) {
+	return common.Fit(st.input.View(), st.Width),
+		st.Styles.HelpLine.Render(common.Fit("enter applies · esc closes · text of a consumer or an entry ID", st.Width))
+}
+
+// StatusParts is the status line's part on the Streams screen.
+func (st *Screen) StatusParts() []string {
 	if st == nil {
 		return nil
 	}
@@ -445,7 +442,7 @@ func (st *streamsScreen) statusParts() []string {
 		parts = append(parts, "scanning the streams…")
 	}
 	if n := len(st.marks); n > 0 { // what a write would take
-		parts = append(parts, count(n)+" marked")
+		parts = append(parts, common.Count(n)+" marked")
 	}
 	if f := st.filterText(); f != "" {
 		parts = append(parts, "filter: "+f)

@@ -1,4 +1,4 @@
-package ui
+package common
 
 import (
 	"slices"
@@ -101,10 +101,10 @@ func (k *KeyMap) SetWrites(on, marks bool) {
 	}
 }
 
-// isWriteKey reports whether msg is a write key that is off, so a session
+// IsWriteKey reports whether msg is a write key that is off, so a session
 // that cannot write can say why it does nothing; a key an enabled binding
 // also holds (u: unmark on a snapshot, undo elsewhere) is not one.
-func (k *KeyMap) isWriteKey(msg tea.KeyPressMsg) bool {
+func (k *KeyMap) IsWriteKey(msg tea.KeyPressMsg) bool {
 	off := false
 	for _, b := range k.writeBindings() {
 		if slices.Contains(b.Keys(), msg.String()) {
@@ -117,10 +117,10 @@ func (k *KeyMap) isWriteKey(msg tea.KeyPressMsg) bool {
 	return off
 }
 
-// writesOff is the footer's word, in a session that cannot write, that the
+// WritesOff is the footer's word, in a session that cannot write, that the
 // write keys among bs exist and are off, and why (see writesOffNote). It
 // is for the footer only: it matches no key.
-func writesOff(why string, bs ...key.Binding) key.Binding {
+func WritesOff(why string, bs ...key.Binding) key.Binding {
 	var names []string
 	for _, b := range bs {
 		if !b.Enabled() {
@@ -134,25 +134,25 @@ func writesOff(why string, bs ...key.Binding) key.Binding {
 // write: the write keys where a writing session has them, said off (off
 // says how they come on).
 func (k KeyMap) ShortHelp(off string) []key.Binding {
-	return []key.Binding{k.Help, k.Filter, k.StaleOnly, writesOff(off, k.Fail, k.Reconcile, k.Expire, k.Mark),
+	return []key.Binding{k.Help, k.Filter, k.StaleOnly, WritesOff(off, k.Fail, k.Reconcile, k.Expire, k.Mark),
 		k.NextScreen, k.Open, k.Processing, k.Rescan, k.Quit}
 }
 
-// helpGroup is one titled column of the help overlay.
-type helpGroup struct {
-	title string
-	keys  []key.Binding
+// HelpGroup is one titled column of the help overlay.
+type HelpGroup struct {
+	Title string
+	Keys  []key.Binding
 }
 
 // HelpGroups is the help overlay's content, in the order it flows. The
 // write keys keep their places when writes are off: the overlay shows
 // them disabled.
-func (k KeyMap) HelpGroups() []helpGroup {
+func (k KeyMap) HelpGroups() []HelpGroup {
 	write := "write (guarded)"
 	if !k.Fail.Enabled() {
 		write = "write (off)"
 	}
-	return []helpGroup{
+	return []HelpGroup{
 		{"move", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}},
 		{"screens", []key.Binding{k.Open, k.Back, k.NextScreen, k.PrevScreen, k.Help, k.Quit}},
 		{"filter and sort", []key.Binding{k.Filter, k.ClearFilter, k.StaleOnly, k.CycleFlag, k.Sort, k.SortReverse, k.GroupBy}},
@@ -163,4 +163,5 @@ func (k KeyMap) HelpGroups() []helpGroup {
 	}
 }
 
-type keyBinding = key.Binding
+// KeyBinding is a key of a footer or the help.
+type KeyBinding = key.Binding
