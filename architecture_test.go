@@ -30,7 +30,7 @@ var layers = map[string]int{
 	// 4 services and screens over the engine
 	"reaper": 4, "exporter": 4, "ui": 4, "ui/common": 4, "ui/streams": 4, "sandbox": 4,
 	// 5 the command layer
-	"cli": 5,
+	"cli": 5, "cli/docgen": 5, "cli/report": 5,
 	// 6 programs
 	"": 6, "bench": 6, "release": 6,
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/cli/docgen"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/ui"
@@ -30,7 +31,7 @@ func (o *uiCmd) flags(fs *pflag.FlagSet) {
 	fs.Var(durationValue(&o.refresh), "refresh", "rescan on its own at this interval (default: only on r)")
 	fs.BoolVar(&o.reveal, "reveal", false, "show response payloads in the detail screen without pressing v")
 	fs.IntVar(&o.maxRecords, "max-records", ui.DefaultMaxRecords, "records the table holds (about 1.5 GB at the default); past it every processing, stale and flagged record is still kept, the rest only counted")
-	registerGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
+	registerGroup(fs, docgen.GroupWrite, func(fs *pflag.FlagSet) {
 		fs.BoolVar(&o.write, "write", false, "enable guarded writes for this session (or writes: true in the profile)")
 		fs.StringVar(&o.auditLog, "audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
 		o.durabilityFlags.register(fs)

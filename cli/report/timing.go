@@ -1,4 +1,4 @@
-package cli
+package report
 
 import (
 	"fmt"
@@ -7,8 +7,8 @@ import (
 	"github.com/idemctl/idemctl/inspect"
 )
 
-// writeTiming lists detect's timing proposals beside the preset's defaults.
-func writeTiming(w io.Writer, ps []inspect.Proposal) {
+// Timing lists detect's timing proposals beside the preset's defaults.
+func Timing(w io.Writer, ps []inspect.Proposal) {
 	if len(ps) == 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package cli
+package docgen
 
 import (
 	"context"
@@ -11,62 +11,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// manCmd writes the man pages of the whole tree under root: idemctl(1)
-// with the shared flags, the environment and the exit codes, and one page
-// per command, all from the same definitions as --help; with --markdown,
-// the same pages as Markdown (docs/commands). --install puts the man pages
-// where man(1) looks for a user's own: packagers give the directory.
-type manCmd struct {
-	root     *cobra.Command
-	markdown bool
-	install  bool
-}
-
-func (o *manCmd) flags(fs *pflag.FlagSet) {
-	fs.BoolVar(&o.install, "install", false, "write the man pages into $XDG_DATA_HOME/man/man1 (~/.local/share/man/man1), where 'man idemctl' finds them")
-	fs.BoolVar(&o.markdown, "markdown", false, "write Markdown pages (docs/commands) instead of man pages")
-}
-
-func (o *manCmd) run(ctx context.Context, a *app, args []string) error {
-	switch {
-	case o.install && (len(args) > 0 || o.markdown):
-		return usageErr("--install writes the man pages to their own place: give no DIR and no --markdown")
-	case !o.install && len(args) != 1:
-		return usageErr("give the directory to write the pages into, or --install (see 'idemctl man --help')")
-	}
-	render, ext, what := manPage, ".1", "man pages"
-	if o.markdown {
-		render, ext, what = markdownPage, ".md", "Markdown pages"
-	}
-	dir := ""
-	if o.install {
-		data := a.getenv("XDG_DATA_HOME")
-		if data == "" {
-			home := a.getenv("HOME")
-			if home == "" {
-				return usageErr("--install: neither XDG_DATA_HOME nor HOME is set: give the directory instead (idemctl man DIR)")
-			}
-			data = filepath.Join(home, ".local", "share")
-		}
-		dir = filepath.Join(data, "man", "man1")
-	} else {
-		dir = args[0]
-	}
-	n, err := writeManPages(ctx, o.root, dir, render, ext)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(a.stderr, "wrote %d %s to %s\n", n, what, dir)
-	if o.install {
-		fmt.Fprintln(a.stderr, manPathAdvice(a.getenv, filepath.Dir(dir)))
-	}
-	return nil
-}
-
-// manPathAdvice says whether man(1) will find pages under manDir (…/man):
+// ManPathAdvice says whether man(1) will find pages under manDir (…/man):
 // through MANPATH, or as man-db derives it from PATH (a PATH entry D/bin
 // brings D/share/man); otherwise the line that makes it.
-func manPathAdvice(getenv func(string) string, manDir string) string {
+func ManPathAdvice(getenv func(string) string, manDir string) string {
 	if mp := getenv("MANPATH"); mp != "" {
 		for _, d := range filepath.SplitList(mp) {
 			if filepath.Clean(d) == manDir {
@@ -84,9 +32,9 @@ func manPathAdvice(getenv func(string) string, manDir string) string {
 	return "'man idemctl' finds them once " + manDir + " is on MANPATH: export MANPATH=\"" + manDir + ":\" (the trailing : keeps the system's pages)"
 }
 
-// writeManPages renders every available command (and help) under root into
+// WritePages renders every available command (and help) under root into
 // dir, one file per command named by its path (idemctl-config-view.1).
-func writeManPages(ctx context.Context, root *cobra.Command, dir string, render func(*cobra.Command) string, ext string) (int, error) {
+func WritePages(ctx context.Context, root *cobra.Command, dir string, render func(*cobra.Command) string, ext string) (int, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, fmt.Errorf("man pages: %w", err)
 	}
@@ -113,11 +61,11 @@ func writeManPages(ctx context.Context, root *cobra.Command, dir string, render 
 	return n, walk(root)
 }
 
-// manPage renders one command as roff (man(7)).
-func manPage(c *cobra.Command) string {
+// ManPage renders one command as roff (man(7)).
+func (bk Book) ManPage(c *cobra.Command) string {
 	var b strings.Builder
 	title := strings.ToUpper(strings.ReplaceAll(c.CommandPath(), " ", "-"))
-	fmt.Fprintf(&b, ".TH %s 1 \"\" \"idemctl %s\" \"idemctl manual\"\n", title, roffEscape(version))
+	fmt.Fprintf(&b, ".TH %s 1 \"\" \"idemctl %s\" \"idemctl manual\"\n", title, roffEscape(bk.Version))
 	fmt.Fprintf(&b, ".SH NAME\n%s \\- %s\n", roffEscape(strings.ReplaceAll(c.CommandPath(), " ", "-")), roffEscape(c.Short))
 	fmt.Fprintf(&b, ".SH SYNOPSIS\n.B %s\n", roffEscape(c.UseLine()))
 	if !c.HasParent() {
@@ -133,7 +81,7 @@ func manPage(c *cobra.Command) string {
 			fmt.Fprintf(&b, ".TP\n.B %s\n%s\n", roffEscape(sub.Name()), roffEscape(sub.Short))
 		}
 	}
-	groups := groupedFlags(c.LocalFlags())
+	groups := GroupedFlags(c.LocalFlags())
 	for _, g := range groupTitles {
 		flags := groups[g.group]
 		if len(flags) == 0 {
@@ -144,20 +92,20 @@ func manPage(c *cobra.Command) string {
 			fmt.Fprintf(&b, "%s\n.PP\nSee\n.BR idemctl (1).\n", roffEscape(strings.TrimSpace(flagNames(flags))))
 			continue
 		}
-		writeManFlags(&b, flags, envGroup(g.group))
+		writeManFlags(&b, flags, EnvGroup(g.group))
 	}
 	if !c.HasParent() {
-		shared := groupedFlags(sharedFlags())
+		shared := GroupedFlags(bk.Shared)
 		b.WriteString(".SH CONNECTION FLAGS\nTaken by every command that talks to Redis.\n")
-		writeManFlags(&b, shared[groupConnection], true)
+		writeManFlags(&b, shared[GroupConnection], true)
 		b.WriteString(".SH SCAN FLAGS\nTaken by scan, stats, check, exporter and ui.\n")
-		writeManFlags(&b, shared[groupScan], false)
-		text, _ := topicText("environment")
+		writeManFlags(&b, shared[GroupScan], false)
+		text, _ := bk.TopicText("environment")
 		b.WriteString(".SH ENVIRONMENT\n.nf\n" + roffEscape(text) + ".fi\n")
 		b.WriteString(".SH FILES\n.TP\n$XDG_CONFIG_HOME/idemctl/config.yaml\nthe default config file (~/.config/idemctl/config.yaml)\n" +
 			".TP\n$XDG_STATE_HOME/idemctl/audit.log\nthe default audit log (~/.local/state/idemctl/audit.log)\n")
 		b.WriteString(".SH EXIT STATUS\n")
-		for _, e := range ExitCodeTable {
+		for _, e := range bk.ExitCodes {
 			fmt.Fprintf(&b, ".TP\n.B %d\n%s\n", e.Code, roffEscape(e.Meaning))
 		}
 	}

@@ -1,4 +1,4 @@
-package cli
+package docgen
 
 import (
 	"fmt"
@@ -7,40 +7,31 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// sharedFlags are the connection, keyspace and scan flags as every command
-// registers them, for the help topics, the environment list and man pages.
-func sharedFlags() *pflag.FlagSet {
-	fs := pflag.NewFlagSet("shared", pflag.ContinueOnError)
-	fs.SortFlags = false
-	new(readFlags).register(fs)
-	return fs
-}
-
-// topicText is the body of 'idemctl help TOPIC'; ok is false for an
+// TopicText is the body of 'idemctl help TOPIC'; ok is false for an
 // unknown topic.
-func topicText(name string) (text string, ok bool) {
-	g := groupedFlags(sharedFlags())
+func (b Book) TopicText(name string) (text string, ok bool) {
+	g := GroupedFlags(b.Shared)
 	switch name {
 	case "connection":
 		return "Connection flags, taken by every command that talks to Redis. Each can also be\n" +
 			"set as an environment variable (shown on the right); a flag on the command line wins,\n" +
-			"and either wins over the config file's profile.\n\n" + flagTable(g[groupConnection], true) +
+			"and either wins over the config file's profile.\n\n" + FlagTable(g[GroupConnection], true) +
 			"\nThe config file is --config, else $IDEMCTL_CONFIG, else\n" +
 			"$XDG_CONFIG_HOME/idemctl/config.yaml (~/.config/idemctl/config.yaml); 'idemctl config path'\n" +
 			"says which one is in effect, 'idemctl config view' what it resolves to.\n", true
 	case "scanning":
 		return "Scan flags, taken by scan, stats, check, exporter and ui. A scan is SCAN with\n" +
 			"COUNT plus pipelined reads of each key; these bound what it costs the server. A\n" +
-			"profile's scan: section sets them too; a flag wins.\n\n" + flagTable(g[groupScan], false), true
+			"profile's scan: section sets them too; a flag wins.\n\n" + FlagTable(g[GroupScan], false), true
 	case "environment":
 		var vars []*pflag.Flag
-		vars = append(vars, g[groupConnection]...)
-		vars = append(vars, g[groupKeyspace]...)
+		vars = append(vars, g[GroupConnection]...)
+		vars = append(vars, g[GroupKeyspace]...)
 		text = "Every connection, profile and keyspace flag can be set from the environment as\n" +
 			"IDEMCTL_ and the flag's name in capitals, - as _. A flag on the command line wins over\n" +
 			"the variable; the variable wins over the config file's profile.\n\n"
 		for _, f := range vars {
-			text += fmt.Sprintf("  %-34s --%s\n", envName(f.Name), f.Name)
+			text += fmt.Sprintf("  %-34s --%s\n", EnvName(f.Name), f.Name)
 		}
 		text += "\nAlso read:\n" +
 			"  XDG_CONFIG_HOME, HOME               where the default config file is\n" +
@@ -52,8 +43,9 @@ func topicText(name string) (text string, ok bool) {
 	return "", false
 }
 
-func writeTopic(w io.Writer, name string) bool {
-	text, ok := topicText(name)
+// WriteTopic writes topic name; false for an unknown topic.
+func (b Book) WriteTopic(w io.Writer, name string) bool {
+	text, ok := b.TopicText(name)
 	if ok {
 		fmt.Fprint(w, text)
 	}

@@ -1,4 +1,4 @@
-package cli
+package docgen
 
 import (
 	"fmt"
@@ -8,10 +8,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// markdownPage renders one command as the Markdown page docs/commands holds:
+// MarkdownPage renders one command as the Markdown page docs/commands holds:
 // the same content as its man page, from the same definitions as --help, and
 // no version in it, so the committed pages change only when a command does.
-func markdownPage(c *cobra.Command) string {
+func (bk Book) MarkdownPage(c *cobra.Command) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n%s\n\n```\n%s\n```\n", c.CommandPath(), mdEscape(c.Short), c.UseLine())
 	if about := strings.TrimSpace(c.Long); about != "" && c.HasParent() {
@@ -25,7 +25,7 @@ func markdownPage(c *cobra.Command) string {
 			fmt.Fprintf(&b, "- [`%s`](%s.md): %s\n", sub.CommandPath(), mdFile(sub), mdEscape(sub.Short))
 		}
 	}
-	groups := groupedFlags(c.LocalFlags())
+	groups := GroupedFlags(c.LocalFlags())
 	for _, g := range groupTitles {
 		flags := groups[g.group]
 		if len(flags) == 0 {
@@ -36,10 +36,10 @@ func markdownPage(c *cobra.Command) string {
 			fmt.Fprintf(&b, "%s: see [idemctl](idemctl.md) (`idemctl help %s`).\n", mdFlagNames(flags), g.topic)
 			continue
 		}
-		writeMarkdownFlags(&b, flags, envGroup(g.group))
+		writeMarkdownFlags(&b, flags, EnvGroup(g.group))
 	}
 	if !c.HasParent() {
-		writeMarkdownRoot(&b)
+		bk.writeMarkdownRoot(&b)
 	}
 	if c.HasParent() {
 		parent := c.Parent()
@@ -50,19 +50,19 @@ func markdownPage(c *cobra.Command) string {
 
 // writeMarkdownRoot adds what only idemctl(1) holds: the shared flags, the
 // environment, the files and the exit codes.
-func writeMarkdownRoot(b *strings.Builder) {
-	shared := groupedFlags(sharedFlags())
+func (bk Book) writeMarkdownRoot(b *strings.Builder) {
+	shared := GroupedFlags(bk.Shared)
 	b.WriteString("\n## Connection flags\n\nTaken by every command that talks to Redis.\n\n")
-	writeMarkdownFlags(b, shared[groupConnection], true)
+	writeMarkdownFlags(b, shared[GroupConnection], true)
 	b.WriteString("\n## Scan flags\n\nTaken by scan, stats, check, exporter and ui.\n\n")
-	writeMarkdownFlags(b, shared[groupScan], false)
-	text, _ := topicText("environment")
+	writeMarkdownFlags(b, shared[GroupScan], false)
+	text, _ := bk.TopicText("environment")
 	b.WriteString("\n## Environment\n\n```\n" + strings.TrimRight(text, "\n") + "\n```\n")
 	b.WriteString("\n## Files\n\n" +
 		"- `$XDG_CONFIG_HOME/idemctl/config.yaml`: the default config file (`~/.config/idemctl/config.yaml`)\n" +
 		"- `$XDG_STATE_HOME/idemctl/audit.log`: the default audit log (`~/.local/state/idemctl/audit.log`)\n")
 	b.WriteString("\n## Exit status\n\n| code | meaning |\n|---|---|\n")
-	for _, e := range ExitCodeTable {
+	for _, e := range bk.ExitCodes {
 		fmt.Fprintf(b, "| %d | %s |\n", e.Code, strings.ReplaceAll(mdEscape(e.Meaning), "|", `\|`))
 	}
 }

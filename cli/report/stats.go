@@ -1,4 +1,4 @@
-package cli
+package report
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 	"github.com/idemctl/idemctl/internal/units"
 )
 
-// writeStatsTable renders stats' report as text, one section after another.
-func writeStatsTable(w io.Writer, r inspect.Report) {
+// Stats renders stats' report as text, one section after another.
+func Stats(w io.Writer, r inspect.Report) {
 	for _, section := range []func(io.Writer, inspect.Report){
 		writeStatsTotals, writeStatsKeyspaces, writeStatsStates, writeStatsFlags,
 		writeStatsTTL, writeStatsProcessingAge, writeStatsTimeline, writeStatsGroups, writeStatsCoverage,
@@ -35,7 +35,7 @@ func writeStatsTotals(w io.Writer, r inspect.Report) {
 		fmt.Fprintf(w, "SAMPLE  %.1f%% of the keyspace read (%s records): every count is an estimate for the whole, its 95%% interval in [ ]\n\n",
 			sm.Share*100, n(sm.RecordsRead))
 	}
-	writeGaps(w, r.CannotJudge)
+	Gaps(w, r.CannotJudge)
 	fmt.Fprintf(w, "RECORDS %s   stale %s   memory %s", est("total", r.Total), est("stale", r.Stale),
 		units.FormatBytes(r.MemoryBytes.Total)+sampleInterval(r.Sample, "memory_bytes.total", units.FormatBytes))
 	if r.MemoryBytes.KnownRecords < r.Total {
@@ -49,7 +49,7 @@ func writeStatsKeyspaces(w io.Writer, r inspect.Report) {
 	n := units.FormatCount
 	const row = "%-20s\t%10s\t%10s\t%7s\t%11s\t%8s\t%6s\t%11s\t %s\n"
 	fmt.Fprintln(w)
-	tw := newTable(w)
+	tw := NewTable(w)
 	fmt.Fprintf(tw, row, "KEYSPACE", "PROCESSING", "SUCCEEDED", "FAILED", "RECONCILED", "UNKNOWN", "STALE", "MEMORY", "MATCH")
 	for _, k := range r.Keyspaces {
 		fmt.Fprintf(tw, row, inspect.Sanitize(k.Name),
@@ -64,7 +64,7 @@ func writeStatsStates(w io.Writer, r inspect.Report) {
 	est := estimated(r)
 	const row = "%-12s\t%8s\t%11s\n"
 	fmt.Fprintln(w)
-	tw := newTable(w)
+	tw := NewTable(w)
 	fmt.Fprintf(tw, "%-12s\t%s\n", "STATE", "RECORDS      MEMORY")
 	for _, s := range inspect.AllStates() {
 		c := r.ByState[s.String()]
@@ -80,7 +80,7 @@ func writeStatsStates(w io.Writer, r inspect.Report) {
 func writeStatsFlags(w io.Writer, r inspect.Report) {
 	est := estimated(r)
 	fmt.Fprintln(w)
-	tw := newTable(w)
+	tw := NewTable(w)
 	fmt.Fprintf(tw, "%-20s\t%s\n", "FLAG", "RECORDS")
 	any := false
 	for _, fi := range inspect.AllFlags() {
@@ -177,7 +177,11 @@ func writeStatsTimeline(w io.Writer, r inspect.Report) {
 		fmt.Fprintf(w, "%-*s %7s  %-10s %s\n", col, m.Minute.Format(layout), n(m.Stale), bar(m.Stale, maxN, 10), strings.Join(top, " · "))
 	}
 	if tl.AgeUnknown > 0 {
-		fmt.Fprintf(w, "(and %s whose age is unknown: no minute to place them in)\n", plural(int(tl.AgeUnknown), "stale record"))
+		noun := "stale records"
+		if tl.AgeUnknown == 1 {
+			noun = "stale record"
+		}
+		fmt.Fprintf(w, "(and %d %s whose age is unknown: no minute to place them in)\n", tl.AgeUnknown, noun)
 	}
 }
 
@@ -260,4 +264,16 @@ func bar(n, maxN int64, width int) string {
 		w = 1
 	}
 	return strings.Repeat("█", w)
+}
+
+// Gaps heads the stats table with what its figures cannot back.
+func Gaps(w io.Writer, gaps []inspect.Gap) {
+	if len(gaps) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "CANNOT JUDGE")
+	for _, g := range gaps {
+		fmt.Fprintf(w, "  %s\n    fix: %s\n", g.Message, g.Fix)
+	}
+	fmt.Fprintln(w)
 }
