@@ -68,8 +68,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 			return nil
 		}
 		m.screen = screenRecords
-		m.store.setGrouping(arg)
-		m.records.groupCursor, m.records.groupOffset = 0, 0
+		m.records.groupBy(arg)
 		return nil
 	}
 	m.Status = fmt.Sprintf("unknown command %q: %s", inspect.Sanitize(name), commandHelp)

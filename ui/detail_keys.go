@@ -12,7 +12,7 @@ import (
 // openDetail opens the record under the cursor on the Detail screen, its
 // response shown with reveal.
 func (m *Model) openDetail(reveal bool) tea.Cmd {
-	r := m.store.at(m.records.cursor)
+	r := m.records.current()
 	if r == nil {
 		if !reveal {
 			m.Status = "no record to open here (c clears the filters)"

@@ -82,17 +82,13 @@ func (m *Model) openDialog(kind actions.Kind) tea.Cmd {
 		m.Status = m.OffHint(m.screen == screenStreams)
 		return nil
 	}
-	targets := m.recordsSized().markedRecords()
+	targets, onMarks := m.recordsSized().writeTargets()
 	if len(targets) == 0 {
-		r := m.store.at(m.records.cursor)
-		if r == nil {
-			return nil
-		}
-		targets = []inspect.Record{*r}
+		return nil
 	}
 	cmd := m.openDialogOn(kind, targets)
 	if m.dialog != nil {
-		m.dialog.onMarks = len(m.records.marks) > 0
+		m.dialog.onMarks = onMarks
 	}
 	return cmd
 }
@@ -207,7 +203,7 @@ func (m *Model) closeDialog(toWrites bool) tea.Cmd {
 		return m.streams.AfterWrite(d.onMarks)
 	}
 	if d.onMarks {
-		m.records.marks = nil // written: a second write would need them marked again
+		m.records.dropMarks() // written: a second write would need them marked again
 	}
 	if m.screen == screenDetail && m.detail.cur != nil {
 		// Opened from the detail screen: show the record as written.
@@ -280,6 +276,19 @@ func (d *dialog) shownKey(k string, room int) string {
 	k = inspect.Sanitize(k)
 	return common.FitMiddle(k, min(ansi.StringWidth(k), max(d.Width-room, 12)))
 }
+
+// writeTargets are what a write key takes: the marked records still in
+// the table, else the one under the cursor; onMarks says the marks.
+func (rs *recordsScreen) writeTargets() (recs []inspect.Record, onMarks bool) {
+	recs = rs.markedRecords()
+	if r := rs.current(); len(recs) == 0 && r != nil {
+		recs = []inspect.Record{*r}
+	}
+	return recs, len(rs.marks) > 0
+}
+
+// dropMarks forgets the marks (a write took them, or the source changed).
+func (rs *recordsScreen) dropMarks() { rs.marks = nil }
 
 // markedRecords returns the marked records still in the table.
 func (rs *recordsScreen) markedRecords() []inspect.Record {

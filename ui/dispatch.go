@@ -16,10 +16,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case m.dialog != nil:
 		return m.onDialogKey(msg)
-	case m.records.filtering:
-		return m.recordsSized().onFilterKey(msg)
-	case m.records.find.active:
-		return m.recordsSized().onFindKey(msg)
+	case m.records.typing():
+		return m.route(m.records, msg)
 	case m.cmdLine.open:
 		return m.onCommandKey(msg)
 	case m.streams.Typing():

@@ -1,15 +1,11 @@
 package ui
 
 import (
-	"strings"
-
 	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
-	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/ui/common"
 )
 
@@ -28,16 +24,14 @@ type recordsScreen struct {
 	groupCursor, groupOffset int
 	groupSearch              inspect.Search
 
-	input     textinput.Model
-	filtering bool
-	filterErr string   // why the typed filter was not applied, shown under the input
-	find      *findBar // ctrl+f
-	marks     map[string]bool
+	filterLine          // /
+	find       *findBar // ctrl+f
+	marks      map[string]bool
 }
 
 func newRecordsScreen(c *shared, scanning func() bool) *recordsScreen {
 	return &recordsScreen{shared: c, scanning: scanning, find: newFindBar(c),
-		input: common.NewLine("/ ", "key text, glob*, principal=customer-42, state=processing, flag=stuck, stale", 256)}
+		filterLine: filterLine{input: common.NewLine("/ ", "key text, glob*, principal=customer-42, state=processing, flag=stuck, stale", 256)}}
 }
 
 // SetSize lays the table out for the width.
@@ -46,14 +40,21 @@ func (rs *recordsScreen) SetSize(width, height int) {
 		rs.layout = computeLayout(width)
 	}
 	rs.w, rs.h = width, height
+	rs.input.SetWidth(max(width-4, 10))
 }
 
-// Update takes the screen's keys: the moves, marks, filters, grouping and
-// find, then the view keys (sort, states). Other messages (the cursor's
-// blink) go to the filter while it is typed.
+// Update takes the screen's keys: the / filter's or find's while one is
+// typed; else the moves, marks, filters, grouping and find, then the view
+// keys (sort, states). Other messages (the cursor's blink) go to the
+// filter while it is typed.
 func (rs *recordsScreen) Update(msg tea.Msg) tea.Cmd {
 	k, ok := msg.(tea.KeyPressMsg)
-	if !ok {
+	switch {
+	case ok && rs.filtering:
+		return rs.onFilterKey(k)
+	case ok && rs.find.active:
+		return rs.onFindKey(k)
+	case !ok:
 		if !rs.filtering {
 			return nil
 		}
@@ -76,7 +77,7 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 	rs := m.records
 	rs.SetSize(m.Width, m.bodyHeight())
 	if rs.grouped() {
-		if cmd, done := rs.onGroupsKey(msg); done {
+		if cmd, done := (recordGroups{rs}).onGroupsKey(msg); done {
 			return cmd
 		}
 	}
@@ -127,7 +128,7 @@ func (rs *recordsScreen) keyActions() []common.KeyAction {
 		{Binding: k.Mark, Do: common.NoCmd(rs.toggleMark)},
 		{Binding: k.MarkAll, Do: common.NoCmd(rs.markAllInView)},
 		{Binding: k.Unmark, Do: common.NoCmd(rs.unmarkAll)},
-		{Binding: k.Filter, Do: rs.startFilter},
+		{Binding: k.Filter, Do: func() tea.Cmd { return rs.filterLine.start(rs.store.f.Search.String()) }},
 		{Binding: k.GroupBy, Do: common.NoCmd(rs.cycleGrouping)},
 		{Binding: k.Search, Do: rs.find.Open},
 		{Binding: k.NextMatch, Do: common.NoCmd(func() { rs.findNext(1) })},
@@ -163,20 +164,6 @@ func (rs *recordsScreen) unmarkAll() {
 		rs.Status = "unmarked " + common.Count(n)
 	}
 	rs.marks = nil
-}
-
-// startFilter opens the / filter on the current search, to edit: a
-// search in force is followed by a space, so what is typed after it is a
-// term of its own (in a group, principal=customer-1 then flag=stuck).
-func (rs *recordsScreen) startFilter() tea.Cmd {
-	rs.filtering = true
-	text := rs.store.f.Search.String()
-	if text != "" {
-		text += " "
-	}
-	rs.input.SetValue(text)
-	rs.input.CursorEnd()
-	return rs.input.Focus()
 }
 
 // onViewKey is the Records screen's filter, sort and state keys: they
@@ -246,27 +233,13 @@ func (rs *recordsScreen) markAllInView() {
 	}
 }
 
-// onFilterKey edits the `/` filter; enter applies, esc abandons.
+// onFilterKey edits the `/` filter; the search applied (enter, when it
+// parses) rebuilds the view.
 func (rs *recordsScreen) onFilterKey(msg tea.KeyPressMsg) tea.Cmd {
-	switch msg.String() {
-	case "enter":
-		text := strings.TrimSpace(rs.input.Value())
-		search, err := inspect.ParseSearch(text)
-		if err != nil {
-			rs.filterErr = inspect.Sanitize(units.OneLine(err.Error()))
-			return nil
-		}
-		rs.filtering, rs.filterErr = false, ""
-		rs.input.Blur()
-		rs.store.f.Search = search
+	search, cmd := rs.filterLine.onKey(msg)
+	if search != nil {
+		rs.store.f.Search = *search
 		rs.withCursorKept(rs.store.rebuild)
-		return nil
-	case "esc":
-		rs.filtering, rs.filterErr = false, ""
-		rs.input.Blur()
-		return nil
 	}
-	var cmd tea.Cmd
-	rs.input, cmd = rs.input.Update(msg)
 	return cmd
 }

@@ -95,11 +95,11 @@ func filterText(f inspect.Filter) string {
 	return strings.Join(parts, " ")
 }
 
-func (rs *recordsScreen) tableHeader() string {
-	l := rs.layout
+func (rt recordsTable) header() string {
+	l := rt.layout
 	arrow := func(c column, name string) string {
-		if rs.store.sortCol == c {
-			if rs.store.sortDesc {
+		if rt.store.sortCol == c {
+			if rt.store.sortDesc {
 				return name + "↓"
 			}
 			return name + "↑"
@@ -113,8 +113,8 @@ func (rs *recordsScreen) tableHeader() string {
 	cell(&b, common.FitRight, arrow(colMemory, "MEM"), l.mem)
 	cell(&b, common.Fit, arrow(colFingerprint, "FP"), l.fp)
 	cell(&b, common.Fit, arrow(colFlags, "FLAGS"), l.flags)
-	b.WriteString(" " + common.Fit(arrow(colKey, rs.keyTitle()), l.key))
-	return rs.Styles.ColHead.Render(common.Fit(b.String(), rs.Width))
+	b.WriteString(" " + common.Fit(arrow(colKey, rt.keyTitle()), l.key))
+	return rt.Styles.ColHead.Render(common.Fit(b.String(), rt.Width))
 }
 
 // cell writes a space and s fitted to w, or nothing for a hidden column.
@@ -125,15 +125,15 @@ func cell(b *strings.Builder, fitTo func(string, int) string, s string, w int) {
 }
 
 // row renders one record; only visible rows are ever rendered.
-func (rs *recordsScreen) row(r *inspect.Record, selected bool) string {
-	l := rs.layout
+func (rt recordsTable) row(r *inspect.Record, selected bool) string {
+	l := rt.layout
 	name := r.State.String()
-	if rs.marks[r.Key] {
+	if rt.marks[r.Key] {
 		name = "*" + name
 	}
 	st := common.Fit(name, l.state)
 	if !selected {
-		st = rs.Styles.State[r.State].Render(st)
+		st = rt.Styles.State[r.State].Render(st)
 	}
 	var b strings.Builder
 	b.WriteString(st)
@@ -149,18 +149,18 @@ func (rs *recordsScreen) row(r *inspect.Record, selected bool) string {
 	}
 	if l.flags > 0 {
 		text := shortFlags(r.Flags)
-		if rs.isNewStale(r) {
+		if rt.isNewStale(r) {
 			text = "+" + text // stale since the previous scan
 		}
 		flags := common.Fit(text, l.flags)
 		if r.Stale() && !selected {
-			flags = rs.Styles.Stale.Render(flags)
+			flags = rt.Styles.Stale.Render(flags)
 		}
 		b.WriteString(" " + flags)
 	}
 	b.WriteString(" " + fitKey(r, l.key))
 	if selected {
-		return rs.Styles.Selected.Render(common.Fit(b.String(), rs.Width))
+		return rt.Styles.Selected.Render(common.Fit(b.String(), rt.Width))
 	}
 	return b.String()
 }
@@ -204,9 +204,9 @@ func displayKey(r *inspect.Record) string {
 }
 
 // keyTitle names the key column, with the prefix the rows leave out.
-func (rs *recordsScreen) keyTitle() string {
-	if len(rs.Opts.Keyspaces) == 1 {
-		if p := rs.Opts.Keyspaces[0].Template.Prefix(); p != "" {
+func (rt recordsTable) keyTitle() string {
+	if len(rt.Opts.Keyspaces) == 1 {
+		if p := rt.Opts.Keyspaces[0].Template.Prefix(); p != "" {
 			return "KEY (" + inspect.Sanitize(p) + "…)"
 		}
 	}
@@ -216,12 +216,22 @@ func (rs *recordsScreen) keyTitle() string {
 // tableRows is how many records fit under the column header.
 func (rs *recordsScreen) tableRows() int { return max(rs.h-1, 1) }
 
+// View is the table, or the groups when the records are grouped.
 func (rs *recordsScreen) View() string {
 	if rs.grouped() {
-		return rs.groupsView()
+		return recordGroups{rs}.View()
 	}
+	return recordsTable{rs}.View()
+}
+
+// recordsTable draws the Records screen's table: the column header, the
+// rows in the window around the cursor, or why there is none.
+type recordsTable struct{ *recordsScreen }
+
+func (rt recordsTable) View() string {
+	rs := rt.recordsScreen
 	var b strings.Builder
-	b.WriteString(rs.tableHeader())
+	b.WriteString(rt.header())
 	rows := rs.tableRows()
 	s := rs.store
 	if len(s.view) == 0 {
@@ -230,7 +240,7 @@ func (rs *recordsScreen) View() string {
 		case rs.scanning():
 			b.WriteString(rs.Styles.Dim.Render("  scanning…"))
 		case s.recs.Len() == 0:
-			b.WriteString(rs.Styles.Dim.Render(ansi.Wrap(rs.emptyHint(), rs.Width-2, " ")))
+			b.WriteString(rs.Styles.Dim.Render(ansi.Wrap(rt.emptyHint(), rs.Width-2, " ")))
 		default:
 			b.WriteString(rs.Styles.Dim.Render("  no record matches the filter (c clears it)"))
 		}
@@ -239,20 +249,20 @@ func (rs *recordsScreen) View() string {
 	end := min(rs.offset+rows, len(s.view))
 	for pos := rs.offset; pos < end; pos++ {
 		b.WriteString("\n")
-		b.WriteString(rs.row(s.at(pos), pos == rs.cursor))
+		b.WriteString(rt.row(s.at(pos), pos == rs.cursor))
 	}
 	return b.String()
 }
 
 // emptyHint says where else the records may be when a scan finds none.
-func (rs *recordsScreen) emptyHint() string {
+func (rt recordsTable) emptyHint() string {
 	var match []string
-	for _, ks := range rs.Opts.Keyspaces {
+	for _, ks := range rt.Opts.Keyspaces {
 		match = append(match, inspect.Sanitize(ks.Match))
 	}
 	return fmt.Sprintf("  no records in these keyspaces. Check the match pattern (%s) and the database (%s): "+
 		"records in another database need --db or a /N in the URL. 'idemctl detect' samples the server and suggests a pattern and schema.",
-		strings.Join(match, ", "), inspect.Sanitize(strings.TrimPrefix(rs.Opts.Address, "redis://")))
+		strings.Join(match, ", "), inspect.Sanitize(strings.TrimPrefix(rt.Opts.Address, "redis://")))
 }
 
 func (rs *recordsScreen) moveCursor(delta int) {
@@ -274,8 +284,11 @@ func (rs *recordsScreen) clampCursor() {
 	rs.offset = min(max(rs.offset, 0), max(n-rows, 0))
 }
 
+// current is the record under the cursor, nil in an empty view.
+func (rs *recordsScreen) current() *inspect.Record { return rs.store.at(rs.cursor) }
+
 func (rs *recordsScreen) cursorKey() string {
-	if r := rs.store.at(rs.cursor); r != nil {
+	if r := rs.current(); r != nil {
 		return r.Key
 	}
 	return ""

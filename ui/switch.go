@@ -132,9 +132,9 @@ func (m *Model) restart(what string) tea.Cmd {
 	m.store = st
 	m.stats = inspect.NewStats(10)
 	m.trend = trend{}
-	m.records.marks = nil
+	m.records.dropMarks()
 	m.detail.close()
-	m.records.cursor, m.records.offset = 0, 0
+	m.records.cursorTo(0)
 	m.overview.fromTop()
 	m.statsScreen.fromTop()
 	m.writes.page.scroll = 0

@@ -199,12 +199,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m.dialog != nil {
 		return m, m.route(m.dialog, msg)
 	}
-	if m.records.filtering {
-		var cmd tea.Cmd
-		m.records.input, cmd = m.records.input.Update(msg)
-		return m, cmd
-	}
-	return m, nil
+	return m, m.records.Update(msg) // the / filter's cursor blink, while it is typed
 }
 
 // onMsg takes the scan's messages, dropping those of an old scan.
@@ -311,8 +306,7 @@ func (m *Model) resize(w, h int) {
 		m.chrome.twoLineHeader = m.chrome.twoLineHeader || strings.Contains(m.chrome.headerView(sc), "\n")
 	}
 	m.help.SetWidth(m.Width)
-	m.records.input.SetWidth(max(m.Width-4, 10))
-	m.recordsSized().clampCursor()
+	m.recordsSized().clampCursor() // and the / filter's width
 	m.detail.SetSize(m.Width, max(m.bodyHeight(), 1))
 }
 

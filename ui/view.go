@@ -286,11 +286,8 @@ func incomplete(covs []inspect.Coverage) bool {
 }
 
 func (m *Model) statusView() string {
-	if m.records.filtering {
-		return common.Fit(m.records.input.View(), m.Width)
-	}
-	if m.records.find.active {
-		return m.show(m.records.find)
+	if status, _, ok := m.recordsSized().typedLines(); ok {
+		return status
 	}
 	if m.cmdLine.open {
 		return m.show(m.cmdLine)
@@ -334,11 +331,8 @@ func (m *Model) helpLine() string {
 		_, help := m.streams.FilterLine()
 		return help
 	}
-	if m.records.filtering {
-		if m.records.filterErr != "" {
-			return m.Styles.Error.Render(common.Fit("✗ "+m.records.filterErr, m.Width))
-		}
-		return m.Styles.HelpLine.Render(common.Fit("enter applies · esc closes · terms: text glob* principal=… state=… flag=… stale", m.Width))
+	if _, help, ok := m.recordsSized().typedLines(); ok {
+		return help
 	}
 	return m.Styles.HelpLine.Render(common.Fit(m.help.ShortHelpView(m.contextHelp()), m.Width))
 }
@@ -346,7 +340,7 @@ func (m *Model) helpLine() string {
 func (m *Model) contextHelp() []common.KeyBinding {
 	k := m.Keys
 	switch {
-	case m.records.filtering, m.dialog != nil, m.records.find.active:
+	case m.records.typing(), m.dialog != nil:
 		return nil
 	case m.cmdLine.open:
 		return nil

@@ -370,17 +370,17 @@ func (st *Screen) selectedGroup() groupID {
 
 // group is the open group as last read, nil when it is gone.
 func (st *Screen) group() *istreams.GroupState {
-	r, g := st.find(st.open)
+	r, g := findGroup(st.reps, st.open)
 	if r == nil {
 		return nil
 	}
 	return g
 }
 
-// find is a group's row data by id.
-func (st *Screen) find(id groupID) (*istreams.Report, *istreams.GroupState) {
-	for ri := range st.reps {
-		r := &st.reps[ri]
+// findGroup is a group's row data by id in reps.
+func findGroup(reps []istreams.Report, id groupID) (*istreams.Report, *istreams.GroupState) {
+	for ri := range reps {
+		r := &reps[ri]
 		if r.Space != id.space {
 			continue
 		}

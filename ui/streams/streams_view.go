@@ -215,7 +215,7 @@ func (gt groupsTable) notes() []string {
 func (p groupPage) View() string {
 	st := p.Screen
 	s := st.Styles
-	rep, g := st.find(st.open)
+	rep, g := findGroup(st.reps, st.open)
 	lines := []string{s.Title.Render(joinFit([]string{"GROUP " + sanitizeText(g.Name), "of " + sanitizeText(g.Stream), "keyspace " + inspect.Sanitize(rep.Space)}, "  ", st.Width))}
 	lag := "lag unknown"
 	if g.Lag != nil {

@@ -123,7 +123,7 @@ func (st *Screen) unmarkAll() {
 // write takes them as the screen shows them.
 func (st *Screen) refreshMarks() {
 	for k, mk := range st.marks {
-		if e, ok := st.pending(mk.Space, k); ok {
+		if e, ok := pendingIn(st.reps, mk.Space, k); ok {
 			mk.Entry = e
 			st.marks[k] = mk
 		} else {
@@ -132,9 +132,9 @@ func (st *Screen) refreshMarks() {
 	}
 }
 
-// pending is an entry as last read; ok is false when it is not listed.
-func (st *Screen) pending(space string, k entryKey) (e istreams.PendingEntry, ok bool) {
-	_, g := st.find(groupID{space: space, stream: k.stream, group: k.group, valid: true})
+// pendingIn is an entry as last read (reps); ok is false when it is not listed.
+func pendingIn(reps []istreams.Report, space string, k entryKey) (e istreams.PendingEntry, ok bool) {
+	_, g := findGroup(reps, groupID{space: space, stream: k.stream, group: k.group, valid: true})
 	if g == nil {
 		return e, false
 	}
@@ -149,7 +149,7 @@ func (st *Screen) pending(space string, k entryKey) (e istreams.PendingEntry, ok
 // refreshEntryRow updates the entry shown from a re-read; one no longer
 // pending (written, or acknowledged by its consumer) goes back to the list.
 func (st *Screen) refreshEntryRow() {
-	if e, ok := st.pending(st.open.space, keyOf(st.entryRow)); ok {
+	if e, ok := pendingIn(st.reps, st.open.space, keyOf(st.entryRow)); ok {
 		st.entryRow = e
 		return
 	}
