@@ -44,7 +44,7 @@ var ExitCodeTable = []struct {
 	{ExitIncomplete, "incomplete scan", "incomplete scan: the connection failed mid-scan; what was read is printed, the message says how far it got"},
 	{ExitRefused, "refused", "refused: writes disabled, not confirmed, ACL (NOPERM), a protected profile's name not given, an action the schema cannot express, `seed` against a non-loopback server, `exporter` on a non-loopback address, `undo` of a write the log holds no before-image for (or already reverted)"},
 	{ExitConflict, "conflict", "conflict: the record changed since it was shown (`undo`: since the write left it); nothing written"},
-	{ExitNotFound, "not found", "not found: the key no longer exists (`audit show`: no such run; `undo`: no such write in the audit log)"},
+	{ExitNotFound, "not found", "not found: the key no longer exists (`audit show`: no such run; `undo`: no such write in the audit log; `find`: nothing is stored under the derived key)"},
 	{ExitPartial, "partial", "partial: a bulk write applied to some keys only (or was interrupted); `triage`: some records written, some left alone"},
 	{ExitThreshold, "threshold crossed", "`check`: a threshold was crossed; `reap`: a circuit breaker tripped (more records qualified than its threshold: none was acted on)"},
 	{ExitUnjudged, "cannot judge", "`check`: cannot judge — the data cannot back a verdict (processing records whose age cannot be derived, a keyspace whose records mostly do not decode, a pattern matching nothing while the database holds other keys); the line names the cause and the fix; `doctor`: a rule could not run (ACL, server version) and nothing worse was found; `triage`: no selected record had a verdict to act on (all left alone, each with why)"},
