@@ -19,6 +19,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/doctor"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/lookup"
 	"github.com/idemctl/idemctl/inspect/streams"
 	"github.com/idemctl/idemctl/verify"
 )
@@ -65,6 +66,11 @@ type Options struct {
 	// StreamSpaces are the profile's kind: stream keyspaces, for the
 	// Streams screen (:streams) and the Overview's line on them.
 	StreamSpaces []*streams.Space
+	// FindSettings fills what a keyspace's library was configured with
+	// (Powertools' JMESPath and hash settings, the function name, the
+	// fastapi secret) into :find's inputs, as 'idemctl find' does; nil:
+	// the inputs alone.
+	FindSettings func(keyspace string, in *lookup.Inputs) error
 }
 
 func maxRecords(o Options) int {
@@ -120,6 +126,7 @@ type screens struct {
 	detail      *detailScreen
 	doctor      *doctorScreen
 	streams     *streamsScreen
+	finder      *recordFinder // :find
 }
 
 // chrome is what is drawn around the body: the header, the scan's line
@@ -171,7 +178,7 @@ func New(ctx context.Context, opts Options) *Model {
 	m.scan.common, m.scan.records = m.common, m.recordsSized
 	m.keyHelp, m.cmdLine, m.records = newHelpScreen(m.common), newCommandLine(m.common), newRecordsScreen(m.common, m.scan.scanning)
 	m.doctor, m.writes, m.detail = newDoctorScreen(m.common), newWritesScreen(m.common), newDetailScreen(m.common)
-	m.streams = newStreamsScreen(m.common)
+	m.streams, m.finder = newStreamsScreen(m.common), &recordFinder{common: m.common}
 	m.scan.doctor = m.doctor
 	m.overview, m.statsScreen = newOverviewScreen(m.common, m.doctor, m.streams, m.scan.keyspaceStatus), newStatsScreen(m.common)
 	if len(opts.Keyspaces) > 1 {
