@@ -250,7 +250,7 @@ func (f *recordFinder) found(msg foundMsg, detail *detailScreen) (cmd tea.Cmd, o
 	}
 	f.status = ""
 	cmd = detail.Open(msg.rec)
-	detail.cur.found = &foundNote{library: msg.d.Library, inputs: inputNames(msg.d), verdict: msg.verdict}
+	detail.cur.found = &foundNote{library: msg.d.Library, inputs: msg.d.InputNames(), verdict: msg.verdict}
 	detail.render()
 	return cmd, true
 }
@@ -259,14 +259,6 @@ func (f *recordFinder) found(msg foundMsg, detail *detailScreen) (cmd tea.Cmd, o
 type foundNote struct {
 	library, inputs string
 	verdict         lookup.Verdict
-}
-
-func inputNames(d *lookup.Derivation) string {
-	n := make([]string, 0, len(d.Inputs))
-	for _, in := range d.Inputs {
-		n = append(n, in.Name)
-	}
-	return strings.Join(n, ", ")
 }
 
 // verdictStyle draws a different request as an error (no repair on Redis
