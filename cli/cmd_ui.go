@@ -12,6 +12,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/cli/docgen"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/lookup"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/ui"
 )
@@ -93,6 +94,9 @@ func (o *uiCmd) options(ctx context.Context, a *app, r *readFlags, write bool) (
 	opts = ui.Options{
 		Client: s.client, Keyspaces: s.keyspaces, Scan: s.scan,
 		Profile: s.profileName, Address: s.displayAddress(), User: s.ep.User,
+		FindSettings: func(keyspace string, in *lookup.Inputs) error {
+			return (&findCmd{function: in.Function}).settings(a, in, s.cfg, keyspace)
+		},
 	}
 	if s.snap == nil {
 		opts.Hooks = s.verifyHooks()

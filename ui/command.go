@@ -18,8 +18,9 @@ import (
 //	:keyspace NAME scan only that configured keyspace (:keyspace all: every one)
 //	:db N          read database N of the same server (read-only sessions)
 //	:streams       the consumer groups of the stream keyspaces
+//	:find KEY|FILE a request's record, keyed as its library keys it (find_record.go)
 //	:q             quit
-const commandHelp = "export FILE(.csv|.ndjson) · fail · expire · reconcile · group [NAME] · keyspace NAME|all · db N · profile NAME · doctor · streams · q"
+const commandHelp = "find KEY|FILE · export FILE(.csv|.ndjson) · fail · expire · reconcile · group [NAME] · keyspace NAME|all · db N · profile NAME · doctor · streams · q"
 
 // commandLine is the command line's input, drawn in the status line
 // while open. What it runs is the root's: a command switches screens.

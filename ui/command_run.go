@@ -49,6 +49,8 @@ func (m *Model) runCommand(line string) tea.Cmd {
 			return m.restart(what)
 		}
 		return nil
+	case "find":
+		return m.finder.Start(arg)
 	case "profile":
 		return m.switchProfile(arg)
 	case "streams":

@@ -36,6 +36,7 @@ type detailState struct {
 	err       error
 	fetchedAt time.Time
 	reveal    bool
+	found     *foundNote // how :find came here; nil: from the table
 }
 
 // detailMsg carries a fetched record; dropped when another one is open.
@@ -183,6 +184,10 @@ func (ds *detailScreen) render() {
 		elapsed = ds.Now().Sub(st.fetchedAt)
 	}
 	line("KEY", inspect.Sanitize(r.Key))
+	if f := st.found; f != nil {
+		line("FOUND BY", fmt.Sprintf(":find, as %s keys it, from %s", f.library, orDash(f.inputs)))
+		line("VERDICT", verdictStyle(ds.Styles, f.verdict.Kind).Render(f.verdict.Line))
+	}
 	ks := r.Keyspace
 	line("KEYSPACE", fmt.Sprintf("%s (match %s, schema %s)", inspect.Sanitize(ks.Name), inspect.Sanitize(ks.Match), ks.Schema.Name))
 	switch {

@@ -11,9 +11,15 @@ import (
 // streams read, the dialog's plans and verdicts. Each screen drops what
 // is not for the state it shows now.
 func (m *Model) toScreen(msg tea.Msg) (tea.Cmd, bool) {
-	switch msg.(type) {
+	switch msg := msg.(type) {
 	case detailMsg:
 		return m.detail.Update(msg), true
+	case foundMsg:
+		cmd, open := m.finder.found(msg, m.detail)
+		if open {
+			m.screen = screenDetail
+		}
+		return cmd, true
 	case streams.ReadMsg, streams.EntryMsg:
 		return m.streams.Update(msg), true
 	case planMsg, triageMsg:

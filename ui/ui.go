@@ -76,7 +76,8 @@ type screens struct {
 	detail      *detailScreen
 	doctor      *doctorScreen
 	streams     *streams.Screen
-	streamsFrom screen // where esc from the Streams screen's groups returns to
+	streamsFrom screen        // where esc from the Streams screen's groups returns to
+	finder      *recordFinder // :find
 }
 
 // chrome is what is drawn around the body: the header, the scan's line
@@ -128,7 +129,7 @@ func New(ctx context.Context, opts Options) *Model {
 	m.scan.shared, m.scan.records = m.shared, m.recordsSized
 	m.keyHelp, m.cmdLine, m.records = newHelpScreen(m.shared), newCommandLine(m.shared), newRecordsScreen(m.shared, m.scan.scanning)
 	m.doctor, m.writes, m.detail = newDoctorScreen(m.shared), newWritesScreen(m.shared), newDetailScreen(m.shared)
-	m.streams = streams.New(m.Common)
+	m.streams, m.finder = streams.New(m.Common), &recordFinder{shared: m.shared}
 	m.scan.doctor = m.doctor
 	m.overview, m.statsScreen = newOverviewScreen(m.shared, m.doctor, m.streams, m.scan.keyspaceStatus), newStatsScreen(m.shared)
 	if len(opts.Keyspaces) > 1 {

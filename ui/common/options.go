@@ -9,6 +9,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/doctor"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/lookup"
 	"github.com/idemctl/idemctl/inspect/streams"
 	"github.com/idemctl/idemctl/verify"
 )
@@ -55,4 +56,9 @@ type Options struct {
 	// StreamSpaces are the profile's kind: stream keyspaces, for the
 	// Streams screen (:streams) and the Overview's line on them.
 	StreamSpaces []*streams.Space
+	// FindSettings fills what a keyspace's library was configured with
+	// (Powertools' JMESPath and hash settings, the function name, the
+	// fastapi secret) into :find's inputs, as 'idemctl find' does; nil:
+	// the inputs alone.
+	FindSettings func(keyspace string, in *lookup.Inputs) error
 }
