@@ -28,6 +28,10 @@ type endpoint struct {
 	dial       func(ctx context.Context) (net.Conn, error)
 	user, pass string
 	db         int
+	// client reaches the primary through the pool: when it reaches
+	// another server than the watch connection (a Sentinel switched
+	// masters), the watch is on the wrong one.
+	client redis.UniversalClient
 }
 
 // endpointOf is the endpoint of a client connected to one server.
@@ -37,7 +41,7 @@ func endpointOf(addr string, c redis.UniversalClient) (endpoint, error) {
 		return endpoint{}, fmt.Errorf("%s: not a single-server client (%T)", addr, c)
 	}
 	o := cl.Options()
-	ep := endpoint{addr: addr, user: o.Username, pass: o.Password, db: o.DB}
+	ep := endpoint{addr: addr, user: o.Username, pass: o.Password, db: o.DB, client: c}
 	if o.CredentialsProvider != nil {
 		ep.user, ep.pass = o.CredentialsProvider()
 	}
@@ -80,6 +84,7 @@ type watchConn struct {
 	w       *bufio.Writer
 	replies chan any
 	done    chan error
+	runID   string // the server's, from INFO at setup ("" unknown)
 }
 
 // openWatch dials ep and asks it to watch spec's prefixes. A refusal of
@@ -115,6 +120,9 @@ func (wc *watchConn) setup() error {
 		if _, err := wc.call("SELECT", strconv.Itoa(wc.ep.db)); err != nil {
 			return err
 		}
+	}
+	if info, err := wc.call("INFO", "server"); err == nil {
+		wc.runID = infoValue(info, "run_id")
 	}
 	if wc.spec.mode == ModeTracking {
 		args := []string{"CLIENT", "TRACKING", "ON", "BCAST"}
@@ -207,8 +215,36 @@ func (wc *watchConn) heartbeat(ctx context.Context) error {
 		if r, _ := role[0].(string); r != "master" {
 			return fmt.Errorf("the server is now a %s (failover)", r)
 		}
+		return wc.samePrimary(ctx)
+	}
+}
+
+// samePrimary checks the client's pool still reaches the server watched.
+func (wc *watchConn) samePrimary(ctx context.Context) error {
+	if wc.runID == "" || wc.ep.client == nil {
 		return nil
 	}
+	ictx, cancel := context.WithTimeout(ctx, wc.spec.timeout)
+	defer cancel()
+	info, err := wc.ep.client.Info(ictx, "server").Result()
+	if err != nil {
+		return nil // the pool's trouble is the reads' to report
+	}
+	if id := infoValue(info, "run_id"); id != "" && id != wc.runID {
+		return fmt.Errorf("the client now reaches another server (failover)")
+	}
+	return nil
+}
+
+// infoValue is one field of an INFO reply.
+func infoValue(v any, name string) string {
+	s, _ := v.(string)
+	for _, line := range strings.Split(s, "\n") {
+		if k, val, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && k == name {
+			return val
+		}
+	}
+	return ""
 }
 
 // read is the connection's reader: pushes go to s, replies to run.
