@@ -2,6 +2,7 @@ package follow
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,7 +82,7 @@ type Follower struct {
 	stats Stats
 }
 
-// New prepares a follower of kss (at most 255) through c; Run starts it.
+// New prepares a follower of kss (at most 64) through c; Run starts it.
 func New(c redis.UniversalClient, kss []*inspect.Keyspace, opt Options) *Follower {
 	opt = opt.withDefaults()
 	f := &Follower{c: c, kss: kss, opt: opt, v: newView(opt.KeepKeys), pend: newPending(opt.MaxPending)}
@@ -97,6 +98,9 @@ func New(c redis.UniversalClient, kss []*inspect.Keyspace, opt Options) *Followe
 // following, trouble is a KindResync, never an exit.
 func (f *Follower) Run(ctx context.Context, out chan<- Update) error {
 	defer close(out)
+	if len(f.kss) > maxKS {
+		return fmt.Errorf("following %d keyspaces at once: at most %d", len(f.kss), maxKS)
+	}
 	f.out, f.start = out, time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	defer func() { cancel(); f.wg.Wait() }()

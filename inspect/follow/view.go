@@ -7,16 +7,35 @@ import (
 	"github.com/idemctl/idemctl/inspect"
 )
 
-// entry is what the view keeps of one record: 16 bytes, the key's hash
-// being the map's key. The record itself is kept only while it is
-// processing and not yet stale (in the stale heap).
-type entry struct {
-	staleAt int64  // ms since the follower started when it turns stale; 0: never
-	gen     uint32 // the pass that last saw it (live reads take the current)
-	ks      uint8  // index in the follower's keyspaces
-	state   inspect.State
-	stale   bool
+// entry is what the view keeps of one record, packed in 8 bytes (the
+// key's hash being the map's key, 16 bytes a slot in all): when it turns
+// stale (40 bits of ms since the follower started: 34 years; 0 never),
+// the pass that last saw it (12 bits, compared for equality only), its
+// keyspace (6 bits), state (3) and stale flag (1). The record itself is
+// kept only while it is processing and not yet stale (the stale heap).
+type entry uint64
+
+const (
+	genBits   = 12
+	genMask   = 1<<genBits - 1
+	maxKS     = 64
+	staleBits = 40
+)
+
+func pack(staleAt int64, gen uint32, ks uint8, st inspect.State, stale bool) entry {
+	e := uint64(staleAt)&(1<<staleBits-1) | uint64(gen&genMask)<<staleBits |
+		uint64(ks&(maxKS-1))<<(staleBits+genBits) | uint64(st&7)<<(staleBits+genBits+6)
+	if stale {
+		e |= 1 << 63
+	}
+	return entry(e)
 }
+
+func (e entry) staleAt() int64       { return int64(e & (1<<staleBits - 1)) }
+func (e entry) gen() uint32          { return uint32(e>>staleBits) & genMask }
+func (e entry) ks() uint8            { return uint8(e>>(staleBits+genBits)) & (maxKS - 1) }
+func (e entry) state() inspect.State { return inspect.State(e>>(staleBits+genBits+6)) & 7 }
+func (e entry) stale() bool          { return e>>63 == 1 }
 
 // view is the followed keyspace: one entry per record, the processing
 // records' stale deadlines in a heap, and, with keepKeys, each key (for
@@ -41,19 +60,18 @@ func (v *view) hash(ks uint8, key string) uint64 {
 	return maphash.String(v.seed, key) ^ uint64(ks)*0x9e3779b97f4a7c15
 }
 
-func (e entry) summary() Summary { return Summary{Known: true, State: e.state, Stale: e.stale} }
+func (e entry) summary() Summary { return Summary{Known: true, State: e.state(), Stale: e.stale()} }
 
 // upsert records rec (of keyspace ks) read at nowRel (ms since start)
 // when the server's clock said serverMs; it returns what was there.
 func (v *view) upsert(ks uint8, rec *inspect.Record, nowRel, serverMs int64) Summary {
 	h := v.hash(ks, rec.Key)
 	old, had := v.m[h]
-	e := entry{gen: v.gen, ks: ks, state: rec.State, stale: rec.Stale()}
-	if at := staleAt(rec, nowRel, serverMs); at > 0 {
-		e.staleAt = at
+	at := staleAt(rec, nowRel, serverMs)
+	if at > 0 {
 		heap.Push(&v.timer, staleItem{at: at, h: h, rec: *rec, readRel: nowRel})
 	}
-	v.m[h] = e
+	v.m[h] = pack(at, v.gen, ks, rec.State, rec.Stale())
 	if v.keys != nil {
 		v.keys[h] = rec.Key
 	}
@@ -106,10 +124,10 @@ type removed struct {
 func (v *view) sweep() []removed {
 	var out []removed
 	for h, e := range v.m {
-		if e.gen == v.gen {
+		if e.gen() == v.gen&genMask {
 			continue
 		}
-		r := removed{ks: e.ks, was: e.summary()}
+		r := removed{ks: e.ks(), was: e.summary()}
 		if v.keys != nil {
 			r.key = v.keys[h]
 			delete(v.keys, h)
@@ -127,11 +145,10 @@ func (v *view) due(nowRel int64) []staleItem {
 	for v.timer.Len() > 0 && v.timer[0].at <= nowRel {
 		it := heap.Pop(&v.timer).(staleItem)
 		e, ok := v.m[it.h]
-		if !ok || e.staleAt != it.at || e.stale || e.state != inspect.StateProcessing {
+		if !ok || e.staleAt() != it.at || e.stale() || e.state() != inspect.StateProcessing {
 			continue // changed or gone since: this deadline no longer holds
 		}
-		e.stale = true
-		v.m[it.h] = e
+		v.m[it.h] = e | 1<<63
 		out = append(out, it)
 	}
 	return out
