@@ -85,3 +85,12 @@ func TestFollowPeriodicWithoutPrefix(t *testing.T) {
 		t.Fatalf("why %q", why)
 	}
 }
+
+// The inspector role of docs/acl-roles.md with the rights following adds
+// (docs/follow.md) tracks.
+func TestFollowAsInspector(t *testing.T) {
+	srv, admin := redistest.SharedClient(t)
+	rules := strings.Fields("on >pw resetkeys ~atlasmart:* resetchannels -@all +ping +info +time +scan +dbsize +type +exists +pttl +hmget +hget +hgetall +hlen +hstrlen +strlen +getrange +memory|usage +object|encoding +cluster|slots +readonly +evalsha +script|load +hello +client|tracking +role")
+	redistest.ACLUser(t, admin, "inspector", rules...)
+	followChanges(t, admin, userClient(t, srv, "inspector"), follow.Options{}, follow.ModeTracking, "")
+}
