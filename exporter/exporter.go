@@ -79,7 +79,7 @@ type Exporter struct {
 
 	ledgers ledgerState             // ledger.go: each ledger's last complete read
 	streams map[string]streamSeries // streams.go: each stream keyspace's last read
-	live    liveState                // follow.go: the live counts, with Config.Follow
+	live    liveState               // follow.go: the live counts, with Config.Follow
 }
 
 // New checks the config.
