@@ -74,24 +74,30 @@ type liveState struct {
 	f         *follow.Follower
 }
 
-// runFollow follows the keyspaces until ctx ends, once a client is had;
-// in periodic mode it stops: the scans are the periodic passes.
+// runFollow follows the keyspaces until ctx ends, once a client is had,
+// starting again after a follower that could not start; in periodic mode
+// it stops: the scans are the periodic passes.
 func (e *Exporter) runFollow(ctx context.Context) {
 	for ctx.Err() == nil {
-		c, err := e.cfg.Connect(ctx)
-		if err == nil {
+		if c, err := e.cfg.Connect(ctx); err == nil {
 			f := follow.New(c, e.cfg.Keyspaces, follow.Options{Scan: e.cfg.Scan, Interval: e.cfg.Interval})
 			e.live.mu.Lock()
 			e.live.f = f
 			e.live.mu.Unlock()
 			out := make(chan follow.Update, 1024)
 			fctx, cancel := context.WithCancel(ctx)
-			go func() { _ = f.Run(fctx, out) }()
-			e.countUpdates(out)
-			cancel() // periodic: the scans are the passes
-			for range out {
+			errc := make(chan error, 1)
+			go func() { errc <- f.Run(fctx, out) }()
+			periodic := e.countUpdates(out)
+			cancel()
+			for range out { // drained until the follower has stopped
 			}
-			return
+			if periodic {
+				return
+			}
+			if err := <-errc; err != nil && ctx.Err() == nil {
+				fmt.Fprintf(e.cfg.Log, "idemctl exporter: cannot follow the keyspace: %s (retrying)\n", inspect.Sanitize(err.Error()))
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -103,14 +109,14 @@ func (e *Exporter) runFollow(ctx context.Context) {
 // countUpdates keeps the counts from the updates, publishing a copy after
 // each burst while the view is live, until out closes or the mode is
 // periodic.
-func (e *Exporter) countUpdates(out <-chan follow.Update) {
+func (e *Exporter) countUpdates(out <-chan follow.Update) (periodic bool) {
 	counts := newLiveCounts()
 	for u := range out {
 		if u.Kind == follow.KindMode && u.Reason != "" {
 			fmt.Fprintf(e.cfg.Log, "idemctl exporter: following by %s: %s\n", u.Mode, inspect.Sanitize(u.Reason))
 		}
 		if u.Kind == follow.KindMode && u.Mode == follow.ModePeriodic {
-			return
+			return true
 		}
 		if u.Kind == follow.KindResync && u.Reason != "first pass" {
 			fmt.Fprintf(e.cfg.Log, "idemctl exporter: live view re-syncing: %s\n", inspect.Sanitize(u.Reason))
@@ -136,6 +142,7 @@ func (e *Exporter) countUpdates(out <-chan follow.Update) {
 			e.live.mu.Unlock()
 		}
 	}
+	return false
 }
 
 // followView is the live counts and the follower's stats (nil, false:

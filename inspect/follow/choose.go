@@ -2,6 +2,7 @@ package follow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -54,9 +55,9 @@ func (f *Follower) choose(ctx context.Context) (Mode, string, error) {
 		if err != nil {
 			return 0, "", err
 		}
+		f.spec = spec
 		for i, wc := range conns {
-			f.wg.Add(1)
-			go f.watch(ctx, eps[i], spec, wc)
+			f.startWatch(ctx, eps[i], wc)
 		}
 		return m, strings.Join(refused, "; "), nil
 	}
@@ -102,8 +103,9 @@ func (f *Follower) notificationsOff(ctx context.Context) string {
 
 // watch keeps one primary's watch connection open: each time it ends,
 // the view may have missed changes (said first), and it is reopened with
-// a backoff; the re-sync waits until it is.
-func (f *Follower) watch(ctx context.Context, ep endpoint, spec watchSpec, wc *watchConn) {
+// a backoff; the re-sync waits until it is. A cluster node that is no
+// longer a primary is given up: the primaries are discovered again.
+func (f *Follower) watch(ctx context.Context, ep endpoint, wc *watchConn) {
 	defer f.wg.Done()
 	for {
 		err := wc.run(ctx, f.pend)
@@ -114,12 +116,16 @@ func (f *Follower) watch(ctx context.Context, ep endpoint, spec watchSpec, wc *w
 		f.pend.missed(ep.addr, "watch connection lost: "+errText(err))
 		wait := 100 * time.Millisecond
 		for {
+			if errors.Is(err, errNotPrimary) && f.cluster() {
+				f.forget(ep.addr)
+				return
+			}
 			select {
 			case <-ctx.Done():
 				return
 			case <-time.After(wait):
 			}
-			if wc, err = openWatch(ctx, ep, spec); err == nil {
+			if wc, err = openWatch(ctx, ep, f.spec); err == nil {
 				break
 			}
 			wait = min(wait*2, 5*time.Second)

@@ -53,6 +53,9 @@ func endpointOf(addr string, c redis.UniversalClient) (endpoint, error) {
 	return ep, nil
 }
 
+// errNotPrimary: the server watched is (now) a replica.
+var errNotPrimary = errors.New("not a primary")
+
 // refusedError: the server will not watch this way (ACL, an old server,
 // a command renamed away): the next mode is tried, not a reconnect.
 type refusedError struct{ err error }
@@ -123,6 +126,11 @@ func (wc *watchConn) setup() error {
 	}
 	if info, err := wc.call("INFO", "server"); err == nil {
 		wc.runID = infoValue(info, "run_id")
+	}
+	if role, err := wc.call("ROLE"); err == nil {
+		if r, _ := role.([]any); len(r) > 0 && r[0] != "master" {
+			return fmt.Errorf("%w: %s is a %v", errNotPrimary, wc.ep.addr, r[0])
+		}
 	}
 	if wc.spec.mode == ModeTracking {
 		args := []string{"CLIENT", "TRACKING", "ON", "BCAST"}
@@ -213,7 +221,7 @@ func (wc *watchConn) heartbeat(ctx context.Context) error {
 			return fmt.Errorf("heartbeat: unexpected ROLE reply")
 		}
 		if r, _ := role[0].(string); r != "master" {
-			return fmt.Errorf("the server is now a %s (failover)", r)
+			return fmt.Errorf("%w: the server is now a %s (failover)", errNotPrimary, r)
 		}
 		return wc.samePrimary(ctx)
 	}

@@ -80,12 +80,19 @@ type Follower struct {
 
 	mu    sync.Mutex
 	stats Stats
+
+	// watch connections (topology.go)
+	spec       watchSpec
+	wmu        sync.Mutex
+	watched    map[string]bool
+	rediscover atomic.Bool
+	topoAt     time.Time
 }
 
 // New prepares a follower of kss (at most 64) through c; Run starts it.
 func New(c redis.UniversalClient, kss []*inspect.Keyspace, opt Options) *Follower {
 	opt = opt.withDefaults()
-	f := &Follower{c: c, kss: kss, opt: opt, v: newView(opt.KeepKeys), pend: newPending(opt.MaxPending)}
+	f := &Follower{c: c, kss: kss, opt: opt, v: newView(opt.KeepKeys), pend: newPending(opt.MaxPending), watched: map[string]bool{}}
 	f.backoff = opt.ResyncMin
 	if opt.Scan.KeysPerSec > 0 {
 		f.lim = rate.NewLimiter(rate.Limit(opt.Scan.KeysPerSec), max(opt.Scan.Count, 1))
@@ -140,6 +147,7 @@ func (f *Follower) loop(ctx context.Context) error {
 			}
 			continue
 		}
+		f.checkTopology(ctx)
 		if f.pend.need() != "" {
 			if !f.maybeResync(ctx) {
 				return nil

@@ -10,10 +10,10 @@ import (
 )
 
 // maybeResync starts the pending re-sync once every watch connection is
-// up (a pass before then could miss what changes until it is) and the
-// backoff since the last attempt has passed.
+// up and every primary watched (a pass before then could miss what
+// changes until it is) and the backoff since the last attempt has passed.
 func (f *Follower) maybeResync(ctx context.Context) bool {
-	if f.down.Load() > 0 || time.Since(f.lastTry) < f.backoff {
+	if f.down.Load() > 0 || f.rediscover.Load() || time.Since(f.lastTry) < f.backoff {
 		if f.live {
 			f.live = false // not all-clear from now on, even before the pass
 			f.setStats(func(s *Stats) { s.Live = false })
