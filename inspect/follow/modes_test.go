@@ -94,3 +94,15 @@ func TestFollowAsInspector(t *testing.T) {
 	redistest.ACLUser(t, admin, "inspector", rules...)
 	followChanges(t, admin, userClient(t, srv, "inspector"), follow.Options{}, follow.ModeTracking, "")
 }
+
+// Redis refuses overlapping tracking prefixes: one another covers is
+// dropped.
+func TestPrefixesDropCovered(t *testing.T) {
+	spec := func(match string) *inspect.Keyspace {
+		return inspecttest.Spec(t, inspect.KeyspaceSpec{Name: match, Schema: inspecttest.Preset(t, "atlasmart"), Match: match})
+	}
+	got, why := follow.Prefixes([]*inspect.Keyspace{spec("pay:b:*"), spec("pay:*"), spec("ord?:*")})
+	if why != "" || strings.Join(got, ",") != "ord,pay:" {
+		t.Fatalf("prefixes %q (%s)", got, why)
+	}
+}
