@@ -2,6 +2,7 @@ package follow_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,8 +56,13 @@ func TestFollowClusterFailover(t *testing.T) {
 	v.waitDone(t, 1, 20*time.Second)
 	time.Sleep(2 * time.Second)
 	ctx := context.Background()
-	var replica string
+	var (
+		mu      sync.Mutex
+		replica string
+	)
 	err := app.ForEachSlave(ctx, func(ctx context.Context, c *redis.Client) error {
+		mu.Lock() // called concurrently, one goroutine per replica
+		defer mu.Unlock()
 		if replica == "" {
 			replica = c.Options().Addr
 		}
