@@ -26,7 +26,7 @@ type Options struct {
 	Interval time.Duration // ModePeriodic: between passes (default 60s)
 	// Heartbeat: each watch connection is asked ROLE this often; no reply
 	// within Timeout (default 5s), or a primary turned replica, is a lost
-	// connection (default 1s).
+	// connection (default 500ms).
 	Heartbeat, Timeout time.Duration
 	// MaxPending bounds the changed keys waiting to be read; past it the
 	// view re-syncs instead (default 100,000).
@@ -44,7 +44,7 @@ func (o Options) withDefaults() Options {
 	o.Scan = o.Scan.WithDefaults()
 	o.Coalesce = orD(o.Coalesce, 150*time.Millisecond)
 	o.Interval = orD(o.Interval, 60*time.Second)
-	o.Heartbeat = orD(o.Heartbeat, time.Second)
+	o.Heartbeat = orD(o.Heartbeat, 500*time.Millisecond)
 	o.Timeout = orD(o.Timeout, 5*time.Second)
 	o.ResyncMin = orD(o.ResyncMin, time.Second)
 	if o.MaxPending <= 0 {
