@@ -25,3 +25,16 @@ func ReadKeys(ctx context.Context, c redis.UniversalClient, ks *Keyspace, keys [
 
 // EscapeGlob is a glob pattern (SCAN MATCH, PSUBSCRIBE) matching s alone.
 func EscapeGlob(s string) string { return escapeGlob(s) }
+
+// ReadLocks reads lock companion keys of ks (a schema with lock orphans)
+// as a scan reads them: each lock whose record does not exist is a record
+// of its own, keyed by the lock; a lock asked for and absent from the
+// batch has its record, or is gone.
+func ReadLocks(ctx context.Context, c redis.UniversalClient, ks *Keyspace, locks []string) (Batch, error) {
+	f := &fetcher{c: c, ks: ks, memOn: newTrue()}
+	got, err := f.fetchOrphans(ctx, locks)
+	if err != nil {
+		return Batch{}, err
+	}
+	return Batch{Keyspace: ks, Records: got.records, ServerTimeMs: got.nowMs}, nil
+}

@@ -153,6 +153,9 @@ func Prefixes(kss []*inspect.Keyspace) (prefixes []string, why string) {
 			return nil, fmt.Sprintf("keyspace %s's pattern %q has no literal prefix: following every key would cost the server too much", ks.Name, ks.Match)
 		}
 		prefixes = append(prefixes, p)
+		if lp := lockPrefix(ks, p); lp != "" {
+			prefixes = append(prefixes, lp)
+		}
 	}
 	sort.Strings(prefixes)
 	var out []string

@@ -152,18 +152,16 @@ func (f *Follower) readChanged(ctx context.Context) bool {
 		return true
 	}
 	for _, ks := range f.kss {
-		var mine []string
-		for _, k := range keys {
-			if inspect.MatchPattern(ks.Match, k) {
-				mine = append(mine, k)
-			}
-		}
+		mine, locks := split(ks, keys)
 		for len(mine) > 0 {
 			n := min(len(mine), f.opt.Scan.Count)
 			if !f.readBatch(ctx, ks, mine[:n]) {
 				return ctx.Err() == nil
 			}
 			mine = mine[n:]
+		}
+		if !f.readLocks(ctx, ks, locks) {
+			return ctx.Err() == nil
 		}
 	}
 	return true
