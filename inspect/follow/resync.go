@@ -158,6 +158,9 @@ func (f *Follower) readChanged(ctx context.Context) bool {
 			if !f.readBatch(ctx, ks, mine[:n]) {
 				return ctx.Err() == nil
 			}
+			if !f.fireStale(ctx) { // deadlines stay on time behind a long read
+				return false
+			}
 			mine = mine[n:]
 		}
 		if !f.readLocks(ctx, ks, locks) {
