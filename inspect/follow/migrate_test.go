@@ -101,4 +101,3 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
-
