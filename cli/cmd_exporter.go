@@ -32,6 +32,7 @@ type exporterCmd struct {
 	rf                    reapFlags
 	reapEvery             time.Duration
 	reapEveryGiven        bool // (resolveFlags) --reap-every alone starts the reaper too
+	follow                bool
 }
 
 // resolveFlags records which of its flags were given.
@@ -47,6 +48,7 @@ func (o *exporterCmd) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.webConfig, "web.config.file", "", "TLS and basic auth for /metrics: a Prometheus web config file (the format node_exporter and redis_exporter read)")
 	fs.Var(durationValue(&o.interval), "interval", "time between scan starts (default: the profile's exporter_interval, else 60s)")
 	fs.Var(durationValue(&o.scanTimeout), "scan-timeout", "cut a scan running longer than this and count it as failed (default 5m)")
+	fs.BoolVar(&o.follow, "follow", true, "keep the record and stale counts live between scans by following the keyspace where the server allows it (docs/follow.md); --follow=false: the scans alone")
 	fs.StringVar(&o.groupLabel, "group-label", "", "also expose the top values of this key-template capture (e.g. principal)")
 	fs.IntVar(&o.groupCap, "group-cap", 20, fmt.Sprintf("values kept for --group-label, the rest summed as %s (at most %d)", exporter.OtherValue, exporter.MaxGroupCap))
 	o.rf.register(fs, "reap-")
@@ -91,7 +93,7 @@ func (o *exporterCmd) run(ctx context.Context, a *app, _ []string) error {
 		Keyspaces: s.keyspaces, Scan: s.scan, Interval: every, ScanTimeout: limit,
 		WebConfigFile: o.webConfig, GroupLabel: o.groupLabel, GroupCap: o.groupCap, Version: version, Revision: buildinfo.Read().Revision, Log: a.stderr,
 		Doctor: doctorOptions(s.cfg), Extra: reapCollectors(reap), Ledgers: configLedgers(s), // cmd_ledgers.go
-		Streams: configStreams(s),
+		Streams: configStreams(s), Follow: o.follow,
 	})
 	if err != nil {
 		return usageErr("%v", err)

@@ -48,6 +48,9 @@ type Config struct {
 	Ledgers []*inspect.Ledger
 	// Streams are the stream keyspaces read with each scan (streams.go).
 	Streams []*streams.Space
+	// Follow keeps the record and stale counts live between scans
+	// (follow.go): the stale alert no longer waits for the next scan.
+	Follow bool
 	// Extra collectors served beside the exporter's own (the reaper's
 	// metrics when it runs inside the exporter).
 	Extra []prometheus.Collector
@@ -76,6 +79,7 @@ type Exporter struct {
 
 	ledgers ledgerState             // ledger.go: each ledger's last complete read
 	streams map[string]streamSeries // streams.go: each stream keyspace's last read
+	live    liveState               // follow.go: the live counts, with Config.Follow
 }
 
 // New checks the config.
