@@ -115,6 +115,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	emit(mInfo, 1, cfg.Version, cfg.Revision, readPath)
 	emit(mInterval, cfg.Interval.Seconds())
+	if cfg.Follow {
+		emit(mFullInterval, cfg.FullInterval.Seconds())
+	}
 	emit(mTimeout, cfg.ScanTimeout.Seconds())
 	emit(mInProgress, b2f(st.inProgress))
 	progress := 0.0

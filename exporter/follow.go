@@ -25,10 +25,11 @@ var (
 	mFollowResyncs    = def("follow_resyncs_total", counter, "Full passes the live view ran: the first, and one after each loss.")
 	mFollowLastResync = def("follow_last_resync_timestamp_seconds", gauge, "Unix time the live view's last re-sync completed; 0 before the first.")
 	mFollowStale      = def("follow_stale_turned_total", counter, "Records the live view turned stale at their deadline, with no read.")
+	mFullInterval     = def("full_scan_interval_seconds", gauge, "Configured time between full scans while the live view holds every change (the other record metrics come from them).")
 )
 
 func init() {
-	allMetrics = append(allMetrics, mFollowMode, mFollowLive, mFollowEvents, mFollowReads, mFollowResyncs, mFollowLastResync, mFollowStale)
+	allMetrics = append(allMetrics, mFollowMode, mFollowLive, mFollowEvents, mFollowReads, mFollowResyncs, mFollowLastResync, mFollowStale, mFullInterval)
 }
 
 // liveCounts are the followed counts per keyspace.
@@ -143,6 +144,19 @@ func (e *Exporter) countUpdates(out <-chan follow.Update) (periodic bool) {
 		}
 	}
 	return false
+}
+
+// followLive reports whether a live view holds every change now: the full
+// scans may then wait for FullInterval.
+func (e *Exporter) followLive() bool {
+	e.live.mu.Lock()
+	f := e.live.f
+	e.live.mu.Unlock()
+	if f == nil {
+		return false
+	}
+	st := f.Stats()
+	return st.Live && st.Mode != follow.ModePeriodic
 }
 
 // followView is the live counts and the follower's stats (nil, false:

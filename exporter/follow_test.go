@@ -63,3 +63,36 @@ func waitMetric(t *testing.T, url, series string, want float64) {
 	}
 	t.Fatalf("%s = %v after 5s, want %v", series, got, want)
 }
+
+// While the live view holds every change, the full scan waits for
+// FullInterval: the ticks between read only the ledgers and streams, so
+// following does not load the server with a pass every interval; with
+// the view not live (here: never started) every tick is a full scan.
+func TestFollowSpacesFullScans(t *testing.T) {
+	_, c := redistest.OwnClient(t)
+	ks := inspecttest.Spec(t, inspect.KeyspaceSpec{Name: "orders", Schema: inspecttest.Preset(t, "atlasmart"),
+		ReserveTTL: time.Minute, ProcessingTimeout: time.Second})
+	for _, follow := range []bool{true, false} {
+		e := newExporter(t, c, func(cfg *Config) {
+			cfg.Keyspaces, cfg.Interval, cfg.FullInterval, cfg.Follow = []*inspect.Keyspace{ks}, time.Second, time.Hour, follow
+		})
+		hs := httptest.NewServer(e.Handler())
+		ctx, cancel := context.WithCancel(context.Background())
+		if follow {
+			go e.runFollow(ctx)
+			waitMetric(t, hs.URL, `idemctl_follow_live{}`, 1)
+		}
+		go e.Run(ctx)
+		time.Sleep(3500 * time.Millisecond)
+		m := promtest.Scrape(t, hs.URL+"/metrics")
+		cancel()
+		hs.Close()
+		scans := m[`idemctl_scans_total{}`]
+		switch {
+		case follow && (scans != 1 || m[`idemctl_full_scan_interval_seconds{}`] != 3600):
+			t.Errorf("following: %v full scans in 3.5 s of 1 s ticks (want the first only), full interval %v", scans, m[`idemctl_full_scan_interval_seconds{}`])
+		case !follow && scans < 3:
+			t.Errorf("not following: %v scans in 3.5 s of 1 s ticks, want one a tick", scans)
+		}
+	}
+}
