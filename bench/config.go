@@ -35,40 +35,41 @@ const latencyBudget = time.Millisecond
 
 // Config is one harness run.
 type Config struct {
-	N             int
-	Rounds        int
-	Smoke         bool
-	Out           string
-	Commit        string // what was measured (default: git describe --always --dirty)
-	Idemctl       string // prebuilt binary; "" builds one from the module
-	RSSSmallN     int    // smaller N for the RSS comparison (default N/10)
-	ThrottledKeys int    // keys for the throttled load run (default min(N, 200000))
-	LoadKeys      int    // keys for the unthrottled and latency-budget load runs (default min(N, 1000000))
-	IdleProbe     time.Duration
-	QuietCPU      float64       // wait until other processes use at most this many CPUs…
-	QuietWait     time.Duration // …for at most this long before each timed run (0: don't wait)
-	Load          bool
-	TUI           bool
-	Records       bool
-	GoBench       bool
-	Sampling      bool          // check stats --sample's intervals against the full scan
-	SampleShare   string        // the share each sampled run reads
-	SampleRuns    int           // sampled runs
-	Snapshot      bool          // SAVE the keyspace, time stats --rdb against redis-check-rdb
-	ServerCost    bool          // server CPU per key of each tool and read path (INFO cpu)
-	Ledger        bool          // time idemctl ledgers on one big dedupe-ledger zset (ledger.go)
-	Follow        bool          // the exporter following vs periodic passes beside the application (follow.go)
-	FollowWindow  time.Duration // each mode's window (periodic: at least three passes)
-	FollowRate    int           // the application simulator's requests/s
-	LedgerMembers int           // its members
-	Writes        bool          // measure a bulk guarded write run (audited writes/s)
-	WriteKeys     int           // records it writes
-	WriteDir      string        // where its audit log goes ("" the system's temp dir)
-	Strict        bool
-	Pin           bool      // load phases: the server on one CPU, the clients on the others
-	SeedCache     string    // directory of saved seeds ("" none): load one instead of seeding, or save the seed
-	Only          string    // comma-separated steps to run after seed and verify ("" every step that is on)
-	Log           io.Writer // progress; nil: discarded
+	N              int
+	Rounds         int
+	Smoke          bool
+	Out            string
+	Commit         string // what was measured (default: git describe --always --dirty)
+	Idemctl        string // prebuilt binary; "" builds one from the module
+	RSSSmallN      int    // smaller N for the RSS comparison (default N/10)
+	ThrottledKeys  int    // keys for the throttled load run (default min(N, 200000))
+	LoadKeys       int    // keys for the unthrottled and latency-budget load runs (default min(N, 1000000))
+	IdleProbe      time.Duration
+	QuietCPU       float64       // wait until other processes use at most this many CPUs…
+	QuietWait      time.Duration // …for at most this long before each timed run (0: don't wait)
+	Load           bool
+	TUI            bool
+	Records        bool
+	GoBench        bool
+	Sampling       bool          // check stats --sample's intervals against the full scan
+	SampleShare    string        // the share each sampled run reads
+	SampleRuns     int           // sampled runs
+	Snapshot       bool          // SAVE the keyspace, time stats --rdb against redis-check-rdb
+	ServerCost     bool          // server CPU per key of each tool and read path (INFO cpu)
+	Ledger         bool          // time idemctl ledgers on one big dedupe-ledger zset (ledger.go)
+	Follow         bool          // the exporter following vs periodic passes beside the application (follow.go)
+	FollowWindow   time.Duration // each mode's window (periodic: at least three passes)
+	FollowRate     int           // the application simulator's requests/s
+	FollowInterval time.Duration // the periodic mode's --interval
+	LedgerMembers  int           // its members
+	Writes         bool          // measure a bulk guarded write run (audited writes/s)
+	WriteKeys      int           // records it writes
+	WriteDir       string        // where its audit log goes ("" the system's temp dir)
+	Strict         bool
+	Pin            bool      // load phases: the server on one CPU, the clients on the others
+	SeedCache      string    // directory of saved seeds ("" none): load one instead of seeding, or save the seed
+	Only           string    // comma-separated steps to run after seed and verify ("" every step that is on)
+	Log            io.Writer // progress; nil: discarded
 }
 
 // DefaultConfig is the full run the issue asks for.
@@ -76,7 +77,7 @@ func DefaultConfig() Config {
 	return Config{N: 1_000_000, Rounds: 3, IdleProbe: 3 * time.Second, QuietCPU: 0.15, QuietWait: 3 * time.Minute,
 		Load: true, TUI: true, Records: true, GoBench: true, Writes: true, WriteKeys: 20_000,
 		Sampling: true, SampleShare: "1%", SampleRuns: 20, Pin: true, Snapshot: true, ServerCost: true, LedgerMembers: TenM,
-		Follow: true, FollowWindow: 2 * time.Minute, FollowRate: followRate}
+		Follow: true, FollowWindow: 2 * time.Minute, FollowRate: followRate, FollowInterval: time.Minute}
 }
 
 // ApplySmoke shrinks the run for CI, keeping any value set explicitly.
@@ -97,6 +98,7 @@ func (c *Config) ApplySmoke(set map[string]bool) {
 		{"quiet-wait", func() { c.QuietWait = 0 }},
 		{"follow-window", func() { c.FollowWindow = 15 * time.Second }},
 		{"follow-rate", func() { c.FollowRate = 500 }},
+		{"follow-interval", func() { c.FollowInterval = 5 * time.Second }},
 	} {
 		if !set[d.flag] {
 			d.apply()

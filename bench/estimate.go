@@ -77,7 +77,7 @@ func estimate(cfg Config, cached bool, on func(step string) bool) (steps []StepT
 	// follow: a stats pass, the idle and application windows, then each
 	// mode's first pass and window (periodic: three passes at the interval).
 	pass := per(n, rateStats)
-	add("follow", pass+cfg.FollowWindow*2+2*pass+cfg.FollowWindow+max(cfg.FollowWindow, 3*(followInterval+2*pass)), 0)
+	add("follow", pass+cfg.FollowWindow*2+2*pass+cfg.FollowWindow+max(cfg.FollowWindow, 3*(cfg.FollowInterval+2*pass)), 0)
 	add("writes", per(float64(cfg.WriteKeys), rateWrites), 1)
 	return steps, waits
 }

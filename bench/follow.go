@@ -23,6 +23,7 @@ type FollowResult struct {
 	CrashRate float64       `json:"crash_rate"`
 	Timeout   time.Duration `json:"processing_timeout_ns"` // the exporter's: a crash's deadline is its RESERVE plus this
 	Window    time.Duration `json:"window_ns"`             // the follow window (periodic: at least 3 passes)
+	Interval  time.Duration `json:"interval_ns"`           // the periodic mode's --interval (the exporter's default, 60s; smoke 5s)
 	IdleCPU   float64       `json:"idle_server_cpu"`       // server CPU seconds a second with nothing running
 	App       FollowPhase   `json:"app"`                   // the application alone
 	Modes     []*FollowMode `json:"modes"`
@@ -48,12 +49,29 @@ type FollowMode struct {
 	// the time from the deadline to the first scrape whose
 	// idemctl_stale_records counted it (see staleDelays).
 	Stale   []time.Duration `json:"stale_delays_ns"`
-	Missed  int             `json:"missed"`   // deadlines in the window never counted by its end
-	Early   int             `json:"early"`    // counted before their deadline: the count is off
-	Scrapes int             `json:"scrapes"`  // /metrics reads in the window
-	RSS     int64           `json:"rss_kb"`   // the exporter's VmRSS at the window's end
-	Records int64           `json:"records"`  // records the keyspace held then
-	ViewB   float64         `json:"view_bpr"` // idemctl_follow_view_bytes / records (follow), 0 unknown
+	Missed  int             `json:"missed"`  // deadlines in the window never counted by its end
+	Early   int             `json:"early"`   // counted before their deadline: the count is off
+	Scrapes int             `json:"scrapes"` // /metrics reads in the window
+	RSS     int64           `json:"rss_kb"`  // the exporter's VmRSS at the window's end
+	Records int64           `json:"records"` // records the keyspace held then
+}
+
+// ViewBytes is what following adds to the exporter's memory a record:
+// its RSS following less its RSS by periodic passes, over the records
+// (0: not both measured).
+func (r *FollowResult) ViewBytes() float64 {
+	var fol, per *FollowMode
+	for _, m := range r.Modes {
+		if m.Mode == "follow" {
+			fol = m
+		} else {
+			per = m
+		}
+	}
+	if fol == nil || per == nil || fol.Records == 0 {
+		return 0
+	}
+	return float64(fol.RSS-per.RSS) * 1024 / float64(fol.Records)
 }
 
 // IdemctlCPU is what the mode costs the server a second: the window's
@@ -85,7 +103,6 @@ const (
 	followCrashRate = 0.01
 	followRate      = 2000
 	followScrape    = 100 * time.Millisecond
-	followInterval  = 60 * time.Second // the exporter's default
 )
 
 // followRun is the state of one follow step: the simulator's crashes and
@@ -135,7 +152,7 @@ func (f *followRun) deadlines() []time.Time {
 // exporter following and the exporter by periodic passes beside it.
 func (h *harness) follow(ctx context.Context) error {
 	window := h.cfg.FollowWindow
-	res := &FollowResult{Rate: h.cfg.FollowRate, CrashRate: followCrashRate, Timeout: followTimeout, Window: window}
+	res := &FollowResult{Rate: h.cfg.FollowRate, CrashRate: followCrashRate, Timeout: followTimeout, Window: window, Interval: h.cfg.FollowInterval}
 	h.res.Follow = res
 	f := &followRun{h: h}
 	if err := f.staleBase(ctx); err != nil {

@@ -47,9 +47,8 @@ func (f *followRun) args(cmd string, extra ...string) []string {
 type scrape struct {
 	at    time.Time
 	stale int64
-	mode  string  // the follow mode the metrics name ("" none)
-	view  float64 // idemctl_follow_view_bytes (0: none)
-	done  bool    // a complete pass (or a live view) stands behind the counts
+	mode  string // the follow mode the metrics name ("" none)
+	done  bool   // a complete pass (or a live view) stands behind the counts
 }
 
 // mode runs the exporter in one mode beside the application, and
@@ -61,9 +60,9 @@ func (f *followRun) mode(ctx context.Context, mode string, idle float64) (*Follo
 	}
 	flag := "--follow"
 	if mode == "periodic" {
-		flag = "--follow=false"
+		flag = "--follow=false --interval " + f.h.cfg.FollowInterval.String()
 	}
-	args := f.args("exporter", "--listen", "127.0.0.1:"+strconv.Itoa(port), flag)
+	args := f.args("exporter", append([]string{"--listen", "127.0.0.1:" + strconv.Itoa(port)}, strings.Fields(flag)...)...)
 	m := &FollowMode{Mode: mode, Command: "idemctl exporter " + flag}
 	cmd := exec.CommandContext(ctx, f.h.bin, args...)
 	cmd.Env = f.h.env()
@@ -94,7 +93,7 @@ func (f *followRun) mode(ctx context.Context, mode string, idle float64) (*Follo
 	window := f.h.cfg.FollowWindow
 	tailFor := 5 * time.Second
 	if mode == "periodic" {
-		tailFor = followInterval + 2*m.FirstPass
+		tailFor = f.h.cfg.FollowInterval + 2*m.FirstPass
 		window = max(window, 3*tailFor)
 	}
 	scrapes, phase, err := f.watch(ctx, url, window, idle)
@@ -104,9 +103,6 @@ func (f *followRun) mode(ctx context.Context, mode string, idle float64) (*Follo
 	m.Phase, m.Scrapes = phase, len(scrapes)
 	m.RSS = statusKB(readFile("/proc/"+strconv.Itoa(cmd.Process.Pid)+"/status"), "VmRSS:")
 	m.Records, _ = f.h.client.DBSize(ctx).Result()
-	if last := scrapes[len(scrapes)-1]; last.view > 0 && m.Records > 0 {
-		m.ViewB = last.view / float64(m.Records)
-	}
 	m.Reported = scrapes[len(scrapes)-1].mode
 	ws, we := scrapes[0].at, scrapes[len(scrapes)-1].at
 	m.Stale, m.Missed, m.Early = staleDelays(f.deadlines(), scrapes, f.base, ws, we.Add(-tailFor))
@@ -200,8 +196,6 @@ func readMetrics(ctx context.Context, url string) (scrape, error) {
 			s.done = s.done || value > 0
 		case strings.HasPrefix(name, "idemctl_follow_mode{") && value == 1:
 			s.mode = labelValue(name, "mode")
-		case name == "idemctl_follow_view_bytes":
-			s.view = value
 		}
 	}
 	return s, sc.Err()
