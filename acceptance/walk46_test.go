@@ -225,22 +225,38 @@ func TestWalk46WholePlanBeforeTheCountInTmux(t *testing.T) {
 }
 
 // planRows pages through the confirm step's plan with pgdn to its end,
-// each page still asking for the count, and returns the distinct matches
-// of row (its first group, if it has one) on the plan's lines.
+// each page still asking for the count, and returns the plan lines that
+// match row, by their place in the plan: two records whose keys are cut
+// to the same text in an 80-column dialog are still two rows. A page's
+// place comes from its "↓ N more lines" line: its first line is N₁−N
+// below the first page's, and the last page (no such line) ends the plan,
+// so its first line is N₁−1 below.
 func planRows(s *tmuxSession, row *regexp.Regexp) map[string]bool {
 	s.t.Helper()
+	more := regexp.MustCompile(`↓ ([\d,]+) more lines of the plan`)
 	seen := map[string]bool{}
+	first := -1 // N on the first page
 	for range 100 {
 		scr := s.screen()
 		if !strings.Contains(flat(scr), "and enter to apply") {
 			s.t.Fatalf("the confirmation left the screen:\n%s", scr)
 		}
-		for _, l := range strings.Split(scr, "\n") {
-			if m := row.FindStringSubmatch(l); m != nil {
-				seen[m[len(m)-1]] = true
+		m := more.FindStringSubmatch(scr)
+		offset := 0
+		switch {
+		case m != nil && first < 0:
+			first = count46(m[1])
+		case m != nil:
+			offset = first - count46(m[1])
+		case first >= 0:
+			offset = first - 1
+		}
+		for i, l := range strings.Split(scr, "\n") {
+			if row.MatchString(l) {
+				seen[strconv.Itoa(offset+i)] = true
 			}
 		}
-		if !strings.Contains(scr, "more lines of the plan") {
+		if m == nil {
 			return seen
 		}
 		s.send("PageDown")
