@@ -110,7 +110,7 @@ func (f *Follower) Run(ctx context.Context, out chan<- Update) error {
 	}
 	f.out, f.start = out, time.Now()
 	ctx, cancel := context.WithCancel(ctx)
-	defer func() { cancel(); f.wg.Wait() }()
+	defer func() { cancel(); f.wg.Wait(); f.v.close() }()
 	mode, why, err := f.choose(ctx)
 	if err != nil {
 		return err

@@ -55,7 +55,7 @@ func (f *Follower) resync(ctx context.Context) bool {
 		return true // something was missed during the pass: another one
 	}
 	f.live = true
-	n := len(f.v.m)
+	n := f.v.m.len()
 	f.setStats(func(s *Stats) { s.Live, s.LastResync, s.Records = true, time.Now(), n })
 	return f.emit(ctx, Update{Kind: KindResyncDone, Records: n})
 }

@@ -42,14 +42,14 @@ func (e entry) stale() bool          { return e>>63 == 1 }
 // a re-sync to name what it removes).
 type view struct {
 	seed  maphash.Seed
-	m     map[uint64]entry
+	m     *table // off the Go heap (table.go)
 	keys  map[uint64]string // nil unless keepKeys
 	timer staleHeap
 	gen   uint32
 }
 
 func newView(keepKeys bool) *view {
-	v := &view{seed: maphash.MakeSeed(), m: make(map[uint64]entry)}
+	v := &view{seed: maphash.MakeSeed(), m: newTable()}
 	if keepKeys {
 		v.keys = make(map[uint64]string)
 	}
@@ -57,8 +57,11 @@ func newView(keepKeys bool) *view {
 }
 
 func (v *view) hash(ks uint8, key string) uint64 {
-	return maphash.String(v.seed, key) ^ uint64(ks)*0x9e3779b97f4a7c15
+	return nonzero(maphash.String(v.seed, key) ^ uint64(ks)*0x9e3779b97f4a7c15)
 }
+
+// close returns the view's memory (its table is off the Go heap).
+func (v *view) close() { v.m.close() }
 
 func (e entry) summary() Summary { return Summary{Known: true, State: e.state(), Stale: e.stale()} }
 
@@ -66,12 +69,12 @@ func (e entry) summary() Summary { return Summary{Known: true, State: e.state(),
 // when the server's clock said serverMs; it returns what was there.
 func (v *view) upsert(ks uint8, rec *inspect.Record, nowRel, serverMs int64) Summary {
 	h := v.hash(ks, rec.Key)
-	old, had := v.m[h]
+	old, had := v.m.get(h)
 	at := staleAt(rec, nowRel, serverMs)
 	if at > 0 {
 		heap.Push(&v.timer, staleItem{at: at, h: h, rec: *rec, readRel: nowRel})
 	}
-	v.m[h] = pack(at, v.gen, ks, rec.State, rec.Stale())
+	v.m.set(h, pack(at, v.gen, ks, rec.State, rec.Stale()))
 	if v.keys != nil {
 		v.keys[h] = rec.Key
 	}
@@ -102,11 +105,11 @@ func staleAt(r *inspect.Record, nowRel, serverMs int64) int64 {
 // remove drops key; ok=false when the view did not hold it.
 func (v *view) remove(ks uint8, key string) (Summary, bool) {
 	h := v.hash(ks, key)
-	old, had := v.m[h]
+	old, had := v.m.get(h)
 	if !had {
 		return Summary{}, false
 	}
-	delete(v.m, h)
+	v.m.del(h)
 	if v.keys != nil {
 		delete(v.keys, h)
 	}
@@ -123,17 +126,21 @@ type removed struct {
 // sweep drops every entry the pass v.gen did not see.
 func (v *view) sweep() []removed {
 	var out []removed
-	for h, e := range v.m {
+	var gone []uint64 // deleted after the walk: a deletion moves slots
+	v.m.each(func(h uint64, e entry) {
 		if e.gen() == v.gen&genMask {
-			continue
+			return
 		}
 		r := removed{ks: e.ks(), was: e.summary()}
 		if v.keys != nil {
 			r.key = v.keys[h]
 			delete(v.keys, h)
 		}
-		delete(v.m, h)
+		gone = append(gone, h)
 		out = append(out, r)
+	})
+	for _, h := range gone {
+		v.m.del(h)
 	}
 	return out
 }
@@ -144,11 +151,11 @@ func (v *view) due(nowRel int64) []staleItem {
 	var out []staleItem
 	for v.timer.Len() > 0 && v.timer[0].at <= nowRel {
 		it := heap.Pop(&v.timer).(staleItem)
-		e, ok := v.m[it.h]
+		e, ok := v.m.get(it.h)
 		if !ok || e.staleAt() != it.at || e.stale() || e.state() != inspect.StateProcessing {
 			continue // changed or gone since: this deadline no longer holds
 		}
-		v.m[it.h] = e | 1<<63
+		v.m.set(it.h, e|1<<63)
 		out = append(out, it)
 	}
 	return out
