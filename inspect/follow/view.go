@@ -42,7 +42,7 @@ func (e entry) stale() bool          { return e>>63 == 1 }
 // a re-sync to name what it removes).
 type view struct {
 	seed  maphash.Seed
-	m     *table // off the Go heap (table.go)
+	m     *table            // off the Go heap (table.go)
 	keys  map[uint64]string // nil unless keepKeys
 	timer staleHeap
 	gen   uint32
