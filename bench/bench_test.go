@@ -54,7 +54,9 @@ func TestSmoke(t *testing.T) {
 	}
 	var log strings.Builder
 	cfg.Log = &log
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	// About a minute on a quiet machine; the follow step's three windows
+	// and passes are a third of it.
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
 	res, err := Run(ctx, cfg)

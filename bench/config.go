@@ -96,7 +96,7 @@ func (c *Config) ApplySmoke(set map[string]bool) {
 		{"sample-runs", func() { c.SampleRuns = 3 }},
 		{"sample", func() { c.SampleShare = "20%" }}, // 1 % of 20,000 records is too few to say much
 		{"quiet-wait", func() { c.QuietWait = 0 }},
-		{"follow-window", func() { c.FollowWindow = 15 * time.Second }},
+		{"follow-window", func() { c.FollowWindow = 8 * time.Second }},
 		{"follow-rate", func() { c.FollowRate = 500 }},
 		{"follow-interval", func() { c.FollowInterval = 5 * time.Second }},
 	} {

@@ -69,7 +69,12 @@ func (f *followRun) mode(ctx context.Context, mode string, idle float64) (*Follo
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if f.h.pinned != nil {
+		err = f.h.pinned.start(cmd)
+	} else {
+		err = cmd.Start()
+	}
+	if err != nil {
 		return nil, err
 	}
 	exited := make(chan struct{})

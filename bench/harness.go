@@ -143,12 +143,13 @@ func (h *harness) runSteps(ctx context.Context, steps []step, on func(string) bo
 }
 
 // pinnedSteps run with the server and the clients apart (-pin): the load
-// phases, where what one client costs another is the measure.
+// phases, where what one client costs another is the measure, and the
+// follow step, where it is what idemctl costs the application.
 // The rounds are not: there the server saturates one CPU while idemctl,
 // four pipelines in flight, waits on it, and everything else on the
 // machine lands on that CPU (10M, the baseline then run in-process: stats
 // 1.45 × it pinned, 0.90 × unpinned).
-var pinnedSteps = map[string]bool{"load": true}
+var pinnedSteps = map[string]bool{"load": true, "follow": true}
 
 // runStep runs one step, pinned if it is one of pinnedSteps.
 func (h *harness) runStep(ctx context.Context, name string, fn func(context.Context) error) error {

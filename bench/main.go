@@ -61,7 +61,7 @@ func main() {
 	flag.BoolVar(&cfg.Writes, "writes", cfg.Writes, "measure audited writes/s of a bulk guarded write (idemctl fail over fresh records), last")
 	flag.BoolVar(&cfg.Ledger, "ledger", cfg.Ledger, "time idemctl ledgers on one dedupe-ledger zset of -ledger-members members (built server-side), with the commands it sends")
 	flag.BoolVar(&cfg.Follow, "follow", cfg.Follow, "the exporter following the keyspace (--follow) vs periodic passes at the default interval, beside the application simulator writing -follow-rate requests/s: stale latency, server CPU, the application's p99")
-	flag.DurationVar(&cfg.FollowWindow, "follow-window", cfg.FollowWindow, "each follow mode's measuring window (periodic: at least three passes; smoke: 15s)")
+	flag.DurationVar(&cfg.FollowWindow, "follow-window", cfg.FollowWindow, "each follow mode's measuring window (periodic: at least three passes; smoke: 8s)")
 	flag.DurationVar(&cfg.FollowInterval, "follow-interval", cfg.FollowInterval, "the periodic mode's --interval in the follow step (default the exporter's, 1m; smoke: 5s)")
 	flag.IntVar(&cfg.FollowRate, "follow-rate", cfg.FollowRate, "the application simulator's requests/s in the follow step (smoke: 500)")
 	flag.IntVar(&cfg.LedgerMembers, "ledger-members", cfg.LedgerMembers, "members of the ledger step's zset (smoke: 200000)")
