@@ -14,6 +14,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/cli"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/detect"
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
 	"github.com/idemctl/idemctl/internal/testkit/interop"
 	"github.com/idemctl/idemctl/internal/testkit/recordtest"
@@ -226,7 +227,7 @@ func (r *interopRig) readsAsTheLibraryMeansIt() {
 
 	det := clitest.Run(t, nil, "detect", "-o", "json", "--url", r.srv.URL(0), "--match", r.il.match)
 	det.MustCode(t, cli.ExitOK)
-	var d inspect.DetectResult
+	var d detect.DetectResult
 	if err := json.Unmarshal([]byte(det.Stdout), &d); err != nil || d.Best == nil || d.Best.Preset != r.il.preset {
 		t.Fatalf("detect: %v\n%s", err, det.Stdout)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/cli"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/detect"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
 	"github.com/idemctl/idemctl/internal/testkit/recordtest"
@@ -531,7 +532,7 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	admin.Do(ctx, "ACL", "LOG", "RESET")
 	r = clitest.Run(t, env, append([]string{"detect", "--match", "atlasmart:ch23:idem:*", "-o", "json"}, asInspector...)...)
 	r.MustCode(t, cli.ExitOK)
-	var det inspect.DetectResult
+	var det detect.DetectResult
 	if err := json.Unmarshal([]byte(r.Stdout), &det); err != nil || det.Best == nil || det.Best.Preset != "atlasmart" {
 		t.Fatalf("detect as inspector: %v %s", err, r.Stdout)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/detect"
 )
 
 // detectCmd holds detect's flags.
@@ -29,25 +30,25 @@ func (o *detectCmd) resolveFlags(fs *pflag.FlagSet) {
 }
 
 // detect samples the server, or the snapshot --rdb names.
-func (o *detectCmd) detect(ctx context.Context, a *app, progress *progressLine) (inspect.DetectResult, error) {
+func (o *detectCmd) detect(ctx context.Context, a *app, progress *progressLine) (detect.DetectResult, error) {
 	if o.snap.path != "" {
 		if err := a.checkNoServer(&o.cf); err != nil {
-			return inspect.DetectResult{}, err
+			return detect.DetectResult{}, err
 		}
 		src, err := a.openSnapshotFile(&o.snap)
 		if err != nil {
-			return inspect.DetectResult{}, err
+			return detect.DetectResult{}, err
 		}
 		defer src.Close()
 		a.noteSnapshot(&session{snap: src})
-		return inspect.DetectSnapshot(ctx, src, o.match, o.sample, progress.update)
+		return detect.DetectSnapshot(ctx, src, o.match, o.sample, progress.update)
 	}
 	s, err := a.openSession(ctx, sessionSpec{conn: &o.cf, dial: true})
 	if err != nil {
-		return inspect.DetectResult{}, err
+		return detect.DetectResult{}, err
 	}
 	defer s.Close()
-	return inspect.DetectProgress(ctx, s.client, o.match, o.sample, progress.update)
+	return detect.DetectProgress(ctx, s.client, o.match, o.sample, progress.update)
 }
 
 // flags registers detect's flags.

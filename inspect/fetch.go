@@ -30,7 +30,7 @@ type fetcher struct {
 	// says how long the server took over each (the latency budget's
 	// measure).
 	span bool
-	// samples bounds MEMORY USAGE's walk (0: memSamples). A hash with at
+	// samples bounds MEMORY USAGE's walk (0: MemorySamples). A hash with at
 	// most that many fields is measured exactly; a bigger collection gets
 	// an estimate, never a walk of every element.
 	samples int64
@@ -38,17 +38,17 @@ type fetcher struct {
 	script *scriptPath
 }
 
-// memSamples is MEMORY USAGE's sample count: above the listpack limit a
+// MemorySamples is MEMORY USAGE's sample count: above the listpack limit a
 // record hash is converted at (128 fields by default), so every hash that
 // could be a record is measured whole, and a 10,000,000-field hash costs
 // the server 128 steps, not ten million (SAMPLES 0 walks them all).
-const memSamples = 128
+const MemorySamples = 128
 
 func (f *fetcher) sampleCount() int64 {
 	if f.samples > 0 {
 		return f.samples
 	}
-	return memSamples
+	return MemorySamples
 }
 
 type fetched struct {

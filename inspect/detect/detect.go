@@ -1,4 +1,12 @@
-package inspect
+// Package detect proposes a keyspace for keys matching a pattern, from a
+// sample read live or from a snapshot: the preset that explains the most
+// records with its evidence and timing, a drafted schema when none does,
+// or a dedupe ledger.
+//
+// Floor 1 of ARCHITECTURE.md, the read engine: it sits above the subjects
+// whose keys it tells apart and may import inspect, inspect/ledger and the
+// foundations.
+package detect
 
 import (
 	"context"
@@ -9,6 +17,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/ledger"
 )
 
 // Candidate is how well one preset explains a sample of keys.
@@ -37,7 +48,7 @@ type DetectResult struct {
 	YAML       string         `json:"yaml"`
 
 	// Ledger: the keys are a dedupe ledger, not records (detect_ledger.go).
-	Ledger *LedgerProposal `json:"ledger,omitempty"`
+	Ledger *ledger.Proposal `json:"ledger,omitempty"`
 }
 
 // Detect samples up to n keys matching pattern and scores every preset on
@@ -51,7 +62,7 @@ func Detect(ctx context.Context, c redis.UniversalClient, pattern string, n int)
 // keys has come: on a sparse pattern in a big database, SCAN MATCH may walk
 // most of the table to find them. Done is the larger of the share of keys
 // found and the share of the table visited.
-func DetectProgress(ctx context.Context, c redis.UniversalClient, pattern string, n int, progress func(Progress)) (DetectResult, error) {
+func DetectProgress(ctx context.Context, c redis.UniversalClient, pattern string, n int, progress func(inspect.Progress)) (DetectResult, error) {
 	keys, err := sampleKeys(ctx, c, pattern, n, progress)
 	if err != nil {
 		return DetectResult{Match: pattern, Types: map[string]int{}}, err
@@ -65,7 +76,7 @@ type detectSample interface {
 	// types counts the sampled keys by Redis type.
 	types(ctx context.Context) (map[string]int, error)
 	// records reads keys as ks's records.
-	records(ctx context.Context, ks *Keyspace, keys []string) ([]Record, error)
+	records(ctx context.Context, ks *inspect.Keyspace, keys []string) ([]inspect.Record, error)
 	// docs are up to draftSample records whole, for a drafted schema:
 	// small hashes' fields, or strings' JSON objects.
 	docs(ctx context.Context, container string) []sampleDoc
@@ -90,7 +101,7 @@ func (l *liveSample) types(ctx context.Context) (map[string]int, error) {
 	for i, k := range l.keys {
 		types[i] = pipe.Type(ctx, k)
 	}
-	if err := ExecPipe(ctx, pipe); err != nil {
+	if err := inspect.ExecPipe(ctx, pipe); err != nil {
 		return out, err
 	}
 	for _, t := range types {
@@ -99,10 +110,8 @@ func (l *liveSample) types(ctx context.Context) (map[string]int, error) {
 	return out, nil
 }
 
-func (l *liveSample) records(ctx context.Context, ks *Keyspace, keys []string) ([]Record, error) {
-	f := &fetcher{c: l.c, ks: ks, memOn: newTrue()}
-	res, err := f.fetch(ctx, keys)
-	return res.records, err
+func (l *liveSample) records(ctx context.Context, ks *inspect.Keyspace, keys []string) ([]inspect.Record, error) {
+	return inspect.ReadKeys(ctx, l.c, ks, keys)
 }
 
 func (l *liveSample) docs(ctx context.Context, container string) []sampleDoc {
@@ -138,10 +147,10 @@ func detect(ctx context.Context, smp detectSample, pattern string, keys []string
 		return res, err
 	}
 	if res.Ledger = proposeLedger(ctx, smp, res.Types, keys); res.Ledger != nil {
-		res.YAML = ledgerYAML(res.Ledger, pattern)
+		res.YAML = res.Ledger.YAML(pattern)
 		return res, nil
 	}
-	for _, name := range PresetNames() {
+	for _, name := range inspect.PresetNames() {
 		cand, err := score(ctx, smp, name, pattern, keys)
 		if err != nil {
 			return res, err
@@ -197,8 +206,8 @@ func mixed(cands []Candidate, sampled int) []string {
 	return out
 }
 
-func sampleKeys(ctx context.Context, c redis.UniversalClient, pattern string, n int, progress func(Progress)) ([]string, error) {
-	nodes, _, err := discover(ctx, c, false)
+func sampleKeys(ctx context.Context, c redis.UniversalClient, pattern string, n int, progress func(inspect.Progress)) ([]string, error) {
+	nodes, err := inspect.Primaries(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +216,7 @@ func sampleKeys(ctx context.Context, c redis.UniversalClient, pattern string, n 
 	for i, nd := range nodes {
 		var cursor uint64
 		for len(out) < n {
-			keys, next, err := nd.client.Scan(ctx, cursor, pattern, 1000).Result()
+			keys, next, err := nd.Client.Scan(ctx, cursor, pattern, 1000).Result()
 			if err != nil {
 				return nil, err
 			}
@@ -220,8 +229,8 @@ func sampleKeys(ctx context.Context, c redis.UniversalClient, pattern string, n 
 				break
 			}
 			if progress != nil {
-				table := (float64(i) + CursorShare(cursor)) / float64(len(nodes))
-				progress(Progress{Done: max(table, float64(len(out))/float64(n)), Records: int64(len(out)), Elapsed: time.Since(started)})
+				table := (float64(i) + inspect.CursorShare(cursor)) / float64(len(nodes))
+				progress(inspect.Progress{Done: max(table, float64(len(out))/float64(n)), Records: int64(len(out)), Elapsed: time.Since(started)})
 			}
 		}
 	}
@@ -232,8 +241,8 @@ func sampleKeys(ctx context.Context, c redis.UniversalClient, pattern string, n 
 // they show for and against it.
 func score(ctx context.Context, smp detectSample, name, pattern string, keys []string) (Candidate, error) {
 	cand := Candidate{Preset: name, States: map[string]int{}, keys: map[string]bool{}}
-	s, _ := Preset(name)
-	ks, err := NewKeyspace(KeyspaceSpec{Schema: s, Match: pattern})
+	s, _ := inspect.Preset(name)
+	ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Schema: s, Match: pattern})
 	if err != nil {
 		return cand, err
 	}
@@ -250,7 +259,7 @@ func score(ctx context.Context, smp detectSample, name, pattern string, keys []s
 
 // takeCompanions counts the keys that are the schema's lock companions
 // and returns the rest, the keys to read as records.
-func (c *Candidate) takeCompanions(s *Schema, keys []string) []string {
+func (c *Candidate) takeCompanions(s *inspect.Schema, keys []string) []string {
 	var records []string
 	for _, k := range keys {
 		if s.Lock != nil {
@@ -268,8 +277,8 @@ func (c *Candidate) takeCompanions(s *Schema, keys []string) []string {
 // tally counts the records that fit the key template and those that
 // decode with a known state, by stored state; fps of the latter hold a
 // fingerprint, stored a state of their own (not the "missing" default).
-func (c *Candidate) tally(s *Schema, ks *Keyspace, recs []Record) (fps, stored int) {
-	const bad = FlagWrongType | FlagUndecoded | FlagDecodeError | FlagUnknownState
+func (c *Candidate) tally(s *inspect.Schema, ks *inspect.Keyspace, recs []inspect.Record) (fps, stored int) {
+	const bad = inspect.FlagWrongType | inspect.FlagUndecoded | inspect.FlagDecodeError | inspect.FlagUnknownState
 	for i := range recs {
 		r := &recs[i]
 		if r.Groups != nil && !ks.Template.Empty() {
@@ -280,11 +289,11 @@ func (c *Candidate) tally(s *Schema, ks *Keyspace, recs []Record) (fps, stored i
 		}
 		c.Matched++
 		c.keys[r.Key] = true
-		c.States[Sanitize(capString(r.RawState, 40))]++
+		c.States[inspect.Sanitize(capText(r.RawState, 40))]++
 		if r.Fingerprint != "" {
 			fps++
 		}
-		if r.RawState != "" || s.Codec == CodecRaw {
+		if r.RawState != "" || s.Codec == inspect.CodecRaw {
 			stored++
 		}
 	}
@@ -295,20 +304,20 @@ func (c *Candidate) tally(s *Schema, ks *Keyspace, recs []Record) (fps, stored i
 // proposed only on positive evidence: records that merely fail to
 // contradict it (every state taken from its "missing" default, keys its
 // template rejects) are not evidence.
-func rejection(c *Candidate, s *Schema, ks *Keyspace, read, stored int) string {
+func rejection(c *Candidate, s *inspect.Schema, ks *inspect.Keyspace, read, stored int) string {
 	switch {
 	case c.Matched == 0:
 	case !ks.Template.Empty() && read > 0 && c.Template == 0:
 		return fmt.Sprintf("its key template %s fits none of the %d records", ks.Template, read)
 	case stored == 0 && len(s.Requires) == 0:
-		return fmt.Sprintf("its state field %s is empty on all %d records (each read by default as %s)", s.State.Field, c.Matched, s.miss)
+		return fmt.Sprintf("its state field %s is empty on all %d records (each read by default as %s)", s.State.Field, c.Matched, s.MissingState())
 	}
 	return ""
 }
 
 // addEvidence states what the tally showed, one line a fact, of the
 // records read from keysRead keys.
-func (c *Candidate) addEvidence(s *Schema, ks *Keyspace, keysRead, fps int) {
+func (c *Candidate) addEvidence(s *inspect.Schema, ks *inspect.Keyspace, keysRead, fps int) {
 	if c.Matched > 0 {
 		var st []string
 		for v, n := range c.States {
@@ -316,7 +325,7 @@ func (c *Candidate) addEvidence(s *Schema, ks *Keyspace, keysRead, fps int) {
 		}
 		sort.Strings(st)
 		field := s.State.Field
-		if s.Codec == CodecRaw {
+		if s.Codec == inspect.CodecRaw {
 			field = "(the value)"
 		}
 		c.Evidence = append(c.Evidence, fmt.Sprintf("%d of %d records decode as %s %s; state %s: %s",
@@ -340,5 +349,5 @@ func (c *Candidate) addEvidence(s *Schema, ks *Keyspace, keysRead, fps int) {
 }
 
 func presetYAML(preset, pattern string) string {
-	return fmt.Sprintf("keyspaces:\n  - name: %s\n    match: %s\n    preset: %s\n", preset, yamlQuote(pattern), preset)
+	return fmt.Sprintf("keyspaces:\n  - name: %s\n    match: %s\n    preset: %s\n", preset, inspect.YAMLQuote(pattern), preset)
 }

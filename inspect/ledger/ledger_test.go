@@ -1,4 +1,4 @@
-package inspect_test
+package ledger_test
 
 import (
 	"context"
@@ -10,7 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/detect"
+	"github.com/idemctl/idemctl/inspect/ledger"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
@@ -23,9 +24,9 @@ func serverNow(t *testing.T, c *redis.Client) time.Time {
 	return now
 }
 
-func mustLedger(t *testing.T, sp inspect.LedgerSpec) *inspect.Ledger {
+func mustLedger(t *testing.T, sp ledger.Spec) *ledger.Ledger {
 	t.Helper()
-	l, err := inspect.NewLedger(sp)
+	l, err := ledger.New(sp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func zaddAges(t *testing.T, c *redis.Client, key string, now time.Time, age, ste
 	for i := range n {
 		ms := now.Add(-age - time.Duration(i)*step).UnixMilli()
 		score := float64(ms)
-		if unit == inspect.ScoreSeconds {
+		if unit == ledger.ScoreSeconds {
 			score = float64(ms) / 1000
 		}
 		zs = append(zs, redis.Z{Score: score, Member: fmt.Sprintf("evt-%s-%d-%d", key, age, i)})
@@ -55,12 +56,12 @@ func TestLedgerZSetTrimmedAndUntrimmed(t *testing.T) {
 	_, c := redistest.OwnClient(t)
 	ctx := context.Background()
 	now := serverNow(t, c)
-	zaddAges(t, c, "dedupe:trimmed", now, 0, time.Minute, 100, inspect.ScoreMillis)
-	zaddAges(t, c, "dedupe:untrimmed", now, 0, time.Minute, 50, inspect.ScoreMillis)
-	zaddAges(t, c, "dedupe:untrimmed", now, 241*time.Hour, time.Second, 50, inspect.ScoreMillis)
+	zaddAges(t, c, "dedupe:trimmed", now, 0, time.Minute, 100, ledger.ScoreMillis)
+	zaddAges(t, c, "dedupe:untrimmed", now, 0, time.Minute, 50, ledger.ScoreMillis)
+	zaddAges(t, c, "dedupe:untrimmed", now, 241*time.Hour, time.Second, 50, ledger.ScoreMillis)
 	c.HSet(ctx, "dedupe:not-a-ledger", "a", "b") // TYPE zset leaves it out
-	l := mustLedger(t, inspect.LedgerSpec{Name: "d", Preset: inspect.LedgerZSetWindow})
-	rep, err := inspect.ReadLedger(ctx, c, l, inspect.LedgerOptions{})
+	l := mustLedger(t, ledger.Spec{Name: "d", Preset: ledger.ZSetWindow})
+	rep, err := ledger.Read(ctx, c, l, ledger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,10 +95,10 @@ func TestLedgerZSetSecondsAndNotTimes(t *testing.T) {
 	// The youngest entry a little over two windows old: read within the
 	// same millisecond, one exactly two windows old is not "older".
 	now := serverNow(t, c).Add(-100 * time.Millisecond)
-	zaddAges(t, c, "q:s", now, 2*time.Hour, time.Second, 10, inspect.ScoreSeconds)
+	zaddAges(t, c, "q:s", now, 2*time.Hour, time.Second, 10, ledger.ScoreSeconds)
 	c.ZAdd(ctx, "q:counter", redis.Z{Score: 3, Member: "a"}, redis.Z{Score: 7, Member: "b"})
-	l := mustLedger(t, inspect.LedgerSpec{Name: "q", Preset: inspect.LedgerZSetWindow, Match: "q:*", Window: time.Hour, ScoreUnit: "s"})
-	rep, err := inspect.ReadLedger(ctx, c, l, inspect.LedgerOptions{Count: 10})
+	l := mustLedger(t, ledger.Spec{Name: "q", Preset: ledger.ZSetWindow, Match: "q:*", Window: time.Hour, ScoreUnit: "s"})
+	rep, err := ledger.Read(ctx, c, l, ledger.Options{Count: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,8 +120,8 @@ func TestLedgerSetPerPeriod(t *testing.T) {
 	c.SAdd(ctx, "processed:billing:"+old, "e1", "e2") // never got its EXPIRE
 	c.SAdd(ctx, "processed:billing:latest", "e9")
 	c.Expire(ctx, "processed:billing:latest", time.Hour)
-	l := mustLedger(t, inspect.LedgerSpec{Name: "p", Preset: inspect.LedgerSetPerPeriod})
-	rep, err := inspect.ReadLedger(ctx, c, l, inspect.LedgerOptions{})
+	l := mustLedger(t, ledger.Spec{Name: "p", Preset: ledger.SetPerPeriod})
+	rep, err := ledger.Read(ctx, c, l, ledger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,8 +158,8 @@ func TestLedgerBigZSetBoundedCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.ConfigResetStat(ctx)
-	l := mustLedger(t, inspect.LedgerSpec{Name: "big", Preset: inspect.LedgerZSetWindow})
-	rep, err := inspect.ReadLedger(ctx, c, l, inspect.LedgerOptions{})
+	l := mustLedger(t, ledger.Spec{Name: "big", Preset: ledger.ZSetWindow})
+	rep, err := ledger.Read(ctx, c, l, ledger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,22 +205,22 @@ func commandCalls(t *testing.T, c *redis.Client) map[string]int64 {
 
 func TestNewLedgerRefuses(t *testing.T) {
 	for _, tc := range []struct {
-		sp   inspect.LedgerSpec
+		sp   ledger.Spec
 		want string
 	}{
-		{inspect.LedgerSpec{Preset: "zset"}, `unknown ledger preset "zset"`},
-		{inspect.LedgerSpec{Preset: inspect.LedgerZSetWindow, ScoreUnit: "us"}, `score_unit "us": want ms or s`},
-		{inspect.LedgerSpec{Preset: inspect.LedgerZSetWindow, Period: "2006"}, "belong to set-per-period"},
-		{inspect.LedgerSpec{Preset: inspect.LedgerSetPerPeriod, ScoreUnit: "ms"}, "belongs to zset-window"},
-		{inspect.LedgerSpec{Preset: inspect.LedgerSetPerPeriod, KeyTemplate: "p:{day}"}, "must capture {period}"},
-		{inspect.LedgerSpec{Preset: inspect.LedgerSetPerPeriod, Period: "day"}, `period "day" is not a Go time layout`},
+		{ledger.Spec{Preset: "zset"}, `unknown ledger preset "zset"`},
+		{ledger.Spec{Preset: ledger.ZSetWindow, ScoreUnit: "us"}, `score_unit "us": want ms or s`},
+		{ledger.Spec{Preset: ledger.ZSetWindow, Period: "2006"}, "belong to set-per-period"},
+		{ledger.Spec{Preset: ledger.SetPerPeriod, ScoreUnit: "ms"}, "belongs to zset-window"},
+		{ledger.Spec{Preset: ledger.SetPerPeriod, KeyTemplate: "p:{day}"}, "must capture {period}"},
+		{ledger.Spec{Preset: ledger.SetPerPeriod, Period: "day"}, `period "day" is not a Go time layout`},
 	} {
-		_, err := inspect.NewLedger(tc.sp)
+		_, err := ledger.New(tc.sp)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want %q", tc.sp, err, tc.want)
 		}
 	}
-	l := mustLedger(t, inspect.LedgerSpec{Preset: inspect.LedgerSetPerPeriod, KeyTemplate: "h:{period}", Period: "2006-01-02T15"})
+	l := mustLedger(t, ledger.Spec{Preset: ledger.SetPerPeriod, KeyTemplate: "h:{period}", Period: "2006-01-02T15"})
 	if l.Window != 48*time.Hour || l.Match != "processed:*" {
 		t.Errorf("defaults %+v", l)
 	}
@@ -230,33 +231,33 @@ func TestDetectProposesLedgers(t *testing.T) {
 	ctx := context.Background()
 	now := serverNow(t, c)
 	for i := range 4 {
-		zaddAges(t, c, fmt.Sprintf("dd:consumer-%d", i), now, time.Hour, time.Minute, 3, inspect.ScoreSeconds)
+		zaddAges(t, c, fmt.Sprintf("dd:consumer-%d", i), now, time.Hour, time.Minute, 3, ledger.ScoreSeconds)
 		c.SAdd(ctx, fmt.Sprintf("seen:svc-%d:2026-12-0%d", i, i+1), "e1")
 	}
-	res, err := inspect.Detect(ctx, c, "dd:*", 50)
+	res, err := detect.Detect(ctx, c, "dd:*", 50)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Ledger == nil || res.Ledger.Preset != inspect.LedgerZSetWindow || res.Ledger.ScoreUnit != "s" || res.Best != nil ||
+	if res.Ledger == nil || res.Ledger.Preset != ledger.ZSetWindow || res.Ledger.ScoreUnit != "s" || res.Best != nil ||
 		!strings.Contains(res.YAML, "kind: ledger") || !strings.Contains(res.YAML, "score_unit: s") {
 		t.Fatalf("zsets: %+v\n%s", res.Ledger, res.YAML)
 	}
 	if !strings.HasPrefix(res.Ledger.Evidence[0], "4 of 4 sampled zsets are scored by epoch times in s") || !strings.Contains(res.Ledger.Evidence[1], "oldest entry 1h02m") {
 		t.Errorf("evidence %q", res.Ledger.Evidence)
 	}
-	res, err = inspect.Detect(ctx, c, "seen:*", 50)
+	res, err = detect.Detect(ctx, c, "seen:*", 50)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Ledger == nil || res.Ledger.Preset != inspect.LedgerSetPerPeriod || res.Ledger.KeyTemplate != "seen:{consumer}:{period}" || res.Ledger.Period != "2006-01-02" {
+	if res.Ledger == nil || res.Ledger.Preset != ledger.SetPerPeriod || res.Ledger.KeyTemplate != "seen:{consumer}:{period}" || res.Ledger.Period != "2006-01-02" {
 		t.Fatalf("sets: %+v\n%s", res.Ledger, res.YAML)
 	}
 	// the proposal is a ledger the config accepts
-	if _, err := inspect.NewLedger(inspect.LedgerSpec{Preset: res.Ledger.Preset, KeyTemplate: res.Ledger.KeyTemplate, Period: res.Ledger.Period}); err != nil {
+	if _, err := ledger.New(ledger.Spec{Preset: res.Ledger.Preset, KeyTemplate: res.Ledger.KeyTemplate, Period: res.Ledger.Period}); err != nil {
 		t.Error(err)
 	}
 	c.ZAdd(ctx, "cnt:a", redis.Z{Score: 1, Member: "x"})
-	if res, _ = inspect.Detect(ctx, c, "cnt:*", 50); res.Ledger != nil {
+	if res, _ = detect.Detect(ctx, c, "cnt:*", 50); res.Ledger != nil {
 		t.Errorf("a zset of counters proposed as a ledger: %+v", res.Ledger)
 	}
 }

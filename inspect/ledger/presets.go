@@ -1,9 +1,9 @@
-package inspect
+package ledger
 
 import "time"
 
-// LedgerPreset is a built-in shape of dedupe ledger with its defaults.
-type LedgerPreset struct {
+// Preset is a built-in shape of dedupe ledger with its defaults.
+type Preset struct {
 	Name        string
 	Description string
 	Match       string
@@ -16,28 +16,28 @@ type LedgerPreset struct {
 // ledgerPresets are the two common shapes. The windows are a day for a
 // trimmed zset (a producer's usual redelivery horizon) and two days for
 // daily sets (today's set and yesterday's are both live).
-var ledgerPresets = []LedgerPreset{
-	{Name: LedgerSetPerPeriod, Description: "dedupe ledger: one set of processed event IDs per consumer per day (SADD + EXPIRE)",
+var ledgerPresets = []Preset{
+	{Name: SetPerPeriod, Description: "dedupe ledger: one set of processed event IDs per consumer per day (SADD + EXPIRE)",
 		Match: "processed:*", KeyTemplate: "processed:{consumer}:{period}", Window: 48 * time.Hour, Period: "2006-01-02"},
-	{Name: LedgerZSetWindow, Description: "dedupe ledger: a sorted set of processed event IDs scored by processing time in ms, trimmed to a window",
+	{Name: ZSetWindow, Description: "dedupe ledger: a sorted set of processed event IDs scored by processing time in ms, trimmed to a window",
 		Match: "dedupe:*", Window: 24 * time.Hour, ScoreUnit: ScoreMillis},
 }
 
-// LedgerPresets lists the built-in ledger presets, sorted by name.
-func LedgerPresets() []LedgerPreset { return append([]LedgerPreset(nil), ledgerPresets...) }
+// Presets lists the built-in ledger presets, sorted by name.
+func Presets() []Preset { return append([]Preset(nil), ledgerPresets...) }
 
-// LedgerPresetByName returns one built-in ledger preset.
-func LedgerPresetByName(name string) (LedgerPreset, bool) {
+// PresetByName returns one built-in ledger preset.
+func PresetByName(name string) (Preset, bool) {
 	for _, p := range ledgerPresets {
 		if p.Name == name {
 			return p, true
 		}
 	}
-	return LedgerPreset{}, false
+	return Preset{}, false
 }
 
-// LedgerPresetNames lists the ledger presets' names, sorted.
-func LedgerPresetNames() []string {
+// PresetNames lists the ledger presets' names, sorted.
+func PresetNames() []string {
 	out := make([]string, len(ledgerPresets))
 	for i, p := range ledgerPresets {
 		out[i] = p.Name

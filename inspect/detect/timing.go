@@ -1,4 +1,4 @@
-package inspect
+package detect
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/internal/units"
+
+	"github.com/idemctl/idemctl/inspect"
 )
 
 // Proposal is one timing setting detect proposes from the sampled records,
@@ -29,11 +31,11 @@ const minTimingSample = 5
 // median processing age under the proposed reserve TTL: stuck records
 // inflate the tail, so the median is used).
 func proposeTiming(ctx context.Context, smp detectSample, preset, pattern string, keys []string) ([]Proposal, error) {
-	s, err := Preset(preset)
+	s, err := inspect.Preset(preset)
 	if err != nil {
 		return nil, err
 	}
-	ks, err := NewKeyspace(KeyspaceSpec{Schema: s, Match: pattern})
+	ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Schema: s, Match: pattern})
 	if err != nil {
 		return nil, err
 	}
@@ -50,16 +52,16 @@ func proposeTiming(ctx context.Context, smp detectSample, preset, pattern string
 
 // sampledTTLs are the TTLs left on the decoded processing records and on
 // the completed ones.
-func sampledTTLs(recs []Record) (procTTL, doneTTL []int64) {
+func sampledTTLs(recs []inspect.Record) (procTTL, doneTTL []int64) {
 	for i := range recs {
 		r := &recs[i]
-		if r.TTLms <= 0 || r.Flags&(FlagUndecoded|FlagWrongType) != 0 {
+		if r.TTLms <= 0 || r.Flags&(inspect.FlagUndecoded|inspect.FlagWrongType) != 0 {
 			continue
 		}
 		switch r.State {
-		case StateProcessing:
+		case inspect.StateProcessing:
 			procTTL = append(procTTL, r.TTLms)
-		case StateSucceeded, StateFailed, StateReconciled:
+		case inspect.StateSucceeded, inspect.StateFailed, inspect.StateReconciled:
 			doneTTL = append(doneTTL, r.TTLms)
 		}
 	}
@@ -68,7 +70,7 @@ func sampledTTLs(recs []Record) (procTTL, doneTTL []int64) {
 
 // proposeReserve proposes reserve_ttl, which only a schema reading ages
 // from the TTL needs, and returns it as a duration too (0: none).
-func proposeReserve(s *Schema, preset string, procTTL []int64) (Proposal, time.Duration) {
+func proposeReserve(s *inspect.Schema, preset string, procTTL []int64) (Proposal, time.Duration) {
 	reserve := Proposal{Setting: "reserve_ttl", Default: units.ConfigDuration(s.Defaults.ReserveTTL.D())}
 	switch {
 	case !s.AgeFromTTL:
@@ -77,7 +79,7 @@ func proposeReserve(s *Schema, preset string, procTTL []int64) (Proposal, time.D
 		reserve.Evidence = fmt.Sprintf("not proposed: %d processing records with a TTL in the sample (%d needed); sample more (--sample) while requests are in flight", len(procTTL), minTimingSample)
 	default:
 		top := slices.Max(procTTL)
-		d := ProposeDuration(top)
+		d := inspect.ProposeDuration(top)
 		reserve.Value = units.ConfigDuration(d)
 		reserve.Evidence = fmt.Sprintf("the largest TTL left on %d sampled processing records is %s: the newest record's TTL is nearly the one its reserve step set", len(procTTL), units.FormatMs(top))
 		return reserve, d
@@ -87,7 +89,7 @@ func proposeReserve(s *Schema, preset string, procTTL []int64) (Proposal, time.D
 
 // proposeTimeout proposes processing_timeout from the processing ages
 // under the proposed reserve TTL (reserveD, written reserveValue).
-func proposeTimeout(d Defaults, reserveValue string, reserveD time.Duration, procTTL []int64) Proposal {
+func proposeTimeout(d inspect.Defaults, reserveValue string, reserveD time.Duration, procTTL []int64) Proposal {
 	timeout := Proposal{Setting: "processing_timeout", Default: units.ConfigDuration(d.ProcessingTimeout.D())}
 	if reserveD <= 0 {
 		timeout.Evidence = "not proposed: no processing ages to measure (see reserve_ttl)"
@@ -99,7 +101,7 @@ func proposeTimeout(d Defaults, reserveValue string, reserveD time.Duration, pro
 	}
 	sort.Slice(ages, func(i, j int) bool { return ages[i] < ages[j] })
 	med := ages[len(ages)/2]
-	timeout.Value = units.ConfigDuration(max(ProposeDuration(3*med), time.Second))
+	timeout.Value = units.ConfigDuration(max(inspect.ProposeDuration(3*med), time.Second))
 	timeout.Evidence = fmt.Sprintf("three times the median age (%s) of %d sampled processing records under reserve_ttl %s; crashed records inflate the tail, so the median is used",
 		units.FormatMs(med), len(ages), reserveValue)
 	return timeout
@@ -107,14 +109,14 @@ func proposeTimeout(d Defaults, reserveValue string, reserveD time.Duration, pro
 
 // proposeRetention proposes retention from the TTLs left on completed
 // records.
-func proposeRetention(d Defaults, doneTTL []int64) Proposal {
+func proposeRetention(d inspect.Defaults, doneTTL []int64) Proposal {
 	retention := Proposal{Setting: "retention", Default: units.ConfigDuration(d.Retention.D())}
 	if len(doneTTL) < minTimingSample {
 		retention.Evidence = fmt.Sprintf("not proposed: %d completed records with a TTL in the sample (%d needed)", len(doneTTL), minTimingSample)
 		return retention
 	}
 	top := slices.Max(doneTTL)
-	retention.Value = units.ConfigDuration(ProposeDuration(top))
+	retention.Value = units.ConfigDuration(inspect.ProposeDuration(top))
 	retention.Evidence = fmt.Sprintf("the largest TTL left on %d sampled completed records is %s: the TTL the complete step sets", len(doneTTL), units.FormatMs(top))
 	return retention
 }

@@ -1,4 +1,4 @@
-package inspect
+package ledger
 
 import (
 	"context"
@@ -9,11 +9,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/internal/units"
+
+	"github.com/idemctl/idemctl/inspect"
 )
 
-// LedgerProposal is detect's proposal of a dedupe-ledger keyspace, for a
+// Proposal is detect's proposal of a dedupe-ledger keyspace, for a
 // sample of zsets scored by epoch times or of sets named for a period.
-type LedgerProposal struct {
+type Proposal struct {
 	Preset      string   `json:"preset"`
 	ScoreUnit   string   `json:"score_unit,omitempty"`
 	KeyTemplate string   `json:"key_template,omitempty"`
@@ -28,19 +30,16 @@ const ledgerSample = 50
 // periodLayouts are the key-name periods detect recognises.
 var periodLayouts = []string{"2006-01-02T15", "2006-01-02", "2006010215", "20060102", "2006-01"}
 
-// proposeLedger proposes a ledger keyspace when most sampled keys are
-// zsets or sets; nil otherwise, or on a snapshot (its scores are not read).
-func proposeLedger(ctx context.Context, smp detectSample, types map[string]int, keys []string) *LedgerProposal {
-	live, ok := smp.(*liveSample)
-	if !ok || (types["zset"]+types["set"])*2 < len(keys) {
-		return nil
-	}
-	zsets, sets, err := keysByType(ctx, live.c, keys)
+// Propose proposes the ledger shape of sampled keys that are mostly
+// zsets or sets: zset-window when most zsets are scored by epoch times,
+// set-per-period when most sets are named for a period; nil otherwise.
+func Propose(ctx context.Context, c redis.UniversalClient, keys []string) *Proposal {
+	zsets, sets, err := keysByType(ctx, c, keys)
 	if err != nil {
 		return nil
 	}
 	if len(zsets) >= len(sets) {
-		return proposeZSetLedger(ctx, live.c, zsets[:min(len(zsets), ledgerSample)])
+		return proposeZSetLedger(ctx, c, zsets[:min(len(zsets), ledgerSample)])
 	}
 	return proposeSetLedger(sets)
 }
@@ -51,7 +50,7 @@ func keysByType(ctx context.Context, c redis.UniversalClient, keys []string) (zs
 	for i, k := range keys {
 		cmds[i] = pipe.Type(ctx, k)
 	}
-	if err := ExecPipe(ctx, pipe); err != nil {
+	if err := inspect.ExecPipe(ctx, pipe); err != nil {
 		return nil, nil, err
 	}
 	for i, k := range keys {
@@ -67,14 +66,14 @@ func keysByType(ctx context.Context, c redis.UniversalClient, keys []string) (zs
 
 // proposeZSetLedger reads each zset's lowest and highest score and
 // proposes zset-window when most are epoch times, in ms or in s.
-func proposeZSetLedger(ctx context.Context, c redis.UniversalClient, zsets []string) *LedgerProposal {
+func proposeZSetLedger(ctx context.Context, c redis.UniversalClient, zsets []string) *Proposal {
 	pipe := c.Pipeline()
 	timeCmd := pipe.Time(ctx)
 	lo, hi := make([]*redis.ZSliceCmd, len(zsets)), make([]*redis.ZSliceCmd, len(zsets))
 	for i, k := range zsets {
 		lo[i], hi[i] = pipe.ZRangeWithScores(ctx, k, 0, 0), pipe.ZRangeWithScores(ctx, k, -1, -1)
 	}
-	nowMs, err := ExecTimed(ctx, pipe, timeCmd)
+	nowMs, err := inspect.ExecTimed(ctx, pipe, timeCmd)
 	if err != nil {
 		return nil
 	}
@@ -101,7 +100,7 @@ func proposeZSetLedger(ctx context.Context, c redis.UniversalClient, zsets []str
 	if byUnit[unit]*2 < len(zsets) {
 		return nil
 	}
-	return &LedgerProposal{Preset: LedgerZSetWindow, ScoreUnit: unit, Evidence: []string{
+	return &Proposal{Preset: ZSetWindow, ScoreUnit: unit, Evidence: []string{
 		fmt.Sprintf("%d of %d sampled zsets are scored by epoch times in %s (lowest and highest score read)", byUnit[unit], len(zsets), unit),
 		fmt.Sprintf("oldest entry %s old: set window to the trim's window, at least the producer's redelivery horizon", units.FormatMs(oldest)),
 	}}
@@ -109,7 +108,7 @@ func proposeZSetLedger(ctx context.Context, c redis.UniversalClient, zsets []str
 
 // proposeSetLedger proposes set-per-period when most sets' names end in
 // a period: the template captures it, and the segments that vary.
-func proposeSetLedger(sets []string) *LedgerProposal {
+func proposeSetLedger(sets []string) *Proposal {
 	var layout string
 	var dated []string
 	for _, l := range periodLayouts {
@@ -128,7 +127,7 @@ func proposeSetLedger(sets []string) *LedgerProposal {
 		return nil
 	}
 	tpl := periodTemplate(dated)
-	return &LedgerProposal{Preset: LedgerSetPerPeriod, KeyTemplate: tpl, Period: layout, Evidence: []string{
+	return &Proposal{Preset: SetPerPeriod, KeyTemplate: tpl, Period: layout, Evidence: []string{
 		fmt.Sprintf("%d of %d sampled sets are named for a period (%s): key template %s", len(dated), len(sets), layout, tpl),
 	}}
 }
@@ -166,13 +165,13 @@ func periodTemplate(keys []string) string {
 	return strings.Join(out, ":")
 }
 
-// ledgerYAML is the proposed keyspace block.
-func ledgerYAML(p *LedgerProposal, pattern string) string {
-	y := fmt.Sprintf("keyspaces:\n  - name: ledger\n    kind: ledger\n    match: %s\n    preset: %s\n", yamlQuote(pattern), p.Preset)
+// YAML is the proposed keyspace block.
+func (p *Proposal) YAML(pattern string) string {
+	y := fmt.Sprintf("keyspaces:\n  - name: ledger\n    kind: ledger\n    match: %s\n    preset: %s\n", inspect.YAMLQuote(pattern), p.Preset)
 	if p.ScoreUnit != "" {
 		y += "    score_unit: " + p.ScoreUnit + "\n    window: 24h\n"
 	} else {
-		y += fmt.Sprintf("    key_template: %s\n    period: %s\n    window: 48h\n", yamlQuote(p.KeyTemplate), yamlQuote(p.Period))
+		y += fmt.Sprintf("    key_template: %s\n    period: %s\n    window: 48h\n", inspect.YAMLQuote(p.KeyTemplate), inspect.YAMLQuote(p.Period))
 	}
 	return y
 }

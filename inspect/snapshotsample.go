@@ -16,9 +16,9 @@ const maxDraftFields = 65
 // at most 160 MiB.
 const detectReadCap = 16 << 10
 
-// snapSample is detect's sample read from a snapshot: the first keys
-// matching the pattern, each value read once and kept.
-type snapSample struct {
+// SnapshotSample is a snapshot's first keys matching a pattern, each
+// value read once and kept: what detect reads instead of a live server.
+type SnapshotSample struct {
 	atMs  int64
 	keys  []snapSampled
 	byKey map[string]int
@@ -31,27 +31,15 @@ type snapSampled struct {
 	fields   int // a hash's field count, up to maxDraftFields
 }
 
-// DetectSnapshot is Detect on a snapshot: the first n keys matching
-// pattern in the file's database, judged at the snapshot's time.
-func DetectSnapshot(ctx context.Context, src *SnapshotSource, pattern string, n int, progress func(Progress)) (DetectResult, error) {
-	smp, err := sampleSnapshot(ctx, src, pattern, n, progress)
-	if err != nil {
-		return DetectResult{Match: pattern, Types: map[string]int{}}, err
-	}
-	keys := make([]string, len(smp.keys))
-	for i, k := range smp.keys {
-		keys[i] = k.key
-	}
-	return detect(ctx, smp, pattern, keys)
-}
-
-func sampleSnapshot(ctx context.Context, src *SnapshotSource, pattern string, n int, progress func(Progress)) (*snapSample, error) {
+// SampleSnapshot reads the first n keys matching pattern in the file's
+// database that are live at the snapshot's time, and closes src.
+func SampleSnapshot(ctx context.Context, src *SnapshotSource, pattern string, n int, progress func(Progress)) (*SnapshotSample, error) {
 	r, e, err := src.reader()
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	smp := &snapSample{atMs: src.atMs, byKey: map[string]int{}}
+	smp := &SnapshotSample{atMs: src.atMs, byKey: map[string]int{}}
 	started := time.Now()
 	for len(smp.keys) < n {
 		if e == nil {
@@ -81,15 +69,27 @@ func sampleSnapshot(ctx context.Context, src *SnapshotSource, pattern string, n 
 	return smp, nil
 }
 
-func (s *snapSample) types(context.Context) (map[string]int, error) {
+// Keys are the sampled keys, in the file's order.
+func (s *SnapshotSample) Keys() []string {
+	keys := make([]string, len(s.keys))
+	for i, k := range s.keys {
+		keys[i] = k.key
+	}
+	return keys
+}
+
+// Types counts the sampled keys by Redis type.
+func (s *SnapshotSample) Types() map[string]int {
 	out := map[string]int{}
 	for _, k := range s.keys {
 		out[k.val.typ.String()]++
 	}
-	return out, nil
+	return out
 }
 
-func (s *snapSample) records(_ context.Context, ks *Keyspace, keys []string) ([]Record, error) {
+// Records reads sampled keys as ks's records, as a scan of the snapshot
+// would.
+func (s *SnapshotSample) Records(ks *Keyspace, keys []string) []Record {
 	out := make([]Record, 0, len(keys))
 	for _, key := range keys {
 		k := &s.keys[s.byKey[key]]
@@ -102,27 +102,41 @@ func (s *snapSample) records(_ context.Context, ks *Keyspace, keys []string) ([]
 		}
 		out = append(out, classify(ks, &o, s.atMs))
 	}
-	return out, nil
+	return out
 }
 
-func (s *snapSample) docs(_ context.Context, container string) []sampleDoc {
-	var out []sampleDoc
+// Hashes are up to n sampled hashes of fewer than maxDraftFields fields,
+// whole.
+func (s *SnapshotSample) Hashes(n int) []map[string]string {
+	var out []map[string]string
 	for _, k := range s.keys {
-		if len(out) == draftSample {
+		if len(out) == n {
 			break
 		}
-		switch {
-		case container == "hash" && k.val.typ == TypeHash && k.fields > 0 && k.fields < maxDraftFields:
+		if k.val.typ == TypeHash && k.fields > 0 && k.fields < maxDraftFields {
 			m := make(map[string]string, k.fields)
 			for _, f := range k.val.fields {
 				m[f.name] = f.value
 			}
-			out = append(out, sampleDoc{fields: m})
-		case container == "string" && k.val.typ == TypeString:
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// JSONDocs are up to n sampled strings whose first 4 KiB hold a JSON
+// object, decoded.
+func (s *SnapshotSample) JSONDocs(n int) []map[string]any {
+	var out []map[string]any
+	for _, k := range s.keys {
+		if len(out) == n {
+			break
+		}
+		if k.val.typ == TypeString {
 			var doc map[string]any
 			head := k.val.str[:min(len(k.val.str), 4096)]
 			if json.Unmarshal(head, &doc) == nil {
-				out = append(out, sampleDoc{json: doc})
+				out = append(out, doc)
 			}
 		}
 	}

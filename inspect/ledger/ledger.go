@@ -1,21 +1,31 @@
-package inspect
+// Package ledger reads dedupe ledgers: the sets and sorted sets of
+// processed event IDs a consumer keeps, by SCAN MATCH TYPE on every
+// primary and a few O(log n) commands a key, never a member list; and
+// proposes a ledger's shape from sampled keys.
+//
+// Floor 1 of ARCHITECTURE.md, the read engine: it may import inspect (the
+// key template, the primaries, pipelines), and the foundations.
+package ledger
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/idemctl/idemctl/inspect"
 )
 
 // Ledger shapes: how a dedupe ledger of processed event IDs is kept.
 const (
-	// LedgerZSetWindow is one sorted set per consumer/topic: members are
+	// ZSetWindow is one sorted set per consumer/topic: members are
 	// event IDs, scores the processing time, trimmed to a window by
 	// ZREMRANGEBYSCORE.
-	LedgerZSetWindow = "zset-window"
-	// LedgerSetPerPeriod is one set per consumer per period (day, hour):
+	ZSetWindow = "zset-window"
+	// SetPerPeriod is one set per consumer per period (day, hour):
 	// SADD then EXPIRE, so old periods vanish.
-	LedgerSetPerPeriod = "set-per-period"
+	SetPerPeriod = "set-per-period"
 )
 
 // Score units of a zset ledger.
@@ -28,16 +38,16 @@ const (
 type Ledger struct {
 	Name      string
 	Match     string
-	Shape     string        // LedgerZSetWindow or LedgerSetPerPeriod
-	Window    time.Duration // how long an entry is meant to be kept
-	ScoreUnit string        // zset: ScoreMillis or ScoreSeconds
-	Template  *Template     // set: captures {period}
-	Period    string        // set: the {period} capture's Go time layout
+	Shape     string            // ZSetWindow or SetPerPeriod
+	Window    time.Duration     // how long an entry is meant to be kept
+	ScoreUnit string            // zset: ScoreMillis or ScoreSeconds
+	Template  *inspect.Template // set: captures {period}
+	Period    string            // set: the {period} capture's Go time layout
 }
 
-// LedgerSpec is a ledger keyspace as configured; zero values take the
+// Spec is a ledger keyspace as configured; zero values take the
 // preset's defaults.
-type LedgerSpec struct {
+type Spec struct {
 	Name        string
 	Preset      string
 	Match       string
@@ -47,18 +57,21 @@ type LedgerSpec struct {
 	Period      string
 }
 
-// NewLedger fills unset settings from the preset and checks them.
-func NewLedger(sp LedgerSpec) (*Ledger, error) {
-	p, ok := LedgerPresetByName(sp.Preset)
+// New fills unset settings from the preset and checks them.
+func New(sp Spec) (*Ledger, error) {
+	p, ok := PresetByName(sp.Preset)
 	if !ok {
-		return nil, fmt.Errorf("ledger %s: unknown ledger preset %q (known: %s)", sp.Name, sp.Preset, strings.Join(LedgerPresetNames(), ", "))
+		return nil, fmt.Errorf("ledger %s: unknown ledger preset %q (known: %s)", sp.Name, sp.Preset, strings.Join(PresetNames(), ", "))
 	}
-	l := &Ledger{Name: sp.Name, Match: first(sp.Match, p.Match), Shape: p.Name, Window: firstD(sp.Window, p.Window),
-		ScoreUnit: first(sp.ScoreUnit, p.ScoreUnit), Period: first(sp.Period, p.Period)}
+	l := &Ledger{Name: sp.Name, Match: cmp.Or(sp.Match, p.Match), Shape: p.Name, Window: p.Window,
+		ScoreUnit: cmp.Or(sp.ScoreUnit, p.ScoreUnit), Period: cmp.Or(sp.Period, p.Period)}
+	if sp.Window > 0 {
+		l.Window = sp.Window
+	}
 	if l.Window <= 0 {
 		return nil, fmt.Errorf("ledger %s: window must be positive", sp.Name)
 	}
-	if l.Shape == LedgerZSetWindow {
+	if l.Shape == ZSetWindow {
 		if !slices.Contains([]string{ScoreMillis, ScoreSeconds}, l.ScoreUnit) {
 			return nil, fmt.Errorf("ledger %s: score_unit %q: want ms or s", sp.Name, l.ScoreUnit)
 		}
@@ -70,12 +83,12 @@ func NewLedger(sp LedgerSpec) (*Ledger, error) {
 	if sp.ScoreUnit != "" {
 		return nil, fmt.Errorf("ledger %s: score_unit belongs to zset-window ledgers, not set-per-period", sp.Name)
 	}
-	return l, l.compilePeriod(first(sp.KeyTemplate, p.KeyTemplate))
+	return l, l.compilePeriod(cmp.Or(sp.KeyTemplate, p.KeyTemplate))
 }
 
 // compilePeriod checks a set-per-period ledger's template and layout.
 func (l *Ledger) compilePeriod(tpl string) error {
-	t, err := ParseTemplate(tpl)
+	t, err := inspect.ParseTemplate(tpl)
 	if err != nil {
 		return fmt.Errorf("ledger %s: %v", l.Name, err)
 	}
@@ -141,7 +154,7 @@ func (l *Ledger) msOfScore(score float64) int64 {
 
 // redisType is the key type SCAN TYPE filters on.
 func (l *Ledger) redisType() string {
-	if l.Shape == LedgerZSetWindow {
+	if l.Shape == ZSetWindow {
 		return "zset"
 	}
 	return "set"

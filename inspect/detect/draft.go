@@ -1,4 +1,4 @@
-package inspect
+package detect
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/inspect"
 )
 
 // draftSample is how many records a drafted mapping reads (bounded: hashes
@@ -47,8 +49,8 @@ func proposeMapping(ctx context.Context, smp detectSample, pattern string, sampl
 	for _, ps := range paths {
 		seen = append(seen, fmt.Sprintf("%s×%d", ps.path, ps.seen))
 	}
-	fmt.Fprintf(&b, "    # fields seen (records holding each): %s\n", Sanitize(strings.Join(seen, ", ")))
-	fmt.Fprintf(&b, "keyspaces:\n  - name: detected\n    match: %s\n    schema: detected\n", yamlQuote(pattern))
+	fmt.Fprintf(&b, "    # fields seen (records holding each): %s\n", inspect.Sanitize(strings.Join(seen, ", ")))
+	fmt.Fprintf(&b, "keyspaces:\n  - name: detected\n    match: %s\n    schema: detected\n", inspect.YAMLQuote(pattern))
 	return b.String()
 }
 
@@ -65,7 +67,7 @@ func (set pathSet) note(path, v string, object bool) {
 	ps.seen++
 	ps.object = ps.object || object
 	if len(ps.values) < draftSample {
-		ps.values = append(ps.values, capString(v, 256))
+		ps.values = append(ps.values, capText(v, 256))
 	}
 }
 
@@ -99,14 +101,14 @@ func writeDraftState(b *strings.Builder, paths []*pathStats, read int) {
 	case state != nil:
 		fmt.Fprintf(b, "    state:\n      field: %s # on %d of %d records\n      map:\n", yamlScalar(state.path), state.seen, read)
 		for _, v := range distinct(state.values) {
-			fmt.Fprintf(b, "        %s: unknown # processing, succeeded, failed or reconciled?\n", yamlQuote(v))
+			fmt.Fprintf(b, "        %s: unknown # processing, succeeded, failed or reconciled?\n", inspect.YAMLQuote(v))
 		}
 	case presence != nil && presence.seen == read:
-		fmt.Fprintf(b, "    # no state field; %s holds an HTTP status on every record: a stored response?\n", Sanitize(presence.path))
+		fmt.Fprintf(b, "    # no state field; %s holds an HTTP status on every record: a stored response?\n", inspect.Sanitize(presence.path))
 		fmt.Fprintf(b, "    state:\n      field: %s\n      otherwise: succeeded\n", yamlScalar(presence.path))
 	case presence != nil:
 		fmt.Fprintf(b, "    # no state field; %s is on %d of %d records: read as \"present once completed\"?\n",
-			Sanitize(presence.path), presence.seen, read)
+			inspect.Sanitize(presence.path), presence.seen, read)
 		fmt.Fprintf(b, "    state:\n      field: %s\n      otherwise: succeeded\n      missing: processing\n", yamlScalar(presence.path))
 	default:
 		fmt.Fprintf(b, "    state:\n      field: \"\" # nothing looks like a state\n")
@@ -247,7 +249,7 @@ func smallHashes(ctx context.Context, c redis.UniversalClient, keys []string) []
 	mems := make([]*redis.IntCmd, len(keys))
 	for i, k := range keys {
 		lens[i] = pipe.HLen(ctx, k)
-		mems[i] = pipe.MemoryUsage(ctx, k, memSamples)
+		mems[i] = pipe.MemoryUsage(ctx, k, inspect.MemorySamples)
 	}
 	_, _ = pipe.Exec(ctx) // per-key errors (WRONGTYPE, NOPERM) are read below
 	pipe = c.Pipeline()
@@ -282,17 +284,18 @@ func smallHashes(ctx context.Context, c redis.UniversalClient, keys []string) []
 var plainYAML = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.\-]*$`)
 
 // yamlScalar writes s as a YAML scalar: plain when that reads back the
-// same, else quoted by yamlQuote.
+// same, else quoted by YAMLQuote.
 func yamlScalar(s string) string {
 	if plainYAML.MatchString(s) {
 		return s
 	}
-	return yamlQuote(s)
+	return inspect.YAMLQuote(s)
 }
 
-// yamlQuote writes s (text from Redis) as a double-quoted YAML scalar that
-// is safe on a terminal and reads back as s: Sanitize's escapes (\\, \n,
-// \t, \uXXXX, \UXXXXXXXX) are YAML's own.
-func yamlQuote(s string) string {
-	return `"` + strings.ReplaceAll(Sanitize(s), `"`, `\"`) + `"`
+// capText bounds a string taken from Redis for the proposal.
+func capText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.Clone(s[:n])
 }

@@ -1,4 +1,4 @@
-package inspect_test
+package detect_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/detect"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
@@ -32,7 +33,7 @@ func TestDetectSnapshotAgreesWithLive(t *testing.T) {
 	}
 	src := srv.Snapshot(t)
 	for _, pattern := range []string{"atlasmart:*", "idempotency:*", "idempotency_keys:*", "custom:*"} {
-		live, err := inspect.Detect(ctx, c, pattern, 1000)
+		live, err := detect.Detect(ctx, c, pattern, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +41,7 @@ func TestDetectSnapshotAgreesWithLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := inspect.DetectSnapshot(ctx, snap, pattern, 1000, nil)
+		got, err := detect.DetectSnapshot(ctx, snap, pattern, 1000, nil)
 		snap.Close()
 		if err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package inspect
+package ledger
 
 import (
 	"context"
@@ -6,25 +6,27 @@ import (
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/inspect"
 )
 
-// LedgerOptions bound a ledger read.
-type LedgerOptions struct {
-	Count   int   // SCAN COUNT, also keys per pipeline (0: LedgerScanCount)
+// Options bound a ledger read.
+type Options struct {
+	Count   int   // SCAN COUNT, also keys per pipeline (0: ScanCount)
 	MaxKeys int64 // stop after this many ledger keys per ledger (0: all)
 }
 
-// LedgerScanCount is the default SCAN COUNT of a ledger read: ledger keys
+// ScanCount is the default SCAN COUNT of a ledger read: ledger keys
 // are few and big, so a page is mostly keys that are not ledgers.
-const LedgerScanCount = 1000
+const ScanCount = 1000
 
-// ReadLedgers reads each ledger keyspace in turn; an error ends the read
+// ReadAll reads each ledger keyspace in turn; an error ends the read
 // and comes back with the reports read so far (the failed one included,
 // incomplete, with its error).
-func ReadLedgers(ctx context.Context, c redis.UniversalClient, ls []*Ledger, opt LedgerOptions) ([]LedgerReport, error) {
-	var out []LedgerReport
+func ReadAll(ctx context.Context, c redis.UniversalClient, ls []*Ledger, opt Options) ([]Report, error) {
+	var out []Report
 	for _, l := range ls {
-		r, err := ReadLedger(ctx, c, l, opt)
+		r, err := Read(ctx, c, l, opt)
 		out = append(out, r)
 		if err != nil {
 			return out, err
@@ -33,14 +35,14 @@ func ReadLedgers(ctx context.Context, c redis.UniversalClient, ls []*Ledger, opt
 	return out, nil
 }
 
-// ReadLedger finds a ledger's keys by SCAN MATCH TYPE on every primary and
+// Read finds a ledger's keys by SCAN MATCH TYPE on every primary and
 // reads each in O(log n) commands: never a member list, whatever its size.
-func ReadLedger(ctx context.Context, c redis.UniversalClient, l *Ledger, opt LedgerOptions) (LedgerReport, error) {
-	rep := newLedgerReport(l)
+func Read(ctx context.Context, c redis.UniversalClient, l *Ledger, opt Options) (Report, error) {
+	rep := newReport(l)
 	if opt.Count <= 0 {
-		opt.Count = LedgerScanCount
+		opt.Count = ScanCount
 	}
-	nodes, _, err := discover(ctx, c, false)
+	nodes, err := inspect.Primaries(ctx, c)
 	if err != nil {
 		rep.Err = err.Error()
 		return rep, err
@@ -48,11 +50,11 @@ func ReadLedger(ctx context.Context, c redis.UniversalClient, l *Ledger, opt Led
 	rep.Nodes = len(nodes)
 	rep.Complete = true
 	for _, n := range nodes {
-		done, err := readLedgerNode(ctx, n.client, l, opt, &rep)
+		done, err := readLedgerNode(ctx, n.Client, l, opt, &rep)
 		if err != nil {
-			rep.Complete, rep.Err = false, fmt.Sprintf("%s: %v", n.addr, err)
+			rep.Complete, rep.Err = false, fmt.Sprintf("%s: %v", n.Addr, err)
 			rep.trimDetails()
-			return rep, fmt.Errorf("ledger %s on %s: %w", l.Name, n.addr, err)
+			return rep, fmt.Errorf("ledger %s on %s: %w", l.Name, n.Addr, err)
 		}
 		rep.Complete = rep.Complete && done
 	}
@@ -63,13 +65,13 @@ func ReadLedger(ctx context.Context, c redis.UniversalClient, l *Ledger, opt Led
 // readLedgerNode walks one node: each page's SCAN rides with a TIME (the
 // "now" its keys are judged at), then one pipeline reads the page's keys.
 // done is false when MaxKeys cut the walk.
-func readLedgerNode(ctx context.Context, c redis.UniversalClient, l *Ledger, opt LedgerOptions, rep *LedgerReport) (done bool, err error) {
+func readLedgerNode(ctx context.Context, c redis.UniversalClient, l *Ledger, opt Options, rep *Report) (done bool, err error) {
 	var cursor uint64
 	for {
 		pipe := c.Pipeline()
 		timeCmd := pipe.Time(ctx)
 		scan := pipe.ScanType(ctx, cursor, l.Match, int64(opt.Count), l.redisType())
-		nowMs, err := ExecTimed(ctx, pipe, timeCmd)
+		nowMs, err := inspect.ExecTimed(ctx, pipe, timeCmd)
 		rep.Commands += 2
 		if err != nil {
 			return false, err
@@ -102,18 +104,18 @@ type ledgerCmds struct {
 	card, mem, ttl *redis.IntCmd
 	oldest, newest *redis.ZSliceCmd // zset: ZRANGE 0 0 / -1 -1 WITHSCORES
 	past           *redis.IntCmd
-	bands          [len(LedgerBands)]*redis.IntCmd
+	bands          [len(Bands)]*redis.IntCmd
 }
 
 // readLedgerKeys reads one page of keys in one pipeline and folds them in.
-func readLedgerKeys(ctx context.Context, c redis.UniversalClient, l *Ledger, keys []string, nowMs int64, rep *LedgerReport) error {
+func readLedgerKeys(ctx context.Context, c redis.UniversalClient, l *Ledger, keys []string, nowMs int64, rep *Report) error {
 	pipe := c.Pipeline()
 	cmds := make([]ledgerCmds, len(keys))
 	for i, k := range keys {
 		cmds[i] = queueLedgerKey(ctx, pipe, l, k, nowMs)
 	}
 	rep.Commands += int64(pipe.Len())
-	if err := ExecPipe(ctx, pipe); err != nil {
+	if err := inspect.ExecPipe(ctx, pipe); err != nil {
 		return err
 	}
 	for i, k := range keys {
@@ -127,20 +129,21 @@ func readLedgerKeys(ctx context.Context, c redis.UniversalClient, l *Ledger, key
 
 func queueLedgerKey(ctx context.Context, pipe redis.Pipeliner, l *Ledger, key string, nowMs int64) ledgerCmds {
 	var q ledgerCmds
-	if l.Shape == LedgerSetPerPeriod {
+	if l.Shape == SetPerPeriod {
 		q.card = pipe.SCard(ctx, key)
 	} else {
 		q.card = pipe.ZCard(ctx, key)
 	}
-	q.mem = keyIntCmd(ctx, pipe, "memory", "usage", key, "samples", memSamples)
-	q.ttl = intCmd(ctx, pipe, "pttl", key)
-	if l.Shape == LedgerSetPerPeriod {
+	q.mem = pipe.MemoryUsage(ctx, key, inspect.MemorySamples)
+	q.ttl = redis.NewIntCmd(ctx, "pttl", key)
+	_ = pipe.Process(ctx, q.ttl)
+	if l.Shape == SetPerPeriod {
 		return q
 	}
 	q.oldest = pipe.ZRangeWithScores(ctx, key, 0, 0)
 	q.newest = pipe.ZRangeWithScores(ctx, key, -1, -1)
 	q.past = zcountBelow(ctx, pipe, key, l.scoreAt(nowMs-l.Window.Milliseconds()))
-	for i, w := range LedgerBands {
+	for i, w := range Bands {
 		q.bands[i] = zcountBelow(ctx, pipe, key, l.scoreAt(nowMs-w*l.Window.Milliseconds()))
 	}
 	return q
@@ -148,7 +151,7 @@ func queueLedgerKey(ctx context.Context, pipe redis.Pipeliner, l *Ledger, key st
 
 // zcountBelow queues ZCOUNT key -inf (cutoff: the entries scored before it.
 func zcountBelow(ctx context.Context, pipe redis.Pipeliner, key string, cutoff float64) *redis.IntCmd {
-	return intCmd(ctx, pipe, "zcount", key, "-inf", "("+strconv.FormatFloat(cutoff, 'f', -1, 64))
+	return pipe.ZCount(ctx, key, "-inf", "("+strconv.FormatFloat(cutoff, 'f', -1, 64))
 }
 
 // Epoch times a zset score may hold: from 2000 to a day past the server's
@@ -158,16 +161,16 @@ const (
 	aheadMs     = 24 * 3600 * 1000
 )
 
-// key turns one key's answers into its LedgerKey at the server's nowMs.
-func (q *ledgerCmds) key(l *Ledger, key string, nowMs int64) LedgerKey {
-	k := LedgerKey{Key: key, Type: l.redisType(), Members: q.card.Val(), MemoryBytes: -1, TTLms: -1}
+// key turns one key's answers into its Key at the server's nowMs.
+func (q *ledgerCmds) key(l *Ledger, key string, nowMs int64) Key {
+	k := Key{Key: key, Type: l.redisType(), Members: q.card.Val(), MemoryBytes: -1, TTLms: -1}
 	if v, err := q.mem.Result(); err == nil {
 		k.MemoryBytes = v
 	}
 	if v, err := q.ttl.Result(); err == nil && v >= 0 {
 		k.TTLms = v
 	}
-	if l.Shape == LedgerSetPerPeriod {
+	if l.Shape == SetPerPeriod {
 		k.setAges(l, nowMs)
 		return k
 	}
@@ -193,7 +196,7 @@ func (q *ledgerCmds) key(l *Ledger, key string, nowMs int64) LedgerKey {
 // setAges dates a period set from its name: its entries were added between
 // the period's start and end, and the whole set is past the window once
 // the period started longer than a window ago.
-func (k *LedgerKey) setAges(l *Ledger, nowMs int64) {
+func (k *Key) setAges(l *Ledger, nowMs int64) {
 	start, end, value, ok := l.periodOf(k.Key)
 	k.Period = value
 	if !ok {
@@ -206,7 +209,7 @@ func (k *LedgerKey) setAges(l *Ledger, nowMs int64) {
 	if k.OldestAgeMs > win {
 		k.PastWindow = k.Members
 	}
-	for i, w := range LedgerBands {
+	for i, w := range Bands {
 		if k.OldestAgeMs > w*win {
 			k.OlderThan[i] = k.Members
 		}
