@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/snapshot"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
@@ -28,7 +29,7 @@ func TestSnapshotVersionsMatchLive(t *testing.T) {
 	c.Set(ctx, "idempotency_keys:lock:running", fmt.Sprint(now-2), time.Minute)
 	c.Set(ctx, "idempotency_keys:bare", `{"status":200}`, 0)
 
-	src, err := inspect.OpenSnapshot(inspect.SnapshotSpec{Path: srv.Snapshot(t), Versions: true})
+	src, err := snapshot.Open(snapshot.Spec{Path: srv.Snapshot(t), Versions: true})
 	if err != nil {
 		t.Fatal(err)
 	}

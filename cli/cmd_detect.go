@@ -11,6 +11,7 @@ import (
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/detect"
+	"github.com/idemctl/idemctl/inspect/snapshot"
 )
 
 // detectCmd holds detect's flags.
@@ -77,7 +78,7 @@ func (o *detectCmd) run(ctx context.Context, a *app, _ []string) error {
 	progress := a.newProgress("detect", o.quiet)
 	res, err := o.detect(ctx, a, progress)
 	progress.clear()
-	var se *inspect.SnapshotError
+	var se *snapshot.Error
 	var ee *exitErr
 	switch {
 	case errors.As(err, &se):

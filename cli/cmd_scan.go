@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/snapshot"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -123,7 +124,7 @@ func coverageResult(ctx context.Context, a *app, covs []inspect.Coverage, s *ses
 	var gaps []string
 	noted := map[string]bool{}
 	for _, c := range covs {
-		var se *inspect.SnapshotError
+		var se *snapshot.Error
 		if errors.As(c.Err, &se) {
 			return codeErr(ExitSnapshot, "%s — what is printed was read before it (%d keys of keyspace %s): a partial result", inspect.Line(c.Err.Error()), c.Keys, c.Keyspace)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemctl/idemctl/config"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/snapshot"
 	"github.com/idemctl/idemctl/internal/redisconn"
 )
 
@@ -112,7 +113,7 @@ type session struct {
 	mode        string // standalone, cluster, sentinel, or snapshot (--rdb)
 	osUser      string // for the audit log
 	origin      string // host and idemctl, for a new audit chain's genesis
-	snap        *inspect.SnapshotSource
+	snap        *snapshot.Source
 }
 
 func (s *session) Close() {

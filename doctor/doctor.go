@@ -152,7 +152,7 @@ func (r *Report) Skipped() int {
 func Run(ctx context.Context, c redis.UniversalClient, kss []*inspect.Keyspace, scan inspect.Options, opt Options) Report {
 	var srv Server
 	if scan.Snapshot != nil {
-		srv = SnapshotServer(scan.Snapshot.Info().String())
+		srv = SnapshotServer(scan.Snapshot.String())
 	} else {
 		srv = ReadServer(ctx, c, true)
 	}

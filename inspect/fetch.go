@@ -391,15 +391,15 @@ func (f *fetcher) fetchOrphans(ctx context.Context, locks []string) (fetched, er
 		if exists[i].Val() != 0 || pttl[i].Val() == -2 {
 			continue // its record exists (shown there), or the lock is gone
 		}
-		out.records = append(out.records, lockOnly(ks, k, pttl[i].Val(), parseKeyType(typ[i].Val()), val[i].Val(), out.nowMs))
+		out.records = append(out.records, LockOnly(ks, k, pttl[i].Val(), parseKeyType(typ[i].Val()), val[i].Val(), out.nowMs))
 	}
 	return out, nil
 }
 
-// lockOnly is the record of a lock whose record does not exist: a request
+// LockOnly is the record of a lock whose record does not exist: a request
 // in flight, or a worker that died holding the lock. val is the head of the
 // lock's value (a time or a token).
-func lockOnly(ks *Keyspace, key string, pttl int64, typ KeyType, val string, nowMs int64) Record {
+func LockOnly(ks *Keyspace, key string, pttl int64, typ KeyType, val string, nowMs int64) Record {
 	lk := ks.Schema.Lock
 	rec, _ := lk.RecordKey(key)
 	r := Record{Key: key, Keyspace: ks, State: StateProcessing, RawState: "(lock only)", TTLms: pttl,

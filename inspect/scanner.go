@@ -43,12 +43,13 @@ type Options struct {
 	// hash record's is measured only when MEMORY USAGE says the record could
 	// hold a response above the large-response threshold.
 	ResponseSizes bool
-	// Snapshot, when set, is read instead of the server: the client may be
-	// nil, and every record is judged at the snapshot's time.
-	Snapshot *SnapshotSource
+	// Snapshot, when set, is read instead of the server (a snapshot file,
+	// inspect/snapshot): the client may be nil, and every record is judged
+	// at the snapshot's time.
+	Snapshot KeySource
 	// Versions: a snapshot's batches carry each record's version
 	// (Batch.Versions), for writes pinned to what the file held. The
-	// snapshot must be opened with SnapshotSpec.Versions.
+	// snapshot must be opened with snapshot.Spec.Versions.
 	Versions bool
 	// ReadPath chooses how batches are read from a live server: ReadAuto
 	// (the default), ReadClient or ReadScript (scriptpath.go).
@@ -236,6 +237,16 @@ func (s *nodeScan) finish(startID string) Coverage {
 	return *cov
 }
 
+// KeySource is a source of records other than the server: a snapshot
+// file (inspect/snapshot). It reads kss's records into out as batches,
+// judged at its own time, and returns one coverage per keyspace; ScanAll
+// closes out. String names it for a report (the file, what wrote it, its
+// time).
+type KeySource interface {
+	fmt.Stringer
+	ScanKeyspaces(ctx context.Context, kss []*Keyspace, opt Options, out chan<- Batch) []Coverage
+}
+
 // ScanAll scans each keyspace in turn on every node (every cluster primary,
 // or one replica per shard with opt.Replicas; a bounded number at a time)
 // into out, then closes out. It returns one coverage per keyspace and node;
@@ -245,7 +256,7 @@ func ScanAll(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt 
 	defer close(out)
 	opt = opt.WithDefaults()
 	if opt.Snapshot != nil {
-		return scanSnapshot(ctx, opt.Snapshot, kss, opt, out)
+		return opt.Snapshot.ScanKeyspaces(ctx, kss, opt, out)
 	}
 	nodes, topo, err := discover(ctx, c, opt.Replicas)
 	if err != nil {

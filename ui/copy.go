@@ -11,6 +11,7 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
+	snapfile "github.com/idemctl/idemctl/inspect/snapshot"
 )
 
 // selection is what y and Y act on in the table: the marked records,
@@ -55,7 +56,7 @@ func (c *common) copyCommand(sel []inspect.Record) tea.Cmd {
 	if len(sel) == 0 {
 		return nil
 	}
-	if src := c.opts.Scan.Snapshot; src != nil {
+	if src, ok := c.opts.Scan.Snapshot.(*snapfile.Source); ok {
 		c.status = fmt.Sprintf("pinning %d records to the snapshot (one more pass over the file)…", len(sel))
 		return pinSnapshot(c.ctx, src, sel, c.opts.Profile)
 	}
@@ -71,7 +72,7 @@ type pinnedMsg struct {
 
 // pinSnapshot reads the selection's versions from the file and writes the
 // command that applies them to the live server, lines in a here-document.
-func pinSnapshot(ctx context.Context, src *inspect.SnapshotSource, sel []inspect.Record, profile string) tea.Cmd {
+func pinSnapshot(ctx context.Context, src *snapfile.Source, sel []inspect.Record, profile string) tea.Cmd {
 	return func() tea.Msg {
 		byKS := map[*inspect.Keyspace][]string{}
 		for _, r := range sel {
@@ -79,7 +80,7 @@ func pinSnapshot(ctx context.Context, src *inspect.SnapshotSource, sel []inspect
 		}
 		versions := map[string]inspect.RecordVersion{}
 		for ks, keys := range byKS {
-			vs, err := inspect.PinSnapshot(ctx, src, ks, keys)
+			vs, err := snapfile.Pin(ctx, src, ks, keys)
 			if err != nil {
 				return pinnedMsg{err: err}
 			}

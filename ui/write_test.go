@@ -12,6 +12,7 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
+	snapfile "github.com/idemctl/idemctl/inspect/snapshot"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/recordtest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
@@ -61,10 +62,10 @@ func seeded(t *testing.T) (*redistest.Server, *redis.Client, *inspect.Keyspace) 
 
 // seededSnapshot is seeded's records saved to a snapshot, open for the
 // test, with a client of the server that wrote it.
-func seededSnapshot(t *testing.T) (*inspect.SnapshotSource, *redis.Client, *inspect.Keyspace) {
+func seededSnapshot(t *testing.T) (*snapfile.Source, *redis.Client, *inspect.Keyspace) {
 	t.Helper()
 	srv, c, ks := seeded(t)
-	src, err := inspect.OpenSnapshot(inspect.SnapshotSpec{Path: srv.Snapshot(t)})
+	src, err := snapfile.Open(snapfile.Spec{Path: srv.Snapshot(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,16 @@
 package detect
 
-import "github.com/idemctl/idemctl/inspect"
+import (
+	"context"
 
-import "context"
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/snapshot"
+)
 
 // DetectSnapshot is Detect on a snapshot: the first n keys matching
 // pattern in the file's database, judged at the snapshot's time.
-func DetectSnapshot(ctx context.Context, src *inspect.SnapshotSource, pattern string, n int, progress func(inspect.Progress)) (DetectResult, error) {
-	smp, err := inspect.SampleSnapshot(ctx, src, pattern, n, progress)
+func DetectSnapshot(ctx context.Context, src *snapshot.Source, pattern string, n int, progress func(inspect.Progress)) (DetectResult, error) {
+	smp, err := snapshot.ReadSample(ctx, src, pattern, n, progress)
 	if err != nil {
 		return DetectResult{Match: pattern, Types: map[string]int{}}, err
 	}
@@ -15,7 +18,7 @@ func DetectSnapshot(ctx context.Context, src *inspect.SnapshotSource, pattern st
 }
 
 // snapSample reads detect's sample from a snapshot's values, read once.
-type snapSample struct{ *inspect.SnapshotSample }
+type snapSample struct{ *snapshot.Sample }
 
 func (s snapSample) types(context.Context) (map[string]int, error) { return s.Types(), nil }
 

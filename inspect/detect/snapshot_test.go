@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/detect"
+	"github.com/idemctl/idemctl/inspect/snapshot"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
@@ -37,7 +37,7 @@ func TestDetectSnapshotAgreesWithLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		snap, err := inspect.OpenSnapshot(inspect.SnapshotSpec{Path: src})
+		snap, err := snapshot.Open(snapshot.Spec{Path: src})
 		if err != nil {
 			t.Fatal(err)
 		}

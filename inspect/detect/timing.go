@@ -7,9 +7,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/idemctl/idemctl/internal/units"
-
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
 )
 
 // Proposal is one timing setting detect proposes from the sampled records,

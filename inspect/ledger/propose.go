@@ -8,9 +8,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemctl/idemctl/internal/units"
-
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/units"
 )
 
 // Proposal is detect's proposal of a dedupe-ledger keyspace, for a

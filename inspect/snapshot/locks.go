@@ -1,10 +1,11 @@
-package inspect
+package snapshot
 
 import (
 	"errors"
 	"fmt"
 	"sort"
 
+	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/rdb"
 )
 
@@ -17,7 +18,7 @@ type snapLocks struct {
 type snapLock struct {
 	ks        int // the keyspace whose lock it is
 	expireMs  int64
-	typ       KeyType
+	typ       inspect.KeyType
 	head      string // the value's first 1024 bytes (a time or a token), as the version script reads it
 	length    int64
 	digest    [20]byte
@@ -59,16 +60,16 @@ func (s *snapScan) findLocks() error {
 	case addErr != nil:
 		return addErr
 	case err != nil && !errors.Is(err, s.ctx.Err()):
-		return &SnapshotError{Name: s.src.spec.Path, Err: err}
+		return &Error{Name: s.src.spec.Path, Err: err}
 	}
 	return err
 }
 
-func (l *snapLocks) add(r *rdb.Reader, e *rdb.Entry, kss []*Keyspace, with []int) error {
+func (l *snapLocks) add(r *rdb.Reader, e *rdb.Entry, kss []*inspect.Keyspace, with []int) error {
 	key := string(e.Key)
 	for _, i := range with {
 		ks := kss[i]
-		if _, isLock := ks.Schema.Lock.RecordKey(key); !isLock || !MatchPattern(ks.Match, key) {
+		if _, isLock := ks.Schema.Lock.RecordKey(key); !isLock || !inspect.MatchPattern(ks.Match, key) {
 			continue
 		}
 		if len(l.byKey) >= maxSnapLocks {
@@ -78,7 +79,7 @@ func (l *snapLocks) add(r *rdb.Reader, e *rdb.Entry, kss []*Keyspace, with []int
 		if e.Type == rdb.TypeString {
 			head, n, err := r.StringValue(1024)
 			if err != nil && !errors.Is(err, rdb.ErrTooBig) {
-				return &SnapshotError{Err: err}
+				return &Error{Err: err}
 			}
 			lk.head, lk.length = string(head), n
 			lk.digest, _ = r.ValueDigest()
@@ -93,7 +94,7 @@ func (l *snapLocks) add(r *rdb.Reader, e *rdb.Entry, kss []*Keyspace, with []int
 // LockAbsent when it does not exist or had expired. Its record is seen.
 func (l *snapLocks) pttl(lk *snapLock, atMs int64) int64 {
 	if lk == nil {
-		return LockAbsent
+		return inspect.LockAbsent
 	}
 	lk.hasRecord = true
 	return lockPTTLAt(lk.expireMs, atMs)
@@ -105,7 +106,7 @@ func lockPTTLAt(expireMs, atMs int64) int64 {
 	case expireMs < 0:
 		return -1
 	case expireMs <= atMs:
-		return LockAbsent
+		return inspect.LockAbsent
 	}
 	return expireMs - atMs
 }
@@ -129,7 +130,7 @@ func (s *snapScan) orphans() error {
 		if lk.expireMs >= 0 {
 			pttl = lk.expireMs - s.src.atMs
 		}
-		s.batches[lk.ks] = append(s.batches[lk.ks], lockOnly(s.kss[lk.ks], k, pttl, lk.typ, lk.head[:min(len(lk.head), 64)], s.src.atMs))
+		s.batches[lk.ks] = append(s.batches[lk.ks], inspect.LockOnly(s.kss[lk.ks], k, pttl, lk.typ, lk.head[:min(len(lk.head), 64)], s.src.atMs))
 		if s.opt.Versions {
 			s.versions[lk.ks] = append(s.versions[lk.ks], lk.version())
 		}

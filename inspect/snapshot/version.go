@@ -1,4 +1,4 @@
-package inspect
+package snapshot
 
 import (
 	"bytes"
@@ -9,17 +9,9 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-)
 
-// RecordVersion is a snapshot record's version in the four parts a guarded
-// write pins (actions.Version: type, content, expiry, companion), computed
-// from the file exactly as the version script computes them on the server
-// — so a write pinned to a snapshot's record refuses the live record if
-// anything in it changed since. Err says why a record cannot be pinned.
-type RecordVersion struct {
-	Type, Content, Expiry, Companion string
-	Err                              string
-}
+	"github.com/idemctl/idemctl/inspect"
+)
 
 // maxVersionFields is the version script's MAX_FIELDS: a bigger hash is
 // not an idempotency record, and is not pinned.
@@ -34,12 +26,12 @@ type versionPart struct {
 
 // version is the record's version at the snapshot's time; lock is its
 // companion's state (nil: the schema has no lock).
-func (v *snapValue) version(expireMs, atMs int64, lock *snapLock, hasLock bool) RecordVersion {
-	rv := RecordVersion{Type: v.typ.String(), Expiry: expiryText(expireMs)}
-	switch v.typ {
-	case TypeString:
+func (v *snapValue) version(expireMs, atMs int64, lock *snapLock, hasLock bool) inspect.RecordVersion {
+	rv := inspect.RecordVersion{Type: v.Type.String(), Expiry: expiryText(expireMs)}
+	switch v.Type {
+	case inspect.TypeString:
 		rv.Content = "string:" + hex.EncodeToString(v.digest[:])
-	case TypeHash:
+	case inspect.TypeHash:
 		rv.Content = v.hashContent(atMs)
 	default:
 		rv.Content = rv.Type
@@ -94,7 +86,7 @@ func (l *snapLock) companion(atMs int64) string {
 	switch {
 	case l == nil || l.expireMs >= 0 && l.expireMs <= atMs:
 		return "none"
-	case l.typ != TypeString:
+	case l.typ != inspect.TypeString:
 		return l.typ.String()
 	}
 	sum := sha1.Sum(fmt.Appendf(nil, "%d:%s:%s", l.length, l.head, expiryText(l.expireMs)))
@@ -103,20 +95,20 @@ func (l *snapLock) companion(atMs int64) string {
 
 // lockVersion is a lone lock's version: its own value, and its record
 // (absent) as the companion.
-func (l *snapLock) version() RecordVersion {
-	return RecordVersion{Type: l.typ.String(), Content: "string:" + hex.EncodeToString(l.digest[:]), Expiry: expiryText(l.expireMs), Companion: "none"}
+func (l *snapLock) version() inspect.RecordVersion {
+	return inspect.RecordVersion{Type: l.typ.String(), Content: "string:" + hex.EncodeToString(l.digest[:]), Expiry: expiryText(l.expireMs), Companion: "none"}
 }
 
-// PinSnapshot reads the versions of keys (records of ks) from the
+// Pin reads the versions of keys (records of ks) from the
 // snapshot src was opened on, in a pass of its own that hashes every
 // value: for --from-file lines pinned to the file from a reader (the TUI)
 // that scanned without versions. A pipe cannot be read again.
-func PinSnapshot(ctx context.Context, src *SnapshotSource, ks *Keyspace, keys []string) (map[string]RecordVersion, error) {
+func Pin(ctx context.Context, src *Source, ks *inspect.Keyspace, keys []string) (map[string]inspect.RecordVersion, error) {
 	if !src.Reopenable() {
 		return nil, errors.New("standard input was read once: save the snapshot to a file (redis-cli --rdb FILE) to pin its records")
 	}
 	info := src.Info()
-	pass, err := OpenSnapshot(SnapshotSpec{Path: info.Name, DB: info.DB, At: info.At, Versions: true})
+	pass, err := Open(Spec{Path: info.Name, DB: info.DB, At: info.At, Versions: true})
 	if err != nil {
 		return nil, err
 	}
@@ -125,15 +117,15 @@ func PinSnapshot(ctx context.Context, src *SnapshotSource, ks *Keyspace, keys []
 	for _, k := range keys {
 		want[k] = true
 	}
-	out := make(map[string]RecordVersion, len(keys))
-	covs, err := Scan(ctx, nil, []*Keyspace{ks}, Options{Snapshot: pass, Versions: true}, func(b Batch) error {
+	out := make(map[string]inspect.RecordVersion, len(keys))
+	covs, err := inspect.Scan(ctx, nil, []*inspect.Keyspace{ks}, inspect.Options{Snapshot: pass, Versions: true}, func(b inspect.Batch) error {
 		for i := range b.Records {
 			if k := b.Records[i].Key; want[k] {
 				out[k] = b.Versions[i]
 			}
 		}
 		if len(out) == len(want) {
-			return Stop
+			return inspect.Stop
 		}
 		return nil
 	})

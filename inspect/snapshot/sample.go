@@ -1,4 +1,4 @@
-package inspect
+package snapshot
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"time"
+
+	"github.com/idemctl/idemctl/inspect"
 )
 
 // maxDraftFields bounds the fields of a sampled hash kept for the draft:
@@ -16,10 +18,11 @@ const maxDraftFields = 65
 // at most 160 MiB.
 const detectReadCap = 16 << 10
 
-// SnapshotSample is a snapshot's first keys matching a pattern, each
+// Sample is a snapshot's first keys matching a pattern, each
 // value read once and kept: what detect reads instead of a live server.
-type SnapshotSample struct {
+type Sample struct {
 	atMs  int64
+	cls   inspect.Classifier
 	keys  []snapSampled
 	byKey map[string]int
 }
@@ -31,37 +34,37 @@ type snapSampled struct {
 	fields   int // a hash's field count, up to maxDraftFields
 }
 
-// SampleSnapshot reads the first n keys matching pattern in the file's
+// ReadSample reads the first n keys matching pattern in the file's
 // database that are live at the snapshot's time, and closes src.
-func SampleSnapshot(ctx context.Context, src *SnapshotSource, pattern string, n int, progress func(Progress)) (*SnapshotSample, error) {
+func ReadSample(ctx context.Context, src *Source, pattern string, n int, progress func(inspect.Progress)) (*Sample, error) {
 	r, e, err := src.reader()
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	smp := &SnapshotSample{atMs: src.atMs, byKey: map[string]int{}}
+	smp := &Sample{atMs: src.atMs, byKey: map[string]int{}}
 	started := time.Now()
 	for len(smp.keys) < n {
 		if e == nil {
 			if e, err = r.Next(); errors.Is(err, io.EOF) {
 				break
 			} else if err != nil {
-				return nil, &SnapshotError{Name: src.spec.Path, Err: err}
+				return nil, &Error{Name: src.spec.Path, Err: err}
 			}
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if e.DB == src.spec.DB && (e.ExpireMs < 0 || e.ExpireMs > src.atMs) && MatchPattern(pattern, string(e.Key)) {
+		if e.DB == src.spec.DB && (e.ExpireMs < 0 || e.ExpireMs > src.atMs) && inspect.MatchPattern(pattern, string(e.Key)) {
 			var v snapValue
 			if err := v.read(r, e, detectReadCap, nil, true, false); err != nil {
-				return nil, &SnapshotError{Name: src.spec.Path, Err: err}
+				return nil, &Error{Name: src.spec.Path, Err: err}
 			}
-			v.str = append([]byte(nil), v.str...) // the reader's buffer is reused
+			v.Str = append([]byte(nil), v.Str...) // the reader's buffer is reused
 			smp.byKey[string(e.Key)] = len(smp.keys)
-			smp.keys = append(smp.keys, snapSampled{key: string(e.Key), expireMs: e.ExpireMs, val: v, fields: len(v.fields)})
+			smp.keys = append(smp.keys, snapSampled{key: string(e.Key), expireMs: e.ExpireMs, val: v, fields: len(v.Fields)})
 			if progress != nil {
-				progress(Progress{Done: float64(len(smp.keys)) / float64(n), Records: int64(len(smp.keys)), Elapsed: time.Since(started)})
+				progress(inspect.Progress{Done: float64(len(smp.keys)) / float64(n), Records: int64(len(smp.keys)), Elapsed: time.Since(started)})
 			}
 		}
 		e = nil
@@ -70,7 +73,7 @@ func SampleSnapshot(ctx context.Context, src *SnapshotSource, pattern string, n 
 }
 
 // Keys are the sampled keys, in the file's order.
-func (s *SnapshotSample) Keys() []string {
+func (s *Sample) Keys() []string {
 	keys := make([]string, len(s.keys))
 	for i, k := range s.keys {
 		keys[i] = k.key
@@ -79,44 +82,43 @@ func (s *SnapshotSample) Keys() []string {
 }
 
 // Types counts the sampled keys by Redis type.
-func (s *SnapshotSample) Types() map[string]int {
+func (s *Sample) Types() map[string]int {
 	out := map[string]int{}
 	for _, k := range s.keys {
-		out[k.val.typ.String()]++
+		out[k.val.Type.String()]++
 	}
 	return out
 }
 
 // Records reads sampled keys as ks's records, as a scan of the snapshot
 // would.
-func (s *SnapshotSample) Records(ks *Keyspace, keys []string) []Record {
-	out := make([]Record, 0, len(keys))
+func (s *Sample) Records(ks *inspect.Keyspace, keys []string) []inspect.Record {
+	out := make([]inspect.Record, 0, len(keys))
 	for _, key := range keys {
 		k := &s.keys[s.byKey[key]]
-		o := k.val.observe(ks, key, k.expireMs, s.atMs)
+		lockPTTL := int64(inspect.LockAbsent)
 		if lk := ks.Schema.Lock; lk != nil {
-			o.lockPTTL = LockAbsent
 			if i, ok := s.byKey[lk.LockKey(key)]; ok {
-				o.lockPTTL = lockPTTLAt(s.keys[i].expireMs, s.atMs)
+				lockPTTL = lockPTTLAt(s.keys[i].expireMs, s.atMs)
 			}
 		}
-		out = append(out, classify(ks, &o, s.atMs))
+		out = append(out, s.cls.Record(ks, key, &k.val.Value, k.expireMs, s.atMs, lockPTTL))
 	}
 	return out
 }
 
 // Hashes are up to n sampled hashes of fewer than maxDraftFields fields,
 // whole.
-func (s *SnapshotSample) Hashes(n int) []map[string]string {
+func (s *Sample) Hashes(n int) []map[string]string {
 	var out []map[string]string
 	for _, k := range s.keys {
 		if len(out) == n {
 			break
 		}
-		if k.val.typ == TypeHash && k.fields > 0 && k.fields < maxDraftFields {
+		if k.val.Type == inspect.TypeHash && k.fields > 0 && k.fields < maxDraftFields {
 			m := make(map[string]string, k.fields)
-			for _, f := range k.val.fields {
-				m[f.name] = f.value
+			for _, f := range k.val.Fields {
+				m[f.Name] = f.Value
 			}
 			out = append(out, m)
 		}
@@ -126,15 +128,15 @@ func (s *SnapshotSample) Hashes(n int) []map[string]string {
 
 // JSONDocs are up to n sampled strings whose first 4 KiB hold a JSON
 // object, decoded.
-func (s *SnapshotSample) JSONDocs(n int) []map[string]any {
+func (s *Sample) JSONDocs(n int) []map[string]any {
 	var out []map[string]any
 	for _, k := range s.keys {
 		if len(out) == n {
 			break
 		}
-		if k.val.typ == TypeString {
+		if k.val.Type == inspect.TypeString {
 			var doc map[string]any
-			head := k.val.str[:min(len(k.val.str), 4096)]
+			head := k.val.Str[:min(len(k.val.Str), 4096)]
 			if json.Unmarshal(head, &doc) == nil {
 				out = append(out, doc)
 			}

@@ -1,9 +1,12 @@
-package inspect
+package snapshot_test
 
 import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/snapshot"
 )
 
 // BenchmarkStatsSnapshot is stats --rdb in process over the file named by
@@ -14,22 +17,22 @@ func BenchmarkStatsSnapshot(b *testing.B) {
 	if path == "" {
 		b.Skip("IDEMCTL_BENCH_RDB names no file")
 	}
-	s, err := Preset("atlasmart")
+	s, err := inspect.Preset("atlasmart")
 	if err != nil {
 		b.Fatal(err)
 	}
-	ks, err := NewKeyspace(KeyspaceSpec{Name: "atlasmart", Schema: s,
+	ks, err := inspect.NewKeyspace(inspect.KeyspaceSpec{Name: "atlasmart", Schema: s,
 		ReserveTTL: 48 * time.Hour, ProcessingTimeout: 12 * time.Hour, Retention: 96 * time.Hour})
 	if err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		src, err := OpenSnapshot(SnapshotSpec{Path: path})
+		src, err := snapshot.Open(snapshot.Spec{Path: path})
 		if err != nil {
 			b.Fatal(err)
 		}
-		st := NewStats(10)
-		covs, err := Scan(b.Context(), nil, []*Keyspace{ks}, Options{Snapshot: src}, func(bt Batch) error {
+		st := inspect.NewStats(10)
+		covs, err := inspect.Scan(b.Context(), nil, []*inspect.Keyspace{ks}, inspect.Options{Snapshot: src}, func(bt inspect.Batch) error {
 			st.Add(bt)
 			return nil
 		})

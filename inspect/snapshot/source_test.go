@@ -1,4 +1,4 @@
-package inspect_test
+package snapshot_test
 
 import (
 	"context"
@@ -14,15 +14,16 @@ import (
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/rdb"
+	"github.com/idemctl/idemctl/inspect/snapshot"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // scanSnapshot reads a snapshot for kss, each keyspace's records apart.
-func scanSnapshot(t *testing.T, spec inspect.SnapshotSpec, kss []*inspect.Keyspace, opt inspect.Options) (map[string][]inspect.Record, []inspect.Coverage, inspect.SnapshotInfo) {
+func scanSnapshot(t *testing.T, spec snapshot.Spec, kss []*inspect.Keyspace, opt inspect.Options) (map[string][]inspect.Record, []inspect.Coverage, snapshot.Info) {
 	t.Helper()
-	src, err := inspect.OpenSnapshot(spec)
+	src, err := snapshot.Open(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,10 +64,10 @@ func TestSnapshotReadsLikeLive(t *testing.T) {
 		inspecttest.Spec(t, inspect.KeyspaceSpec{Name: "marker-lock", Schema: inspecttest.Preset(t, "marker-lock"), ProcessingTimeout: 30 * time.Second}),
 	}
 	opt := inspect.Options{ResponseSizes: true}
-	snap, covs, info := scanSnapshot(t, inspect.SnapshotSpec{Path: path}, kss, opt)
+	snap, covs, info := scanSnapshot(t, snapshot.Spec{Path: path}, kss, opt)
 	liveAt := time.Now()
 	for _, ks := range kss {
-		live, cov := scanAll(t, c, ks, opt)
+		live, cov := inspecttest.ScanAll(t, c, ks, opt)
 		if !cov.Complete {
 			t.Fatalf("live scan of %s incomplete: %v", ks.Name, cov.Err)
 		}
@@ -84,7 +85,7 @@ func TestSnapshotReadsLikeLive(t *testing.T) {
 
 	// Judged later (--at): what had expired by then is counted, not shown.
 	later := info.Taken.Add(10 * time.Minute)
-	laterRecs, laterCovs, laterInfo := scanSnapshot(t, inspect.SnapshotSpec{Path: path, At: later}, kss[1:2], opt)
+	laterRecs, laterCovs, laterInfo := scanSnapshot(t, snapshot.Spec{Path: path, At: later}, kss[1:2], opt)
 	if laterInfo.AtFrom != "--at" || laterCovs[0].Expired == 0 || int64(len(laterRecs["setnx"]))+laterCovs[0].Expired != laterCovs[0].Keys {
 		t.Errorf("at +10m: %d records, coverage %+v", len(laterRecs["setnx"]), laterCovs[0])
 	}
@@ -101,7 +102,7 @@ func TestSnapshotReadsLikeLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	piped, _, _ := scanSnapshot(t, inspect.SnapshotSpec{Path: "-", Stdin: f}, kss[:2], opt)
+	piped, _, _ := scanSnapshot(t, snapshot.Spec{Path: "-", Stdin: f}, kss[:2], opt)
 	for _, ks := range kss[:2] {
 		if len(piped[ks.Name]) != len(snap[ks.Name]) {
 			t.Errorf("%s: %d records through a pipe, %d from the file", ks.Name, len(piped[ks.Name]), len(snap[ks.Name]))
@@ -187,7 +188,7 @@ func TestSnapshotFaults(t *testing.T) {
 	cut := filepath.Join(dir, "cut.rdb")
 	os.WriteFile(cut, b[:len(b)*2/3], 0o600)
 	ks := inspecttest.Keyspace(t, "setnx")
-	recs, covs, _ := scanSnapshot(t, inspect.SnapshotSpec{Path: cut}, []*inspect.Keyspace{ks}, inspect.Options{Count: 100})
+	recs, covs, _ := scanSnapshot(t, snapshot.Spec{Path: cut}, []*inspect.Keyspace{ks}, inspect.Options{Count: 100})
 	var fe *rdb.FormatError
 	if covs[0].Complete || !errors.As(covs[0].Err, &fe) || !fe.Truncated || len(recs["setnx"]) == 0 || len(recs["setnx"]) >= 2000 {
 		t.Fatalf("cut file: %d records, coverage %+v", len(recs["setnx"]), covs[0])
@@ -197,10 +198,10 @@ func TestSnapshotFaults(t *testing.T) {
 	}
 	noCtime := filepath.Join(dir, "old.rdb")
 	os.WriteFile(noCtime, []byte("REDIS0006\xff\x00\x00\x00\x00\x00\x00\x00\x00"), 0o600)
-	if _, err := inspect.OpenSnapshot(inspect.SnapshotSpec{Path: noCtime}); err == nil || !strings.Contains(err.Error(), "--at") {
+	if _, err := snapshot.Open(snapshot.Spec{Path: noCtime}); err == nil || !strings.Contains(err.Error(), "--at") {
 		t.Errorf("a snapshot without ctime: %v", err)
 	}
-	if _, err := inspect.OpenSnapshot(inspect.SnapshotSpec{Path: filepath.Join(dir, "missing.rdb")}); err == nil || !strings.Contains(err.Error(), "no such file") {
+	if _, err := snapshot.Open(snapshot.Spec{Path: filepath.Join(dir, "missing.rdb")}); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("a missing file: %v", err)
 	}
 }

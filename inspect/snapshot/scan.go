@@ -1,4 +1,4 @@
-package inspect
+package snapshot
 
 import (
 	"context"
@@ -7,7 +7,9 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unsafe"
 
+	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/rdb"
 )
 
@@ -17,39 +19,36 @@ import (
 // at the snapshot's time.
 type snapScan struct {
 	ctx      context.Context
-	src      *SnapshotSource
-	kss      []*Keyspace
-	opt      Options
-	out      chan<- Batch
-	covs     []Coverage
-	batches  [][]Record
-	versions [][]RecordVersion // with Options.Versions, beside batches
-	locks    *snapLocks        // nil: no keyspace has a companion lock
+	src      *Source
+	kss      []*inspect.Keyspace
+	opt      inspect.Options
+	out      chan<- inspect.Batch
+	covs     []inspect.Coverage
+	batches  [][]inspect.Record
+	versions [][]inspect.RecordVersion // with Options.Versions, beside batches
+	locks    *snapLocks                // nil: no keyspace has a companion lock
 	val      snapValue
 	wanted   *wantedFields // the hash fields any keyspace reads
 	readCap  int           // the largest read cap of the keyspaces
 	matched  []int
-	match    []starMatch // each keyspace's pattern, beside kss
-	arena    arena       // the records' keys and fields
-	groups   groupSlab   // the records' template captures
+	match    []starMatch        // each keyspace's pattern, beside kss
+	cls      inspect.Classifier // the records' keys, fields and captures
 	dbKeys   int64
 }
 
 // scanSnapshot is ScanAll over a snapshot: one coverage per keyspace,
 // whose Node is the file. A fault in the file stops the read: the records
 // before it were sent, and every coverage says where it stopped.
-func scanSnapshot(ctx context.Context, src *SnapshotSource, kss []*Keyspace, opt Options, out chan<- Batch) []Coverage {
+func scanSnapshot(ctx context.Context, src *Source, kss []*inspect.Keyspace, opt inspect.Options, out chan<- inspect.Batch) []inspect.Coverage {
 	s := &snapScan{ctx: ctx, src: src, kss: kss, opt: opt, out: out, wanted: &wantedFields{},
-		covs: make([]Coverage, len(kss)), batches: make([][]Record, len(kss)), versions: make([][]RecordVersion, len(kss))}
+		covs: make([]inspect.Coverage, len(kss)), batches: make([][]inspect.Record, len(kss)), versions: make([][]inspect.RecordVersion, len(kss))}
 	started := time.Now()
 	for i, ks := range kss {
 		s.match = append(s.match, newStarMatch(ks.Match))
-		s.covs[i] = Coverage{Keyspace: ks.Name, Match: ks.Match, Node: src.spec.Path, Role: "snapshot", Started: started, MemoryOff: opt.NoMemory}
-		s.readCap = max(s.readCap, int(min(ks.MaxValue, 1<<30)), fpKeep)
-		for _, name := range ks.Schema.fields {
-			if name != "" {
-				s.wanted.add(name, false)
-			}
+		s.covs[i] = inspect.Coverage{Keyspace: ks.Name, Match: ks.Match, Node: src.spec.Path, Role: "snapshot", Started: started, MemoryOff: opt.NoMemory}
+		s.readCap = max(s.readCap, ks.ReadCap())
+		for _, name := range ks.Schema.HashFields() {
+			s.wanted.add(name, false)
 		}
 		if ks.Schema.Response != "" {
 			s.wanted.add(ks.Schema.Response, true) // its length alone
@@ -122,7 +121,7 @@ func (s *snapScan) fault(err error) error {
 	var fe *rdb.FormatError
 	if errors.As(err, &fe) {
 		s.flush(nil) // what was read before the fault is a partial result
-		return &SnapshotError{Name: s.src.spec.Path, Err: err}
+		return &Error{Name: s.src.spec.Path, Err: err}
 	}
 	return err
 }
@@ -175,23 +174,23 @@ func (s *snapScan) entry(r *rdb.Reader, e *rdb.Entry) (stop bool, err error) {
 // records reads the value of a key some keyspaces matched and classifies
 // a record for each.
 func (s *snapScan) records(r *rdb.Reader, e *rdb.Entry) error {
-	key := s.arena.str(e.Key)
-	s.val.arena = &s.arena
+	key := s.cls.Str(e.Key)
+	s.val.cls = &s.cls
 	if err := s.val.read(r, e, s.readCap, s.wanted, !s.opt.NoMemory, s.opt.Versions); err != nil {
 		return err
 	}
 	for _, i := range s.matched {
 		ks := s.kss[i]
-		o := s.val.observe(ks, key, e.ExpireMs, s.src.atMs)
 		var lock *snapLock
+		var lockPTTL int64
 		if ks.Schema.Lock != nil {
 			lock = s.locks.byKey[ks.Schema.Lock.LockKey(key)]
-			o.lockPTTL = s.locks.pttl(lock, s.src.atMs)
+			lockPTTL = s.locks.pttl(lock, s.src.atMs)
 		}
 		if s.opt.Versions {
 			s.versions[i] = append(s.versions[i], s.val.version(e.ExpireMs, s.src.atMs, lock, ks.Schema.Lock != nil))
 		}
-		s.batches[i] = append(s.batches[i], classifyIn(ks, &o, s.src.atMs, &s.groups))
+		s.batches[i] = append(s.batches[i], s.cls.Record(ks, key, &s.val.Value, e.ExpireMs, s.src.atMs, lockPTTL))
 		s.covs[i].Records++
 		if len(s.batches[i]) >= s.opt.Count {
 			if err := s.send(i, r); err != nil {
@@ -207,10 +206,10 @@ func (s *snapScan) send(i int, r *rdb.Reader) error {
 	if len(s.batches[i]) == 0 {
 		return nil
 	}
-	b := Batch{Keyspace: s.kss[i], Node: s.src.spec.Path, Records: s.batches[i], ServerTimeMs: s.src.atMs, Done: s.done(r)}
-	s.batches[i] = make([]Record, 0, s.opt.Count)
+	b := inspect.Batch{Keyspace: s.kss[i], Node: s.src.spec.Path, Records: s.batches[i], ServerTimeMs: s.src.atMs, Done: s.done(r)}
+	s.batches[i] = make([]inspect.Record, 0, s.opt.Count)
 	if s.opt.Versions {
-		b.Versions, s.versions[i] = s.versions[i], make([]RecordVersion, 0, s.opt.Count)
+		b.Versions, s.versions[i] = s.versions[i], make([]inspect.RecordVersion, 0, s.opt.Count)
 	}
 	select {
 	case s.out <- b:
@@ -258,7 +257,7 @@ func (m *starMatch) match(key string) bool {
 	ps := m.parts
 	switch len(ps) {
 	case 0:
-		return MatchPattern(m.pattern, key)
+		return inspect.MatchPattern(m.pattern, key)
 	case 1:
 		return key == ps[0]
 	}
@@ -277,26 +276,35 @@ func (m *starMatch) match(key string) bool {
 	return true
 }
 
+// view is b as a string for a match, without a copy: valid only while
+// the reader's buffer is (a million keys a second are matched, few kept).
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
 // typeOf maps the file's type names to the scan's.
-func keyTypeOf(t rdb.Type) KeyType {
+func keyTypeOf(t rdb.Type) inspect.KeyType {
 	switch t {
 	case rdb.TypeString:
-		return TypeString
+		return inspect.TypeString
 	case rdb.TypeHash:
-		return TypeHash
+		return inspect.TypeHash
 	case rdb.TypeList:
-		return TypeList
+		return inspect.TypeList
 	case rdb.TypeSet:
-		return TypeSet
+		return inspect.TypeSet
 	case rdb.TypeZSet:
-		return TypeZSet
+		return inspect.TypeZSet
 	case rdb.TypeStream:
-		return TypeStream
+		return inspect.TypeStream
 	}
-	return TypeOther
+	return inspect.TypeOther
 }
 
 // errSnapshotLocks refuses a pipe when a keyspace has companion locks.
-func errSnapshotLocks(ks *Keyspace) error {
+func errSnapshotLocks(ks *inspect.Keyspace) error {
 	return fmt.Errorf("keyspace %s keeps a lock key beside each record, and matching the two takes two passes over the file; standard input can be read once: save the stream to a file first (redis-cli --rdb FILE) and give its path", ks.Name)
 }
