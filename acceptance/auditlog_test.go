@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
@@ -205,7 +206,7 @@ func TestRunNamedRerunAlreadyApplied(t *testing.T) {
 	}
 	runs := auditRuns(t, audit)
 	if len(runs) != 1 || runs[0].Planned != 40 || runs[0].Applied != 30 || runs[0].Conflict != 10 || runs[0].Undone != 10 ||
-		runs[0].Operator != "idemctl-test" || runs[0].Action != actions.KindFail || runs[0].Executions != 2 {
+		runs[0].Operator != "idemctl-test" || runs[0].Action != write.KindFail || runs[0].Executions != 2 {
 		t.Fatalf("audit: %+v", runs)
 	}
 	text := clitest.Run(t, nil, "audit", "--audit-log", audit)

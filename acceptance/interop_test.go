@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/detect"
@@ -380,7 +381,7 @@ func (r *interopRig) racesEndInConflict() {
 	ex, ks := r.executor()
 	plan := func(key string) *actions.Plan {
 		t.Helper()
-		p, err := ex.Plan(ctx, actions.Request{Kind: actions.KindFail, Keyspace: ks, Key: key, Reason: "looks stuck"})
+		p, err := ex.Plan(ctx, actions.Request{Kind: write.KindFail, Keyspace: ks, Key: key, Reason: "looks stuck"})
 		if err != nil || p.Refused != "" {
 			t.Fatalf("plan %s: %v %q", key, err, p.Refused)
 		}
@@ -389,7 +390,7 @@ func (r *interopRig) racesEndInConflict() {
 	mustConflict := func(p *actions.Plan, key string) {
 		t.Helper()
 		before, _ := r.rdb.Get(ctx, key).Result()
-		if res := ex.Apply(ctx, p); res.Outcome != actions.Conflict {
+		if res := ex.Apply(ctx, p); res.Outcome != write.Conflict {
 			t.Fatalf("%s: %+v", key, res)
 		}
 		if after, _ := r.rdb.Get(ctx, key).Result(); after != before {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
@@ -92,7 +93,7 @@ func TestBulkWriteUnderTrafficLosesNothing(t *testing.T) {
 	}
 	defer fh.Close()
 	intents := map[string]actions.AuditEntry{}
-	outcomes := map[string]actions.Outcome{}
+	outcomes := map[string]write.Outcome{}
 	sc := bufio.NewScanner(fh)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -108,13 +109,13 @@ func TestBulkWriteUnderTrafficLosesNothing(t *testing.T) {
 		} else {
 			outcomes[e.Key] = e.Outcome
 			in := intents[e.ID]
-			if in.ID == "" && e.Outcome == actions.Conflict && e.Before != nil && e.Key != "" {
+			if in.ID == "" && e.Outcome == write.Conflict && e.Before != nil && e.Key != "" {
 				continue // a conflict found while planning: audited alone, nothing sent
 			}
 			if in.Key != e.Key || in.Before == nil {
 				t.Fatalf("outcome without its intent: %+v", e)
 			}
-			if e.Outcome == actions.Applied && (in.Before.State != "PROCESSING" || in.Before.Fingerprint != before[e.Key]["fingerprint"]) {
+			if e.Outcome == write.Applied && (in.Before.State != "PROCESSING" || in.Before.Fingerprint != before[e.Key]["fingerprint"]) {
 				t.Fatalf("%s applied against %+v, not what was shown", e.Key, in.Before)
 			}
 		}
@@ -129,7 +130,7 @@ func TestBulkWriteUnderTrafficLosesNothing(t *testing.T) {
 			}
 		case now["state"] == "FAILED":
 			applied++
-			if outcomes[k] != actions.Applied {
+			if outcomes[k] != write.Applied {
 				t.Fatalf("%s is FAILED but the audit says %s", k, outcomes[k])
 			}
 		default:

@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/detect"
@@ -268,7 +269,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	r.MustCode(t, cli.ExitOK)
 	secNoLeak(t, "applied write", r, audit)
 	out := secIntentAndOutcome(t, audit, key)
-	if out.Outcome != actions.Applied || out.Address != "redis://sec-ops@"+srv.Addr+"/0" || out.RedisUser != "sec-ops" {
+	if out.Outcome != write.Applied || out.Address != "redis://sec-ops@"+srv.Addr+"/0" || out.RedisUser != "sec-ops" {
 		t.Fatalf("audit outcome: %+v", out)
 	}
 	if st, err := os.Stat(audit); err != nil {
@@ -579,7 +580,7 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	}
 	// Refused before anything was sent (the inspector cannot even read the
 	// record's version): one audited outcome line, no intent.
-	if es := recordtest.AuditLines(t, audit); len(es) != 1 || es[0].Phase != "outcome" || es[0].Key != k1 || es[0].Outcome != actions.Refused {
+	if es := recordtest.AuditLines(t, audit); len(es) != 1 || es[0].Phase != "outcome" || es[0].Key != k1 || es[0].Outcome != write.Refused {
 		t.Fatalf("audited refusal: %+v", es)
 	}
 
@@ -592,7 +593,7 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	if got := admin.HGet(ctx, k1, "state").Val(); got != "FAILED" {
 		t.Fatalf("operator fail: state %q", got)
 	}
-	if out := secIntentAndOutcome(t, audit, k1); out.Outcome != actions.Applied || out.RedisUser != "idemctl-operator" {
+	if out := secIntentAndOutcome(t, audit, k1); out.Outcome != write.Applied || out.RedisUser != "idemctl-operator" {
 		t.Fatalf("audited: %+v", out)
 	}
 

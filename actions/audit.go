@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/xdg"
 )
 
@@ -54,17 +55,17 @@ type AuditEntry struct {
 	// same input gives the same id.
 	Run string `json:"run,omitempty"`
 	Identity
-	Keyspace  string    `json:"keyspace"`
-	Key       string    `json:"key"`
-	KeyBase64 string    `json:"key_base64,omitempty"`
-	Action    Kind      `json:"action"`
-	Reason    string    `json:"reason"`
-	Before    *Snapshot `json:"before,omitempty"`
-	After     *Snapshot `json:"after,omitempty"` // planned (intent)
-	Changes   []Change  `json:"changes,omitempty"`
-	Evidence  *Evidence `json:"evidence,omitempty"` // a verify hook's verdict behind the write
+	Keyspace  string          `json:"keyspace"`
+	Key       string          `json:"key"`
+	KeyBase64 string          `json:"key_base64,omitempty"`
+	Action    write.Kind      `json:"action"`
+	Reason    string          `json:"reason"`
+	Before    *write.Snapshot `json:"before,omitempty"`
+	After     *write.Snapshot `json:"after,omitempty"` // planned (intent)
+	Changes   []write.Change  `json:"changes,omitempty"`
+	Evidence  *write.Evidence `json:"evidence,omitempty"` // a verify hook's verdict behind the write
 	// Entry is a pending-entry write's entry (Key is then its stream).
-	Entry *EntryAudit `json:"entry,omitempty"`
+	Entry *write.EntryAudit `json:"entry,omitempty"`
 	// Undoable says whether the intent holds an exact before-image
 	// (Image): false when a value was left out of the log (too long, a
 	// payload, cut by the read cap) or the image is over MaxImage, with
@@ -72,18 +73,18 @@ type AuditEntry struct {
 	Undoable *bool  `json:"undoable,omitempty"`
 	UndoNote string `json:"undo_note,omitempty"`
 	// Image is an undoable intent's exact before-image (see Image).
-	Image *Image `json:"image,omitempty"`
+	Image *write.Image `json:"image,omitempty"`
 	// AfterVersion (an applied outcome) is the version the write left:
 	// an undo restores only a record still exactly this.
-	AfterVersion *Version `json:"after_version,omitempty"`
+	AfterVersion *write.Version `json:"after_version,omitempty"`
 	// Reverts (an undo) is the intent id of the write it reverts.
-	Reverts  string  `json:"reverts,omitempty"`
-	Outcome  Outcome `json:"outcome,omitempty"`
-	Detail   string  `json:"detail,omitempty"`
-	ServerMs int64   `json:"server_ms,omitempty"`
+	Reverts  string        `json:"reverts,omitempty"`
+	Outcome  write.Outcome `json:"outcome,omitempty"`
+	Detail   string        `json:"detail,omitempty"`
+	ServerMs int64         `json:"server_ms,omitempty"`
 	// Replication (an applied outcome): the replicas that acknowledged
 	// it and the fsyncs, or why they were not waited for.
-	*Replication
+	*write.Replication
 	// Plan entries: the run's targets, in parts of at most planPartKeys.
 	*RunPlan
 	// Repair entries: the torn lines this one marks.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/idemctl/idemctl/actions/write"
 )
 
 // chainedLog writes a real log: two operators (two auditors on one file,
@@ -28,7 +30,7 @@ func chainedLog(t *testing.T) (string, []string) {
 			defer a.Close()
 			for i := range 25 {
 				key := fmt.Sprintf("op%d-k%d", op, i)
-				if err := a.Append(t.Context(), AuditEntry{ID: newID(), Phase: PhaseIntent, Key: key, Reason: "r"}, AuditEntry{Phase: PhaseOutcome, Key: key, Outcome: Applied}); err != nil {
+				if err := a.Append(t.Context(), AuditEntry{ID: newID(), Phase: PhaseIntent, Key: key, Reason: "r"}, AuditEntry{Phase: PhaseOutcome, Key: key, Outcome: write.Applied}); err != nil {
 					t.Error(err)
 				}
 			}

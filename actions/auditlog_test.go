@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
@@ -95,7 +96,7 @@ func TestAuditReaderLongLines(t *testing.T) {
 	appendRaw(t, path, `{"phase":"intent","id":"a","key":"k","before":{"exists":true,"ttl_ms":1,"fields":{"response":"`+big+`"}}}`+"\n")
 	appendRaw(t, path, `{"phase":"outcome","id":"a","key":"k","outcome":"applied"}`+"\n")
 	es, err := ReadAuditLog(path)
-	if err != nil || len(es) != 2 || len(es[0].Before.Fields["response"]) != 600_000 || es[1].Outcome != Applied {
+	if err != nil || len(es) != 2 || len(es[0].Before.Fields["response"]) != 600_000 || es[1].Outcome != write.Applied {
 		t.Fatalf("read %d entries, %v", len(es), err)
 	}
 }
@@ -114,10 +115,10 @@ func TestAuditValuesBounded(t *testing.T) {
 	if err := r.c.HSet(ctx, atlasKey, "note1", lt, "note2", lt, "note3", lt).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if res := r.apply(r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey})); res.Outcome != Applied {
+	if res := r.apply(r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: atlasKey})); res.Outcome != write.Applied {
 		t.Fatalf("fail: %+v", res)
 	}
-	in, _ := r.lastWrite(atlasKey, Applied)
+	in, _ := r.lastWrite(atlasKey, write.Applied)
 	d, ok := in.Before.Omitted["note1"]
 	if !ok || d.Len != 60_000 || d.SHA256 != digestOf(lt, "").SHA256 || in.Before.Fields["note1"] != "" {
 		t.Fatalf("a 60,000-byte value is not recorded by length and digest: %+v", in.Before.Omitted)
@@ -133,10 +134,10 @@ func TestAuditValuesBounded(t *testing.T) {
 	if err := r.c.HSet(ctx, key4, "note1", mega, "note2", mega, "note3", mega, "response", mega+mega).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if res := r.apply(r.plan(Request{Kind: KindFail, Keyspace: ks, Key: key4})); res.Outcome != Applied {
+	if res := r.apply(r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: key4})); res.Outcome != write.Applied {
 		t.Fatalf("fail on a multi-megabyte record: %+v", res)
 	}
-	in4, _ := r.lastWrite(key4, Applied)
+	in4, _ := r.lastWrite(key4, write.Applied)
 	if d := in4.Before.Omitted["response"]; d.Len != 2<<20 || *in4.Undoable {
 		t.Fatalf("multi-megabyte record: omitted %+v, undoable %v", in4.Before.Omitted, *in4.Undoable)
 	}
@@ -146,10 +147,10 @@ func TestAuditValuesBounded(t *testing.T) {
 	body := `{"customer":"Jane Roe","card_last4":"4242","pad":"` + strings.Repeat("x", 100) + `"}`
 	r.reserveAtlas(key2, fp("body-2"))
 	r.completeAtlas(key2, fp("body-2"), 201, body)
-	if res := r.apply(r.plan(Request{Kind: KindExpire, Keyspace: ks, Key: key2, TTL: TTL{Mode: TTLSet}})); res.Outcome != Applied {
+	if res := r.apply(r.plan(Request{Kind: write.KindExpire, Keyspace: ks, Key: key2, TTL: TTL{Mode: TTLSet}})); res.Outcome != write.Applied {
 		t.Fatalf("expire --ttl 0: %+v", res)
 	}
-	in2, _ := r.lastWrite(key2, Applied)
+	in2, _ := r.lastWrite(key2, write.Applied)
 	if in2.Before.Omitted["response"].Why != whyPayload || *in2.Undoable {
 		t.Fatalf("response body not left out as a payload: %+v", in2.Before)
 	}
@@ -168,10 +169,10 @@ func TestAuditValuesBounded(t *testing.T) {
 	key3 := atlasKey + "-3"
 	r.reserveAtlas(key3, fp("body-3"))
 	r.completeAtlas(key3, fp("body-3"), 201, body)
-	if res := r.apply(r.plan(Request{Kind: KindExpire, Keyspace: ks, Key: key3, TTL: TTL{Mode: TTLSet, D: time.Hour}})); res.Outcome != Applied {
+	if res := r.apply(r.plan(Request{Kind: write.KindExpire, Keyspace: ks, Key: key3, TTL: TTL{Mode: TTLSet, D: time.Hour}})); res.Outcome != write.Applied {
 		t.Fatalf("expire: %+v", res)
 	}
-	in3, _ := r.lastWrite(key3, Applied)
+	in3, _ := r.lastWrite(key3, write.Applied)
 	if in3.Before.Fields["response"] != body || !*in3.Undoable {
 		t.Fatalf("audit_payloads: the body is kept and the intent undoable: %+v %v", in3.Before, *in3.Undoable)
 	}
@@ -181,7 +182,7 @@ func TestAuditValuesBounded(t *testing.T) {
 	body5 := strings.Replace(body, "Jane Roe", "John Doe", 1)
 	r.reserveAtlas(key5, fp("body-5"))
 	r.completeAtlas(key5, fp("body-5"), 201, body5)
-	if res := r.apply(r.plan(Request{Kind: KindExpire, Keyspace: ks, Key: key5, TTL: TTL{Mode: TTLSet}})); res.Outcome != Applied {
+	if res := r.apply(r.plan(Request{Kind: write.KindExpire, Keyspace: ks, Key: key5, TTL: TTL{Mode: TTLSet}})); res.Outcome != write.Applied {
 		t.Fatalf("expire --ttl 0: %+v", res)
 	}
 	raw, _ = os.ReadFile(r.audit)
@@ -213,9 +214,9 @@ func TestAuditEntryTooLongRefused(t *testing.T) {
 // not two a write); every intent has its outcome.
 func TestGroupCommitOrder(t *testing.T) {
 	r := sharedRig(t)
-	plans := r.reservePlans("gc", 100, Request{Kind: KindFail})
+	plans := r.reservePlans("gc", 100, Request{Kind: write.KindFail})
 	for _, res := range r.ex.ApplyAll(t.Context(), plans, 0, nil) {
-		if res.Outcome != Applied {
+		if res.Outcome != write.Applied {
 			t.Fatalf("%+v", res)
 		}
 	}
@@ -242,17 +243,17 @@ func TestGroupCommitOrder(t *testing.T) {
 // and an absurd rate is no error (it used to panic in NewTicker).
 func TestApplyAllRate(t *testing.T) {
 	r := sharedRig(t)
-	plans := r.reservePlans("rate", 21, Request{Kind: KindExpire, TTL: TTL{Mode: TTLSet, D: time.Hour}})
+	plans := r.reservePlans("rate", 21, Request{Kind: write.KindExpire, TTL: TTL{Mode: TTLSet, D: time.Hour}})
 	start := time.Now()
 	for _, res := range r.ex.ApplyAll(t.Context(), plans[:20], 100, nil) {
-		if res.Outcome != Applied {
+		if res.Outcome != write.Applied {
 			t.Fatalf("%+v", res)
 		}
 	}
 	if d := time.Since(start); d < 190*time.Millisecond {
 		t.Fatalf("20 writes at --rate 100 took %v, want ≥ 190 ms", d)
 	}
-	if res := r.ex.ApplyAll(t.Context(), plans[20:], 2_000_000_000, nil); res[0].Outcome != Applied {
+	if res := r.ex.ApplyAll(t.Context(), plans[20:], 2_000_000_000, nil); res[0].Outcome != write.Applied {
 		t.Fatalf("%+v", res[0])
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"time"
 	"unicode/utf8"
+
+	"github.com/idemctl/idemctl/actions/write"
 )
 
 // RunPlan is the body of a plan entry: the run's targets, in parts of at
@@ -139,7 +141,7 @@ func traceRun(path, run string) (*runTrace, error) {
 			intents[e.ID] = e
 		case PhaseOutcome:
 			closed[e.ID] = true
-			if e.Outcome == Applied {
+			if e.Outcome == write.Applied {
 				t.applied[auditTarget(e)] = e.Time
 			}
 		}
@@ -181,7 +183,7 @@ func (e *Executor) MarkAlreadyApplied(plans []*Plan) (int, error) {
 	n := 0
 	for _, p := range plans {
 		if at, ok := t.applied[planTarget(p)]; ok {
-			p.Refused, p.Outcome = "applied by an earlier execution of this run ("+run+") at "+at, AlreadyApplied
+			p.Refused, p.Outcome = "applied by an earlier execution of this run ("+run+") at "+at, write.AlreadyApplied
 			n++
 			continue
 		}
@@ -193,7 +195,7 @@ func (e *Executor) MarkAlreadyApplied(plans []*Plan) (int, error) {
 		if err != nil || !matchesLogged(p.Before, in.After, time.Since(at)) {
 			continue
 		}
-		p.Refused, p.Outcome = "applied by an earlier execution of this run ("+run+"), which stopped before recording it: the record is as that write left it", AlreadyApplied
+		p.Refused, p.Outcome = "applied by an earlier execution of this run ("+run+"), which stopped before recording it: the record is as that write left it", write.AlreadyApplied
 		p.settles = &in
 		n++
 	}
@@ -202,7 +204,7 @@ func (e *Executor) MarkAlreadyApplied(plans []*Plan) (int, error) {
 
 // matchesLogged compares a record read now with a snapshot from the log,
 // whose long values are digests.
-func matchesLogged(now Snapshot, want *Snapshot, elapsed time.Duration) bool {
+func matchesLogged(now write.Snapshot, want *write.Snapshot, elapsed time.Duration) bool {
 	w := *want
 	for k, d := range want.Omitted {
 		var cur string

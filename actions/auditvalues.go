@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -28,13 +29,6 @@ const DefaultAuditMaxValue = 1 << 10
 
 // DefaultAuditValues keeps short values and no payloads.
 func DefaultAuditValues() AuditValues { return AuditValues{MaxValue: DefaultAuditMaxValue} }
-
-// ValueDigest stands for a value the audit log leaves out.
-type ValueDigest struct {
-	Len    int64  `json:"len"`
-	SHA256 string `json:"sha256,omitempty"` // "" when the value was never read whole (the read cap)
-	Why    string `json:"why"`
-}
 
 // Reasons a value is left out.
 const (
@@ -60,9 +54,9 @@ func (v AuditValues) omit(payload bool, val string) string {
 	return ""
 }
 
-func digestOf(val, why string) ValueDigest {
+func digestOf(val, why string) write.ValueDigest {
 	sum := sha256.Sum256([]byte(val))
-	return ValueDigest{Len: int64(len(val)), SHA256: hex.EncodeToString(sum[:]), Why: why}
+	return write.ValueDigest{Len: int64(len(val)), SHA256: hex.EncodeToString(sum[:]), Why: why}
 }
 
 // payloadFields says which of a keyspace's field names hold payloads: the
@@ -93,13 +87,13 @@ func payloadFields(ks *inspect.Keyspace) func(string) bool {
 }
 
 // snapshot is the copy of s the log keeps, and what it left out.
-func (v AuditValues) snapshot(s *Snapshot, payload func(string) bool) (*Snapshot, []string) {
+func (v AuditValues) snapshot(s *write.Snapshot, payload func(string) bool) (*write.Snapshot, []string) {
 	if s == nil {
 		return nil, nil
 	}
 	c := *s
 	c.Fields = make(map[string]string, len(s.Fields))
-	c.Omitted = make(map[string]ValueDigest, len(s.Omitted))
+	c.Omitted = make(map[string]write.ValueDigest, len(s.Omitted))
 	for k, d := range s.Omitted {
 		c.Omitted[k] = d
 	}
@@ -132,8 +126,8 @@ func (v AuditValues) snapshot(s *Snapshot, payload func(string) bool) (*Snapshot
 
 // changes is the copy of a diff the log keeps: a value it leaves out is
 // shown by length and digest.
-func (v AuditValues) changes(cs []Change, payload func(string) bool) []Change {
-	out := make([]Change, len(cs))
+func (v AuditValues) changes(cs []write.Change, payload func(string) bool) []write.Change {
+	out := make([]write.Change, len(cs))
 	for i, c := range cs {
 		pay := payload(c.Field)
 		for _, p := range []*string{&c.Before, &c.After} {

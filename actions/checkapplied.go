@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -22,15 +23,15 @@ const (
 // AppliedCheck is one applied write from the audit log against the record
 // as it is now.
 type AppliedCheck struct {
-	AuditID  string `json:"audit_id"`
-	Run      string `json:"run,omitempty"`
-	Time     string `json:"time"`
-	Key      string `json:"key"`
-	Keyspace string `json:"keyspace"`
-	Action   Kind   `json:"action"`
-	Reason   string `json:"reason"`
-	Status   string `json:"status"`
-	Detail   string `json:"detail,omitempty"`
+	AuditID  string     `json:"audit_id"`
+	Run      string     `json:"run,omitempty"`
+	Time     string     `json:"time"`
+	Key      string     `json:"key"`
+	Keyspace string     `json:"keyspace"`
+	Action   write.Kind `json:"action"`
+	Reason   string     `json:"reason"`
+	Status   string     `json:"status"`
+	Detail   string     `json:"detail,omitempty"`
 	// NotReplicated: the run already reported the write not acknowledged
 	// by the replicas.
 	NotReplicated bool `json:"not_replicated,omitempty"`
@@ -54,7 +55,7 @@ func (x *UndoIndex) LatestApplied(keep func(in AuditEntry) bool) []UndoTarget {
 			continue
 		}
 		seen[key] = true
-		if o := x.outcomes[in.ID]; o.Outcome == Applied && keep(in) {
+		if o := x.outcomes[in.ID]; o.Outcome == write.Applied && keep(in) {
 			out = append(out, UndoTarget{Intent: in, Outcome: o})
 		}
 	}

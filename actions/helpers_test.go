@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
@@ -122,7 +123,7 @@ func (r *rig) apply(p *Plan) Result {
 
 // unchangedAfter checks a write that must have changed nothing: the record
 // is still before, and the audit log ends with the write's outcome.
-func (r *rig) unchangedAfter(before map[string]string, key string, want Outcome) {
+func (r *rig) unchangedAfter(before map[string]string, key string, want write.Outcome) {
 	r.t.Helper()
 	if !sameMap(before, r.raw(key)) {
 		r.t.Fatal("the record changed")
@@ -137,7 +138,7 @@ func (r *rig) applyTimed(p *Plan) (res Result, t0, t1 int64) {
 	t0 = r.serverMs()
 	res = r.apply(p)
 	t1 = r.serverMs()
-	if res.Outcome != Applied {
+	if res.Outcome != write.Applied {
 		r.t.Fatalf("%s: %+v", p.Kind, res)
 	}
 	return res, t0, t1
@@ -177,7 +178,7 @@ func (r *rig) entries() []AuditEntry { return readAudit(r.t, r.audit) }
 // lastWrite checks the audit log ends with the intent and the outcome of one
 // write to key (same id, before and planned after snapshots, the outcome)
 // and returns them.
-func (r *rig) lastWrite(key string, want Outcome) (intent, outcome AuditEntry) {
+func (r *rig) lastWrite(key string, want write.Outcome) (intent, outcome AuditEntry) {
 	r.t.Helper()
 	es := r.entries()
 	if len(es) < 2 {
@@ -203,7 +204,7 @@ func (r *rig) lastWrite(key string, want Outcome) (intent, outcome AuditEntry) {
 // refused before anything was sent (a conflict found while planning, an
 // ACL that cannot read the version): no intent, the snapshot read, who
 // and why.
-func (r *rig) lastRefusal(key string, want Outcome) AuditEntry {
+func (r *rig) lastRefusal(key string, want write.Outcome) AuditEntry {
 	r.t.Helper()
 	es := r.entries()
 	if len(es) == 0 {

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/idemctl/idemctl/actions/write"
 )
 
 // maxBatch bounds a group commit: at most this many intents are durable
@@ -97,7 +99,7 @@ func (e *Executor) ApplyAll(ctx context.Context, plans []*Plan, ratePerSec int, 
 				detail = "not written: the run stopped: " + r.stopped.Error()
 			}
 			for k := i; k < len(plans); k++ {
-				out[k] = Result{Key: plans[k].Key, Action: plans[k].Kind, Outcome: Skipped, Detail: detail}
+				out[k] = Result{Key: plans[k].Key, Action: plans[k].Kind, Outcome: write.Skipped, Detail: detail}
 				if progress != nil {
 					progress(k, out[k])
 				}
@@ -140,13 +142,13 @@ func (e *Executor) admit(r *run, k int, p *Plan, b *batch) Result {
 	err := e.Policy.Check()
 	switch {
 	case err != nil:
-		res.Outcome, res.Detail = Refused, err.Error()
+		res.Outcome, res.Detail = write.Refused, err.Error()
 	case p.Refused != "":
 		res.Outcome, res.Detail = p.Outcome, p.Refused
 		if res.Outcome == "" {
-			res.Outcome = Refused
+			res.Outcome = write.Refused
 		}
-		if res.Outcome == Conflict && e.Audit != nil {
+		if res.Outcome == write.Conflict && e.Audit != nil {
 			// A conflict found while planning is a write attempted and
 			// refused, like one the script finds: audited the same way
 			// (one outcome line, no intent: nothing was about to change).
@@ -155,17 +157,17 @@ func (e *Executor) admit(r *run, k int, p *Plan, b *batch) Result {
 		}
 		if p.settles != nil && e.Audit != nil {
 			// close the earlier execution's intent: the write was made
-			b.pre = append(b.pre, outcomeOf(*p.settles, Result{Outcome: Applied,
+			b.pre = append(b.pre, outcomeOf(*p.settles, Result{Outcome: write.Applied,
 				Detail: "settled by a re-run of the same run: the record is as this write left it"}))
 		}
 	case p.unpinned != nil:
-		res.Outcome, res.Detail = Refused, "the record's version could not be read, so the write cannot be guarded: "+explain(p.unpinned, e.Identity.RedisUser)
+		res.Outcome, res.Detail = write.Refused, "the record's version could not be read, so the write cannot be guarded: "+explain(p.unpinned, e.Identity.RedisUser)
 		if e.Audit != nil {
 			b.pre = append(b.pre, e.refusalOf(p, r.id, res))
 			b.audited[k] = true
 		}
 	case e.Audit == nil:
-		res.Outcome, res.Detail = Refused, "no audit log: writes are never made unaudited"
+		res.Outcome, res.Detail = write.Refused, "no audit log: writes are never made unaudited"
 	default:
 		in := e.entry(p, PhaseIntent, r.id)
 		b.intents[k] = in
@@ -190,7 +192,7 @@ func (e *Executor) commitPre(ctx context.Context, r *run, base int, b *batch, ou
 		for k := range out {
 			switch {
 			case b.intents[k].ID != "":
-				out[k].Outcome, out[k].Detail = Refused, "not written: "+err.Error()
+				out[k].Outcome, out[k].Detail = write.Refused, "not written: "+err.Error()
 			case b.audited[k]:
 				out[k].Detail += "; WARNING: this refusal could not be audited: " + err.Error()
 			}
@@ -242,7 +244,7 @@ func (e *Executor) writeBatch(ctx context.Context, r *run, plans []*Plan, intent
 			r.pace(ctx)
 		}
 		if ctx.Err() != nil {
-			out[k].Outcome, out[k].Detail = Skipped, "cancelled before this write"
+			out[k].Outcome, out[k].Detail = write.Skipped, "cancelled before this write"
 			continue
 		}
 		pc := conns.forKey(ctx, p.Key)
@@ -251,7 +253,7 @@ func (e *Executor) writeBatch(ctx context.Context, r *run, plans []*Plan, intent
 			via = pc.conn
 		}
 		out[k] = e.write(ctx, via, p, out[k])
-		if out[k].Outcome == Applied {
+		if out[k].Outcome == write.Applied {
 			wrote[k] = pc
 			if pc != nil {
 				pc.writes++
@@ -270,7 +272,7 @@ func (e *Executor) replicated(ctx context.Context, r *run, conns *primaryConns, 
 	reps := conns.wait(ctx, e.Durability, r.wanted(e.Durability))
 	for k, pc := range wrote {
 		if pc == nil {
-			out[k].Replication = &Replication{NotReplicated: true, Note: "this client cannot pin the primary's connection: replication not confirmed"}
+			out[k].Replication = &write.Replication{NotReplicated: true, Note: "this client cannot pin the primary's connection: replication not confirmed"}
 			continue
 		}
 		rep := reps[pc.addr]

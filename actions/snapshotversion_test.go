@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/snapshot"
 	"github.com/idemctl/idemctl/internal/appsim"
@@ -42,7 +43,7 @@ func TestSnapshotVersionsMatchLive(t *testing.T) {
 		}
 		for i, r := range b.Records {
 			sv := b.Versions[i]
-			got := Version{Type: sv.Type, Content: sv.Content, Expiry: sv.Expiry, Companion: sv.Companion}
+			got := write.Version{Type: sv.Type, Content: sv.Content, Expiry: sv.Expiry, Companion: sv.Companion}
 			live, err := fetchVersion(context.Background(), c, r.Key, companionKey(b.Keyspace, r.Key, r.Flags.Has(inspect.FlagLockOnly)))
 			if err != nil {
 				t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
@@ -59,7 +60,7 @@ func TestActionCLIReadOnly(t *testing.T) {
 func pinnedLine(doc, key, state, fp string) bool {
 	cols := strings.Split(strings.TrimSuffix(doc, "\n"), "\t")
 	return strings.Count(doc, "\n") == 1 && len(cols) == 4 && cols[0] == key && cols[1] == state && cols[2] == fp &&
-		actions.ValidVersion(cols[3])
+		write.ValidVersion(cols[3])
 }
 
 // Without a terminal and without --yes, a write is refused with the exact
@@ -92,7 +93,7 @@ func TestActionCLIConfirmAndExactCommand(t *testing.T) {
 		t.Fatalf("record %q", got)
 	}
 	es := recordtest.AuditLines(t, filepath.Join(env["XDG_STATE_HOME"], "idemctl", "audit.log"))
-	if len(es) != 2 || es[0].Phase != "intent" || es[1].Outcome != actions.Applied || es[0].ID != es[1].ID {
+	if len(es) != 2 || es[0].Phase != "intent" || es[1].Outcome != write.Applied || es[0].ID != es[1].ID {
 		t.Fatalf("audit %+v", es)
 	}
 
@@ -140,7 +141,7 @@ func TestActionCLIBulkPartial(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
 		t.Fatalf("json output: %v\n%s", err, r.Stdout)
 	}
-	if out.Summary["applied"] != 2 || out.Summary["conflict"] != 1 || out.Results[1].Key != keys[1] || out.Results[1].Outcome != actions.Conflict {
+	if out.Summary["applied"] != 2 || out.Summary["conflict"] != 1 || out.Results[1].Key != keys[1] || out.Results[1].Outcome != write.Conflict {
 		t.Fatalf("results %+v", out)
 	}
 	if n := c.Exists(t.Context(), keys...).Val(); n != 1 {
@@ -200,7 +201,7 @@ keyspaces:
 		t.Fatalf("record %q", got)
 	}
 	es := recordtest.AuditLines(t, audit)
-	if len(es) != 2 || es[1].Outcome != actions.Applied || es[0].RedisUser != "idem-op" || es[0].Profile != "prod" {
+	if len(es) != 2 || es[1].Outcome != write.Applied || es[0].RedisUser != "idem-op" || es[0].Profile != "prod" {
 		t.Fatalf("audit %s: %+v", audit, es)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "default-state")); !os.IsNotExist(err) {
@@ -359,7 +360,7 @@ func TestTriageCLI(t *testing.T) {
 		}
 		intents++
 		ev := e.Evidence
-		if ev == nil || ev.Hook != "verify-orders" || (e.Action == actions.KindReconcile) != (ev.Verdict == "done") ||
+		if ev == nil || ev.Hook != "verify-orders" || (e.Action == write.KindReconcile) != (ev.Verdict == "done") ||
 			(ev.Verdict == "done" && !strings.HasPrefix(ev.Detail, "order ")) || (ev.Verdict == "not_done" && ev.Detail != "no order for this idempotency key") {
 			t.Fatalf("intent without its evidence: %+v %+v", e, ev)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
@@ -180,15 +181,15 @@ func entryReapplyHead(c actions.AppliedCheck, given givenFlags, s *session) (str
 func reapplyArgs(c actions.AppliedCheck, s *session) (name, extra string, ok bool) {
 	reason := " --reason " + shellQuote("re-applied: "+c.Reason)
 	switch c.Action {
-	case actions.KindUndo:
+	case write.KindUndo:
 		return "", "", false // the log says the write was reverted: undo it again by hand, from 'idemctl audit show'
-	case actions.KindExpire:
+	case write.KindExpire:
 		ttl := "0"
 		if a := c.Intent.After; a != nil && a.TTLms > 0 {
 			ttl = (time.Duration(a.TTLms) * time.Millisecond).Round(time.Second).String()
 		}
 		return "expire", " --ttl " + ttl + reason, true
-	case actions.KindReconcile:
+	case write.KindReconcile:
 		ks := keyspaceFor(s.keyspaces, c.Key)
 		if ks == nil || c.Intent.After == nil || c.Intent.After.Fields[ks.Schema.Actions.Reconcile.Ref] == "" {
 			return "", "", false

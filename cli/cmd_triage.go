@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/verify"
 )
@@ -309,7 +310,7 @@ func (o *triageCmd) finish(a *app, items []*verify.Item, results []actions.Resul
 		return nil
 	}
 	sum := actions.Summary(results)
-	if done := sum[actions.Applied] + sum[actions.AlreadyApplied]; done > 0 {
+	if done := sum[write.Applied] + sum[write.AlreadyApplied]; done > 0 {
 		return codeErr(ExitPartial, "partial: %d written, %d left alone (see the list above)", done, left)
 	}
 	return codeErr(ExitUnjudged, "%d of %d records left alone: no verdict to act on (see the list above)", left, len(items))

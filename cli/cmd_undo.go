@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
@@ -32,7 +33,7 @@ func (o *undoCmd) resolveFlags(fs *pflag.FlagSet) {
 func (o *undoCmd) flags(fs *pflag.FlagSet) {
 	registerGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
 		fs.StringVar(&o.since, "since", "", "undo every applied write since TIME (RFC 3339, or a duration ago such as 30m), newest first")
-		o.wf.register(fs, actions.KindUndo)
+		o.wf.register(fs, write.KindUndo)
 	})
 	registerGroup(fs, groupKeyspace, o.kf.register)
 	registerGroup(fs, groupConnection, o.cf.register)

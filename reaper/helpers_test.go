@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/config"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
@@ -71,12 +72,12 @@ type job struct {
 func jobs(t *testing.T, js ...job) redis.UniversalClient {
 	t.Helper()
 	_, c := redistest.SharedClient(t)
-	write(t, c, js...)
+	writeJobs(t, c, js...)
 	return c
 }
 
-// write stores jobs with times from the server's clock.
-func write(t *testing.T, c redis.UniversalClient, jobs ...job) {
+// writeJobs stores jobs with times from the server's clock.
+func writeJobs(t *testing.T, c redis.UniversalClient, jobs ...job) {
 	t.Helper()
 	ctx := t.Context()
 	now, err := c.Time(ctx).Result()
@@ -159,7 +160,7 @@ func applied(t *testing.T, path string) map[string]string {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if e.Phase == actions.PhaseOutcome && e.Outcome == actions.Applied {
+		if e.Phase == actions.PhaseOutcome && e.Outcome == write.Applied {
 			if _, twice := out[e.Key]; twice {
 				t.Errorf("%s written twice", e.Key)
 			}

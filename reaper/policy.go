@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/safefile"
 	"github.com/idemctl/idemctl/internal/units"
@@ -36,14 +37,14 @@ const (
 )
 
 // Kind is the executor's action for a.
-func (a Action) Kind() actions.Kind {
+func (a Action) Kind() write.Kind {
 	switch a {
 	case ActExpire:
-		return actions.KindExpire
+		return write.KindExpire
 	case ActFail:
-		return actions.KindFail
+		return write.KindFail
 	}
-	return actions.KindReconcile
+	return write.KindReconcile
 }
 
 // Verifier verdicts a rule can require.
@@ -300,7 +301,7 @@ func (p *Policy) Bind(lookup func(name string) (*inspect.Keyspace, error), hasVe
 		case r.NeedsVerifier() && (hasVerifier == nil || !hasVerifier(ks)):
 			return fmt.Errorf("line %d: rules[%s]: the rule needs a verifier verdict, but keyspace %s has no verify: hook in the config", r.Line, r.KeyspaceName, ks.Name)
 		}
-		if r.Action.Kind() == actions.KindReconcile && s.Actions.Reconcile.Mode == "refuse" {
+		if r.Action.Kind() == write.KindReconcile && s.Actions.Reconcile.Mode == "refuse" {
 			return fmt.Errorf("line %d: rules[%s]: schema %s cannot be reconciled by idemctl: %s", r.Line, r.KeyspaceName, s.Name, s.Actions.Reconcile.Why)
 		}
 		r.Keyspace = ks

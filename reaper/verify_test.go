@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/pgtest"
@@ -26,7 +27,7 @@ func TestVerifiedActions(t *testing.T) {
 	c := jobs(t)
 	ctx := t.Context()
 	for _, k := range []string{"done-0", "done-1", "gone-0", "gone-1", "junk-0", "hang-0"} {
-		write(t, c, job{key: "job:" + k, age: time.Hour})
+		writeJobs(t, c, job{key: "job:" + k, age: time.Hour})
 	}
 	h := hook(t)
 	withHook := func(r *Reaper) *Reaper {
@@ -88,9 +89,9 @@ func TestVerifiedActions(t *testing.T) {
 		if e.Phase != actions.PhaseIntent {
 			continue
 		}
-		want := map[actions.Kind]string{actions.KindReconcile: string(verify.Done), actions.KindFail: "not_done"}[e.Action]
+		want := map[write.Kind]string{write.KindReconcile: string(verify.Done), write.KindFail: "not_done"}[e.Action]
 		if e.Evidence == nil || e.Evidence.Verdict != want || e.Evidence.Hook != h.Command[0] ||
-			e.Action == actions.KindReconcile && e.Evidence.Ref != "ord-"+e.Key {
+			e.Action == write.KindReconcile && e.Evidence.Ref != "ord-"+e.Key {
 			t.Errorf("%s %s: evidence %+v", e.Action, e.Key, e.Evidence)
 		}
 	}
@@ -126,7 +127,7 @@ func TestChangedBeforeTheWrite(t *testing.T) {
 	srv, c := redistest.SharedClient(t)
 	ctx := t.Context()
 	for _, k := range []string{"flip", "vanish", "locked", "plain"} {
-		write(t, c, job{key: "job:" + k, age: time.Hour})
+		writeJobs(t, c, job{key: "job:" + k, age: time.Hour})
 	}
 	path := filepath.Join(t.TempDir(), "meddle.sh")
 	script := `#!/bin/sh
@@ -264,18 +265,18 @@ rules:
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if e.Phase != actions.PhaseOutcome || e.Outcome != actions.Applied {
+		if e.Phase != actions.PhaseOutcome || e.Outcome != write.Applied {
 			continue
 		}
 		id, exists := orders[e.Key]
 		rec := c.HGetAll(t.Context(), e.Key).Val()
 		switch e.Action {
-		case actions.KindReconcile:
+		case write.KindReconcile:
 			reconciled++
 			if !exists || rec["state"] != "SUCCEEDED" || rec["reconciled_ref"] != strconv.FormatInt(id, 10) || rec["status"] != "201" {
 				t.Errorf("%s reconciled without its order (%v): %v", e.Key, exists, rec)
 			}
-		case actions.KindFail:
+		case write.KindFail:
 			failed++
 			if exists || rec["state"] != "FAILED" {
 				t.Errorf("%s failed although its order exists (%d): %v", e.Key, id, rec)

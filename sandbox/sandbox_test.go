@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/verify"
@@ -38,14 +39,14 @@ func TestDemoWriteUndoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ex.Close() })
-	p, err := ex.Plan(ctx, actions.Request{Kind: actions.KindFail, Keyspace: s.Keyspace, Key: key, Reason: "demo test"})
+	p, err := ex.Plan(ctx, actions.Request{Kind: write.KindFail, Keyspace: s.Keyspace, Key: key, Reason: "demo test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Refused != "" || p.UndoNote != "" {
 		t.Fatalf("the demo's fail plan: refused %q, undo note %q", p.Refused, p.UndoNote)
 	}
-	if res := ex.Apply(ctx, p); res.Outcome != actions.Applied {
+	if res := ex.Apply(ctx, p); res.Outcome != write.Applied {
 		t.Fatalf("fail: %+v", res)
 	}
 	if st := s.Client.HGet(ctx, key, "state").Val(); st != "FAILED" {
@@ -81,7 +82,7 @@ func undoLast(t *testing.T, ex *actions.Executor, audit string, ks *inspect.Keys
 	if plans[0].Refused != "" {
 		t.Fatalf("undo refused: %s", plans[0].Refused)
 	}
-	if res := ex.ApplyAll(t.Context(), plans, 0, nil); res[0].Outcome != actions.Applied {
+	if res := ex.ApplyAll(t.Context(), plans, 0, nil); res[0].Outcome != write.Applied {
 		t.Fatalf("undo: %+v", res[0])
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	snapfile "github.com/idemctl/idemctl/inspect/snapshot"
 )
@@ -102,7 +103,7 @@ func pinSnapshot(ctx context.Context, src *snapfile.Source, sel []inspect.Record
 			if !ok || v.Err != "" {
 				continue // gone at the snapshot's time, or not pinnable: left out
 			}
-			short := actions.Version{Type: v.Type, Content: v.Content, Expiry: v.Expiry, Companion: v.Companion}.Short()
+			short := write.Version{Type: v.Type, Content: v.Content, Expiry: v.Expiry, Companion: v.Companion}.Short()
 			b.WriteString(actions.TargetLine(r.Key, r.RawState, r.Fingerprint, short) + "\n")
 			n++
 		}

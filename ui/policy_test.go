@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 	"github.com/idemctl/idemctl/internal/testkit/recordtest"
@@ -183,7 +184,7 @@ func TestDialogDefaultTTLOnADeletingAction(t *testing.T) {
 	typeText(m, "yes")
 	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	run(m, cmd)
-	if n := c.Exists(ctx, key).Val(); n != 0 || m.dialog.results[0].Outcome != actions.Applied {
+	if n := c.Exists(ctx, key).Val(); n != 0 || m.dialog.results[0].Outcome != write.Applied {
 		t.Fatalf("marker still there (%d), result %+v", n, m.dialog.results[0])
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
@@ -87,9 +87,9 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 	if cmd, ok := dispatch(msg, []keyAction{
 		{k.Open, func() tea.Cmd { return m.openDetail(false) }},
 		{k.Reveal, func() tea.Cmd { return m.openDetail(true) }}, // the response is the detail's: shown there
-		{k.Expire, func() tea.Cmd { return m.openDialog(actions.KindExpire) }},
-		{k.Fail, func() tea.Cmd { return m.openDialog(actions.KindFail) }},
-		{k.Reconcile, func() tea.Cmd { return m.openDialog(actions.KindReconcile) }},
+		{k.Expire, func() tea.Cmd { return m.openDialog(write.KindExpire) }},
+		{k.Fail, func() tea.Cmd { return m.openDialog(write.KindFail) }},
+		{k.Reconcile, func() tea.Cmd { return m.openDialog(write.KindReconcile) }},
 		{k.Triage, func() tea.Cmd {
 			if why := m.triageOff(); why != "" {
 				m.status = why

@@ -4,7 +4,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 )
 
 // The root's part of the Streams screens: opening them, leaving them, and
@@ -15,10 +15,10 @@ import (
 func (m *Model) onStreamsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	st, k := m.streams, m.keys
 	st.SetSize(m.width, m.bodyHeight())
-	write := func(kind actions.Kind) func() tea.Cmd { return func() tea.Cmd { return m.openEntryWrite(kind) } }
+	openWrite := func(kind write.Kind) func() tea.Cmd { return func() tea.Cmd { return m.openEntryWrite(kind) } }
 	if m.canWrite() {
-		if cmd, ok := dispatch(msg, []keyAction{{k.Retry, write(actions.KindRetry)}, {k.Ack, write(actions.KindAck)},
-			{k.DeadLetter, write(actions.KindDeadLetter)}}); ok {
+		if cmd, ok := dispatch(msg, []keyAction{{k.Retry, openWrite(write.KindRetry)}, {k.Ack, openWrite(write.KindAck)},
+			{k.DeadLetter, openWrite(write.KindDeadLetter)}}); ok {
 			return cmd, true
 		}
 	}

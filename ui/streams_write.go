@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/streams"
 )
@@ -208,7 +209,7 @@ func compareIDs(a, b string) int {
 
 // openEntryWrite opens the write dialog of kind on the entries a write
 // key takes.
-func (m *Model) openEntryWrite(kind actions.Kind) tea.Cmd {
+func (m *Model) openEntryWrite(kind write.Kind) tea.Cmd {
 	if why := m.streamsReadable(); why != "" {
 		m.status = why
 		return nil
@@ -225,11 +226,11 @@ func (m *Model) openEntryWrite(kind actions.Kind) tea.Cmd {
 	d := &dialog{kind: kind, entries: targets, onMarks: onMarks, step: stepForm,
 		labels: []string{"Reason"}, inputs: []textinput.Model{newInput("why (required)", "", w)}}
 	switch kind {
-	case actions.KindRetry:
+	case write.KindRetry:
 		d.labels = append(d.labels, "Mode", "To")
-		d.inputs = append(d.inputs, newInput("claim, claim-justid or redeliver", string(actions.RetryClaim), w),
+		d.inputs = append(d.inputs, newInput("claim, claim-justid or redeliver", string(write.RetryClaim), w),
 			newInput("the recovery consumer (empty: each keyspace's)", m.streams.sharedDefault(targets, recoveryOf), w))
-	case actions.KindDeadLetter:
+	case write.KindDeadLetter:
 		d.labels = append(d.labels, "To")
 		d.inputs = append(d.inputs, newInput("the dead-letter stream (empty: each keyspace's dead_letter)", m.streams.sharedDefault(targets, deadLetterOf), w))
 	}
@@ -294,11 +295,11 @@ func (d *dialog) planEntryWrites(reason string) tea.Cmd {
 // entryRequests are the dialog's writes, one per entry; why says what in
 // the form is wrong.
 func (d *dialog) entryRequests(reason string) (reqs []actions.EntryRequest, why string) {
-	mode, to := actions.RetryMode(d.value("Mode")), d.value("To")
+	mode, to := write.RetryMode(d.value("Mode")), d.value("To")
 	switch mode {
 	case "":
-		mode = actions.RetryClaim
-	case actions.RetryClaim, actions.RetryClaimJustID, actions.RetryRedeliver:
+		mode = write.RetryClaim
+	case write.RetryClaim, write.RetryClaimJustID, write.RetryRedeliver:
 	default:
 		return nil, fmt.Sprintf("Mode: %q is not a retry mode: claim, claim-justid or redeliver", inspect.Sanitize(string(mode)))
 	}
@@ -307,12 +308,12 @@ func (d *dialog) entryRequests(reason string) (reqs []actions.EntryRequest, why 
 		req := actions.EntryRequest{Kind: d.kind, Stream: string(e.Stream), Group: string(e.Group), ID: e.ID, Reason: reason,
 			Saw: &actions.EntrySeen{Consumer: string(e.Consumer), Deliveries: e.Deliveries}}
 		switch d.kind {
-		case actions.KindRetry:
+		case write.KindRetry:
 			req.Mode = mode
-			if mode != actions.RetryRedeliver { // redeliver keeps the consumer: To is not used
+			if mode != write.RetryRedeliver { // redeliver keeps the consumer: To is not used
 				req.RecoveryConsumer = cmp.Or(to, recoveryOf(sp))
 			}
-		case actions.KindDeadLetter:
+		case write.KindDeadLetter:
 			dl := cmp.Or(to, deadLetterOf(sp))
 			if dl == "" {
 				return nil, "To: a dead-letter stream is required: the keyspace of " + sanitizeText(e.Stream) + " sets no dead_letter"

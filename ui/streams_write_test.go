@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/streams"
 	"github.com/idemctl/idemctl/internal/testkit/recordtest"
@@ -166,7 +167,7 @@ func TestStreamsRetryMarkedStaleEntries(t *testing.T) {
 		case e.Entry == nil:
 		case e.Phase == actions.PhaseIntent && e.Reason == "worker c1 crashed" && e.Entry.To == "idemctl-recovery" && e.OSUser == "tester":
 			intents = append(intents, e.Entry.ID)
-		case e.Phase == actions.PhaseOutcome && e.Outcome == actions.Applied && e.Entry.Left != nil && e.Entry.Left.Deliveries == 2:
+		case e.Phase == actions.PhaseOutcome && e.Outcome == write.Applied && e.Entry.Left != nil && e.Entry.Left.Deliveries == 2:
 			applied = append(applied, e.Entry.ID)
 		}
 	}
@@ -285,7 +286,7 @@ func TestStreamsWriteConflict(t *testing.T) {
 		t.Fatalf("the claimed entry: %q %d %v", c, d, ok)
 	}
 	for _, r := range m.dialog.results {
-		if r.Outcome != actions.Conflict {
+		if r.Outcome != write.Conflict {
 			t.Fatalf("results %+v", m.dialog.results)
 		}
 	}
@@ -313,7 +314,7 @@ func TestStreamsUndoRetryFromWritesScreen(t *testing.T) {
 	}
 	wantText(t, m, "▸retry applied st:jobs "+ids[0])
 	press(m, "u")
-	if m.dialog == nil || m.dialog.kind != actions.KindUndo {
+	if m.dialog == nil || m.dialog.kind != write.KindUndo {
 		t.Fatalf("u did not open the undo:\n%s", screenText(m))
 	}
 	typeText(m, "wrong entry")

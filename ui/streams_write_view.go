@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
@@ -24,13 +25,13 @@ func (d *dialog) entryTitle() string {
 }
 
 // entryFormHint says what the form's fields mean for kind.
-func entryFormHint(kind actions.Kind) string {
+func entryFormHint(kind write.Kind) string {
 	switch kind {
-	case actions.KindRetry:
+	case write.KindRetry:
 		return "Mode: claim hands each entry to the consumer To, its delivery count +1 · claim-justid: the count kept · redeliver: the same consumer, idle reset to 0 (To unused)"
-	case actions.KindDeadLetter:
+	case write.KindDeadLetter:
 		return "To: each entry is copied there with idemctl.* fields saying where from, then acknowledged; {stream} is the entry's stream"
-	case actions.KindAck:
+	case write.KindAck:
 		return "ack acknowledges each entry (XACK): it leaves the pending list, its work known to be done"
 	}
 	return ""
@@ -70,7 +71,7 @@ func (d *dialog) entryPlan() (plan, foot []string) {
 			break
 		}
 	}
-	if d.kind == actions.KindRetry && d.runnable() > 0 {
+	if d.kind == write.KindRetry && d.runnable() > 0 {
 		foot = append(foot, s.Dim.Render(fit("undoable: u on the Writes screen hands an entry back as it was", d.width)))
 	}
 	return plan, foot
@@ -92,7 +93,7 @@ func (d *dialog) entryPlanLine(id string, p *actions.Plan) string {
 
 // changeText is one change of an entry in words: "consumer c1 → x",
 // "idle 10m00s → 0s", "pending to "c1" → acknowledged (XACK)".
-func changeText(c actions.Change) string {
+func changeText(c write.Change) string {
 	f, before, after := inspect.Sanitize(c.Field), inspect.Sanitize(c.Before), inspect.Sanitize(c.After)
 	switch {
 	case strings.HasPrefix(f, "(") && before == "(none)":

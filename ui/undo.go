@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -22,7 +23,7 @@ func (m *Model) onWritesKey(msg tea.KeyPressMsg) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	cmd := m.openDialogOn(actions.KindUndo, []inspect.Record{{Key: r.Key}})
+	cmd := m.openDialogOn(write.KindUndo, []inspect.Record{{Key: r.Key}})
 	if m.dialog != nil {
 		m.dialog.undoID = r.AuditID
 	}
@@ -38,7 +39,7 @@ func (ws *writesScreen) undoable() (actions.Result, bool) {
 		return actions.Result{}, false
 	}
 	r := w.Result
-	if r.Outcome != actions.Applied || r.AuditID == "" {
+	if r.Outcome != write.Applied || r.AuditID == "" {
 		ws.status = "this write was not applied (" + string(r.Outcome) + "): there is nothing to undo"
 		return actions.Result{}, false
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	snapfile "github.com/idemctl/idemctl/inspect/snapshot"
 	"github.com/idemctl/idemctl/internal/appsim"
@@ -195,7 +196,7 @@ func TestWriteConflictsWithApplication(t *testing.T) {
 	typeText(m, "yes")
 	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	run(m, cmd)
-	if got := m.dialog.results[0].Outcome; got != actions.Conflict {
+	if got := m.dialog.results[0].Outcome; got != write.Conflict {
 		t.Fatalf("outcome %s, want conflict", got)
 	}
 	vals, _ := f.client.HMGet(t.Context(), r.Key, "state", "status", "reconciled_ref").Result()
@@ -271,7 +272,7 @@ func TestForceFailFromDetail(t *testing.T) {
 	typeText(m, "yes")
 	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	run(m, cmd)
-	if m.dialog.step != stepDone || m.dialog.results[0].Outcome != actions.Applied {
+	if m.dialog.step != stepDone || m.dialog.results[0].Outcome != write.Applied {
 		t.Fatalf("force-fail from the detail: step %v %+v", m.dialog.step, m.dialog.results)
 	}
 	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
@@ -386,7 +387,7 @@ func TestUndoFromWritesScreen(t *testing.T) {
 		t.Fatalf("writes screen without the write selected:\n%s", screenText(m))
 	}
 	press(m, "u")
-	if m.dialog == nil || m.dialog.kind != actions.KindUndo {
+	if m.dialog == nil || m.dialog.kind != write.KindUndo {
 		t.Fatalf("u did not open the undo dialog:\n%s", screenText(m))
 	}
 	typeText(m, "wrong record")

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
@@ -99,7 +100,7 @@ func ActedApart(t testing.TB, paths ...string) (runs []int, written map[string]i
 				byRun[e.Run] = w
 			}
 			w.from, w.to = min(w.from, e.Time), max(w.to, e.Time)
-			if e.Phase == actions.PhaseOutcome && e.Outcome == actions.Applied {
+			if e.Phase == actions.PhaseOutcome && e.Outcome == write.Applied {
 				written[e.Key]++
 			}
 		}
