@@ -24,7 +24,7 @@ var layers = map[string]int{
 	// 1 the read engine
 	"inspect": 1, "inspect/detect": 1, "inspect/ledger": 1, "inspect/snapshot": 1, "inspect/lookup": 1, "inspect/recordstore": 1, "inspect/streams": 1, "verify/hookspec": 1,
 	// 2 the write path, the rules and the config file
-	"actions": 2, "actions/write": 2, "doctor": 2, "config": 2,
+	"actions": 2, "actions/audit": 2, "actions/write": 2, "doctor": 2, "config": 2,
 	// 3 the source-of-truth hooks, on the write path
 	"verify": 3,
 	// 4 services and screens over the engine

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli"
 	"github.com/idemctl/idemctl/inspect"
@@ -157,7 +158,7 @@ func (r *interopRig) executor() (*actions.Executor, *inspect.Keyspace) {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	aud, err := actions.OpenAudit(r.audit)
+	aud, err := audit.Open(r.audit)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func (r *interopRig) executor() (*actions.Executor, *inspect.Keyspace) {
 		me = u.Username
 	}
 	return &actions.Executor{Client: r.rdb, Policy: &actions.Policy{Writes: true}, Audit: aud,
-		Identity: actions.Identity{OSUser: me, RedisUser: "default", Address: r.srv.URL(0)}}, ks
+		Identity: audit.Identity{OSUser: me, RedisUser: "default", Address: r.srv.URL(0)}}, ks
 }
 
 func TestInteropRealLibraries(t *testing.T) {

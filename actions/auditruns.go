@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 )
 
@@ -138,13 +139,13 @@ type runAcc struct {
 
 // AuditRuns reads the log and sums up every named run, oldest first, with
 // the log's torn and bad lines.
-func AuditRuns(path string) ([]RunReport, *AuditLog, error) {
+func AuditRuns(path string) ([]RunReport, *audit.Log, error) {
 	runs := map[string]*runAcc{}
 	var order []string
 	reverted := revertIndex{}
-	lg := &AuditLog{}
+	lg := &audit.Log{}
 	var err error
-	lg.Torn, lg.Bad, err = scanAudit(path, nil, func(e AuditEntry) {
+	lg.Torn, lg.Bad, err = audit.Scan(path, nil, func(e audit.Entry) {
 		reverted.add(e)
 		if e.Run == "" {
 			return
@@ -178,17 +179,17 @@ func (r *runAcc) plan(k string) {
 	}
 }
 
-func (r *runAcc) add(e AuditEntry) {
+func (r *runAcc) add(e audit.Entry) {
 	switch e.Phase {
-	case PhasePlan:
+	case audit.PhasePlan:
 		if e.Part <= 1 {
 			r.execs[e.ID] = true
 		}
-		for _, k := range e.RunPlan.keys() {
+		for _, k := range e.RunPlan.ExactKeys() {
 			r.plan(k)
 		}
-	case PhaseIntent:
-		k := e.entryKey()
+	case audit.PhaseIntent:
+		k := e.ExactKey()
 		r.plan(k)
 		r.open[e.ID] = k
 		r.last[k] = RunKey{Key: k, Last: LastInDoubt, Detail: "an intent without an outcome: the run stopped between them; re-run it to settle", Time: e.Time}
@@ -199,8 +200,8 @@ func (r *runAcc) add(e AuditEntry) {
 		if e.Image == nil && e.UndoNote == "" {
 			r.writes[len(r.writes)-1].note = "the log holds no before-image for it"
 		}
-	case PhaseOutcome:
-		k := e.entryKey()
+	case audit.PhaseOutcome:
+		k := e.ExactKey()
 		r.plan(k)
 		delete(r.open, e.ID)
 		if e.Outcome == write.Applied {

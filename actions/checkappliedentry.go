@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
@@ -47,7 +48,7 @@ func checkEntry(ctx context.Context, c redis.UniversalClient, t UndoTarget) (str
 // checkRetry: still pending as the retry (or an undo of one) left it
 // (kept), or acked or claimed since (changed), or pending to its consumer
 // as before (lost).
-func checkRetry(in, o AuditEntry, now entryRead, asBefore bool) (string, string) {
+func checkRetry(in, o audit.Entry, now entryRead, asBefore bool) (string, string) {
 	if o.Entry == nil || o.Entry.Left == nil {
 		return CheckUnknown, "the log does not say what the write left (its outcome was settled by a re-read)"
 	}
@@ -91,7 +92,7 @@ func checkAck(now entryRead, asBefore bool, what string) (string, string) {
 
 // checkDeadLetter: not pending and its copy in the dead-letter stream
 // (kept), pending as before and no copy (lost).
-func checkDeadLetter(ctx context.Context, c redis.UniversalClient, in, o AuditEntry, now entryRead, asBefore bool) (string, string) {
+func checkDeadLetter(ctx context.Context, c redis.UniversalClient, in, o audit.Entry, now entryRead, asBefore bool) (string, string) {
 	dlq := strconv.Quote(inspect.Sanitize(string(in.Entry.DeadLetter)))
 	id := ""
 	if o.Entry != nil {
@@ -118,7 +119,7 @@ func checkDeadLetter(ctx context.Context, c redis.UniversalClient, in, o AuditEn
 
 // copySearchFrom is where a search for a copy with no id in the log
 // starts: a minute before the intent's time (the operator's clock).
-func copySearchFrom(in AuditEntry) int64 {
+func copySearchFrom(in audit.Entry) int64 {
 	at, err := time.Parse(time.RFC3339Nano, in.Time)
 	if err != nil {
 		return 0

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 )
 
@@ -101,7 +102,7 @@ func (r *rig) planEntry(req EntryRequest) *Plan {
 // verified checks the audit log's chain holds.
 func (r *rig) verified() {
 	r.t.Helper()
-	rep, err := VerifyAudit(r.audit, nil)
+	rep, err := audit.Verify(r.audit, nil)
 	if err != nil || rep.Break != nil {
 		r.t.Fatalf("audit verify: %v %+v", err, rep.Break)
 	}

@@ -3,6 +3,7 @@ package actions
 import (
 	"strconv"
 
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/units"
 )
@@ -92,11 +93,11 @@ func entryAuditOf(p *Plan) *write.EntryAudit {
 }
 
 // undoNoteOf is the undo note an intent records for p.
-func undoNoteOf(v AuditValues, p *Plan) string {
+func undoNoteOf(v audit.Values, p *Plan) string {
 	if p.entry != nil {
 		return p.entry.undoNote()
 	}
-	return v.undoNote(p)
+	return undoNote(v, p)
 }
 
 // runKey is what names the entry in a RunID, beside its stream.
@@ -120,9 +121,9 @@ func planTarget(p *Plan) string {
 	return entryTarget(q.Stream, q.Group, q.ID)
 }
 
-func auditTarget(e AuditEntry) string {
+func auditTarget(e audit.Entry) string {
 	if e.Entry == nil {
-		return e.entryKey()
+		return e.ExactKey()
 	}
 	return entryTarget(string(e.Entry.Stream), string(e.Entry.Group), e.Entry.ID)
 }

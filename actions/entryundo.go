@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/units"
 )
@@ -89,7 +90,7 @@ type entryChain struct {
 	deliveredAtMs int64
 }
 
-func entryChainOf(in AuditEntry) *entryChain {
+func entryChainOf(in audit.Entry) *entryChain {
 	if in.Entry == nil {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
@@ -20,16 +21,16 @@ import (
 type Executor struct {
 	Client   redis.UniversalClient
 	Policy   *Policy
-	Audit    *Auditor
-	Identity Identity
+	Audit    *audit.Auditor
+	Identity audit.Identity
 	// Durability is what each batch waits for once written (WAIT).
 	Durability Durability
 
-	opened    *Auditor // the log NewExecutor opened, for Close
-	auditPath string   // where MarkAlreadyApplied reads earlier runs
+	opened    *audit.Auditor // the log NewExecutor opened, for Close
+	auditPath string         // where MarkAlreadyApplied reads earlier runs
 	mu        sync.Mutex
-	stopped   error       // why the last run stopped early (an audit failure)
-	values    AuditValues // the session's, for announcing undoability while planning
+	stopped   error        // why the last run stopped early (an audit failure)
+	values    audit.Values // the session's, for announcing undoability while planning
 }
 
 // Plan reads the record and builds the guarded write for req.
@@ -39,7 +40,7 @@ func (e *Executor) Plan(ctx context.Context, req Request) (*Plan, error) {
 	}
 	p, err := BuildPlan(ctx, e.Client, req)
 	if err == nil && p.Refused == "" {
-		p.UndoNote = e.auditValues().undoNote(p)
+		p.UndoNote = undoNote(e.auditValues(), p)
 	}
 	return p, err
 }
@@ -50,19 +51,19 @@ func (e *Executor) Apply(ctx context.Context, p *Plan) Result {
 }
 
 // entry is an audit line about p, its values bounded as the log keeps them.
-func (e *Executor) entry(p *Plan, phase, run string) AuditEntry {
+func (e *Executor) entry(p *Plan, phase, run string) audit.Entry {
 	ks := ""
 	if p.Keyspace != nil {
 		ks = p.Keyspace.Name
 	}
 	before := p.Before
-	en := AuditEntry{ID: newID(), Phase: phase, Run: run, Identity: e.Identity, Keyspace: ks, Key: p.Key,
+	en := audit.Entry{ID: audit.NewID(), Phase: phase, Run: run, Identity: e.Identity, Keyspace: ks, Key: p.Key,
 		Action: p.Kind, Reason: p.Reason, Before: &before, Changes: p.Changes, Evidence: p.Evidence, Entry: entryAuditOf(p)}
 	if p.reverts != nil {
 		en.Reverts = p.reverts.ID
 	}
 	v := e.auditValues()
-	if phase == PhaseIntent {
+	if phase == audit.PhaseIntent {
 		after := p.After
 		en.After = &after
 		note := undoNoteOf(v, p)
@@ -72,13 +73,13 @@ func (e *Executor) entry(p *Plan, phase, run string) AuditEntry {
 			en.Image = p.img.image
 		}
 	}
-	v.auditCopy(&en, p.Keyspace)
+	v.Apply(&en, p.Keyspace)
 	return en
 }
 
 // auditValues is how much of each value the log keeps: the open log's
 // setting, or, before it is opened (planning), the session's.
-func (e *Executor) auditValues() AuditValues {
+func (e *Executor) auditValues() audit.Values {
 	if e.Audit != nil {
 		return e.Audit.Values
 	}
@@ -87,9 +88,9 @@ func (e *Executor) auditValues() AuditValues {
 
 // outcomeOf is the outcome line closing intent (same id). The snapshots
 // and the diff stay in the intent alone: a value is never logged twice.
-func outcomeOf(intent AuditEntry, res Result) AuditEntry {
+func outcomeOf(intent audit.Entry, res Result) audit.Entry {
 	out := intent
-	out.Phase, out.Before, out.After, out.Changes, out.Undoable, out.UndoNote = PhaseOutcome, nil, nil, nil, nil, ""
+	out.Phase, out.Before, out.After, out.Changes, out.Undoable, out.UndoNote = audit.PhaseOutcome, nil, nil, nil, nil, ""
 	out.Image = nil
 	out.Outcome, out.Detail, out.ServerMs, out.AfterVersion = res.Outcome, res.Detail, res.ServerMs, res.after
 	out.Replication = res.Replication
@@ -101,8 +102,8 @@ func outcomeOf(intent AuditEntry, res Result) AuditEntry {
 
 // refusalOf is the one line of a write refused before anything was sent:
 // no intent (nothing was about to change), the record as read.
-func (e *Executor) refusalOf(p *Plan, run string, res Result) AuditEntry {
-	out := e.entry(p, PhaseOutcome, run)
+func (e *Executor) refusalOf(p *Plan, run string, res Result) audit.Entry {
+	out := e.entry(p, audit.PhaseOutcome, run)
 	out.Outcome, out.Detail = res.Outcome, res.Detail
 	return out
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
@@ -58,12 +59,12 @@ type Plan struct {
 	comp     string        // the companion key in the version ("" none)
 	script   *casScript
 	args     []any
-	planned  time.Time   // when the record was read: bounds how far its TTL can have counted down
-	nowMs    int64       // the server's clock when it was read
-	settles  *AuditEntry // an earlier intent of the same run this plan's already_applied closes
-	img      imageRead   // the before-image, read with the version
-	reverts  *AuditEntry // an undo: the intent of the write it reverts
-	entry    *entryPlan  // a pending-entry write (entry.go); nil for a record
+	planned  time.Time    // when the record was read: bounds how far its TTL can have counted down
+	nowMs    int64        // the server's clock when it was read
+	settles  *audit.Entry // an earlier intent of the same run this plan's already_applied closes
+	img      imageRead    // the before-image, read with the version
+	reverts  *audit.Entry // an undo: the intent of the write it reverts
+	entry    *entryPlan   // a pending-entry write (entry.go); nil for a record
 }
 
 // imageRead is a before-image as read, or why there is none.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
@@ -114,7 +115,7 @@ func TestNoAuditNoWrite(t *testing.T) {
 		t.Fatalf("state %q", got)
 	}
 	// An intent that cannot be recorded stops the write too.
-	aud, err := OpenAudit(r.audit)
+	aud, err := audit.Open(r.audit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestNewExecutorAndPlanner(t *testing.T) {
 	c, ctx, ks := r.c, t.Context(), inspecttest.Keyspace(t, "atlasmart")
 	dir := filepath.Join(t.TempDir(), "state", "idemctl")
 	s := Setup{Client: c, Policy: &Policy{Writes: true}, AuditPath: filepath.Join(dir, "audit.log"),
-		AuditStream: "idemctl:test-audit", Identity: Identity{OSUser: testUser, Profile: "test"}}
+		AuditStream: "idemctl:test-audit", Identity: audit.Identity{OSUser: testUser, Profile: "test"}}
 	c.Del(ctx, s.AuditStream)
 
 	pl := NewPlanner(s)
@@ -184,7 +185,7 @@ func TestNewExecutorAndPlanner(t *testing.T) {
 	if err := ex.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := ex.Audit.Write(ctx, AuditEntry{Phase: "outcome"}); err == nil {
+	if err := ex.Audit.Write(ctx, audit.Entry{Phase: "outcome"}); err == nil {
 		t.Fatal("the audit log is still open after Close")
 	}
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
@@ -250,7 +251,7 @@ func TestRaceToolAgainstApplication(t *testing.T) {
 	for i := range ops {
 		byReason[ops[i].req.Reason] = &ops[i]
 	}
-	type pair struct{ intent, outcome *AuditEntry }
+	type pair struct{ intent, outcome *audit.Entry }
 	audited := map[string]*pair{} // by reason
 	ids := map[string]string{}
 	entries := r.entries()
@@ -487,7 +488,7 @@ func btoi(b bool) int {
 // value itself, or (a payload or a long value) its length and digest.
 func loggedIs(b *write.Snapshot, name, want string) bool {
 	if d, ok := b.Omitted[name]; ok {
-		return d.SHA256 == digestOf(want, "").SHA256 && d.Len == int64(len(want))
+		return d.SHA256 == audit.Digest(want, "").SHA256 && d.Len == int64(len(want))
 	}
 	return b.Fields[name] == want
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
@@ -57,7 +58,7 @@ func TestWritesWaitForTheReplica(t *testing.T) {
 	}
 	unreplicated := 0
 	for _, e := range r.entries() {
-		if e.Phase == PhaseOutcome && strings.Contains(e.Key, "-lost-") {
+		if e.Phase == audit.PhaseOutcome && strings.Contains(e.Key, "-lost-") {
 			if e.Replication == nil || !e.NotReplicated || e.Acked != 0 || e.Wanted != 1 {
 				t.Fatalf("outcome line of %s: %+v", e.Key, e.Replication)
 			}

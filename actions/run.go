@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 )
 
@@ -115,7 +116,7 @@ func (e *Executor) ApplyAll(ctx context.Context, plans []*Plan, ratePerSec int, 
 // applyBatch runs plans[base:base+len(out)] as one group commit.
 func (e *Executor) applyBatch(ctx context.Context, r *run, base int, out []Result, progress func(int, Result)) {
 	plans := r.plans[base : base+len(out)]
-	b := batch{intents: map[int]AuditEntry{}, audited: map[int]bool{}}
+	b := batch{intents: map[int]audit.Entry{}, audited: map[int]bool{}}
 	for k, p := range plans {
 		out[k] = e.admit(r, k, p, &b)
 	}
@@ -129,9 +130,9 @@ func (e *Executor) applyBatch(ctx context.Context, r *run, base int, out []Resul
 // batch is a group commit's lines to make durable before any of its
 // writes, and which of its plans (by index) they stand for.
 type batch struct {
-	pre     []AuditEntry       // durable before any write of the batch
-	intents map[int]AuditEntry // by index in plans: the writes to make
-	audited map[int]bool       // refusals with a line in pre
+	pre     []audit.Entry       // durable before any write of the batch
+	intents map[int]audit.Entry // by index in plans: the writes to make
+	audited map[int]bool        // refusals with a line in pre
 }
 
 // admit decides plan k of the batch before anything is written: refused
@@ -169,7 +170,7 @@ func (e *Executor) admit(r *run, k int, p *Plan, b *batch) Result {
 	case e.Audit == nil:
 		res.Outcome, res.Detail = write.Refused, "no audit log: writes are never made unaudited"
 	default:
-		in := e.entry(p, PhaseIntent, r.id)
+		in := e.entry(p, audit.PhaseIntent, r.id)
 		b.intents[k] = in
 		b.pre = append(b.pre, in)
 		res.AuditID = in.ID
@@ -210,8 +211,8 @@ func (e *Executor) commitPre(ctx context.Context, r *run, base int, b *batch, ou
 // each write tried, even once ctx is cancelled: a write that was made is
 // recorded. An outcome that cannot be audited stops the run and says so on
 // its result.
-func (e *Executor) auditOutcomes(ctx context.Context, r *run, base int, intents map[int]AuditEntry, out []Result, progress func(int, Result)) {
-	var outcomes []AuditEntry
+func (e *Executor) auditOutcomes(ctx context.Context, r *run, base int, intents map[int]audit.Entry, out []Result, progress func(int, Result)) {
+	var outcomes []audit.Entry
 	for k := range out {
 		if in, ok := intents[k]; ok {
 			outcomes = append(outcomes, outcomeOf(in, out[k]))
@@ -232,7 +233,7 @@ func (e *Executor) auditOutcomes(ctx context.Context, r *run, base int, intents 
 // waits for the replicas. Each primary's writes go over one connection,
 // the one its WAIT is sent on; an outcome is final (audited, reported)
 // once waited for.
-func (e *Executor) writeBatch(ctx context.Context, r *run, plans []*Plan, intents map[int]AuditEntry, out []Result) {
+func (e *Executor) writeBatch(ctx context.Context, r *run, plans []*Plan, intents map[int]audit.Entry, out []Result) {
 	conns := newPrimaryConns(e.Client)
 	defer conns.close()
 	wrote := map[int]*primaryConn{}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
@@ -40,14 +41,14 @@ return applied()
 
 // UndoTarget is an audited write: its intent and its outcome.
 type UndoTarget struct {
-	Intent  AuditEntry
-	Outcome AuditEntry
+	Intent  audit.Entry
+	Outcome audit.Entry
 }
 
 // UndoIndex finds writes in an audit log and what reverted them.
 type UndoIndex struct {
-	intents  map[string]AuditEntry
-	outcomes map[string]AuditEntry
+	intents  map[string]audit.Entry
+	outcomes map[string]audit.Entry
 	order    []string       // intent ids, oldest first
 	pos      map[string]int // intent id → index in order
 	undos    revertIndex
@@ -58,8 +59,8 @@ type UndoIndex struct {
 type revertIndex map[string][]string
 
 // add notes e if it is an applied undo.
-func (r revertIndex) add(e AuditEntry) {
-	if e.Phase == PhaseOutcome && e.Outcome == write.Applied && e.Action == write.KindUndo && e.Reverts != "" {
+func (r revertIndex) add(e audit.Entry) {
+	if e.Phase == audit.PhaseOutcome && e.Outcome == write.Applied && e.Action == write.KindUndo && e.Reverts != "" {
 		r[e.Reverts] = append(r[e.Reverts], e.ID)
 	}
 }
@@ -79,17 +80,17 @@ func (r revertIndex) revertedBy(id string, depth int) string {
 }
 
 // IndexUndo indexes a log's entries (ReadAudit).
-func IndexUndo(entries []AuditEntry) *UndoIndex {
-	x := &UndoIndex{intents: map[string]AuditEntry{}, outcomes: map[string]AuditEntry{}, undos: revertIndex{}, pos: map[string]int{}}
+func IndexUndo(entries []audit.Entry) *UndoIndex {
+	x := &UndoIndex{intents: map[string]audit.Entry{}, outcomes: map[string]audit.Entry{}, undos: revertIndex{}, pos: map[string]int{}}
 	for _, e := range entries {
 		switch e.Phase {
-		case PhaseIntent:
+		case audit.PhaseIntent:
 			if _, seen := x.intents[e.ID]; !seen {
 				x.pos[e.ID] = len(x.order)
 				x.order = append(x.order, e.ID)
 			}
 			x.intents[e.ID] = e
-		case PhaseOutcome:
+		case audit.PhaseOutcome:
 			if _, ok := x.intents[e.ID]; !ok {
 				continue // a refusal: nothing was written
 			}
@@ -202,7 +203,7 @@ func (e *Executor) PlanUndo(ctx context.Context, x *UndoIndex, targets []UndoTar
 	chain := map[string]*chainState{}
 	var out []*Plan
 	for _, t := range targets {
-		key, target := t.Intent.entryKey(), auditTarget(t.Intent)
+		key, target := t.Intent.ExactKey(), auditTarget(t.Intent)
 		p, err := e.planUndo(ctx, x, t, keyspaceNamed(kss, t.Intent.Keyspace, key), reason, chain[target])
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", inspect.Sanitize(key), err)
@@ -241,7 +242,7 @@ func (e *Executor) planUndo(ctx context.Context, x *UndoIndex, t UndoTarget, ks 
 	if in.Entry != nil { // a pending-entry retry (entryundo.go)
 		return e.planEntryUndo(ctx, x, t, reason, prior)
 	}
-	p := &Plan{Request: Request{Kind: write.KindUndo, Keyspace: ks, Key: in.entryKey(), Reason: reason, By: e.Identity.OSUser}, planned: time.Now()}
+	p := &Plan{Request: Request{Kind: write.KindUndo, Keyspace: ks, Key: in.ExactKey(), Reason: reason, By: e.Identity.OSUser}, planned: time.Now()}
 	p.reverts = &in
 	if ks == nil {
 		p.Refused, p.Outcome = fmt.Sprintf("no keyspace %q in this configuration (the write was made in it): use the profile it was made with", inspect.Sanitize(in.Keyspace)), write.Refused
@@ -279,7 +280,7 @@ func (e *Executor) planUndo(ctx context.Context, x *UndoIndex, t UndoTarget, ks 
 		return p, nil
 	}
 	p.compileRestore(in, want, payload, now)
-	p.UndoNote = e.auditValues().undoNote(p)
+	p.UndoNote = undoNote(e.auditValues(), p)
 	return p, nil
 }
 
@@ -303,7 +304,7 @@ func (p *Plan) undoCurrent(ctx context.Context, c redis.UniversalClient, prior *
 // key the write created deleted), pinned to want, and the after-snapshot
 // shown: the record as the write read it, its TTL what is left at now of
 // the expiry it had.
-func (p *Plan) compileRestore(in AuditEntry, want write.Version, payload []byte, now int64) {
+func (p *Plan) compileRestore(in audit.Entry, want write.Version, payload []byte, now int64) {
 	im := in.Image
 	mode := "restore"
 	after := write.Snapshot{TTLms: -2}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
@@ -136,7 +137,7 @@ func TestUndoRestoresByteIdentical(t *testing.T) {
 			// holding a response body (a failed or reconciled one: the
 			// undo's own before-image) is announced not undoable, so an
 			// undo of an undo would be refused (TestUndoOverCap...).
-			r.ex.Audit.Values = AuditValues{Payloads: true}
+			r.ex.Audit.Values = audit.Values{Payloads: true}
 			tc.seed(r)
 			before := r.image(tc.key)
 			req := tc.req
@@ -283,12 +284,12 @@ func TestUndoOverCapAnnouncedAndRefused(t *testing.T) {
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	cases := []struct {
 		name   string
-		values AuditValues
+		values audit.Values
 		size   int
 		want   string
 	}{
-		{"value-over-audit_max_value", AuditValues{}, 60_000, "note (60000 bytes)"},
-		{"image-over-cap", AuditValues{MaxValue: 1 << 20}, MaxImage + 10, "over the 262144-byte before-image cap"},
+		{"value-over-audit_max_value", audit.Values{}, 60_000, "note (60000 bytes)"},
+		{"image-over-cap", audit.Values{MaxValue: 1 << 20}, MaxImage + 10, "over the 262144-byte before-image cap"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

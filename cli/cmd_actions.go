@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
@@ -426,15 +427,15 @@ func keyspaceFor(kss []*inspect.Keyspace, key string) *inspect.Keyspace {
 func (s *session) writeSetup(getenv func(string) string, writeFlag bool, auditLog string) actions.Setup {
 	path := pick(auditLog, s.profile.AuditLog)
 	if path == "" {
-		path = actions.DefaultAuditPath(getenv)
+		path = audit.DefaultPath(getenv)
 	}
 	return actions.Setup{
 		Client:      s.client,
 		Policy:      &actions.Policy{Writes: writeFlag || s.profile.Writes, Protected: s.profile.Protected, Profile: s.profileName},
-		Identity:    actions.Identity{OSUser: s.osUser, RedisUser: s.ep.User, Profile: s.profileName, Address: s.ep.String()},
+		Identity:    audit.Identity{OSUser: s.osUser, RedisUser: s.ep.User, Profile: s.profileName, Address: s.ep.String()},
 		AuditPath:   path,
 		AuditStream: s.profile.AuditStream,
-		AuditValues: actions.AuditValues{MaxValue: int(s.profile.AuditMaxValue), Payloads: s.profile.AuditPayloads},
+		AuditValues: audit.Values{MaxValue: int(s.profile.AuditMaxValue), Payloads: s.profile.AuditPayloads},
 		Origin:      s.origin,
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
@@ -60,7 +61,7 @@ func (o *auditCheckCmd) run(ctx context.Context, a *app, args []string) error {
 	keep := actions.SinceFilter(since)
 	if len(args) == 1 {
 		run := args[0]
-		keep = func(in actions.AuditEntry) bool { return in.Run != "" && strings.HasPrefix(in.Run, run) }
+		keep = func(in audit.Entry) bool { return in.Run != "" && strings.HasPrefix(in.Run, run) }
 	}
 	targets := x.LatestApplied(keep)
 	if len(targets) == 0 {

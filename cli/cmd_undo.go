@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
@@ -126,7 +127,7 @@ func parseSince(v string, now time.Time) (time.Time, error) {
 
 // readUndoIndex reads the audit log the undo works from.
 func readUndoIndex(a *app, path string) (*actions.UndoIndex, error) {
-	lg, err := actions.ReadAudit(path)
+	lg, err := audit.Read(path)
 	if err != nil {
 		return nil, codeErr(ExitNotFound, "audit log: %w: there are no audited writes to undo", err)
 	}

@@ -132,7 +132,7 @@ func (r *Record) Group(name string) string {
 }
 
 // RecordVersion is a snapshot record's version in the four parts a guarded
-// write pins (actions.Version: type, content, expiry, companion), computed
+// write pins (write.Version: type, content, expiry, companion), computed
 // from the file exactly as the version script computes them on the server
 // — so a write pinned to a snapshot's record refuses the live record if
 // anything in it changed since. Err says why a record cannot be pinned.

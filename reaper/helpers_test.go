@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/config"
 	"github.com/idemctl/idemctl/inspect"
@@ -135,10 +136,10 @@ func policy(t *testing.T, doc string, verifier bool) *Policy {
 }
 
 // newReaper makes a reaper; apply opens an audit log under dir.
-func newReaper(t *testing.T, c redis.UniversalClient, p *Policy, apply bool, audit string) *Reaper {
+func newReaper(t *testing.T, c redis.UniversalClient, p *Policy, apply bool, auditLog string) *Reaper {
 	t.Helper()
 	setup := actions.Setup{Client: c, Policy: &actions.Policy{Writes: apply},
-		Identity: actions.Identity{OSUser: "tester", Actor: p.Actor()}, AuditPath: audit}
+		Identity: audit.Identity{OSUser: "tester", Actor: p.Actor()}, AuditPath: auditLog}
 	ex := actions.NewPlanner(setup)
 	if apply {
 		var err error
@@ -155,12 +156,12 @@ func newReaper(t *testing.T, c redis.UniversalClient, p *Policy, apply bool, aud
 func applied(t *testing.T, path string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	entries, err := actions.ReadAuditLog(path)
+	entries, err := audit.ReadEntries(path)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if e.Phase == actions.PhaseOutcome && e.Outcome == write.Applied {
+		if e.Phase == audit.PhaseOutcome && e.Outcome == write.Applied {
 			if _, twice := out[e.Key]; twice {
 				t.Errorf("%s written twice", e.Key)
 			}

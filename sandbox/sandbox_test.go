@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/appsim"
@@ -32,9 +33,9 @@ func TestDemoWriteUndoes(t *testing.T) {
 	before := s.Client.HGetAll(ctx, key).Val()
 	beforeAt := s.Client.PExpireTime(ctx, key).Val()
 
-	audit := filepath.Join(t.TempDir(), "audit.log")
+	auditLog := filepath.Join(t.TempDir(), "audit.log")
 	ex, err := actions.NewExecutor(actions.Setup{Client: s.Client, Policy: &actions.Policy{Writes: true, Profile: "demo"},
-		Identity: actions.Identity{OSUser: "test", Profile: "demo"}, AuditPath: audit})
+		Identity: audit.Identity{OSUser: "test", Profile: "demo"}, AuditPath: auditLog})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestDemoWriteUndoes(t *testing.T) {
 		t.Fatalf("after fail the record is %s", st)
 	}
 
-	undoLast(t, ex, audit, s.Keyspace)
+	undoLast(t, ex, auditLog, s.Keyspace)
 	after := s.Client.HGetAll(ctx, key).Val()
 	if !maps.Equal(before, after) {
 		t.Fatalf("undo restored\n%v\nwant\n%v", after, before)
@@ -64,9 +65,9 @@ func TestDemoWriteUndoes(t *testing.T) {
 }
 
 // undoLast undoes the log's newest write and checks it applied.
-func undoLast(t *testing.T, ex *actions.Executor, audit string, ks *inspect.Keyspace) {
+func undoLast(t *testing.T, ex *actions.Executor, auditLog string, ks *inspect.Keyspace) {
 	t.Helper()
-	entries, err := actions.ReadAuditLog(audit)
+	entries, err := audit.ReadEntries(auditLog)
 	if err != nil {
 		t.Fatal(err)
 	}

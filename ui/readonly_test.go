@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/appsim"
@@ -127,7 +128,7 @@ func aclLive(t *testing.T, name string, rights ...string) *liveFixture {
 	t.Cleanup(func() { c.Close() })
 	auditPath := recordtest.AuditPath(t)
 	ex, err := actions.NewExecutor(actions.Setup{Client: c, AuditPath: auditPath,
-		Identity: actions.Identity{OSUser: "tester", RedisUser: name, Profile: "prod"},
+		Identity: audit.Identity{OSUser: "tester", RedisUser: name, Profile: "prod"},
 		Policy:   &actions.Policy{Writes: true, Profile: "prod"}})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/streams"
@@ -63,8 +64,8 @@ func newEntryFixture(t *testing.T, writes bool) *entryFixture {
 	t.Helper()
 	srv, c := redistest.SharedClient(t)
 	ids := seedJobs(t, c)
-	audit := recordtest.AuditPath(t)
-	ex, err := actions.NewExecutor(actions.Setup{Client: c, AuditPath: audit, Identity: actions.Identity{OSUser: "tester"},
+	auditLog := recordtest.AuditPath(t)
+	ex, err := actions.NewExecutor(actions.Setup{Client: c, AuditPath: auditLog, Identity: audit.Identity{OSUser: "tester"},
 		Policy: &actions.Policy{Writes: writes, Profile: "local"}})
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +81,7 @@ func newEntryFixture(t *testing.T, writes bool) *entryFixture {
 	if m.streams.level != levelGroup || len(m.streams.entries()) != 4 {
 		t.Fatalf("the group is not open with its 4 entries:\n%s", screenText(m))
 	}
-	return &entryFixture{m: m, c: c, audit: audit, ids: ids}
+	return &entryFixture{m: m, c: c, audit: auditLog, ids: ids}
 }
 
 // pendingOf is an entry's consumer and delivery count as XPENDING says.
@@ -165,9 +166,9 @@ func TestStreamsRetryMarkedStaleEntries(t *testing.T) {
 	for _, e := range recordtest.AuditLines(t, f.audit) {
 		switch {
 		case e.Entry == nil:
-		case e.Phase == actions.PhaseIntent && e.Reason == "worker c1 crashed" && e.Entry.To == "idemctl-recovery" && e.OSUser == "tester":
+		case e.Phase == audit.PhaseIntent && e.Reason == "worker c1 crashed" && e.Entry.To == "idemctl-recovery" && e.OSUser == "tester":
 			intents = append(intents, e.Entry.ID)
-		case e.Phase == actions.PhaseOutcome && e.Outcome == write.Applied && e.Entry.Left != nil && e.Entry.Left.Deliveries == 2:
+		case e.Phase == audit.PhaseOutcome && e.Outcome == write.Applied && e.Entry.Left != nil && e.Entry.Left.Deliveries == 2:
 			applied = append(applied, e.Entry.ID)
 		}
 	}

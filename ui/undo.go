@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
@@ -50,7 +51,7 @@ func (ws *writesScreen) undoable() (actions.Result, bool) {
 func (d *dialog) planUndo(reason string) tea.Cmd {
 	ex, ctx, id, kss := d.opts.Executor, d.ctx, d.undoID, d.opts.Keyspaces
 	return func() tea.Msg {
-		lg, err := actions.ReadAudit(ex.Audit.Path())
+		lg, err := audit.Read(ex.Audit.Path())
 		if err != nil {
 			return planMsg{err: err}
 		}

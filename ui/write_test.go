@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	snapfile "github.com/idemctl/idemctl/inspect/snapshot"
@@ -81,7 +82,7 @@ func newLive(t *testing.T, writes, protected bool) *liveFixture {
 	auditPath := recordtest.AuditPath(t)
 	// The policy reaches the UI only through the executor, as from the CLI.
 	ex, err := actions.NewExecutor(actions.Setup{Client: c, AuditPath: auditPath,
-		Identity: actions.Identity{OSUser: "tester", Profile: "prod"},
+		Identity: audit.Identity{OSUser: "tester", Profile: "prod"},
 		Policy:   &actions.Policy{Writes: writes, Protected: protected, Profile: "prod"}})
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +172,7 @@ func TestForceFailStaleFromKeyboard(t *testing.T) {
 		t.Fatalf("writes screen:\n%s", screenText(m))
 	}
 	entries := recordtest.AuditLines(t, f.audit)
-	if len(entries) != 7 || entries[0].Phase != actions.PhasePlan || entries[0].Planned != 3 {
+	if len(entries) != 7 || entries[0].Phase != audit.PhasePlan || entries[0].Planned != 3 {
 		t.Fatalf("audit has %d lines, want the run's plan, then an intent and an outcome per write (7)", len(entries))
 	}
 }
@@ -353,7 +354,7 @@ esac`
 		}
 	}
 	for _, e := range recordtest.AuditLines(t, f.audit) {
-		if e.Phase == actions.PhaseIntent && (e.Evidence == nil || e.Evidence.Hook != "sh") {
+		if e.Phase == audit.PhaseIntent && (e.Evidence == nil || e.Evidence.Hook != "sh") {
 			t.Fatalf("intent without the hook's evidence: %+v", e)
 		}
 	}

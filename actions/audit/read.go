@@ -1,4 +1,4 @@
-package actions
+package audit
 
 import (
 	"bufio"
@@ -11,13 +11,13 @@ import (
 )
 
 // maxReadLine bounds one line when reading a log back: far above what the
-// writer produces (MaxAuditLine), and above the lines of older versions,
+// writer produces (MaxLine), and above the lines of older versions,
 // which wrote values whole.
 const maxReadLine = 64 << 20
 
-// AuditLog is an audit log read back.
-type AuditLog struct {
-	Entries []AuditEntry
+// Log is an audit log read back.
+type Log struct {
+	Entries []Entry
 	// Torn are lines an interrupted write left unfinished: marked by a
 	// repair entry, or the last line still without its newline.
 	Torn []TornLine
@@ -33,21 +33,21 @@ type BadLine struct {
 	Err    string
 }
 
-// ReadAudit reads a whole audit log. It never stops at a bad line: every
+// Read reads a whole audit log. It never stops at a bad line: every
 // entry is returned, and torn and bad lines are listed apart.
-func ReadAudit(path string) (*AuditLog, error) {
-	out := &AuditLog{}
+func Read(path string) (*Log, error) {
+	out := &Log{}
 	var err error
-	out.Torn, out.Bad, err = scanAudit(path, nil, func(e AuditEntry) { out.Entries = append(out.Entries, e) })
+	out.Torn, out.Bad, err = Scan(path, nil, func(e Entry) { out.Entries = append(out.Entries, e) })
 	return out, err
 }
 
-// ReadAuditLog reads an audit log's entries in order. Torn lines (marked,
+// ReadEntries reads an audit log's entries in order. Torn lines (marked,
 // or the unfinished last one) are passed over; a line that is not an entry
 // and that no repair names is an error naming its number, returned with
 // every entry read.
-func ReadAuditLog(path string) ([]AuditEntry, error) {
-	l, err := ReadAudit(path)
+func ReadEntries(path string) ([]Entry, error) {
+	l, err := Read(path)
 	if err != nil {
 		return nil, err
 	}
@@ -61,10 +61,10 @@ func ReadAuditLog(path string) ([]AuditEntry, error) {
 // repairMark finds repair entries without parsing every line.
 var repairMark = []byte(`"phase":"` + PhaseRepair + `"`)
 
-// scanAudit reads the log line by line (no line too long for it up to
+// Scan reads the log line by line (no line too long for it up to
 // maxReadLine). keep, when set, picks the lines worth parsing by their raw
 // bytes (repair entries are always read); fn gets each entry parsed.
-func scanAudit(path string, keep func([]byte) bool, fn func(AuditEntry)) (torn []TornLine, bad []BadLine, err error) {
+func Scan(path string, keep func([]byte) bool, fn func(Entry)) (torn []TornLine, bad []BadLine, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -116,8 +116,8 @@ type auditScan struct {
 // parse reads line n, at off, as an entry and hands it to fn, noting the
 // lines it marks torn. A line that is not an entry is bad, unless it is
 // the last and unfinished: that one is torn.
-func (s *auditScan) parse(n int, off int64, content []byte, terminated bool, fn func(AuditEntry)) {
-	var e AuditEntry
+func (s *auditScan) parse(n int, off int64, content []byte, terminated bool, fn func(Entry)) {
+	var e Entry
 	if uerr := json.Unmarshal(content, &e); uerr != nil {
 		if !terminated {
 			// the last line, still unfinished: a crash or a write in flight
@@ -130,7 +130,7 @@ func (s *auditScan) parse(n int, off int64, content []byte, terminated bool, fn 
 	for _, t := range e.Torn {
 		s.marked[t.Offset] = true
 	}
-	if e.Phase != PhaseGenesis { // the chain's start is no write: VerifyAudit reads it
+	if e.Phase != PhaseGenesis { // the chain's start is no write: Verify reads it
 		fn(e)
 	}
 }

@@ -1,4 +1,4 @@
-package actions
+package audit
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ func chainedLog(t *testing.T) (string, []string) {
 	path := filepath.Join(t.TempDir(), "audit.log")
 	var wg sync.WaitGroup
 	for op := range 2 {
-		a, err := OpenAudit(path)
+		a, err := Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,7 +30,7 @@ func chainedLog(t *testing.T) (string, []string) {
 			defer a.Close()
 			for i := range 25 {
 				key := fmt.Sprintf("op%d-k%d", op, i)
-				if err := a.Append(t.Context(), AuditEntry{ID: newID(), Phase: PhaseIntent, Key: key, Reason: "r"}, AuditEntry{Phase: PhaseOutcome, Key: key, Outcome: write.Applied}); err != nil {
+				if err := a.Append(t.Context(), Entry{ID: NewID(), Phase: PhaseIntent, Key: key, Reason: "r"}, Entry{Phase: PhaseOutcome, Key: key, Outcome: write.Applied}); err != nil {
 					t.Error(err)
 				}
 			}
@@ -48,12 +48,12 @@ func chainedLog(t *testing.T) (string, []string) {
 // next write through OpenAudit does.
 func appendIntent(t *testing.T, path, key string) {
 	t.Helper()
-	a, err := OpenAudit(path)
+	a, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if err := a.Append(t.Context(), AuditEntry{Phase: PhaseIntent, Key: key}); err != nil {
+	if err := a.Append(t.Context(), Entry{Phase: PhaseIntent, Key: key}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -79,16 +79,16 @@ func offsetOf(lines []string, n int) int64 {
 // 100 entries numbered 1 to 100, each chained to the line before.
 func TestAuditChainConcurrentAppenders(t *testing.T) {
 	path, lines := chainedLog(t)
-	rep, err := VerifyAudit(path, nil)
+	rep, err := Verify(path, nil)
 	if err != nil || rep.Break != nil || rep.Entries != 101 || rep.Lines != 101 || rep.ChainStart != 1 || rep.Unchained != 0 {
 		t.Fatalf("%+v %+v %v", rep, rep.Break, err)
 	}
-	head, err := AuditHead(path)
+	head, err := ReadHead(path)
 	if err != nil || head != rep.Head || !strings.HasPrefix(head, "100:") {
 		t.Fatalf("head %q, verify says %q (%v)", head, rep.Head, err)
 	}
 	pin, _ := ParseHead(head)
-	if rep, _ := VerifyAudit(path, &pin); rep.Break != nil {
+	if rep, _ := Verify(path, &pin); rep.Break != nil {
 		t.Fatalf("its own head: %+v", rep.Break)
 	}
 	if !strings.Contains(lines[0], `"phase":"genesis"`) || !strings.Contains(lines[0], `"origin":"host test, idemctl test"`) {
@@ -137,7 +137,7 @@ func TestAuditChainCatchesTampering(t *testing.T) {
 		{"the genesis edited", edited(1), 1, "was edited"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rep, err := VerifyAudit(writeLines(t, c.lines), nil)
+			rep, err := Verify(writeLines(t, c.lines), nil)
 			if err != nil || rep.Break == nil {
 				t.Fatalf("not caught: %+v %v", rep, err)
 			}
@@ -148,13 +148,13 @@ func TestAuditChainCatchesTampering(t *testing.T) {
 	}
 	// The last line edited, or the end cut: only a head printed earlier
 	// can tell. Without one the chain is whole; with it, caught.
-	head, _ := ParseHead(func() string { r, _ := VerifyAudit(writeLines(t, lines), nil); return r.Head }())
+	head, _ := ParseHead(func() string { r, _ := Verify(writeLines(t, lines), nil); return r.Head }())
 	for name, ls := range map[string][]string{"the last line edited": edited(len(lines)), "the end cut": lines[:len(lines)-3]} {
 		p := writeLines(t, ls)
-		if rep, _ := VerifyAudit(p, nil); rep.Break != nil {
+		if rep, _ := Verify(p, nil); rep.Break != nil {
 			t.Fatalf("%s, no head: %+v", name, rep.Break)
 		}
-		if rep, _ := VerifyAudit(p, &head); rep.Break == nil {
+		if rep, _ := Verify(p, &head); rep.Break == nil {
 			t.Fatalf("%s: the printed head did not catch it", name)
 		}
 	}
@@ -166,12 +166,12 @@ func TestAuditChainCatchesTampering(t *testing.T) {
 func TestAuditChainTornTail(t *testing.T) {
 	path, _ := chainedLog(t)
 	appendRaw(t, path, `{"seq":101,"prev":"ab","time":"2026`)
-	rep, err := VerifyAudit(path, nil)
+	rep, err := Verify(path, nil)
 	if err != nil || rep.Break != nil || rep.Truncated == nil {
 		t.Fatalf("torn tail: %+v %v", rep, err)
 	}
 	appendIntent(t, path, "after")
-	rep, err = VerifyAudit(path, nil)
+	rep, err = Verify(path, nil)
 	if err != nil || rep.Break != nil || rep.Truncated != nil || rep.Entries != 103 || !strings.HasPrefix(rep.Head, "102:") {
 		t.Fatalf("after the repair: %+v %+v %v", rep, rep.Break, err)
 	}
@@ -186,14 +186,14 @@ func TestAuditChainAfterUnchainedLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendIntent(t, path, "new")
-	rep, err := VerifyAudit(path, nil)
+	rep, err := Verify(path, nil)
 	if err != nil || rep.Break != nil || rep.Unchained != 2 || rep.ChainStart != 3 || rep.Entries != 2 {
 		t.Fatalf("%+v %+v %v", rep, rep.Break, err)
 	}
 	raw, _ := os.ReadFile(path)
 	lines := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
 	lines[1] = strings.Replace(lines[1], `"applied"`, `"conflict"`, 1)
-	if rep, _ := VerifyAudit(writeLines(t, lines), nil); rep.Break == nil || rep.Break.Line != 2 {
+	if rep, _ := Verify(writeLines(t, lines), nil); rep.Break == nil || rep.Break.Line != 2 {
 		t.Fatalf("the last unchained line edited: %+v", rep.Break)
 	}
 }

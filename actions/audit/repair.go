@@ -1,4 +1,4 @@
-package actions
+package audit
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 // naming its offset, length and digest follows it, so the next entry can
 // never be glued onto it and a reader knows to pass over it. The caller
 // holds the file lock.
-func repairTail(f *os.File, id Identity, genesis func() AuditEntry) ([]TornLine, error) {
+func repairTail(f *os.File, id Identity, genesis func() Entry) ([]TornLine, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -59,9 +59,9 @@ func repairTail(f *os.File, id Identity, genesis func() AuditEntry) ([]TornLine,
 	if err != nil {
 		return nil, err
 	}
-	e := AuditEntry{ID: newID(), Phase: PhaseRepair, Identity: id, Torn: torn,
+	e := Entry{ID: NewID(), Phase: PhaseRepair, Identity: id, Torn: torn,
 		Detail: fmt.Sprintf("the line at byte %d (%d bytes) was left unfinished by an earlier write (a crash, a full disk or an I/O error); kept as it was and terminated", t.Offset, t.Len)}
-	lines, _, err := chain(head, genesis, []AuditEntry{e}, time.Now().UTC().Format(time.RFC3339Nano))
+	lines, _, err := chain(head, genesis, []Entry{e}, time.Now().UTC().Format(time.RFC3339Nano))
 	if err != nil {
 		return nil, err
 	}

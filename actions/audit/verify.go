@@ -1,4 +1,4 @@
-package actions
+package audit
 
 import (
 	"bufio"
@@ -13,7 +13,7 @@ import (
 	"strings"
 )
 
-// ChainReport is what VerifyAudit found walking a log's hash chain.
+// ChainReport is what Verify found walking a log's hash chain.
 type ChainReport struct {
 	Lines   int `json:"lines"`
 	Entries int `json:"entries"` // chained entries
@@ -53,7 +53,7 @@ func ParseHead(s string) (HeadPin, error) {
 	return HeadPin{Seq: n, Digest: strings.ToLower(dig)}, nil
 }
 
-// chainWalk is VerifyAudit's state between lines.
+// chainWalk is Verify's state between lines.
 type chainWalk struct {
 	rep      ChainReport
 	pin      *HeadPin
@@ -66,12 +66,12 @@ type chainWalk struct {
 	pending  *ChainBreak // a line that is no entry, unless a repair names it torn
 }
 
-// VerifyAudit walks the log's chain and reports the first entry that was
+// Verify walks the log's chain and reports the first entry that was
 // edited, removed, reordered or inserted, with its line and byte offset.
 // With pin, the entry pin names must still be the line whose digest was
 // printed, which also catches an edit of the last lines or a rewrite of
 // the whole chain from the start.
-func VerifyAudit(path string, pin *HeadPin) (*ChainReport, error) {
+func Verify(path string, pin *HeadPin) (*ChainReport, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -216,9 +216,9 @@ func (w *chainWalk) finish() {
 	}
 }
 
-// AuditHead is the log's chain head now (SEQ:DIGEST), "" when it has no
+// ReadHead is the log's chain head now (SEQ:DIGEST), "" when it has no
 // chain yet.
-func AuditHead(path string) (string, error) {
+func ReadHead(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err

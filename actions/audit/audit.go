@@ -1,4 +1,13 @@
-package actions
+// Package audit is the write path's audit log: an append-only file of
+// JSON lines, each write's intent made durable (fsynced, under a file
+// lock) before it runs and its outcome after, chained by SHA-256 so an
+// edit, a removal or a reordering is found (Verify); a torn tail left by
+// a crash or a full disk is repaired, never continued; and how much of a
+// record's values an entry keeps (Values).
+//
+// Floor 2 of ARCHITECTURE.md, the write path, below actions: it may import
+// actions/write, the read engine and the foundations.
+package audit
 
 import (
 	"bytes"
@@ -41,8 +50,8 @@ const (
 	PhaseRepair  = "repair" // marks a torn line left by an earlier crash or full disk
 )
 
-// AuditEntry is one line of the audit log.
-type AuditEntry struct {
+// Entry is one line of the audit log.
+type Entry struct {
 	// Seq and Prev chain the log (see PhaseGenesis): the entry's place,
 	// and the SHA-256 of the line before it.
 	Seq  *uint64 `json:"seq,omitempty"`
@@ -94,8 +103,8 @@ type AuditEntry struct {
 	Origin string `json:"origin,omitempty"`
 }
 
-// entryKey is the entry's key, exact even when it is not UTF-8.
-func (e *AuditEntry) entryKey() string {
+// ExactKey is the entry's key, exact even when it is not UTF-8.
+func (e *Entry) ExactKey() string {
 	if e.KeyBase64 != "" {
 		if b, err := base64.StdEncoding.DecodeString(e.KeyBase64); err == nil {
 			return string(b)
@@ -113,11 +122,11 @@ type TornLine struct {
 	SHA256 string `json:"sha256"`
 }
 
-// MaxAuditLine bounds one audit line as written: values beyond the
-// AuditValues cap are recorded by length and digest, so only a huge key
+// MaxLine bounds one audit line as written: values beyond the
+// Values cap are recorded by length and digest, so only a huge key
 // or reason can reach it, and such an entry is refused (and so is its
 // write). The reader accepts far longer lines (maxReadLine).
-const MaxAuditLine = 1 << 20
+const MaxLine = 1 << 20
 
 // Auditor appends entries to a file (fsynced) and optionally to a Redis stream.
 type Auditor struct {
@@ -127,7 +136,7 @@ type Auditor struct {
 	stream string
 	client redis.UniversalClient
 	// Values says how much of each value the log keeps.
-	Values AuditValues
+	Values Values
 	// Identity signs repair entries.
 	Identity Identity
 	// streamErr is the last failure to mirror into the stream: the mirror
@@ -157,8 +166,8 @@ func (a *Auditor) Head() string {
 	return a.head.String()
 }
 
-func (a *Auditor) genesis() AuditEntry {
-	return AuditEntry{ID: newID(), Phase: PhaseGenesis, Identity: a.Identity, Origin: a.Origin,
+func (a *Auditor) genesis() Entry {
+	return Entry{ID: NewID(), Phase: PhaseGenesis, Identity: a.Identity, Origin: a.Origin,
 		Detail: "the audit log's hash chain begins here: each entry carries its sequence number and the SHA-256 of the line before it"}
 }
 
@@ -190,18 +199,18 @@ func (a *Auditor) Repaired() []TornLine {
 	return append([]TornLine(nil), a.repaired...)
 }
 
-// DefaultAuditPath is $XDG_STATE_HOME/idemctl/audit.log (or ~/.local/state/…);
+// DefaultPath is $XDG_STATE_HOME/idemctl/audit.log (or ~/.local/state/…);
 // getenv is the caller's view of the environment.
-func DefaultAuditPath(getenv func(string) string) string {
+func DefaultPath(getenv func(string) string) string {
 	if p := xdg.Path(getenv, "XDG_STATE_HOME", filepath.Join(".local", "state"), "audit.log"); p != "" {
 		return p
 	}
 	return "idemctl-audit.log" // no HOME: the working directory
 }
 
-// OpenAudit opens (creating, mode 0600) the audit log for appending. Its
+// Open opens (creating, mode 0600) the audit log for appending. Its
 // tail is checked, and repaired if torn, before the first append.
-func OpenAudit(path string) (*Auditor, error) {
+func Open(path string) (*Auditor, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
@@ -209,7 +218,7 @@ func OpenAudit(path string) (*Auditor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
-	return &Auditor{f: f, path: path, checkTail: true, Values: DefaultAuditValues()}, nil
+	return &Auditor{f: f, path: path, checkTail: true, Values: DefaultValues()}, nil
 }
 
 // WithStream also XADDs every entry to a Redis stream.
@@ -224,15 +233,15 @@ func (a *Auditor) Path() string { return a.path }
 // Close closes the file.
 func (a *Auditor) Close() error { return a.f.Close() }
 
-// AuditFailure is a failure to make entries durable: the run that met it
+// Failure is a failure to make entries durable: the run that met it
 // stops before its next write.
-type AuditFailure struct {
+type Failure struct {
 	Path string
 	Op   string // "write", "fsync", "repair", "entry"
 	Err  error
 }
 
-func (e *AuditFailure) Error() string {
+func (e *Failure) Error() string {
 	err := e.Err
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
@@ -241,18 +250,18 @@ func (e *AuditFailure) Error() string {
 	return fmt.Sprintf("audit log %s: %s: %v", e.Path, e.Op, err)
 }
 
-func (e *AuditFailure) Unwrap() error { return e.Err }
+func (e *Failure) Unwrap() error { return e.Err }
 
 // Write appends one entry and fsyncs it. A write whose intent cannot be
 // recorded must not run, so callers treat an error as a refusal.
-func (a *Auditor) Write(ctx context.Context, e AuditEntry) error {
+func (a *Auditor) Write(ctx context.Context, e Entry) error {
 	return a.Append(ctx, e)
 }
 
 // Append writes entries with one write and one fsync (the group commit):
 // all are durable when it returns nil. A torn tail left by an earlier
 // failure is repaired first, so a new line never continues a torn one.
-func (a *Auditor) Append(ctx context.Context, es ...AuditEntry) error {
+func (a *Auditor) Append(ctx context.Context, es ...Entry) error {
 	if len(es) == 0 {
 		return nil
 	}
@@ -261,13 +270,13 @@ func (a *Auditor) Append(ctx context.Context, es ...AuditEntry) error {
 	defer a.mu.Unlock()
 	unlock, err := lockFile(a.f)
 	if err != nil {
-		return &AuditFailure{Path: a.path, Op: "lock", Err: err}
+		return &Failure{Path: a.path, Op: "lock", Err: err}
 	}
 	defer unlock()
 	if a.checkTail {
 		torn, err := repairTail(a.f, a.Identity, a.genesis)
 		if err != nil {
-			return &AuditFailure{Path: a.path, Op: "repairing a torn line", Err: err}
+			return &Failure{Path: a.path, Op: "repairing a torn line", Err: err}
 		}
 		a.repaired = append(a.repaired, torn...)
 		a.checkTail = false
@@ -276,11 +285,11 @@ func (a *Auditor) Append(ctx context.Context, es ...AuditEntry) error {
 	// whoever wrote it.
 	head, size, err := a.currentHead()
 	if err != nil {
-		return &AuditFailure{Path: a.path, Op: "reading the chain's head", Err: err}
+		return &Failure{Path: a.path, Op: "reading the chain's head", Err: err}
 	}
 	lines, head, err := chain(head, a.genesis, es, now)
 	if err != nil {
-		return &AuditFailure{Path: a.path, Op: "entry", Err: err}
+		return &Failure{Path: a.path, Op: "entry", Err: err}
 	}
 	var buf bytes.Buffer
 	for _, l := range lines {
@@ -289,11 +298,11 @@ func (a *Auditor) Append(ctx context.Context, es ...AuditEntry) error {
 	}
 	if _, err := a.f.Write(buf.Bytes()); err != nil {
 		a.checkTail, a.head = true, chainHead{} // it may have left part of a line
-		return &AuditFailure{Path: a.path, Op: "write", Err: err}
+		return &Failure{Path: a.path, Op: "write", Err: err}
 	}
 	if err := a.f.Sync(); err != nil {
 		a.checkTail, a.head = true, chainHead{}
-		return &AuditFailure{Path: a.path, Op: "fsync", Err: err}
+		return &Failure{Path: a.path, Op: "fsync", Err: err}
 	}
 	a.head, a.headSize = head, size+int64(buf.Len())
 	if a.stream != "" && a.client != nil {
@@ -314,7 +323,7 @@ func (a *Auditor) mirror(ctx context.Context, lines []byte) {
 }
 
 // marshalEntry is one entry's line, without its newline.
-func marshalEntry(e AuditEntry, now string) ([]byte, error) {
+func marshalEntry(e Entry, now string) ([]byte, error) {
 	if e.Time == "" {
 		e.Time = now
 	}
@@ -326,8 +335,8 @@ func marshalEntry(e AuditEntry, now string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(line) > MaxAuditLine {
-		return nil, fmt.Errorf("an entry of %d bytes exceeds the %d-byte line limit (key of %d bytes)", len(line), MaxAuditLine, len(e.Key))
+	if len(line) > MaxLine {
+		return nil, fmt.Errorf("an entry of %d bytes exceeds the %d-byte line limit (key of %d bytes)", len(line), MaxLine, len(e.Key))
 	}
 	return line, nil
 }
@@ -347,7 +356,8 @@ func clipText(s string) string {
 	return s[:cut] + fmt.Sprintf("… (%d bytes in all)", len(s))
 }
 
-func newID() string {
+// NewID is a fresh entry id: 8 random bytes, in hex.
+func NewID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])

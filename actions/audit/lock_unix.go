@@ -1,6 +1,6 @@
 //go:build unix
 
-package actions
+package audit
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package actions
+package audit
 
 import (
 	"crypto/sha256"
@@ -11,7 +11,7 @@ import (
 // The audit log is a hash chain: every entry carries Seq, one more than
 // the entry before it, and Prev, the SHA-256 of that entry's line (its
 // bytes, without the newline). Editing, removing, reordering or inserting
-// a line breaks the chain at the line after it, which VerifyAudit names.
+// a line breaks the chain at the line after it, which Verify names.
 // A chain begins with a genesis entry: at the top of a new log, or after
 // the last line of a log an older idemctl wrote without a chain.
 const PhaseGenesis = "genesis"
@@ -70,9 +70,9 @@ func headBefore(f *os.File, end int64) (chainHead, error) {
 
 // chain gives each entry its place after h, marshalled, and returns the
 // lines and the new head. When h is not ok a genesis entry comes first.
-func chain(h chainHead, genesis func() AuditEntry, es []AuditEntry, now string) ([][]byte, chainHead, error) {
+func chain(h chainHead, genesis func() Entry, es []Entry, now string) ([][]byte, chainHead, error) {
 	var lines [][]byte
-	next := func(e AuditEntry) error {
+	next := func(e Entry) error {
 		seq, prev := h.seq+1, h.digest
 		if !h.ok {
 			seq = 0

@@ -1,4 +1,4 @@
-package actions
+package audit
 
 import (
 	"crypto/sha256"
@@ -11,12 +11,12 @@ import (
 	"github.com/idemctl/idemctl/inspect"
 )
 
-// AuditValues says how much of a record's values the audit log keeps. A
+// Values says how much of a record's values the audit log keeps. A
 // value left out is recorded by its length and SHA-256, and the intent is
 // marked not undoable with the reason: an undo needs exact before-images.
-type AuditValues struct {
+type Values struct {
 	// MaxValue: a value longer than this many bytes is left out (0:
-	// DefaultAuditMaxValue).
+	// DefaultMaxValue).
 	MaxValue int
 	// Payloads keeps response bodies and stored failures (the schema's
 	// response and failure fields) up to MaxValue; off, they are left out,
@@ -24,37 +24,35 @@ type AuditValues struct {
 	Payloads bool
 }
 
-// DefaultAuditMaxValue is the longest value the audit log keeps by default.
-const DefaultAuditMaxValue = 1 << 10
+// DefaultMaxValue is the longest value the audit log keeps by default.
+const DefaultMaxValue = 1 << 10
 
-// DefaultAuditValues keeps short values and no payloads.
-func DefaultAuditValues() AuditValues { return AuditValues{MaxValue: DefaultAuditMaxValue} }
+// DefaultValues keeps short values and no payloads.
+func DefaultValues() Values { return Values{MaxValue: DefaultMaxValue} }
 
-// Reasons a value is left out.
-const (
-	whyPayload = "payload (audit_payloads is off)"
-	whyReadCap = "longer than the read cap: never read whole"
-)
+// WhyPayload is why a payload is left out.
+const WhyPayload = "payload (audit_payloads is off)"
 
-func (v AuditValues) limit() int {
+func (v Values) limit() int {
 	if v.MaxValue <= 0 {
-		return DefaultAuditMaxValue
+		return DefaultMaxValue
 	}
 	return v.MaxValue
 }
 
 // omit says why a value stays out of the log ("" keeps it).
-func (v AuditValues) omit(payload bool, val string) string {
+func (v Values) omit(payload bool, val string) string {
 	switch {
 	case payload && !v.Payloads && val != "":
-		return whyPayload
+		return WhyPayload
 	case len(val) > v.limit():
 		return fmt.Sprintf("longer than %d bytes", v.limit())
 	}
 	return ""
 }
 
-func digestOf(val, why string) write.ValueDigest {
+// Digest stands for val in the log: its length and SHA-256, and why.
+func Digest(val, why string) write.ValueDigest {
 	sum := sha256.Sum256([]byte(val))
 	return write.ValueDigest{Len: int64(len(val)), SHA256: hex.EncodeToString(sum[:]), Why: why}
 }
@@ -87,7 +85,7 @@ func payloadFields(ks *inspect.Keyspace) func(string) bool {
 }
 
 // snapshot is the copy of s the log keeps, and what it left out.
-func (v AuditValues) snapshot(s *write.Snapshot, payload func(string) bool) (*write.Snapshot, []string) {
+func (v Values) snapshot(s *write.Snapshot, payload func(string) bool) (*write.Snapshot, []string) {
 	if s == nil {
 		return nil, nil
 	}
@@ -102,14 +100,14 @@ func (v AuditValues) snapshot(s *write.Snapshot, payload func(string) bool) (*wr
 			continue // a placeholder for a value never read whole
 		}
 		if why := v.omit(payload(k), val); why != "" {
-			c.Omitted[k] = digestOf(val, why)
+			c.Omitted[k] = Digest(val, why)
 			continue
 		}
 		c.Fields[k] = val
 	}
 	for name, p := range map[string]*string{"(state)": &c.State, "(fingerprint)": &c.Fingerprint} {
 		if why := v.omit(false, *p); why != "" {
-			c.Omitted[name] = digestOf(*p, why)
+			c.Omitted[name] = Digest(*p, why)
 			*p = ""
 		}
 	}
@@ -126,7 +124,7 @@ func (v AuditValues) snapshot(s *write.Snapshot, payload func(string) bool) (*wr
 
 // changes is the copy of a diff the log keeps: a value it leaves out is
 // shown by length and digest.
-func (v AuditValues) changes(cs []write.Change, payload func(string) bool) []write.Change {
+func (v Values) changes(cs []write.Change, payload func(string) bool) []write.Change {
 	out := make([]write.Change, len(cs))
 	for i, c := range cs {
 		pay := payload(c.Field)
@@ -135,7 +133,7 @@ func (v AuditValues) changes(cs []write.Change, payload func(string) bool) []wri
 				continue // orNone's placeholder, not a value
 			}
 			if why := v.omit(pay, *p); why != "" {
-				d := digestOf(*p, why)
+				d := Digest(*p, why)
 				*p = fmt.Sprintf("‹%d bytes, sha256 %s›", d.Len, d.SHA256[:16])
 			}
 		}
@@ -144,30 +142,16 @@ func (v AuditValues) changes(cs []write.Change, payload func(string) bool) []wri
 	return out
 }
 
-// auditCopy bounds an entry's snapshots and diff.
-func (v AuditValues) auditCopy(e *AuditEntry, ks *inspect.Keyspace) {
+// Left lists what the log would leave out of s, a record of ks.
+func (v Values) Left(s *write.Snapshot, ks *inspect.Keyspace) []string {
+	_, notes := v.snapshot(s, payloadFields(ks))
+	return notes
+}
+
+// Apply bounds an entry's snapshots and diff.
+func (v Values) Apply(e *Entry, ks *inspect.Keyspace) {
 	payload := payloadFields(ks)
 	e.Before, _ = v.snapshot(e.Before, payload)
 	e.After, _ = v.snapshot(e.After, payload)
 	e.Changes = v.changes(e.Changes, payload)
-}
-
-// undoNote says why a planned write will not be undoable ("" when it
-// will): the log keeps its exact before-image only when it keeps every
-// value of the record (a DUMP holds them all, payloads included) and the
-// image is within MaxImage. Planning says it before the write runs; the
-// intent records the same.
-func (v AuditValues) undoNote(p *Plan) string {
-	var why []string
-	if _, left := v.snapshot(&p.Before, payloadFields(p.Keyspace)); len(left) > 0 {
-		why = append(why, "values left out of the log: "+strings.Join(left, "; "))
-	}
-	if p.img.image == nil {
-		w := p.img.why
-		if w == "" {
-			w = "no before-image was read"
-		}
-		why = append(why, w)
-	}
-	return strings.Join(why, "; ")
 }

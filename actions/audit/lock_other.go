@@ -1,6 +1,6 @@
 //go:build !unix && !windows
 
-package actions
+package audit
 
 import "os"
 
