@@ -10,6 +10,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 	"github.com/idemctl/idemctl/verify"
 )
 
@@ -219,7 +220,7 @@ func (o *triageCmd) named(ctx context.Context, s *session, targets []target) ([]
 func (o *triageCmd) stuck(ctx context.Context, a *app, s *session, kss []*inspect.Keyspace) ([]*verify.Item, error) {
 	progress := s.progress(a, "triage", o.sf.quiet)
 	defer progress.clear()
-	filter := inspect.Filter{States: inspect.StatesOf(inspect.StateProcessing), Stale: true}
+	filter := filter.Filter{States: filter.StatesOf(inspect.StateProcessing), Stale: true}
 	var items []*verify.Item
 	covs, err := inspect.Scan(ctx, s.client, kss, s.scan, func(b inspect.Batch) error {
 		for i := range b.Records {

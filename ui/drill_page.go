@@ -5,7 +5,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 )
 
 // The Overview's and Stats' pages: a selection among the drillable lines
@@ -182,11 +182,11 @@ func (ds *drillScreen) showLine(i, n int) {
 }
 
 // selected is enter: the selected line's filter, when it shows.
-func (ds *drillScreen) selected() (inspect.Filter, bool) {
+func (ds *drillScreen) selected() (filter.Filter, bool) {
 	p := ds.drillPage()
 	if !ds.onPage(p, ds.sel) {
 		ds.status = "no line is selected on this page: j/k select one, enter opens it"
-		return inspect.Filter{}, false
+		return filter.Filter{}, false
 	}
 	return ds.drills[ds.sel].f, true
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -25,7 +26,7 @@ type recordsScreen struct {
 	// The grouped view: its cursor, and the search to restore when an
 	// opened group is closed.
 	groupCursor, groupOffset int
-	groupSearch              inspect.Search
+	groupSearch              filter.Search
 
 	input     textinput.Model
 	filtering bool
@@ -187,7 +188,7 @@ func (rs *recordsScreen) onViewKey(msg tea.KeyPressMsg) {
 		if !rs.store.f.Active() {
 			rs.status = "no filter to clear"
 		}
-		rs.store.f = inspect.Filter{}
+		rs.store.f = filter.Filter{}
 		rs.input.SetValue("")
 		rs.withCursorKept(rs.store.rebuild)
 	case key.Matches(msg, k.StaleOnly):
@@ -227,7 +228,7 @@ func (rs *recordsScreen) setStateFilter(st inspect.State) {
 	only := f.States.Has(st)
 	f.States = 0
 	if !only { // pressing the same state again clears it
-		f.States = inspect.StatesOf(st)
+		f.States = filter.StatesOf(st)
 	}
 	rs.withCursorKept(rs.store.rebuild)
 }
@@ -250,7 +251,7 @@ func (rs *recordsScreen) onFilterKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch msg.String() {
 	case "enter":
 		text := strings.TrimSpace(rs.input.Value())
-		search, err := inspect.ParseSearch(text)
+		search, err := filter.ParseSearch(text)
 		if err != nil {
 			rs.filterErr = inspect.Sanitize(units.OneLine(err.Error()))
 			return nil

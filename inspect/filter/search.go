@@ -1,10 +1,12 @@
-package inspect
+package filter
 
 import (
 	"encoding/binary"
 	"slices"
 	"strings"
 	"unsafe"
+
+	"github.com/idemctl/idemctl/inspect"
 )
 
 // Search is a compiled search: space-separated terms, all of which must
@@ -36,8 +38,8 @@ type term struct {
 	kind  termKind
 	name  string // capture name
 	value string // lower-cased for substrings
-	state State
-	flag  Flags
+	state inspect.State
+	flag  inspect.Flags
 }
 
 // ParseSearch compiles the user's search text.
@@ -55,7 +57,7 @@ func ParseSearch(text string) (Search, error) {
 			}
 			s.terms = append(s.terms, term{kind: termState, state: st})
 		case isKV && name == "flag":
-			f, err := ParseFlag(value)
+			f, err := inspect.ParseFlag(value)
 			if err != nil {
 				return Search{}, err
 			}
@@ -75,7 +77,7 @@ func ParseSearch(text string) (Search, error) {
 func (s Search) String() string { return s.text }
 
 // Match reports whether r matches every term.
-func (s *Search) Match(r *Record) bool {
+func (s *Search) Match(r *inspect.Record) bool {
 	for i := range s.terms {
 		if !s.terms[i].match(r) {
 			return false
@@ -84,7 +86,7 @@ func (s *Search) Match(r *Record) bool {
 	return true
 }
 
-func (t *term) match(r *Record) bool {
+func (t *term) match(r *inspect.Record) bool {
 	if t.kind == termCapture {
 		return simpleGlob(t.value, r.Group(t.name))
 	}
@@ -93,10 +95,10 @@ func (t *term) match(r *Record) bool {
 
 // matchKey is match for every term but a capture's: what a record's key,
 // state and flags decide.
-func (t *term) matchKey(key string, st State, f Flags) bool {
+func (t *term) matchKey(key string, st inspect.State, f inspect.Flags) bool {
 	switch t.kind {
 	case termStale:
-		return f.Has(FlagStale)
+		return f.Has(inspect.FlagStale)
 	case termState:
 		return st == t.state
 	case termFlag:
@@ -202,7 +204,7 @@ func (s *Search) ReadsCaptures() bool {
 // is false): the packed record store (inspect/recordstore) filters its keys
 // without decoding a record. An ASCII key is lower-cased once into
 // scratch, which MatchKey returns, grown, to be passed again.
-func (s *Search) MatchKey(key string, st State, fl Flags, scratch []byte) (bool, []byte) {
+func (s *Search) MatchKey(key string, st inspect.State, fl inspect.Flags, scratch []byte) (bool, []byte) {
 	lower, ascii := "", false
 	for j := range s.terms {
 		t := &s.terms[j]
@@ -252,4 +254,13 @@ func appendLowerASCII(dst []byte, s string) ([]byte, bool) {
 		out[i] = toLowerASCII(c)
 	}
 	return dst, true
+}
+
+// view is b as a string for a comparison, without a copy: valid only
+// while b is (a find runs on every record of a view).
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }

@@ -1,24 +1,26 @@
-package inspect
+package filter
 
 import (
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 	"strings"
 	"testing"
 )
 
 func TestFilterMatch(t *testing.T) {
-	ks := mustKeyspace(t, "atlasmart", nil)
-	rec := func(key string, st State, fl Flags) *Record {
-		r := &Record{Key: key, Keyspace: ks, State: st, Flags: fl}
+	ks := inspecttest.Keyspace(t, "atlasmart")
+	rec := func(key string, st inspect.State, fl inspect.Flags) *inspect.Record {
+		r := &inspect.Record{Key: key, Keyspace: ks, State: st, Flags: fl}
 		if g, ok := ks.Template.Match(key); ok {
 			r.Groups = g
 		}
 		return r
 	}
 	p := "atlasmart:ch23:idem:"
-	stale := rec(p+"customer-42:POST:/v2/checkout:k1", StateProcessing, FlagStale|FlagNoTTL)
-	done := rec(p+"customer-7:POST:/v2/orders:k2", StateSucceeded, 0)
-	failed := rec(p+"Kunde-Ü:PUT:/v2/orders:k3", StateFailed, FlagNoTTL)
-	all := []*Record{stale, done, failed}
+	stale := rec(p+"customer-42:POST:/v2/checkout:k1", inspect.StateProcessing, inspect.FlagStale|inspect.FlagNoTTL)
+	done := rec(p+"customer-7:POST:/v2/orders:k2", inspect.StateSucceeded, 0)
+	failed := rec(p+"Kunde-Ü:PUT:/v2/orders:k3", inspect.StateFailed, inspect.FlagNoTTL)
+	all := []*inspect.Record{stale, done, failed}
 
 	search := func(text string) Search {
 		t.Helper()
@@ -31,24 +33,24 @@ func TestFilterMatch(t *testing.T) {
 	cases := []struct {
 		name string
 		f    Filter
-		want []*Record
+		want []*inspect.Record
 	}{
 		{"zero passes all", Filter{}, all},
-		{"states: any of", Filter{States: StatesOf(StateProcessing, StateFailed)}, []*Record{stale, failed}},
-		{"stale", Filter{Stale: true}, []*Record{stale}},
-		{"flags: all of", Filter{Flags: FlagStale | FlagNoTTL}, []*Record{stale}},
-		{"flag", Filter{Flags: FlagNoTTL}, []*Record{stale, failed}},
-		{"substring, any case", Filter{Search: search("CUSTOMER-4")}, []*Record{stale}},
-		{"substring, non-ASCII key", Filter{Search: search("kunde-ü")}, []*Record{failed}},
-		{"glob", Filter{Search: search("*:/v2/orders:*")}, []*Record{done, failed}},
-		{"capture glob", Filter{Search: search("principal=customer-*")}, []*Record{stale, done}},
+		{"states: any of", Filter{States: StatesOf(inspect.StateProcessing, inspect.StateFailed)}, []*inspect.Record{stale, failed}},
+		{"stale", Filter{Stale: true}, []*inspect.Record{stale}},
+		{"flags: all of", Filter{Flags: inspect.FlagStale | inspect.FlagNoTTL}, []*inspect.Record{stale}},
+		{"flag", Filter{Flags: inspect.FlagNoTTL}, []*inspect.Record{stale, failed}},
+		{"substring, any case", Filter{Search: search("CUSTOMER-4")}, []*inspect.Record{stale}},
+		{"substring, non-ASCII key", Filter{Search: search("kunde-ü")}, []*inspect.Record{failed}},
+		{"glob", Filter{Search: search("*:/v2/orders:*")}, []*inspect.Record{done, failed}},
+		{"capture glob", Filter{Search: search("principal=customer-*")}, []*inspect.Record{stale, done}},
 		{"search terms: all of", Filter{Search: search("state=processing state=failed")}, nil},
-		{"search stale and flag", Filter{Search: search("stale flag=no_ttl")}, []*Record{stale}},
-		{"criteria combine", Filter{States: StatesOf(StateFailed, StateSucceeded), Search: search("orders")}, []*Record{done, failed}},
+		{"search stale and flag", Filter{Search: search("stale flag=no_ttl")}, []*inspect.Record{stale}},
+		{"criteria combine", Filter{States: StatesOf(inspect.StateFailed, inspect.StateSucceeded), Search: search("orders")}, []*inspect.Record{done, failed}},
 		{"brackets are plain", Filter{Search: search("[k]*")}, nil},
 	}
 	for _, c := range cases {
-		var got []*Record
+		var got []*inspect.Record
 		for _, r := range all {
 			if c.f.Match(r) {
 				got = append(got, r)
@@ -71,11 +73,11 @@ func TestFilterMatch(t *testing.T) {
 
 func TestFilterParseAndDescribe(t *testing.T) {
 	st, err := ParseStates([]string{" Processing", "failed "})
-	if err != nil || st != StatesOf(StateProcessing, StateFailed) {
+	if err != nil || st != StatesOf(inspect.StateProcessing, inspect.StateFailed) {
 		t.Fatalf("ParseStates: %v, %v", st, err)
 	}
 	fl, err := ParseFlags([]string{"no_ttl", " stale"})
-	if err != nil || fl != FlagNoTTL|FlagStale {
+	if err != nil || fl != inspect.FlagNoTTL|inspect.FlagStale {
 		t.Fatalf("ParseFlags: %v, %v", fl, err)
 	}
 	s, err := ParseSearch("customer-42 principal=c*")
@@ -103,11 +105,11 @@ func TestFilterParseAndDescribe(t *testing.T) {
 		}
 	}
 	// The TUI's table shows one short word per flag; a filter takes it too.
-	if fs, err := ParseFlags([]string{"stuck", "nottl"}); err != nil || fs != FlagProcessingNoTTL|FlagNoTTL {
+	if fs, err := ParseFlags([]string{"stuck", "nottl"}); err != nil || fs != inspect.FlagProcessingNoTTL|inspect.FlagNoTTL {
 		t.Errorf("short flag names: %v %v", fs, err)
 	}
-	for _, fi := range AllFlags() {
-		if f, err := ParseFlag(fi.Short); err != nil || f != fi.Flag {
+	for _, fi := range inspect.AllFlags() {
+		if f, err := inspect.ParseFlag(fi.Short); err != nil || f != fi.Flag {
 			t.Errorf("short name %q of %s: %v %v", fi.Short, fi.Name, f, err)
 		}
 	}
@@ -117,14 +119,14 @@ func second[T any](_ T, err error) error { return err }
 
 // The TUI filters its whole view on every change: no allocation per record.
 func TestFilterMatchAllocatesNothing(t *testing.T) {
-	ks := mustKeyspace(t, "atlasmart", nil)
-	r := &Record{Key: "atlasmart:ch23:idem:customer-42:POST:/v2/checkout:k1", Keyspace: ks, State: StateProcessing}
+	ks := inspecttest.Keyspace(t, "atlasmart")
+	r := &inspect.Record{Key: "atlasmart:ch23:idem:customer-42:POST:/v2/checkout:k1", Keyspace: ks, State: inspect.StateProcessing}
 	r.Groups, _ = ks.Template.Match(r.Key)
 	s, err := ParseSearch("customer *checkout* principal=cust* state=processing")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := Filter{States: StatesOf(StateProcessing), Search: s}
+	f := Filter{States: StatesOf(inspect.StateProcessing), Search: s}
 	if n := testing.AllocsPerRun(100, func() { f.Match(r) }); n != 0 || !f.Match(r) {
 		t.Fatalf("Match: %v allocations, matched %v", n, f.Match(r))
 	}
