@@ -21,6 +21,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 	"github.com/idemctl/idemctl/internal/safefile"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/internal/yamldoc"
@@ -118,7 +119,7 @@ type Rule struct {
 	KeyspaceName string
 	Keyspace     *inspect.Keyspace
 	Line         int
-	States       inspect.StateSet
+	States       filter.StateSet
 	Flags        inspect.Flags
 	MinOverdue   time.Duration
 	LockAbsent   bool
@@ -236,10 +237,10 @@ func checkRule(rc RuleConfig, at func(key ...string) int) (*Rule, error) {
 		states = []string{inspect.StateProcessing.String()}
 	}
 	var err error
-	if r.States, err = inspect.ParseStates(states); err != nil {
+	if r.States, err = filter.ParseStates(states); err != nil {
 		return nil, bad([]string{"select", "states"}, "select.states: %v", err)
 	}
-	if r.Flags, err = inspect.ParseFlags(rc.Select.Flags); err != nil {
+	if r.Flags, err = filter.ParseFlags(rc.Select.Flags); err != nil {
 		return nil, bad([]string{"select", "flags"}, "select.flags: %v", err)
 	}
 	if r.MinOverdue < 0 {
