@@ -1,5 +1,7 @@
 package inspect
 
+import "github.com/idemctl/idemctl/inspect/keytemplate"
+
 // Value is one key's value as a reader other than the server's pipelines
 // holds it (a snapshot's, inspect/snapshot): a string's head and length,
 // or the hash fields the keyspaces read.
@@ -27,7 +29,7 @@ type HashField struct {
 // million records a second, and one allocation serves hundreds.
 type Classifier struct {
 	arena  arena
-	groups groupSlab
+	groups keytemplate.Slab
 }
 
 // Str copies b into the classifier's blocks: a string records may keep

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/keytemplate"
 )
 
 // Ledger shapes: how a dedupe ledger of processed event IDs is kept.
@@ -38,11 +38,11 @@ const (
 type Ledger struct {
 	Name      string
 	Match     string
-	Shape     string            // ZSetWindow or SetPerPeriod
-	Window    time.Duration     // how long an entry is meant to be kept
-	ScoreUnit string            // zset: ScoreMillis or ScoreSeconds
-	Template  *inspect.Template // set: captures {period}
-	Period    string            // set: the {period} capture's Go time layout
+	Shape     string                // ZSetWindow or SetPerPeriod
+	Window    time.Duration         // how long an entry is meant to be kept
+	ScoreUnit string                // zset: ScoreMillis or ScoreSeconds
+	Template  *keytemplate.Template // set: captures {period}
+	Period    string                // set: the {period} capture's Go time layout
 }
 
 // Spec is a ledger keyspace as configured; zero values take the
@@ -88,7 +88,7 @@ func New(sp Spec) (*Ledger, error) {
 
 // compilePeriod checks a set-per-period ledger's template and layout.
 func (l *Ledger) compilePeriod(tpl string) error {
-	t, err := inspect.ParseTemplate(tpl)
+	t, err := keytemplate.Parse(tpl)
 	if err != nil {
 		return fmt.Errorf("ledger %s: %v", l.Name, err)
 	}

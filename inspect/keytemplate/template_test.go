@@ -1,4 +1,4 @@
-package inspect
+package keytemplate
 
 import (
 	"fmt"
@@ -28,9 +28,9 @@ func TestTemplateMatch(t *testing.T) {
 		{"", "anything at all", []string{}},
 	}
 	for _, c := range cases {
-		tp, err := ParseTemplate(c.tpl)
+		tp, err := Parse(c.tpl)
 		if err != nil {
-			t.Fatalf("ParseTemplate(%q): %v", c.tpl, err)
+			t.Fatalf("Parse(%q): %v", c.tpl, err)
 		}
 		got, ok := tp.Match(c.key)
 		if c.want == nil {
@@ -54,15 +54,15 @@ func TestTemplateMatch(t *testing.T) {
 
 func TestTemplateErrors(t *testing.T) {
 	for _, bad := range []string{"a:{x", "a:{}", "a:{x-y}", "{a}{b}", "{a}:{a}", "{a...}:{b...}"} {
-		if _, err := ParseTemplate(bad); err == nil {
-			t.Errorf("ParseTemplate(%q): no error", bad)
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("Parse(%q): no error", bad)
 		}
 	}
 }
 
 // A hostile 64 KB key full of delimiters must not make the matcher blow up.
 func TestTemplateHostileKey(t *testing.T) {
-	tp, _ := ParseTemplate("p:{a}:{b...}:{c}")
+	tp, _ := Parse("p:{a}:{b...}:{c}")
 	key := "p:" + strings.Repeat(":", 64<<10)
 	if _, ok := tp.Match(key); ok {
 		t.Fatal("matched a key of colons")
@@ -106,7 +106,7 @@ func matchByteByByte(t *Template, pi int, s string, groups []string) bool {
 	return false
 }
 
-// TestTemplateMatchAgreesByteByByte compares Match, and matchIn through a
+// TestTemplateMatchAgreesByteByByte compares Match, and MatchIn through a
 // slab, with the plain matcher on templates and keys over a small alphabet
 // (so that literals recur and the matcher backtracks).
 func TestTemplateMatchAgreesByteByByte(t *testing.T) {
@@ -118,7 +118,7 @@ func TestTemplateMatchAgreesByteByByte(t *testing.T) {
 		}
 		return string(b)
 	}
-	var slab groupSlab
+	var slab Slab
 	matched := 0
 	for range 20_000 {
 		var src, kb strings.Builder // kb: the template filled in, at times cut
@@ -137,7 +137,7 @@ func TestTemplateMatchAgreesByteByByte(t *testing.T) {
 			src.WriteString(lit)
 			kb.WriteString(lit)
 		}
-		tp, err := ParseTemplate(src.String())
+		tp, err := Parse(src.String())
 		if err != nil {
 			continue // two spans
 		}
@@ -148,7 +148,7 @@ func TestTemplateMatchAgreesByteByByte(t *testing.T) {
 		want := make([]string, len(tp.names))
 		wok := matchByteByByte(tp, 0, key, want)
 		got, ok := tp.Match(key)
-		got2, ok2 := tp.matchIn(key, &slab)
+		got2, ok2 := tp.MatchIn(key, &slab)
 		if ok != wok || ok2 != wok || ok && (!reflect.DeepEqual(got, want) || !reflect.DeepEqual(got2, want)) {
 			t.Fatalf("%q on %q: got %q %v, slab %q %v, want %q %v", src.String(), key, got, ok, got2, ok2, want, wok)
 		}

@@ -1,4 +1,11 @@
-package inspect
+// Package keytemplate parses and matches key templates: the shape of a
+// keyspace's (or a ledger's) key names, with named captures such as
+// {principal} or {endpoint...} that records are grouped and found by, and
+// fills one from values to name a key.
+//
+// Floor 0 of ARCHITECTURE.md, a foundation: it imports nothing of
+// idemctl's.
+package keytemplate
 
 import (
 	"fmt"
@@ -24,9 +31,9 @@ type tplPart struct {
 	span    bool   // {name...}
 }
 
-// ParseTemplate compiles a key template. An empty template matches every key
+// Parse compiles a key template. An empty template matches every key
 // and captures nothing.
-func ParseTemplate(src string) (*Template, error) {
+func Parse(src string) (*Template, error) {
 	t := &Template{src: src, delim: ':'}
 	rest := src
 	seen := map[string]bool{}
@@ -142,8 +149,8 @@ func (t *Template) Match(key string) (groups []string, ok bool) {
 	return groups, true
 }
 
-// matchIn is Match with the captures carved from slab; nil: Match.
-func (t *Template) matchIn(key string, slab *groupSlab) ([]string, bool) {
+// MatchIn is Match with the captures carved from slab; nil: Match.
+func (t *Template) MatchIn(key string, slab *Slab) ([]string, bool) {
 	if t.Empty() || slab == nil {
 		return t.Match(key)
 	}
@@ -156,24 +163,24 @@ func (t *Template) matchIn(key string, slab *groupSlab) ([]string, bool) {
 	return groups, true
 }
 
-// groupSlab hands out Record.Groups from shared blocks: one allocation for
+// Slab hands out Record.Groups from shared blocks: one allocation for
 // hundreds of records instead of one each. A block lives while any record's
 // Groups does; each slice is capped, so an append to one cannot reach the
 // next.
-type groupSlab struct{ buf []string }
+type Slab struct{ buf []string }
 
-const groupSlabBlock = 1024
+const slabBlock = 1024
 
 // next is the free room for n captures, taken only by keep.
-func (g *groupSlab) next(n int) []string {
+func (g *Slab) next(n int) []string {
 	if g.buf == nil || cap(g.buf)-len(g.buf) < n {
-		g.buf = make([]string, 0, max(groupSlabBlock, n))
+		g.buf = make([]string, 0, max(slabBlock, n))
 	}
 	i := len(g.buf)
 	return g.buf[i : i+n : i+n]
 }
 
-func (g *groupSlab) keep(n int) { g.buf = g.buf[:len(g.buf)+n] }
+func (g *Slab) keep(n int) { g.buf = g.buf[:len(g.buf)+n] }
 
 // match is a small backtracking matcher: literals must match exactly, a
 // segment capture takes up to the next delimiter, a span capture tries the
