@@ -10,6 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/time/rate"
+
+	"github.com/idemctl/idemctl/inspect/pace"
 )
 
 // Options tune a scan. Zero values take the defaults.
@@ -148,9 +150,9 @@ func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<-
 	// Under a latency budget each batch is read before the next SCAN, its
 	// size set by the pacer; otherwise batches of opt.Count overlap.
 	if opt.MaxLatency > 0 {
-		s.pace = startPacer(s.ctx, n.client, opt.MaxLatency, min(opt.Count, 100))
-		defer s.pace.stop()
-		s.count = s.pace.size
+		s.pace = pace.Start(s.ctx, n.client, opt.MaxLatency, min(opt.Count, 100))
+		defer s.pace.Stop()
+		s.count = s.pace.Size()
 	}
 	s.startReaders()
 	s.pending = make([]string, 0, s.count)
@@ -177,7 +179,7 @@ type nodeScan struct {
 	task   int
 	cov    Coverage
 	f      *fetcher
-	pace   *pacer // nil: no latency budget
+	pace   *pace.Pacer // nil: no latency budget
 	// refused is why the server refused the script read path, if it did.
 	refused string
 	count   int // keys per SCAN and per batch (the pacer's, under a budget)

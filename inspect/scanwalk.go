@@ -40,7 +40,7 @@ func (s *nodeScan) walkClient(smp *sampling, cursor uint64) {
 		}
 		var gap time.Duration
 		if s.pace != nil {
-			s.count, gap = s.pace.adjust()
+			s.count, gap = s.pace.Adjust()
 		}
 		if len(s.pending)+len(s.locks) > 0 && (s.pace != nil || time.Since(s.pendingSince) >= s.opt.FlushAfter) {
 			// Under a budget the next SCAN rides with this batch's last
@@ -69,8 +69,8 @@ func (s *nodeScan) scanCall(cursor uint64, ahead *scanAhead) ([]string, uint64, 
 		return ahead.cmd.Result()
 	}
 	if s.pace != nil {
-		s.pace.begin()
-		defer s.pace.end()
+		s.pace.Begin()
+		defer s.pace.End()
 	}
 	return s.n.client.Scan(s.ctx, cursor, s.ks.Match, int64(s.count)).Result()
 }

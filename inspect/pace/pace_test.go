@@ -1,17 +1,13 @@
-package inspect
+package pace
 
 import (
-	"fmt"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // probes files n probes of round trip rtt, sent while the scan was busy or
 // not, one every 2 ms before now.
-func probes(p *pacer, now time.Time, n int, busy bool, rtt time.Duration) {
+func probes(p *Pacer, now time.Time, n int, busy bool, rtt time.Duration) {
 	for i := n; i > 0; i-- {
 		p.observe(now.Add(-time.Duration(i)*probeEvery), busy, rtt)
 	}
@@ -20,19 +16,19 @@ func probes(p *pacer, now time.Time, n int, busy bool, rtt time.Duration) {
 // What the server spent per key caps the batch, whatever the probes say:
 // one pipeline may hold the server for half the budget at most.
 func TestPacerCapsBatchByServerTime(t *testing.T) {
-	p := newPacer(time.Millisecond, 100*time.Microsecond, 1000)
-	p.served(200, 2*time.Millisecond) // 10 µs a key
-	if got, _ := p.adjust(); got != 50 {
+	p := New(time.Millisecond, 100*time.Microsecond, 1000)
+	p.Served(200, 2*time.Millisecond) // 10 µs a key
+	if got, _ := p.Adjust(); got != 50 {
 		t.Fatalf("size %d, want 50 (0.5 ms at 10 µs a key)", got)
 	}
-	p.served(200, 0) // not measured: no change
-	p.served(0, time.Second)
+	p.Served(200, 0) // not measured: no change
+	p.Served(0, time.Second)
 	if p.perKey != 10*time.Microsecond {
 		t.Fatalf("perKey %v after unmeasured batches", p.perKey)
 	}
 	for range 100 {
-		p.served(100, 100*time.Microsecond) // 1 µs a key: grows towards 500
-		p.adjust()
+		p.Served(100, 100*time.Microsecond) // 1 µs a key: grows towards 500
+		p.Adjust()
 	}
 	if p.size <= 400 || p.size > 500 {
 		t.Fatalf("size %d, want (400, 500]", p.size)
@@ -44,17 +40,17 @@ func TestPacerCapsBatchByServerTime(t *testing.T) {
 		if i%5 == 0 {
 			span = time.Millisecond
 		}
-		p.served(100, span)
-		p.adjust()
+		p.Served(100, span)
+		p.Adjust()
 	}
 	if p.size <= 400 {
 		t.Fatalf("size %d after a few slow batches among steady ones, want > 400", p.size)
 	}
 	// A lasting rise in cost does.
 	for range perKeyBatches {
-		p.served(100, time.Millisecond)
+		p.Served(100, time.Millisecond)
 	}
-	if got, _ := p.adjust(); got != 50 {
+	if got, _ := p.Adjust(); got != 50 {
 		t.Fatalf("size %d after a lasting rise to 10 µs a key, want 50", got)
 	}
 }
@@ -64,14 +60,14 @@ func TestPacerCapsBatchByServerTime(t *testing.T) {
 // else's load, and the batch keeps growing.
 func TestPacerCountsOnlyItsOwnDelay(t *testing.T) {
 	now := time.Now()
-	p := newPacer(time.Millisecond, 100*time.Microsecond, 100)
+	p := New(time.Millisecond, 100*time.Microsecond, 100)
 	probes(p, now, 60, false, 3*time.Millisecond) // the machine is busy with others
 	probes(p, now, 60, true, 150*time.Microsecond)
 	if got, _ := p.adjustAt(now); got != 106 {
 		t.Fatalf("others' load: size %d, want 106 (grown)", got)
 	}
 
-	p = newPacer(time.Millisecond, 100*time.Microsecond, 100)
+	p = New(time.Millisecond, 100*time.Microsecond, 100)
 	probes(p, now, 60, false, 150*time.Microsecond)
 	probes(p, now, 60, true, time.Millisecond) // 850 µs more than apart
 	if got, _ := p.adjustAt(now); got != 60 {
@@ -92,23 +88,23 @@ func TestPacerCountsOnlyItsOwnDelay(t *testing.T) {
 // calm, the gap goes before the batch grows again.
 func TestPacerGap(t *testing.T) {
 	now := time.Now()
-	p := newPacer(time.Millisecond, 100*time.Microsecond, paceMinBatch)
+	p := New(time.Millisecond, 100*time.Microsecond, MinBatch)
 	for range 4 {
 		probes(p, now, cutSettle, true, 2*time.Millisecond)
 		p.adjustAt(now)
 	}
-	if p.size != paceMinBatch || p.gap != 8*time.Millisecond {
-		t.Fatalf("size %d gap %v, want %d and 8ms", p.size, p.gap, paceMinBatch)
+	if p.size != MinBatch || p.gap != 8*time.Millisecond {
+		t.Fatalf("size %d gap %v, want %d and 8ms", p.size, p.gap, MinBatch)
 	}
 	for range 200 {
 		probes(p, now, 10, true, p.gap) // nothing added beyond the level of the idle probes
 		probes(p, now, 10, false, p.gap)
 		p.adjustAt(now)
-		if p.gap > 0 && p.size != paceMinBatch {
+		if p.gap > 0 && p.size != MinBatch {
 			t.Fatalf("grew to %d with a gap of %v", p.size, p.gap)
 		}
 	}
-	if p.gap != 0 || p.size <= paceMinBatch {
+	if p.gap != 0 || p.size <= MinBatch {
 		t.Fatalf("calm: size %d gap %v", p.size, p.gap)
 	}
 }
@@ -118,7 +114,7 @@ func TestPacerGap(t *testing.T) {
 // the scan stands in for the probes apart.
 func TestPacerFewProbes(t *testing.T) {
 	now := time.Now()
-	p := newPacer(time.Millisecond, 100*time.Microsecond, 100)
+	p := New(time.Millisecond, 100*time.Microsecond, 100)
 	probes(p, now, minCounted-1, true, 5*time.Millisecond)
 	if got, _ := p.adjustAt(now); got != 106 {
 		t.Fatalf("size %d, want 106", got)
@@ -126,44 +122,5 @@ func TestPacerFewProbes(t *testing.T) {
 	probes(p, now, 40, true, time.Millisecond) // 900 µs above the idle level
 	if got, _ := p.adjustAt(now); got != 63 {
 		t.Fatalf("size %d, want 63", got)
-	}
-}
-
-// Under a budget each batch says how long the server spent on its longest
-// pipeline, by the server's clock; otherwise it costs no extra command.
-func TestFetchServerSpan(t *testing.T) {
-	_, c := redistest.SharedClient(t)
-	ctx := t.Context()
-	s, err := Preset("atlasmart")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ks, err := NewKeyspace(KeyspaceSpec{Name: "span", Schema: s, ReserveTTL: time.Hour, ProcessingTimeout: time.Minute, Retention: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := make([]string, 2000)
-	pipe := c.Pipeline()
-	for i := range keys {
-		keys[i] = fmt.Sprintf("atlasmart:ch23:idem:span:POST:/orders:%d", i)
-		pipe.HSet(ctx, keys[i], "fingerprint", "abc", "state", "SUCCEEDED", "status", "201", "response", strings.Repeat("x", 500))
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for _, span := range []bool{true, false} {
-		f := &fetcher{c: c, ks: ks, memOn: newTrue(), span: span}
-		res, err := f.fetch(ctx, keys)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.records) != len(keys) {
-			t.Fatalf("%d records", len(res.records))
-		}
-		// 2,000 keys take the server well over a microsecond a key, and
-		// well under a second.
-		if span && (res.serverSpan < 2*time.Millisecond || res.serverSpan > time.Second) || !span && res.serverSpan != 0 {
-			t.Fatalf("span %v: server time %v", span, res.serverSpan)
-		}
 	}
 }

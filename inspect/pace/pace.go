@@ -1,4 +1,10 @@
-package inspect
+// Package pace keeps a scan within a latency budget instead of a
+// throttle: each batch sized from the server's own clock, and a probe on a
+// connection of its own backing off when other clients would wait.
+//
+// Floor 0 of ARCHITECTURE.md, a foundation: it imports nothing of
+// idemctl's.
+package pace
 
 import (
 	"context"
@@ -12,12 +18,12 @@ import (
 // A latency budget instead of a throttle. Redis runs one command at a time,
 // so what another client waits behind a scan is the server work of the
 // scan's commands read before its own: one pipeline's worth at most, since
-// only one batch is read at a time. The pacer bounds that two ways:
+// only one batch is read at a time. The Pacer bounds that two ways:
 //
 //   - From the server's own clock: each pipeline is bracketed by two TIME
 //     commands, so each batch says how long the server spent on it per
 //     key. The next batch is capped so that its longest pipeline takes the
-//     server at most burstShare of the budget: a command that arrives
+//     server at most BurstShare of the budget: a command that arrives
 //     behind it waits no longer than that.
 //   - From what another client sees, as a safety net: a PING on a
 //     connection of its own, every probeEvery. Probes sent while one of
@@ -31,32 +37,32 @@ import (
 //     shrinks first, then the batch grows up to the cap.
 
 const (
-	probeEvery   = 2 * time.Millisecond
-	probeWindow  = 128                    // probes of each kind steered by…
-	windowSpan   = 500 * time.Millisecond // …if this recent
-	minCounted   = 8                      // fewer recent probes during the scan's commands: calm
-	paceMinBatch = 10
-	paceMaxBatch = 5000
-	idleProbes   = 25
-	maxGap       = 50 * time.Millisecond
+	probeEvery  = 2 * time.Millisecond
+	probeWindow = 128                    // probes of each kind steered by…
+	windowSpan  = 500 * time.Millisecond // …if this recent
+	minCounted  = 8                      // fewer recent probes during the scan's commands: calm
+	MinBatch    = 10
+	MaxBatch    = 5000
+	idleProbes  = 25
+	maxGap      = 50 * time.Millisecond
 	// A cut waits for this many new probes, so one slow probe still in
 	// the window is not answered twice.
 	cutSettle = 16
-	// The probes' quantile the pacer steers by.
+	// The probes' quantile the Pacer steers by.
 	steerQuantile = 0.9
 	// Batches whose server time per key sizes the next.
 	perKeyBatches = 15
 )
 
 // Fractions of the budget: one pipeline's server time, and the added
-// latency above which the pacer backs off and below which it speeds up.
+// latency above which the Pacer backs off and below which it speeds up.
 const (
-	burstShare = 0.5
+	BurstShare = 0.5
 	cutAt      = 0.6
 	growAt     = 0.3
 )
 
-type pacer struct {
+type Pacer struct {
 	budget  time.Duration
 	idle    time.Duration // the probe's median round trip before the scan started
 	size    int           // keys per SCAN COUNT and pipeline now
@@ -102,10 +108,10 @@ func (w *window) quantile(since time.Time, q float64) (time.Duration, int) {
 	return rtts[min(int(q*float64(len(rtts))), len(rtts)-1)], len(rtts)
 }
 
-// startPacer measures the idle round trip on c, then probes in the
-// background until stop. start is the first batch size.
-func startPacer(ctx context.Context, c redis.UniversalClient, budget time.Duration, start int) *pacer {
-	p := newPacer(budget, idleRoundTrip(ctx, c), start)
+// Start measures the idle round trip on c, then probes in the
+// background until Stop. start is the first batch size.
+func Start(ctx context.Context, c redis.UniversalClient, budget time.Duration, start int) *Pacer {
+	p := New(budget, idleRoundTrip(ctx, c), start)
 	ctx, cancel := context.WithCancel(ctx)
 	p.stopped = func() { cancel(); p.wg.Wait() }
 	p.wg.Add(1)
@@ -116,16 +122,22 @@ func startPacer(ctx context.Context, c redis.UniversalClient, budget time.Durati
 	return p
 }
 
-func newPacer(budget, idle time.Duration, start int) *pacer {
-	return &pacer{budget: budget, idle: idle, size: min(max(start, paceMinBatch), paceMaxBatch), fresh: cutSettle}
+// New is a pacer without its probe (Start runs one), for tests and for
+// steering from observations alone.
+func New(budget, idle time.Duration, start int) *Pacer {
+	return &Pacer{budget: budget, idle: idle, size: min(max(start, MinBatch), MaxBatch), fresh: cutSettle}
 }
 
-func (p *pacer) stop() { p.stopped() }
+// Stop ends the probe.
+func (p *Pacer) Stop() { p.stopped() }
+
+// Size is the batch size the pacer starts from, or last set.
+func (p *Pacer) Size() int { return p.size }
 
 // Probe PINGs c every interval until ctx ends and hands each round trip to
 // seen: what another client's command waits, queueing included. A failed
 // PING is skipped; it says nothing about queueing. The benchmark harness
-// measures with the same probe the pacer steers by.
+// measures with the same probe the Pacer steers by.
 func Probe(ctx context.Context, c redis.UniversalClient, every time.Duration, seen func(time.Duration)) {
 	probeLoop(ctx, c, every, func() bool { return false }, func(_ bool, rtt time.Duration) { seen(rtt) })
 }
@@ -168,7 +180,7 @@ func idleRoundTrip(ctx context.Context, c redis.UniversalClient) time.Duration {
 // observe files one probe that came back at now: during the scan's
 // commands if one was out when it was sent. (Not "at any time while it
 // waited": a slow probe would then count as the scan's whatever slowed it.)
-func (p *pacer) observe(now time.Time, busy bool, rtt time.Duration) {
+func (p *Pacer) observe(now time.Time, busy bool, rtt time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if busy {
@@ -179,21 +191,21 @@ func (p *pacer) observe(now time.Time, busy bool, rtt time.Duration) {
 	}
 }
 
-func (p *pacer) isBusy() bool {
+func (p *Pacer) isBusy() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.busy
 }
 
-// begin marks a command of the scan's (SCAN or a batch read) as out.
-func (p *pacer) begin() {
+// Begin marks a command of the scan's (SCAN or a batch read) as out.
+func (p *Pacer) Begin() {
 	p.mu.Lock()
 	p.busy = true
 	p.mu.Unlock()
 }
 
-// end marks it back.
-func (p *pacer) end() {
+// End marks it back.
+func (p *Pacer) End() {
 	p.mu.Lock()
 	p.busy = false
 	p.mu.Unlock()
@@ -202,7 +214,7 @@ func (p *pacer) end() {
 // added is what the scan adds to another client's high round trips now,
 // and whether enough probes overlapped its commands to say. Too few: the
 // scan was mostly idle, so it cannot have been in anyone's way.
-func (p *pacer) added(now time.Time) (time.Duration, int, bool) {
+func (p *Pacer) added(now time.Time) (time.Duration, int, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	since := now.Add(-windowSpan)
@@ -217,9 +229,9 @@ func (p *pacer) added(now time.Time) (time.Duration, int, bool) {
 	return during - base, p.fresh, true
 }
 
-// served tells the pacer how long the server spent on the last batch's
+// Served tells the Pacer how long the server spent on the last batch's
 // main pipeline (0: not measured).
-func (p *pacer) served(keys int, span time.Duration) {
+func (p *Pacer) Served(keys int, span time.Duration) {
 	if keys <= 0 || span <= 0 {
 		return
 	}
@@ -235,10 +247,10 @@ func (p *pacer) served(keys int, span time.Duration) {
 	p.perKey = sorted[n/2]
 }
 
-// adjust sizes the next batch and the pause before it.
-func (p *pacer) adjust() (int, time.Duration) { return p.adjustAt(time.Now()) }
+// Adjust sizes the next batch and the pause before it.
+func (p *Pacer) Adjust() (int, time.Duration) { return p.adjustAt(time.Now()) }
 
-func (p *pacer) adjustAt(now time.Time) (int, time.Duration) {
+func (p *Pacer) adjustAt(now time.Time) (int, time.Duration) {
 	added, fresh, known := p.added(now)
 	switch {
 	case known && added > time.Duration(float64(p.budget)*cutAt):
@@ -246,8 +258,8 @@ func (p *pacer) adjustAt(now time.Time) (int, time.Duration) {
 			p.mu.Lock()
 			p.fresh = 0
 			p.mu.Unlock()
-			if p.size > paceMinBatch {
-				p.size = max(paceMinBatch, p.size*6/10)
+			if p.size > MinBatch {
+				p.size = max(MinBatch, p.size*6/10)
 			} else {
 				p.gap = min(maxGap, max(p.gap*2, time.Millisecond))
 			}
@@ -258,12 +270,12 @@ func (p *pacer) adjustAt(now time.Time) (int, time.Duration) {
 				p.gap = 0
 			}
 		} else {
-			p.size = min(paceMaxBatch, p.size+max(1, p.size/16))
+			p.size = min(MaxBatch, p.size+max(1, p.size/16))
 		}
 	}
 	if p.perKey > 0 {
-		limit := int(float64(p.budget) * burstShare / float64(p.perKey))
-		p.size = min(p.size, max(limit, paceMinBatch))
+		limit := int(float64(p.budget) * BurstShare / float64(p.perKey))
+		p.size = min(p.size, max(limit, MinBatch))
 	}
 	return p.size, p.gap
 }
