@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/idemctl/idemctl/inspect/topology"
 	"github.com/idemctl/idemctl/internal/offheap"
 )
 
@@ -107,7 +108,7 @@ func (d *dedup) needPlan() bool {
 // keys and the share of its table they came from (0: too early to tell).
 // Keys spread over a cluster's nodes by slot, so a node serving a quarter
 // of the slots stands for a quarter of the keys.
-func dedupEstimate(opt Options, n node, keys int64, share float64, elapsed time.Duration) int64 {
+func dedupEstimate(opt Options, n topology.Node, keys int64, share float64, elapsed time.Duration) int64 {
 	if share <= 0 || (keys < planKeys && share < 1.0/256) {
 		return 0
 	}
@@ -122,8 +123,8 @@ func dedupEstimate(opt Options, n node, keys int64, share float64, elapsed time.
 		perNode = min(perNode, float64(opt.MaxKeys))
 	}
 	nodes := 1.0
-	if n.nslots > 0 {
-		nodes = float64(clusterSlots) / float64(n.nslots)
+	if n.NSlots > 0 {
+		nodes = float64(topology.ClusterSlots) / float64(n.NSlots)
 	}
 	return int64(perNode * nodes)
 }

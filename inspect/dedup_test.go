@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/idemctl/idemctl/inspect/topology"
 )
 
 func TestDedupSet(t *testing.T) {
@@ -102,11 +104,11 @@ func used(b *fpBucket) int {
 }
 
 func TestDedupEstimate(t *testing.T) {
-	standalone, quarter := node{}, node{nslots: clusterSlots / 4}
+	standalone, quarter := topology.Node{}, topology.Node{NSlots: topology.ClusterSlots / 4}
 	for _, c := range []struct {
 		name  string
 		opt   Options
-		n     node
+		n     topology.Node
 		keys  int64
 		share float64
 		want  int64

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/idemctl/idemctl/inspect/pace"
+	"github.com/idemctl/idemctl/inspect/topology"
 )
 
 // Options tune a scan. Zero values take the defaults.
@@ -134,23 +135,23 @@ func (c Coverage) KeysPerSec() float64 {
 // flight (the record reader, scanread.go), and sends classified records
 // to out. seen is shared by the nodes of a scan so a key met twice (a slot
 // migrating mid-scan) is reported once. Cancel ctx to stop.
-func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<- Batch, seen *dedup, prog *progress, task int) Coverage {
+func scanNode(ctx context.Context, n topology.Node, ks *Keyspace, opt Options, out chan<- Batch, seen *dedup, prog *progress, task int) Coverage {
 	s := &nodeScan{n: n, ks: ks, opt: opt, out: out, seen: seen, prog: prog, task: task, count: opt.Count,
-		cov: Coverage{Keyspace: ks.Name, Match: ks.Match, Node: n.addr, Role: n.role, Slots: n.slots, Started: time.Now()}}
+		cov: Coverage{Keyspace: ks.Name, Match: ks.Match, Node: n.Addr, Role: n.Role, Slots: n.Slots, Started: time.Now()}}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	defer s.cancel()
-	startID := runID(s.ctx, n.client)
+	startID := topology.RunID(s.ctx, n.Client)
 	s.memOn.Store(!opt.NoMemory)
-	s.f = &fetcher{c: n.client, ks: ks, memOn: &s.memOn, respAll: opt.ResponseSizes, span: opt.MaxLatency > 0}
+	s.f = &fetcher{c: n.Client, ks: ks, memOn: &s.memOn, respAll: opt.ResponseSizes, span: opt.MaxLatency > 0}
 	var err error
-	if s.f.script, s.refused, err = probeScript(s.ctx, n.client, opt.ReadPath, opt.MaxLatency, n.nslots > 0); err != nil {
+	if s.f.script, s.refused, err = probeScript(s.ctx, n.Client, opt.ReadPath, opt.MaxLatency, n.NSlots > 0); err != nil {
 		s.fail(err)
 		return s.finish(startID)
 	}
 	// Under a latency budget each batch is read before the next SCAN, its
 	// size set by the pacer; otherwise batches of opt.Count overlap.
 	if opt.MaxLatency > 0 {
-		s.pace = pace.Start(s.ctx, n.client, opt.MaxLatency, min(opt.Count, 100))
+		s.pace = pace.Start(s.ctx, n.Client, opt.MaxLatency, min(opt.Count, 100))
 		defer s.pace.Stop()
 		s.count = s.pace.Size()
 	}
@@ -170,7 +171,7 @@ func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<-
 type nodeScan struct {
 	ctx    context.Context
 	cancel context.CancelFunc
-	n      node
+	n      topology.Node
 	ks     *Keyspace
 	opt    Options
 	out    chan<- Batch
@@ -217,12 +218,12 @@ func (s *nodeScan) finish(startID string) Coverage {
 	case startID != "":
 		// A SCAN cursor means nothing to another process: a restart or
 		// failover mid-scan can miss keys, so say so.
-		if end := runID(s.ctx, s.n.client); end != "" && end != startID {
-			cov.Err = fmt.Errorf("%s restarted or failed over during the scan: keys may be missing; rescan", s.n.addr)
+		if end := topology.RunID(s.ctx, s.n.Client); end != "" && end != startID {
+			cov.Err = fmt.Errorf("%s restarted or failed over during the scan: keys may be missing; rescan", s.n.Addr)
 		}
 	}
-	if s.n.role == "replica" {
-		cov.Lag = replicaLag(s.ctx, s.n.client)
+	if s.n.Role == "replica" {
+		cov.Lag = topology.ReplicaLag(s.ctx, s.n.Client)
 	}
 	if cov.Sampled && cov.Share >= 1 {
 		cov.Sampled, cov.Complete = false, cov.Err == nil // a sample of everything is the whole
@@ -260,7 +261,7 @@ func ScanAll(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt 
 	if opt.Snapshot != nil {
 		return opt.Snapshot.ScanKeyspaces(ctx, kss, opt, out)
 	}
-	nodes, topo, err := discover(ctx, c, opt.Replicas)
+	nodes, topo, err := topology.Discover(ctx, c, opt.Replicas)
 	if err != nil {
 		covs := make([]Coverage, len(kss))
 		for i, ks := range kss {
@@ -270,8 +271,8 @@ func ScanAll(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt 
 	}
 	defer func() {
 		for _, n := range nodes {
-			if n.owned {
-				n.client.Close()
+			if n.Owned {
+				n.Client.Close()
 			}
 		}
 	}()
@@ -289,7 +290,7 @@ func ScanAll(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt 
 				select {
 				case sem <- struct{}{}:
 				case <-ctx.Done():
-					kc[i] = Coverage{Keyspace: ks.Name, Match: ks.Match, Node: n.addr, Role: n.role, Slots: n.slots, Err: ctx.Err()}
+					kc[i] = Coverage{Keyspace: ks.Name, Match: ks.Match, Node: n.Addr, Role: n.Role, Slots: n.Slots, Err: ctx.Err()}
 					return
 				}
 				defer func() { <-sem }()
@@ -311,7 +312,7 @@ func ScanAll(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt 
 
 // markMoved compares the slot map after the scan with the one before: any
 // slot that changed hands may have had keys the scan missed.
-func markMoved(ctx context.Context, c redis.UniversalClient, before topology, covs []Coverage) {
+func markMoved(ctx context.Context, c redis.UniversalClient, before topology.SlotMap, covs []Coverage) {
 	cc, ok := c.(*redis.ClusterClient)
 	if !ok || ctx.Err() != nil {
 		return
@@ -320,7 +321,7 @@ func markMoved(ctx context.Context, c redis.UniversalClient, before topology, co
 	if err != nil {
 		return
 	}
-	moved, involved := before.moved(slotTopology(slots))
+	moved, involved := before.Moved(topology.SlotMapOf(slots))
 	if len(moved) == 0 {
 		return
 	}

@@ -53,7 +53,7 @@ func (s *nodeScan) read(j job) {
 		return
 	}
 	select {
-	case s.out <- Batch{Keyspace: s.ks, Node: s.n.addr, Records: res.records, ServerTimeMs: res.nowMs, Done: s.prog.done()}:
+	case s.out <- Batch{Keyspace: s.ks, Node: s.n.Addr, Records: res.records, ServerTimeMs: res.nowMs, Done: s.prog.done()}:
 	case <-s.ctx.Done():
 	}
 }

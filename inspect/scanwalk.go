@@ -72,7 +72,7 @@ func (s *nodeScan) scanCall(cursor uint64, ahead *scanAhead) ([]string, uint64, 
 		s.pace.Begin()
 		defer s.pace.End()
 	}
-	return s.n.client.Scan(s.ctx, cursor, s.ks.Match, int64(s.count)).Result()
+	return s.n.Client.Scan(s.ctx, cursor, s.ks.Match, int64(s.count)).Result()
 }
 
 // take adds one SCAN reply's keys to the pending batch, once each, lock

@@ -114,7 +114,7 @@ func (s *nodeScan) admitStep(res scanned) ([]Record, bool) {
 func (s *nodeScan) emit(recs []Record, nowMs int64) bool {
 	if len(recs) > 0 {
 		select {
-		case s.out <- Batch{Keyspace: s.ks, Node: s.n.addr, Records: recs, ServerTimeMs: nowMs, Done: s.prog.done()}:
+		case s.out <- Batch{Keyspace: s.ks, Node: s.n.Addr, Records: recs, ServerTimeMs: nowMs, Done: s.prog.done()}:
 		case <-s.ctx.Done():
 			return false
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/ledger"
+	"github.com/idemctl/idemctl/inspect/topology"
 )
 
 // Candidate is how well one preset explains a sample of keys.
@@ -207,7 +208,7 @@ func mixed(cands []Candidate, sampled int) []string {
 }
 
 func sampleKeys(ctx context.Context, c redis.UniversalClient, pattern string, n int, progress func(inspect.Progress)) ([]string, error) {
-	nodes, err := inspect.Primaries(ctx, c)
+	nodes, err := topology.Primaries(ctx, c)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/topology"
 )
 
 // Options bound a ledger read.
@@ -42,7 +43,7 @@ func Read(ctx context.Context, c redis.UniversalClient, l *Ledger, opt Options) 
 	if opt.Count <= 0 {
 		opt.Count = ScanCount
 	}
-	nodes, err := inspect.Primaries(ctx, c)
+	nodes, err := topology.Primaries(ctx, c)
 	if err != nil {
 		rep.Err = err.Error()
 		return rep, err

@@ -1,4 +1,11 @@
-package inspect
+// Package topology lists the servers a read visits: a cluster's primaries
+// (or one replica per shard), the single server, or a standalone primary's
+// replica; the cluster's slot map, to say which slots moved during a
+// scan; and what identifies a server process and a replica's lag.
+//
+// Floor 0 of ARCHITECTURE.md, a foundation: it imports nothing of
+// idemctl's.
+package topology
 
 import (
 	"context"
@@ -11,16 +18,16 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// node is one server a scan visits: every primary of a cluster (or one
-// replica per shard with Options.Replicas), or the single server.
-type node struct {
-	addr    string
-	role    string // primary | replica
-	slots   string // cluster slot ranges served, e.g. "0-5460"
-	nslots  int    // how many (0: not a cluster)
-	primary string // for a replica: its primary's address
-	client  redis.UniversalClient
-	owned   bool // we created it: close after the scan
+// Node is one server a scan visits: every primary of a cluster (or one
+// replica per shard when replicas are asked for), or the single server.
+type Node struct {
+	Addr    string
+	Role    string // primary | replica
+	Slots   string // cluster slot ranges served, e.g. "0-5460"
+	NSlots  int    // how many (0: not a cluster)
+	Primary string // for a replica: its primary's address
+	Client  redis.UniversalClient
+	Owned   bool // we created it: close after the scan
 }
 
 // Primary is one primary a reader visits: its address and a client
@@ -35,42 +42,42 @@ type Primary struct {
 // nothing to close. Readers of other key types (streams) walk the same
 // nodes.
 func Primaries(ctx context.Context, c redis.UniversalClient) ([]Primary, error) {
-	nodes, _, err := discover(ctx, c, false)
+	nodes, _, err := Discover(ctx, c, false)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Primary, len(nodes))
 	for i, n := range nodes {
-		out[i] = Primary{Addr: n.addr, Client: n.client}
+		out[i] = Primary{Addr: n.Addr, Client: n.Client}
 	}
 	return out, nil
 }
 
-// topology is the cluster's slot map at one moment: slot -> primary.
-type topology []string
+// SlotMap is the cluster's slot map at one moment: slot -> primary.
+type SlotMap []string
 
-const clusterSlots = 16384
+const ClusterSlots = 16384
 
-// discover lists the nodes to scan.
-func discover(ctx context.Context, c redis.UniversalClient, replicas bool) ([]node, topology, error) {
+// Discover lists the nodes to scan.
+func Discover(ctx context.Context, c redis.UniversalClient, replicas bool) ([]Node, SlotMap, error) {
 	switch cc := c.(type) {
 	case *redis.ClusterClient:
 		return discoverCluster(ctx, cc, replicas)
 	case *redis.Client:
-		n := node{addr: cc.Options().Addr, role: "primary", client: cc}
+		n := Node{Addr: cc.Options().Addr, Role: "primary", Client: cc}
 		if !replicas {
-			return []node{n}, nil, nil
+			return []Node{n}, nil, nil
 		}
 		reps, err := standaloneReplicas(ctx, cc)
 		if err != nil || len(reps) == 0 {
-			return nil, nil, fmt.Errorf("--read-from-replicas: no replica found on %s (INFO replication: %v)", n.addr, errOrNone(err))
+			return nil, nil, fmt.Errorf("--read-from-replicas: no replica found on %s (INFO replication: %v)", n.Addr, errOrNone(err))
 		}
 		opts := *cc.Options()
 		opts.Addr = reps[0]
 		opts.OnConnect = nil
-		return []node{{addr: reps[0], role: "replica", primary: n.addr, client: redis.NewClient(&opts), owned: true}}, nil, nil
+		return []Node{{Addr: reps[0], Role: "replica", Primary: n.Addr, Client: redis.NewClient(&opts), Owned: true}}, nil, nil
 	}
-	return []node{{addr: "server", role: "primary", client: c}}, nil, nil
+	return []Node{{Addr: "server", Role: "primary", Client: c}}, nil, nil
 }
 
 func errOrNone(err error) string {
@@ -80,12 +87,12 @@ func errOrNone(err error) string {
 	return err.Error()
 }
 
-func discoverCluster(ctx context.Context, cc *redis.ClusterClient, replicas bool) ([]node, topology, error) {
+func discoverCluster(ctx context.Context, cc *redis.ClusterClient, replicas bool) ([]Node, SlotMap, error) {
 	slots, err := cc.ClusterSlots(ctx).Result()
 	if err != nil {
 		return nil, nil, fmt.Errorf("CLUSTER SLOTS: %w", err)
 	}
-	topo := slotTopology(slots)
+	topo := SlotMapOf(slots)
 	masters := map[string]*redis.Client{}
 	var mu sync.Mutex
 	err = cc.ForEachMaster(ctx, func(ctx context.Context, cl *redis.Client) error {
@@ -120,33 +127,33 @@ func discoverCluster(ctx context.Context, cc *redis.ClusterClient, replicas bool
 			sh.replicas = appendUnique(sh.replicas, r.Addr)
 		}
 	}
-	var out []node
+	var out []Node
 	for p, sh := range shards {
 		mc := masters[p]
 		if mc == nil {
-			return nil, nil, fmt.Errorf("cluster primary %s has no client (topology changing?)", p)
+			return nil, nil, fmt.Errorf("cluster primary %s has no client (SlotMap changing?)", p)
 		}
-		n := node{addr: p, role: "primary", slots: strings.Join(sh.ranges, ","), nslots: sh.nslots, client: mc}
+		n := Node{Addr: p, Role: "primary", Slots: strings.Join(sh.ranges, ","), NSlots: sh.nslots, Client: mc}
 		if replicas && len(sh.replicas) > 0 {
 			opts := *mc.Options()
 			opts.Addr = sh.replicas[0]
 			// Cluster replicas answer key commands only after READONLY.
 			opts.OnConnect = func(ctx context.Context, cn *redis.Conn) error { return cn.ReadOnly(ctx).Err() }
-			n = node{addr: sh.replicas[0], role: "replica", primary: p, slots: n.slots, nslots: n.nslots, client: redis.NewClient(&opts), owned: true}
+			n = Node{Addr: sh.replicas[0], Role: "replica", Primary: p, Slots: n.Slots, NSlots: n.NSlots, Client: redis.NewClient(&opts), Owned: true}
 		}
 		out = append(out, n)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].slots < out[j].slots })
+	sort.Slice(out, func(i, j int) bool { return out[i].Slots < out[j].Slots })
 	return out, topo, nil
 }
 
-func slotTopology(slots []redis.ClusterSlot) topology {
-	t := make(topology, clusterSlots)
+func SlotMapOf(slots []redis.ClusterSlot) SlotMap {
+	t := make(SlotMap, ClusterSlots)
 	for _, s := range slots {
 		if len(s.Nodes) == 0 {
 			continue
 		}
-		for i := max(s.Start, 0); i <= s.End && i < clusterSlots; i++ {
+		for i := max(s.Start, 0); i <= s.End && i < ClusterSlots; i++ {
 			t[i] = s.Nodes[0].Addr
 		}
 	}
@@ -171,16 +178,16 @@ func appendUnique(list []string, s string) []string {
 
 // moved describes the slot runs whose primary changed between two
 // snapshots ("0-199 127.0.0.1:7000 → 127.0.0.1:7001") and the nodes involved.
-func (t topology) moved(later topology) ([]string, map[string]bool) {
+func (t SlotMap) Moved(later SlotMap) ([]string, map[string]bool) {
 	var out []string
 	nodes := map[string]bool{}
-	for i := 0; i < clusterSlots; {
+	for i := 0; i < ClusterSlots; {
 		if t[i] == later[i] {
 			i++
 			continue
 		}
 		j := i
-		for j+1 < clusterSlots && t[j+1] == t[i] && later[j+1] == later[i] && t[j+1] != later[j+1] {
+		for j+1 < ClusterSlots && t[j+1] == t[i] && later[j+1] == later[i] && t[j+1] != later[j+1] {
 			j++
 		}
 		out = append(out, fmt.Sprintf("%s %s → %s", rangeText(i, j), orGone(t[i]), orGone(later[i])))
@@ -237,9 +244,9 @@ func infoValue(info, key string) string {
 	return ""
 }
 
-// runID identifies a server process, so a scan can tell that the server it
+// RunID identifies a server process, so a scan can tell that the server it
 // walked restarted or failed over under it. "" when INFO is refused.
-func runID(ctx context.Context, c redis.UniversalClient) string {
+func RunID(ctx context.Context, c redis.UniversalClient) string {
 	info, err := c.Info(ctx, "server").Result()
 	if err != nil {
 		return ""
@@ -247,8 +254,8 @@ func runID(ctx context.Context, c redis.UniversalClient) string {
 	return infoValue(info, "run_id")
 }
 
-// replicaLag reports how far a replica is behind, from its own INFO.
-func replicaLag(ctx context.Context, c redis.UniversalClient) string {
+// ReplicaLag reports how far a replica is behind, from its own INFO.
+func ReplicaLag(ctx context.Context, c redis.UniversalClient) string {
 	info, err := c.Info(ctx, "replication").Result()
 	if err != nil {
 		return "unknown"
