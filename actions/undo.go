@@ -13,6 +13,7 @@ import (
 	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/glob"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -227,7 +228,7 @@ func keyspaceNamed(kss []*inspect.Keyspace, name, key string) *inspect.Keyspace 
 		}
 	}
 	for _, ks := range kss {
-		if inspect.MatchPattern(ks.Match, key) {
+		if glob.Match(ks.Match, key) {
 			return ks
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/glob"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -412,7 +413,7 @@ func needRef(kind write.Kind, ref string, kss []*inspect.Keyspace, targets []tar
 // keyspaceFor picks the first keyspace whose pattern matches the key.
 func keyspaceFor(kss []*inspect.Keyspace, key string) *inspect.Keyspace {
 	for _, ks := range kss {
-		if inspect.MatchPattern(ks.Match, key) {
+		if glob.Match(ks.Match, key) {
 			return ks
 		}
 	}

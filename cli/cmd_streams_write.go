@@ -12,6 +12,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/glob"
 	"github.com/idemctl/idemctl/inspect/streams"
 )
 
@@ -255,7 +256,7 @@ func fromFileEntries(a *app, file string, spaces []*streams.Space) ([]entryTarge
 // spaceOf is the first keyspace whose pattern takes stream (nil: none).
 func spaceOf(spaces []*streams.Space, stream string) *streams.Space {
 	for _, sp := range spaces {
-		if inspect.MatchPattern(sp.Match, stream) {
+		if glob.Match(sp.Match, stream) {
 			return sp
 		}
 	}

@@ -107,17 +107,6 @@ func FuzzSanitize(f *testing.F) {
 	})
 }
 
-func FuzzMatchPattern(f *testing.F) {
-	f.Add("atlasmart:*", "atlasmart:x")
-	f.Add("h[a-b]llo\\*", "hallo*")
-	f.Add("[", "[")
-	f.Fuzz(func(t *testing.T, pattern, key string) {
-		if MatchPattern(pattern, key) && !strings.ContainsAny(pattern, "*?[\\") && pattern != key {
-			t.Fatalf("literal pattern %q matched %q", pattern, key)
-		}
-	})
-}
-
 // unsanitize decodes Sanitize's escapes, so a test can check that the
 // escaped text names exactly the original bytes.
 func unsanitize(s string) (string, error) {

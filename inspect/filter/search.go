@@ -158,7 +158,7 @@ func toLowerASCII(c byte) byte {
 }
 
 // simpleGlob matches * (any run) and ? (one byte), iteratively so hostile
-// keys cannot blow the stack. Unlike MatchPattern it treats [ and \ as
+// keys cannot blow the stack. Unlike glob.Match it treats [ and \ as
 // plain characters: people type keys, not Redis patterns, into a search.
 func simpleGlob(pattern, s string) bool {
 	p, i := 0, 0

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/glob"
 	"github.com/idemctl/idemctl/inspect/rdb"
 )
 
@@ -69,7 +70,7 @@ func (l *snapLocks) add(r *rdb.Reader, e *rdb.Entry, kss []*inspect.Keyspace, wi
 	key := string(e.Key)
 	for _, i := range with {
 		ks := kss[i]
-		if _, isLock := ks.Schema.Lock.RecordKey(key); !isLock || !inspect.MatchPattern(ks.Match, key) {
+		if _, isLock := ks.Schema.Lock.RecordKey(key); !isLock || !glob.Match(ks.Match, key) {
 			continue
 		}
 		if len(l.byKey) >= maxSnapLocks {

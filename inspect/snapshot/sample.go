@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/glob"
 )
 
 // maxDraftFields bounds the fields of a sampled hash kept for the draft:
@@ -55,7 +56,7 @@ func ReadSample(ctx context.Context, src *Source, pattern string, n int, progres
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if e.DB == src.spec.DB && (e.ExpireMs < 0 || e.ExpireMs > src.atMs) && inspect.MatchPattern(pattern, string(e.Key)) {
+		if e.DB == src.spec.DB && (e.ExpireMs < 0 || e.ExpireMs > src.atMs) && glob.Match(pattern, string(e.Key)) {
 			var v snapValue
 			if err := v.read(r, e, detectReadCap, nil, true, false); err != nil {
 				return nil, &Error{Name: src.spec.Path, Err: err}

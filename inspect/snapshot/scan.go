@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/glob"
 	"github.com/idemctl/idemctl/inspect/rdb"
 )
 
@@ -240,7 +241,7 @@ func (s *snapScan) done(r *rdb.Reader) float64 {
 // starMatch is a pattern of literal parts and stars (atlasmart:ch23:idem:*,
 // the usual kind) matched by prefix, suffix and the parts between in
 // order, each found by strings.Index: several times faster than the glob
-// walk over a million keys. Any other pattern goes to MatchPattern.
+// walk over a million keys. Any other pattern goes to glob.Match.
 type starMatch struct {
 	pattern string
 	parts   []string // the pattern split on '*'; nil: not stars alone
@@ -257,7 +258,7 @@ func (m *starMatch) match(key string) bool {
 	ps := m.parts
 	switch len(ps) {
 	case 0:
-		return inspect.MatchPattern(m.pattern, key)
+		return glob.Match(m.pattern, key)
 	case 1:
 		return key == ps[0]
 	}

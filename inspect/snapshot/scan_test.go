@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/glob"
 )
 
 // TestStarMatchAgreesWithMatchPattern checks the snapshot's quick pattern
@@ -34,7 +34,7 @@ func TestStarMatchAgreesWithMatchPattern(t *testing.T) {
 	for _, p := range patterns {
 		m := newStarMatch(p)
 		for _, k := range keys {
-			if got, want := m.match(k), inspect.MatchPattern(p, k); got != want {
+			if got, want := m.match(k), glob.Match(p, k); got != want {
 				t.Errorf("pattern %q, key %q: %v, MatchPattern says %v", p, k, got, want)
 			}
 		}

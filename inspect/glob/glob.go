@@ -1,9 +1,16 @@
-package inspect
+// Package glob matches keys against Redis glob patterns, as SCAN MATCH
+// does: what a keyspace's or a ledger's match selects when the server is
+// not the one matching (a snapshot file, a stream's keys, a write's
+// check).
+//
+// Floor 0 of ARCHITECTURE.md, a foundation: it imports nothing of
+// idemctl's.
+package glob
 
-// MatchPattern reports whether key matches a Redis glob pattern (as in SCAN
+// Match reports whether key matches a Redis glob pattern (as in SCAN
 // MATCH): * ? [abc] [^a-z] and \ escapes. Iterative, so hostile keys cannot
 // blow the stack.
-func MatchPattern(pattern, key string) bool {
+func Match(pattern, key string) bool {
 	p, k := 0, 0
 	starP, starK := -1, 0
 	for k < len(key) {

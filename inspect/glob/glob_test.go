@@ -1,8 +1,11 @@
-package inspect
+package glob
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
-func TestMatchPattern(t *testing.T) {
+func TestMatch(t *testing.T) {
 	cases := []struct {
 		pat, key string
 		want     bool
@@ -22,8 +25,19 @@ func TestMatchPattern(t *testing.T) {
 		{"*x*y*", "aaybbxc", false},
 	}
 	for _, c := range cases {
-		if got := MatchPattern(c.pat, c.key); got != c.want {
-			t.Errorf("MatchPattern(%q, %q) = %v", c.pat, c.key, got)
+		if got := Match(c.pat, c.key); got != c.want {
+			t.Errorf("Match(%q, %q) = %v", c.pat, c.key, got)
 		}
 	}
+}
+
+func FuzzMatch(f *testing.F) {
+	f.Add("atlasmart:*", "atlasmart:x")
+	f.Add("h[a-b]llo\\*", "hallo*")
+	f.Add("[", "[")
+	f.Fuzz(func(t *testing.T, pattern, key string) {
+		if Match(pattern, key) && !strings.ContainsAny(pattern, "*?[\\") && pattern != key {
+			t.Fatalf("literal pattern %q matched %q", pattern, key)
+		}
+	})
 }
