@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemctl/idemctl/inspect/pace"
 	"github.com/idemctl/idemctl/inspect/topology"
+	"github.com/idemctl/idemctl/inspect/dedup"
 )
 
 // Options tune a scan. Zero values take the defaults.
@@ -135,7 +136,7 @@ func (c Coverage) KeysPerSec() float64 {
 // flight (the record reader, scanread.go), and sends classified records
 // to out. seen is shared by the nodes of a scan so a key met twice (a slot
 // migrating mid-scan) is reported once. Cancel ctx to stop.
-func scanNode(ctx context.Context, n topology.Node, ks *Keyspace, opt Options, out chan<- Batch, seen *dedup, prog *progress, task int) Coverage {
+func scanNode(ctx context.Context, n topology.Node, ks *Keyspace, opt Options, out chan<- Batch, seen *dedup.Set, prog *progress, task int) Coverage {
 	s := &nodeScan{n: n, ks: ks, opt: opt, out: out, seen: seen, prog: prog, task: task, count: opt.Count,
 		cov: Coverage{Keyspace: ks.Name, Match: ks.Match, Node: n.Addr, Role: n.Role, Slots: n.Slots, Started: time.Now()}}
 	s.ctx, s.cancel = context.WithCancel(ctx)
@@ -175,7 +176,7 @@ type nodeScan struct {
 	ks     *Keyspace
 	opt    Options
 	out    chan<- Batch
-	seen   *dedup
+	seen   *dedup.Set
 	prog   *progress
 	task   int
 	cov    Coverage
@@ -279,7 +280,7 @@ func ScanAll(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt 
 	var covs []Coverage
 	prog := newProgress(len(kss) * len(nodes))
 	for ki, ks := range kss {
-		seen := newDedup()
+		seen := dedup.New()
 		kc := make([]Coverage, len(nodes))
 		sem := make(chan struct{}, opt.MaxNodes)
 		var wg sync.WaitGroup
@@ -298,7 +299,7 @@ func ScanAll(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt 
 			}()
 		}
 		wg.Wait()
-		seen.free() // the keyspaces are scanned in turn: one table at a time
+		seen.Free() // the keyspaces are scanned in turn: one table at a time
 		covs = append(covs, kc...)
 		if ctx.Err() != nil {
 			break

@@ -1,17 +1,21 @@
-package inspect
+// Package dedup remembers the keys a scan has been handed, so a key SCAN
+// returns twice (a table that shrank or rehashed, a slot that migrated)
+// is reported once, in about 6 bytes a key kept outside the Go heap.
+//
+// Floor 0 of ARCHITECTURE.md, a foundation: it may import the other
+// foundations (internal/offheap).
+package dedup
 
 import (
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
-	"github.com/idemctl/idemctl/inspect/topology"
 	"github.com/idemctl/idemctl/internal/offheap"
 )
 
-// dedup remembers the keys SCAN has returned, so that a key returned twice
+// Set remembers the keys SCAN has returned, so that a key returned twice
 // (the server's table shrank or rehashed mid-scan, a slot migrated) is
 // reported once. At 10M keys a table of 64-bit hashes, doubled as it grew
 // and doubled again by GC headroom, was most of a 428 MB peak. So:
@@ -22,7 +26,7 @@ import (
 //     map of full hashes);
 //   - the table is sized once, from the scan's own early rate: while the
 //     first keys arrive they are held as full hashes, and once a node has
-//     seen planKeys keys or 1/256 of its table, plan sizes the table for
+//     seen PlanKeys keys or 1/256 of its table, plan sizes the table for
 //     its estimate plus 15 % and moves them in. Fingerprints cannot be
 //     rehashed, so more keys than planned add a segment beside the first,
 //     never a copy of it: two tables are never held for one;
@@ -36,7 +40,7 @@ import (
 // from 0 to 0.87): 6.4e-5 at 10M keys, 6.4e-6 at 1M (TestDedupFalseDrops
 // checks the formula at a narrower fingerprint). Coverage counts the
 // duplicates removed.
-type dedup struct {
+type Set struct {
 	mu      sync.Mutex // shared by the nodes of one scan
 	fpSeed  maphash.Seed
 	ixSeed  maphash.Seed
@@ -50,9 +54,11 @@ type dedup struct {
 }
 
 const (
-	fpBits   = 40
-	fpSlots  = 8
-	planKeys = 1 << 16
+	fpBits  = 40
+	fpSlots = 8
+	// PlanKeys is how many keys a node's scan holds as full hashes
+	// before its table can be sized from its rate.
+	PlanKeys = 1 << 16
 	// planSlack sizes the table for keys added while the scan runs and
 	// for the estimate's error; past maxLoad a segment is added.
 	planSlack = 1.15
@@ -72,13 +78,13 @@ type fpTable struct {
 	buckets []fpBucket
 }
 
-func newDedup() *dedup {
-	return &dedup{fpSeed: maphash.MakeSeed(), ixSeed: maphash.MakeSeed(), fpMask: 1<<fpBits - 1,
+func New() *Set {
+	return &Set{fpSeed: maphash.MakeSeed(), ixSeed: maphash.MakeSeed(), fpMask: 1<<fpBits - 1,
 		probe: map[uint64]uint64{}, over: map[uint64]struct{}{}}
 }
 
-// add reports whether key is new.
-func (d *dedup) add(key string) bool {
+// Add reports whether key is new.
+func (d *Set) Add(key string) bool {
 	hf, hi := maphash.String(d.fpSeed, key), maphash.String(d.ixSeed, key)
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -97,41 +103,16 @@ func (d *dedup) add(key string) bool {
 	return true
 }
 
-// needPlan reports whether the table is still to be sized.
-func (d *dedup) needPlan() bool {
+// NeedPlan reports whether the table is still to be sized.
+func (d *Set) NeedPlan() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return !d.planned
 }
 
-// dedupEstimate is how many keys a scan will meet, from one node's first
-// keys and the share of its table they came from (0: too early to tell).
-// Keys spread over a cluster's nodes by slot, so a node serving a quarter
-// of the slots stands for a quarter of the keys.
-func dedupEstimate(opt Options, n topology.Node, keys int64, share float64, elapsed time.Duration) int64 {
-	if share <= 0 || (keys < planKeys && share < 1.0/256) {
-		return 0
-	}
-	perNode := float64(keys) / share
-	if opt.Sample > 0 && opt.Sample < 1 {
-		perNode *= opt.Sample
-	}
-	if opt.SampleTime > 0 && elapsed > 0 {
-		perNode = min(perNode, float64(keys)*opt.SampleTime.Seconds()/elapsed.Seconds())
-	}
-	if opt.MaxKeys > 0 {
-		perNode = min(perNode, float64(opt.MaxKeys))
-	}
-	nodes := 1.0
-	if n.NSlots > 0 {
-		nodes = float64(topology.ClusterSlots) / float64(n.NSlots)
-	}
-	return int64(perNode * nodes)
-}
-
-// plan sizes the table for about expect keys and moves the keys held so
+// Plan sizes the table for about expect keys and moves the keys held so
 // far into it. Only the first call counts; 0 waits for a later one.
-func (d *dedup) plan(expect int64) {
+func (d *Set) Plan(expect int64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.planned || expect <= 0 {
@@ -146,7 +127,7 @@ func (d *dedup) plan(expect int64) {
 }
 
 // grow adds a segment of about slots slots.
-func (d *dedup) grow(slots int64) {
+func (d *Set) grow(slots int64) {
 	nb := (slots + fpSlots - 1) / fpSlots
 	mem := offheap.Alloc(int(nb) * int(unsafe.Sizeof(fpBucket{})))
 	d.segs = append(d.segs, fpTable{mem: mem, buckets: unsafe.Slice((*fpBucket)(unsafe.Pointer(&mem[0])), nb)})
@@ -158,12 +139,12 @@ func (d *dedup) grow(slots int64) {
 // see, so a table not freed would be a leak no GC recovers.
 var dedupBytes atomic.Int64
 
-// DedupBytes is the memory the running scans' duplicate tables hold
+// Bytes is the memory the running scans' duplicate tables hold
 // outside the Go heap; 0 once every scan has ended.
-func DedupBytes() int64 { return dedupBytes.Load() }
+func Bytes() int64 { return dedupBytes.Load() }
 
 // insert adds a key by its two hashes; false when it is already there.
-func (d *dedup) insert(hf, hi uint64) bool {
+func (d *Set) insert(hf, hi uint64) bool {
 	fp := hf >> (64 - fpBits) & d.fpMask
 	if fp == 0 {
 		fp = 1 // 0 marks an empty slot
@@ -217,7 +198,7 @@ func (b *fpBucket) find(lo uint32, hi uint8) (int, bool) {
 func reduce(h uint32, n int) int { return int(uint64(h) * uint64(n) >> 32) }
 
 // bytes is what the table holds: slots, overflow and probe entries.
-func (d *dedup) bytes() int64 {
+func (d *Set) bytes() int64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var b int64
@@ -227,8 +208,8 @@ func (d *dedup) bytes() int64 {
 	return b + int64(len(d.over)+len(d.probe))*16
 }
 
-// free returns the table's memory; the dedup must not be used after.
-func (d *dedup) free() {
+// Free returns the table's memory; the set must not be used after.
+func (d *Set) Free() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, s := range d.segs {

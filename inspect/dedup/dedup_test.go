@@ -1,29 +1,26 @@
-package inspect
+package dedup
 
 import (
 	"hash/maphash"
 	"math"
 	"strconv"
 	"testing"
-	"time"
-
-	"github.com/idemctl/idemctl/inspect/topology"
 )
 
 func TestDedupSet(t *testing.T) {
 	const n = 1_000_000
-	d := newDedup()
-	defer d.free()
+	d := New()
+	defer d.Free()
 	for i := range n {
-		if i == planKeys {
-			d.plan(n) // what the scanner does once it can estimate
+		if i == PlanKeys {
+			d.Plan(n) // what the scanner does once it can estimate
 		}
-		if !d.add("k" + strconv.Itoa(i)) {
+		if !d.Add("k" + strconv.Itoa(i)) {
 			t.Fatalf("key %d reported as seen", i)
 		}
 	}
 	for i := range n {
-		if d.add("k" + strconv.Itoa(i)) {
+		if d.Add("k" + strconv.Itoa(i)) {
 			t.Fatalf("key %d not remembered", i)
 		}
 	}
@@ -34,7 +31,7 @@ func TestDedupSet(t *testing.T) {
 	if len(d.over) > n/100 {
 		t.Fatalf("%d keys overflowed", len(d.over))
 	}
-	d.free()
+	d.Free()
 	if d.bytes() != 0 {
 		t.Fatal("free kept the table")
 	}
@@ -43,17 +40,17 @@ func TestDedupSet(t *testing.T) {
 // More keys than planned add segments beside the first: every key is
 // still remembered, and the memory stays within twice the need.
 func TestDedupGrowsBeside(t *testing.T) {
-	d := newDedup()
-	defer d.free()
-	d.plan(10_000)
+	d := New()
+	defer d.Free()
+	d.Plan(10_000)
 	const n = 200_000
 	for i := range n {
-		if !d.add("k" + strconv.Itoa(i)) {
+		if !d.Add("k" + strconv.Itoa(i)) {
 			t.Fatalf("key %d reported as seen", i)
 		}
 	}
 	for i := range n {
-		if d.add("k" + strconv.Itoa(i)) {
+		if d.Add("k" + strconv.Itoa(i)) {
 			t.Fatalf("key %d not remembered", i)
 		}
 	}
@@ -68,10 +65,10 @@ func TestDedupGrowsBeside(t *testing.T) {
 // prediction matches the closed form.
 func TestDedupFalseDrops(t *testing.T) {
 	const bits, n = 12, 60_000
-	d := newDedup()
-	defer d.free()
+	d := New()
+	defer d.Free()
 	d.fpMask = 1<<bits - 1
-	d.plan(n)
+	d.Plan(n)
 	var predicted float64
 	dropped := 0
 	for i := range n {
@@ -84,7 +81,7 @@ func TestDedupFalseDrops(t *testing.T) {
 			held += used(&bs[b2])
 		}
 		predicted += float64(held) / (1 << bits)
-		if !d.add(key) {
+		if !d.Add(key) {
 			dropped++
 		}
 	}
@@ -101,28 +98,4 @@ func TestDedupFalseDrops(t *testing.T) {
 func used(b *fpBucket) int {
 	n, _ := b.find(0, 0)
 	return n
-}
-
-func TestDedupEstimate(t *testing.T) {
-	standalone, quarter := topology.Node{}, topology.Node{NSlots: topology.ClusterSlots / 4}
-	for _, c := range []struct {
-		name  string
-		opt   Options
-		n     topology.Node
-		keys  int64
-		share float64
-		want  int64
-	}{
-		{"too early", Options{}, standalone, 100, 0.001, 0},
-		{"whole", Options{}, standalone, 40_000, 0.004, 10_000_000},
-		{"enough keys", Options{}, standalone, planKeys, 0.001, planKeys * 1000},
-		{"one of four nodes", Options{}, quarter, 40_000, 0.004, 40_000_000},
-		{"sample", Options{Sample: 0.01}, standalone, 40_000, 0.004, 100_000},
-		{"max keys", Options{MaxKeys: 50_000}, standalone, 40_000, 0.004, 50_000},
-		{"sample time", Options{SampleTime: 10 * time.Second}, standalone, 40_000, 0.004, 400_000},
-	} {
-		if got := dedupEstimate(c.opt, c.n, c.keys, c.share, time.Second); got != c.want {
-			t.Errorf("%s: %d, want %d", c.name, got, c.want)
-		}
-	}
 }
