@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemctl/idemctl/inspect/topology"
 	"github.com/idemctl/idemctl/inspect/dedup"
+	"github.com/idemctl/idemctl/inspect/topology"
 )
 
 func TestDedupEstimate(t *testing.T) {

@@ -11,9 +11,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/time/rate"
 
+	"github.com/idemctl/idemctl/inspect/dedup"
 	"github.com/idemctl/idemctl/inspect/pace"
 	"github.com/idemctl/idemctl/inspect/topology"
-	"github.com/idemctl/idemctl/inspect/dedup"
 )
 
 // Options tune a scan. Zero values take the defaults.

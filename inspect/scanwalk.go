@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/idemctl/idemctl/inspect/topology"
 	"github.com/idemctl/idemctl/inspect/dedup"
+	"github.com/idemctl/idemctl/inspect/topology"
 )
 
 // walk is the live key source: SCAN MATCH COUNT from cursor 0 (or a

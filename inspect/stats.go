@@ -4,6 +4,8 @@ import (
 	"math/bits"
 	"slices"
 	"time"
+
+	"github.com/idemctl/idemctl/inspect/histogram"
 )
 
 // Stats aggregates records as they stream, in memory bounded by the number
@@ -17,7 +19,7 @@ type Stats struct {
 	memKnown  int64
 	flags     [numFlags]int64
 	ttl       [numTTLBuckets + 2]int64 // buckets, then no TTL, then unknown
-	age       *histogram
+	age       *histogram.Histogram
 	ageUnk    int64
 	keyspaces map[string]*ksStats
 	ksOrder   []string
@@ -58,7 +60,7 @@ func NewStats(topN int) *Stats {
 	if topN <= 0 {
 		topN = 10
 	}
-	return &Stats{topN: topN, age: newHistogram(), keyspaces: map[string]*ksStats{},
+	return &Stats{topN: topN, age: histogram.New(), keyspaces: map[string]*ksStats{},
 		byPtr: map[*Keyspace]*ksCache{}, groups: map[string]*topK{}}
 }
 
@@ -100,7 +102,7 @@ func (s *Stats) AddRecord(r *Record) {
 	}
 	if r.State == StateProcessing {
 		if r.AgeMs >= 0 {
-			s.age.add(r.AgeMs)
+			s.age.Add(r.AgeMs)
 		} else {
 			s.ageUnk++
 		}
@@ -356,12 +358,12 @@ func (s *Stats) Report() Report {
 	r.TTLHistogram = append(r.TTLHistogram,
 		TTLBucket{Le: "none", Count: s.ttl[len(ttlBuckets)]},
 		TTLBucket{Le: "unknown", Count: s.ttl[len(ttlBuckets)+1]})
-	r.ProcessingAge = AgeReport{Count: s.age.n, Unknown: s.ageUnk}
-	if s.age.n > 0 {
-		r.ProcessingAge.P50 = s.age.quantile(0.50)
-		r.ProcessingAge.P90 = s.age.quantile(0.90)
-		r.ProcessingAge.P99 = s.age.quantile(0.99)
-		r.ProcessingAge.Max = s.age.max
+	r.ProcessingAge = AgeReport{Count: s.age.Count(), Unknown: s.ageUnk}
+	if s.age.Count() > 0 {
+		r.ProcessingAge.P50 = s.age.Quantile(0.50)
+		r.ProcessingAge.P90 = s.age.Quantile(0.90)
+		r.ProcessingAge.P99 = s.age.Quantile(0.99)
+		r.ProcessingAge.Max = s.age.Max()
 	}
 	for _, name := range s.grpOrder {
 		t := s.groups[name]

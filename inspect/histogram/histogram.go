@@ -1,11 +1,16 @@
-package inspect
+// Package histogram keeps a log-linear histogram of non-negative values
+// in fixed memory, for percentiles of a million ages without sorting.
+//
+// Floor 0 of ARCHITECTURE.md, a foundation: it imports nothing of
+// idemctl's.
+package histogram
 
 import "math/bits"
 
-// histogram is a log-linear histogram of non-negative int64 values with
+// Histogram is a log-linear histogram of non-negative int64 values with
 // about 3% relative precision in fixed memory (~16 KB), so percentiles of a
 // million ages need no sorting and no per-record storage.
-type histogram struct {
+type Histogram struct {
 	counts        []int64
 	n             int64
 	min, max, sum int64
@@ -16,7 +21,8 @@ const histSub = 32 // sub-buckets per power of two
 // histBuckets covers every non-negative int64 (exponent up to 57).
 const histBuckets = 57*histSub + 2*histSub
 
-func newHistogram() *histogram { return &histogram{counts: make([]int64, histBuckets), min: -1} }
+// New is an empty histogram.
+func New() *Histogram { return &Histogram{counts: make([]int64, histBuckets), min: -1} }
 
 func histIndex(v int64) int {
 	if v < 2*histSub {
@@ -36,7 +42,8 @@ func histLower(i int) int64 {
 	return mant << uint(exp)
 }
 
-func (h *histogram) add(v int64) {
+// Add counts v (a negative v as 0).
+func (h *Histogram) Add(v int64) {
 	if v < 0 {
 		v = 0
 	}
@@ -51,9 +58,9 @@ func (h *histogram) add(v int64) {
 	}
 }
 
-// quantile returns an estimate of the q-quantile (0..1), within the bucket
+// Quantile returns an estimate of the q-quantile (0..1), within the bucket
 // width, clamped to the observed min and max.
-func (h *histogram) quantile(q float64) int64 {
+func (h *Histogram) Quantile(q float64) int64 {
 	if h.n == 0 {
 		return 0
 	}
@@ -78,3 +85,9 @@ func (h *histogram) quantile(q float64) int64 {
 	}
 	return h.max
 }
+
+// Count is how many values were added.
+func (h *Histogram) Count() int64 { return h.n }
+
+// Max is the largest value added.
+func (h *Histogram) Max() int64 { return h.max }
