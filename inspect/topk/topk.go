@@ -1,4 +1,10 @@
-package inspect
+// Package topk counts the most frequent values of a stream in bounded
+// memory (Space-Saving, exact while the values fit) and estimates how many
+// distinct values it held (HyperLogLog): the top captures of a keyspace.
+//
+// Floor 0 of ARCHITECTURE.md, a foundation: it imports nothing of
+// idemctl's.
+package topk
 
 import (
 	"hash/maphash"
@@ -6,9 +12,10 @@ import (
 	"math/bits"
 	"sort"
 	"strings"
+	"unsafe"
 )
 
-// topK counts the most frequent values of one template capture in bounded
+// Counter counts the most frequent values of one template capture in bounded
 // memory (the Space-Saving algorithm): exact while the distinct values fit
 // in its capacity, otherwise each count is an upper bound with a known error.
 // Distinct values are estimated with a HyperLogLog sketch.
@@ -18,7 +25,7 @@ import (
 // table on the HyperLogLog's hash (one hash per record instead of four map
 // hashes), an evicted entry's bytes are reused for its successor, and the
 // heap and the table hold the counts and hashes they compare inline.
-type topK struct {
+type Counter struct {
 	cap     int
 	tab     []tkSlot // linear probing; len a power of two, at most half full
 	h       tkHeap
@@ -89,11 +96,13 @@ func (h tkHeap) down(i int) {
 
 func (h tkHeap) swap(i, j int) { h[i], h[j] = h[j], h[i]; h[i].e.idx = i; h[j].e.idx = j }
 
-func newTopK(capacity int) *topK {
-	return &topK{cap: capacity, tab: make([]tkSlot, 16), hll: newHLL()}
+// New is a counter of at most capacity values.
+func New(capacity int) *Counter {
+	return &Counter{cap: capacity, tab: make([]tkSlot, 16), hll: newHLL()}
 }
 
-func (t *topK) add(v string, mem int64) {
+// Add counts one v of mem bytes.
+func (t *Counter) Add(v string, mem int64) {
 	x := maphash.String(t.hll.seed, v)
 	t.hll.addHash(x)
 	if e := t.find(v, x); e != nil {
@@ -127,10 +136,10 @@ func (t *topK) add(v string, mem int64) {
 // not pin the record's key; the bytes of an evicted value are reused.
 func (e *tkEntry) set(v string, hash uint64) {
 	e.buf = append(e.buf[:0], v...)
-	e.value, e.hash = view(e.buf), hash
+	e.value, e.hash = unsafe.String(unsafe.SliceData(e.buf), len(e.buf)), hash
 }
 
-func (t *topK) find(v string, hash uint64) *tkEntry {
+func (t *Counter) find(v string, hash uint64) *tkEntry {
 	mask := uint64(len(t.tab) - 1)
 	for i := hash & mask; ; i = (i + 1) & mask {
 		sl := &t.tab[i]
@@ -140,7 +149,7 @@ func (t *topK) find(v string, hash uint64) *tkEntry {
 	}
 }
 
-func (t *topK) grow() {
+func (t *Counter) grow() {
 	old := t.tab
 	t.tab = make([]tkSlot, 2*len(old))
 	for _, sl := range old {
@@ -151,7 +160,7 @@ func (t *topK) grow() {
 }
 
 // place puts e (not in the table) in the first free slot from its home.
-func (t *topK) place(e *tkEntry) {
+func (t *Counter) place(e *tkEntry) {
 	mask := uint64(len(t.tab) - 1)
 	i := e.hash & mask
 	for t.tab[i].e != nil {
@@ -162,7 +171,7 @@ func (t *topK) place(e *tkEntry) {
 
 // remove takes e out of the table by backward shift: the entries after it
 // in its run move up unless their home slot lies between (no tombstones).
-func (t *topK) remove(e *tkEntry) {
+func (t *Counter) remove(e *tkEntry) {
 	mask := uint64(len(t.tab) - 1)
 	i := e.hash & mask
 	for t.tab[i].e != e {
@@ -178,15 +187,16 @@ func (t *topK) remove(e *tkEntry) {
 	t.tab[i] = tkSlot{}
 }
 
-// GroupCount is one value of a capture with its count and memory.
-type GroupCount struct {
-	Value       Text  `json:"value"`
-	Count       int64 `json:"count"`
-	MaxError    int64 `json:"max_error,omitempty"` // count may be over by at most this
-	MemoryBytes int64 `json:"memory_bytes"`
+// Entry is one counted value.
+type Entry struct {
+	Value    string
+	Count    int64
+	MaxError int64 // Count may be over by at most this
+	Memory   int64 // summed over the value's adds
 }
 
-func (t *topK) top(n int) []GroupCount {
+// Top is the n values counted most, most first.
+func (t *Counter) Top(n int) []Entry {
 	all := append(tkHeap(nil), t.h...)
 	sort.Slice(all, func(i, j int) bool {
 		if all[i].count != all[j].count {
@@ -197,17 +207,20 @@ func (t *topK) top(n int) []GroupCount {
 	if len(all) > n {
 		all = all[:n]
 	}
-	out := make([]GroupCount, len(all))
+	out := make([]Entry, len(all))
 	for i, nd := range all {
 		// A copy: the entry's bytes are reused when it is evicted.
-		out[i] = GroupCount{Value: Text(strings.Clone(nd.e.value)), Count: nd.count, MaxError: nd.e.err, MemoryBytes: nd.e.memory}
+		out[i] = Entry{Value: strings.Clone(nd.e.value), Count: nd.count, MaxError: nd.e.err, Memory: nd.e.memory}
 	}
 	return out
 }
 
-// distinct returns the exact distinct count while nothing was evicted, else
+// Len is how many values the counter holds.
+func (t *Counter) Len() int { return len(t.h) }
+
+// Distinct returns the exact distinct count while nothing was evicted, else
 // the HyperLogLog estimate.
-func (t *topK) distinct() (int64, bool) {
+func (t *Counter) Distinct() (int64, bool) {
 	if !t.evicted {
 		return int64(len(t.h)), true
 	}
