@@ -51,16 +51,19 @@ type Config struct {
 	TUI           bool
 	Records       bool
 	GoBench       bool
-	Sampling      bool   // check stats --sample's intervals against the full scan
-	SampleShare   string // the share each sampled run reads
-	SampleRuns    int    // sampled runs
-	Snapshot      bool   // SAVE the keyspace, time stats --rdb against redis-check-rdb
-	ServerCost    bool   // server CPU per key of each tool and read path (INFO cpu)
-	Ledger        bool   // time idemctl ledgers on one big dedupe-ledger zset (ledger.go)
-	LedgerMembers int    // its members
-	Writes        bool   // measure a bulk guarded write run (audited writes/s)
-	WriteKeys     int    // records it writes
-	WriteDir      string // where its audit log goes ("" the system's temp dir)
+	Sampling      bool          // check stats --sample's intervals against the full scan
+	SampleShare   string        // the share each sampled run reads
+	SampleRuns    int           // sampled runs
+	Snapshot      bool          // SAVE the keyspace, time stats --rdb against redis-check-rdb
+	ServerCost    bool          // server CPU per key of each tool and read path (INFO cpu)
+	Ledger        bool          // time idemctl ledgers on one big dedupe-ledger zset (ledger.go)
+	Follow        bool          // the exporter following vs periodic passes beside the application (follow.go)
+	FollowWindow  time.Duration // each mode's window (periodic: at least three passes)
+	FollowRate    int           // the application simulator's requests/s
+	LedgerMembers int           // its members
+	Writes        bool          // measure a bulk guarded write run (audited writes/s)
+	WriteKeys     int           // records it writes
+	WriteDir      string        // where its audit log goes ("" the system's temp dir)
 	Strict        bool
 	Pin           bool      // load phases: the server on one CPU, the clients on the others
 	SeedCache     string    // directory of saved seeds ("" none): load one instead of seeding, or save the seed
@@ -72,7 +75,8 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{N: 1_000_000, Rounds: 3, IdleProbe: 3 * time.Second, QuietCPU: 0.15, QuietWait: 3 * time.Minute,
 		Load: true, TUI: true, Records: true, GoBench: true, Writes: true, WriteKeys: 20_000,
-		Sampling: true, SampleShare: "1%", SampleRuns: 20, Pin: true, Snapshot: true, ServerCost: true, LedgerMembers: TenM}
+		Sampling: true, SampleShare: "1%", SampleRuns: 20, Pin: true, Snapshot: true, ServerCost: true, LedgerMembers: TenM,
+		Follow: true, FollowWindow: 2 * time.Minute, FollowRate: followRate}
 }
 
 // ApplySmoke shrinks the run for CI, keeping any value set explicitly.
@@ -91,6 +95,8 @@ func (c *Config) ApplySmoke(set map[string]bool) {
 		{"sample-runs", func() { c.SampleRuns = 3 }},
 		{"sample", func() { c.SampleShare = "20%" }}, // 1 % of 20,000 records is too few to say much
 		{"quiet-wait", func() { c.QuietWait = 0 }},
+		{"follow-window", func() { c.FollowWindow = 15 * time.Second }},
+		{"follow-rate", func() { c.FollowRate = 500 }},
 	} {
 		if !set[d.flag] {
 			d.apply()

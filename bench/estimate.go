@@ -74,6 +74,10 @@ func estimate(cfg Config, cached bool, on func(step string) bool) (steps []StepT
 	add("sampling", time.Duration(cfg.SampleRuns)*per(share*n, rateStats), 0)
 	add("snapshot", per(n, rateSave)+time.Duration(cfg.Rounds)*(2*per(n, rateOffline)+per(n, rateStats)), 3*cfg.Rounds)
 	add("servercost", time.Duration(cfg.Rounds)*(per(n, rateBaseline)+per(n, rateScan)+2*per(n, rateStats)+2*per(n, rateMemkeys)), 6*cfg.Rounds)
+	// follow: a stats pass, the idle and application windows, then each
+	// mode's first pass and window (periodic: three passes at the interval).
+	pass := per(n, rateStats)
+	add("follow", pass+cfg.FollowWindow*2+2*pass+cfg.FollowWindow+max(cfg.FollowWindow, 3*(followInterval+2*pass)), 0)
 	add("writes", per(float64(cfg.WriteKeys), rateWrites), 1)
 	return steps, waits
 }

@@ -7,7 +7,7 @@ func (r *Results) evaluate() {
 	add := func(t Target) { r.Targets = append(r.Targets, t) }
 	for _, family := range []func(add func(Target)){
 		r.evaluateVariants, r.evaluateRSS, r.evaluateTUI, r.evaluateTUIBench, r.evaluateHeld, r.evaluateBudget,
-		r.evaluateSampling, r.evaluateRecordMemory, r.evaluateWrites, r.evaluateSnapshot, r.evaluateServerCost,
+		r.evaluateSampling, r.evaluateRecordMemory, r.evaluateWrites, r.evaluateSnapshot, r.evaluateServerCost, r.evaluateFollow,
 	} {
 		family(add)
 	}

@@ -14,7 +14,7 @@ func (r *Results) Markdown() string {
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	for _, section := range []func(p func(string, ...any)){
 		r.markdownHeader, r.markdownVariants, r.markdownCommands, r.markdownRSS, r.markdownLoad,
-		r.markdownRecordMemory, r.markdownGoBench, r.markdownWrites, r.markdownServerCost, r.markdownLedger, r.markdownTargets,
+		r.markdownRecordMemory, r.markdownGoBench, r.markdownWrites, r.markdownServerCost, r.markdownLedger, r.markdownFollow, r.markdownTargets,
 	} {
 		section(p)
 	}

@@ -45,6 +45,7 @@ type Results struct {
 	Snapshot      *SnapshotResult  `json:"snapshot,omitempty"`
 	ServerCost    *ServerCost      `json:"server_cost,omitempty"`
 	Ledger        *LedgerResult    `json:"ledger,omitempty"`
+	Follow        *FollowResult    `json:"follow,omitempty"`
 	Steps         []StepTime       `json:"steps"` // each step's time, and what was estimated
 	Targets       []Target         `json:"targets"`
 }

@@ -12,7 +12,7 @@ import (
 var always = map[string]bool{"seed": true, "verify": true, "cache": true}
 
 // selectable are the steps -only can name, in the order they run.
-var selectable = []string{"rounds", "rss", "load", "tui", "records", "gobench", "sampling", "snapshot", "servercost", "ledger", "writes"}
+var selectable = []string{"rounds", "rss", "load", "tui", "records", "gobench", "sampling", "snapshot", "servercost", "ledger", "follow", "writes"}
 
 // parseOnly reads -only: nil when empty (every step that is on runs).
 // Naming a step runs it even if its own flag is off.
@@ -58,6 +58,7 @@ func (h *harness) steps() []step {
 		{"snapshot", cfg.Snapshot, h.snapshot},
 		{"servercost", cfg.ServerCost, h.serverCost},
 		{"ledger", cfg.Ledger, h.ledger}, // ledger.go
+		{"follow", cfg.Follow, h.follow}, // follow.go: adds the simulator's records
 		{"writes", cfg.Writes, h.writes}, // last: it changes records
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
+	"github.com/idemctl/idemctl/cli/docgen"
+	"github.com/idemctl/idemctl/cli/report"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/glob"
 	"github.com/idemctl/idemctl/internal/units"
@@ -178,9 +180,9 @@ type actionCmd struct {
 
 // flags registers the write, keyspace and connection flags of o.kind.
 func (o *actionCmd) flags(fs *pflag.FlagSet) {
-	registerGroup(fs, groupWrite, func(fs *pflag.FlagSet) { o.wf.register(fs, o.kind) })
-	registerGroup(fs, groupKeyspace, o.kf.register)
-	registerGroup(fs, groupConnection, o.cf.register)
+	registerGroup(fs, docgen.GroupWrite, func(fs *pflag.FlagSet) { o.wf.register(fs, o.kind) })
+	registerGroup(fs, docgen.GroupKeyspace, o.kf.register)
+	registerGroup(fs, docgen.GroupConnection, o.cf.register)
 }
 
 // resolveFlags records which of its flags were given.
@@ -472,7 +474,7 @@ func printPlans(w io.Writer, plans []*actions.Plan) {
 // printChanges lists a plan's diff and, before it runs, that it will not
 // be undoable.
 func printChanges(w io.Writer, p *actions.Plan) {
-	tw := newTable(w) // a schema's field names are the config's: any length
+	tw := report.NewTable(w) // a schema's field names are the config's: any length
 	for _, c := range p.Changes {
 		fmt.Fprintf(tw, "  %-16s\t%s → %s\n", inspect.Sanitize(c.Field), units.Clip(inspect.Sanitize(c.Before), 80), units.Clip(inspect.Sanitize(c.After), 80))
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
+	"github.com/idemctl/idemctl/cli/docgen"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
@@ -41,8 +42,8 @@ func (o *auditCheckCmd) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.since, "since", "", "check the writes since TIME (RFC 3339, or a duration ago such as 30m)")
 	fs.StringVar(&o.auditLog, "audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
 	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
-	registerGroup(fs, groupKeyspace, o.kf.register)
-	registerGroup(fs, groupConnection, o.cf.register)
+	registerGroup(fs, docgen.GroupKeyspace, o.kf.register)
+	registerGroup(fs, docgen.GroupConnection, o.cf.register)
 }
 
 func (o *auditCheckCmd) run(ctx context.Context, a *app, args []string) error {

@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/cli/docgen"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/verify"
@@ -44,7 +45,7 @@ type configPathCmd struct{ configPath, output string }
 
 func (o *configPathCmd) flags(fs *pflag.FlagSet) {
 	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
-	registerGroup(fs, groupConnection, func(fs *pflag.FlagSet) {
+	registerGroup(fs, docgen.GroupConnection, func(fs *pflag.FlagSet) {
 		fs.StringVar(&o.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/idemctl/config.yaml)")
 	})
 }

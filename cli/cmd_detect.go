@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/idemctl/idemctl/cli/docgen"
+	"github.com/idemctl/idemctl/cli/report"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/detect"
 	"github.com/idemctl/idemctl/inspect/snapshot"
@@ -58,8 +60,8 @@ func (o *detectCmd) flags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.sample, "sample", 200, "keys to sample")
 	outputFlag(fs, &o.output, "text", "text or json", "text", "json")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress line on stderr (there is none unless stderr is a terminal)")
-	registerGroup(fs, groupConnection, o.cf.register)
-	registerGroup(fs, groupSnapshot, o.snap.register)
+	registerGroup(fs, docgen.GroupConnection, o.cf.register)
+	registerGroup(fs, docgen.GroupSnapshot, o.snap.register)
 }
 
 func (o *detectCmd) run(ctx context.Context, a *app, _ []string) error {
@@ -111,11 +113,11 @@ func (o *detectCmd) run(ctx context.Context, a *app, _ []string) error {
 			fmt.Fprintf(a.stdout, "      %s\n", inspect.Sanitize(e))
 		}
 	}
-	writeLedgerProposal(a.stdout, res.Ledger) // cmd_ledgers.go
+	report.LedgerProposal(a.stdout, res.Ledger) // cmd_ledgers.go
 	if res.Best == nil && res.Ledger == nil {
 		fmt.Fprintln(a.stdout, "\nno preset decodes most of these keys.")
 	}
-	writeTiming(a.stdout, res.Timing)
+	report.Timing(a.stdout, res.Timing)
 	for _, m := range res.Mixed {
 		fmt.Fprintf(a.stdout, "\nmixed formats: %s — narrow --match or configure one keyspace per format\n", m)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,6 +33,8 @@ type exporterCmd struct {
 	rf                    reapFlags
 	reapEvery             time.Duration
 	reapEveryGiven        bool // (resolveFlags) --reap-every alone starts the reaper too
+	follow                bool
+	fullInterval          time.Duration
 }
 
 // resolveFlags records which of its flags were given.
@@ -47,6 +50,8 @@ func (o *exporterCmd) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.webConfig, "web.config.file", "", "TLS and basic auth for /metrics: a Prometheus web config file (the format node_exporter and redis_exporter read)")
 	fs.Var(durationValue(&o.interval), "interval", "time between scan starts (default: the profile's exporter_interval, else 60s)")
 	fs.Var(durationValue(&o.scanTimeout), "scan-timeout", "cut a scan running longer than this and count it as failed (default 5m)")
+	fs.BoolVar(&o.follow, "follow", true, "keep the record and stale counts live between scans by following the keyspace where the server allows it (docs/follow.md); --follow=false: the scans alone")
+	fs.Var(durationValue(&o.fullInterval), "full-interval", "while following is live: time between full scans, which give memory, ages, TTLs, flags and the doctor (default 1h); the ledgers and streams are still read every --interval")
 	fs.StringVar(&o.groupLabel, "group-label", "", "also expose the top values of this key-template capture (e.g. principal)")
 	fs.IntVar(&o.groupCap, "group-cap", 20, fmt.Sprintf("values kept for --group-label, the rest summed as %s (at most %d)", exporter.OtherValue, exporter.MaxGroupCap))
 	o.rf.register(fs, "reap-")
@@ -79,9 +84,12 @@ func (o *exporterCmd) run(ctx context.Context, a *app, _ []string) error {
 		return err
 	}
 	defer closeExec()
+	var connMu sync.Mutex // the scan loop and the live view both connect
 	e, err := exporter.New(exporter.Config{
 		Connect: func(ctx context.Context) (redis.UniversalClient, error) {
-			if s.client == nil { // only the scan loop calls this
+			connMu.Lock()
+			defer connMu.Unlock()
+			if s.client == nil {
 				if err := s.connect(ctx, a); err != nil {
 					return nil, err
 				}
@@ -91,7 +99,7 @@ func (o *exporterCmd) run(ctx context.Context, a *app, _ []string) error {
 		Keyspaces: s.keyspaces, Scan: s.scan, Interval: every, ScanTimeout: limit,
 		WebConfigFile: o.webConfig, GroupLabel: o.groupLabel, GroupCap: o.groupCap, Version: version, Revision: buildinfo.Read().Revision, Log: a.stderr,
 		Doctor: doctorOptions(s.cfg), Extra: reapCollectors(reap), Ledgers: configLedgers(s), // cmd_ledgers.go
-		Streams: configStreams(s),
+		Streams: configStreams(s), Follow: o.follow, FullInterval: o.fullInterval,
 	})
 	if err != nil {
 		return usageErr("%v", err)
@@ -141,6 +149,8 @@ func (o *exporterCmd) timing(s *session) (addr string, every, limit time.Duratio
 	switch {
 	case every < time.Second:
 		return "", 0, 0, usageErr("--interval must be at least 1s")
+	case o.fullInterval != 0 && o.fullInterval < every:
+		return "", 0, 0, usageErr("--full-interval %s is shorter than --interval %s: full scans run at most once an interval", o.fullInterval, every)
 	case s.scan.MaxKeys > 0:
 		return "", 0, 0, usageErr("--max-keys (or the profile's max_keys) would make every scan incomplete; pass --max-keys 0")
 	}

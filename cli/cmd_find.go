@@ -82,31 +82,16 @@ func (o *findCmd) run(ctx context.Context, a *app, _ []string) error {
 	if err != nil {
 		return err
 	}
-	rec, found, err := inspect.ReadKey(ctx, s.client, ks, d.Key, s.scan)
-	if err != nil {
+	res := findResult{ks: ks, d: d}
+	if res.rec, res.verdict, err = lookup.Find(ctx, s.client, ks, d, s.scan); err != nil {
 		return fmt.Errorf("reading %s: %w", inspect.Sanitize(d.Key), err)
 	}
-	res := findResult{ks: ks, d: d}
-	if found {
-		res.rec = &rec
-	}
-	res.verdict = lookup.Judge(ks, d, res.rec, storedValue(ctx, s, ks, d, res.rec))
 	res.next = o.nextCommand(ctx, s, &res)
-	return res.print(a, format)
-}
-
-// storedValue is the record's value, read whole (within the detail's
-// bounds) only for a library that compares the stored request; "" when
-// not read (a snapshot, or cut at the read cap).
-func storedValue(ctx context.Context, s *session, ks *inspect.Keyspace, d *lookup.Derivation, rec *inspect.Record) string {
-	if rec == nil || d.Request == nil || s.snap != nil {
-		return ""
+	if err := res.print(a, format); err != nil || res.rec != nil {
+		return err
 	}
-	det, err := inspect.FetchDetail(ctx, s.client, ks, d.Key)
-	if err != nil || len(det.Fields) != 1 || det.Fields[0].Truncated {
-		return ""
-	}
-	return det.Fields[0].Value
+	// Nothing under the key: printed, and told to scripts as grep would.
+	return &exitErr{code: ExitNotFound}
 }
 
 // oneKeyspace is the keyspace find derives in: it needs exactly one.

@@ -72,7 +72,7 @@ func TestFindLessonRecordFromTheRequest(t *testing.T) {
 		t.Errorf("the lesson's reserve on the changed body: %v %v", v, err)
 	}
 	other := []string{"--url", srv.URL(0), "--preset", "atlasmart", "--principal", "customer-7", "--request", same}
-	if v, _, _ := findJSON(t, cli.ExitOK, other...); v != "not found: never stored, or expired (retention 5m00s)" {
+	if v, _, _ := findJSON(t, cli.ExitNotFound, other...); v != "not found: never stored, or expired (retention 5m00s)" {
 		t.Errorf("another customer: %q", v)
 	}
 	rdb := srv.Snapshot(t)

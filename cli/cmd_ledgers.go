@@ -5,17 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/idemctl/idemctl/cli/docgen"
+	"github.com/idemctl/idemctl/cli/report"
 	"github.com/idemctl/idemctl/config"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/ledger"
-	"github.com/idemctl/idemctl/internal/units"
 )
 
 // ledgersCmd holds ledgers' flags: the profile's ledger keyspaces, or one
@@ -62,7 +62,7 @@ func (o *ledgersCmd) flags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.maxKeys, "max-keys", 0, "stop after this many ledger keys per ledger (0: all)")
 	fs.IntVar(&o.top, "top", 10, "table: list this many keys per ledger, oldest first")
 	outputFlag(fs, &o.output, "table", "table (or text) or json", "table", "json")
-	registerGroup(fs, groupConnection, o.cf.register)
+	registerGroup(fs, docgen.GroupConnection, o.cf.register)
 }
 
 func (o *ledgersCmd) run(ctx context.Context, a *app, _ []string) error {
@@ -96,7 +96,7 @@ func (o *ledgersCmd) run(ctx context.Context, a *app, _ []string) error {
 		enc.SetIndent("", "  ")
 		err = enc.Encode(reps)
 	} else {
-		writeLedgerTable(w, reps, o.top)
+		report.Ledgers(w, reps, o.top)
 	}
 	if err == nil {
 		err = w.Flush()
@@ -144,70 +144,6 @@ func (o *ledgersCmd) ledgers(cfg *config.Config, prof *config.Profile) ([]*ledge
 	return ls, nil
 }
 
-// writeLedgerTable prints each ledger's aggregate, then its oldest keys.
-func writeLedgerTable(w io.Writer, reps []ledger.Report, top int) {
-	for i, r := range reps {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		fmt.Fprintf(w, "ledger %s (%s, match %q, window %s)\n", inspect.Sanitize(r.Name), r.Shape, inspect.Sanitize(r.Match), units.ConfigDuration(time.Duration(r.WindowMs)*time.Millisecond))
-		fmt.Fprintf(w, "  keys %s  members %s  memory %s  oldest %s  newest %s  past window %s\n",
-			units.FormatCount(r.Keys), units.FormatCount(r.Members), units.FormatBytes(r.MemoryBytes),
-			ageText(r.AgeKnown > 0, r.OldestAgeMs), ageText(r.AgeKnown > 0, r.NewestAgeMs), units.FormatCount(r.PastWindow))
-		var bands []string
-		for _, b := range r.Bands {
-			bands = append(bands, fmt.Sprintf(">%d× %s", b.Windows, units.FormatCount(b.Entries)))
-		}
-		fmt.Fprintf(w, "  entries older than the window: %s\n", strings.Join(bands, "  "))
-		if notes := ledgerNotes(&r); len(notes) > 0 {
-			fmt.Fprintf(w, "  %s\n", strings.Join(notes, "; "))
-		}
-		writeLedgerKeys(w, r.Details[:min(top, len(r.Details))])
-		if more := r.Keys - int64(min(top, len(r.Details))); more > 0 {
-			fmt.Fprintf(w, "  … %s more keys (--top, -o json)\n", units.FormatCount(more))
-		}
-	}
-}
-
-func writeLedgerKeys(w io.Writer, keys []ledger.Key) {
-	if len(keys) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "  %-4s %10s %8s %8s %8s %10s %s\n", "TYPE", "MEMBERS", "OLDEST", "TTL", "MEMORY", "PAST", "KEY")
-	for _, k := range keys {
-		fmt.Fprintf(w, "  %-4s %10s %8s %8s %8s %10s %s\n", k.Type, units.FormatCount(k.Members), ageText(k.AgeKnown, k.OldestAgeMs),
-			units.FormatTTL(k.TTLms), units.FormatBytes(k.MemoryBytes), units.FormatCount(k.PastWindow), inspect.Sanitize(k.Key))
-	}
-}
-
-func ageText(known bool, ms int64) string {
-	if !known {
-		return "?"
-	}
-	return units.FormatMs(ms)
-}
-
-// ledgerNotes names what the aggregate cannot date or what never expires.
-func ledgerNotes(r *ledger.Report) []string {
-	var out []string
-	for _, n := range []struct {
-		v    int64
-		text string
-	}{
-		{r.NoTTL, "period sets without a TTL"}, {r.PeriodsPast, "period sets older than the window"},
-		{r.NoPeriod, "sets whose name gives no period"}, {r.NotTimes, "zsets whose scores are not epoch times"},
-		{r.Keys - r.MemoryKnown, "keys whose memory is unknown"},
-	} {
-		if n.v > 0 {
-			out = append(out, units.FormatCount(n.v)+" "+n.text)
-		}
-	}
-	if r.Truncated {
-		out = append(out, fmt.Sprintf("keys listed: the %d oldest", ledger.DetailCap))
-	}
-	return out
-}
-
 // doctorLedgers reads the profile's ledger keyspaces for doctor's ledger
 // rules: none on a snapshot or when the config has none. A read that
 // failed is in its report, which the rules then call skipped.
@@ -228,15 +164,4 @@ func configLedgers(s *session) []*ledger.Ledger {
 	}
 	ls, _ := s.cfg.Ledgers(s.profile)
 	return ls
-}
-
-// writeLedgerProposal is detect's text for keys that are a dedupe ledger.
-func writeLedgerProposal(w io.Writer, p *ledger.Proposal) {
-	if p == nil {
-		return
-	}
-	fmt.Fprintf(w, "✓ %-20s a dedupe ledger (kind: ledger; read it with idemctl ledgers)\n", p.Preset)
-	for _, e := range p.Evidence {
-		fmt.Fprintf(w, "      %s\n", inspect.Sanitize(e))
-	}
 }

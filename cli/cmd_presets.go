@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/idemctl/idemctl/cli/report"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/ledger"
 )
@@ -44,7 +45,7 @@ func runPresets(a *app, output string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(list)
 	}
-	tw := newTable(a.stdout)
+	tw := report.NewTable(a.stdout)
 	for _, p := range list {
 		if p.Kind == "ledger" {
 			fmt.Fprintf(tw, "%-20s\t%s\n", p.Name, p.Description)

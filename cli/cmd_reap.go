@@ -14,6 +14,7 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/actions/write"
+	"github.com/idemctl/idemctl/cli/docgen"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/reaper"
@@ -32,7 +33,7 @@ func (r *reapFlags) register(fs *pflag.FlagSet, prefix string) {
 	fs.StringVar(&r.policy, prefix+"policy", "", "reaper policy file (YAML; see examples/reap-policy.yaml)")
 	fs.BoolVar(&r.apply, prefix+"apply", false, "write (needs writes enabled: --write or writes: true in the profile); without it a dry run")
 	fs.BoolVar(&r.verify, prefix+"verify", false, "in a dry run, run the keyspaces' verify hooks too (with --"+prefix+"apply they always run)")
-	registerGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
+	registerGroup(fs, docgen.GroupWrite, func(fs *pflag.FlagSet) {
 		fs.BoolVar(&r.write, "write", false, "enable writes for this run (or writes: true in the profile)")
 		fs.StringVar(&r.confirmProfile, "confirm-profile", "", "a protected profile's name: the reaper never prompts")
 		fs.StringVar(&r.auditLog, "audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")

@@ -39,6 +39,9 @@ type scanCmd struct {
 	stale     bool
 	flagNames []string
 	limit     int64
+	// follow streams changes after the pass (cmd_scan_follow.go).
+	follow     bool
+	followMode string
 }
 
 // flags registers scan's flags.
@@ -48,6 +51,8 @@ func (o *scanCmd) flags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.stale, "stale", false, "only stale processing records")
 	fs.StringSliceVar(&o.flagNames, "flag", nil, "only records with all of these flags (comma-separated)")
 	fs.Int64Var(&o.limit, "limit", 0, "stop after printing this many records")
+	fs.BoolVar(&o.follow, "follow", false, "after the pass, stream each record as it changes, and removals, stale turns and re-syncs, until interrupted (-o ndjson; see docs/follow.md)")
+	fs.StringVar(&o.followMode, "follow-mode", "", "how --follow learns what changed: auto (default), tracking, notifications or periodic")
 	o.readFlags.registerSnapshot(fs)
 }
 
@@ -61,11 +66,17 @@ func (o *scanCmd) run(ctx context.Context, a *app, _ []string) error {
 	if err != nil {
 		return err
 	}
+	if err := o.checkFollow(format); err != nil {
+		return err
+	}
 	s, err := a.openSession(ctx, o.spec(keyspacesRequired))
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	if o.follow {
+		return o.runFollow(ctx, a, s, filter)
+	}
 	progress := s.progress(a, "scan", o.sf.quiet)
 	defer progress.clear()
 	a.noteSnapshot(s)

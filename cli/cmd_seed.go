@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/idemctl/idemctl/cli/docgen"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/redisconn"
@@ -37,7 +38,7 @@ func (o *seedCmd) flags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.force, "force", false, "allow a non-loopback server")
 	fs.BoolVar(&o.fieldTTL, "field-ttl", false, "put each record's TTL on its fields instead of its key (HPEXPIRE; Redis 7.4+, atlasmart)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress line on stderr (there is none unless stderr is a terminal)")
-	registerGroup(fs, groupConnection, o.cf.register)
+	registerGroup(fs, docgen.GroupConnection, o.cf.register)
 }
 
 // resolveFlags records which connection flags were given.

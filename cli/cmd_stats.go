@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/idemctl/idemctl/cli/report"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -64,8 +65,8 @@ func (o *statsCmd) run(ctx context.Context, a *app, _ []string) error {
 			return err
 		}
 	} else {
-		writeStatsTable(w, rep)
-		writeStatsStreams(w, spaces, streams)
+		report.Stats(w, rep)
+		report.StatsStreams(w, spaces, streams)
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("writing output: %w", err)

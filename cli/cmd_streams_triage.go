@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/actions/write"
+	"github.com/idemctl/idemctl/cli/docgen"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/streams"
 	"github.com/idemctl/idemctl/verify"
@@ -25,14 +26,14 @@ type streamTriageCmd struct {
 }
 
 func (o *streamTriageCmd) flags(fs *pflag.FlagSet) {
-	registerGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
+	registerGroup(fs, docgen.GroupWrite, func(fs *pflag.FlagSet) {
 		fs.StringVar(&o.wf.reason, "reason", "", "why (required; recorded in the audit log with each verdict)")
 		fs.StringVar(&o.to, "to", "", "the recovery consumer not-done entries are claimed for (default: the keyspace's recovery_consumer)")
 		fs.StringVar(&o.wf.fromFile, "from-file", "", "judge these entries instead of every stale one (- for stdin): STREAM<TAB>GROUP<TAB>ID<TAB>CONSUMER<TAB>DELIVERIES a line, as the confirmation prints them")
 		o.wf.registerRun(fs)
 	})
 	o.sel.selectionFlags(fs)
-	registerGroup(fs, groupConnection, o.sel.cf.register)
+	registerGroup(fs, docgen.GroupConnection, o.sel.cf.register)
 }
 
 // resolveFlags records which of its flags were given.

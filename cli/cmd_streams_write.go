@@ -11,6 +11,7 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/actions/write"
+	"github.com/idemctl/idemctl/cli/docgen"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/glob"
 	"github.com/idemctl/idemctl/inspect/streams"
@@ -46,7 +47,7 @@ type streamWriteCmd struct {
 }
 
 func (o *streamWriteCmd) flags(fs *pflag.FlagSet) {
-	registerGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
+	registerGroup(fs, docgen.GroupWrite, func(fs *pflag.FlagSet) {
 		fs.StringVar(&o.wf.reason, "reason", "", "why (required; recorded in the audit log)")
 		switch o.kind {
 		case write.KindRetry:
@@ -59,7 +60,7 @@ func (o *streamWriteCmd) flags(fs *pflag.FlagSet) {
 		o.wf.registerRun(fs)
 	})
 	o.sel.selectionFlags(fs)
-	registerGroup(fs, groupConnection, o.sel.cf.register)
+	registerGroup(fs, docgen.GroupConnection, o.sel.cf.register)
 }
 
 // selectionFlags are how a write picks pending entries: by ID, or every

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/actions/write"
+	"github.com/idemctl/idemctl/cli/docgen"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/filter"
 	"github.com/idemctl/idemctl/verify"
@@ -25,7 +26,7 @@ type triageCmd struct {
 }
 
 func (o *triageCmd) flags(fs *pflag.FlagSet) {
-	registerGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
+	registerGroup(fs, docgen.GroupWrite, func(fs *pflag.FlagSet) {
 		fs.StringVar(&o.wf.reason, "reason", verify.DefaultReason, "why, recorded in the audit log with each hook's verdict")
 		fs.BoolVar(&o.verify, "verify", false, "run the hooks although writes are off: report the verdicts and the plan, write nothing")
 		fs.IntVar(&o.limit, "limit", 1000, "with no keys given: triage at most this many stuck records")

@@ -10,7 +10,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/cli/docgen"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/lookup"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/ui"
 )
@@ -30,7 +32,7 @@ func (o *uiCmd) flags(fs *pflag.FlagSet) {
 	fs.Var(durationValue(&o.refresh), "refresh", "rescan on its own at this interval (default: only on r)")
 	fs.BoolVar(&o.reveal, "reveal", false, "show response payloads in the detail screen without pressing v")
 	fs.IntVar(&o.maxRecords, "max-records", ui.DefaultMaxRecords, "records the table holds (about 1.5 GB at the default); past it every processing, stale and flagged record is still kept, the rest only counted")
-	registerGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
+	registerGroup(fs, docgen.GroupWrite, func(fs *pflag.FlagSet) {
 		fs.BoolVar(&o.write, "write", false, "enable guarded writes for this session (or writes: true in the profile)")
 		fs.StringVar(&o.auditLog, "audit-log", "", "audit log file (default: the profile's, or $XDG_STATE_HOME/idemctl/audit.log)")
 		o.durabilityFlags.register(fs)
@@ -92,6 +94,9 @@ func (o *uiCmd) options(ctx context.Context, a *app, r *readFlags, write bool) (
 	opts = ui.Options{
 		Client: s.client, Keyspaces: s.keyspaces, Scan: s.scan,
 		Profile: s.profileName, Address: s.displayAddress(), User: s.ep.User,
+		FindSettings: func(keyspace string, in *lookup.Inputs) error {
+			return (&findCmd{function: in.Function}).settings(a, in, s.cfg, keyspace)
+		},
 	}
 	if s.snap == nil {
 		opts.Hooks = s.verifyHooks()

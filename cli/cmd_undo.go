@@ -12,6 +12,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/actions/write"
+	"github.com/idemctl/idemctl/cli/docgen"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
@@ -32,12 +33,12 @@ func (o *undoCmd) resolveFlags(fs *pflag.FlagSet) {
 }
 
 func (o *undoCmd) flags(fs *pflag.FlagSet) {
-	registerGroup(fs, groupWrite, func(fs *pflag.FlagSet) {
+	registerGroup(fs, docgen.GroupWrite, func(fs *pflag.FlagSet) {
 		fs.StringVar(&o.since, "since", "", "undo every applied write since TIME (RFC 3339, or a duration ago such as 30m), newest first")
 		o.wf.register(fs, write.KindUndo)
 	})
-	registerGroup(fs, groupKeyspace, o.kf.register)
-	registerGroup(fs, groupConnection, o.cf.register)
+	registerGroup(fs, docgen.GroupKeyspace, o.kf.register)
+	registerGroup(fs, docgen.GroupConnection, o.cf.register)
 }
 
 func (o *undoCmd) run(ctx context.Context, a *app, args []string) error {

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"github.com/spf13/pflag"
+
+	"github.com/idemctl/idemctl/cli/docgen"
 )
 
 // setFlagsFromEnv sets each connection and keyspace flag not given on the command
@@ -11,10 +13,10 @@ import (
 func (a *app) setFlagsFromEnv(fs *pflag.FlagSet) error {
 	var err error
 	fs.VisitAll(func(f *pflag.Flag) {
-		if err != nil || f.Changed || !envGroup(flagGroup(f)) {
+		if err != nil || f.Changed || !docgen.EnvGroup(docgen.FlagGroup(f)) {
 			return
 		}
-		name := envName(f.Name)
+		name := docgen.EnvName(f.Name)
 		v := a.getenv(name)
 		if v == "" {
 			return

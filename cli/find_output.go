@@ -33,7 +33,7 @@ func (r *findResult) print(a *app, format string) error {
 	} else {
 		fmt.Fprintf(w.w, "%-11s %8s %8s %8s %6s %-12s %-24s %s\n", "-", "-", "-", "-", "-", "-", "-", inspect.Sanitize(r.d.Key))
 	}
-	fmt.Fprintf(w.w, "\nkey:     %s (%s, from %s)\n", inspect.Sanitize(r.d.Key), r.d.Library, inputNames(r.d))
+	fmt.Fprintf(w.w, "\nkey:     %s (%s, from %s)\n", inspect.Sanitize(r.d.Key), r.d.Library, r.d.InputNames())
 	if h := r.d.Fingerprint; h != nil {
 		fmt.Fprintf(w.w, "request: %s %s of %s\n", h.Algorithm, h.Value, inspect.Sanitize(clipText(h.Canonical, 120)))
 	}
@@ -65,14 +65,6 @@ func (r *findResult) printJSON(a *app) error {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
-}
-
-func inputNames(d *lookup.Derivation) string {
-	var n []string
-	for _, in := range d.Inputs {
-		n = append(n, in.Name)
-	}
-	return strings.Join(n, ", ")
 }
 
 func clipText(s string, n int) string {

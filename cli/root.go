@@ -3,13 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions/write"
+	"github.com/idemctl/idemctl/cli/docgen"
 )
 
 // Command groups, in the order the root help lists them.
@@ -67,13 +67,13 @@ func setHelp(a *app, root *cobra.Command) {
 	})
 	root.SetHelpFunc(func(c *cobra.Command, _ []string) {
 		if c == root {
-			writeRootHelp(a.stdout, root)
+			book().RootHelp(a.stdout, root)
 			return
 		}
-		writeCommandHelp(a.stdout, c)
+		docgen.CommandHelp(a.stdout, c)
 	})
 	root.SetUsageFunc(func(c *cobra.Command) error {
-		writeCommandHelp(a.stdout, c)
+		docgen.CommandHelp(a.stdout, c)
 		return nil
 	})
 }
@@ -147,7 +147,7 @@ func unknownCommand(c *cobra.Command, name string) error {
 		see = c.CommandPath() + " --help"
 	}
 	what := fmt.Sprintf("unknown command %q", name)
-	if s := suggestCommands(c, name); len(s) > 0 {
+	if s := docgen.Suggest(c, name); len(s) > 0 {
 		return usageErr("%s: did you mean %s? (see '%s')", what, strings.Join(s, " or "), see)
 	}
 	return usageErr("%s (see '%s')", what, see)
@@ -222,16 +222,16 @@ func noArgs(c *cobra.Command, args []string) error {
 // unless def is given.
 func outputFlag(fs *pflag.FlagSet, p *string, def, usage string, formats ...string) {
 	fs.StringVarP(p, "output", "o", def, usage)
-	setAnnotation(fs.Lookup("output"), formatsAnnotation, formats...)
+	docgen.SetAnnotation(fs.Lookup("output"), formatsAnnotation, formats...)
 }
 
 const formatsAnnotation = "idemctl_formats"
 
 // helpTopics explain what many commands share, once.
-var helpTopics = []struct{ name, short string }{
-	{"connection", "connection flags: URL, credentials, TLS, cluster and Sentinel, config file and profile"},
-	{"scanning", "scan flags: how hard a scan works the server"},
-	{"environment", "IDEMCTL_… and other environment variables"},
+var helpTopics = []docgen.Topic{
+	{Name: "connection", Short: "connection flags: URL, credentials, TLS, cluster and Sentinel, config file and profile"},
+	{Name: "scanning", Short: "scan flags: how hard a scan works the server"},
+	{Name: "environment", Short: "IDEMCTL_… and other environment variables"},
 }
 
 func newHelpCmd(a *app) *cobra.Command {
@@ -242,17 +242,17 @@ func newHelpCmd(a *app) *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			root := c.Root()
 			if len(args) == 0 {
-				writeRootHelp(a.stdout, root)
+				book().RootHelp(a.stdout, root)
 				return nil
 			}
-			if writeTopic(a.stdout, args[0]) {
+			if book().WriteTopic(a.stdout, args[0]) {
 				return nil
 			}
 			cmd, rest, err := root.Find(args)
 			if err != nil || cmd == root || len(rest) > 0 {
 				return usageErr("no help for %q: not a command or a topic (see 'idemctl help')", strings.Join(args, " "))
 			}
-			writeCommandHelp(a.stdout, cmd)
+			docgen.CommandHelp(a.stdout, cmd)
 			return nil
 		},
 		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -266,7 +266,7 @@ func newHelpCmd(a *app) *cobra.Command {
 				}
 			}
 			for _, t := range helpTopics {
-				out = append(out, cobra.CompletionWithDesc(t.name, t.short))
+				out = append(out, cobra.CompletionWithDesc(t.Name, t.Short))
 			}
 			return out, cobra.ShellCompDirectiveNoFileComp
 		},
@@ -274,93 +274,8 @@ func newHelpCmd(a *app) *cobra.Command {
 	return c
 }
 
-func writeRootHelp(w io.Writer, root *cobra.Command) {
-	fmt.Fprintln(w, "idemctl — inspect and repair Redis idempotency records")
-	fmt.Fprintln(w, "\nUsage: idemctl COMMAND [flags]")
-	fmt.Fprintln(w, "       idemctl [--profile NAME …]   the terminal UI (the default on a terminal)")
-	for _, g := range root.Groups() {
-		fmt.Fprintf(w, "\n%s\n", g.Title)
-		for _, c := range root.Commands() {
-			if c.GroupID == g.ID && (c.IsAvailableCommand() || c.Name() == "help") {
-				fmt.Fprintf(w, "  %-11s %s\n", c.Name(), c.Short)
-			}
-		}
-	}
-	fmt.Fprintln(w, "\nHelp topics ('idemctl help TOPIC'):")
-	for _, t := range helpTopics {
-		fmt.Fprintf(w, "  %-11s %s\n", t.name, t.short)
-	}
-	fmt.Fprintln(w, "\nFlags:\n  -h, --help      this help\n  -v, --version   print the version")
-	fmt.Fprintln(w, "\nRun 'idemctl COMMAND --help' for a command's flags.")
-	fmt.Fprint(w, "\n"+exitCodesSummary())
-}
-
-// exitCodesSummary is the end of the root help: every exit code in a few
-// words, from ExitCodeTable, and where each is explained in full. A line
-// never parts a code from its words.
-func exitCodesSummary() string {
-	const nbsp = "\x00"
-	parts := make([]string, 0, len(ExitCodeTable))
-	for _, e := range ExitCodeTable {
-		parts = append(parts, strings.ReplaceAll(fmt.Sprintf("%d %s", e.Code, e.Short), " ", nbsp))
-	}
-	text := "Exit codes: " + strings.Join(parts, ", ") + " (each in full: 'man idemctl', after 'idemctl man --install')."
-	return strings.ReplaceAll(wrapWords(text, 80, ""), nbsp, " ")
-}
-
-// suggestCommands is the commands of c closest to a mistyped name: those
-// it starts, else those at the least edit distance (a swap of two letters
-// counts one, so sacn is scan, not man), at most 2 and short of the whole
-// name.
-func suggestCommands(c *cobra.Command, name string) []string {
-	name = strings.ToLower(name)
-	var prefixed, near []string
-	best := 3
-	for _, sub := range c.Commands() {
-		if !sub.IsAvailableCommand() && sub.Name() != "help" {
-			continue
-		}
-		if len(name) > 1 && strings.HasPrefix(sub.Name(), name) {
-			prefixed = append(prefixed, sub.Name())
-			continue
-		}
-		switch d := editDistance(name, sub.Name()); {
-		case d > 2 || d >= len(sub.Name()): // not a typo of it: another word
-		case d < best:
-			best, near = d, []string{sub.Name()}
-		case d == best:
-			near = append(near, sub.Name())
-		}
-	}
-	if len(prefixed) > 0 {
-		return prefixed
-	}
-	return near
-}
-
-// editDistance is the optimal string alignment distance: insertions,
-// deletions, substitutions and swaps of adjacent letters, one each.
-func editDistance(a, b string) int {
-	x, y := []rune(a), []rune(b)
-	d := make([][]int, len(x)+1)
-	for i := range d {
-		d[i] = make([]int, len(y)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(x); i++ {
-		for j := 1; j <= len(y); j++ {
-			cost := 1
-			if x[i-1] == y[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(x)][len(y)]
+// book is what the help, man and Markdown pages take beside the command
+// tree (cli/docgen draws them).
+func book() docgen.Book {
+	return docgen.Book{Version: version, Shared: sharedFlags(), ExitCodes: ExitCodeTable, Topics: helpTopics}
 }

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"io"
 
 	"github.com/idemctl/idemctl/inspect"
 )
@@ -21,16 +19,4 @@ func fillGaps(ctx context.Context, s *session, rep *inspect.Report) {
 	if n, err := inspect.DBKeys(ctx, s.client); err == nil {
 		rep.CannotJudge = rep.Gaps(n)
 	}
-}
-
-// writeGaps heads the stats table with what its figures cannot back.
-func writeGaps(w io.Writer, gaps []inspect.Gap) {
-	if len(gaps) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "CANNOT JUDGE")
-	for _, g := range gaps {
-		fmt.Fprintf(w, "  %s\n    fix: %s\n", g.Message, g.Fix)
-	}
-	fmt.Fprintln(w)
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/streams"
@@ -39,14 +38,4 @@ func statsStreams(ctx context.Context, a *app, s *session) ([]*streams.Space, []
 		spaces, reps = append(spaces, sp), append(reps, rep)
 	}
 	return spaces, reps
-}
-
-// writeStatsStreams is the table's streams section.
-func writeStatsStreams(w io.Writer, spaces []*streams.Space, reps []streams.Report) {
-	for i, r := range reps {
-		fmt.Fprintln(w)
-		writeStreamsHeader(w, spaces[i], r)
-		writeGroupsTable(w, r)
-		writeStreamNotes(w, r, streams.DefaultMaxPending)
-	}
 }

@@ -115,6 +115,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	emit(mInfo, 1, cfg.Version, cfg.Revision, readPath)
 	emit(mInterval, cfg.Interval.Seconds())
+	if cfg.Follow {
+		emit(mFullInterval, cfg.FullInterval.Seconds())
+	}
 	emit(mTimeout, cfg.ScanTimeout.Seconds())
 	emit(mInProgress, b2f(st.inProgress))
 	progress := 0.0
@@ -138,6 +141,10 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			emit(mScanComplete, b2f(k.Coverage.Complete), k.Name)
 		}
 	}
+	live, fst, following := c.e.followView()
+	if following {
+		emitFollow(emit, fst)
+	}
 	if st.good == nil {
 		return // no complete scan yet: absent, not a misleading zero
 	}
@@ -148,10 +155,10 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for _, k := range st.good.Keyspaces {
 		r := &k.Report
 		for _, s := range inspect.AllStates() {
-			emit(mRecords, float64(r.ByState[s.String()]), k.Name, s.String())
+			emit(mRecords, recordCount(live, r, k.Name, s), k.Name, s.String())
 			emit(mMemory, float64(r.MemoryBytes.ByState[s.String()]), k.Name, s.String())
 		}
-		emit(mStale, float64(r.Stale), k.Name)
+		emit(mStale, staleCount(live, r, k.Name), k.Name)
 		emit(mNoTTL, float64(r.Flags["no_ttl"]), k.Name)
 		emit(mProcessingNoTTL, float64(r.Flags["processing_no_ttl"]), k.Name)
 		for _, f := range inspect.AllFlags() {
@@ -219,4 +226,25 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// recordCount is the live count of records in state s when following, the
+// last complete scan's otherwise.
+func recordCount(live *liveCounts, r *inspect.Report, ks string, s inspect.State) float64 {
+	if live == nil {
+		return float64(r.ByState[s.String()])
+	}
+	if c := live.byState[ks]; int(s) < len(c) {
+		return float64(c[s])
+	}
+	return 0
+}
+
+// staleCount is the live stale count when following, the last complete
+// scan's otherwise.
+func staleCount(live *liveCounts, r *inspect.Report, ks string) float64 {
+	if live == nil {
+		return float64(r.Stale)
+	}
+	return float64(live.stale[ks])
 }

@@ -104,6 +104,13 @@ func (e *Exporter) Serve(ctx context.Context, ln net.Listener) error {
 		defer wg.Done()
 		e.Run(ctx)
 	}()
+	if e.cfg.Follow && len(e.cfg.Keyspaces) > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.runFollow(ctx)
+		}()
+	}
 	errCh := make(chan error, 1)
 	go func() { errCh <- web.Serve(ln, srv, e.webFlags(), e.webLog()) }()
 	var err error

@@ -34,14 +34,6 @@ func ReadKey(ctx context.Context, c redis.UniversalClient, ks *Keyspace, key str
 	return r, ok, err
 }
 
-// ReadKeys reads keys of ks from the live server as a scan's client path
-// reads them, in a few pipelines; a key that is gone has no record.
-func ReadKeys(ctx context.Context, c redis.UniversalClient, ks *Keyspace, keys []string) ([]Record, error) {
-	f := &fetcher{c: c, ks: ks, memOn: newTrue()}
-	res, err := f.fetch(ctx, keys)
-	return res.records, err
-}
-
 // escapeGlob is a SCAN pattern matching key alone.
 func escapeGlob(key string) string {
 	var b strings.Builder

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // The warning banners under the header: the connection's (every screen),
@@ -31,8 +32,8 @@ func (ch *chrome) bannerTexts(gapsShown bool) []string {
 	if ch.scan.banner != "" {
 		out = append(out, ch.bannerText())
 	}
-	if ch.opts.Notice != "" { // what opening the session warned of (a hook that cannot run)
-		out = append(out, inspect.Sanitize(units.OneLine(ch.opts.Notice)))
+	if ch.Opts.Notice != "" { // what opening the session warned of (a hook that cannot run)
+		out = append(out, inspect.Sanitize(units.OneLine(ch.Opts.Notice)))
 	}
 	if gapsShown {
 		gaps := ch.gapBanners()
@@ -53,15 +54,15 @@ func (ch *chrome) bannerTexts(gapsShown bool) []string {
 func (ch *chrome) bannerLines(gapsShown bool) (lines []string, folded bool) {
 	texts := ch.bannerTexts(gapsShown)
 	c := &ch.bannerMemo
-	if slices.Equal(c.texts, texts) && c.width == ch.width && c.open == ch.bannerOpen {
+	if slices.Equal(c.texts, texts) && c.width == ch.Width && c.open == ch.bannerOpen {
 		return c.lines, c.folded // bodyHeight asks for them a few times a frame
 	}
 	for _, text := range texts {
-		ls, cut := foldBanner(text, ch.width, !ch.bannerOpen)
+		ls, cut := foldBanner(text, ch.Width, !ch.bannerOpen)
 		lines = append(lines, ls...)
 		folded = folded || cut
 	}
-	*c = bannerMemo{texts: texts, width: ch.width, open: ch.bannerOpen, lines: lines, folded: folded}
+	*c = bannerMemo{texts: texts, width: ch.Width, open: ch.bannerOpen, lines: lines, folded: folded}
 	return lines, folded
 }
 
@@ -93,7 +94,7 @@ func foldBanner(text string, width int, fold bool) (lines []string, cut bool) {
 		if i == 0 {
 			p = lead
 		}
-		lines = append(lines, fit(p+w, width))
+		lines = append(lines, common.Fit(p+w, width))
 	}
 	return lines, cut
 }
@@ -102,7 +103,7 @@ func foldBanner(text string, width int, fold bool) (lines []string, cut bool) {
 // they changed (the body then gives them their lines).
 func (ch *chrome) toggle(gapsShown bool) bool {
 	if _, folded := ch.bannerLines(gapsShown); !folded && !ch.bannerOpen {
-		ch.status = "no warning is cut short here (w shows a warning banner whole)"
+		ch.Status = "no warning is cut short here (w shows a warning banner whole)"
 		return false
 	}
 	ch.bannerOpen = !ch.bannerOpen
@@ -113,7 +114,7 @@ func (ch *chrome) toggle(gapsShown bool) bool {
 func (ch *chrome) heldBanner() string {
 	held := int64(ch.store.recs.Len())
 	return fmt.Sprintf("listing %s of %s records (--max-records %s): every one needing attention; the other %s only in the counts",
-		units.FormatCount(held), units.FormatCount(held+ch.store.dropped), units.FormatCount(int64(maxRecords(ch.opts))), units.FormatCount(ch.store.dropped))
+		units.FormatCount(held), units.FormatCount(held+ch.store.dropped), units.FormatCount(int64(maxRecords(ch.Opts))), units.FormatCount(ch.store.dropped))
 }
 
 // bannerText leads with what the operator must know (the data is stale),

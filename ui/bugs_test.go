@@ -42,7 +42,7 @@ func filterBy(m *Model, text string) {
 }
 
 func finish(m *Model, n int) {
-	ks := m.opts.Keyspaces[0]
+	ks := m.Opts.Keyspaces[0]
 	m.Update(scanDoneMsg{gen: m.scan.gen, covs: []inspect.Coverage{{Keyspace: ks.Name, Keys: int64(n), Records: int64(n), Complete: true}}})
 }
 
@@ -112,7 +112,7 @@ func TestEscInFilterKeepsScanAndCancelIsPartial(t *testing.T) {
 func bulkRun(t *testing.T, m *Model, n, refused, attempted, gone int) {
 	t.Helper()
 	recs := fixture(testKeyspace(t), n)
-	d := &dialog{common: m.common, kind: write.KindFail, targets: recs, step: stepRunning, bar: progress.New(progress.WithWidth(40), progress.WithoutPercentage())}
+	d := &dialog{shared: m.shared, kind: write.KindFail, targets: recs, step: stepRunning, bar: progress.New(progress.WithWidth(40), progress.WithoutPercentage())}
 	for i := range recs {
 		p := &actions.Plan{Request: actions.Request{Kind: write.KindFail, Key: recs[i].Key, Keyspace: recs[i].Keyspace}}
 		if i < refused {

@@ -5,6 +5,8 @@ import (
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // The command line (:) runs what has no key of its own:
@@ -16,27 +18,28 @@ import (
 //	:keyspace NAME scan only that configured keyspace (:keyspace all: every one)
 //	:db N          read database N of the same server (read-only sessions)
 //	:streams       the consumer groups of the stream keyspaces
+//	:find KEY|FILE a request's record, keyed as its library keys it (find_record.go)
 //	:q             quit
-const commandHelp = "export FILE(.csv|.ndjson) · fail · expire · reconcile · group [NAME] · keyspace NAME|all · db N · profile NAME · doctor · streams · q"
+const commandHelp = "find KEY|FILE · export FILE(.csv|.ndjson) · fail · expire · reconcile · group [NAME] · keyspace NAME|all · db N · profile NAME · doctor · streams · q"
 
 // commandLine is the command line's input, drawn in the status line
 // while open. What it runs is the root's: a command switches screens.
 type commandLine struct {
-	*common
+	*shared
 	input   textinput.Model
 	open    bool
 	entered *string // the line enter ran, until the root takes it
 	w       int
 }
 
-func newCommandLine(c *common) *commandLine {
-	return &commandLine{common: c, input: newLine(":", commandHelp, 1024)}
+func newCommandLine(c *shared) *commandLine {
+	return &commandLine{shared: c, input: common.NewLine(":", commandHelp, 1024)}
 }
 
 // Open shows an empty line with the cursor in it.
 func (c *commandLine) Open() tea.Cmd {
 	c.open = true
-	return openLine(&c.input, max(c.width-4, 10))
+	return common.OpenLine(&c.input, max(c.Width-4, 10))
 }
 
 func (c *commandLine) SetSize(width, _ int) { c.w = width }
@@ -69,9 +72,9 @@ func (c *commandLine) take() (string, bool) {
 }
 
 // View is the status line while the line is open.
-func (c *commandLine) View() string { return fit(c.input.View(), c.w) }
+func (c *commandLine) View() string { return common.Fit(c.input.View(), c.w) }
 
 // footer is the help line while the line is open.
 func (c *commandLine) footer() string {
-	return c.styles.HelpLine.Render(fit("esc closes · "+commandHelp, c.width))
+	return c.Styles.HelpLine.Render(common.Fit("esc closes · "+commandHelp, c.Width))
 }

@@ -31,7 +31,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		return tea.Quit
 	case "export":
 		if arg == "" {
-			m.status = ":export needs a file name, e.g. :export stale.ndjson or :export stale.csv"
+			m.Status = ":export needs a file name, e.g. :export stale.ndjson or :export stale.csv"
 			return nil
 		}
 		return m.export(arg)
@@ -39,20 +39,25 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		m.screen = screenRecords
 		return m.openDialog(write.Kind(name))
 	case "keyspace", "ks":
-		if what, ok := m.src.keyspace(m.common, arg); ok {
+		if what, ok := m.src.keyspace(m.shared, arg); ok {
 			return m.restart(what)
 		}
 		return nil
 	case "db":
-		if what, ok := m.src.db(m.common, arg); ok {
-			m.resize(m.width, m.height) // the header's address changed
+		if what, ok := m.src.db(m.shared, arg); ok {
+			m.resize(m.Width, m.Height) // the header's address changed
 			return m.restart(what)
 		}
 		return nil
+	case "find":
+		return m.finder.Start(arg)
 	case "profile":
 		return m.switchProfile(arg)
 	case "streams":
-		cmd := m.streams.Open(m.screen)
+		if m.screen != screenStreams {
+			m.streamsFrom = m.screen
+		}
+		cmd := m.streams.Open()
 		m.screen = screenStreams
 		return cmd
 	case "doctor":
@@ -61,15 +66,14 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		return nil
 	case "group":
 		if arg != "" && !containsName(m.captureNames(), arg) {
-			m.status = fmt.Sprintf(":group %s: no such capture (these keyspaces have: %s)", inspect.Sanitize(arg), strings.Join(m.captureNames(), ", "))
+			m.Status = fmt.Sprintf(":group %s: no such capture (these keyspaces have: %s)", inspect.Sanitize(arg), strings.Join(m.captureNames(), ", "))
 			return nil
 		}
 		m.screen = screenRecords
-		m.store.setGrouping(arg)
-		m.records.groupCursor, m.records.groupOffset = 0, 0
+		m.records.groupBy(arg)
 		return nil
 	}
-	m.status = fmt.Sprintf("unknown command %q: %s", inspect.Sanitize(name), commandHelp)
+	m.Status = fmt.Sprintf("unknown command %q: %s", inspect.Sanitize(name), commandHelp)
 	return nil
 }
 

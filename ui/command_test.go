@@ -32,8 +32,8 @@ func TestCopyKeyAndCommand(t *testing.T) {
 	m := newTestModel(t, 80, 24, recs)
 	r := m.store.at(0)
 	_, cmd := m.Update(tea.KeyPressMsg{Code: 'y', Text: "y"})
-	if cmd == nil || fmt.Sprint(cmd()) != r.Key || !strings.Contains(m.status, "copied the key") {
-		t.Fatalf("y: status %q", m.status)
+	if cmd == nil || fmt.Sprint(cmd()) != r.Key || !strings.Contains(m.Status, "copied the key") {
+		t.Fatalf("y: status %q", m.Status)
 	}
 	_, cmd = m.Update(tea.KeyPressMsg{Code: 'Y', Text: "Y"})
 	want := "idemctl fail --profile 'local' '" + r.Key + "' --expect-state 'PROCESSING' --expect-fingerprint '" + r.Fingerprint + "' --reason 'TODO: why' --dry-run"
@@ -41,8 +41,8 @@ func TestCopyKeyAndCommand(t *testing.T) {
 		t.Fatalf("Y copied %v, want %s", cmd, want)
 	}
 	m.records.cursor = m.store.find(recs[19].Key)
-	if _, cmd = m.Update(tea.KeyPressMsg{Code: 'y', Text: "y"}); cmd != nil || !strings.Contains(m.status, "not copied") {
-		t.Fatalf("a key with control bytes was copied: %q", m.status)
+	if _, cmd = m.Update(tea.KeyPressMsg{Code: 'y', Text: "y"}); cmd != nil || !strings.Contains(m.Status, "not copied") {
+		t.Fatalf("a key with control bytes was copied: %q", m.Status)
 	}
 	if strings.Contains(m.View().Content, "\x1b]52;c;evil") {
 		t.Fatal("the hostile key reached the terminal raw")
@@ -77,8 +77,8 @@ func TestIncrementalFind(t *testing.T) {
 	}
 	m.Update(tea.KeyPressMsg{Code: 'f', Mod: tea.ModCtrl})
 	typeText(m, "nowhere")
-	if !strings.Contains(screenText(m), "find: nowhere") || !strings.Contains(m.status, "no key") {
-		t.Fatalf("no match: status %q", m.status)
+	if !strings.Contains(screenText(m), "find: nowhere") || !strings.Contains(m.Status, "no key") {
+		t.Fatalf("no match: status %q", m.Status)
 	}
 }
 
@@ -91,8 +91,8 @@ func TestCommandLineExportAndWrites(t *testing.T) {
 	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	runCmd(m, cmd)
 	data, err := os.ReadFile(filepath.Join(dir, "stale.ndjson"))
-	if err != nil || !strings.Contains(m.status, "exported 12 records") {
-		t.Fatalf("export: %v, status %q", err, m.status)
+	if err != nil || !strings.Contains(m.Status, "exported 12 records") {
+		t.Fatalf("export: %v, status %q", err, m.Status)
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 	for _, l := range lines {
@@ -121,8 +121,8 @@ func TestCommandLineExportAndWrites(t *testing.T) {
 	typeText(m, "export "+filepath.Join(dir, "stale.csv")) // never over a file
 	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	runCmd(m, cmd)
-	if !strings.Contains(m.status, "export failed") {
-		t.Fatalf("overwrote an existing file: %q", m.status)
+	if !strings.Contains(m.Status, "export failed") {
+		t.Fatalf("overwrote an existing file: %q", m.Status)
 	}
 	press(m, ":")
 	typeText(m, "fail")
@@ -133,7 +133,7 @@ func TestCommandLineExportAndWrites(t *testing.T) {
 	press(m, "esc", ":")
 	typeText(m, "bogus")
 	press(m, "enter")
-	if !strings.Contains(m.status, `unknown command "bogus"`) {
-		t.Fatalf("status %q", m.status)
+	if !strings.Contains(m.Status, `unknown command "bogus"`) {
+		t.Fatalf("status %q", m.Status)
 	}
 }

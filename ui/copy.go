@@ -13,6 +13,7 @@ import (
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	snapfile "github.com/idemctl/idemctl/inspect/snapshot"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // selection is what y and Y act on in the table: the marked records,
@@ -31,18 +32,18 @@ func (rs *recordsScreen) selection() []inspect.Record {
 // terminal receives base64-encoded) and says what was copied. Text with
 // control bytes from Redis is refused: pasted into a shell it could run
 // something.
-func (c *common) copyText(what, text string) tea.Cmd {
+func (c *shared) copyText(what, text string) tea.Cmd {
 	if inspect.Sanitize(text) != text {
-		c.status = what + " not copied: the key holds control or invalid bytes that would not paste safely"
+		c.Status = what + " not copied: the key holds control or invalid bytes that would not paste safely"
 		return nil
 	}
 	head := "copied " + what + " (OSC 52): "
-	c.status = head + strings.TrimRight(fitMiddle(text, max(c.width-ansi.StringWidth(head), 12)), " ")
+	c.Status = head + strings.TrimRight(common.FitMiddle(text, max(c.Width-ansi.StringWidth(head), 12)), " ")
 	return tea.SetClipboard(text)
 }
 
 // copyKey copies the key of the first of sel (y).
-func (c *common) copyKey(sel []inspect.Record) tea.Cmd {
+func (c *shared) copyKey(sel []inspect.Record) tea.Cmd {
 	if len(sel) == 0 {
 		return nil
 	}
@@ -53,13 +54,13 @@ func (c *common) copyKey(sel []inspect.Record) tea.Cmd {
 // write its state calls for, pinned to the state and fingerprint shown and
 // with --dry-run, so pasting it shows the change before anything is
 // written.
-func (c *common) copyCommand(sel []inspect.Record) tea.Cmd {
+func (c *shared) copyCommand(sel []inspect.Record) tea.Cmd {
 	if len(sel) == 0 {
 		return nil
 	}
-	if src, ok := c.opts.Scan.Snapshot.(*snapfile.Source); ok {
-		c.status = fmt.Sprintf("pinning %d records to the snapshot (one more pass over the file)…", len(sel))
-		return pinSnapshot(c.ctx, src, sel, c.opts.Profile)
+	if src, ok := c.Opts.Scan.Snapshot.(*snapfile.Source); ok {
+		c.Status = fmt.Sprintf("pinning %d records to the snapshot (one more pass over the file)…", len(sel))
+		return pinSnapshot(c.Ctx, src, sel, c.Opts.Profile)
 	}
 	return c.copyText("the command", c.cliCommand(sel))
 }
@@ -112,25 +113,25 @@ func pinSnapshot(ctx context.Context, src *snapfile.Source, sel []inspect.Record
 	}
 }
 
-func (c *common) onPinned(msg pinnedMsg) tea.Cmd {
+func (c *shared) onPinned(msg pinnedMsg) tea.Cmd {
 	if msg.err != nil {
-		c.status = "not copied: " + inspect.Line(msg.err.Error())
+		c.Status = "not copied: " + inspect.Line(msg.err.Error())
 		return nil
 	}
 	// Every column is plain printable text or base64 (actions.TargetLine):
 	// the lines paste safely into a shell.
-	c.status = fmt.Sprintf("copied (OSC 52) a command with %d --from-file lines pinned to the snapshot: paste it where the live server is reachable; --dry-run shows what it would write", msg.pinned)
+	c.Status = fmt.Sprintf("copied (OSC 52) a command with %d --from-file lines pinned to the snapshot: paste it where the live server is reachable; --dry-run shows what it would write", msg.pinned)
 	return tea.SetClipboard(msg.text)
 }
 
-func (c *common) cliCommand(sel []inspect.Record) string {
+func (c *shared) cliCommand(sel []inspect.Record) string {
 	action := "fail"
 	if sel[0].State != inspect.StateProcessing {
 		action = "expire --ttl 10m"
 	}
 	var b strings.Builder
 	b.WriteString("idemctl " + action)
-	if p := c.opts.Profile; p != "" && !c.opts.Demo {
+	if p := c.Opts.Profile; p != "" && !c.Opts.Demo {
 		b.WriteString(" --profile " + shellWord(p))
 	}
 	for _, r := range sel {

@@ -13,18 +13,19 @@ import (
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // detailScreen is the Detail screen: the record open, fetched whole on
 // demand, in a viewport. Its write keys, copy keys and back are the
 // root's: they open the dialog or leave the screen.
 type detailScreen struct {
-	*common
+	*shared
 	cur *detailState // nil: no record open
 	vp  viewport.Model
 }
 
-func newDetailScreen(c *common) *detailScreen { return &detailScreen{common: c} }
+func newDetailScreen(c *shared) *detailScreen { return &detailScreen{shared: c} }
 
 // detailState is the record open on the detail screen.
 type detailState struct {
@@ -35,6 +36,7 @@ type detailState struct {
 	err       error
 	fetchedAt time.Time
 	reveal    bool
+	found     *foundNote // how :find came here; nil: from the table
 }
 
 // detailMsg carries a fetched record; dropped when another one is open.
@@ -46,7 +48,7 @@ type detailMsg struct {
 
 // Open shows r, as scanned until the fetch it returns answers.
 func (ds *detailScreen) Open(r *inspect.Record) tea.Cmd {
-	ds.cur = &detailState{key: r.Key, ks: r.Keyspace, scanned: *r, reveal: ds.opts.Reveal}
+	ds.cur = &detailState{key: r.Key, ks: r.Keyspace, scanned: *r, reveal: ds.Opts.Reveal}
 	ds.vp.SetYOffset(0)
 	ds.render()
 	return ds.fetch()
@@ -66,10 +68,10 @@ func (ds *detailScreen) SetSize(width, height int) {
 // fetch reads the whole record live; from a snapshot there is no server
 // to read, and the detail is the record as the file held it.
 func (ds *detailScreen) fetch() tea.Cmd {
-	if ds.opts.Scan.Snapshot != nil || ds.cur == nil {
+	if ds.Opts.Scan.Snapshot != nil || ds.cur == nil {
 		return nil
 	}
-	return fetchDetail(ds.ctx, ds.opts.Client, ds.cur.ks, ds.cur.key)
+	return fetchDetail(ds.Ctx, ds.Opts.Client, ds.cur.ks, ds.cur.key)
 }
 
 // shown is the record as the detail screen shows it: fetched, or as scanned
@@ -113,12 +115,12 @@ func (ds *detailScreen) onFetched(msg detailMsg) {
 		d := msg.d
 		ds.cur.d = &d
 	}
-	ds.cur.fetchedAt = ds.now()
+	ds.cur.fetchedAt = ds.Now()
 	ds.render()
 }
 
 func (ds *detailScreen) onKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := ds.keys
+	k := ds.Keys
 	switch {
 	case key.Matches(msg, k.Reveal):
 		ds.setReveal(!ds.cur.reveal)
@@ -158,7 +160,7 @@ func (ds *detailScreen) View() string {
 	if !ds.vp.AtBottom() {
 		lines := strings.Split(body, "\n")
 		below := ds.vp.TotalLineCount() - ds.vp.YOffset() - len(lines) + 1
-		body = strings.Join(append(lines[:len(lines)-1], ds.moreBelow(below)), "\n")
+		body = strings.Join(append(lines[:len(lines)-1], ds.MoreBelow(below)), "\n")
 	}
 	return body
 }
@@ -170,24 +172,28 @@ func (ds *detailScreen) render() {
 	if st == nil {
 		return
 	}
-	s := ds.styles
+	s := ds.Styles
 	var b strings.Builder
 	line := func(label, value string) {
-		b.WriteString(hang(s.Bold.Render(fmt.Sprintf("%-12s", label))+" ", value, ds.width) + "\n")
+		b.WriteString(hang(s.Bold.Render(fmt.Sprintf("%-12s", label))+" ", value, ds.Width) + "\n")
 	}
 	r := st.scanned
 	elapsed := time.Duration(0)
 	if st.d != nil {
 		r = st.d.Record
-		elapsed = ds.now().Sub(st.fetchedAt)
+		elapsed = ds.Now().Sub(st.fetchedAt)
 	}
 	line("KEY", inspect.Sanitize(r.Key))
+	if f := st.found; f != nil {
+		line("FOUND BY", fmt.Sprintf(":find, as %s keys it, from %s", f.library, orDash(f.inputs)))
+		line("VERDICT", verdictStyle(ds.Styles, f.verdict.Kind).Render(f.verdict.Line))
+	}
 	ks := r.Keyspace
 	line("KEYSPACE", fmt.Sprintf("%s (match %s, schema %s)", inspect.Sanitize(ks.Name), inspect.Sanitize(ks.Match), ks.Schema.Name))
 	switch {
 	case st.err != nil:
 		line("", s.Error.Render("could not fetch the record: "+inspect.Sanitize(st.err.Error())+" — showing the scan's view (r retries)"))
-	case st.d == nil && ds.opts.Scan.Snapshot != nil:
+	case st.d == nil && ds.Opts.Scan.Snapshot != nil:
 		line("", s.Dim.Render("as the snapshot held it: the fields idemctl reads (there is no server to fetch the rest from)"))
 	case st.d == nil:
 		line("", s.Dim.Render("fetching the whole record…"))
@@ -213,7 +219,7 @@ func (ds *detailScreen) render() {
 	line("AGE", ageExplain(&r, ks, elapsed))
 	if r.State == inspect.StateProcessing {
 		why := staleExplain(&r, ks, elapsed)
-		if r.Stale() && ds.canWrite() {
+		if r.Stale() && ds.CanWrite() {
 			why += " (F force-fails, R reconciles, here)"
 		}
 		line("STALE?", why)
@@ -228,7 +234,7 @@ func (ds *detailScreen) render() {
 // groupsAndFlags writes the record's template captures and each of its
 // flags explained.
 func (ds *detailScreen) groupsAndFlags(b *strings.Builder, line func(label, value string), r *inspect.Record) {
-	s, ks := ds.styles, r.Keyspace
+	s, ks := ds.Styles, r.Keyspace
 	if names := ks.Template.Names(); len(names) > 0 {
 		var g []string
 		for i, n := range names {
@@ -245,7 +251,7 @@ func (ds *detailScreen) groupsAndFlags(b *strings.Builder, line func(label, valu
 		b.WriteString("\n" + s.Title.Render("FLAGS") + "\n")
 		for _, fi := range inspect.AllFlags() {
 			if r.Flags&fi.Flag != 0 {
-				b.WriteString(hang(fmt.Sprintf("  %-20s ", flagName(fi.Flag)), fi.Explain, ds.width) + "\n")
+				b.WriteString(hang(fmt.Sprintf("  %-20s ", flagName(fi.Flag)), fi.Explain, ds.Width) + "\n")
 			}
 		}
 	}
@@ -254,9 +260,9 @@ func (ds *detailScreen) groupsAndFlags(b *strings.Builder, line func(label, valu
 // fields writes the fetched record's fields, the response redacted
 // until v, and pretty-printed when it is JSON.
 func (ds *detailScreen) fields(b *strings.Builder, st *detailState) {
-	s := ds.styles
+	s := ds.Styles
 	d := st.d
-	title := fmt.Sprintf("FIELDS (%s of %s)", count(len(d.Fields)), count(d.FieldCount))
+	title := fmt.Sprintf("FIELDS (%s of %s)", common.Count(len(d.Fields)), common.Count(d.FieldCount))
 	if d.Partial != "" {
 		title += " — " + d.Partial + ": only the schema's fields"
 	}
@@ -287,7 +293,7 @@ func (ds *detailScreen) fields(b *strings.Builder, st *detailState) {
 		if f.TTLms >= 0 && !isString {
 			v += s.Dim.Render(" (field TTL " + units.FormatMs(f.TTLms) + ")")
 		}
-		b.WriteString(hang(fmt.Sprintf("  %-16s ", inspect.Sanitize(f.Name)), v, ds.width) + "\n")
+		b.WriteString(hang(fmt.Sprintf("  %-16s ", inspect.Sanitize(f.Name)), v, ds.Width) + "\n")
 	}
 	if response != "" {
 		b.WriteString("\n" + s.Title.Render("RESPONSE (v hides)") + "\n")
@@ -296,7 +302,7 @@ func (ds *detailScreen) fields(b *strings.Builder, st *detailState) {
 			l = inspect.Sanitize(l)
 			body := strings.TrimLeft(l, " ")
 			// A long JSON line continues under its own first character.
-			b.WriteString(hang("  "+l[:len(l)-len(body)], body, ds.width) + "\n")
+			b.WriteString(hang("  "+l[:len(l)-len(body)], body, ds.Width) + "\n")
 		}
 	}
 }

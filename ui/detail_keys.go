@@ -6,15 +6,16 @@ import (
 
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // openDetail opens the record under the cursor on the Detail screen, its
 // response shown with reveal.
 func (m *Model) openDetail(reveal bool) tea.Cmd {
-	r := m.store.at(m.records.cursor)
+	r := m.records.current()
 	if r == nil {
 		if !reveal {
-			m.status = "no record to open here (c clears the filters)"
+			m.Status = "no record to open here (c clears the filters)"
 		}
 		return nil
 	}
@@ -30,7 +31,7 @@ func (m *Model) openDetail(reveal bool) tea.Cmd {
 // keys are the root's (they leave the screen or open the dialog); the
 // screen takes the rest.
 func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.keys
+	k := m.Keys
 	switch {
 	case key.Matches(msg, k.Back):
 		m.screen = screenRecords
@@ -42,8 +43,8 @@ func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.copyKey([]inspect.Record{m.detail.cur.shown()})
 	case key.Matches(msg, k.CopyCommand):
 		return m.copyCommand([]inspect.Record{m.detail.cur.shown()})
-	case k.isWriteKey(msg) && !m.canWrite():
-		m.status = m.offHint(m.screen == screenStreams)
+	case k.IsWriteKey(msg) && !m.CanWrite():
+		m.Status = m.OffHint(m.screen == screenStreams)
 		return nil
 	case key.Matches(msg, k.Fail):
 		return m.openDialogOn(write.KindFail, []inspect.Record{m.detail.cur.shown()})
@@ -57,10 +58,10 @@ func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // footer is the help line's keys on the Detail screen: the write keys, or
 // where a session that writes has them, said off.
-func (ds *detailScreen) footer() []keyBinding {
-	k := ds.keys
-	if ds.canWrite() {
-		return []keyBinding{k.Back, k.Fail, k.Reconcile, k.Expire, k.Reveal, k.Rescan, k.Help, k.Quit}
+func (ds *detailScreen) footer() []common.KeyBinding {
+	k := ds.Keys
+	if ds.CanWrite() {
+		return []common.KeyBinding{k.Back, k.Fail, k.Reconcile, k.Expire, k.Reveal, k.Rescan, k.Help, k.Quit}
 	}
-	return []keyBinding{k.Back, writesOff(ds.offNote(false), k.Fail, k.Reconcile, k.Expire), k.Reveal, k.Rescan, k.Up, k.Down, k.Help, k.Quit}
+	return []common.KeyBinding{k.Back, common.WritesOff(ds.OffNote(false), k.Fail, k.Reconcile, k.Expire), k.Reveal, k.Rescan, k.Up, k.Down, k.Help, k.Quit}
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/ui/common"
+	"github.com/idemctl/idemctl/ui/streams"
 	"github.com/idemctl/idemctl/verify"
 )
 
@@ -34,12 +36,12 @@ const (
 )
 
 type dialog struct {
-	*common
+	*shared
 	w, h int
 
 	kind     write.Kind
 	targets  []inspect.Record // copies: what the operator saw
-	entries  []entryMark      // a write on pending entries: what the operator saw (targets is nil)
+	entries  []streams.Mark   // a write on pending entries: what the operator saw (targets is nil)
 	needsRef bool             // a target's schema records a reference
 	onMarks  bool             // the targets are the marked records
 	step     dialogStep
@@ -77,21 +79,17 @@ func newInput(placeholder, value string, width int) textinput.Model {
 
 // openDialog starts a write on the marked records, or the one under the cursor.
 func (m *Model) openDialog(kind write.Kind) tea.Cmd {
-	if !m.canWrite() {
-		m.status = m.offHint(m.screen == screenStreams)
+	if !m.CanWrite() {
+		m.Status = m.OffHint(m.screen == screenStreams)
 		return nil
 	}
-	targets := m.recordsSized().markedRecords()
+	targets, onMarks := m.recordsSized().writeTargets()
 	if len(targets) == 0 {
-		r := m.store.at(m.records.cursor)
-		if r == nil {
-			return nil
-		}
-		targets = []inspect.Record{*r}
+		return nil
 	}
 	cmd := m.openDialogOn(kind, targets)
 	if m.dialog != nil {
-		m.dialog.onMarks = len(m.records.marks) > 0
+		m.dialog.onMarks = onMarks
 	}
 	return cmd
 }
@@ -99,11 +97,11 @@ func (m *Model) openDialog(kind write.Kind) tea.Cmd {
 // openDialogOn starts a write on the given records (the detail screen's
 // record, or the marked ones).
 func (m *Model) openDialogOn(kind write.Kind, targets []inspect.Record) tea.Cmd {
-	if !m.canWrite() {
-		m.status = m.offHint(m.screen == screenStreams)
+	if !m.CanWrite() {
+		m.Status = m.OffHint(m.screen == screenStreams)
 		return nil
 	}
-	w := max(m.width-20, 20)
+	w := max(m.Width-20, 20)
 	d := &dialog{kind: kind, targets: targets, step: stepForm, needsRef: needsRef(kind, targets)}
 	// The TTL field starts at the action's default, shown as its name.
 	ttlDefault := string(actions.TTLRetention)
@@ -127,7 +125,7 @@ func (m *Model) openDialogOn(kind write.Kind, targets []inspect.Record) tea.Cmd 
 		d.inputs = []textinput.Model{newInput(ref, "", w),
 			newInput("why (required)", "", w), newInput("retention, keep, or a duration", ttlDefault, w)}
 	}
-	m.dialog = d.start(m.common)
+	m.dialog = d.start(m.shared)
 	if kind == kindTriage && d.step == stepForm {
 		return m.dialog.askHooks() // no form: the hooks give ref, status and response
 	}
@@ -135,13 +133,13 @@ func (m *Model) openDialogOn(kind write.Kind, targets []inspect.Record) tea.Cmd 
 }
 
 // start readies d to show, asking first for a protected profile's name.
-func (d *dialog) start(c *common) *dialog {
-	d.common = c
+func (d *dialog) start(c *shared) *dialog {
+	d.shared = c
 	d.confirm = newInput("", "", 12)
-	d.bar = progress.New(progress.WithWidth(max(c.width-10, 10)), progress.WithoutPercentage())
-	if c.opts.Executor.Policy.NeedsProfileName() {
+	d.bar = progress.New(progress.WithWidth(max(c.Width-10, 10)), progress.WithoutPercentage())
+	if c.Opts.Executor.Policy.NeedsProfileName() {
 		d.step = stepProfile
-		d.confirm.Placeholder = c.opts.Profile
+		d.confirm.Placeholder = c.Opts.Profile
 	}
 	return d
 }
@@ -203,10 +201,10 @@ func (m *Model) closeDialog(toWrites bool) tea.Cmd {
 		m.writes.Open()
 	}
 	if d.wroteEntries() {
-		return m.streams.afterWrite(d.onMarks)
+		return m.streams.AfterWrite(d.onMarks)
 	}
 	if d.onMarks {
-		m.records.marks = nil // written: a second write would need them marked again
+		m.records.dropMarks() // written: a second write would need them marked again
 	}
 	if m.screen == screenDetail && m.detail.cur != nil {
 		// Opened from the detail screen: show the record as written.
@@ -217,16 +215,16 @@ func (m *Model) closeDialog(toWrites bool) tea.Cmd {
 
 // View renders the dialog in place of the screen body.
 func (d *dialog) View() string {
-	s := d.styles
+	s := d.Styles
 	var b strings.Builder
-	title := fmt.Sprintf("%s %s record(s)", strings.ToUpper(string(d.kind)), count(len(d.targets)))
+	title := fmt.Sprintf("%s %s record(s)", strings.ToUpper(string(d.kind)), common.Count(len(d.targets)))
 	if d.entries != nil {
 		title = d.entryTitle()
 	}
 	b.WriteString(s.Title.Render(title) + s.Dim.Render("  (esc cancels)") + "\n\n")
 	switch d.step {
 	case stepProfile:
-		fmt.Fprintf(&b, "Profile %q is protected. Type its name to allow writes for this session:\n\n  %s\n", d.opts.Profile, d.confirm.View())
+		fmt.Fprintf(&b, "Profile %q is protected. Type its name to allow writes for this session:\n\n  %s\n", d.Opts.Profile, d.confirm.View())
 	case stepForm:
 		for i, l := range d.labels {
 			marker := "  "
@@ -238,7 +236,7 @@ func (d *dialog) View() string {
 		if d.kind == write.KindExpire {
 			b.WriteString("\n" + s.Dim.Render("TTL: the record expires after it (10m: in ten minutes); 0 deletes it now") + "\n")
 		}
-		if hint := entryFormHint(d.kind); d.entries != nil && hint != "" {
+		if hint := streams.FormHint(d.kind); d.entries != nil && hint != "" {
 			b.WriteString("\n" + s.Dim.Render(hint) + "\n")
 		}
 		b.WriteString("\n" + s.Dim.Render(d.sampleLine()) + "\n")
@@ -254,7 +252,7 @@ func (d *dialog) View() string {
 			pct = float64(t.attempted) / float64(t.writes)
 		}
 		count := fmt.Sprintf(" %s/%s writes", units.FormatCount(int64(t.attempted)), units.FormatCount(int64(t.writes)))
-		d.bar.SetWidth(max(d.width-ansi.StringWidth(count)-1, 10)) // the count stays on the bar's line
+		d.bar.SetWidth(max(d.Width-ansi.StringWidth(count)-1, 10)) // the count stays on the bar's line
 		fmt.Fprintf(&b, "%s%s\n\n", d.bar.ViewAs(pct), count)
 		b.WriteString(t.String(d.step == stepDone) + "\n")
 		b.WriteString(d.resultNotes())
@@ -277,8 +275,21 @@ func (d *dialog) View() string {
 // middle to the width less room, so wrapping never splits it.
 func (d *dialog) shownKey(k string, room int) string {
 	k = inspect.Sanitize(k)
-	return fitMiddle(k, min(ansi.StringWidth(k), max(d.width-room, 12)))
+	return common.FitMiddle(k, min(ansi.StringWidth(k), max(d.Width-room, 12)))
 }
+
+// writeTargets are what a write key takes: the marked records still in
+// the table, else the one under the cursor; onMarks says the marks.
+func (rs *recordsScreen) writeTargets() (recs []inspect.Record, onMarks bool) {
+	recs = rs.markedRecords()
+	if r := rs.current(); len(recs) == 0 && r != nil {
+		recs = []inspect.Record{*r}
+	}
+	return recs, len(rs.marks) > 0
+}
+
+// dropMarks forgets the marks (a write took them, or the source changed).
+func (rs *recordsScreen) dropMarks() { rs.marks = nil }
 
 // markedRecords returns the marked records still in the table.
 func (rs *recordsScreen) markedRecords() []inspect.Record {

@@ -49,10 +49,10 @@ func (d *dialog) run() <-chan writeMsg {
 	}
 	d.step, d.errText = stepRunning, ""
 	d.results = make([]actions.Result, len(d.plans))
-	ctx, cancel := context.WithCancel(d.ctx)
+	ctx, cancel := context.WithCancel(d.Ctx)
 	d.cancel = cancel
 	ch := make(chan writeMsg, len(d.plans))
-	ex, plans := d.opts.Executor, d.plans
+	ex, plans := d.Opts.Executor, d.plans
 	go func() {
 		defer close(ch)
 		ex.ApplyAll(ctx, plans, uiWriteRate, func(i int, r actions.Result) { ch <- writeMsg{i: i, r: r} })
@@ -68,7 +68,7 @@ func (d *dialog) changeLines(cs []write.Change) string {
 	for _, c := range cs {
 		field := fmt.Sprintf("  %-14s ", inspect.Sanitize(c.Field))
 		before, after := inspect.Sanitize(c.Before), inspect.Sanitize(c.After)
-		b.WriteString(hang(field, units.Clip(before, 200)+" → "+units.Clip(after, 200), d.width) + "\n")
+		b.WriteString(hang(field, units.Clip(before, 200)+" → "+units.Clip(after, 200), d.Width) + "\n")
 	}
 	return b.String()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // The dialog's form step: enter on the last field checks the fields and
@@ -47,7 +48,7 @@ func (d *dialog) submitForm() tea.Cmd {
 		return nil
 	}
 	d.errText, d.step = "", stepPlanning
-	ex, ctx, targets, kind := d.opts.Executor, d.ctx, d.targets, d.kind
+	ex, ctx, targets, kind := d.Opts.Executor, d.Ctx, d.targets, d.kind
 	if kind == write.KindUndo {
 		return d.planUndo(reason)
 	}
@@ -98,7 +99,7 @@ func (d *dialog) sampleLine() string {
 	var keys []string
 	for i, r := range d.targets {
 		if i == 3 {
-			keys = append(keys, "… +"+count(len(d.targets)-3))
+			keys = append(keys, "… +"+common.Count(len(d.targets)-3))
 			break
 		}
 		keys = append(keys, d.shownKey(displayKey(&r), 10))

@@ -64,7 +64,7 @@ func (d *dialog) onKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // confirmProfile checks the protected profile's name typed.
 func (d *dialog) confirmProfile() tea.Cmd {
-	if err := d.opts.Executor.Policy.ConfirmProfile(strings.TrimSpace(d.confirm.Value())); err != nil {
+	if err := d.Opts.Executor.Policy.ConfirmProfile(strings.TrimSpace(d.confirm.Value())); err != nil {
 		d.errText = err.Error()
 		return nil
 	}

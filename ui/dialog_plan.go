@@ -11,6 +11,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // The confirm step's layout: the title, then the plan — every line of it,
@@ -33,7 +34,7 @@ type planText struct {
 // planLines are the confirm step's plan, the lines over it that stay in
 // sight (the columns' titles), and the notes under it.
 func (d *dialog) planLines() (top, plan, foot []string) {
-	if c := d.drawn; c != nil && c.width == d.width && c.dark == d.dark && sameSlice(c.of, d.plans) {
+	if c := d.drawn; c != nil && c.width == d.Width && c.dark == d.Dark && sameSlice(c.of, d.plans) {
 		return c.top, c.plan, c.foot
 	}
 	switch {
@@ -44,7 +45,7 @@ func (d *dialog) planLines() (top, plan, foot []string) {
 	default:
 		plan = d.writePlan()
 	}
-	d.drawn = &planText{width: d.width, dark: d.dark, of: d.plans, top: top, plan: plan, foot: foot}
+	d.drawn = &planText{width: d.Width, dark: d.Dark, of: d.plans, top: top, plan: plan, foot: foot}
 	return top, plan, foot
 }
 
@@ -59,7 +60,7 @@ func (d *dialog) confirmView(head string) string {
 	top, plan, notes := d.planLines()
 	foot := append(slices.Clip(notes), d.confirmPrompt()...)
 	if d.errText != "" {
-		foot = append(foot, wrapLines(d.styles.Error.Render(d.errText), d.width)...)
+		foot = append(foot, wrapLines(d.Styles.Error.Render(d.errText), d.Width)...)
 	}
 	headLines := append(strings.Split(strings.TrimSuffix(head, "\n"), "\n"), top...)
 	room := max(d.h-len(headLines)-len(foot), 1)
@@ -75,8 +76,8 @@ func (d *dialog) planWindow(plan []string, room int) []string {
 	switch {
 	case len(shown) > room && room > 1:
 		n := len(shown) - room + 1
-		more := fmt.Sprintf("↓ %s more lines of the plan · j/↓ pgdn scroll · G the end", count(n))
-		shown = append(shown[:room-1:room-1], d.styles.Dim.Render(fit(more, d.width)))
+		more := fmt.Sprintf("↓ %s more lines of the plan · j/↓ pgdn scroll · G the end", common.Count(n))
+		shown = append(shown[:room-1:room-1], d.Styles.Dim.Render(common.Fit(more, d.Width)))
 	case len(shown) > room: // a terminal too short for the line that says more
 		shown = shown[:room]
 	}
@@ -86,9 +87,9 @@ func (d *dialog) planWindow(plan []string, room int) []string {
 // onPlanKey scrolls the plan; ok is false for a key that is not a move
 // (it goes to the confirmation's input).
 func (d *dialog) onPlanKey(msg tea.KeyPressMsg) bool {
-	dl, ok := d.keys.moves(msg, max(d.page-1, 1))
+	dl, ok := d.Keys.Moves(msg, max(d.page-1, 1))
 	if ok {
-		d.scroll = clampAdd(d.scroll, dl) // and to the plan when drawn
+		d.scroll = common.ClampAdd(d.scroll, dl) // and to the plan when drawn
 	}
 	return ok
 }
@@ -111,9 +112,9 @@ func (d *dialog) confirmPrompt() []string {
 	case n == 1:
 		s = fmt.Sprintf("The write checks the %s. Type yes and enter to apply: %s", what, d.confirm.View())
 	default:
-		s = fmt.Sprintf("%s writes, at most %d per second, each compare-and-set. Type %d and enter to apply: %s", count(n), uiWriteRate, n, d.confirm.View())
+		s = fmt.Sprintf("%s writes, at most %d per second, each compare-and-set. Type %d and enter to apply: %s", common.Count(n), uiWriteRate, n, d.confirm.View())
 	}
-	return append([]string{""}, wrapLines(s, d.width)...)
+	return append([]string{""}, wrapLines(s, d.Width)...)
 }
 
 // writePlan is a record write's plan, every line of it: the first
@@ -140,21 +141,21 @@ func (d *dialog) writePlan() []string {
 		}
 		add(d.changeLines(p.Changes))
 		if p.UndoNote != "" { // said before it runs, as the CLI's plan says it
-			add(hang(d.styles.Error.Render("will not be undoable: "), inspect.Sanitize(units.OneLine(p.UndoNote)), d.width))
+			add(hang(d.Styles.Error.Render("will not be undoable: "), inspect.Sanitize(units.OneLine(p.UndoNote)), d.Width))
 		}
 		if len(ok) > 1 {
-			add(fmt.Sprintf("and the same change on %s more:", count(len(ok)-1)))
+			add(fmt.Sprintf("and the same change on %s more:", common.Count(len(ok)-1)))
 			for _, q := range ok[1:] {
 				add("  " + d.shownKey(displayKey(&inspect.Record{Key: q.Key, Keyspace: q.Keyspace, Groups: []string{}}), 2))
 			}
 		}
 	}
 	if len(refused) > 0 {
-		add(fmt.Sprintf("not writable (%s):", count(len(refused))))
+		add(fmt.Sprintf("not writable (%s):", common.Count(len(refused))))
 	}
 	for _, p := range refused {
-		head := "  " + d.styles.Error.Render(string(p.Outcome)) + " " + d.shownKey(p.Key, d.width/2) + ":"
-		add(hang(head+" ", inspect.Sanitize(p.Refused), d.width))
+		head := "  " + d.Styles.Error.Render(string(p.Outcome)) + " " + d.shownKey(p.Key, d.Width/2) + ":"
+		add(hang(head+" ", inspect.Sanitize(p.Refused), d.Width))
 	}
 	return out
 }

@@ -99,7 +99,7 @@ func TestWritePlanReachableBeforeTheCount(t *testing.T) {
 func TestTriagePlanReachableBeforeTheCount(t *testing.T) {
 	f := newLive(t, true, false)
 	m := f.m
-	m.opts.Hooks = map[string]*verify.Hook{f.ks.Name: {Command: []string{"builtin"}, Timeout: 5 * time.Second,
+	m.Opts.Hooks = map[string]*verify.Hook{f.ks.Name: {Command: []string{"builtin"}, Timeout: 5 * time.Second,
 		Builtin: func(context.Context, *inspect.Record) []byte {
 			return []byte(`{"verdict":"not_done","detail":"no order in the orders table for this request"}`)
 		}}}

@@ -37,7 +37,7 @@ func waitWrite(ch <-chan writeMsg) tea.Cmd {
 
 // add records a finished write of the run d shows (nil: closed).
 func (ws *writesScreen) add(d *dialog, msg writeMsg) {
-	w := WriteRecord{At: ws.now(), Result: msg.r}
+	w := WriteRecord{At: ws.Now(), Result: msg.r}
 	if d != nil && msg.i < len(d.results) {
 		d.results[msg.i] = msg.r
 		d.done = msg.i + 1
@@ -59,9 +59,9 @@ func (d *dialog) resultNotes() string {
 		switch {
 		case len(notes) >= 5 || d.plans[i].Refused != "":
 		case r.Unreplicated():
-			notes = append(notes, fmt.Sprintf("  not replicated %s: %s", d.shownKey(d.resultKey(i), d.width/2), inspect.Sanitize(r.Note)))
+			notes = append(notes, fmt.Sprintf("  not replicated %s: %s", d.shownKey(d.resultKey(i), d.Width/2), inspect.Sanitize(r.Note)))
 		case r.Outcome != write.Applied && r.Outcome != write.Skipped:
-			notes = append(notes, fmt.Sprintf("  %s %s: %s", r.Outcome, d.shownKey(d.resultKey(i), d.width/2), inspect.Sanitize(r.Detail)))
+			notes = append(notes, fmt.Sprintf("  %s %s: %s", r.Outcome, d.shownKey(d.resultKey(i), d.Width/2), inspect.Sanitize(r.Detail)))
 		}
 	}
 	if len(notes) == 0 {

@@ -3,40 +3,9 @@ package ui
 import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/idemctl/idemctl/ui/common"
 )
-
-// keyAction is one key of a screen and what it does. A screen's keys are
-// a table tried in order, the first match winning, as a switch would: the
-// bindings are the KeyMap's, so the help and the footers, drawn from the
-// same bindings, say what the keys do.
-type keyAction struct {
-	binding key.Binding
-	do      func() tea.Cmd
-}
-
-// dispatch runs the first action whose binding matches msg; ok is false
-// when none does.
-func dispatch(msg tea.KeyPressMsg, actions []keyAction) (cmd tea.Cmd, ok bool) {
-	for _, a := range actions {
-		if key.Matches(msg, a.binding) {
-			return a.do(), true
-		}
-	}
-	return nil, false
-}
-
-// noCmd is an action that changes the model and starts nothing.
-func noCmd(f func()) func() tea.Cmd {
-	return func() tea.Cmd { f(); return nil }
-}
-
-// onlyIf is b matching only while on holds (b itself is left alone).
-func onlyIf(b key.Binding, on bool) key.Binding {
-	if !on {
-		b.SetEnabled(false)
-	}
-	return b
-}
 
 // onKey routes a key: an open dialog, input or overlay takes every key;
 // then the keys of every screen; then the screen's own.
@@ -47,23 +16,21 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case m.dialog != nil:
 		return m.onDialogKey(msg)
-	case m.records.filtering:
-		return m.recordsSized().onFilterKey(msg)
-	case m.records.find.active:
-		return m.recordsSized().onFindKey(msg)
+	case m.records.typing():
+		return m.route(m.records, msg)
 	case m.cmdLine.open:
 		return m.onCommandKey(msg)
-	case m.streams.typing:
-		return m.streams.onFilterKey(msg)
+	case m.streams.Typing():
+		return m.route(m.streams, msg)
 	case m.keyHelp.open:
 		return m.route(m.keyHelp, msg)
 	}
 	// Quit, help and the banner mean the same on every screen, the detail
 	// view included.
-	if cmd, ok := dispatch(msg, []keyAction{{m.keys.Quit, m.quit}, {m.keys.Help, noCmd(func() { m.keyHelp.Open(m.screen == screenStreams) })},
-		{m.keys.Warning, noCmd(func() {
+	if cmd, ok := common.Dispatch(msg, []common.KeyAction{{Binding: m.Keys.Quit, Do: m.quit}, {Binding: m.Keys.Help, Do: common.NoCmd(func() { m.keyHelp.Open(m.screen == screenStreams) })},
+		{Binding: m.Keys.Warning, Do: common.NoCmd(func() {
 			if m.chrome.toggle(m.showsGapBanner()) {
-				m.resize(m.width, m.height)
+				m.resize(m.Width, m.Height)
 			}
 		})}}); ok {
 		return cmd
@@ -76,11 +43,11 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 			return cmd
 		}
 	}
-	if m.screen == screenDoctor && key.Matches(msg, m.keys.Back) {
+	if m.screen == screenDoctor && key.Matches(msg, m.Keys.Back) {
 		m.showFromTop(m.doctor.from)
 		return nil
 	}
-	if cmd, ok := dispatch(msg, m.screenKeys(msg)); ok {
+	if cmd, ok := common.Dispatch(msg, m.screenKeys(msg)); ok {
 		return cmd
 	}
 	return m.onScreenKey(msg)
@@ -106,26 +73,26 @@ func (m *Model) quit() tea.Cmd {
 
 // screenKeys are the keys every screen but the detail shares, tried
 // before the screen's own.
-func (m *Model) screenKeys(msg tea.KeyPressMsg) []keyAction {
-	k := m.keys
-	return []keyAction{
-		{k.NextScreen, noCmd(func() { m.cycleScreens(1) })},
-		{k.PrevScreen, noCmd(func() { m.cycleScreens(numScreens - 1) })},
-		{k.Command, m.cmdLine.Open},
+func (m *Model) screenKeys(msg tea.KeyPressMsg) []common.KeyAction {
+	k := m.Keys
+	return []common.KeyAction{
+		{Binding: k.NextScreen, Do: common.NoCmd(func() { m.cycleScreens(1) })},
+		{Binding: k.PrevScreen, Do: common.NoCmd(func() { m.cycleScreens(numScreens - 1) })},
+		{Binding: k.Command, Do: m.cmdLine.Open},
 		// The filter is the Records screen's: go there, so what is typed
 		// next is the filter and never a string of hotkeys (esc included).
-		{onlyIf(k.Filter, m.screen != screenRecords), func() tea.Cmd {
+		{Binding: common.OnlyIf(k.Filter, m.screen != screenRecords), Do: func() tea.Cmd {
 			m.screen = screenRecords
 			return m.onRecordsKey(msg)
 		}},
-		{k.Rescan, m.rescan},
-		{k.Cancel, noCmd(m.onCancel)},
+		{Binding: k.Rescan, Do: m.rescan},
+		{Binding: k.Cancel, Do: common.NoCmd(m.onCancel)},
 	}
 }
 
 func (m *Model) rescan() tea.Cmd {
-	m.status = "rescanning…"
-	return tea.Batch(m.scan.start(), m.streams.read()) // the Overview's line on the streams too
+	m.Status = "rescanning…"
+	return tea.Batch(m.scan.start(), m.streams.Read()) // the Overview's line on the streams too
 }
 
 // onCancel is esc: it cancels a scan, else backs out of a group's records
@@ -139,7 +106,7 @@ func (m *Model) onCancel() {
 	case m.screen == screenRecords && g != nil:
 		m.store.setGrouping("")
 	case m.screen == screenRecords:
-		m.status = "nothing to go back from (esc closes a group or a record, cancels a scan)"
+		m.Status = "nothing to go back from (esc closes a group or a record, cancels a scan)"
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/idemctl/idemctl/doctor"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // doctorScreen is the Doctor screen (:doctor): doctor's findings, judged
@@ -18,7 +19,7 @@ import (
 // the keyspace) and one read of the server's INFO (and CONFIG GET until
 // the ACL refuses it once).
 type doctorScreen struct {
-	*common
+	*shared
 	report   *doctor.Report // the newest judgement
 	at       time.Time
 	noConfig bool   // CONFIG GET was refused: not asked again this session
@@ -27,7 +28,7 @@ type doctorScreen struct {
 	w, h     int
 }
 
-func newDoctorScreen(c *common) *doctorScreen { return &doctorScreen{common: c} }
+func newDoctorScreen(c *shared) *doctorScreen { return &doctorScreen{shared: c} }
 
 // Open shows the findings from their top; from is where esc goes back to.
 func (d *doctorScreen) Open(from screen) {
@@ -44,11 +45,11 @@ func (d *doctorScreen) SetSize(width, height int) { d.w, d.h = width, height }
 func (d *doctorScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case doctorMsg:
-		d.report, d.at = &msg.report, d.now()
+		d.report, d.at = &msg.report, d.Now()
 		d.noConfig = !msg.config
 	case tea.KeyPressMsg:
-		if delta, ok := d.keys.moves(msg, d.h); ok {
-			d.page.scroll = clampAdd(d.page.scroll, delta) // and to the content when drawn
+		if delta, ok := d.Keys.Moves(msg, d.h); ok {
+			d.page.scroll = common.ClampAdd(d.page.scroll, delta) // and to the content when drawn
 		}
 	}
 	return nil
@@ -57,7 +58,7 @@ func (d *doctorScreen) Update(msg tea.Msg) tea.Cmd {
 // forget drops the judgement of another source (:db, :profile).
 func (d *doctorScreen) forget() { d.report, d.noConfig = nil, false }
 
-func (d *doctorScreen) View() string { return d.page.show(d.common, d.content(), d.h) }
+func (d *doctorScreen) View() string { return d.page.show(d.shared, d.content(), d.h) }
 
 // summary is the Overview's pointer to the Doctor screen: the
 // findings above info by severity, or "" when there are none (yet).
@@ -80,12 +81,12 @@ func (d *doctorScreen) summary() string {
 
 // content lists the findings, worst first, then the rules that could not run.
 func (d *doctorScreen) content() string {
-	s := d.styles
+	s := d.Styles
 	var b strings.Builder
 	b.WriteString(s.Title.Render("DOCTOR"))
 	r := d.report
 	switch {
-	case d.opts.Doctor == nil:
+	case d.Opts.Doctor == nil:
 		b.WriteString("\n\n" + s.Dim.Render("not available in this session"))
 		return b.String()
 	case r == nil:
@@ -117,21 +118,21 @@ func (d *doctorScreen) content() string {
 		if f.Keyspace != "" {
 			where = " [" + inspect.Sanitize(f.Keyspace) + "]"
 		}
-		b.WriteString("\n\n" + fit(head+"  "+f.Rule+where+": "+inspect.Sanitize(units.OneLine(f.Title)), d.w))
+		b.WriteString("\n\n" + common.Fit(head+"  "+f.Rule+where+": "+inspect.Sanitize(units.OneLine(f.Title)), d.w))
 		for _, e := range f.Evidence {
 			b.WriteString("\n" + hang("  ", inspect.Sanitize(units.OneLine(e)), d.w))
 		}
 		if len(f.Samples) > 0 {
-			b.WriteString("\n" + fit("  e.g. "+inspect.Sanitize(strings.Join(f.Samples, ", ")), d.w))
+			b.WriteString("\n" + common.Fit("  e.g. "+inspect.Sanitize(strings.Join(f.Samples, ", ")), d.w))
 		}
 		b.WriteString("\n" + hang("  fix: ", inspect.Sanitize(units.OneLine(f.Fix)), d.w))
 		if f.Silenced != "" {
-			b.WriteString("\n" + s.Dim.Render(fit("  silenced: "+inspect.Sanitize(f.Silenced), d.w)))
+			b.WriteString("\n" + s.Dim.Render(common.Fit("  silenced: "+inspect.Sanitize(f.Silenced), d.w)))
 		}
 	}
 	for _, c := range r.Checks {
 		if c.Status == doctor.StatusSkipped {
-			b.WriteString("\n\n" + s.Dim.Render(fit("SKIPPED  "+c.Rule+": "+inspect.Sanitize(units.OneLine(c.Reason)), d.w)))
+			b.WriteString("\n\n" + s.Dim.Render(common.Fit("SKIPPED  "+c.Rule+": "+inspect.Sanitize(units.OneLine(c.Reason)), d.w)))
 		}
 	}
 	return b.String()

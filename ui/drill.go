@@ -22,7 +22,7 @@ type drill struct {
 func (ds *drillScreen) item(text string, f filter.Filter) string {
 	shown := "  " + text
 	if len(ds.drills) == ds.sel {
-		shown = ds.styles.Selected.Render("▸ " + text)
+		shown = ds.Styles.Selected.Render("▸ " + text)
 	}
 	ds.drills = append(ds.drills, drill{f: f, shown: shown})
 	return shown
@@ -68,10 +68,10 @@ func (m *Model) drillShown() *drillScreen {
 // line's records; the screen takes the rest.
 func (m *Model) onDrillKey(msg tea.KeyPressMsg) tea.Cmd {
 	ds := m.drillShown()
-	if !key.Matches(msg, m.keys.Open) {
+	if !key.Matches(msg, m.Keys.Open) {
 		return m.route(ds, msg)
 	}
-	ds.SetSize(m.width, m.bodyHeight())
+	ds.SetSize(m.Width, m.bodyHeight())
 	if f, ok := ds.selected(); ok {
 		m.screen = screenRecords
 		m.recordsSized().showFiltered(f)

@@ -6,6 +6,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/inspect/filter"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // The Overview's and Stats' pages: a selection among the drillable lines
@@ -21,7 +22,7 @@ import (
 // as last drawn, the selection among them and the page's scroll. render
 // draws the screen, registering its drillable lines with item.
 type drillScreen struct {
-	*common
+	*shared
 	drills []drill
 	sel    int
 	page   pager
@@ -34,12 +35,12 @@ func (ds *drillScreen) SetSize(width, height int) { ds.w, ds.h = width, height }
 // Update takes the moves; enter is the root's (it opens Records).
 func (ds *drillScreen) Update(msg tea.Msg) tea.Cmd {
 	if k, ok := msg.(tea.KeyPressMsg); ok {
-		dispatch(k, ds.moveKeys())
+		common.Dispatch(k, ds.moveKeys())
 	}
 	return nil
 }
 
-func (ds *drillScreen) View() string { return ds.page.show(ds.common, ds.renderDrills(), ds.h) }
+func (ds *drillScreen) View() string { return ds.page.show(ds.shared, ds.renderDrills(), ds.h) }
 
 // fromTop shows the page from its top, the first line selected.
 func (ds *drillScreen) fromTop() { ds.sel, ds.page.scroll = 0, 0 }
@@ -156,7 +157,7 @@ func (ds *drillScreen) pageMove(d int) {
 	ds.page.scroll, _ = ds.pageRange(len(p.lines))
 	ds.scrollPage(p, d)
 	if dir := d; !ds.onPage(p, ds.sel) {
-		if d == far {
+		if d == common.Far {
 			dir = -1 // G: the last line, nearest the end
 		}
 		ds.selectOnPage(p, dir)
@@ -165,7 +166,7 @@ func (ds *drillScreen) pageMove(d int) {
 
 // scrollPage moves the page by d lines, within the page.
 func (ds *drillScreen) scrollPage(p drillPage, d int) {
-	ds.page.scroll = min(clampAdd(ds.page.scroll, d), max(len(p.lines)-ds.h, 0))
+	ds.page.scroll = min(common.ClampAdd(ds.page.scroll, d), max(len(p.lines)-ds.h, 0))
 }
 
 // showLine scrolls the page of n lines so line i shows, above the line
@@ -185,7 +186,7 @@ func (ds *drillScreen) showLine(i, n int) {
 func (ds *drillScreen) selected() (filter.Filter, bool) {
 	p := ds.drillPage()
 	if !ds.onPage(p, ds.sel) {
-		ds.status = "no line is selected on this page: j/k select one, enter opens it"
+		ds.Status = "no line is selected on this page: j/k select one, enter opens it"
 		return filter.Filter{}, false
 	}
 	return ds.drills[ds.sel].f, true
@@ -193,15 +194,15 @@ func (ds *drillScreen) selected() (filter.Filter, bool) {
 
 // moveKeys move the selection among the drillable lines and page the
 // screen.
-func (ds *drillScreen) moveKeys() []keyAction {
-	k := ds.keys
+func (ds *drillScreen) moveKeys() []common.KeyAction {
+	k := ds.Keys
 	page := max(ds.h-1, 1) // the lines a page shows above its "more" line
-	return []keyAction{
-		{k.Up, noCmd(func() { ds.step(-1) })},
-		{k.Down, noCmd(func() { ds.step(1) })},
-		{k.Top, noCmd(ds.fromTop)},
-		{k.Bottom, noCmd(func() { ds.pageMove(far) })},
-		{k.PageUp, noCmd(func() { ds.pageMove(-page) })},
-		{k.PageDown, noCmd(func() { ds.pageMove(page) })},
+	return []common.KeyAction{
+		{Binding: k.Up, Do: common.NoCmd(func() { ds.step(-1) })},
+		{Binding: k.Down, Do: common.NoCmd(func() { ds.step(1) })},
+		{Binding: k.Top, Do: common.NoCmd(ds.fromTop)},
+		{Binding: k.Bottom, Do: common.NoCmd(func() { ds.pageMove(common.Far) })},
+		{Binding: k.PageUp, Do: common.NoCmd(func() { ds.pageMove(-page) })},
+		{Binding: k.PageDown, Do: common.NoCmd(func() { ds.pageMove(page) })},
 	}
 }

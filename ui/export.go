@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // :export FILE: the filtered view to a new file.
@@ -26,23 +27,23 @@ type exportedMsg struct {
 // export writes the view as it is now (filter and order) in the
 // background: the store's records never change once read, so the writer
 // reads them while the UI goes on.
-func (c *common) export(path string) tea.Cmd {
+func (c *shared) export(path string) tea.Cmd {
 	s := c.store
 	view := append([]int32(nil), s.view...)
 	csvOut := strings.EqualFold(filepath.Ext(path), ".csv")
-	c.status = fmt.Sprintf("exporting %s records to %s…", count(len(view)), inspect.Sanitize(path))
+	c.Status = fmt.Sprintf("exporting %s records to %s…", common.Count(len(view)), inspect.Sanitize(path))
 	return func() tea.Msg {
 		err := writeExport(path, csvOut, len(view), func(i int) *inspect.Record { return s.recs.At(int(view[i])) })
 		return exportedMsg{path: path, n: len(view), err: err}
 	}
 }
 
-func (c *common) onExported(msg exportedMsg) {
+func (c *shared) onExported(msg exportedMsg) {
 	if msg.err != nil {
-		c.status = "export failed: " + inspect.Sanitize(msg.err.Error())
+		c.Status = "export failed: " + inspect.Sanitize(msg.err.Error())
 		return
 	}
-	c.status = fmt.Sprintf("exported %s records to %s", count(msg.n), inspect.Sanitize(msg.path))
+	c.Status = fmt.Sprintf("exported %s records to %s", common.Count(msg.n), inspect.Sanitize(msg.path))
 }
 
 // writeExport writes n records to a new file (never over an existing one).

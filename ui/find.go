@@ -5,6 +5,8 @@ import (
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // findBar is the incremental search in the Records view (ctrl+f): the
@@ -13,21 +15,21 @@ import (
 // cursor only: the filter (/) is what hides records. The bar keeps the
 // text; the Records screen owns the cursor it moves.
 type findBar struct {
-	*common
+	*shared
 	input  textinput.Model
 	active bool   // the input is open
 	text   string // lower-cased, what n and N look for
 	w      int
 }
 
-func newFindBar(c *common) *findBar {
-	return &findBar{common: c, input: newLine("find: ", "text in the key (enter keeps it for n/N, esc closes)", 256)}
+func newFindBar(c *shared) *findBar {
+	return &findBar{shared: c, input: common.NewLine("find: ", "text in the key (enter keeps it for n/N, esc closes)", 256)}
 }
 
 // Open shows an empty input with the cursor in it.
 func (f *findBar) Open() tea.Cmd {
 	f.active = true
-	return openLine(&f.input, max(f.width-8, 10))
+	return common.OpenLine(&f.input, max(f.Width-8, 10))
 }
 
 func (f *findBar) SetSize(width, _ int) { f.w = width }
@@ -46,7 +48,7 @@ func (f *findBar) Update(msg tea.Msg) tea.Cmd {
 }
 
 // View is the status line while the input is open.
-func (f *findBar) View() string { return fit(f.input.View(), f.w) }
+func (f *findBar) View() string { return common.Fit(f.input.View(), f.w) }
 
 // match is the first of n keys at or after pos going in dir (1 or -1)
 // that holds the text, wrapping around.
@@ -80,16 +82,16 @@ func (rs *recordsScreen) findFrom(pos, dir int) {
 	if p, ok := rs.find.match(pos, dir, n, func(p int) string { return rs.store.at(p).Key }); ok {
 		rs.cursor = p
 		rs.clampCursor()
-		rs.status = ""
+		rs.Status = ""
 		return
 	}
-	rs.status = "find: no key in the view contains " + rs.find.text
+	rs.Status = "find: no key in the view contains " + rs.find.text
 }
 
 // findNext steps to the next (dir 1) or previous (-1) match.
 func (rs *recordsScreen) findNext(dir int) {
 	if rs.find.text == "" {
-		rs.status = "nothing to find yet: ctrl+f"
+		rs.Status = "nothing to find yet: ctrl+f"
 		return
 	}
 	rs.findFrom(rs.cursor+dir, dir)

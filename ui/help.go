@@ -6,13 +6,15 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // helpScreen is the help overlay (?): every key by group, and how to turn
 // writes on. It is drawn over the screen it was opened on and takes every
 // key while open.
 type helpScreen struct {
-	*common
+	*shared
 	open    bool
 	streams bool // opened over the Streams screen: its keys, not the records'
 	scroll  int
@@ -22,7 +24,7 @@ type helpScreen struct {
 	fitsMemo bool
 }
 
-func newHelpScreen(c *common) *helpScreen { return &helpScreen{common: c} }
+func newHelpScreen(c *shared) *helpScreen { return &helpScreen{shared: c} }
 
 // Open shows the overlay from its top; streams: over the Streams screen.
 func (h *helpScreen) Open(streams bool) { h.open, h.streams, h.scroll = true, streams, 0 }
@@ -35,9 +37,9 @@ func (h *helpScreen) Update(msg tea.Msg) tea.Cmd {
 	k, ok := msg.(tea.KeyPressMsg)
 	switch {
 	case !ok:
-	case key.Matches(k, h.keys.Down) && !h.fits():
+	case key.Matches(k, h.Keys.Down) && !h.fits():
 		h.scroll++
-	case key.Matches(k, h.keys.Up) && !h.fits():
+	case key.Matches(k, h.Keys.Up) && !h.fits():
 		h.scroll--
 	default:
 		h.open = false
@@ -45,7 +47,7 @@ func (h *helpScreen) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-func (h *helpScreen) View() string { return h.scrollBy(h.content(), &h.scroll, h.h) }
+func (h *helpScreen) View() string { return h.ScrollBy(h.content(), &h.scroll, h.h) }
 
 // content lays the key groups out as columns that fit the width: groups
 // flow left to right and start a new band when the next would not fit, so
@@ -59,11 +61,11 @@ func (h *helpScreen) content() string {
 	if !h.fits() {
 		hint = "(j/k scroll · any other key closes)"
 	}
-	lines := []string{h.styles.Title.Render("Keys") + "  " + h.styles.Dim.Render(hint)}
+	lines := []string{h.Styles.Title.Render("Keys") + "  " + h.Styles.Dim.Render(hint)}
 	lines = append(lines, h.bands(cols)...)
-	notes := []string{ansi.Wrap(h.styles.Dim.Render(h.filterNote()), h.w, " ·")}
+	notes := []string{ansi.Wrap(h.Styles.Dim.Render(h.filterNote()), h.w, " ·")}
 	if off {
-		notes = append([]string{ansi.Wrap(h.offHint(h.streams), h.w, " ")}, notes...)
+		notes = append([]string{ansi.Wrap(h.OffHint(h.streams), h.w, " ")}, notes...)
 	}
 	note := strings.Join(notes, "\n")
 	// A blank line sets the notes apart, unless it is the line that would
@@ -80,19 +82,19 @@ func (h *helpScreen) content() string {
 func (h *helpScreen) columns() (cols [][]string, off bool) {
 	for _, g := range h.groups() {
 		keyW := 0
-		for _, b := range g.keys {
+		for _, b := range g.Keys {
 			if len(b.Keys()) > 0 {
 				keyW = max(keyW, ansi.StringWidth(b.Help().Key))
 			}
 		}
-		col := []string{h.styles.Title.Render(g.title)}
-		for _, b := range g.keys {
+		col := []string{h.Styles.Title.Render(g.Title)}
+		for _, b := range g.Keys {
 			switch {
 			case len(b.Keys()) == 0: // unbound: not a key at all
 			case b.Enabled():
-				col = append(col, fit(b.Help().Key, keyW)+" "+h.styles.Dim.Render(b.Help().Desc))
+				col = append(col, common.Fit(b.Help().Key, keyW)+" "+h.Styles.Dim.Render(b.Help().Desc))
 			default:
-				col = append(col, h.styles.Dim.Render(fit(b.Help().Key, keyW)+" "+b.Help().Desc))
+				col = append(col, h.Styles.Dim.Render(common.Fit(b.Help().Key, keyW)+" "+b.Help().Desc))
 				off = true
 			}
 		}
@@ -139,7 +141,7 @@ func (h *helpScreen) bands(cols [][]string) []string {
 					cell = c[r]
 				}
 				if i < n-1 {
-					cell = fit(cell, widths[i]+gap)
+					cell = common.Fit(cell, widths[i]+gap)
 				}
 				line.WriteString(cell)
 			}
@@ -163,28 +165,28 @@ func (h *helpScreen) fits() bool {
 
 // streamsGroups is the overlay on the Streams screen: the keys
 // that work there, the write keys dim when the session cannot write.
-func (h *helpScreen) streamsGroups() []helpGroup {
-	k := h.keys
-	on := h.canWrite()
+func (h *helpScreen) streamsGroups() []common.HelpGroup {
+	k := h.Keys
+	on := h.CanWrite()
 	write := "write (guarded)"
 	if !on {
 		write = "write (off)"
 	}
-	return []helpGroup{
-		{"move", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}},
-		{"screens", []key.Binding{k.Open, relabel(k.Back, "back", true), k.NextScreen, k.PrevScreen, k.Help, k.Quit}},
-		{"pending entries", []key.Binding{k.Filter, k.ClearFilter, k.StaleOnly, relabel(k.Rescan, "re-read", true), k.Command}},
-		{write, []key.Binding{relabel(k.Mark, "mark entry", on), relabel(k.MarkAll, k.MarkAll.Help().Desc, on),
-			relabel(k.Unmark, k.Unmark.Help().Desc, on), k.Retry, k.Ack, k.DeadLetter}},
+	return []common.HelpGroup{
+		{Title: "move", Keys: []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}},
+		{Title: "screens", Keys: []key.Binding{k.Open, common.Relabel(k.Back, "back", true), k.NextScreen, k.PrevScreen, k.Help, k.Quit}},
+		{Title: "pending entries", Keys: []key.Binding{k.Filter, k.ClearFilter, k.StaleOnly, common.Relabel(k.Rescan, "re-read", true), k.Command}},
+		{Title: write, Keys: []key.Binding{common.Relabel(k.Mark, "mark entry", on), common.Relabel(k.MarkAll, k.MarkAll.Help().Desc, on),
+			common.Relabel(k.Unmark, k.Unmark.Help().Desc, on), k.Retry, k.Ack, k.DeadLetter}},
 	}
 }
 
 // groups are the overlay's keys for the screen shown.
-func (h *helpScreen) groups() []helpGroup {
+func (h *helpScreen) groups() []common.HelpGroup {
 	if h.streams {
 		return h.streamsGroups()
 	}
-	return h.keys.HelpGroups()
+	return h.Keys.HelpGroups()
 }
 
 // filterNote is the overlay's line on the screen's filter.

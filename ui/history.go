@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // trend is time across scans: counts per complete scan, the stale keys of
@@ -31,7 +32,7 @@ const historyLen = 30 // scans kept: a refresh every few seconds covers minutes
 // clock read serverMs: its counts for the history, which records became
 // stale since the previous one, and the incident timeline. It reads every
 // record once, at the end of a scan, never per batch.
-func (c *common) afterScan(at time.Time, serverMs int64) {
+func (c *shared) afterScan(at time.Time, serverMs int64) {
 	s := c.store
 	snap := snapshot{at: at}
 	stale := make(map[string]struct{})
@@ -88,7 +89,7 @@ func topCounts(byValue map[string]int64, n int) []groupCount {
 }
 
 // isNewStale reports whether r became stale since the previous scan.
-func (c *common) isNewStale(r *inspect.Record) bool {
+func (c *shared) isNewStale(r *inspect.Record) bool {
 	_, ok := c.newStale[r.Key]
 	return ok && r.Stale()
 }
@@ -130,7 +131,7 @@ const timelineRows = 15
 
 // timelineCapture is the capture the timeline names: "endpoint" when the
 // template has one, else its first capture.
-func (c *common) timelineCapture() string {
+func (c *shared) timelineCapture() string {
 	names := c.captureNames()
 	if slices.Contains(names, "endpoint") {
 		return "endpoint"
@@ -178,9 +179,9 @@ func buildTimeline(s *store, nowMs int64, capture string) []timelineRow {
 func signedCount(d int64) string {
 	switch {
 	case d > 0:
-		return "+" + count(d)
+		return "+" + common.Count(d)
 	case d < 0:
-		return "-" + count(-d)
+		return "-" + common.Count(-d)
 	}
 	return "±0"
 }

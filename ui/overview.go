@@ -10,6 +10,8 @@ import (
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/filter"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/ui/common"
+	"github.com/idemctl/idemctl/ui/streams"
 )
 
 // overviewScreen is the Overview: a row per keyspace, what needs
@@ -17,13 +19,13 @@ import (
 // stale records, and the counts over the last scans.
 type overviewScreen struct {
 	drillScreen
-	doctor  *doctorScreen  // its line on the findings
-	streams *streamsScreen // its line on the pending entries
+	doctor  *doctorScreen   // its line on the findings
+	streams *streams.Screen // its line on the pending entries
 	scanOf  func(keyspace string) string
 }
 
-func newOverviewScreen(c *common, doctor *doctorScreen, streams *streamsScreen, scanOf func(string) string) *overviewScreen {
-	o := &overviewScreen{drillScreen: drillScreen{common: c}, doctor: doctor, streams: streams, scanOf: scanOf}
+func newOverviewScreen(c *shared, doctor *doctorScreen, st *streams.Screen, scanOf func(string) string) *overviewScreen {
+	o := &overviewScreen{drillScreen: drillScreen{shared: c}, doctor: doctor, streams: st, scanOf: scanOf}
 	o.render = o.content
 	return o
 }
@@ -66,9 +68,9 @@ func overviewRow(shown []bool, cells []string, style func(i int, s string) strin
 		if !shown[i] {
 			continue
 		}
-		cell := fitRight(cells[i], c.w)
+		cell := common.FitRight(cells[i], c.w)
 		if i == 0 || i == len(overviewCols)-1 {
-			cell = fit(cells[i], c.w)
+			cell = common.Fit(cells[i], c.w)
 		}
 		if i > 0 {
 			b.WriteString(" ")
@@ -81,9 +83,9 @@ func overviewRow(shown []bool, cells []string, style func(i int, s string) strin
 // content is a row per keyspace: counts by state, stale, no-TTL, memory
 // and scan progress.
 func (o *overviewScreen) content() string {
-	s := o.styles
+	s := o.Styles
 	rep := o.stats.Report()
-	shown := overviewShown(o.width)
+	shown := overviewShown(o.Width)
 	titles := make([]string, len(overviewCols))
 	for i, c := range overviewCols {
 		titles[i] = c.title
@@ -91,21 +93,21 @@ func (o *overviewScreen) content() string {
 	plain := func(_ int, s string) string { return s }
 	var b strings.Builder
 	if line := o.doctor.summary(); line != "" {
-		b.WriteString(s.Error.Render(fit(line, o.width)) + "\n")
+		b.WriteString(s.Error.Render(common.Fit(line, o.Width)) + "\n")
 	}
 	if line := o.streamsLine(); line != "" {
 		b.WriteString(o.streamsStyle().Render(line) + "\n") // streams.go
 	}
-	b.WriteString(s.ColHead.Render(fit(overviewRow(shown, titles, plain), o.width)))
+	b.WriteString(s.ColHead.Render(common.Fit(overviewRow(shown, titles, plain), o.Width)))
 	byName := map[string]inspect.KeyspaceReport{}
 	for _, k := range rep.Keyspaces {
 		byName[k.Name] = k
 	}
-	for _, ks := range o.opts.Keyspaces {
+	for _, ks := range o.Opts.Keyspaces {
 		k := byName[ks.Name]
 		other := k.Total - k.ByState["processing"] - k.ByState["succeeded"]
-		cells := []string{inspect.Sanitize(ks.Name), count(k.Total), count(k.ByState["processing"]), count(k.ByState["succeeded"]),
-			count(other), count(k.Stale), count(k.NoTTL), units.FormatBytes(k.MemoryBytes), o.scanOf(ks.Name)}
+		cells := []string{inspect.Sanitize(ks.Name), common.Count(k.Total), common.Count(k.ByState["processing"]), common.Count(k.ByState["succeeded"]),
+			common.Count(other), common.Count(k.Stale), common.Count(k.NoTTL), units.FormatBytes(k.MemoryBytes), o.scanOf(ks.Name)}
 		b.WriteString("\n")
 		b.WriteString(overviewRow(shown, cells, func(i int, c string) string {
 			if overviewCols[i].title == "STALE" && k.Stale > 0 {
@@ -115,7 +117,7 @@ func (o *overviewScreen) content() string {
 		}))
 	}
 	b.WriteString("\n\n")
-	b.WriteString(s.Title.Render(fmt.Sprintf("ALL KEYSPACES: %s records · %s", count(rep.Total), units.FormatBytes(rep.MemoryBytes.Total))))
+	b.WriteString(s.Title.Render(fmt.Sprintf("ALL KEYSPACES: %s records · %s", common.Count(rep.Total), units.FormatBytes(rep.MemoryBytes.Total))))
 	o.attention(&b, &rep)
 	if t := o.staleTopView(); t != "" {
 		b.WriteString("\n\n" + t)
@@ -124,19 +126,19 @@ func (o *overviewScreen) content() string {
 		b.WriteString("\n\n" + h)
 	}
 	b.WriteString("\n")
-	for _, ks := range o.opts.Keyspaces {
+	for _, ks := range o.Opts.Keyspaces {
 		b.WriteString(s.Dim.Render(fmt.Sprintf("\n%s: match %s · schema %s · timeout %s · reserve TTL %s · template %s",
 			inspect.Sanitize(ks.Name), inspect.Sanitize(ks.Match), ks.Schema.Name, units.FormatMs(ks.ProcessingTimeout.Milliseconds()),
 			units.FormatMs(ks.ReserveTTL.Milliseconds()), inspect.Sanitize(ks.Template.String()))))
 	}
 	b.WriteString("\n\n" + s.Dim.Render("j/k select · enter: the records · tab: next screen"))
-	return ansi.Wrap(b.String(), o.width, " ·") // never inside a number (1,200)
+	return ansi.Wrap(b.String(), o.Width, " ·") // never inside a number (1,200)
 }
 
 // attention lists what needs it across the keyspaces, each line opening
 // its records.
 func (o *overviewScreen) attention(b *strings.Builder, rep *inspect.Report) {
-	s := o.styles
+	s := o.Styles
 	for _, it := range []struct {
 		n    int64
 		what string
@@ -147,7 +149,7 @@ func (o *overviewScreen) attention(b *strings.Builder, rep *inspect.Report) {
 		{rep.ByState["processing"], "processing", stateDrill(inspect.StateProcessing)},
 		{rep.Flags["no_ttl"], "no TTL: never expire", flagDrill(inspect.FlagNoTTL)},
 	} {
-		line := fmt.Sprintf("%9s %s", count(it.n), it.what)
+		line := fmt.Sprintf("%9s %s", common.Count(it.n), it.what)
 		if it.n > 0 && it.f.Stale {
 			line = s.Stale.Render(line)
 		}
@@ -163,11 +165,11 @@ func (o *overviewScreen) staleTopView() string {
 		return ""
 	}
 	capture := o.timelineCapture()
-	lines := []string{o.styles.Title.Render("MOST STALE BY " + strings.ToUpper(inspect.Sanitize(capture)))}
+	lines := []string{o.Styles.Title.Render("MOST STALE BY " + strings.ToUpper(inspect.Sanitize(capture)))}
 	for _, g := range o.staleTop {
 		f := captureDrill(capture, g.value)
 		f.Stale = true
-		lines = append(lines, o.item(fmt.Sprintf("%9s %s", count(g.n), inspect.Sanitize(orDash(g.value))), f))
+		lines = append(lines, o.item(fmt.Sprintf("%9s %s", common.Count(g.n), inspect.Sanitize(orDash(g.value))), f))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -180,7 +182,7 @@ func (o *overviewScreen) historyView() string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString(o.styles.Title.Render(fmt.Sprintf("SINCE %s (%s)", h[0].at.Format("15:04:05"), units.Nouns(int64(len(h)), "scan", "scans"))))
+	b.WriteString(o.Styles.Title.Render(fmt.Sprintf("SINCE %s (%s)", h[0].at.Format("15:04:05"), units.Nouns(int64(len(h)), "scan", "scans"))))
 	for _, it := range []struct {
 		name string
 		get  func(snapshot) int64
@@ -199,10 +201,10 @@ func (o *overviewScreen) historyView() string {
 		if len(vals) > 1 {
 			change = signedCount(now-vals[len(vals)-2]) + " since " + h[len(h)-2].at.Format("15:04:05")
 		}
-		fmt.Fprintf(&b, "\n  %-10s %s %9s  %s", it.name, sparkline(vals), count(now), o.styles.Dim.Render(change))
+		fmt.Fprintf(&b, "\n  %-10s %s %9s  %s", it.name, sparkline(vals), common.Count(now), o.Styles.Dim.Render(change))
 	}
 	if n := len(o.newStale); n > 0 {
-		b.WriteString("\n  " + o.styles.Stale.Render(count(n)+" records became stale since the previous scan (+stale in Records)"))
+		b.WriteString("\n  " + o.Styles.Stale.Render(common.Count(n)+" records became stale since the previous scan (+stale in Records)"))
 	}
 	return b.String()
 }
@@ -211,30 +213,30 @@ func (o *overviewScreen) historyView() string {
 // poison pending entries, in the longest wording that fits; "" without any.
 func (o *overviewScreen) streamsLine() string {
 	st := o.streams
-	if len(o.opts.StreamSpaces) == 0 || o.opts.Scan.Snapshot != nil {
+	if len(o.Opts.StreamSpaces) == 0 || o.Opts.Scan.Snapshot != nil {
 		return ""
 	}
 	var variants []string
 	switch {
-	case st != nil && st.err != "":
-		variants = []string{"streams: not read: " + st.err + " — :streams", "streams: not read — :streams says why"}
-	case !st.current():
+	case st != nil && st.ReadErr() != "":
+		variants = []string{"streams: not read: " + st.ReadErr() + " — :streams", "streams: not read — :streams says why"}
+	case !st.Current():
 		variants = []string{"streams: scanning for consumer groups — :streams shows them", "streams: scanning — :streams"}
 	default:
-		t := st.totals()
+		t := st.Totals()
 		more := ""
-		if t.cut {
+		if t.Cut {
 			more = "+"
 		}
 		variants = []string{
 			fmt.Sprintf("streams: %s%s stale and %s%s poison pending entries in %s groups — :streams shows them",
-				count(t.stale), more, count(t.poison), more, count(t.groups)),
-			fmt.Sprintf("streams: %s%s stale · %s%s poison pending — :streams", count(t.stale), more, count(t.poison), more),
-			fmt.Sprintf("streams: %s%s stale · %s%s poison", count(t.stale), more, count(t.poison), more),
+				common.Count(t.Stale), more, common.Count(t.Poison), more, common.Count(t.Groups)),
+			fmt.Sprintf("streams: %s%s stale · %s%s poison pending — :streams", common.Count(t.Stale), more, common.Count(t.Poison), more),
+			fmt.Sprintf("streams: %s%s stale · %s%s poison", common.Count(t.Stale), more, common.Count(t.Poison), more),
 		}
 	}
 	for _, v := range variants {
-		if ansi.StringWidth(v) <= o.width {
+		if ansi.StringWidth(v) <= o.Width {
 			return v
 		}
 	}
@@ -245,10 +247,10 @@ func (o *overviewScreen) streamsLine() string {
 // entry is stale or poison.
 func (o *overviewScreen) streamsStyle() lipgloss.Style {
 	st := o.streams
-	if st.current() && st.err == "" {
-		if t := st.totals(); t.stale+t.poison > 0 {
-			return o.styles.Error
+	if st.Current() && st.ReadErr() == "" {
+		if t := st.Totals(); t.Stale+t.Poison > 0 {
+			return o.Styles.Error
 		}
 	}
-	return o.styles.Dim
+	return o.Styles.Dim
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 	"github.com/idemctl/idemctl/internal/testkit/recordtest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // executor builds what the CLI hands the TUI, with its own audit log. No
@@ -50,7 +51,7 @@ func TestReadOnlyShowsWriteKeysOff(t *testing.T) {
 		status := len(before) - 2
 		for _, k := range []tea.KeyPressMsg{{Code: 'F', Text: "F"}, {Code: 'E', Text: "E"}, {Code: 'R', Text: "R"},
 			spaceKey, {Code: 'a', Text: "a"}, {Code: 'u', Text: "u"}} {
-			m.status = ""
+			m.Status = ""
 			m.Update(k)
 			if m.dialog != nil || len(m.records.marks) != 0 || m.records.cursor != 0 {
 				t.Fatalf("%s: %q changed the session (dialog %v, %d marked, cursor %d)", c.name, k.String(), m.dialog != nil, len(m.records.marks), m.records.cursor)
@@ -61,7 +62,7 @@ func TestReadOnlyShowsWriteKeysOff(t *testing.T) {
 					t.Fatalf("%s: %q changed line %d:\n%s\nwas\n%s", c.name, k.String(), i, after[i], before[i])
 				}
 			}
-			if !strings.Contains(after[status], readOnlyHint) {
+			if !strings.Contains(after[status], common.ReadOnlyHint) {
 				t.Fatalf("%s: %q gave no hint: %q", c.name, k.String(), after[status])
 			}
 		}
@@ -77,14 +78,14 @@ func TestReadOnlyShowsWriteKeysOff(t *testing.T) {
 		press(m, "?")
 		checkFrame(t, m)
 		help := screenText(m)
-		for _, h := range append([]string{"write (off)", readOnlyHint}, writeHelp...) {
+		for _, h := range append([]string{"write (off)", common.ReadOnlyHint}, writeHelp...) {
 			if !strings.Contains(help, h) {
 				t.Fatalf("%s: the help lacks %q:\n%s", c.name, h, help)
 			}
 		}
 		golden(t, "help_readonly_160x24", help)
 		press(m, "tab", "tab", "tab")
-		if m.screen != screenWrites || !strings.Contains(screenText(m), readOnlyHint) {
+		if m.screen != screenWrites || !strings.Contains(screenText(m), common.ReadOnlyHint) {
 			t.Fatalf("%s: writes screen:\n%s", c.name, screenText(m))
 		}
 	}

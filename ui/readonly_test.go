@@ -17,6 +17,7 @@ import (
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/recordtest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // allWriteHelp is every write key as the help lists it, V and undo too.
@@ -49,7 +50,7 @@ func TestReadOnlyHelpAt80x24(t *testing.T) {
 			t.Errorf("read-only help at 80×24 lacks %q:\n%s", want, text)
 		}
 	}
-	if !strings.Contains(text, readOnlyHint) { // whole, on one line
+	if !strings.Contains(text, common.ReadOnlyHint) { // whole, on one line
 		t.Errorf("the help does not say how to turn writes on in one line:\n%s", text)
 	}
 	// Disabled, the whole row is dim; enabled, only the description.
@@ -67,7 +68,7 @@ func TestReadOnlyHelpAt80x24(t *testing.T) {
 	}
 	// The key does what the help says: the same hint, whole at 80 columns.
 	press(m, "q", "F")
-	if status := strings.Split(screenText(m), "\n")[22]; !strings.Contains(status, readOnlyHint) {
+	if status := strings.Split(screenText(m), "\n")[22]; !strings.Contains(status, common.ReadOnlyHint) {
 		t.Errorf("F read-only: %q", status)
 	}
 
@@ -75,7 +76,7 @@ func TestReadOnlyHelpAt80x24(t *testing.T) {
 	w := newTestModelWith(t, 80, 24, fixture(testKeyspace(t), 30), executor(t, true))
 	press(w, "?")
 	text = screenText(w)
-	if strings.Contains(text, "write (off)") || strings.Contains(text, readOnlyHint) ||
+	if strings.Contains(text, "write (off)") || strings.Contains(text, common.ReadOnlyHint) ||
 		regexp.MustCompile(`\x1b\[2mF +force-fail`).MatchString(w.View().Content) {
 		t.Fatalf("writes on, the help says they are off:\n%s", text)
 	}
@@ -107,7 +108,7 @@ func TestSnapshotHelpSaysWhereToWrite(t *testing.T) {
 	checkFrame(t, m)
 	text := screenText(m)
 	flat := strings.Join(strings.Fields(text), " ")
-	for _, want := range append([]string{"write (off)", snapshotHint}, allWriteHelp...) {
+	for _, want := range append([]string{"write (off)", common.SnapshotHint}, allWriteHelp...) {
 		if !strings.Contains(flat, want) {
 			t.Errorf("snapshot help lacks %q:\n%s", want, text)
 		}
@@ -156,7 +157,7 @@ func forceFailMarked(t *testing.T, m *Model, n int, between func(targets []inspe
 	}
 	press(m, "F")
 	if m.dialog == nil {
-		t.Fatalf("F opened no dialog: %q", m.status)
+		t.Fatalf("F opened no dialog: %q", m.Status)
 	}
 	typeText(m, "worker crashed; order absent in DB")
 	press(m, "enter")

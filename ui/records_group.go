@@ -12,6 +12,7 @@ import (
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/filter"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // groupAgg counts one value of the grouping capture over the view.
@@ -102,9 +103,9 @@ func (s *store) setGrouping(name string) {
 
 // captureNames are the template captures records can be grouped by, in
 // template order, across the keyspaces.
-func (c *common) captureNames() []string {
+func (c *shared) captureNames() []string {
 	var out []string
-	for _, ks := range c.opts.Keyspaces {
+	for _, ks := range c.Opts.Keyspaces {
 		for _, n := range ks.Template.Names() {
 			if !slices.Contains(out, n) {
 				out = append(out, n)
@@ -114,11 +115,18 @@ func (c *common) captureNames() []string {
 	return out
 }
 
+// groupBy groups the records by capture name ("": not grouped), the
+// cursor on the first group (:group NAME).
+func (rs *recordsScreen) groupBy(name string) {
+	rs.store.setGrouping(name)
+	rs.groupCursor, rs.groupOffset = 0, 0
+}
+
 // cycleGrouping steps the grouping through the captures, then off.
 func (rs *recordsScreen) cycleGrouping() {
 	names := rs.captureNames()
 	if len(names) == 0 {
-		rs.status = "these keyspaces have no key template captures to group by"
+		rs.Status = "these keyspaces have no key template captures to group by"
 		return
 	}
 	next := names[0]
@@ -138,60 +146,64 @@ func (rs *recordsScreen) grouped() bool {
 	return rs.store.group != nil && rs.store.group.expanding == ""
 }
 
-// groupsView renders the grouped Records screen: one row per value.
-func (rs *recordsScreen) groupsView() string {
-	g := rs.store.group
-	groups := g.sorted(len(rs.store.view), !rs.scanning())
+// recordGroups is the grouped Records screen: one row per value of the
+// capture grouped by, its counts, and a cursor of its own.
+type recordGroups struct{ *recordsScreen }
+
+// View renders the grouped Records screen: one row per value.
+func (rg recordGroups) View() string {
+	g := rg.store.group
+	groups := g.sorted(len(rg.store.view), !rg.scanning())
 	var b strings.Builder
-	b.WriteString(rs.styles.ColHead.Render(fit(fmt.Sprintf("%8s %8s %7s %7s %8s  %s", "RECORDS", "PROCESS", "STALE", "STUCK", "MEMORY",
-		strings.ToUpper(inspect.Sanitize(g.name))), rs.width)))
+	b.WriteString(rg.Styles.ColHead.Render(common.Fit(fmt.Sprintf("%8s %8s %7s %7s %8s  %s", "RECORDS", "PROCESS", "STALE", "STUCK", "MEMORY",
+		strings.ToUpper(inspect.Sanitize(g.name))), rg.Width)))
 	if len(groups) == 0 {
-		b.WriteString("\n" + rs.styles.Dim.Render("  no record in the view"))
+		b.WriteString("\n" + rg.Styles.Dim.Render("  no record in the view"))
 		return b.String()
 	}
-	rs.clampGroupCursor(len(groups))
-	end := min(rs.groupOffset+rs.tableRows(), len(groups))
-	for i := rs.groupOffset; i < end; i++ {
+	rg.clampGroupCursor(len(groups))
+	end := min(rg.groupOffset+rg.tableRows(), len(groups))
+	for i := rg.groupOffset; i < end; i++ {
 		a := groups[i]
 		v := a.value
 		if v == "" {
 			v = "(key does not fit the template)"
 		}
-		line := fmt.Sprintf("%8s %8s %7s %7s %8s  %s", count(a.n), count(a.processing), count(a.stale), count(a.stuck),
+		line := fmt.Sprintf("%8s %8s %7s %7s %8s  %s", common.Count(a.n), common.Count(a.processing), common.Count(a.stale), common.Count(a.stuck),
 			units.FormatBytes(a.mem), inspect.Sanitize(v))
 		switch {
-		case i == rs.groupCursor:
-			line = rs.styles.Selected.Render(fit(line, rs.width))
+		case i == rg.groupCursor:
+			line = rg.Styles.Selected.Render(common.Fit(line, rg.Width))
 		case a.stale > 0:
-			line = rs.styles.Stale.Render(line)
+			line = rg.Styles.Stale.Render(line)
 		}
 		b.WriteString("\n" + line)
 	}
 	return b.String()
 }
 
-func (rs *recordsScreen) clampGroupCursor(n int) {
-	rows := rs.tableRows()
-	rs.groupCursor = min(max(rs.groupCursor, 0), max(n-1, 0))
-	if rs.groupCursor < rs.groupOffset {
-		rs.groupOffset = rs.groupCursor
+func (rg recordGroups) clampGroupCursor(n int) {
+	rows := rg.tableRows()
+	rg.groupCursor = min(max(rg.groupCursor, 0), max(n-1, 0))
+	if rg.groupCursor < rg.groupOffset {
+		rg.groupOffset = rg.groupCursor
 	}
-	if rs.groupCursor >= rs.groupOffset+rows {
-		rs.groupOffset = rs.groupCursor - rows + 1
+	if rg.groupCursor >= rg.groupOffset+rows {
+		rg.groupOffset = rg.groupCursor - rows + 1
 	}
-	rs.groupOffset = min(max(rs.groupOffset, 0), max(n-rows, 0))
+	rg.groupOffset = min(max(rg.groupOffset, 0), max(n-rows, 0))
 }
 
 // onGroupsKey handles the grouped screen's own keys: moving, and enter to
 // open a group (its records, filtered to the value; esc comes back).
 // Other keys fall through to the records keys (filters apply to groups).
-func (rs *recordsScreen) onGroupsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	k := rs.keys
-	g := rs.store.group
-	n := len(g.sorted(len(rs.store.view), !rs.scanning()))
-	if d, ok := k.moves(msg, rs.tableRows()); ok {
-		rs.groupCursor = clampAdd(rs.groupCursor, d) // then to the groups
-		rs.clampGroupCursor(n)
+func (rg recordGroups) onGroupsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := rg.Keys
+	g := rg.store.group
+	n := len(g.sorted(len(rg.store.view), !rg.scanning()))
+	if d, ok := k.Moves(msg, rg.tableRows()); ok {
+		rg.groupCursor = common.ClampAdd(rg.groupCursor, d) // then to the groups
+		rg.clampGroupCursor(n)
 		return nil, true
 	}
 	switch {
@@ -199,26 +211,26 @@ func (rs *recordsScreen) onGroupsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		if n == 0 {
 			return nil, true
 		}
-		rs.clampGroupCursor(n)
-		rs.openGroup(g.order[rs.groupCursor].value)
-	case k.isWriteKey(msg):
-		rs.status = "open a group (enter) to mark and write its records"
+		rg.clampGroupCursor(n)
+		rg.openGroup(g.order[rg.groupCursor].value)
+	case k.IsWriteKey(msg):
+		rg.Status = "open a group (enter) to mark and write its records"
 	default:
 		return nil, false
 	}
-	rs.clampGroupCursor(n)
+	rg.clampGroupCursor(n)
 	return nil, true
 }
 
 // openGroup shows a group's records: the view filtered to its value, the
 // grouping kept so esc returns to the groups where the cursor was.
-func (rs *recordsScreen) openGroup(value string) {
-	g := rs.store.group
+func (rg recordGroups) openGroup(value string) {
+	g := rg.store.group
 	g.expanding = value
-	rs.groupSearch = rs.store.f.Search
-	rs.applySearch(strings.TrimSpace(rs.store.f.Search.String() + " " + captureTerm(g.name, value)))
-	rs.cursor, rs.offset = 0, 0
-	rs.clampCursor()
+	rg.groupSearch = rg.store.f.Search
+	rg.applySearch(strings.TrimSpace(rg.store.f.Search.String() + " " + captureTerm(g.name, value)))
+	rg.cursor, rg.offset = 0, 0
+	rg.clampCursor()
 }
 
 // closeGroup goes back from a group's records to the groups.
@@ -236,7 +248,7 @@ func captureTerm(name, value string) string { return name + "=" + value }
 func (rs *recordsScreen) applySearch(text string) {
 	s, err := filter.ParseSearch(text)
 	if err != nil {
-		rs.status = "filter: " + inspect.Sanitize(err.Error())
+		rs.Status = "filter: " + inspect.Sanitize(err.Error())
 		return
 	}
 	rs.store.f.Search = s

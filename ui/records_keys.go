@@ -1,23 +1,20 @@
 package ui
 
 import (
-	"strings"
-
 	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/filter"
-	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // recordsScreen is the Records screen: the table over the store's view
 // (or its grouped view), the cursor, the marks, and the / filter's and
 // ctrl+f's inputs.
 type recordsScreen struct {
-	*common
+	*shared
 	w, h     int
 	scanning func() bool // the root's scan is running: groups are sorted when it ends
 
@@ -28,16 +25,14 @@ type recordsScreen struct {
 	groupCursor, groupOffset int
 	groupSearch              filter.Search
 
-	input     textinput.Model
-	filtering bool
-	filterErr string   // why the typed filter was not applied, shown under the input
-	find      *findBar // ctrl+f
-	marks     map[string]bool
+	filterLine          // /
+	find       *findBar // ctrl+f
+	marks      map[string]bool
 }
 
-func newRecordsScreen(c *common, scanning func() bool) *recordsScreen {
-	return &recordsScreen{common: c, scanning: scanning, find: newFindBar(c),
-		input: newLine("/ ", "key text, glob*, principal=customer-42, state=processing, flag=stuck, stale", 256)}
+func newRecordsScreen(c *shared, scanning func() bool) *recordsScreen {
+	return &recordsScreen{shared: c, scanning: scanning, find: newFindBar(c),
+		filterLine: filterLine{input: common.NewLine("/ ", "key text, glob*, principal=customer-42, state=processing, flag=stuck, stale", 256)}}
 }
 
 // SetSize lays the table out for the width.
@@ -46,14 +41,21 @@ func (rs *recordsScreen) SetSize(width, height int) {
 		rs.layout = computeLayout(width)
 	}
 	rs.w, rs.h = width, height
+	rs.input.SetWidth(max(width-4, 10))
 }
 
-// Update takes the screen's keys: the moves, marks, filters, grouping and
-// find, then the view keys (sort, states). Other messages (the cursor's
-// blink) go to the filter while it is typed.
+// Update takes the screen's keys: the / filter's or find's while one is
+// typed; else the moves, marks, filters, grouping and find, then the view
+// keys (sort, states). Other messages (the cursor's blink) go to the
+// filter while it is typed.
 func (rs *recordsScreen) Update(msg tea.Msg) tea.Cmd {
 	k, ok := msg.(tea.KeyPressMsg)
-	if !ok {
+	switch {
+	case ok && rs.filtering:
+		return rs.onFilterKey(k)
+	case ok && rs.find.active:
+		return rs.onFindKey(k)
+	case !ok:
 		if !rs.filtering {
 			return nil
 		}
@@ -61,7 +63,7 @@ func (rs *recordsScreen) Update(msg tea.Msg) tea.Cmd {
 		rs.input, cmd = rs.input.Update(msg)
 		return cmd
 	}
-	if cmd, ok := dispatch(k, rs.keyActions()); ok {
+	if cmd, ok := common.Dispatch(k, rs.keyActions()); ok {
 		return cmd
 	}
 	rs.onViewKey(k)
@@ -74,32 +76,32 @@ func (rs *recordsScreen) Update(msg tea.Msg) tea.Cmd {
 // the screen's own.
 func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 	rs := m.records
-	rs.SetSize(m.width, m.bodyHeight())
+	rs.SetSize(m.Width, m.bodyHeight())
 	if rs.grouped() {
-		if cmd, done := rs.onGroupsKey(msg); done {
+		if cmd, done := (recordGroups{rs}).onGroupsKey(msg); done {
 			return cmd
 		}
 	}
-	if !m.canWrite() && m.keys.isWriteKey(msg) {
-		m.status = m.offHint(m.screen == screenStreams)
+	if !m.CanWrite() && m.Keys.IsWriteKey(msg) {
+		m.Status = m.OffHint(m.screen == screenStreams)
 		return nil
 	}
-	k := m.keys
-	if cmd, ok := dispatch(msg, []keyAction{
-		{k.Open, func() tea.Cmd { return m.openDetail(false) }},
-		{k.Reveal, func() tea.Cmd { return m.openDetail(true) }}, // the response is the detail's: shown there
-		{k.Expire, func() tea.Cmd { return m.openDialog(write.KindExpire) }},
-		{k.Fail, func() tea.Cmd { return m.openDialog(write.KindFail) }},
-		{k.Reconcile, func() tea.Cmd { return m.openDialog(write.KindReconcile) }},
-		{k.Triage, func() tea.Cmd {
+	k := m.Keys
+	if cmd, ok := common.Dispatch(msg, []common.KeyAction{
+		{Binding: k.Open, Do: func() tea.Cmd { return m.openDetail(false) }},
+		{Binding: k.Reveal, Do: func() tea.Cmd { return m.openDetail(true) }},
+		{Binding: k.Expire, Do: func() tea.Cmd { return m.openDialog(write.KindExpire) }},
+		{Binding: k.Fail, Do: func() tea.Cmd { return m.openDialog(write.KindFail) }},
+		{Binding: k.Reconcile, Do: func() tea.Cmd { return m.openDialog(write.KindReconcile) }},
+		{Binding: k.Triage, Do: func() tea.Cmd {
 			if why := m.triageOff(); why != "" {
-				m.status = why
+				m.Status = why
 				return nil
 			}
 			return m.openDialog(kindTriage)
 		}},
-		{k.CopyKey, func() tea.Cmd { return m.copyKey(rs.selection()) }},
-		{k.CopyCommand, func() tea.Cmd { return m.copyCommand(rs.selection()) }},
+		{Binding: k.CopyKey, Do: func() tea.Cmd { return m.copyKey(rs.selection()) }},
+		{Binding: k.CopyCommand, Do: func() tea.Cmd { return m.copyCommand(rs.selection()) }},
 	}); ok {
 		return cmd
 	}
@@ -109,29 +111,29 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 // recordsSized is the Records screen sized to the body as it is now: the
 // banners above it come and go with the data.
 func (m *Model) recordsSized() *recordsScreen {
-	m.records.SetSize(m.width, m.bodyHeight())
+	m.records.SetSize(m.Width, m.bodyHeight())
 	return m.records
 }
 
 // keyActions are the keys that move the cursor, mark, filter, group or
 // find.
-func (rs *recordsScreen) keyActions() []keyAction {
-	k := rs.keys
-	return []keyAction{
-		{k.Up, noCmd(func() { rs.moveCursor(-1) })},
-		{k.Down, noCmd(func() { rs.moveCursor(1) })},
-		{k.PageUp, noCmd(func() { rs.moveCursor(-rs.tableRows()) })},
-		{k.PageDown, noCmd(func() { rs.moveCursor(rs.tableRows()) })},
-		{k.Top, noCmd(func() { rs.cursorTo(0) })},
-		{k.Bottom, noCmd(func() { rs.cursorTo(len(rs.store.view) - 1) })},
-		{k.Mark, noCmd(rs.toggleMark)},
-		{k.MarkAll, noCmd(rs.markAllInView)},
-		{k.Unmark, noCmd(rs.unmarkAll)},
-		{k.Filter, rs.startFilter},
-		{k.GroupBy, noCmd(rs.cycleGrouping)},
-		{k.Search, rs.find.Open},
-		{k.NextMatch, noCmd(func() { rs.findNext(1) })},
-		{k.PrevMatch, noCmd(func() { rs.findNext(-1) })},
+func (rs *recordsScreen) keyActions() []common.KeyAction {
+	k := rs.Keys
+	return []common.KeyAction{
+		{Binding: k.Up, Do: common.NoCmd(func() { rs.moveCursor(-1) })},
+		{Binding: k.Down, Do: common.NoCmd(func() { rs.moveCursor(1) })},
+		{Binding: k.PageUp, Do: common.NoCmd(func() { rs.moveCursor(-rs.tableRows()) })},
+		{Binding: k.PageDown, Do: common.NoCmd(func() { rs.moveCursor(rs.tableRows()) })},
+		{Binding: k.Top, Do: common.NoCmd(func() { rs.cursorTo(0) })},
+		{Binding: k.Bottom, Do: common.NoCmd(func() { rs.cursorTo(len(rs.store.view) - 1) })},
+		{Binding: k.Mark, Do: common.NoCmd(rs.toggleMark)},
+		{Binding: k.MarkAll, Do: common.NoCmd(rs.markAllInView)},
+		{Binding: k.Unmark, Do: common.NoCmd(rs.unmarkAll)},
+		{Binding: k.Filter, Do: func() tea.Cmd { return rs.filterLine.start(rs.store.f.Search.String()) }},
+		{Binding: k.GroupBy, Do: common.NoCmd(rs.cycleGrouping)},
+		{Binding: k.Search, Do: rs.find.Open},
+		{Binding: k.NextMatch, Do: common.NoCmd(func() { rs.findNext(1) })},
+		{Binding: k.PrevMatch, Do: common.NoCmd(func() { rs.findNext(-1) })},
 	}
 }
 
@@ -158,35 +160,21 @@ func (rs *recordsScreen) toggleMark() {
 }
 
 func (rs *recordsScreen) unmarkAll() {
-	rs.status = "nothing was marked (space marks a record, a all in view)"
+	rs.Status = "nothing was marked (space marks a record, a all in view)"
 	if n := len(rs.marks); n > 0 {
-		rs.status = "unmarked " + count(n)
+		rs.Status = "unmarked " + common.Count(n)
 	}
 	rs.marks = nil
-}
-
-// startFilter opens the / filter on the current search, to edit: a
-// search in force is followed by a space, so what is typed after it is a
-// term of its own (in a group, principal=customer-1 then flag=stuck).
-func (rs *recordsScreen) startFilter() tea.Cmd {
-	rs.filtering = true
-	text := rs.store.f.Search.String()
-	if text != "" {
-		text += " "
-	}
-	rs.input.SetValue(text)
-	rs.input.CursorEnd()
-	return rs.input.Focus()
 }
 
 // onViewKey is the Records screen's filter, sort and state keys: they
 // change what the table shows, never a record.
 func (rs *recordsScreen) onViewKey(msg tea.KeyPressMsg) {
-	k := rs.keys
+	k := rs.Keys
 	switch {
 	case key.Matches(msg, k.ClearFilter):
 		if !rs.store.f.Active() {
-			rs.status = "no filter to clear"
+			rs.Status = "no filter to clear"
 		}
 		rs.store.f = filter.Filter{}
 		rs.input.SetValue("")
@@ -216,7 +204,7 @@ func (rs *recordsScreen) onViewKey(msg tea.KeyPressMsg) {
 		rs.setStateFilter(inspect.StateUnknown)
 	case key.Matches(msg, k.AllStates):
 		if rs.store.f.States == 0 {
-			rs.status = "every state is shown already (1-5 show one)"
+			rs.Status = "every state is shown already (1-5 show one)"
 		}
 		rs.store.f.States = 0
 		rs.withCursorKept(rs.store.rebuild)
@@ -246,27 +234,13 @@ func (rs *recordsScreen) markAllInView() {
 	}
 }
 
-// onFilterKey edits the `/` filter; enter applies, esc abandons.
+// onFilterKey edits the `/` filter; the search applied (enter, when it
+// parses) rebuilds the view.
 func (rs *recordsScreen) onFilterKey(msg tea.KeyPressMsg) tea.Cmd {
-	switch msg.String() {
-	case "enter":
-		text := strings.TrimSpace(rs.input.Value())
-		search, err := filter.ParseSearch(text)
-		if err != nil {
-			rs.filterErr = inspect.Sanitize(units.OneLine(err.Error()))
-			return nil
-		}
-		rs.filtering, rs.filterErr = false, ""
-		rs.input.Blur()
-		rs.store.f.Search = search
+	search, cmd := rs.filterLine.onKey(msg)
+	if search != nil {
+		rs.store.f.Search = *search
 		rs.withCursorKept(rs.store.rebuild)
-		return nil
-	case "esc":
-		rs.filtering, rs.filterErr = false, ""
-		rs.input.Blur()
-		return nil
 	}
-	var cmd tea.Cmd
-	rs.input, cmd = rs.input.Update(msg)
 	return cmd
 }

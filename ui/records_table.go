@@ -10,6 +10,7 @@ import (
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/filter"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // tableLayout holds column widths, computed on resize, not per frame. A
@@ -95,50 +96,11 @@ func filterText(f filter.Filter) string {
 	return strings.Join(parts, " ")
 }
 
-// fit pads or cuts s to exactly w cells (cutting on the right).
-func fit(s string, w int) string {
-	sw := ansi.StringWidth(s)
-	if sw > w {
-		return ansi.Truncate(s, w, "…")
-	}
-	return s + strings.Repeat(" ", w-sw)
-}
-
-// fitLeft pads or cuts s to w cells, keeping its end: key tails tell records apart.
-func fitLeft(s string, w int) string {
-	sw := ansi.StringWidth(s)
-	if sw > w {
-		return ansi.TruncateLeft(s, sw-w+1, "…")
-	}
-	return s + strings.Repeat(" ", w-sw)
-}
-
-// fitMiddle pads or cuts s to w cells, keeping its head and its tail.
-func fitMiddle(s string, w int) string {
-	sw := ansi.StringWidth(s)
-	if sw <= w {
-		return s + strings.Repeat(" ", w-sw)
-	}
-	if w < 8 {
-		return fitLeft(s, w)
-	}
-	head := (w - 1) * 2 / 5
-	return ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, sw-(w-1-head), "")
-}
-
-func fitRight(s string, w int) string {
-	sw := ansi.StringWidth(s)
-	if sw >= w {
-		return ansi.Truncate(s, w, "")
-	}
-	return strings.Repeat(" ", w-sw) + s
-}
-
-func (rs *recordsScreen) tableHeader() string {
-	l := rs.layout
+func (rt recordsTable) header() string {
+	l := rt.layout
 	arrow := func(c column, name string) string {
-		if rs.store.sortCol == c {
-			if rs.store.sortDesc {
+		if rt.store.sortCol == c {
+			if rt.store.sortDesc {
 				return name + "↓"
 			}
 			return name + "↑"
@@ -146,14 +108,14 @@ func (rs *recordsScreen) tableHeader() string {
 		return name
 	}
 	var b strings.Builder
-	b.WriteString(fit(arrow(colState, "STATE"), l.state))
-	cell(&b, fitRight, arrow(colAge, "AGE"), l.age)
-	cell(&b, fitRight, arrow(colTTL, "TTL"), l.ttl)
-	cell(&b, fitRight, arrow(colMemory, "MEM"), l.mem)
-	cell(&b, fit, arrow(colFingerprint, "FP"), l.fp)
-	cell(&b, fit, arrow(colFlags, "FLAGS"), l.flags)
-	b.WriteString(" " + fit(arrow(colKey, rs.keyTitle()), l.key))
-	return rs.styles.ColHead.Render(fit(b.String(), rs.width))
+	b.WriteString(common.Fit(arrow(colState, "STATE"), l.state))
+	cell(&b, common.FitRight, arrow(colAge, "AGE"), l.age)
+	cell(&b, common.FitRight, arrow(colTTL, "TTL"), l.ttl)
+	cell(&b, common.FitRight, arrow(colMemory, "MEM"), l.mem)
+	cell(&b, common.Fit, arrow(colFingerprint, "FP"), l.fp)
+	cell(&b, common.Fit, arrow(colFlags, "FLAGS"), l.flags)
+	b.WriteString(" " + common.Fit(arrow(colKey, rt.keyTitle()), l.key))
+	return rt.Styles.ColHead.Render(common.Fit(b.String(), rt.Width))
 }
 
 // cell writes a space and s fitted to w, or nothing for a hidden column.
@@ -164,42 +126,42 @@ func cell(b *strings.Builder, fitTo func(string, int) string, s string, w int) {
 }
 
 // row renders one record; only visible rows are ever rendered.
-func (rs *recordsScreen) row(r *inspect.Record, selected bool) string {
-	l := rs.layout
+func (rt recordsTable) row(r *inspect.Record, selected bool) string {
+	l := rt.layout
 	name := r.State.String()
-	if rs.marks[r.Key] {
+	if rt.marks[r.Key] {
 		name = "*" + name
 	}
-	st := fit(name, l.state)
+	st := common.Fit(name, l.state)
 	if !selected {
-		st = rs.styles.State[r.State].Render(st)
+		st = rt.Styles.State[r.State].Render(st)
 	}
 	var b strings.Builder
 	b.WriteString(st)
-	cell(&b, fitRight, units.FormatMs(r.AgeMs), l.age)
-	cell(&b, fitRight, units.FormatTTL(r.TTLms), l.ttl)
-	cell(&b, fitRight, units.FormatBytes(r.MemoryBytes), l.mem)
+	cell(&b, common.FitRight, units.FormatMs(r.AgeMs), l.age)
+	cell(&b, common.FitRight, units.FormatTTL(r.TTLms), l.ttl)
+	cell(&b, common.FitRight, units.FormatBytes(r.MemoryBytes), l.mem)
 	if l.fp > 0 {
 		fp := r.Fingerprint
 		if len(fp) > l.fp {
 			fp = fp[:l.fp]
 		}
-		cell(&b, fit, inspect.Sanitize(fp), l.fp)
+		cell(&b, common.Fit, inspect.Sanitize(fp), l.fp)
 	}
 	if l.flags > 0 {
 		text := shortFlags(r.Flags)
-		if rs.isNewStale(r) {
+		if rt.isNewStale(r) {
 			text = "+" + text // stale since the previous scan
 		}
-		flags := fit(text, l.flags)
+		flags := common.Fit(text, l.flags)
 		if r.Stale() && !selected {
-			flags = rs.styles.Stale.Render(flags)
+			flags = rt.Styles.Stale.Render(flags)
 		}
 		b.WriteString(" " + flags)
 	}
 	b.WriteString(" " + fitKey(r, l.key))
 	if selected {
-		return rs.styles.Selected.Render(fit(b.String(), rs.width))
+		return rt.Styles.Selected.Render(common.Fit(b.String(), rt.Width))
 	}
 	return b.String()
 }
@@ -219,19 +181,19 @@ func fitKey(r *inspect.Record, w int) string {
 	k := inspect.Sanitize(displayKey(r))
 	kw := ansi.StringWidth(k)
 	if kw <= w || len(r.Groups) < 2 || w < 2*keyTailMin {
-		return fitMiddle(k, w)
+		return common.FitMiddle(k, w)
 	}
 	last := inspect.Sanitize(r.Groups[len(r.Groups)-1])
 	head, ok := strings.CutSuffix(k, last)
 	if !ok {
-		return fitMiddle(k, w)
+		return common.FitMiddle(k, w)
 	}
 	hw, lw := ansi.StringWidth(head), ansi.StringWidth(last)
 	if hw+1+min(lw, keyTailMin) <= w {
 		return head + "…" + ansi.TruncateLeft(last, lw-(w-hw-1), "")
 	}
 	tail := min(lw, keyTailMin)
-	return fit(ansi.Truncate(head, w-1-tail, "")+"…"+ansi.TruncateLeft(last, lw-tail, ""), w)
+	return common.Fit(ansi.Truncate(head, w-1-tail, "")+"…"+ansi.TruncateLeft(last, lw-tail, ""), w)
 }
 
 // displayKey drops the keyspace's constant prefix: the header names it.
@@ -243,9 +205,9 @@ func displayKey(r *inspect.Record) string {
 }
 
 // keyTitle names the key column, with the prefix the rows leave out.
-func (rs *recordsScreen) keyTitle() string {
-	if len(rs.opts.Keyspaces) == 1 {
-		if p := rs.opts.Keyspaces[0].Template.Prefix(); p != "" {
+func (rt recordsTable) keyTitle() string {
+	if len(rt.Opts.Keyspaces) == 1 {
+		if p := rt.Opts.Keyspaces[0].Template.Prefix(); p != "" {
 			return "KEY (" + inspect.Sanitize(p) + "…)"
 		}
 	}
@@ -255,43 +217,53 @@ func (rs *recordsScreen) keyTitle() string {
 // tableRows is how many records fit under the column header.
 func (rs *recordsScreen) tableRows() int { return max(rs.h-1, 1) }
 
+// View is the table, or the groups when the records are grouped.
 func (rs *recordsScreen) View() string {
 	if rs.grouped() {
-		return rs.groupsView()
+		return recordGroups{rs}.View()
 	}
+	return recordsTable{rs}.View()
+}
+
+// recordsTable draws the Records screen's table: the column header, the
+// rows in the window around the cursor, or why there is none.
+type recordsTable struct{ *recordsScreen }
+
+func (rt recordsTable) View() string {
+	rs := rt.recordsScreen
 	var b strings.Builder
-	b.WriteString(rs.tableHeader())
+	b.WriteString(rt.header())
 	rows := rs.tableRows()
 	s := rs.store
 	if len(s.view) == 0 {
 		b.WriteString("\n")
 		switch {
 		case rs.scanning():
-			b.WriteString(rs.styles.Dim.Render("  scanning…"))
+			b.WriteString(rs.Styles.Dim.Render("  scanning…"))
 		case s.recs.Len() == 0:
-			b.WriteString(rs.styles.Dim.Render(ansi.Wrap(rs.emptyHint(), rs.width-2, " ")))
+			b.WriteString(rs.Styles.Dim.Render(ansi.Wrap(rt.emptyHint(), rs.Width-2, " ")))
 		default:
-			b.WriteString(rs.styles.Dim.Render("  no record matches the filter (c clears it)"))
+			b.WriteString(rs.Styles.Dim.Render("  no record matches the filter (c clears it)"))
 		}
 		return b.String()
 	}
 	end := min(rs.offset+rows, len(s.view))
 	for pos := rs.offset; pos < end; pos++ {
 		b.WriteString("\n")
-		b.WriteString(rs.row(s.at(pos), pos == rs.cursor))
+		b.WriteString(rt.row(s.at(pos), pos == rs.cursor))
 	}
 	return b.String()
 }
 
 // emptyHint says where else the records may be when a scan finds none.
-func (rs *recordsScreen) emptyHint() string {
+func (rt recordsTable) emptyHint() string {
 	var match []string
-	for _, ks := range rs.opts.Keyspaces {
+	for _, ks := range rt.Opts.Keyspaces {
 		match = append(match, inspect.Sanitize(ks.Match))
 	}
 	return fmt.Sprintf("  no records in these keyspaces. Check the match pattern (%s) and the database (%s): "+
 		"records in another database need --db or a /N in the URL. 'idemctl detect' samples the server and suggests a pattern and schema.",
-		strings.Join(match, ", "), inspect.Sanitize(strings.TrimPrefix(rs.opts.Address, "redis://")))
+		strings.Join(match, ", "), inspect.Sanitize(strings.TrimPrefix(rt.Opts.Address, "redis://")))
 }
 
 func (rs *recordsScreen) moveCursor(delta int) {
@@ -313,8 +285,11 @@ func (rs *recordsScreen) clampCursor() {
 	rs.offset = min(max(rs.offset, 0), max(n-rows, 0))
 }
 
+// current is the record under the cursor, nil in an empty view.
+func (rs *recordsScreen) current() *inspect.Record { return rs.store.at(rs.cursor) }
+
 func (rs *recordsScreen) cursorKey() string {
-	if r := rs.store.at(rs.cursor); r != nil {
+	if r := rs.current(); r != nil {
 		return r.Key
 	}
 	return ""
@@ -367,7 +342,7 @@ func (rs *recordsScreen) statusParts() []string {
 		parts = append(parts, "filter: "+d)
 	}
 	if g := rs.store.group; g != nil && g.expanding == "" {
-		parts = append(parts, fmt.Sprintf("%s groups by %s (enter opens)", count(len(g.byValue)), inspect.Sanitize(g.name)))
+		parts = append(parts, fmt.Sprintf("%s groups by %s (enter opens)", common.Count(len(g.byValue)), inspect.Sanitize(g.name)))
 	} else if g != nil {
 		parts = append(parts, "esc: groups")
 	}
@@ -384,10 +359,10 @@ func (rs *recordsScreen) statusParts() []string {
 
 // footer is the help line's keys on the table: the write keys, or where
 // a session that writes has them, said off.
-func (rs *recordsScreen) footer() []keyBinding {
-	k := rs.keys
-	if rs.canWrite() {
-		return []keyBinding{k.Help, k.Filter, k.StaleOnly, k.Mark, k.Fail, k.Expire, k.Reconcile, k.Quit}
+func (rs *recordsScreen) footer() []common.KeyBinding {
+	k := rs.Keys
+	if rs.CanWrite() {
+		return []common.KeyBinding{k.Help, k.Filter, k.StaleOnly, k.Mark, k.Fail, k.Expire, k.Reconcile, k.Quit}
 	}
-	return k.ShortHelp(rs.offNote(false))
+	return k.ShortHelp(rs.OffNote(false))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // batchMsg carries the batches that were waiting when the Cmd ran: the UI
@@ -81,7 +82,7 @@ func waitBatch(gen int, s *inspect.Stream) tea.Cmd {
 // goroutine gets copies of what it needs, never the model.
 func (ss *scanState) start() tea.Cmd {
 	ctx := ss.beginRun()
-	s := inspect.StartScan(ctx, ss.opts.Client, ss.opts.Keyspaces, ss.opts.Scan)
+	s := inspect.StartScan(ctx, ss.Opts.Client, ss.Opts.Keyspaces, ss.Opts.Scan)
 	ss.run.next = waitBatch(ss.gen, s)
 	return ss.run.next
 }
@@ -94,12 +95,12 @@ func (ss *scanState) beginRun() context.Context {
 		ss.run.cancel()
 	}
 	ss.gen++
-	ctx, cancel := context.WithCancel(ss.ctx)
-	run := &scanRun{gen: ss.gen, cancel: cancel, started: ss.now(), stats: inspect.NewStats(10), perKS: map[string]int64{}, perNode: map[string]int64{}}
-	run.doctor = newDoctorRun(ss.opts)
+	ctx, cancel := context.WithCancel(ss.Ctx)
+	run := &scanRun{gen: ss.gen, cancel: cancel, started: ss.Now(), stats: inspect.NewStats(10), perKS: map[string]int64{}, perNode: map[string]int64{}}
+	run.doctor = newDoctorRun(ss.Opts)
 	run.live = ss.store.recs.Len() == 0
 	if !run.live {
-		run.pending = &store{f: ss.store.f, sortCol: ss.store.sortCol, sortDesc: ss.store.sortDesc, sortedBy: order{ss.store.sortCol, ss.store.sortDesc}, limit: maxRecords(ss.opts)}
+		run.pending = &store{f: ss.store.f, sortCol: ss.store.sortCol, sortDesc: ss.store.sortDesc, sortedBy: order{ss.store.sortCol, ss.store.sortDesc}, limit: maxRecords(ss.Opts)}
 		run.edits = ss.store.edits
 		if g := ss.store.group; g != nil {
 			run.pending.group = newGrouping(g.name)
@@ -117,14 +118,14 @@ func (ss *scanState) stop() {
 		return
 	}
 	ss.run.cancel()
-	ss.run.finished = ss.now()
+	ss.run.finished = ss.Now()
 	ss.run.stopped = true
 	ss.gen++ // drop whatever the cancelled scan still sends
 	if ss.run.live {
 		ss.records().mergeKeepingCursor(ss.store, true)
-		ss.status = "scan cancelled: the counts are partial (r rescans)"
+		ss.Status = "scan cancelled: the counts are partial (r rescans)"
 	} else {
-		ss.status = "refresh cancelled: still showing the previous scan"
+		ss.Status = "refresh cancelled: still showing the previous scan"
 	}
 }
 
@@ -155,7 +156,7 @@ func (ss *scanState) onBatch(msg batchMsg) {
 // and handles failures: keep the last data, mark it stale, retry with backoff.
 func (ss *scanState) onDone(msg scanDoneMsg) tea.Cmd {
 	run := ss.run
-	run.finished = ss.now()
+	run.finished = ss.Now()
 	run.covs = msg.covs
 	run.stats.AddCoverage(msg.covs...)
 	var failed error
@@ -168,7 +169,7 @@ func (ss *scanState) onDone(msg scanDoneMsg) tea.Cmd {
 		ss.dataStale = true
 		ss.banner = inspect.Sanitize(units.OneLine(failed.Error()))
 		ss.backoff = nextBackoff(ss.backoff)
-		ss.status = ""
+		ss.Status = ""
 		if run.live {
 			ss.records().mergeKeepingCursor(ss.store, true)
 		}
@@ -179,11 +180,11 @@ func (ss *scanState) onDone(msg scanDoneMsg) tea.Cmd {
 	ss.showDone(run)
 	ss.lastComplete = run.finished
 	ss.afterScan(ss.lastComplete, ss.serverTimeMs)
-	ss.status = ""
-	judge := run.doctor.judge(ss.ctx, ss.gen, ss.opts.Client, ss.opts.Keyspaces, msg.covs, !ss.doctor.noConfig, ss.opts.Scan.Snapshot)
-	if ss.opts.Refresh > 0 && ss.opts.Scan.Snapshot == nil { // a file does not change
+	ss.Status = ""
+	judge := run.doctor.judge(ss.Ctx, ss.gen, ss.Opts.Client, ss.Opts.Keyspaces, msg.covs, !ss.doctor.noConfig, ss.Opts.Scan.Snapshot)
+	if ss.Opts.Refresh > 0 && ss.Opts.Scan.Snapshot == nil { // a file does not change
 		gen := ss.gen
-		return tea.Batch(judge, tea.Tick(ss.opts.Refresh, func(time.Time) tea.Msg { return refreshMsg{gen: gen} }))
+		return tea.Batch(judge, tea.Tick(ss.Opts.Refresh, func(time.Time) tea.Msg { return refreshMsg{gen: gen} }))
 	}
 	return judge
 }
@@ -251,7 +252,7 @@ func (s *scanState) keyspaceStatus(keyspace string) string {
 	if s.run == nil {
 		return "…"
 	}
-	scan := count(s.run.perKS[keyspace]) + " read"
+	scan := common.Count(s.run.perKS[keyspace]) + " read"
 	if s.run.stopped {
 		scan = "cancelled"
 	}

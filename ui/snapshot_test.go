@@ -8,6 +8,7 @@ import (
 	"github.com/idemctl/idemctl/doctor"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/recordstore"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // TestSnapshotSession: the TUI on a snapshot says so in its header, holds
@@ -47,8 +48,8 @@ func TestSnapshotSession(t *testing.T) {
 	}
 	m.screen = screenRecords
 	press(m, "F")
-	if m.status != snapshotHint {
-		t.Fatalf("a write key on a snapshot: %q", m.status)
+	if m.Status != common.SnapshotHint {
+		t.Fatalf("a write key on a snapshot: %q", m.Status)
 	}
 	press(m, "enter")
 	if m.screen != screenDetail || !strings.Contains(screenText(m), "as the snapshot held it") {
@@ -70,7 +71,7 @@ func TestSnapshotSession(t *testing.T) {
 	}
 	sel := m.recordsSized().markedRecords()
 	if len(sel) != 3 {
-		t.Fatalf("space on a snapshot marked %d rows, want 3 (status %q)", len(sel), m.status)
+		t.Fatalf("space on a snapshot marked %d rows, want 3 (status %q)", len(sel), m.Status)
 	}
 	msg := pinSnapshot(t.Context(), src, sel, "")().(pinnedMsg)
 	if msg.err != nil || msg.pinned != 3 {

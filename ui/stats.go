@@ -7,6 +7,7 @@ import (
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // statsScreen is the Stats screen: states, flags, ages, TTLs, the top
@@ -14,8 +15,8 @@ import (
 // timeline.
 type statsScreen struct{ drillScreen }
 
-func newStatsScreen(c *common) *statsScreen {
-	ss := &statsScreen{drillScreen{common: c}}
+func newStatsScreen(c *shared) *statsScreen {
+	ss := &statsScreen{drillScreen{shared: c}}
 	ss.render = ss.content
 	return ss
 }
@@ -23,7 +24,7 @@ func newStatsScreen(c *common) *statsScreen {
 // content is the cardinality audit: states, TTL histogram as bars,
 // processing-age percentiles and the top groups per capture.
 func (ss *statsScreen) content() string {
-	s := ss.styles
+	s := ss.Styles
 	rep := ss.stats.Report()
 	var left []string
 	left = append(left, s.Title.Render("STATES"))
@@ -32,12 +33,12 @@ func (ss *statsScreen) content() string {
 		if n == 0 {
 			continue
 		}
-		left = append(left, ss.item(fmt.Sprintf("%-11s %9s %9s", s.State[st].Render(fit(st.String(), 11)), count(n), units.FormatBytes(rep.MemoryBytes.ByState[st.String()])), stateDrill(st)))
+		left = append(left, ss.item(fmt.Sprintf("%-11s %9s %9s", s.State[st].Render(common.Fit(st.String(), 11)), common.Count(n), units.FormatBytes(rep.MemoryBytes.ByState[st.String()])), stateDrill(st)))
 	}
 	left = append(left, "", s.Title.Render("FLAGS"))
 	for _, fi := range inspect.AllFlags() {
 		if n := rep.Flags[fi.Name]; n > 0 {
-			left = append(left, ss.item(fmt.Sprintf("%-19s %9s", fi.Short, count(n)), flagDrill(fi.Flag)))
+			left = append(left, ss.item(fmt.Sprintf("%-19s %9s", fi.Short, common.Count(n)), flagDrill(fi.Flag)))
 		}
 	}
 	a := rep.ProcessingAge
@@ -49,13 +50,13 @@ func (ss *statsScreen) content() string {
 	}
 
 	right := ss.rightColumn(&rep)
-	return columns(left, right, ss.width)
+	return columns(left, right, ss.Width)
 }
 
 // rightColumn is the TTLs left, the top values per capture (each line
 // opening its records) and the incident timeline.
 func (ss *statsScreen) rightColumn(rep *inspect.Report) []string {
-	s := ss.styles
+	s := ss.Styles
 	var right []string
 	right = append(right, s.Title.Render("TTL LEFT"))
 	var maxN int64
@@ -83,7 +84,7 @@ func (ss *statsScreen) rightColumn(rep *inspect.Report) []string {
 			if i == 5 {
 				break
 			}
-			right = append(right, ss.item(fmt.Sprintf("%9s %8s  %s", count(t.Count), units.FormatBytes(t.MemoryBytes), inspect.Sanitize(string(t.Value))),
+			right = append(right, ss.item(fmt.Sprintf("%9s %8s  %s", common.Count(t.Count), units.FormatBytes(t.MemoryBytes), inspect.Sanitize(string(t.Value))),
 				captureDrill(name, string(t.Value))))
 		}
 	}
@@ -99,7 +100,7 @@ func (ss *statsScreen) timelineView() []string {
 		return nil
 	}
 	capture := ss.timelineCapture()
-	out := []string{ss.styles.Title.Render("STALE BY MINUTE RESERVED") + ss.styles.Dim.Render(" (server time; top "+inspect.Sanitize(capture)+")")}
+	out := []string{ss.Styles.Title.Render("STALE BY MINUTE RESERVED") + ss.Styles.Dim.Render(" (server time; top "+inspect.Sanitize(capture)+")")}
 	var maxN int64
 	for _, r := range ss.timeline {
 		maxN = max(maxN, r.n)
@@ -107,10 +108,10 @@ func (ss *statsScreen) timelineView() []string {
 	for _, r := range ss.timeline {
 		var top []string
 		for _, g := range r.top {
-			top = append(top, inspect.Sanitize(orDash(g.value))+" "+count(g.n))
+			top = append(top, inspect.Sanitize(orDash(g.value))+" "+common.Count(g.n))
 		}
-		at := time.UnixMilli(r.minute * 60_000).In(ss.now().Location()).Format("15:04")
-		out = append(out, fmt.Sprintf("%s %7s %-10s %s", at, count(r.n), ss.styles.Stale.Render(bar(r.n, maxN, 10)), strings.Join(top, " · ")))
+		at := time.UnixMilli(r.minute * 60_000).In(ss.Now().Location()).Format("15:04")
+		out = append(out, fmt.Sprintf("%s %7s %-10s %s", at, common.Count(r.n), ss.Styles.Stale.Render(bar(r.n, maxN, 10)), strings.Join(top, " · ")))
 	}
 	return out
 }
@@ -134,7 +135,7 @@ func columns(left, right []string, width int) string {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		b.WriteString(fit(l, lw) + "  " + r)
+		b.WriteString(common.Fit(l, lw) + "  " + r)
 	}
 	return b.String()
 }

@@ -5,6 +5,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/actions/write"
+	"github.com/idemctl/idemctl/ui/common"
+	"github.com/idemctl/idemctl/ui/streams"
 )
 
 // The root's part of the Streams screens: opening them, leaving them, and
@@ -13,18 +15,18 @@ import (
 // onStreamsKey is a key on the Streams screen; ok is false when the
 // screen does not take it (the shared screen keys do then).
 func (m *Model) onStreamsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	st, k := m.streams, m.keys
-	st.SetSize(m.width, m.bodyHeight())
+	st, k := m.streams, m.Keys
+	st.SetSize(m.Width, m.bodyHeight())
 	openWrite := func(kind write.Kind) func() tea.Cmd { return func() tea.Cmd { return m.openEntryWrite(kind) } }
-	if m.canWrite() {
-		if cmd, ok := dispatch(msg, []keyAction{{k.Retry, openWrite(write.KindRetry)}, {k.Ack, openWrite(write.KindAck)},
-			{k.DeadLetter, openWrite(write.KindDeadLetter)}}); ok {
+	if m.CanWrite() {
+		if cmd, ok := common.Dispatch(msg, []common.KeyAction{{Binding: k.Retry, Do: openWrite(write.KindRetry)}, {Binding: k.Ack, Do: openWrite(write.KindAck)},
+			{Binding: k.DeadLetter, Do: openWrite(write.KindDeadLetter)}}); ok {
 			return cmd, true
 		}
 	}
-	if st.level == levelGroups && key.Matches(msg, k.Back) {
-		m.showFromTop(st.from)
+	if st.Shown().Level == streams.LevelGroups && key.Matches(msg, k.Back) {
+		m.showFromTop(m.streamsFrom)
 		return nil, true
 	}
-	return st.onKey(msg)
+	return st.OnKey(msg)
 }

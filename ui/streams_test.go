@@ -15,6 +15,8 @@ import (
 	"github.com/idemctl/idemctl/inspect/streams"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 	"github.com/idemctl/idemctl/internal/testkit/streamtest"
+	"github.com/idemctl/idemctl/ui/common"
+	uistreams "github.com/idemctl/idemctl/ui/streams"
 )
 
 // hostileStream is a stream whose key, group, consumer and field are
@@ -190,12 +192,12 @@ func TestStreamsScreenDrillDown(t *testing.T) {
 	eq(t, "field", rowFields(t, m, "  n "), "n", "3")
 
 	press(m, "esc")
-	if st := m.streams; st.level != levelGroup || st.selectedEntryID() != ids[2] {
-		t.Fatalf("esc from the entry: level %d, entry %s", st.level, st.selectedEntryID())
+	if st := m.streams; st.Shown().Level != uistreams.LevelGroup || st.Shown().EntryID != ids[2] {
+		t.Fatalf("esc from the entry: level %d, entry %s", st.Shown().Level, st.Shown().EntryID)
 	}
 	press(m, "esc")
-	if st := m.streams; st.level != levelGroups || st.groupSel != 2 {
-		t.Fatalf("esc from the group: level %d, row %d", st.level, st.groupSel)
+	if st := m.streams; st.Shown().Level != uistreams.LevelGroups || st.Shown().GroupRow != 2 {
+		t.Fatalf("esc from the group: level %d, row %d", st.Shown().Level, st.Shown().GroupRow)
 	}
 	press(m, "esc")
 	if m.screen != screenRecords {
@@ -214,7 +216,7 @@ func TestStreamsScreenFiltersAndReread(t *testing.T) {
 	press(m, "j", "j", "enter")
 	entries := func() []string {
 		var out []string
-		for _, e := range m.streams.entries() {
+		for _, e := range m.streams.Shown().Entries {
 			out = append(out, e.ID)
 		}
 		return out
@@ -242,7 +244,7 @@ func TestStreamsScreenFiltersAndReread(t *testing.T) {
 	press(m, "c", "x")
 	eq(t, "stale only", entries(), ids[0])
 	press(m, "esc")
-	if rows := m.streams.groupRows(); len(rows) != 1 || rows[0].id.group != "billing" {
+	if rows := m.streams.Shown().Groups; len(rows) != 1 || rows[0] != "billing" {
 		t.Errorf("stale only keeps the groups %+v, want billing alone", rows)
 	}
 	press(m, "c")
@@ -250,14 +252,14 @@ func TestStreamsScreenFiltersAndReread(t *testing.T) {
 	// The record write keys say which keys write entries; in this
 	// read-only session the entry keys say how to turn writes on.
 	for _, k := range []string{"F", "R", "E", " ", "T", "A", "D", "a"} {
-		m.status = ""
+		m.Status = ""
 		press(m, k)
-		want := readOnlyHint
+		want := common.ReadOnlyHint
 		if strings.Contains("FRE", k) {
-			want = "here " + entryWritesHint
+			want = "here " + uistreams.EntryWritesHint
 		}
-		if !strings.Contains(m.status, want) || m.screen != screenStreams || m.dialog != nil || len(m.streams.marks) != 0 {
-			t.Errorf("%q on the Streams screen: status %q, screen %d", k, m.status, m.screen)
+		if !strings.Contains(m.Status, want) || m.screen != screenStreams || m.dialog != nil || m.streams.Shown().Marked != 0 {
+			t.Errorf("%q on the Streams screen: status %q, screen %d", k, m.Status, m.screen)
 		}
 	}
 

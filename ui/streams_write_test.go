@@ -19,6 +19,8 @@ import (
 	"github.com/idemctl/idemctl/inspect/streams"
 	"github.com/idemctl/idemctl/internal/testkit/recordtest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
+	"github.com/idemctl/idemctl/ui/common"
+	uistreams "github.com/idemctl/idemctl/ui/streams"
 )
 
 // entryFixture is a Streams screen on a real server, opened on group
@@ -78,7 +80,7 @@ func newEntryFixture(t *testing.T, writes bool) *entryFixture {
 	m.resize(80, 24)
 	openStreamsScreen(t, m)
 	press(m, "enter")
-	if m.streams.level != levelGroup || len(m.streams.entries()) != 4 {
+	if m.streams.Shown().Level != uistreams.LevelGroup || len(m.streams.Shown().Entries) != 4 {
 		t.Fatalf("the group is not open with its 4 entries:\n%s", screenText(m))
 	}
 	return &entryFixture{m: m, c: c, audit: auditLog, ids: ids}
@@ -122,7 +124,7 @@ func TestStreamsRetryMarkedStaleEntries(t *testing.T) {
 	f := newEntryFixture(t, true)
 	m, ids := f.m, f.ids
 	press(m, "x", "a")
-	if n := len(m.streams.marks); n != 2 || !strings.Contains(screenText(m), "2 marked") {
+	if n := m.streams.Shown().Marked; n != 2 || !strings.Contains(screenText(m), "2 marked") {
 		t.Fatalf("%d marked:\n%s", n, screenText(m))
 	}
 	eq(t, "marked row", rowFields(t, m, ids[1])[:2], "*"+ids[1], "c1")
@@ -176,8 +178,8 @@ func TestStreamsRetryMarkedStaleEntries(t *testing.T) {
 	eq(t, "audited outcomes", applied, ids[0], ids[1])
 
 	enterRun(m) // closes; re-reads
-	if m.dialog != nil || len(m.streams.marks) != 0 || m.screen != screenStreams {
-		t.Fatalf("after close: dialog %v, %d marks, screen %d", m.dialog != nil, len(m.streams.marks), m.screen)
+	if m.dialog != nil || m.streams.Shown().Marked != 0 || m.screen != screenStreams {
+		t.Fatalf("after close: dialog %v, %d marks, screen %d", m.dialog != nil, m.streams.Shown().Marked, m.screen)
 	}
 	press(m, "c")
 	e0 := rowFields(t, m, ids[0])
@@ -192,12 +194,12 @@ func TestStreamsAckFromEntryView(t *testing.T) {
 	m, ids := f.m, f.ids
 	press(m, "G")
 	pressRun(m, "enter")
-	if m.streams.level != levelEntry || m.streams.entryRow.ID != ids[3] {
+	if m.streams.Shown().Level != uistreams.LevelEntry || m.streams.Shown().Entry.ID != ids[3] {
 		t.Fatalf("entry view of %s:\n%s", ids[3], screenText(m))
 	}
 	wantText(t, m, "T retry", "A ack", "D dead-letter")
 	press(m, "A")
-	if m.dialog == nil || len(m.dialog.labels) != 1 || len(m.dialog.entries) != 1 || m.dialog.entries[0].e.ID != ids[3] {
+	if m.dialog == nil || len(m.dialog.labels) != 1 || len(m.dialog.entries) != 1 || m.dialog.entries[0].Entry.ID != ids[3] {
 		t.Fatalf("A's form: %+v", m.dialog)
 	}
 	typeText(m, "job 4 is done in the ledger")
@@ -215,8 +217,8 @@ func TestStreamsAckFromEntryView(t *testing.T) {
 		t.Fatal("the entry is still pending after the ack")
 	}
 	enterRun(m)
-	if st := m.streams; st.level != levelGroup || len(st.entries()) != 3 || !strings.Contains(m.status, "no longer pending") {
-		t.Fatalf("after the ack: level %d, %d entries, status %q", st.level, len(st.entries()), m.status)
+	if st := m.streams; st.Shown().Level != uistreams.LevelGroup || len(st.Shown().Entries) != 3 || !strings.Contains(m.Status, "no longer pending") {
+		t.Fatalf("after the ack: level %d, %d entries, status %q", st.Shown().Level, len(st.Shown().Entries), m.Status)
 	}
 	checkStreamsFrame(t, m)
 }
@@ -252,8 +254,8 @@ func TestStreamsDeadLetterOne(t *testing.T) {
 		t.Fatal("the dead-lettered entry is still pending")
 	}
 	enterRun(m)
-	if len(m.streams.entries()) != 3 {
-		t.Fatalf("after the re-read %d entries", len(m.streams.entries()))
+	if len(m.streams.Shown().Entries) != 3 {
+		t.Fatalf("after the re-read %d entries", len(m.streams.Shown().Entries))
 	}
 }
 
@@ -340,10 +342,10 @@ func TestStreamsWritesReadOnly(t *testing.T) {
 	f := newEntryFixture(t, false)
 	m := f.m
 	for _, k := range []string{" ", "a", "u", "T", "A", "D"} {
-		m.status = ""
+		m.Status = ""
 		press(m, k)
-		if m.dialog != nil || len(m.streams.marks) != 0 || m.status != readOnlyHint {
-			t.Fatalf("%q read-only: dialog %v, %d marks, status %q", k, m.dialog != nil, len(m.streams.marks), m.status)
+		if m.dialog != nil || m.streams.Shown().Marked != 0 || m.Status != common.ReadOnlyHint {
+			t.Fatalf("%q read-only: dialog %v, %d marks, status %q", k, m.dialog != nil, m.streams.Shown().Marked, m.Status)
 		}
 	}
 	if c, d, _, _ := f.pendingOf(t, f.ids[0]); c != "c1" || d != 1 {
@@ -358,7 +360,7 @@ func TestStreamsWritesReadOnly(t *testing.T) {
 	if !m.keyHelp.fits() {
 		t.Fatalf("the help does not fit 80×24:\n%s", screenText(m))
 	}
-	wantText(t, m, "write (off)", readOnlyHint, "space mark entry", "T retry", "A ack", "D dead-letter", "r re-read")
+	wantText(t, m, "write (off)", common.ReadOnlyHint, "space mark entry", "T retry", "A ack", "D dead-letter", "r re-read")
 	raw := m.View().Content
 	for _, k := range []string{"T +retry", "A +ack", "D +dead-letter", "space mark entry"} {
 		if !regexp.MustCompile(`\x1b\[2m` + k).MatchString(raw) {
@@ -374,7 +376,7 @@ func TestStreamsWritesReadOnly(t *testing.T) {
 	press(w.m, "?")
 	checkStreamsFrame(t, w.m)
 	wantText(t, w.m, "write (guarded)", "T retry")
-	if strings.Contains(screenText(w.m), readOnlyHint) || regexp.MustCompile(`\x1b\[2mT +retry`).MatchString(w.m.View().Content) {
+	if strings.Contains(screenText(w.m), common.ReadOnlyHint) || regexp.MustCompile(`\x1b\[2mT +retry`).MatchString(w.m.View().Content) {
 		t.Errorf("writes on, the help says they are off:\n%s", screenText(w.m))
 	}
 	golden(t, "help_streams_80x24", ansi.Strip(w.m.keyHelp.content()))
@@ -399,13 +401,13 @@ func TestStreamsWritesOnSnapshot(t *testing.T) {
 		t.Fatalf("a snapshot's :streams read something (screen %d)", m.screen)
 	}
 	for _, k := range []string{"T", "A", "D", " ", "a"} {
-		m.status = ""
+		m.Status = ""
 		press(m, k)
-		if m.dialog != nil || m.status != streamsSnapshotHint {
-			t.Fatalf("%q on a snapshot: dialog %v, status %q", k, m.dialog != nil, m.status)
+		if m.dialog != nil || m.Status != common.StreamsSnapshotHint {
+			t.Fatalf("%q on a snapshot: dialog %v, status %q", k, m.dialog != nil, m.Status)
 		}
 	}
 	press(m, "?")
 	checkFrame(t, m)
-	wantText(t, m, "write (off)", streamsSnapshotHint, "T retry")
+	wantText(t, m, "write (off)", common.StreamsSnapshotHint, "T retry")
 }

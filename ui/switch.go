@@ -18,23 +18,23 @@ import (
 
 // keyspace narrows the session to the named configured keyspace ("" or
 // "all": every keyspace it started with); what names it for the status.
-func (s *source) keyspace(c *common, name string) (what string, ok bool) {
+func (s *source) keyspace(c *shared, name string) (what string, ok bool) {
 	if s.allKeyspaces == nil {
-		s.allKeyspaces = c.opts.Keyspaces
+		s.allKeyspaces = c.Opts.Keyspaces
 	}
 	if name == "" || name == "all" {
-		c.opts.Keyspaces = s.allKeyspaces
+		c.Opts.Keyspaces = s.allKeyspaces
 		return "every keyspace", true
 	}
 	var names []string
 	for _, ks := range s.allKeyspaces {
 		if ks.Name == name {
-			c.opts.Keyspaces = []*inspect.Keyspace{ks}
+			c.Opts.Keyspaces = []*inspect.Keyspace{ks}
 			return "keyspace " + inspect.Sanitize(name), true
 		}
 		names = append(names, ks.Name)
 	}
-	c.status = fmt.Sprintf(":keyspace %s: not configured in this session (have: %s, or all)", inspect.Sanitize(name), inspect.Sanitize(strings.Join(names, ", ")))
+	c.Status = fmt.Sprintf(":keyspace %s: not configured in this session (have: %s, or all)", inspect.Sanitize(name), inspect.Sanitize(strings.Join(names, ", ")))
 	return "", false
 }
 
@@ -44,23 +44,23 @@ var dbSuffix = regexp.MustCompile(`/\d+$`)
 // go through the executor's own connection, which stays on the database
 // the session started with, so a session that can write refuses: it must
 // restart with --db to write there.
-func (s *source) db(c *common, arg string) (what string, ok bool) {
+func (s *source) db(c *shared, arg string) (what string, ok bool) {
 	n, err := strconv.Atoi(arg)
 	if err != nil || n < 0 {
-		c.status = ":db needs a database number, e.g. :db 2"
+		c.Status = ":db needs a database number, e.g. :db 2"
 		return "", false
 	}
-	if c.opts.Scan.Snapshot != nil {
-		c.status = ":db: a snapshot is read one database at a time: restart with --db " + arg
+	if c.Opts.Scan.Snapshot != nil {
+		c.Status = ":db: a snapshot is read one database at a time: restart with --db " + arg
 		return "", false
 	}
-	if c.canWrite() {
-		c.status = ":db: this session can write, and its writes stay on the database it started with; restart with --db " + arg
+	if c.CanWrite() {
+		c.Status = ":db: this session can write, and its writes stay on the database it started with; restart with --db " + arg
 		return "", false
 	}
-	rc, isOne := c.opts.Client.(*redis.Client)
+	rc, isOne := c.Opts.Client.(*redis.Client)
 	if !isOne {
-		c.status = ":db: a cluster has only database 0"
+		c.Status = ":db: a cluster has only database 0"
 		return "", false
 	}
 	o := *rc.Options()
@@ -69,11 +69,11 @@ func (s *source) db(c *common, arg string) (what string, ok bool) {
 		s.ownClient.Close()
 	}
 	s.ownClient = redis.NewClient(&o)
-	c.opts.Client = s.ownClient
-	if dbSuffix.MatchString(c.opts.Address) {
-		c.opts.Address = dbSuffix.ReplaceAllString(c.opts.Address, "/"+strconv.Itoa(n))
+	c.Opts.Client = s.ownClient
+	if dbSuffix.MatchString(c.Opts.Address) {
+		c.Opts.Address = dbSuffix.ReplaceAllString(c.Opts.Address, "/"+strconv.Itoa(n))
 	} else {
-		c.opts.Address += "/" + strconv.Itoa(n)
+		c.Opts.Address += "/" + strconv.Itoa(n)
 	}
 	return "database " + strconv.Itoa(n), true
 }
@@ -89,17 +89,17 @@ type profileMsg struct {
 // switchProfile opens another profile of the config: its own server,
 // credentials, keyspaces and write policy, through the command layer.
 func (m *Model) switchProfile(name string) tea.Cmd {
-	open := m.opts.OpenProfile
+	open := m.Opts.OpenProfile
 	switch {
 	case open == nil:
-		m.status = ":profile: this session has no config to switch in; restart with idemctl --profile NAME"
+		m.Status = ":profile: this session has no config to switch in; restart with idemctl --profile NAME"
 		return nil
 	case name == "":
-		m.status = ":profile needs a profile name, e.g. :profile staging"
+		m.Status = ":profile needs a profile name, e.g. :profile staging"
 		return nil
 	}
-	ctx := m.ctx
-	m.status = "opening profile " + inspect.Sanitize(name) + "…"
+	ctx := m.Ctx
+	m.Status = "opening profile " + inspect.Sanitize(name) + "…"
 	return func() tea.Msg {
 		o, closeFn, err := open(ctx, name)
 		return profileMsg{name: name, opts: o, close: closeFn, err: err}
@@ -110,15 +110,15 @@ func (m *Model) switchProfile(name string) tea.Cmd {
 // its connections are released, and the write keys follow the new policy.
 func (m *Model) onProfile(msg profileMsg) tea.Cmd {
 	if msg.err != nil {
-		m.status = ":profile " + inspect.Sanitize(msg.name) + ": " + inspect.Sanitize(msg.err.Error())
+		m.Status = ":profile " + inspect.Sanitize(msg.name) + ": " + inspect.Sanitize(msg.err.Error())
 		return nil
 	}
 	m.src.release(&m.scan)
 	o := msg.opts
-	o.NoColor, o.Now, o.Refresh, o.Reveal, o.OpenProfile = m.opts.NoColor, m.opts.Now, m.opts.Refresh, m.opts.Reveal, m.opts.OpenProfile
-	m.opts, m.src.closeProfile, m.src.allKeyspaces = o, msg.close, nil
+	o.NoColor, o.Now, o.Refresh, o.Reveal, o.OpenProfile = m.Opts.NoColor, m.Opts.Now, m.Opts.Refresh, m.Opts.Reveal, m.Opts.OpenProfile
+	m.Opts, m.src.closeProfile, m.src.allKeyspaces = o, msg.close, nil
 	m.doctor.forget()
-	m.keys.SetWrites(m.canWrite(), m.opts.Scan.Snapshot != nil)
+	m.Keys.SetWrites(m.CanWrite(), m.Opts.Scan.Snapshot != nil)
 	return m.restart("profile " + inspect.Sanitize(msg.name)) // o.Notice: a banner
 }
 
@@ -127,22 +127,22 @@ func (m *Model) restart(what string) tea.Cmd {
 	if m.scan.run != nil {
 		m.scan.run.cancel()
 	}
-	st := newStore(maxRecords(m.opts))
+	st := newStore(maxRecords(m.Opts))
 	st.sortCol, st.sortDesc = m.store.sortCol, m.store.sortDesc
 	m.store = st
 	m.stats = inspect.NewStats(10)
 	m.trend = trend{}
-	m.records.marks = nil
+	m.records.dropMarks()
 	m.detail.close()
-	m.records.cursor, m.records.offset = 0, 0
+	m.records.cursorTo(0)
 	m.overview.fromTop()
 	m.statsScreen.fromTop()
 	m.writes.page.scroll = 0
 	if m.screen == screenDetail {
 		m.screen = screenRecords
 	}
-	m.resize(m.width, m.height) // the header names the new source
+	m.resize(m.Width, m.Height) // the header names the new source
 	cmd := m.scan.start()
-	m.status = "now reading " + what
+	m.Status = "now reading " + what
 	return cmd
 }

@@ -52,8 +52,8 @@ func TestSwitchDatabaseAndKeyspace(t *testing.T) {
 		run(m, cmd)
 	}
 	command("keyspace " + atlas.Name)
-	if n := m.store.recs.Len(); n != 120 || len(m.opts.Keyspaces) != 1 {
-		t.Fatalf(":keyspace: %d records, %d keyspaces", n, len(m.opts.Keyspaces))
+	if n := m.store.recs.Len(); n != 120 || len(m.Opts.Keyspaces) != 1 {
+		t.Fatalf(":keyspace: %d records, %d keyspaces", n, len(m.Opts.Keyspaces))
 	}
 	command("db 5")
 	if n := m.store.recs.Len(); n != 40 || !strings.Contains(screenText(m), srv.Addr+"/5") {
@@ -65,16 +65,16 @@ func TestSwitchDatabaseAndKeyspace(t *testing.T) {
 		t.Fatalf("back: %d records\n%s", n, screenText(m))
 	}
 	command("db x")
-	if !strings.Contains(m.status, "needs a database number") {
-		t.Fatalf("status %q", m.status)
+	if !strings.Contains(m.Status, "needs a database number") {
+		t.Fatalf("status %q", m.Status)
 	}
 
 	w := newTestModelWith(t, 80, 24, fixture(atlas, 10), executor(t, true))
 	press(w, ":")
 	typeText(w, "db 5")
 	press(w, "enter")
-	if !strings.Contains(w.status, "restart with --db 5") {
-		t.Fatalf("a writing session switched database: %q", w.status)
+	if !strings.Contains(w.Status, "restart with --db 5") {
+		t.Fatalf("a writing session switched database: %q", w.Status)
 	}
 }
 
@@ -108,19 +108,19 @@ func TestSwitchProfile(t *testing.T) {
 		run(m, cmd)
 	}
 	command("profile nope")
-	if m.opts.Profile != "prod" || m.store.recs.Len() != 300 || !strings.Contains(m.status, "no profile nope") {
-		t.Fatalf("a failed switch changed the session: %q, %d records, status %q", m.opts.Profile, m.store.recs.Len(), m.status)
+	if m.Opts.Profile != "prod" || m.store.recs.Len() != 300 || !strings.Contains(m.Status, "no profile nope") {
+		t.Fatalf("a failed switch changed the session: %q, %d records, status %q", m.Opts.Profile, m.store.recs.Len(), m.Status)
 	}
 	press(m, ":")
 	typeText(m, "profile staging")
 	_, open1 := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	_, scan := m.Update(open1()) // the profile opened: its notice is a banner for the session
-	if !strings.Contains(m.status, "now reading profile staging") || !strings.Contains(screenText(m), "⚠ a warning") {
-		t.Errorf("status after the switch: %q\n%s", m.status, screenText(m))
+	if !strings.Contains(m.Status, "now reading profile staging") || !strings.Contains(screenText(m), "⚠ a warning") {
+		t.Errorf("status after the switch: %q\n%s", m.Status, screenText(m))
 	}
 	run(m, scan)
-	if got := screenText(m); m.opts.Profile != "staging" || m.store.recs.Len() != 40 || !strings.Contains(got, "staging") ||
-		!strings.Contains(got, srv.Addr+"/5") || m.opts.OpenProfile == nil {
+	if got := screenText(m); m.Opts.Profile != "staging" || m.store.recs.Len() != 40 || !strings.Contains(got, "staging") ||
+		!strings.Contains(got, srv.Addr+"/5") || m.Opts.OpenProfile == nil {
 		t.Fatalf("after :profile staging: %d records\n%s", m.store.recs.Len(), got)
 	}
 	command("profile staging")

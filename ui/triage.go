@@ -14,6 +14,7 @@ import (
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/ui/common"
 	"github.com/idemctl/idemctl/verify"
 )
 
@@ -30,11 +31,11 @@ type triageMsg struct {
 
 // triageOff is why V cannot ask the verify hooks here, or "": hooks run
 // only in a session that can write, and only where the config has some.
-func (c *common) triageOff() string {
-	if !c.canWrite() {
+func (c *shared) triageOff() string {
+	if !c.CanWrite() {
 		return "V runs the verify hooks only where writes are enabled (start with --write, or writes: true in the profile)"
 	}
-	if len(c.opts.Hooks) == 0 {
+	if len(c.Opts.Hooks) == 0 {
 		return "no verify hook: give a keyspace verify: in the config (see docs/writes.md, Triage)"
 	}
 	return ""
@@ -49,9 +50,9 @@ func (d *dialog) askHooks() tea.Cmd {
 	for i, r := range d.targets {
 		items[i] = &verify.Item{Rec: r, Saw: &actions.Seen{State: r.RawState, Fingerprint: r.Fingerprint}}
 	}
-	ctx, cancel := context.WithCancel(d.ctx)
+	ctx, cancel := context.WithCancel(d.Ctx)
 	d.cancel = cancel
-	ex, hooks := d.opts.Executor, d.opts.Hooks
+	ex, hooks := d.Opts.Executor, d.Opts.Hooks
 	return func() tea.Msg {
 		err := verify.Triage(ctx, ex, items, hooks, verify.DefaultReason, nil)
 		return triageMsg{items: items, err: err}
@@ -75,7 +76,7 @@ func (d *dialog) onTriage(msg triageMsg) {
 // planningText is the dialog's line while it reads (or asks).
 func planningText(d *dialog) string {
 	if d.kind == kindTriage {
-		return fmt.Sprintf("asking the verify hooks about %s record(s)…", count(len(d.targets)))
+		return fmt.Sprintf("asking the verify hooks about %s record(s)…", common.Count(len(d.targets)))
 	}
 	return "reading the records…"
 }
@@ -85,7 +86,7 @@ func planningText(d *dialog) string {
 // them (the plan scrolls), the ones left alone first; and under it, in
 // sight, the counts.
 func (d *dialog) triageList() (top, plan, foot []string) {
-	s := d.styles
+	s := d.Styles
 	top = []string{s.Dim.Render(fmt.Sprintf("%-9s %-10s %s", "VERDICT", "ACTION", "RECORD — WHY"))}
 	// The ones left alone (unknown, errors) first: they are what a
 	// reader who stops early must not miss.
@@ -106,13 +107,13 @@ func (d *dialog) triageList() (top, plan, foot []string) {
 		}
 		head := fmt.Sprintf("%s %-10s %s", verdict, it.Action(), d.shownKey(displayKey(&it.Rec), 40))
 		row := head + " — " + inspect.Sanitize(it.Note())
-		if ansi.StringWidth(row) > d.width {
+		if ansi.StringWidth(row) > d.Width {
 			// The why is what the operator confirms: never cut, it goes
 			// under the record, wrapped.
-			row = fit(head, d.width) + "\n" + hang(strings.Repeat(" ", 21)+"— ", inspect.Sanitize(it.Note()), d.width)
+			row = common.Fit(head, d.Width) + "\n" + hang(strings.Repeat(" ", 21)+"— ", inspect.Sanitize(it.Note()), d.Width)
 		}
 		plan = append(plan, strings.Split(row, "\n")...)
 	}
-	foot = []string{"", fmt.Sprintf("verdicts: %s · unknown ones are left alone", units.Clip(verify.CountsText(d.triage), max(d.width-40, 20)))}
+	foot = []string{"", fmt.Sprintf("verdicts: %s · unknown ones are left alone", units.Clip(verify.CountsText(d.triage), max(d.Width-40, 20)))}
 	return top, plan, foot
 }

@@ -1,6 +1,9 @@
-// Package ui is idemctl's terminal UI (bubbletea v2): the only package that
-// imports charm.land. It renders what inspect/ streams and never talks to
-// Redis except through inspect/.
+// Package ui is idemctl's terminal UI (bubbletea v2): the root model (the
+// chrome, the routing between screens, the scan run and the session) and
+// the record screens. With its subpackages (ui/common, what every screen
+// is handed; ui/streams, the Streams screens) and the command layer, the
+// only code that imports charm.land. It renders what inspect/ streams and
+// never talks to Redis except through inspect/.
 //
 // Floor 4 of ARCHITECTURE.md: it may import floors 0–3 (foundations, engine,
 // writes and rules, hooks), never the command layer.
@@ -12,60 +15,13 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/help"
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemctl/idemctl/actions"
-	"github.com/idemctl/idemctl/doctor"
 	"github.com/idemctl/idemctl/inspect"
-	"github.com/idemctl/idemctl/inspect/streams"
-	"github.com/idemctl/idemctl/verify"
+	"github.com/idemctl/idemctl/ui/common"
+	"github.com/idemctl/idemctl/ui/streams"
 )
-
-// Options is what the TUI needs from main: a connected client, the
-// keyspaces, and the context shown in the header.
-type Options struct {
-	Client    redis.UniversalClient
-	Keyspaces []*inspect.Keyspace
-	Scan      inspect.Options
-	Profile   string
-	Address   string // already redacted
-	User      string
-	Demo      bool
-	Refresh   time.Duration // 0: rescan only on r
-	NoColor   bool
-	Now       func() time.Time // tests fix the clock
-	// Executor performs guarded writes, and its policy decides whether the
-	// write keys exist at all: nil, or writes off, is a read-only session
-	// (and actions/ refuses on its own anyway).
-	Executor *actions.Executor
-	// Reveal shows response payloads without pressing v (they can carry
-	// personal data, so they are hidden by default).
-	Reveal bool
-	// Doctor, when set, judges doctor's rules after each complete scan for
-	// the Doctor screen.
-	Doctor *doctor.Options
-	// OpenProfile, when set, resolves and connects another profile of the
-	// config for :profile NAME: its server, keyspaces, scan settings and
-	// write policy, and a func that releases them. The UI's own settings
-	// (colours, refresh, reveal) stay.
-	OpenProfile func(ctx context.Context, name string) (Options, func(), error)
-	// Notice is what opening the session had to say (a warning, such as a
-	// verify hook that cannot run), shown as a banner for the session.
-	Notice string
-	// Hooks are the keyspaces' verify hooks, by keyspace name, for V
-	// (triage); they run only in a session that can write.
-	Hooks map[string]*verify.Hook
-	// MaxRecords bounds the records the table holds (0: DefaultMaxRecords);
-	// past it, every processing, stale or flagged record is still kept and
-	// the rest are counted in Overview and Stats only, and every screen
-	// says so.
-	MaxRecords int
-	// StreamSpaces are the profile's kind: stream keyspaces, for the
-	// Streams screen (:streams) and the Overview's line on them.
-	StreamSpaces []*streams.Space
-}
 
 func maxRecords(o Options) int {
 	if o.MaxRecords > 0 {
@@ -95,7 +51,7 @@ var screenNames = [...]string{"Overview", "Records", "Stats", "Writes"}
 // Update routes: dialog/input first, then global keys, then the focused
 // screen.
 type Model struct {
-	*common // the session, keys, styles and size every screen shares
+	*shared // the session, keys, styles and size every screen shares
 	help    help.Model
 	chrome  chrome // the header's and banners' state
 
@@ -119,13 +75,15 @@ type screens struct {
 	writes      *writesScreen
 	detail      *detailScreen
 	doctor      *doctorScreen
-	streams     *streamsScreen
+	streams     *streams.Screen
+	streamsFrom screen        // where esc from the Streams screen's groups returns to
+	finder      *recordFinder // :find
 }
 
 // chrome is what is drawn around the body: the header, the scan's line
 // and the banners, and their state.
 type chrome struct {
-	*common
+	*shared
 	scan          *scanState
 	twoLineHeader bool
 	headerCache   [numAllScreens]string // by screen; cleared when the size, styles or source change
@@ -137,7 +95,7 @@ type chrome struct {
 // scanState is the scan running (its generation drops the results of an
 // older one) and what the complete scans left.
 type scanState struct {
-	*common
+	*shared
 	records func() *recordsScreen // sized: a merge keeps its cursor on its record
 	doctor  *doctorScreen         // judges after each complete scan
 	banner  string                // why the last scan failed; "" after one that did not
@@ -163,22 +121,22 @@ func New(ctx context.Context, opts Options) *Model {
 		opts.Now = time.Now
 	}
 	m := &Model{
-		common: &common{ctx: ctx, opts: opts, keys: DefaultKeyMap(), dark: true, width: 80, height: 24,
+		shared: &shared{Common: &common.Common{Ctx: ctx, Opts: opts, Keys: common.DefaultKeyMap(), Dark: true, Width: 80, Height: 24},
 			store: newStore(maxRecords(opts)), stats: inspect.NewStats(10)},
 		help: help.New(), screen: screenRecords,
 	}
-	m.chrome.common, m.chrome.scan = m.common, &m.scan
-	m.scan.common, m.scan.records = m.common, m.recordsSized
-	m.keyHelp, m.cmdLine, m.records = newHelpScreen(m.common), newCommandLine(m.common), newRecordsScreen(m.common, m.scan.scanning)
-	m.doctor, m.writes, m.detail = newDoctorScreen(m.common), newWritesScreen(m.common), newDetailScreen(m.common)
-	m.streams = newStreamsScreen(m.common)
+	m.chrome.shared, m.chrome.scan = m.shared, &m.scan
+	m.scan.shared, m.scan.records = m.shared, m.recordsSized
+	m.keyHelp, m.cmdLine, m.records = newHelpScreen(m.shared), newCommandLine(m.shared), newRecordsScreen(m.shared, m.scan.scanning)
+	m.doctor, m.writes, m.detail = newDoctorScreen(m.shared), newWritesScreen(m.shared), newDetailScreen(m.shared)
+	m.streams, m.finder = streams.New(m.Common), &recordFinder{shared: m.shared}
 	m.scan.doctor = m.doctor
-	m.overview, m.statsScreen = newOverviewScreen(m.common, m.doctor, m.streams, m.scan.keyspaceStatus), newStatsScreen(m.common)
+	m.overview, m.statsScreen = newOverviewScreen(m.shared, m.doctor, m.streams, m.scan.keyspaceStatus), newStatsScreen(m.shared)
 	if len(opts.Keyspaces) > 1 {
 		m.screen = screenOverview
 	}
-	m.keys.SetWrites(m.canWrite(), m.opts.Scan.Snapshot != nil)
-	m.styles = NewStyles(true, opts.NoColor)
+	m.Keys.SetWrites(m.CanWrite(), m.Opts.Scan.Snapshot != nil)
+	m.Styles = common.NewStyles(true, opts.NoColor)
 	m.help.Styles = help.DefaultStyles(true)
 	m.resize(80, 24)
 	return m
@@ -193,7 +151,7 @@ func tick() tea.Cmd {
 
 // Init starts the first scan, the clock, and asks for the background colour.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.scan.start(), tick(), tea.RequestBackgroundColor, m.streams.read())
+	return tea.Batch(m.scan.start(), tick(), tea.RequestBackgroundColor, m.streams.Read())
 }
 
 // Update handles one message: the scan's, then a screen's, then the rest.
@@ -209,10 +167,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.resize(msg.Width, msg.Height)
 		return m, nil
 	case tea.BackgroundColorMsg:
-		m.dark = msg.IsDark()
-		m.styles = NewStyles(m.dark, m.opts.NoColor)
-		m.help.Styles = help.DefaultStyles(m.dark)
-		m.resize(m.width, m.height) // the header is drawn anew in these styles
+		m.Dark = msg.IsDark()
+		m.Styles = common.NewStyles(m.Dark, m.Opts.NoColor)
+		m.help.Styles = help.DefaultStyles(m.Dark)
+		m.resize(m.Width, m.Height) // the header is drawn anew in these styles
 		return m, nil
 	case profileMsg:
 		return m, m.onProfile(msg)
@@ -242,12 +200,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m.dialog != nil {
 		return m, m.route(m.dialog, msg)
 	}
-	if m.records.filtering {
-		var cmd tea.Cmd
-		m.records.input, cmd = m.records.input.Update(msg)
-		return m, cmd
-	}
-	return m, nil
+	return m, m.records.Update(msg) // the / filter's cursor blink, while it is typed
 }
 
 // onMsg takes the scan's messages, dropping those of an old scan.
@@ -291,31 +244,6 @@ func genOf(msg tea.Msg) int {
 // rearm waits for the next batch of the running scan.
 func (ss *scanState) rearm() tea.Cmd { return ss.run.next }
 
-// far is a move to the first or last line, whatever the length.
-const far = 1 << 30
-
-// moves maps the movement keys to a line delta (page: a screenful).
-func (k *KeyMap) moves(msg tea.KeyPressMsg, page int) (int, bool) {
-	switch {
-	case key.Matches(msg, k.Up):
-		return -1, true
-	case key.Matches(msg, k.Down):
-		return 1, true
-	case key.Matches(msg, k.PageUp):
-		return -page, true
-	case key.Matches(msg, k.PageDown):
-		return page, true
-	case key.Matches(msg, k.Top):
-		return -far, true
-	case key.Matches(msg, k.Bottom):
-		return far, true
-	}
-	return 0, false
-}
-
-// clampAdd moves a position by d, never below 0 nor past far.
-func clampAdd(pos, d int) int { return min(max(pos+d, 0), far) }
-
 func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	delta := 3
 	if msg.Button == tea.MouseWheelUp {
@@ -332,12 +260,12 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 		m.recordsSized().moveCursor(delta)
 	case screenOverview, screenStats:
 		ds := m.drillShown()
-		ds.SetSize(m.width, m.bodyHeight())
+		ds.SetSize(m.Width, m.bodyHeight())
 		ds.pageMove(delta)
 	case screenWrites:
 		m.writes.page.scroll += delta
 	case screenStreams:
-		m.streams.move(delta)
+		m.streams.Move(delta)
 	case screenDetail:
 		m.detail.scroll(delta)
 	}
@@ -370,7 +298,7 @@ func (m *Model) shutdown() {
 }
 
 func (m *Model) resize(w, h int) {
-	m.width, m.height = max(w, 20), max(h, 6)
+	m.Width, m.Height = max(w, 20), max(h, 6)
 	m.chrome.headerCache = [numAllScreens]string{}
 	// The header takes two lines when some screen's would not fit one; the
 	// choice is made here, so the body's height never changes with the screen.
@@ -378,10 +306,9 @@ func (m *Model) resize(w, h int) {
 	for sc := range numScreens {
 		m.chrome.twoLineHeader = m.chrome.twoLineHeader || strings.Contains(m.chrome.headerView(sc), "\n")
 	}
-	m.help.SetWidth(m.width)
-	m.records.input.SetWidth(max(m.width-4, 10))
-	m.recordsSized().clampCursor()
-	m.detail.SetSize(m.width, max(m.bodyHeight(), 1))
+	m.help.SetWidth(m.Width)
+	m.recordsSized().clampCursor() // and the / filter's width
+	m.detail.SetSize(m.Width, max(m.bodyHeight(), 1))
 }
 
 // Run starts the program and returns when the operator quits. bubbletea

@@ -132,12 +132,12 @@ func golden(t *testing.T, name, got string) {
 func checkFrame(t *testing.T, m *Model) {
 	t.Helper()
 	lines := strings.Split(screenText(m), "\n")
-	if len(lines) != m.height {
-		t.Fatalf("frame has %d lines, terminal %d", len(lines), m.height)
+	if len(lines) != m.Height {
+		t.Fatalf("frame has %d lines, terminal %d", len(lines), m.Height)
 	}
 	for i, l := range lines {
-		if w := ansi.StringWidth(l); w > m.width {
-			t.Fatalf("line %d is %d cells wide (terminal %d): %q", i, w, m.width, l)
+		if w := ansi.StringWidth(l); w > m.Width {
+			t.Fatalf("line %d is %d cells wide (terminal %d): %q", i, w, m.Width, l)
 		}
 	}
 }
@@ -327,8 +327,8 @@ func TestStaleGenerationsAndFaults(t *testing.T) {
 	gen := m.scan.gen
 	press(m, "esc")
 	m.Update(batchMsg{gen: gen, batches: []inspect.Batch{{Keyspace: ks, Records: fixture(ks, 5)}}})
-	if m.scan.scanning() || m.scan.run.pending.recs.Len() != 0 || !strings.Contains(m.status, "cancelled") {
-		t.Fatalf("cancel: scanning %v status %q", m.scan.scanning(), m.status)
+	if m.scan.scanning() || m.scan.run.pending.recs.Len() != 0 || !strings.Contains(m.Status, "cancelled") {
+		t.Fatalf("cancel: scanning %v status %q", m.scan.scanning(), m.Status)
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 // through the write dialog (reason, the exact restore, the same
 // confirmation and executor as every write); the screen takes the rest.
 func (m *Model) onWritesKey(msg tea.KeyPressMsg) tea.Cmd {
-	if !m.canWrite() || !key.Matches(msg, m.keys.Undo) {
+	if !m.CanWrite() || !key.Matches(msg, m.Keys.Undo) {
 		return m.route(m.writes, msg)
 	}
 	r, ok := m.writes.undoable()
@@ -36,12 +36,12 @@ func (m *Model) onWritesKey(msg tea.KeyPressMsg) tea.Cmd {
 func (ws *writesScreen) undoable() (actions.Result, bool) {
 	w, ok := ws.selected()
 	if !ok {
-		ws.status = "no write selected: this session has made none"
+		ws.Status = "no write selected: this session has made none"
 		return actions.Result{}, false
 	}
 	r := w.Result
 	if r.Outcome != write.Applied || r.AuditID == "" {
-		ws.status = "this write was not applied (" + string(r.Outcome) + "): there is nothing to undo"
+		ws.Status = "this write was not applied (" + string(r.Outcome) + "): there is nothing to undo"
 		return actions.Result{}, false
 	}
 	return r, true
@@ -49,7 +49,7 @@ func (ws *writesScreen) undoable() (actions.Result, bool) {
 
 // planUndo plans the dialog's undo from the audit log, in the background.
 func (d *dialog) planUndo(reason string) tea.Cmd {
-	ex, ctx, id, kss := d.opts.Executor, d.ctx, d.undoID, d.opts.Keyspaces
+	ex, ctx, id, kss := d.Opts.Executor, d.Ctx, d.undoID, d.Opts.Keyspaces
 	return func() tea.Msg {
 		lg, err := audit.Read(ex.Audit.Path())
 		if err != nil {

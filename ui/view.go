@@ -11,6 +11,7 @@ import (
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // lines is the height of header, progress line, banners, status and help
@@ -25,7 +26,7 @@ func (ch *chrome) lines(gapsShown bool) int {
 }
 
 // bodyHeight is what the chrome leaves the screen shown.
-func (m *Model) bodyHeight() int { return max(m.height-m.chrome.lines(m.showsGapBanner()), 1) }
+func (m *Model) bodyHeight() int { return max(m.Height-m.chrome.lines(m.showsGapBanner()), 1) }
 
 // View renders the whole screen; every piece is cut to the width so a small
 // terminal never wraps.
@@ -36,13 +37,13 @@ func (m *Model) View() tea.View {
 	b.WriteString(m.chrome.progressView())
 	banners, _ := m.chrome.bannerLines(m.showsGapBanner())
 	for _, l := range banners {
-		b.WriteString("\n" + m.styles.Banner.Render(l))
+		b.WriteString("\n" + m.Styles.Banner.Render(l))
 	}
 	b.WriteString("\n")
 	body := ""
 	switch {
 	case m.dialog != nil:
-		body = ansi.Wrap(m.show(m.dialog), m.width, " ") // keys are already cut to fit: never split
+		body = ansi.Wrap(m.show(m.dialog), m.Width, " ") // keys are already cut to fit: never split
 	case m.keyHelp.open:
 		body = m.show(m.keyHelp)
 	case m.screen == screenRecords:
@@ -58,7 +59,7 @@ func (m *Model) View() tea.View {
 	case m.screen == screenDetail:
 		body = m.detail.View() // sized on a resize only
 	}
-	b.WriteString(padLines(body, m.bodyHeight(), m.width))
+	b.WriteString(padLines(body, m.bodyHeight(), m.Width))
 	b.WriteString("\n")
 	b.WriteString(m.statusView())
 	b.WriteString("\n")
@@ -90,11 +91,11 @@ func padLines(body string, h, w int) string {
 	return strings.Join(lines, "\n")
 }
 
-func (c *common) profileLabel() string {
-	if c.opts.Demo {
+func (c *shared) profileLabel() string {
+	if c.Opts.Demo {
 		return "demo"
 	}
-	return c.opts.Profile
+	return c.Opts.Profile
 }
 
 // headerView is the top line. What must always show, whatever the width:
@@ -114,31 +115,31 @@ func (ch *chrome) headerView(sc screen) string {
 }
 
 func (ch *chrome) renderHeader(sc screen) string {
-	s := ch.styles
+	s := ch.Styles
 	long, short := "READ-ONLY", "READ-ONLY"
 	badgeStyle := s.Badge
-	if ch.canWrite() {
+	if ch.CanWrite() {
 		long, short, badgeStyle = "WRITES ENABLED", "WRITES", s.WarnBadge
-		if ch.opts.Executor.Policy.Protected {
+		if ch.Opts.Executor.Policy.Protected {
 			long, short, badgeStyle = "WRITES ENABLED · PROTECTED", "WRITES·PROT", s.DangerBadge
 		}
 	}
-	user := ch.opts.User
+	user := ch.Opts.User
 	if user == "" {
 		user = "default"
 	}
-	names := make([]string, len(ch.opts.Keyspaces))
-	for i, ks := range ch.opts.Keyspaces {
+	names := make([]string, len(ch.Opts.Keyspaces))
+	for i, ks := range ch.Opts.Keyspaces {
 		names[i] = ks.Name
 	}
-	where := strings.TrimPrefix(ch.opts.Address, "redis://")
+	where := strings.TrimPrefix(ch.Opts.Address, "redis://")
 	if p := ch.profileLabel(); p != "" {
 		where = inspect.Sanitize(p) + " · " + where
 	}
 	extra := []string{inspect.Sanitize(user), inspect.Sanitize(strings.Join(names, ","))}
 	if ch.twoLineHeader {
 		badge := badgeStyle.Render(long)
-		if ansi.StringWidth(ch.tabs(sc, false))+ansi.StringWidth(badge)+1 > ch.width {
+		if ansi.StringWidth(ch.tabs(sc, false))+ansi.StringWidth(badge)+1 > ch.Width {
 			badge = badgeStyle.Render(short)
 		}
 		return ch.twoLines(sc, where, badge)
@@ -158,9 +159,9 @@ func (ch *chrome) renderHeader(sc screen) string {
 		}
 		ctx := " " + strings.Join(append([]string{where}, extra[:v.extras]...), " · ") + " "
 		badge := badgeStyle.Render(v.badge)
-		room := ch.width - ansi.StringWidth(left) - ansi.StringWidth(badge)
+		room := ch.Width - ansi.StringWidth(left) - ansi.StringWidth(badge)
 		if ansi.StringWidth(ctx) <= room {
-			return left + fit(ctx, room) + badge
+			return left + common.Fit(ctx, room) + badge
 		}
 	}
 	// Too narrow for one line: the address gets a line of its own.
@@ -170,8 +171,8 @@ func (ch *chrome) renderHeader(sc screen) string {
 // twoLines is the narrow header: the screen and the badge, then the address.
 func (ch *chrome) twoLines(sc screen, where, badge string) string {
 	left := ch.tabs(sc, false)
-	room := max(ch.width-ansi.StringWidth(left)-ansi.StringWidth(badge), 0)
-	return left + strings.Repeat(" ", room) + badge + "\n" + fitMiddle(where, ch.width)
+	room := max(ch.Width-ansi.StringWidth(left)-ansi.StringWidth(badge), 0)
+	return left + strings.Repeat(" ", room) + badge + "\n" + common.FitMiddle(where, ch.Width)
 }
 
 // tabs names the screens, the current one highlighted; compact, only
@@ -182,12 +183,12 @@ func (ch *chrome) tabs(sc screen, all bool) string {
 		cur := screen(i) == sc || screen(i) == screenRecords && sc == screenDetail
 		switch {
 		case cur:
-			parts = append(parts, ch.styles.Title.Render(n))
+			parts = append(parts, ch.Styles.Title.Render(n))
 		case all:
-			parts = append(parts, ch.styles.Dim.Render(n))
+			parts = append(parts, ch.Styles.Dim.Render(n))
 		}
 	}
-	return strings.Join(parts, ch.styles.Dim.Render(" "))
+	return strings.Join(parts, ch.Styles.Dim.Render(" "))
 }
 
 // progressView is the scan line: keys, rate, elapsed; or when the data is from.
@@ -198,7 +199,7 @@ func (ch *chrome) progressView() string {
 	}
 	end := run.finished
 	if end.IsZero() {
-		end = ch.now()
+		end = ch.Now()
 	}
 	el := end.Sub(run.started)
 	rate := 0.0
@@ -224,11 +225,11 @@ func (ch *chrome) progressView() string {
 		if nodes := nodeCount(run.covs); nodes > 1 {
 			line += " · " + units.FormatCount(int64(nodes)) + " nodes"
 		}
-		if ch.opts.Refresh > 0 {
-			line += fmt.Sprintf(" · refresh every %s", ch.opts.Refresh)
+		if ch.Opts.Refresh > 0 {
+			line += fmt.Sprintf(" · refresh every %s", ch.Opts.Refresh)
 		}
 	}
-	return ch.styles.Dim.Render(fit(line, ch.width))
+	return ch.Styles.Dim.Render(common.Fit(line, ch.Width))
 }
 
 // scanningLine is the scan line while a scan runs: records, rate, time,
@@ -245,9 +246,9 @@ func (ch *chrome) scanningLine(run *scanRun, el time.Duration, rate float64) str
 	if !run.live {
 		line += fmt.Sprintf(" (refresh; shown: %s)", ch.scan.lastComplete.Format("15:04:05"))
 	}
-	if len(ch.opts.Keyspaces) > 1 {
+	if len(ch.Opts.Keyspaces) > 1 {
 		var per []string
-		for _, ks := range ch.opts.Keyspaces {
+		for _, ks := range ch.Opts.Keyspaces {
 			per = append(per, fmt.Sprintf("%s %s", ks.Name, units.FormatCount(run.perKS[ks.Name])))
 		}
 		line += " · " + strings.Join(per, " · ")
@@ -285,29 +286,27 @@ func incomplete(covs []inspect.Coverage) bool {
 }
 
 func (m *Model) statusView() string {
-	if m.records.filtering {
-		return fit(m.records.input.View(), m.width)
-	}
-	if m.records.find.active {
-		return m.show(m.records.find)
+	if status, _, ok := m.recordsSized().typedLines(); ok {
+		return status
 	}
 	if m.cmdLine.open {
 		return m.show(m.cmdLine)
 	}
-	if m.streams.typing {
-		return fit(m.streams.input.View(), m.width)
+	if m.streams.Typing() {
+		status, _ := m.streams.FilterLine()
+		return status
 	}
 	var parts []string
 	switch m.screen {
 	case screenStreams:
-		parts = m.streams.statusParts()
+		parts = m.streams.StatusParts()
 	case screenRecords, screenDetail:
 		parts = m.records.statusParts()
 	}
-	if m.status != "" {
+	if m.Status != "" {
 		// What the last key did comes first: on a narrow terminal the
 		// counts, which the screen shows anyway, are what give way.
-		parts = append([]string{m.status}, parts...)
+		parts = append([]string{m.Status}, parts...)
 	}
 	if len(parts) == 0 {
 		return ""
@@ -315,11 +314,11 @@ func (m *Model) statusView() string {
 	// Whole parts or none: a part that does not fit is left out, not cut.
 	line := parts[0]
 	for _, p := range parts[1:] {
-		if ansi.StringWidth(line+" · "+p) <= m.width {
+		if ansi.StringWidth(line+" · "+p) <= m.Width {
 			line += " · " + p
 		}
 	}
-	return fit(line, m.width)
+	return common.Fit(line, m.Width)
 }
 
 // helpLine is the last line: the keys that work here, or while a filter is
@@ -328,38 +327,33 @@ func (m *Model) helpLine() string {
 	if m.cmdLine.open {
 		return m.cmdLine.footer()
 	}
-	if m.streams.typing {
-		return m.styles.HelpLine.Render(fit("enter applies · esc closes · text of a consumer or an entry ID", m.width))
+	if m.streams.Typing() {
+		_, help := m.streams.FilterLine()
+		return help
 	}
-	if m.records.filtering {
-		if m.records.filterErr != "" {
-			return m.styles.Error.Render(fit("✗ "+m.records.filterErr, m.width))
-		}
-		return m.styles.HelpLine.Render(fit("enter applies · esc closes · terms: text glob* principal=… state=… flag=… stale", m.width))
+	if _, help, ok := m.recordsSized().typedLines(); ok {
+		return help
 	}
-	return m.styles.HelpLine.Render(fit(m.help.ShortHelpView(m.contextHelp()), m.width))
+	return m.Styles.HelpLine.Render(common.Fit(m.help.ShortHelpView(m.contextHelp()), m.Width))
 }
 
-func (m *Model) contextHelp() []keyBinding {
-	k := m.keys
+func (m *Model) contextHelp() []common.KeyBinding {
+	k := m.Keys
 	switch {
-	case m.records.filtering, m.dialog != nil, m.records.find.active:
+	case m.records.typing(), m.dialog != nil:
 		return nil
 	case m.cmdLine.open:
 		return nil
 	case m.screen == screenStreams:
-		return m.streams.footer(m.help)
+		return m.streams.Footer(m.help)
 	case m.screen == screenDetail:
 		return m.detail.footer()
 	case m.screen == screenRecords:
 		return m.records.footer()
-	case m.screen == screenWrites && m.canWrite():
+	case m.screen == screenWrites && m.CanWrite():
 		return m.writes.footer()
 	}
-	return []keyBinding{k.Help, k.NextScreen, k.Open, k.Rescan, k.Quit}
+	return []common.KeyBinding{k.Help, k.NextScreen, k.Open, k.Rescan, k.Quit}
 }
-
-// count is units.FormatCount for any integer: every number the TUI shows is grouped.
-func count[T int | int64](n T) string { return units.FormatCount(int64(n)) }
 
 func fmtDur(d time.Duration) string { return units.FormatMs(d.Milliseconds()) }

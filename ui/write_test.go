@@ -209,8 +209,8 @@ func TestWriteConflictsWithApplication(t *testing.T) {
 func TestReadOnlyAndProtected(t *testing.T) {
 	f := newLive(t, false, false)
 	press(f.m, "x", "F")
-	if f.m.dialog != nil || !strings.Contains(f.m.status, "read-only") {
-		t.Fatalf("read-only UI opened a write dialog; status %q", f.m.status)
+	if f.m.dialog != nil || !strings.Contains(f.m.Status, "read-only") {
+		t.Fatalf("read-only UI opened a write dialog; status %q", f.m.Status)
 	}
 	p := newLive(t, true, true)
 	m := p.m
@@ -295,10 +295,10 @@ func TestForceFailFromDetail(t *testing.T) {
 // not_done → fail), and a hook that prints garbage leaves its record alone.
 func TestTriageFromKeyboard(t *testing.T) {
 	ro := newLive(t, false, false)
-	ro.m.opts.Hooks = map[string]*verify.Hook{ro.ks.Name: {Command: []string{"/bin/false"}}}
+	ro.m.Opts.Hooks = map[string]*verify.Hook{ro.ks.Name: {Command: []string{"/bin/false"}}}
 	press(ro.m, "x", "V")
-	if ro.m.dialog != nil || !strings.Contains(ro.m.status, "read-only") {
-		t.Fatalf("a read-only session ran the hooks; status %q", ro.m.status)
+	if ro.m.dialog != nil || !strings.Contains(ro.m.Status, "read-only") {
+		t.Fatalf("a read-only session ran the hooks; status %q", ro.m.Status)
 	}
 	f := newLive(t, true, false)
 	m := f.m
@@ -307,7 +307,7 @@ func TestTriageFromKeyboard(t *testing.T) {
 *5) echo 'Order found!' ;;
 *) echo '{"verdict":"not_done","detail":"no order"}' ;;
 esac`
-	m.opts.Hooks = map[string]*verify.Hook{f.ks.Name: {Command: []string{"/bin/sh", "-c", script, "hook", "{key}"}, Timeout: 5 * time.Second}}
+	m.Opts.Hooks = map[string]*verify.Hook{f.ks.Name: {Command: []string{"/bin/sh", "-c", script, "hook", "{key}"}, Timeout: 5 * time.Second}}
 	press(m, "x")
 	var recs []inspect.Record
 	for range 8 {
@@ -417,7 +417,7 @@ func TestUndoFromWritesScreen(t *testing.T) {
 
 	ro := newLive(t, false, false)
 	press(ro.m, "tab", "tab", "u")
-	if ro.m.screen != screenWrites || ro.m.dialog != nil || !strings.Contains(ro.m.status, "read-only") {
-		t.Fatalf("u in a read-only session: screen %v, dialog %v, status %q", ro.m.screen, ro.m.dialog != nil, ro.m.status)
+	if ro.m.screen != screenWrites || ro.m.dialog != nil || !strings.Contains(ro.m.Status, "read-only") {
+		t.Fatalf("u in a read-only session: screen %v, dialog %v, status %q", ro.m.screen, ro.m.dialog != nil, ro.m.Status)
 	}
 }

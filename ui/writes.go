@@ -13,12 +13,13 @@ import (
 	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
+	"github.com/idemctl/idemctl/ui/common"
 )
 
 // writesScreen is the Writes screen: this session's writes, newest first,
 // one selected (u undoes it: undo.go).
 type writesScreen struct {
-	*common
+	*shared
 	list []WriteRecord
 	// sel is the line selected, counted from the newest (0); follow: a
 	// key moved it, and the screen scrolls to show it.
@@ -28,7 +29,7 @@ type writesScreen struct {
 	w, h   int
 }
 
-func newWritesScreen(c *common) *writesScreen { return &writesScreen{common: c} }
+func newWritesScreen(c *shared) *writesScreen { return &writesScreen{shared: c} }
 
 // Open shows the newest write, selected.
 func (ws *writesScreen) Open() { ws.page.scroll, ws.sel = 0, 0 }
@@ -42,10 +43,10 @@ func (ws *writesScreen) Update(msg tea.Msg) tea.Cmd {
 	k, ok := msg.(tea.KeyPressMsg)
 	switch {
 	case !ok:
-	case !ws.canWrite() && ws.keys.isWriteKey(k):
-		ws.status = ws.offHint(false)
+	case !ws.CanWrite() && ws.Keys.IsWriteKey(k):
+		ws.Status = ws.OffHint(false)
 	default:
-		if d, ok := ws.keys.moves(k, ws.h); ok {
+		if d, ok := ws.Keys.Moves(k, ws.h); ok {
 			lines, _ := ws.lines()
 			ws.sel = min(max(ws.sel+d, 0), max(len(lines)-1, 0))
 			ws.follow = true
@@ -63,7 +64,7 @@ func (ws *writesScreen) selected() (WriteRecord, bool) {
 	return ws.list[idx[ws.sel]], true
 }
 
-func (ws *writesScreen) View() string { return ws.page.show(ws.common, ws.content(), ws.h) }
+func (ws *writesScreen) View() string { return ws.page.show(ws.shared, ws.content(), ws.h) }
 
 // WriteRecord is one write of this session, for the writes screen.
 type WriteRecord struct {
@@ -74,17 +75,17 @@ type WriteRecord struct {
 
 // content lists this session's writes, newest first.
 func (ws *writesScreen) content() string {
-	s := ws.styles
+	s := ws.Styles
 	var b strings.Builder
 	b.WriteString(s.Title.Render("WRITES THIS SESSION"))
-	if !ws.canWrite() {
-		b.WriteString("\n\n" + ansi.Wrap(s.Dim.Render(ws.offHint(false)), ws.w, " "))
+	if !ws.CanWrite() {
+		b.WriteString("\n\n" + ansi.Wrap(s.Dim.Render(ws.OffHint(false)), ws.w, " "))
 		return b.String()
 	}
 	// The path is shortened in its middle: its file name stays in view.
 	const label = "  audit log: "
 	room := max(ws.w-ansi.StringWidth("WRITES THIS SESSION"+label), 12)
-	b.WriteString(s.Dim.Render(label + strings.TrimRight(fitMiddle(ws.opts.Executor.Audit.Path(), room), " ")))
+	b.WriteString(s.Dim.Render(label + strings.TrimRight(common.FitMiddle(ws.Opts.Executor.Audit.Path(), room), " ")))
 	if len(ws.list) == 0 {
 		b.WriteString("\n\n" + ansi.Wrap(s.Dim.Render("none yet. Mark records with space (a: all in view), then E expire · F force-fail · R reconcile."), ws.w, " "))
 		return b.String()
@@ -139,7 +140,7 @@ func (ws *writesScreen) lines() (out []string, idx []int) {
 				j--
 			}
 			if n := i - j + 1; n > 1 {
-				out = append(out, fit(head+units.FormatCount(int64(n))+" records — "+inspect.Sanitize(w.Result.Detail), ws.w))
+				out = append(out, common.Fit(head+units.FormatCount(int64(n))+" records — "+inspect.Sanitize(w.Result.Detail), ws.w))
 				i = j
 				continue
 			}
@@ -160,16 +161,16 @@ func (ws *writesScreen) lines() (out []string, idx []int) {
 				kw = min(kw, max(rest*3/5, 8)) // the key's tail, then as much of why as fits
 			}
 		}
-		out = append(out, fit(head+fitMiddle(k, kw)+detail, ws.w))
+		out = append(out, common.Fit(head+common.FitMiddle(k, kw)+detail, ws.w))
 	}
 	return out, idx
 }
 
 // withoutPrefix drops the constant prefix of the keyspace a key belongs to,
 // as the table does; the header names the keyspaces.
-func (c *common) withoutPrefix(k string) string {
-	for _, ks := range c.opts.Keyspaces {
-		if p := ks.Template.Prefix(); p != "" && strings.HasPrefix(k, p) && len(c.opts.Keyspaces) == 1 {
+func (c *shared) withoutPrefix(k string) string {
+	for _, ks := range c.Opts.Keyspaces {
+		if p := ks.Template.Prefix(); p != "" && strings.HasPrefix(k, p) && len(c.Opts.Keyspaces) == 1 {
 			return strings.TrimPrefix(k, p)
 		}
 	}
@@ -178,8 +179,8 @@ func (c *common) withoutPrefix(k string) string {
 
 // footer is the help line's keys on the Writes screen of a session that
 // writes: u undoes the selected write.
-func (ws *writesScreen) footer() []keyBinding {
-	k := ws.keys
+func (ws *writesScreen) footer() []common.KeyBinding {
+	k := ws.Keys
 	undo := key.NewBinding(key.WithKeys(k.Undo.Keys()...), key.WithHelp(k.Undo.Help().Key, "undo the selected write"))
-	return []keyBinding{k.Help, undo, k.Up, k.Down, k.NextScreen, k.Quit}
+	return []common.KeyBinding{k.Help, undo, k.Up, k.Down, k.NextScreen, k.Quit}
 }

@@ -112,7 +112,8 @@ func (l *liveSample) types(ctx context.Context) (map[string]int, error) {
 }
 
 func (l *liveSample) records(ctx context.Context, ks *inspect.Keyspace, keys []string) ([]inspect.Record, error) {
-	return inspect.ReadKeys(ctx, l.c, ks, keys)
+	b, err := inspect.ReadKeys(ctx, l.c, ks, keys, inspect.Options{})
+	return b.Records, err
 }
 
 func (l *liveSample) docs(ctx context.Context, container string) []sampleDoc {

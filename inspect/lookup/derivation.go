@@ -54,6 +54,15 @@ func (d *Derivation) use(name, value, from string) {
 	d.Inputs = append(d.Inputs, Input{Name: name, Value: value, From: from})
 }
 
+// InputNames lists the inputs used, for a one-line "from …".
+func (d *Derivation) InputNames() string {
+	n := make([]string, 0, len(d.Inputs))
+	for _, in := range d.Inputs {
+		n = append(n, in.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
 func (d *Derivation) note(format string, args ...any) {
 	d.Notes = append(d.Notes, fmt.Sprintf(format, args...))
 }

@@ -59,7 +59,7 @@ func judgeStored(d *Derivation, stored string) Verdict {
 		return Verdict{NotGiven, "the record holds the request it was made for, but none was given to compare: cannot tell (give --request)"}
 	}
 	if stored == "" {
-		return Verdict{NoFingerprint, "the stored request was not read (a snapshot, or a value past the read cap): cannot tell"}
+		return Verdict{NoFingerprint, "the stored request was not read (a value past the read cap of 64 KiB): cannot tell"}
 	}
 	s, err := storedRequest(stored)
 	if err != nil {

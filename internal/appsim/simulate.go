@@ -31,6 +31,15 @@ type SimConfig struct {
 	// Run's goroutine.
 	Effects          func(key, ref string)
 	CrashAfterEffect float64 // default 0.5; only with Effects
+	// Crashed, if set, is told of each request whose worker died after
+	// RESERVE, with when RESERVE answered: the record's processing
+	// deadline is that plus the keyspace's timeout, which is what a
+	// benchmark of stale detection measures from. Called from Run's
+	// goroutine.
+	Crashed func(key string, reservedAt time.Time)
+	// Latency, if set, is told how long each of the application's calls
+	// (RESERVE, COMPLETE) took, as its clients would wait for it.
+	Latency func(d time.Duration)
 }
 
 // SimStats counts what the simulator did (read with Stats()).
@@ -227,10 +236,12 @@ func (l *loop) reserve(ctx context.Context, r simReq) error {
 	opCtx, cancel := opContext(ctx)
 	defer cancel()
 	ttl := int64(l.cfg.ReserveTTL / time.Second)
+	began := time.Now()
 	v, err := Reserve.Run(opCtx, l.c, []string{r.key}, r.fp, ttl).Slice()
 	if err != nil {
 		return err
 	}
+	l.took(began)
 	var answer string
 	if len(v) > 0 {
 		answer, _ = v[0].(string)
@@ -241,6 +252,9 @@ func (l *loop) reserve(ctx context.Context, r simReq) error {
 		l.remember(r)
 		if l.rng.Float64() < l.cfg.CrashRate {
 			l.crashed.Add(1) // the worker dies: nobody will COMPLETE it
+			if l.cfg.Crashed != nil {
+				l.cfg.Crashed(r.key, began)
+			}
 			if l.cfg.Effects != nil && l.rng.Float64() < l.cfg.CrashAfterEffect {
 				l.cfg.Effects(r.key, orderRef(r.id)) // ... after creating the order
 			}
@@ -254,6 +268,13 @@ func (l *loop) reserve(ctx context.Context, r simReq) error {
 		l.duplicates.Add(1)
 	}
 	return nil
+}
+
+// took tells Latency how long the call begun at began took.
+func (l *loop) took(began time.Time) {
+	if l.cfg.Latency != nil {
+		l.cfg.Latency(time.Since(began))
+	}
 }
 
 func (l *loop) remember(r simReq) {
@@ -281,11 +302,13 @@ func (l *loop) completeDue(ctx context.Context, now time.Time) error {
 			l.cfg.Effects(r.key, orderRef(r.id))
 		}
 		opCtx, cancel := opContext(ctx)
+		began := time.Now()
 		n, err := Complete.Run(opCtx, l.c, []string{r.key}, r.fp, 201, resp, retention).Int64()
 		cancel()
 		if err != nil {
 			return err
 		}
+		l.took(began)
 		if n != 1 { // expired or changed under us: counted, not fatal
 			l.errs.Add(1)
 			continue

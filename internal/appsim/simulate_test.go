@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -263,5 +264,46 @@ func TestSimulatorEffectsAreTheTruth(t *testing.T) {
 	}
 	if crashedWith == 0 || crashedWithout == 0 {
 		t.Errorf("crashed after the insert %d, before it %d: want both", crashedWith, crashedWithout)
+	}
+}
+
+// Crashed names every request whose worker died, with when RESERVE
+// answered (its record is still processing); Latency hears every call.
+func TestSimulatorTellsCrashesAndLatency(t *testing.T) {
+	c := redistest.Shared(t).Client(0)
+	defer c.Close()
+	var mu sync.Mutex
+	crashed := map[string]time.Time{}
+	var calls int64
+	began := time.Now()
+	sim := appsim.NewSimulator(c, appsim.SimConfig{Rate: 300, CrashRate: 0.3, WorkTime: 50 * time.Millisecond, RandSeed: 7,
+		Crashed: func(key string, at time.Time) { mu.Lock(); crashed[key] = at; mu.Unlock() },
+		Latency: func(d time.Duration) {
+			if d <= 0 {
+				t.Errorf("latency %v", d)
+			}
+			atomic.AddInt64(&calls, 1)
+		}})
+	stop := start(t, sim)
+	time.Sleep(time.Second)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	st := sim.Stats()
+	mu.Lock()
+	defer mu.Unlock()
+	if int64(len(crashed)) != st.Crashed || st.Crashed == 0 {
+		t.Fatalf("told of %d crashes, Crashed %d", len(crashed), st.Crashed)
+	}
+	for key, at := range crashed {
+		if at.Before(began) || at.After(time.Now()) {
+			t.Errorf("%s: reserved at %v, outside the run", key, at)
+		}
+		if s, err := c.HGet(t.Context(), key, "state").Result(); err != nil || s != "PROCESSING" {
+			t.Errorf("%s: state %q (%v), want PROCESSING", key, s, err)
+		}
+	}
+	if n := atomic.LoadInt64(&calls); n < st.Started+st.Completed {
+		t.Errorf("Latency heard %d calls, want at least %d", n, st.Started+st.Completed)
 	}
 }
