@@ -20,11 +20,11 @@ const module = "github.com/idemctl/idemctl"
 var layers = map[string]int{
 	// 0 foundations: no idemctl imports but each other's
 	"internal/units": 0, "internal/buildinfo": 0, "internal/xdg": 0, "internal/yamldoc": 0, "internal/safefile": 0,
-	"internal/redisconn": 0, "inspect/rdb": 0, "internal/appsim": 0, "internal/offheap": 0,
+	"internal/redisconn": 0, "inspect/rdb": 0, "inspect/keytemplate": 0, "inspect/pace": 0, "inspect/topology": 0, "inspect/glob": 0, "inspect/dedup": 0, "inspect/histogram": 0, "inspect/topk": 0, "internal/appsim": 0, "internal/offheap": 0,
 	// 1 the read engine
-	"inspect": 1, "inspect/lookup": 1, "inspect/recordstore": 1, "inspect/streams": 1, "inspect/follow": 1, "verify/hookspec": 1,
+	"inspect": 1, "inspect/detect": 1, "inspect/filter": 1, "inspect/ledger": 1, "inspect/snapshot": 1, "inspect/lookup": 1, "inspect/recordstore": 1, "inspect/streams": 1, "inspect/follow": 1, "verify/hookspec": 1,
 	// 2 the write path, the rules and the config file
-	"actions": 2, "doctor": 2, "config": 2,
+	"actions": 2, "actions/audit": 2, "actions/write": 2, "doctor": 2, "config": 2,
 	// 3 the source-of-truth hooks, on the write path
 	"verify": 3,
 	// 4 services and screens over the engine

@@ -14,6 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
@@ -43,9 +45,9 @@ func reserveMany(t *testing.T, c *redis.Client, prefix string, n int) []string {
 
 // auditState checks the audit log is readable (torn lines allowed, bad
 // ones not) and returns its entries.
-func auditState(t *testing.T, path string) *actions.AuditLog {
+func auditState(t *testing.T, path string) *audit.Log {
 	t.Helper()
-	l, err := actions.ReadAudit(path)
+	l, err := audit.Read(path)
 	if err != nil || len(l.Bad) > 0 {
 		t.Fatalf("audit log unreadable: %v %+v", err, l.Bad)
 	}
@@ -54,11 +56,11 @@ func auditState(t *testing.T, path string) *actions.AuditLog {
 
 // noWriteWithoutIntent checks every record the tool failed has its intent
 // in the log, and returns how many it failed.
-func noWriteWithoutIntent(t *testing.T, c *redis.Client, keys []string, l *actions.AuditLog) int {
+func noWriteWithoutIntent(t *testing.T, c *redis.Client, keys []string, l *audit.Log) int {
 	t.Helper()
 	intents := map[string]bool{}
 	for _, e := range l.Entries {
-		if e.Phase == actions.PhaseIntent {
+		if e.Phase == audit.PhaseIntent {
 			intents[e.Key] = true
 		}
 	}
@@ -81,9 +83,9 @@ func noWriteWithoutIntent(t *testing.T, c *redis.Client, keys []string, l *actio
 	return failed
 }
 
-func auditRuns(t *testing.T, audit string) []actions.RunSummary {
+func auditRuns(t *testing.T, auditLog string) []actions.RunSummary {
 	t.Helper()
-	r := clitest.Run(t, nil, "audit", "--audit-log", audit, "-o", "json")
+	r := clitest.Run(t, nil, "audit", "--audit-log", auditLog, "-o", "json")
 	r.MustCode(t, 0)
 	var out struct{ Runs []actions.RunSummary }
 	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
@@ -124,18 +126,18 @@ func TestAuditFullDiskStopsThenResumes(t *testing.T) {
 	srv, c := redistest.SharedClient(t)
 	keys := reserveMany(t, c, fmt.Sprintf("fulldisk-%d", time.Now().UnixNano()), 300)
 	input := strings.Join(keys, "\n") + "\n"
-	audit := filepath.Join(dir, "audit.log")
+	auditLog := filepath.Join(dir, "audit.log")
 	args := []string{"fail", "--url", srv.URL(0), "--preset", "atlasmart", "--from-file", "-", "--reason", "full disk drill",
-		"--write", "--yes", "--rate", "200", "--audit-log", audit, "-o", "json"}
+		"--write", "--yes", "--rate", "200", "--audit-log", auditLog, "-o", "json"}
 
 	r := clitest.RunStdin(t, input, nil, args...)
 	r.MustCode(t, cli.ExitAudit)
 	lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
-	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "idemctl fail: audit log "+audit+": write: no space left on device — the run stopped: ") {
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "idemctl fail: audit log "+auditLog+": write: no space left on device — the run stopped: ") {
 		t.Fatalf("want the last line to name the full disk, got %q", last)
 	}
 	first := parseReport(t, r)
-	l := auditState(t, audit)
+	l := auditState(t, auditLog)
 	failed := noWriteWithoutIntent(t, c, keys, l)
 	if failed == 0 || failed == len(keys) {
 		t.Fatalf("%d of %d written before the disk filled: the test did not fill the disk mid-run", failed, len(keys))
@@ -143,7 +145,7 @@ func TestAuditFullDiskStopsThenResumes(t *testing.T) {
 	if failed > first.Summary["applied"] {
 		t.Fatalf("%d records written, the report says %d applied", failed, first.Summary["applied"])
 	}
-	raw, _ := os.ReadFile(audit)
+	raw, _ := os.ReadFile(auditLog)
 	torn := len(raw) > 0 && raw[len(raw)-1] != '\n'
 	t.Logf("first execution: %d applied, then the disk was full (torn tail: %v, %d bytes)", failed, torn, len(raw))
 
@@ -159,14 +161,14 @@ func TestAuditFullDiskStopsThenResumes(t *testing.T) {
 	if torn != strings.Contains(r.Stderr, "was left unfinished by an earlier run") {
 		t.Fatalf("torn tail %v, reported: %q", torn, r.Stderr)
 	}
-	l = auditState(t, audit)
+	l = auditState(t, auditLog)
 	if torn && len(l.Torn) != 1 {
 		t.Fatalf("the torn line is not marked: %+v", l.Torn)
 	}
 	if n := noWriteWithoutIntent(t, c, keys, l); n != len(keys) {
 		t.Fatalf("%d of %d failed after the re-run", n, len(keys))
 	}
-	runs := auditRuns(t, audit)
+	runs := auditRuns(t, auditLog)
 	if len(runs) != 1 || runs[0].Planned != len(keys) || runs[0].Applied != len(keys) || runs[0].Undone != 0 || runs[0].Executions != 2 {
 		t.Fatalf("audit runs: %+v", runs)
 	}
@@ -178,8 +180,8 @@ func TestAuditFullDiskStopsThenResumes(t *testing.T) {
 func TestRunNamedRerunAlreadyApplied(t *testing.T) {
 	srv, c := redistest.SharedClient(t)
 	keys := reserveMany(t, c, fmt.Sprintf("named-%d", time.Now().UnixNano()), 40)
-	audit := recordtest.AuditPath(t)
-	base := []string{"fail", "--url", srv.URL(0), "--preset", "atlasmart", "--reason", "named run", "--write", "--audit-log", audit, "-o", "json"}
+	auditLog := recordtest.AuditPath(t)
+	base := []string{"fail", "--url", srv.URL(0), "--preset", "atlasmart", "--reason", "named run", "--write", "--audit-log", auditLog, "-o", "json"}
 	// Without a terminal the command is printed, pinned to each version.
 	r := clitest.Run(t, nil, append(base, keys...)...)
 	r.MustCode(t, cli.ExitRefused)
@@ -203,17 +205,17 @@ func TestRunNamedRerunAlreadyApplied(t *testing.T) {
 	if s := parseReport(t, r).Summary; s["already_applied"] != 30 || s["conflict"] != 10 || s["applied"] != 0 {
 		t.Fatalf("re-run: %v (exit %d)\n%s", s, r.Code, r.Stderr)
 	}
-	runs := auditRuns(t, audit)
+	runs := auditRuns(t, auditLog)
 	if len(runs) != 1 || runs[0].Planned != 40 || runs[0].Applied != 30 || runs[0].Conflict != 10 || runs[0].Undone != 10 ||
-		runs[0].Operator != "idemctl-test" || runs[0].Action != actions.KindFail || runs[0].Executions != 2 {
+		runs[0].Operator != "idemctl-test" || runs[0].Action != write.KindFail || runs[0].Executions != 2 {
 		t.Fatalf("audit: %+v", runs)
 	}
-	text := clitest.Run(t, nil, "audit", "--audit-log", audit)
+	text := clitest.Run(t, nil, "audit", "--audit-log", auditLog)
 	text.MustCode(t, 0)
 	if !strings.Contains(text.Stdout, runs[0].ID) || !strings.Contains(text.Stdout, "UNAPPLIED") {
 		t.Fatalf("audit text:\n%s", text.Stdout)
 	}
-	show := clitest.Run(t, nil, "audit", "show", runs[0].ID[:8], "--audit-log", audit)
+	show := clitest.Run(t, nil, "audit", "show", runs[0].ID[:8], "--audit-log", auditLog)
 	show.MustCode(t, 0)
 	// Its unapplied section lists exactly the keys left undone (the writes
 	// section after it lists every write, whole when piped).
@@ -226,7 +228,7 @@ func TestRunNamedRerunAlreadyApplied(t *testing.T) {
 	if strings.Contains(unapplied, keys[0]) || !strings.Contains(show.Stdout, keys[0]) {
 		t.Fatalf("audit show lists an applied key as unapplied, or not among the writes:\n%s", show.Stdout)
 	}
-	clitest.Run(t, nil, "audit", "show", "ffffffffffff", "--audit-log", audit).MustCode(t, cli.ExitNotFound)
+	clitest.Run(t, nil, "audit", "show", "ffffffffffff", "--audit-log", auditLog).MustCode(t, cli.ExitNotFound)
 }
 
 // kill -9 in the middle of a bulk run: every record written has its intent
@@ -238,7 +240,7 @@ func TestKillNineMidRunResumes(t *testing.T) {
 	bin := clitest.BuildBinary(t)
 	srv, c := redistest.SharedClient(t)
 	keys := reserveMany(t, c, fmt.Sprintf("kill9-%d", time.Now().UnixNano()), 3000)
-	dir, audit, args := bulkFail(t, srv, keys, "kill drill", "100000")
+	dir, auditLog, args := bulkFail(t, srv, keys, "kill drill", "100000")
 	cmd := exec.Command(bin, args...)
 	cmd.Env = clitest.Environ(t, "HOME="+dir)
 	if err := cmd.Start(); err != nil {
@@ -246,7 +248,7 @@ func TestKillNineMidRunResumes(t *testing.T) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		fi, err := os.Stat(audit)
+		fi, err := os.Stat(auditLog)
 		if err == nil && fi.Size() > 1<<20 {
 			break
 		}
@@ -260,7 +262,7 @@ func TestKillNineMidRunResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	l := auditState(t, audit)
+	l := auditState(t, auditLog)
 	failed := noWriteWithoutIntent(t, c, keys, l)
 	if failed == 0 || failed == len(keys) {
 		t.Fatalf("killed after %d of %d writes: not mid-run", failed, len(keys))
@@ -268,9 +270,9 @@ func TestKillNineMidRunResumes(t *testing.T) {
 	open := map[string]bool{}
 	for _, e := range l.Entries {
 		switch e.Phase {
-		case actions.PhaseIntent:
+		case audit.PhaseIntent:
 			open[e.ID] = true
-		case actions.PhaseOutcome:
+		case audit.PhaseOutcome:
 			delete(open, e.ID)
 		}
 	}
@@ -280,11 +282,11 @@ func TestKillNineMidRunResumes(t *testing.T) {
 	if s["already_applied"] != failed || s["applied"] != len(keys)-failed || s["conflict"] != 0 {
 		t.Fatalf("after kill -9 at %d written: re-run %v", failed, s)
 	}
-	l = auditState(t, audit)
+	l = auditState(t, auditLog)
 	if n := noWriteWithoutIntent(t, c, keys, l); n != len(keys) {
 		t.Fatalf("%d of %d failed after the re-run", n, len(keys))
 	}
-	runs := auditRuns(t, audit)
+	runs := auditRuns(t, auditLog)
 	if len(runs) != 1 || runs[0].Applied != len(keys) || runs[0].Undone != 0 || runs[0].InDoubt != 0 {
 		t.Fatalf("audit runs after the re-run: %+v", runs)
 	}
@@ -303,7 +305,7 @@ func TestAuditWriteErrorStopsRun(t *testing.T) {
 	bin := clitest.BuildBinary(t)
 	srv, c := redistest.SharedClient(t)
 	keys := reserveMany(t, c, fmt.Sprintf("efbig-%d", time.Now().UnixNano()), 200)
-	dir, audit, args := bulkFail(t, srv, keys, "size limit drill", "200")
+	dir, auditLog, args := bulkFail(t, srv, keys, "size limit drill", "200")
 	cmd := exec.Command(prlimit, append([]string{"--fsize=60000", bin}, args...)...)
 	cmd.Env = clitest.Environ(t, "HOME="+dir)
 	var stderr strings.Builder
@@ -317,7 +319,7 @@ func TestAuditWriteErrorStopsRun(t *testing.T) {
 	if last := lines[len(lines)-1]; code != cli.ExitAudit || !strings.Contains(last, "file too large — the run stopped") {
 		t.Fatalf("exit %d (%v), want %d and one line naming the failure; last line %q", code, err, cli.ExitAudit, last)
 	}
-	failed := noWriteWithoutIntent(t, c, keys, auditState(t, audit))
+	failed := noWriteWithoutIntent(t, c, keys, auditState(t, auditLog))
 	if failed == 0 || failed == len(keys) {
 		t.Fatalf("%d of %d written before the limit: not mid-run", failed, len(keys))
 	}
@@ -326,19 +328,19 @@ func TestAuditWriteErrorStopsRun(t *testing.T) {
 	if s := parseReport(t, r).Summary; s["already_applied"] != failed || s["applied"] != len(keys)-failed {
 		t.Fatalf("re-run after %d written: %v\n%s", failed, s, r.Stderr)
 	}
-	auditState(t, audit)
+	auditState(t, auditLog)
 }
 
 // bulkFail writes keys to a --from-file input in a fresh directory and
 // returns it, the audit log there, and the bulk fail command's arguments.
-func bulkFail(t *testing.T, srv *redistest.Server, keys []string, reason, rate string) (dir, audit string, args []string) {
+func bulkFail(t *testing.T, srv *redistest.Server, keys []string, reason, rate string) (dir, auditLog string, args []string) {
 	t.Helper()
 	dir = t.TempDir()
 	input := filepath.Join(dir, "keys.txt")
 	if err := os.WriteFile(input, []byte(strings.Join(keys, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	audit = filepath.Join(dir, "audit.log")
-	return dir, audit, []string{"fail", "--url", srv.URL(0), "--preset", "atlasmart", "--from-file", input, "--reason", reason,
-		"--write", "--yes", "--rate", rate, "--audit-log", audit, "-o", "json"}
+	auditLog = filepath.Join(dir, "audit.log")
+	return dir, auditLog, []string{"fail", "--url", srv.URL(0), "--preset", "atlasmart", "--from-file", input, "--reason", reason,
+		"--write", "--yes", "--rate", rate, "--audit-log", auditLog, "-o", "json"}
 }

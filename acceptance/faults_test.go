@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
@@ -162,9 +163,9 @@ func TestClientPauseDuringWrite(t *testing.T) {
 		t.Fatalf("reported %s, audited %s (%v)", r.Stdout, out.Outcome, err)
 	}
 	switch out.Outcome {
-	case actions.Applied:
+	case write.Applied:
 		r.MustCode(t, cli.ExitOK)
-	case actions.NotApplied, actions.Unknown:
+	case write.NotApplied, write.Unknown:
 		r.MustCode(t, cli.ExitError)
 		if line := fltWriteErr(t, r, "fail"); !strings.Contains(line, string(out.Outcome)) || !strings.Contains(line, "re-read") {
 			t.Errorf("the message does not give the outcome %s and how it was settled: %q", out.Outcome, line)
@@ -177,11 +178,11 @@ func TestClientPauseDuringWrite(t *testing.T) {
 	time.Sleep(time.Until(paused.Add(pause + 300*time.Millisecond)))
 	after := c.HGetAll(ctx, key).Val()
 	switch out.Outcome {
-	case actions.Applied:
+	case write.Applied:
 		if after["state"] != "FAILED" {
 			t.Fatalf("reported applied, the record is %v", after)
 		}
-	case actions.NotApplied:
+	case write.NotApplied:
 		if !secSameMap(before, after) {
 			t.Fatalf("reported not_applied, but the record changed after the pause: %v -> %v", before, after)
 		}
@@ -221,7 +222,7 @@ func TestOOMOnWrite(t *testing.T) {
 	if after := c.HGetAll(ctx, key).Val(); !secSameMap(before, after) || c.PTTL(ctx, key).Val() > ttl {
 		t.Fatalf("the record changed under OOM: %v -> %v", before, after)
 	}
-	if out := secIntentAndOutcome(t, audit, key); out.Outcome != actions.Failed || !strings.Contains(out.Detail, "OOM") {
+	if out := secIntentAndOutcome(t, audit, key); out.Outcome != write.Failed || !strings.Contains(out.Detail, "OOM") {
 		t.Fatalf("audited outcome: %+v", out)
 	}
 }

@@ -12,8 +12,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/detect"
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
 	"github.com/idemctl/idemctl/internal/testkit/interop"
 	"github.com/idemctl/idemctl/internal/testkit/recordtest"
@@ -155,7 +158,7 @@ func (r *interopRig) executor() (*actions.Executor, *inspect.Keyspace) {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	aud, err := actions.OpenAudit(r.audit)
+	aud, err := audit.Open(r.audit)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -165,7 +168,7 @@ func (r *interopRig) executor() (*actions.Executor, *inspect.Keyspace) {
 		me = u.Username
 	}
 	return &actions.Executor{Client: r.rdb, Policy: &actions.Policy{Writes: true}, Audit: aud,
-		Identity: actions.Identity{OSUser: me, RedisUser: "default", Address: r.srv.URL(0)}}, ks
+		Identity: audit.Identity{OSUser: me, RedisUser: "default", Address: r.srv.URL(0)}}, ks
 }
 
 func TestInteropRealLibraries(t *testing.T) {
@@ -226,7 +229,7 @@ func (r *interopRig) readsAsTheLibraryMeansIt() {
 
 	det := clitest.Run(t, nil, "detect", "-o", "json", "--url", r.srv.URL(0), "--match", r.il.match)
 	det.MustCode(t, cli.ExitOK)
-	var d inspect.DetectResult
+	var d detect.DetectResult
 	if err := json.Unmarshal([]byte(det.Stdout), &d); err != nil || d.Best == nil || d.Best.Preset != r.il.preset {
 		t.Fatalf("detect: %v\n%s", err, det.Stdout)
 	}
@@ -379,7 +382,7 @@ func (r *interopRig) racesEndInConflict() {
 	ex, ks := r.executor()
 	plan := func(key string) *actions.Plan {
 		t.Helper()
-		p, err := ex.Plan(ctx, actions.Request{Kind: actions.KindFail, Keyspace: ks, Key: key, Reason: "looks stuck"})
+		p, err := ex.Plan(ctx, actions.Request{Kind: write.KindFail, Keyspace: ks, Key: key, Reason: "looks stuck"})
 		if err != nil || p.Refused != "" {
 			t.Fatalf("plan %s: %v %q", key, err, p.Refused)
 		}
@@ -388,7 +391,7 @@ func (r *interopRig) racesEndInConflict() {
 	mustConflict := func(p *actions.Plan, key string) {
 		t.Helper()
 		before, _ := r.rdb.Get(ctx, key).Result()
-		if res := ex.Apply(ctx, p); res.Outcome != actions.Conflict {
+		if res := ex.Apply(ctx, p); res.Outcome != write.Conflict {
 			t.Fatalf("%s: %+v", key, res)
 		}
 		if after, _ := r.rdb.Get(ctx, key).Result(); after != before {

@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
@@ -76,9 +77,9 @@ func TestBulkWriteUnderTrafficLosesNothing(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}()
-	audit := recordtest.AuditPath(t)
+	auditLog := recordtest.AuditPath(t)
 	r := clitest.RunStdin(t, plan.String(), nil, append([]string{"fail", "--url", srv.URL(0), "--preset", "atlasmart", "--from-file", "-",
-		"--reason", "bulk repair drill", "--write", "--yes", "--rate", "400", "--audit-log", audit}, longTiming...)...)
+		"--reason", "bulk repair drill", "--write", "--yes", "--rate", "400", "--audit-log", auditLog}, longTiming...)...)
 	stop()
 	wg.Wait()
 	if r.Code != 0 && r.Code != cli.ExitPartial && r.Code != cli.ExitConflict {
@@ -86,21 +87,21 @@ func TestBulkWriteUnderTrafficLosesNothing(t *testing.T) {
 	}
 
 	// The audit log: every applied write was made against what was shown.
-	fh, err := os.Open(audit)
+	fh, err := os.Open(auditLog)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	intents := map[string]actions.AuditEntry{}
-	outcomes := map[string]actions.Outcome{}
+	intents := map[string]audit.Entry{}
+	outcomes := map[string]write.Outcome{}
 	sc := bufio.NewScanner(fh)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		var e actions.AuditEntry
+		var e audit.Entry
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatal(err)
 		}
-		if e.Phase == actions.PhasePlan || e.Phase == actions.PhaseGenesis {
+		if e.Phase == audit.PhasePlan || e.Phase == audit.PhaseGenesis {
 			continue
 		}
 		if e.Phase == "intent" {
@@ -108,13 +109,13 @@ func TestBulkWriteUnderTrafficLosesNothing(t *testing.T) {
 		} else {
 			outcomes[e.Key] = e.Outcome
 			in := intents[e.ID]
-			if in.ID == "" && e.Outcome == actions.Conflict && e.Before != nil && e.Key != "" {
+			if in.ID == "" && e.Outcome == write.Conflict && e.Before != nil && e.Key != "" {
 				continue // a conflict found while planning: audited alone, nothing sent
 			}
 			if in.Key != e.Key || in.Before == nil {
 				t.Fatalf("outcome without its intent: %+v", e)
 			}
-			if e.Outcome == actions.Applied && (in.Before.State != "PROCESSING" || in.Before.Fingerprint != before[e.Key]["fingerprint"]) {
+			if e.Outcome == write.Applied && (in.Before.State != "PROCESSING" || in.Before.Fingerprint != before[e.Key]["fingerprint"]) {
 				t.Fatalf("%s applied against %+v, not what was shown", e.Key, in.Before)
 			}
 		}
@@ -129,7 +130,7 @@ func TestBulkWriteUnderTrafficLosesNothing(t *testing.T) {
 			}
 		case now["state"] == "FAILED":
 			applied++
-			if outcomes[k] != actions.Applied {
+			if outcomes[k] != write.Applied {
 				t.Fatalf("%s is FAILED but the audit says %s", k, outcomes[k])
 			}
 		default:
@@ -172,9 +173,9 @@ func TestTriageUnderTrafficLosesNothing(t *testing.T) {
 	time.Sleep(timeout + 1500*time.Millisecond) // they pass their timeout, and more pile up
 
 	cfg := clitest.TriageConfig(t, srv.URL(0), timeout.String(), "20s", pg.Env(), clitest.VerifyOrders(t), "{principal}", "{idem_key}")
-	audit := recordtest.AuditPath(t)
+	auditLog := recordtest.AuditPath(t)
 	started := time.Now()
-	r := clitest.Run(t, nil, "triage", "--config", cfg, "--audit-log", audit, "--write", "--yes", "-o", "json")
+	r := clitest.Run(t, nil, "triage", "--config", cfg, "--audit-log", auditLog, "--write", "--yes", "-o", "json")
 	took := time.Since(started)
 	stop()
 	<-running
@@ -274,9 +275,9 @@ esac`
 		keys[key] = k
 		dumps[key] = rc.Dump(t.Context(), key).Val()
 	}
-	audit := recordtest.AuditPath(t)
+	auditLog := recordtest.AuditPath(t)
 	started := time.Now()
-	r := clitest.Run(t, nil, "triage", "--config", cfg, "--audit-log", audit, "--write", "--yes", "-o", "json")
+	r := clitest.Run(t, nil, "triage", "--config", cfg, "--audit-log", auditLog, "--write", "--yes", "-o", "json")
 	took := time.Since(started)
 	r.MustCode(t, cli.ExitUnjudged)
 	rep := clitest.ParseTriage(t, r)
@@ -295,7 +296,7 @@ esac`
 			t.Errorf("%s changed", keys[key])
 		}
 	}
-	if _, err := os.Stat(audit); !os.IsNotExist(err) {
+	if _, err := os.Stat(auditLog); !os.IsNotExist(err) {
 		t.Errorf("nothing was written, yet an audit log exists: %v", err)
 	}
 	if took > 8*time.Second {

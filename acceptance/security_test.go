@@ -16,9 +16,11 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
-	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/detect"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
 	"github.com/idemctl/idemctl/internal/testkit/recordtest"
@@ -42,7 +44,7 @@ func secReserve(t *testing.T, c redis.Scripter, key, body string) string {
 
 // secIntentAndOutcome checks the log ends with an intent and an outcome for
 // key sharing an id, and returns the outcome.
-func secIntentAndOutcome(t *testing.T, path, key string) actions.AuditEntry {
+func secIntentAndOutcome(t *testing.T, path, key string) audit.Entry {
 	t.Helper()
 	es := recordtest.AuditLines(t, path)
 	if len(es) < 2 {
@@ -248,9 +250,9 @@ func TestSecretsNeverPrinted(t *testing.T) {
 
 	// A write refused for want of confirmation prints the exact command to
 	// run: where the password comes from, never the password.
-	audit := filepath.Join(dir, "audit", "audit.log")
+	auditLog := filepath.Join(dir, "audit", "audit.log")
 	for _, src := range sources {
-		args := append([]string{"fail", key, "--reason", "stuck since the deploy", "--write", "--audit-log", audit,
+		args := append([]string{"fail", key, "--reason", "stuck since the deploy", "--write", "--audit-log", auditLog,
 			"--preset", "atlasmart"}, src.args("redis", srv.Addr, secPW)...)
 		r := clitest.Run(t, env, args...)
 		r.MustCode(t, cli.ExitRefused)
@@ -262,15 +264,15 @@ func TestSecretsNeverPrinted(t *testing.T) {
 
 	// An applied write with the password in the URL: the audit log names
 	// the user and address, never the password.
-	r := clitest.Run(t, env, "fail", key, "--reason", "stuck since the deploy", "--write", "--yes", "--audit-log", audit,
+	r := clitest.Run(t, env, "fail", key, "--reason", "stuck since the deploy", "--write", "--yes", "--audit-log", auditLog,
 		"--preset", "atlasmart", "--url", "redis://sec-ops:"+secPW+"@"+srv.Addr+"/0")
 	r.MustCode(t, cli.ExitOK)
-	secNoLeak(t, "applied write", r, audit)
-	out := secIntentAndOutcome(t, audit, key)
-	if out.Outcome != actions.Applied || out.Address != "redis://sec-ops@"+srv.Addr+"/0" || out.RedisUser != "sec-ops" {
+	secNoLeak(t, "applied write", r, auditLog)
+	out := secIntentAndOutcome(t, auditLog, key)
+	if out.Outcome != write.Applied || out.Address != "redis://sec-ops@"+srv.Addr+"/0" || out.RedisUser != "sec-ops" {
 		t.Fatalf("audit outcome: %+v", out)
 	}
-	if st, err := os.Stat(audit); err != nil {
+	if st, err := os.Stat(auditLog); err != nil {
 		t.Error(err)
 	} else if st.Mode().Perm()&0o077 != 0 {
 		t.Errorf("the audit log should be private (0600), it is %04o", st.Mode().Perm())
@@ -531,7 +533,7 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	admin.Do(ctx, "ACL", "LOG", "RESET")
 	r = clitest.Run(t, env, append([]string{"detect", "--match", "atlasmart:ch23:idem:*", "-o", "json"}, asInspector...)...)
 	r.MustCode(t, cli.ExitOK)
-	var det inspect.DetectResult
+	var det detect.DetectResult
 	if err := json.Unmarshal([]byte(r.Stdout), &det); err != nil || det.Best == nil || det.Best.Preset != "atlasmart" {
 		t.Fatalf("detect as inspector: %v %s", err, r.Stdout)
 	}
@@ -563,9 +565,9 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	}
 
 	// The inspector may not write: refused, explained, nothing changed.
-	audit := recordtest.AuditPath(t)
+	auditLog := recordtest.AuditPath(t)
 	before := admin.HGetAll(ctx, k1).Val()
-	r = clitest.Run(t, env, append([]string{"fail", k1, "--reason", "stuck", "--write", "--yes", "--audit-log", audit,
+	r = clitest.Run(t, env, append([]string{"fail", k1, "--reason", "stuck", "--write", "--yes", "--audit-log", auditLog,
 		"--preset", "atlasmart"}, asInspector...)...)
 	r.MustCode(t, cli.ExitRefused)
 	for _, want := range []string{"NOPERM", "idemctl-inspector", "+evalsha", "operator"} {
@@ -578,27 +580,27 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 	}
 	// Refused before anything was sent (the inspector cannot even read the
 	// record's version): one audited outcome line, no intent.
-	if es := recordtest.AuditLines(t, audit); len(es) != 1 || es[0].Phase != "outcome" || es[0].Key != k1 || es[0].Outcome != actions.Refused {
+	if es := recordtest.AuditLines(t, auditLog); len(es) != 1 || es[0].Phase != "outcome" || es[0].Key != k1 || es[0].Outcome != write.Refused {
 		t.Fatalf("audited refusal: %+v", es)
 	}
 
 	// The operator writes (the script cache is empty: EVALSHA, then EVAL).
 	admin.ScriptFlush(ctx)
 	admin.Do(ctx, "ACL", "LOG", "RESET")
-	r = clitest.Run(t, env, append([]string{"fail", k1, "--reason", "stuck", "--write", "--yes", "--audit-log", audit,
+	r = clitest.Run(t, env, append([]string{"fail", k1, "--reason", "stuck", "--write", "--yes", "--audit-log", auditLog,
 		"--preset", "atlasmart", "--expect-fingerprint", fp1}, asOperator...)...)
 	r.MustCode(t, cli.ExitOK)
 	if got := admin.HGet(ctx, k1, "state").Val(); got != "FAILED" {
 		t.Fatalf("operator fail: state %q", got)
 	}
-	if out := secIntentAndOutcome(t, audit, k1); out.Outcome != actions.Applied || out.RedisUser != "idemctl-operator" {
+	if out := secIntentAndOutcome(t, auditLog, k1); out.Outcome != write.Applied || out.RedisUser != "idemctl-operator" {
 		t.Fatalf("audited: %+v", out)
 	}
 
 	// With an audit stream configured, the operator's XADDs succeed too.
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	os.WriteFile(cfg, []byte("profiles:\n  ops:\n    url: redis://idemctl-operator@"+srv.Addr+"/0\n    password_env: OPER_PW\n"+
-		"    audit_log: "+audit+"\n    audit_stream: idemctl:audit\n"), 0o600)
+		"    audit_log: "+auditLog+"\n    audit_stream: idemctl:audit\n"), 0o600)
 	r = clitest.Run(t, env, "fail", k2, "--reason", "stuck", "--write", "--yes", "--config", cfg, "--profile", "ops", "--preset", "atlasmart")
 	r.MustCode(t, cli.ExitOK)
 	if strings.Contains(r.Stderr, "audit stream") {
@@ -609,7 +611,7 @@ func TestACLRolesLeastPrivilege(t *testing.T) {
 		t.Fatalf("audit stream: %v, %d entries, want intent and outcome", err, len(entries))
 	}
 	for i, phase := range []string{"intent", "outcome"} {
-		var e actions.AuditEntry
+		var e audit.Entry
 		raw, _ := entries[i].Values["entry"].(string)
 		if err := json.Unmarshal([]byte(raw), &e); err != nil || e.Phase != phase || e.Key != k2 || strings.Contains(raw, "do-not-print") {
 			t.Fatalf("stream entry %d: %v %s", i, err, raw)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
@@ -47,8 +48,8 @@ func TestACLReadOnlyUserIsRefused(t *testing.T) {
 	before, ttl := r.raw(atlasKey), r.pttl(atlasKey)
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	for _, req := range []Request{
-		{Kind: KindFail, Reason: "stuck"},
-		{Kind: KindExpire, Reason: "stuck", TTL: TTL{Mode: TTLSet, D: time.Hour}},
+		{Kind: write.KindFail, Reason: "stuck"},
+		{Kind: write.KindExpire, Reason: "stuck", TTL: TTL{Mode: TTLSet, D: time.Hour}},
 	} {
 		req.Keyspace, req.Key = ks, atlasKey
 		p, err := ex.Plan(ctx, req) // a reader can plan (a dry run): it only reads
@@ -56,11 +57,11 @@ func TestACLReadOnlyUserIsRefused(t *testing.T) {
 			t.Fatalf("plan as reader: %v %q %v", err, p.Refused, p.Changes)
 		}
 		res := ex.Apply(ctx, p)
-		if res.Outcome != Refused || !strings.Contains(res.Detail, "NOPERM") || !strings.Contains(res.Detail, "+evalsha") ||
+		if res.Outcome != write.Refused || !strings.Contains(res.Detail, "NOPERM") || !strings.Contains(res.Detail, "+evalsha") ||
 			!strings.Contains(res.Detail, `"idem-reader"`) {
 			t.Fatalf("apply as reader: %+v", res)
 		}
-		r.lastRefusal(atlasKey, Refused)
+		r.lastRefusal(atlasKey, write.Refused)
 	}
 	if !sameMap(before, r.raw(atlasKey)) || r.pttl(atlasKey) > ttl {
 		t.Fatal("the reader changed the record")
@@ -76,15 +77,15 @@ func TestACLScriptingWithoutWriteCommands(t *testing.T) {
 	ctx := t.Context()
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	before := r.raw(atlasKey)
-	p, err := ex.Plan(ctx, Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, Reason: "stuck"})
+	p, err := ex.Plan(ctx, Request{Kind: write.KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, Reason: "stuck"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := ex.Apply(ctx, p)
-	if res.Outcome != Refused || !strings.Contains(res.Detail, "+hset") {
+	if res.Outcome != write.Refused || !strings.Contains(res.Detail, "+hset") {
 		t.Fatalf("apply as scripter: %+v", res)
 	}
-	r.unchangedAfter(before, atlasKey, Refused)
+	r.unchangedAfter(before, atlasKey, write.Refused)
 }
 
 // A user allowed some of the script's commands but not all: the script
@@ -95,7 +96,7 @@ func TestACLScriptFailsHalfway(t *testing.T) {
 	ex := aclUser(t, r, "idem-halfway", readRights, scriptRights, []string{"+hset"}) // no +pexpire
 	ctx := t.Context()
 	r.reserveAtlas(atlasKey, fp("body-1"))
-	p, err := ex.Plan(ctx, Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, Reason: "stuck"})
+	p, err := ex.Plan(ctx, Request{Kind: write.KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, Reason: "stuck"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestACLScriptFailsHalfway(t *testing.T) {
 	if got := r.raw(atlasKey)["state"]; got != "FAILED" {
 		t.Fatalf("expected Redis to keep the HSET of the failed script, state %q", got)
 	}
-	if res.Outcome == Failed || res.Outcome == Refused || res.Outcome == NotApplied || !strings.Contains(res.Detail, "re-read") {
+	if res.Outcome == write.Failed || res.Outcome == write.Refused || res.Outcome == write.NotApplied || !strings.Contains(res.Detail, "re-read") {
 		t.Fatalf("a half-applied script reported as %+v", res)
 	}
 	_, out := r.lastWrite(atlasKey, res.Outcome)
@@ -123,10 +124,10 @@ func TestACLOperatorWrites(t *testing.T) {
 	r.c.ScriptFlush(ctx)
 	for _, sc := range schemaCases {
 		for _, req := range []Request{
-			{Kind: KindExpire, TTL: TTL{Mode: TTLSet, D: time.Hour}},
-			{Kind: KindFail},
-			{Kind: KindReconcile, Ref: "ord-1"},
-			{Kind: KindExpire, TTL: TTL{Mode: TTLSet}},
+			{Kind: write.KindExpire, TTL: TTL{Mode: TTLSet, D: time.Hour}},
+			{Kind: write.KindFail},
+			{Kind: write.KindReconcile, Ref: "ord-1"},
+			{Kind: write.KindExpire, TTL: TTL{Mode: TTLSet}},
 		} {
 			r.c.Del(ctx, sc.key)
 			sc.processing(r)
@@ -135,10 +136,10 @@ func TestACLOperatorWrites(t *testing.T) {
 			if err != nil || p.Refused != "" {
 				t.Fatalf("%s %s: plan %v %q", sc.name, req.Kind, err, p.Refused)
 			}
-			if res := ex.Apply(ctx, p); res.Outcome != Applied {
+			if res := ex.Apply(ctx, p); res.Outcome != write.Applied {
 				t.Fatalf("%s %s as operator: %+v", sc.name, req.Kind, res)
 			}
-			r.lastWrite(sc.key, Applied)
+			r.lastWrite(sc.key, write.Applied)
 		}
 	}
 }
@@ -150,14 +151,14 @@ func TestACLWithoutDumpWritesAnnouncedNotUndoable(t *testing.T) {
 	ex := aclUser(t, r, "idem-nodump", readRights, scriptRights, writeRights, []string{"-dump"})
 	ctx := t.Context()
 	r.reserveAtlas(atlasKey, fp("body-1"))
-	p, err := ex.Plan(ctx, Request{Kind: KindFail, Reason: "stuck", Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
+	p, err := ex.Plan(ctx, Request{Kind: write.KindFail, Reason: "stuck", Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
 	if err != nil || p.Refused != "" || !strings.Contains(p.UndoNote, "DUMP") {
 		t.Fatalf("plan without +dump: %v %q, undo note %q", err, p.Refused, p.UndoNote)
 	}
-	if res := ex.Apply(ctx, p); res.Outcome != Applied {
+	if res := ex.Apply(ctx, p); res.Outcome != write.Applied {
 		t.Fatalf("apply without +dump: %+v", res)
 	}
-	in, _ := r.lastWrite(atlasKey, Applied)
+	in, _ := r.lastWrite(atlasKey, write.Applied)
 	t.Logf("undo note: %s", in.UndoNote)
 	if *in.Undoable || in.Image != nil || !strings.Contains(in.UndoNote, "DUMP") {
 		t.Fatalf("intent: undoable %v, note %q", *in.Undoable, in.UndoNote)

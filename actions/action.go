@@ -13,31 +13,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
 
-// Kind is a repair action.
-type Kind string
-
-const (
-	KindExpire    Kind = "expire"    // new TTL, or delete now (TTL 0)
-	KindFail      Kind = "fail"      // processing -> failed, with a replay status/response
-	KindReconcile Kind = "reconcile" // -> succeeded (or configured), after checking the source of truth
-	// KindUndo restores a record to its before-image (see undo.go); not
-	// a verb of ParseKind: it is planned from the audit log.
-	KindUndo Kind = "undo"
-)
-
 // ParseKind maps a name to a Kind.
-func ParseKind(s string) (Kind, error) {
-	return parseKindOf(s, "action", KindExpire, KindFail, KindReconcile)
+func ParseKind(s string) (write.Kind, error) {
+	return parseKindOf(s, "action", write.KindExpire, write.KindFail, write.KindReconcile)
 }
 
 // parseKindOf maps s to the one of kinds it names; the error, naming what
 // the kinds are, lists them.
-func parseKindOf(s, what string, kinds ...Kind) (Kind, error) {
-	if slices.Contains(kinds, Kind(s)) {
-		return Kind(s), nil
+func parseKindOf(s, what string, kinds ...write.Kind) (write.Kind, error) {
+	if slices.Contains(kinds, write.Kind(s)) {
+		return write.Kind(s), nil
 	}
 	names := make([]string, len(kinds))
 	for i, k := range kinds {
@@ -50,8 +39,8 @@ func parseKindOf(s, what string, kinds ...Kind) (Kind, error) {
 // reference from the authoritative system: a reconcile, where the schema
 // records one (actions.reconcile.ref). Both faces ask for it up front, and
 // a plan without it is refused.
-func NeedsRef(kind Kind, ks *inspect.Keyspace) bool {
-	return kind == KindReconcile && ks != nil && ks.Schema.Actions.Reconcile.Ref != ""
+func NeedsRef(kind write.Kind, ks *inspect.Keyspace) bool {
+	return kind == write.KindReconcile && ks != nil && ks.Schema.Actions.Reconcile.Ref != ""
 }
 
 // TTLMode says what a write does to the TTL.
@@ -76,57 +65,14 @@ type Seen struct {
 	Version     string // the record's printed version (Snapshot.Version); "" when not pinned
 }
 
-// Outcome is how one write ended.
-type Outcome string
-
-const (
-	Applied Outcome = "applied"
-	// AlreadyApplied: an earlier execution of the same run applied it
-	// (see Executor.MarkAlreadyApplied); nothing written now.
-	AlreadyApplied Outcome = "already_applied"
-	Conflict       Outcome = "conflict"    // the record changed since the operator saw it: nothing written
-	NotFound       Outcome = "not_found"   // the key is gone
-	Refused        Outcome = "refused"     // policy, schema or ACL said no: nothing written
-	Failed         Outcome = "error"       // the server answered with an error: nothing written
-	NotApplied     Outcome = "not_applied" // the outcome was uncertain; a re-read shows it did not happen
-	Unknown        Outcome = "unknown"     // uncertain, and the re-read could not tell
-	Skipped        Outcome = "skipped"     // a bulk run was cancelled before this one
-)
-
-// Outcomes lists every outcome in the order summaries give them: what was
-// done first, then what stopped a write, then what was never tried.
-var Outcomes = []Outcome{Applied, AlreadyApplied, Conflict, NotFound, Refused, Failed, NotApplied, Unknown, Skipped}
-
-// Snapshot is a record's state as read (bounded) or as a write will leave it.
-type Snapshot struct {
-	Exists      bool              `json:"exists"`
-	Type        string            `json:"type,omitempty"`
-	State       string            `json:"state,omitempty"`     // stored value
-	Canonical   string            `json:"canonical,omitempty"` // processing, succeeded, …
-	Fingerprint string            `json:"fingerprint,omitempty"`
-	Version     string            `json:"version,omitempty"` // the whole record's digest, as printed for --from-file
-	TTLms       int64             `json:"ttl_ms"`            // -1 none, -2 gone
-	Fields      map[string]string `json:"fields,omitempty"`
-	// Omitted are values not held whole: cut by the read cap (Fields then
-	// shows their length), or left out of an audit entry (AuditValues).
-	Omitted map[string]ValueDigest `json:"omitted,omitempty"`
-}
-
-// Change is one line of a before/after diff.
-type Change struct {
-	Field  string `json:"field"`
-	Before string `json:"before"`
-	After  string `json:"after"`
-}
-
 // Result is the outcome of one write.
 type Result struct {
-	Key      string   `json:"key"`
-	Action   Kind     `json:"action"`
-	Outcome  Outcome  `json:"outcome"`
-	Detail   string   `json:"detail,omitempty"`
-	ServerMs int64    `json:"server_ms,omitempty"`
-	Changes  []Change `json:"changes,omitempty"`
+	Key      string         `json:"key"`
+	Action   write.Kind     `json:"action"`
+	Outcome  write.Outcome  `json:"outcome"`
+	Detail   string         `json:"detail,omitempty"`
+	ServerMs int64          `json:"server_ms,omitempty"`
+	Changes  []write.Change `json:"changes,omitempty"`
 	// AuditID is the write's intent id in the audit log ("" when none was
 	// written): what `idemctl undo` takes.
 	AuditID string `json:"audit_id,omitempty"`
@@ -135,14 +81,14 @@ type Result struct {
 	UndoNote string `json:"undo_note,omitempty"`
 	// Replication is what the primary said about an applied write's
 	// copies (WAIT): replicas_acked, fsynced, not_replicated.
-	*Replication
+	*write.Replication
 
-	after *Version    // the version the write left (the script says)
-	entry *EntryAudit // a pending-entry write: the entry as it left it
+	after *write.Version    // the version the write left (the script says)
+	entry *write.EntryAudit // a pending-entry write: the entry as it left it
 }
 
 // Unreplicated reports whether r was applied on the primary but not
 // acknowledged by the replicas (or fsyncs) the run waited for.
 func (r *Result) Unreplicated() bool {
-	return r.Outcome == Applied && r.Replication != nil && r.NotReplicated
+	return r.Outcome == write.Applied && r.Replication != nil && r.NotReplicated
 }

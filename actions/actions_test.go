@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
@@ -61,7 +62,7 @@ func TestExpireChangesOnlyTheTTL(t *testing.T) {
 				}
 				seed(r)
 				before := r.raw(sc.key)
-				p := r.plan(Request{Kind: KindExpire, Keyspace: sc.ks(t), Key: sc.key, TTL: TTL{Mode: TTLSet, D: 10 * time.Minute}})
+				p := r.plan(Request{Kind: write.KindExpire, Keyspace: sc.ks(t), Key: sc.key, TTL: TTL{Mode: TTLSet, D: 10 * time.Minute}})
 				if p.Refused != "" || p.Delete {
 					t.Fatalf("plan: refused %q, delete %v", p.Refused, p.Delete)
 				}
@@ -69,7 +70,7 @@ func TestExpireChangesOnlyTheTTL(t *testing.T) {
 					t.Fatalf("an expire must plan a TTL change only, got %+v", p.Changes)
 				}
 				res := r.apply(p)
-				if res.Outcome != Applied || res.ServerMs == 0 {
+				if res.Outcome != write.Applied || res.ServerMs == 0 {
 					t.Fatalf("expire: %+v", res)
 				}
 				if after := r.raw(sc.key); !sameMap(before, after) {
@@ -78,8 +79,8 @@ func TestExpireChangesOnlyTheTTL(t *testing.T) {
 				if d := r.pttl(sc.key); d > 10*time.Minute || d < 10*time.Minute-10*time.Second {
 					t.Fatalf("TTL %v, want 10m", d)
 				}
-				intent, _ := r.lastWrite(sc.key, Applied)
-				if intent.Before.State != state || intent.After.TTLms != 600000 || intent.Action != KindExpire {
+				intent, _ := r.lastWrite(sc.key, write.Applied)
+				if intent.Before.State != state || intent.After.TTLms != 600000 || intent.Action != write.KindExpire {
 					t.Fatalf("intent before %+v after %+v", intent.Before, intent.After)
 				}
 			})
@@ -93,18 +94,18 @@ func TestExpireZeroDeletes(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			r := sharedRig(t)
 			sc.processing(r)
-			p := r.plan(Request{Kind: KindExpire, Keyspace: sc.ks(t), Key: sc.key, TTL: TTL{Mode: TTLSet, D: 0}})
+			p := r.plan(Request{Kind: write.KindExpire, Keyspace: sc.ks(t), Key: sc.key, TTL: TTL{Mode: TTLSet, D: 0}})
 			if !p.Delete || p.After.Exists {
 				t.Fatalf("TTL 0 must plan a delete: %+v", p.After)
 			}
 			res := r.apply(p)
-			if res.Outcome != Applied {
+			if res.Outcome != write.Applied {
 				t.Fatalf("expire 0: %+v", res)
 			}
 			if n := r.c.Exists(t.Context(), sc.key).Val(); n != 0 {
 				t.Fatal("the record still exists")
 			}
-			intent, _ := r.lastWrite(sc.key, Applied)
+			intent, _ := r.lastWrite(sc.key, write.Applied)
 			if !intent.Before.Exists || intent.After.Exists {
 				t.Fatalf("intent snapshots: before %+v after %+v", intent.Before, intent.After)
 			}
@@ -131,7 +132,7 @@ func TestFailHash(t *testing.T) {
 			r := sharedRig(t)
 			r.reserveAtlas(atlasKey, fp("body-1"))
 			ttlBefore := r.pttl(atlasKey)
-			p := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey, Reason: "worker crashed (INC-7)", TTL: tc.ttl, Status: tc.status, Response: tc.resp})
+			p := r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: atlasKey, Reason: "worker crashed (INC-7)", TTL: tc.ttl, Status: tc.status, Response: tc.resp})
 			if p.Refused != "" {
 				t.Fatalf("refused: %s", p.Refused)
 			}
@@ -177,7 +178,7 @@ func TestFailHash(t *testing.T) {
 					t.Fatalf("TTL %v, want the retention %v", ttl, ks.Retention)
 				}
 			}
-			intent, out := r.lastWrite(atlasKey, Applied)
+			intent, out := r.lastWrite(atlasKey, write.Applied)
 			if intent.Before.State != "PROCESSING" || intent.Before.Fingerprint != fp("body-1") || intent.After.State != "FAILED" ||
 				out.ServerMs != res.ServerMs || intent.Reason != "worker crashed (INC-7)" {
 				t.Fatalf("audit: intent %+v / outcome %+v", intent, out)
@@ -195,7 +196,7 @@ func TestFailJSON(t *testing.T) {
 			r := sharedRig(t)
 			ks := inspecttest.Schema(t, "jsonidem", jsonSchemaYAML)
 			r.setMarker(jsonKey, jsonProcessing, 120*time.Second)
-			req := Request{Kind: KindFail, Keyspace: ks, Key: jsonKey, Reason: "stuck"}
+			req := Request{Kind: write.KindFail, Keyspace: ks, Key: jsonKey, Reason: "stuck"}
 			if keep {
 				req.TTL = TTL{Mode: TTLKeep}
 			}
@@ -221,7 +222,7 @@ func TestFailJSON(t *testing.T) {
 			if keep && (ttl > 120*time.Second || ttl < 100*time.Second) || !keep && (ttl > ks.Retention || ttl < ks.Retention-10*time.Second) {
 				t.Fatalf("TTL %v (keep=%v)", ttl, keep)
 			}
-			r.lastWrite(jsonKey, Applied)
+			r.lastWrite(jsonKey, write.Applied)
 		})
 	}
 }
@@ -235,11 +236,11 @@ func TestReconcileHash(t *testing.T) {
 			r := sharedRig(t)
 			r.reserveAtlas(atlasKey, fp("body-1"))
 			if from == "failed" {
-				if res := r.apply(r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey})); res.Outcome != Applied {
+				if res := r.apply(r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: atlasKey})); res.Outcome != write.Applied {
 					t.Fatalf("fail first: %+v", res)
 				}
 			}
-			p := r.plan(Request{Kind: KindReconcile, Keyspace: ks, Key: atlasKey, Ref: "ord-42", Reason: "order exists in OMS"})
+			p := r.plan(Request{Kind: write.KindReconcile, Keyspace: ks, Key: atlasKey, Ref: "ord-42", Reason: "order exists in OMS"})
 			_, t0, t1 := r.applyTimed(p)
 			got := r.raw(atlasKey)
 			if got["state"] != "SUCCEEDED" || got["status"] != "200" || got["response"] != `{"reconciled":true,"ref":"ord-42"}` ||
@@ -254,7 +255,7 @@ func TestReconcileHash(t *testing.T) {
 			if d := r.pttl(atlasKey); d > ks.Retention || d < ks.Retention-10*time.Second {
 				t.Fatalf("TTL %v", d)
 			}
-			intent, _ := r.lastWrite(atlasKey, Applied)
+			intent, _ := r.lastWrite(atlasKey, write.Applied)
 			if intent.After.State != "SUCCEEDED" || intent.After.Fields["reconciled_ref"] != "ord-42" {
 				t.Fatalf("intent after: %+v", intent.After)
 			}
@@ -266,8 +267,8 @@ func TestReconcileJSON(t *testing.T) {
 	r := sharedRig(t)
 	ks := inspecttest.Schema(t, "jsonidem", jsonSchemaYAML)
 	r.setMarker(jsonKey, jsonProcessing, 120*time.Second)
-	res := r.apply(r.plan(Request{Kind: KindReconcile, Keyspace: ks, Key: jsonKey, Ref: "ord-42"}))
-	if res.Outcome != Applied {
+	res := r.apply(r.plan(Request{Kind: write.KindReconcile, Keyspace: ks, Key: jsonKey, Ref: "ord-42"}))
+	if res.Outcome != write.Applied {
 		t.Fatalf("reconcile: %+v", res)
 	}
 	doc := r.jsonDoc(jsonKey)
@@ -277,7 +278,7 @@ func TestReconcileJSON(t *testing.T) {
 		body["reconciled"] != true || body["ref"] != "ord-42" || doc["created_at"] != json.Number("1700000000123") {
 		t.Fatalf("document after reconcile: %v", doc)
 	}
-	r.lastWrite(jsonKey, Applied)
+	r.lastWrite(jsonKey, write.Applied)
 }
 
 // A bare marker has no failed state: force-fail deletes it so the next retry
@@ -287,24 +288,24 @@ func TestSetnxFailAndReconcile(t *testing.T) {
 	t.Run("fail-deletes", func(t *testing.T) {
 		r := sharedRig(t)
 		r.setMarker(setnxKey, "processing", time.Hour)
-		p := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: setnxKey})
+		p := r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: setnxKey})
 		if !p.Delete {
 			t.Fatalf("force-fail of a marker must delete it: %+v", p.Changes)
 		}
-		if res := r.apply(p); res.Outcome != Applied {
+		if res := r.apply(p); res.Outcome != write.Applied {
 			t.Fatalf("fail: %+v", res)
 		}
 		if r.c.Exists(t.Context(), setnxKey).Val() != 0 {
 			t.Fatal("the marker still exists")
 		}
-		r.lastWrite(setnxKey, Applied)
+		r.lastWrite(setnxKey, write.Applied)
 	})
 	for _, resp := range []*string{nil, ptr(`{"order_id":"ord-9","total_cents":1200}`)} {
 		t.Run(fmt.Sprintf("reconcile-response=%v", resp != nil), func(t *testing.T) {
 			r := sharedRig(t)
 			r.setMarker(setnxKey, "1", 0) // a marker set without EX: blocked forever
-			res := r.apply(r.plan(Request{Kind: KindReconcile, Keyspace: ks, Key: setnxKey, Response: resp}))
-			if res.Outcome != Applied {
+			res := r.apply(r.plan(Request{Kind: write.KindReconcile, Keyspace: ks, Key: setnxKey, Response: resp}))
+			if res.Outcome != write.Applied {
 				t.Fatalf("reconcile: %+v", res)
 			}
 			want := "done"
@@ -317,7 +318,7 @@ func TestSetnxFailAndReconcile(t *testing.T) {
 			if d := r.pttl(setnxKey); d > ks.Retention || d < ks.Retention-10*time.Second {
 				t.Fatalf("TTL %v, want the retention %v", d, ks.Retention)
 			}
-			r.lastWrite(setnxKey, Applied)
+			r.lastWrite(setnxKey, write.Applied)
 		})
 	}
 }
@@ -338,22 +339,22 @@ actions:
 		ks        func(t testing.TB) *inspect.Keyspace
 		seed      func(r *rig)
 		req       Request
-		outcome   Outcome
+		outcome   write.Outcome
 		detail    string
 	}{
-		{"fail-succeeded-hash", atlasKey, schemaCases[0].ks, schemaCases[0].succeeded, Request{Kind: KindFail}, Refused, "processing records"},
-		{"fail-succeeded-marker", setnxKey, schemaCases[1].ks, schemaCases[1].succeeded, Request{Kind: KindFail}, Refused, "processing records"},
-		{"fail-succeeded-json", jsonKey, schemaCases[2].ks, schemaCases[2].succeeded, Request{Kind: KindFail}, Refused, "processing records"},
-		{"reconcile-succeeded", atlasKey, schemaCases[0].ks, schemaCases[0].succeeded, Request{Kind: KindReconcile, Ref: "x"}, Refused, "already succeeded"},
-		{"reconcile-no-ref-hash", atlasKey, schemaCases[0].ks, schemaCases[0].processing, Request{Kind: KindReconcile}, Refused, "--ref"},
-		{"reconcile-no-ref-json", jsonKey, schemaCases[2].ks, schemaCases[2].processing, Request{Kind: KindReconcile}, Refused, "--ref"},
+		{"fail-succeeded-hash", atlasKey, schemaCases[0].ks, schemaCases[0].succeeded, Request{Kind: write.KindFail}, write.Refused, "processing records"},
+		{"fail-succeeded-marker", setnxKey, schemaCases[1].ks, schemaCases[1].succeeded, Request{Kind: write.KindFail}, write.Refused, "processing records"},
+		{"fail-succeeded-json", jsonKey, schemaCases[2].ks, schemaCases[2].succeeded, Request{Kind: write.KindFail}, write.Refused, "processing records"},
+		{"reconcile-succeeded", atlasKey, schemaCases[0].ks, schemaCases[0].succeeded, Request{Kind: write.KindReconcile, Ref: "x"}, write.Refused, "already succeeded"},
+		{"reconcile-no-ref-hash", atlasKey, schemaCases[0].ks, schemaCases[0].processing, Request{Kind: write.KindReconcile}, write.Refused, "--ref"},
+		{"reconcile-no-ref-json", jsonKey, schemaCases[2].ks, schemaCases[2].processing, Request{Kind: write.KindReconcile}, write.Refused, "--ref"},
 		{"schema-refuses", atlasKey, func(t testing.TB) *inspect.Keyspace { return inspecttest.Schema(t, "refusing", refuseYAML) },
-			schemaCases[0].processing, Request{Kind: KindFail}, Refused, "never reads a failed state"},
-		{"wrong-type-list", atlasKey, schemaCases[0].ks, func(r *rig) { r.c.RPush(ctx, atlasKey, "PROCESSING") }, Request{Kind: KindFail}, Refused, "type (list)"},
-		{"wrong-type-hash-for-marker", setnxKey, schemaCases[1].ks, func(r *rig) { r.c.HSet(ctx, setnxKey, "state", "processing") }, Request{Kind: KindReconcile}, Refused, "type (hash)"},
-		{"wrong-type-hash-for-json", jsonKey, schemaCases[2].ks, func(r *rig) { r.c.HSet(ctx, jsonKey, "status", "IN_PROGRESS") }, Request{Kind: KindExpire, TTL: TTL{Mode: TTLSet, D: time.Minute}}, Refused, "type (hash)"},
-		{"expire-without-ttl", atlasKey, schemaCases[0].ks, schemaCases[0].processing, Request{Kind: KindExpire}, Refused, "needs a TTL"},
-		{"absent", atlasKey, schemaCases[0].ks, func(*rig) {}, Request{Kind: KindFail}, NotFound, "does not exist"},
+			schemaCases[0].processing, Request{Kind: write.KindFail}, write.Refused, "never reads a failed state"},
+		{"wrong-type-list", atlasKey, schemaCases[0].ks, func(r *rig) { r.c.RPush(ctx, atlasKey, "PROCESSING") }, Request{Kind: write.KindFail}, write.Refused, "type (list)"},
+		{"wrong-type-hash-for-marker", setnxKey, schemaCases[1].ks, func(r *rig) { r.c.HSet(ctx, setnxKey, "state", "processing") }, Request{Kind: write.KindReconcile}, write.Refused, "type (hash)"},
+		{"wrong-type-hash-for-json", jsonKey, schemaCases[2].ks, func(r *rig) { r.c.HSet(ctx, jsonKey, "status", "IN_PROGRESS") }, Request{Kind: write.KindExpire, TTL: TTL{Mode: TTLSet, D: time.Minute}}, write.Refused, "type (hash)"},
+		{"expire-without-ttl", atlasKey, schemaCases[0].ks, schemaCases[0].processing, Request{Kind: write.KindExpire}, write.Refused, "needs a TTL"},
+		{"absent", atlasKey, schemaCases[0].ks, func(*rig) {}, Request{Kind: write.KindFail}, write.NotFound, "does not exist"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -382,7 +383,7 @@ actions:
 		r := sharedRig(t)
 		r.reserveAtlas(atlasKey, fp("b"))
 		for _, reason := range []string{"", "  \t"} {
-			_, err := BuildPlan(ctx, r.c, Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, Reason: reason})
+			_, err := BuildPlan(ctx, r.c, Request{Kind: write.KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, Reason: reason})
 			if err == nil || !strings.Contains(err.Error(), "reason") {
 				t.Fatalf("reason %q: err %v", reason, err)
 			}
@@ -405,9 +406,9 @@ func TestJSONWriteNeverCorruptsTheDocument(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := sharedRig(t)
 			r.setMarker(jsonKey, tc.doc, time.Minute)
-			for _, kind := range []Kind{KindFail, KindReconcile} {
+			for _, kind := range []write.Kind{write.KindFail, write.KindReconcile} {
 				p := r.plan(Request{Kind: kind, Keyspace: ks, Key: jsonKey, Ref: "ord-1"})
-				if p.Outcome != Refused || !strings.Contains(p.Refused, tc.where) {
+				if p.Outcome != write.Refused || !strings.Contains(p.Refused, tc.where) {
 					t.Fatalf("%s: refused %q", kind, p.Refused)
 				}
 				r.apply(p)
@@ -415,8 +416,8 @@ func TestJSONWriteNeverCorruptsTheDocument(t *testing.T) {
 					t.Fatalf("%s rewrote the document: %s", kind, got)
 				}
 			}
-			p := r.plan(Request{Kind: KindExpire, Keyspace: ks, Key: jsonKey, TTL: TTL{Mode: TTLSet, D: time.Hour}})
-			if res := r.apply(p); res.Outcome != Applied || r.raw(jsonKey)[""] != tc.doc {
+			p := r.plan(Request{Kind: write.KindExpire, Keyspace: ks, Key: jsonKey, TTL: TTL{Mode: TTLSet, D: time.Hour}})
+			if res := r.apply(p); res.Outcome != write.Applied || r.raw(jsonKey)[""] != tc.doc {
 				t.Fatalf("expire: %+v, %s", res, r.raw(jsonKey)[""])
 			}
 		})
@@ -424,8 +425,8 @@ func TestJSONWriteNeverCorruptsTheDocument(t *testing.T) {
 	t.Run("response", func(t *testing.T) {
 		r := sharedRig(t)
 		r.setMarker(jsonKey, jsonProcessing, time.Minute)
-		p := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: jsonKey, Response: ptr(`{"charge_id":98765432109876543}`)})
-		if p.Outcome != Refused || !strings.Contains(p.Refused, "charge_id") {
+		p := r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: jsonKey, Response: ptr(`{"charge_id":98765432109876543}`)})
+		if p.Outcome != write.Refused || !strings.Contains(p.Refused, "charge_id") {
 			t.Fatalf("refused %q", p.Refused)
 		}
 	})
@@ -437,7 +438,7 @@ func TestJSONPlanShowsTheRealDiff(t *testing.T) {
 	r := sharedRig(t)
 	ks := inspecttest.Schema(t, "jsonidem", jsonSchemaYAML)
 	r.setMarker(jsonKey, jsonProcessing, 120*time.Second)
-	p := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: jsonKey, Reason: "stuck"})
+	p := r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: jsonKey, Reason: "stuck"})
 	changes := map[string][2]string{}
 	for _, c := range p.Changes {
 		changes[c.Field] = [2]string{c.Before, c.After}
@@ -458,7 +459,7 @@ func TestJSONPlanShowsTheRealDiff(t *testing.T) {
 	if _, ok := changes["created_at"]; ok {
 		t.Error("an untouched field is listed as changed")
 	}
-	if res := r.apply(p); res.Outcome != Applied {
+	if res := r.apply(p); res.Outcome != write.Applied {
 		t.Fatalf("%+v", res)
 	}
 	now, _, err := readSnapshot(t.Context(), r.c, ks, jsonKey)

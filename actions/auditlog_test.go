@@ -8,97 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
-
-// A torn last line (a crash or a full disk mid-write) is kept, terminated
-// and marked by the next append, never glued to the next entry; the reader
-// passes over it and reads every entry.
-func TestAuditTornTailRepaired(t *testing.T) {
-	ctx := t.Context()
-	path := auditPath(t)
-	a, err := OpenAudit(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Write(ctx, AuditEntry{Phase: PhaseIntent, Key: "k1"}); err != nil {
-		t.Fatal(err)
-	}
-	a.Close()
-	frag := `{"time":"2026-01-01T00:00:00Z","id":"torn","phase":"intent","key":"k2","reaso`
-	appendRaw(t, path, frag)
-	if _, err := ReadAuditLog(path); err != nil {
-		t.Fatalf("an unfinished last line is a torn tail, not an error: %v", err)
-	}
-
-	a, err = OpenAudit(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Append(ctx, AuditEntry{Phase: PhaseIntent, Key: "k3"}, AuditEntry{Phase: PhaseOutcome, Key: "k3"}); err != nil {
-		t.Fatal(err)
-	}
-	torn := a.Repaired()
-	a.Close()
-	raw, _ := os.ReadFile(path)
-	lines := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
-	// the chain's genesis, k1, the torn line, the repair, k3 twice
-	if len(lines) != 6 || !strings.Contains(lines[0], `"phase":"genesis"`) || lines[2] != frag || !strings.Contains(lines[3], `"phase":"repair"`) || !strings.Contains(lines[4], `"key":"k3"`) {
-		t.Fatalf("log after repair:\n%s", raw)
-	}
-	if len(torn) != 1 || torn[0].Offset != int64(len(lines[0])+len(lines[1])+2) || torn[0].Len != int64(len(frag)) || torn[0].SHA256 == "" {
-		t.Fatalf("reported torn lines %+v", torn)
-	}
-	l, err := ReadAudit(path)
-	if err != nil || len(l.Entries) != 4 || len(l.Bad) != 0 || len(l.Torn) != 1 || l.Torn[0].Offset != torn[0].Offset {
-		t.Fatalf("read back: %d entries, torn %+v, bad %+v, %v\n%s", len(l.Entries), l.Torn, l.Bad, err, raw)
-	}
-	if es, err := ReadAuditLog(path); err != nil || len(es) != 4 {
-		t.Fatalf("ReadAuditLog: %d entries, %v", len(es), err)
-	}
-
-	// The repair itself torn (the disk still full): the next repair marks
-	// both the first fragment and the torn repair line.
-	path2 := auditPath(t)
-	appendRaw(t, path2, frag+"\n"+`{"time":"2026-01-01T00:00:01Z","id":"r1","phase":"repair","det`)
-	a, err = OpenAudit(path2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Write(ctx, AuditEntry{Phase: PhaseIntent, Key: "k4"}); err != nil {
-		t.Fatal(err)
-	}
-	a.Close()
-	if l, err := ReadAudit(path2); err != nil || len(l.Bad) != 0 || len(l.Torn) != 2 || len(l.Entries) != 2 {
-		t.Fatalf("torn repair: %d entries, torn %+v, bad %+v, %v", len(l.Entries), l.Torn, l.Bad, err)
-	}
-}
-
-func appendRaw(t *testing.T, path, s string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(s); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// The reader takes lines of any size an older writer produced (values
-// whole, several megabytes) where bufio.Scanner answered "token too long".
-func TestAuditReaderLongLines(t *testing.T) {
-	path := auditPath(t)
-	big := strings.Repeat(`\u003c`, 600_000) // 3.6 MB of JSON-escaped '<'
-	appendRaw(t, path, `{"phase":"intent","id":"a","key":"k","before":{"exists":true,"ttl_ms":1,"fields":{"response":"`+big+`"}}}`+"\n")
-	appendRaw(t, path, `{"phase":"outcome","id":"a","key":"k","outcome":"applied"}`+"\n")
-	es, err := ReadAuditLog(path)
-	if err != nil || len(es) != 2 || len(es[0].Before.Fields["response"]) != 600_000 || es[1].Outcome != Applied {
-		t.Fatalf("read %d entries, %v", len(es), err)
-	}
-}
 
 // Large values and payloads stay out of the log: recorded by length and
 // SHA-256, the intent marked not undoable with the reason. A processing
@@ -114,12 +28,12 @@ func TestAuditValuesBounded(t *testing.T) {
 	if err := r.c.HSet(ctx, atlasKey, "note1", lt, "note2", lt, "note3", lt).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if res := r.apply(r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey})); res.Outcome != Applied {
+	if res := r.apply(r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: atlasKey})); res.Outcome != write.Applied {
 		t.Fatalf("fail: %+v", res)
 	}
-	in, _ := r.lastWrite(atlasKey, Applied)
+	in, _ := r.lastWrite(atlasKey, write.Applied)
 	d, ok := in.Before.Omitted["note1"]
-	if !ok || d.Len != 60_000 || d.SHA256 != digestOf(lt, "").SHA256 || in.Before.Fields["note1"] != "" {
+	if !ok || d.Len != 60_000 || d.SHA256 != audit.Digest(lt, "").SHA256 || in.Before.Fields["note1"] != "" {
 		t.Fatalf("a 60,000-byte value is not recorded by length and digest: %+v", in.Before.Omitted)
 	}
 	if in.Undoable == nil || *in.Undoable || !strings.Contains(in.UndoNote, "note1 (60000 bytes)") {
@@ -133,10 +47,10 @@ func TestAuditValuesBounded(t *testing.T) {
 	if err := r.c.HSet(ctx, key4, "note1", mega, "note2", mega, "note3", mega, "response", mega+mega).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if res := r.apply(r.plan(Request{Kind: KindFail, Keyspace: ks, Key: key4})); res.Outcome != Applied {
+	if res := r.apply(r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: key4})); res.Outcome != write.Applied {
 		t.Fatalf("fail on a multi-megabyte record: %+v", res)
 	}
-	in4, _ := r.lastWrite(key4, Applied)
+	in4, _ := r.lastWrite(key4, write.Applied)
 	if d := in4.Before.Omitted["response"]; d.Len != 2<<20 || *in4.Undoable {
 		t.Fatalf("multi-megabyte record: omitted %+v, undoable %v", in4.Before.Omitted, *in4.Undoable)
 	}
@@ -146,11 +60,11 @@ func TestAuditValuesBounded(t *testing.T) {
 	body := `{"customer":"Jane Roe","card_last4":"4242","pad":"` + strings.Repeat("x", 100) + `"}`
 	r.reserveAtlas(key2, fp("body-2"))
 	r.completeAtlas(key2, fp("body-2"), 201, body)
-	if res := r.apply(r.plan(Request{Kind: KindExpire, Keyspace: ks, Key: key2, TTL: TTL{Mode: TTLSet}})); res.Outcome != Applied {
+	if res := r.apply(r.plan(Request{Kind: write.KindExpire, Keyspace: ks, Key: key2, TTL: TTL{Mode: TTLSet}})); res.Outcome != write.Applied {
 		t.Fatalf("expire --ttl 0: %+v", res)
 	}
-	in2, _ := r.lastWrite(key2, Applied)
-	if in2.Before.Omitted["response"].Why != whyPayload || *in2.Undoable {
+	in2, _ := r.lastWrite(key2, write.Applied)
+	if in2.Before.Omitted["response"].Why != audit.WhyPayload || *in2.Undoable {
 		t.Fatalf("response body not left out as a payload: %+v", in2.Before)
 	}
 	raw, _ := os.ReadFile(r.audit)
@@ -164,14 +78,14 @@ func TestAuditValuesBounded(t *testing.T) {
 	}
 
 	// A profile may keep payloads (up to the cap).
-	r.ex.Audit.Values = AuditValues{Payloads: true, MaxValue: 4096}
+	r.ex.Audit.Values = audit.Values{Payloads: true, MaxValue: 4096}
 	key3 := atlasKey + "-3"
 	r.reserveAtlas(key3, fp("body-3"))
 	r.completeAtlas(key3, fp("body-3"), 201, body)
-	if res := r.apply(r.plan(Request{Kind: KindExpire, Keyspace: ks, Key: key3, TTL: TTL{Mode: TTLSet, D: time.Hour}})); res.Outcome != Applied {
+	if res := r.apply(r.plan(Request{Kind: write.KindExpire, Keyspace: ks, Key: key3, TTL: TTL{Mode: TTLSet, D: time.Hour}})); res.Outcome != write.Applied {
 		t.Fatalf("expire: %+v", res)
 	}
-	in3, _ := r.lastWrite(key3, Applied)
+	in3, _ := r.lastWrite(key3, write.Applied)
 	if in3.Before.Fields["response"] != body || !*in3.Undoable {
 		t.Fatalf("audit_payloads: the body is kept and the intent undoable: %+v %v", in3.Before, *in3.Undoable)
 	}
@@ -181,7 +95,7 @@ func TestAuditValuesBounded(t *testing.T) {
 	body5 := strings.Replace(body, "Jane Roe", "John Doe", 1)
 	r.reserveAtlas(key5, fp("body-5"))
 	r.completeAtlas(key5, fp("body-5"), 201, body5)
-	if res := r.apply(r.plan(Request{Kind: KindExpire, Keyspace: ks, Key: key5, TTL: TTL{Mode: TTLSet}})); res.Outcome != Applied {
+	if res := r.apply(r.plan(Request{Kind: write.KindExpire, Keyspace: ks, Key: key5, TTL: TTL{Mode: TTLSet}})); res.Outcome != write.Applied {
 		t.Fatalf("expire --ttl 0: %+v", res)
 	}
 	raw, _ = os.ReadFile(r.audit)
@@ -194,12 +108,12 @@ func TestAuditValuesBounded(t *testing.T) {
 // refused, and so is its write.
 func TestAuditEntryTooLongRefused(t *testing.T) {
 	path := auditPath(t)
-	a, err := OpenAudit(path)
+	a, err := audit.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	err = a.Write(t.Context(), AuditEntry{Phase: PhaseIntent, Key: strings.Repeat("k", MaxAuditLine)})
+	err = a.Write(t.Context(), audit.Entry{Phase: audit.PhaseIntent, Key: strings.Repeat("k", audit.MaxLine)})
 	if err == nil || !strings.Contains(err.Error(), "line limit") {
 		t.Fatalf("a 1 MiB key: %v", err)
 	}
@@ -213,9 +127,9 @@ func TestAuditEntryTooLongRefused(t *testing.T) {
 // not two a write); every intent has its outcome.
 func TestGroupCommitOrder(t *testing.T) {
 	r := sharedRig(t)
-	plans := r.reservePlans("gc", 100, Request{Kind: KindFail})
+	plans := r.reservePlans("gc", 100, Request{Kind: write.KindFail})
 	for _, res := range r.ex.ApplyAll(t.Context(), plans, 0, nil) {
-		if res.Outcome != Applied {
+		if res.Outcome != write.Applied {
 			t.Fatalf("%+v", res)
 		}
 	}
@@ -242,17 +156,17 @@ func TestGroupCommitOrder(t *testing.T) {
 // and an absurd rate is no error (it used to panic in NewTicker).
 func TestApplyAllRate(t *testing.T) {
 	r := sharedRig(t)
-	plans := r.reservePlans("rate", 21, Request{Kind: KindExpire, TTL: TTL{Mode: TTLSet, D: time.Hour}})
+	plans := r.reservePlans("rate", 21, Request{Kind: write.KindExpire, TTL: TTL{Mode: TTLSet, D: time.Hour}})
 	start := time.Now()
 	for _, res := range r.ex.ApplyAll(t.Context(), plans[:20], 100, nil) {
-		if res.Outcome != Applied {
+		if res.Outcome != write.Applied {
 			t.Fatalf("%+v", res)
 		}
 	}
 	if d := time.Since(start); d < 190*time.Millisecond {
 		t.Fatalf("20 writes at --rate 100 took %v, want ≥ 190 ms", d)
 	}
-	if res := r.ex.ApplyAll(t.Context(), plans[20:], 2_000_000_000, nil); res[0].Outcome != Applied {
+	if res := r.ex.ApplyAll(t.Context(), plans[20:], 2_000_000_000, nil); res[0].Outcome != write.Applied {
 		t.Fatalf("%+v", res[0])
 	}
 }

@@ -11,22 +11,10 @@ import (
 	"io/fs"
 	"time"
 	"unicode/utf8"
-)
 
-// RunPlan is the body of a plan entry: the run's targets, in parts of at
-// most planPartKeys keys, so a line stays bounded however many keys a run
-// has.
-type RunPlan struct {
-	Part       int      `json:"part"`
-	Parts      int      `json:"parts"`
-	Planned    int      `json:"planned"`  // targets in the whole run
-	Runnable   int      `json:"runnable"` // of those, the ones planned to be written
-	KeysSHA256 string   `json:"keys_sha256"`
-	Keys       []string `json:"keys"`
-	// KeysBase64 holds, by index in Keys, the exact bytes of keys that are
-	// not UTF-8.
-	KeysBase64 map[int]string `json:"keys_base64,omitempty"`
-}
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
+)
 
 // A plan part holds at most planPartKeys keys and planPartBytes of them,
 // well under MaxAuditLine even when every byte needs escaping.
@@ -75,7 +63,7 @@ func RunID(plans []*Plan) string {
 }
 
 // planEntries are a run's plan lines, all sharing one id (this execution).
-func (e *Executor) planEntries(run string, plans []*Plan) []AuditEntry {
+func (e *Executor) planEntries(run string, plans []*Plan) []audit.Entry {
 	runnable := 0
 	kh := sha256.New()
 	for _, p := range plans {
@@ -87,10 +75,10 @@ func (e *Executor) planEntries(run string, plans []*Plan) []AuditEntry {
 	}
 	sum := hex.EncodeToString(kh.Sum(nil))
 	chunks := planChunks(plans)
-	id := newID()
-	var out []AuditEntry
+	id := audit.NewID()
+	var out []audit.Entry
 	for part, chunk := range chunks {
-		rp := &RunPlan{Part: part + 1, Parts: len(chunks), Planned: len(plans), Runnable: runnable, KeysSHA256: sum}
+		rp := &audit.RunPlan{Part: part + 1, Parts: len(chunks), Planned: len(plans), Runnable: runnable, KeysSHA256: sum}
 		for i, p := range chunk {
 			rp.Keys = append(rp.Keys, p.Key)
 			if !utf8.ValidString(p.Key) {
@@ -101,45 +89,34 @@ func (e *Executor) planEntries(run string, plans []*Plan) []AuditEntry {
 			}
 		}
 		first := chunk[0]
-		out = append(out, AuditEntry{ID: id, Phase: PhasePlan, Run: run, Identity: e.Identity,
+		out = append(out, audit.Entry{ID: id, Phase: audit.PhasePlan, Run: run, Identity: e.Identity,
 			Action: first.Kind, Reason: first.Reason, RunPlan: rp})
-	}
-	return out
-}
-
-// keys are the plan part's keys, exact.
-func (rp *RunPlan) keys() []string {
-	out := append([]string(nil), rp.Keys...)
-	for i, b := range rp.KeysBase64 {
-		if k, err := base64.StdEncoding.DecodeString(b); err == nil && i < len(out) {
-			out[i] = string(k)
-		}
 	}
 	return out
 }
 
 // runTrace is what the log says a run did, key by key.
 type runTrace struct {
-	applied map[string]string     // key → time of its applied outcome
-	inDoubt map[string]AuditEntry // key → an intent with no outcome at all
+	applied map[string]string      // key → time of its applied outcome
+	inDoubt map[string]audit.Entry // key → an intent with no outcome at all
 }
 
 // traceRun reads what earlier executions of run did.
 func traceRun(path, run string) (*runTrace, error) {
 	mark := []byte(`"run":"` + run + `"`)
-	intents := map[string]AuditEntry{}
+	intents := map[string]audit.Entry{}
 	closed := map[string]bool{}
-	t := &runTrace{applied: map[string]string{}, inDoubt: map[string]AuditEntry{}}
-	_, _, err := scanAudit(path, func(raw []byte) bool { return bytes.Contains(raw, mark) }, func(e AuditEntry) {
+	t := &runTrace{applied: map[string]string{}, inDoubt: map[string]audit.Entry{}}
+	_, _, err := audit.Scan(path, func(raw []byte) bool { return bytes.Contains(raw, mark) }, func(e audit.Entry) {
 		if e.Run != run {
 			return
 		}
 		switch e.Phase {
-		case PhaseIntent:
+		case audit.PhaseIntent:
 			intents[e.ID] = e
-		case PhaseOutcome:
+		case audit.PhaseOutcome:
 			closed[e.ID] = true
-			if e.Outcome == Applied {
+			if e.Outcome == write.Applied {
 				t.applied[auditTarget(e)] = e.Time
 			}
 		}
@@ -181,7 +158,7 @@ func (e *Executor) MarkAlreadyApplied(plans []*Plan) (int, error) {
 	n := 0
 	for _, p := range plans {
 		if at, ok := t.applied[planTarget(p)]; ok {
-			p.Refused, p.Outcome = "applied by an earlier execution of this run ("+run+") at "+at, AlreadyApplied
+			p.Refused, p.Outcome = "applied by an earlier execution of this run ("+run+") at "+at, write.AlreadyApplied
 			n++
 			continue
 		}
@@ -193,7 +170,7 @@ func (e *Executor) MarkAlreadyApplied(plans []*Plan) (int, error) {
 		if err != nil || !matchesLogged(p.Before, in.After, time.Since(at)) {
 			continue
 		}
-		p.Refused, p.Outcome = "applied by an earlier execution of this run ("+run+"), which stopped before recording it: the record is as that write left it", AlreadyApplied
+		p.Refused, p.Outcome = "applied by an earlier execution of this run ("+run+"), which stopped before recording it: the record is as that write left it", write.AlreadyApplied
 		p.settles = &in
 		n++
 	}
@@ -202,7 +179,7 @@ func (e *Executor) MarkAlreadyApplied(plans []*Plan) (int, error) {
 
 // matchesLogged compares a record read now with a snapshot from the log,
 // whose long values are digests.
-func matchesLogged(now Snapshot, want *Snapshot, elapsed time.Duration) bool {
+func matchesLogged(now write.Snapshot, want *write.Snapshot, elapsed time.Duration) bool {
 	w := *want
 	for k, d := range want.Omitted {
 		var cur string
@@ -217,7 +194,7 @@ func matchesLogged(now Snapshot, want *Snapshot, elapsed time.Duration) bool {
 		if d.SHA256 == "" {
 			continue // never read whole: the rest must tell
 		}
-		if _, cut := now.Omitted[k]; cut || digestOf(cur, "").SHA256 != d.SHA256 {
+		if _, cut := now.Omitted[k]; cut || audit.Digest(cur, "").SHA256 != d.SHA256 {
 			return false
 		}
 	}

@@ -4,24 +4,27 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 )
 
 // RunSummary is what the audit log says about one run, all its executions
 // together (a re-run of the same input has the same id).
 type RunSummary struct {
-	ID         string `json:"id"`
-	Started    string `json:"started"` // its first entry
-	Last       string `json:"last"`    // its last entry
-	Operator   string `json:"operator"`
-	Profile    string `json:"profile"`
-	Action     Kind   `json:"action"`
-	Reason     string `json:"reason"`
-	Executions int    `json:"executions"`
-	Planned    int    `json:"planned"`
-	Applied    int    `json:"applied"`
-	Conflict   int    `json:"conflict"`
-	Failed     int    `json:"failed"` // error, unknown, not_applied, refused
-	InDoubt    int    `json:"in_doubt"`
+	ID         string     `json:"id"`
+	Started    string     `json:"started"` // its first entry
+	Last       string     `json:"last"`    // its last entry
+	Operator   string     `json:"operator"`
+	Profile    string     `json:"profile"`
+	Action     write.Kind `json:"action"`
+	Reason     string     `json:"reason"`
+	Executions int        `json:"executions"`
+	Planned    int        `json:"planned"`
+	Applied    int        `json:"applied"`
+	Conflict   int        `json:"conflict"`
+	Failed     int        `json:"failed"` // error, unknown, not_applied, refused
+	InDoubt    int        `json:"in_doubt"`
 	// Unapplied counts the keys planned and not applied (a conflict, a
 	// failure, in doubt, not attempted); Undone is its former name, kept
 	// for scripts: it never meant reverted.
@@ -33,8 +36,8 @@ type RunSummary struct {
 	// verify hook's verdicts, else its action. Action is the first
 	// write's action; Actions counts the writes attempted by action, a
 	// triage's mix of fail and reconcile (or retry and ack).
-	Command string       `json:"command"`
-	Actions map[Kind]int `json:"actions"`
+	Command string             `json:"command"`
+	Actions map[write.Kind]int `json:"actions"`
 }
 
 // Label names the run by what it did: its action, or its command and the
@@ -43,7 +46,7 @@ func (s RunSummary) Label() string {
 	if s.Command == string(s.Action) && len(s.Actions) <= 1 {
 		return string(s.Action)
 	}
-	kinds := make([]Kind, 0, len(s.Actions))
+	kinds := make([]write.Kind, 0, len(s.Actions))
 	for k := range s.Actions {
 		kinds = append(kinds, k)
 	}
@@ -86,11 +89,11 @@ type RunReport struct {
 
 // RunWrite is one attempted write of a run.
 type RunWrite struct {
-	ID      string  `json:"id"`
-	Key     string  `json:"key"`
-	Action  Kind    `json:"action"`
-	Outcome Outcome `json:"outcome,omitempty"` // "" in doubt
-	Reverts string  `json:"reverts,omitempty"` // an undo: the write it reverts
+	ID      string        `json:"id"`
+	Key     string        `json:"key"`
+	Action  write.Kind    `json:"action"`
+	Outcome write.Outcome `json:"outcome,omitempty"` // "" in doubt
+	Reverts string        `json:"reverts,omitempty"` // an undo: the write it reverts
 	// Undo is "undoable", "reverted by ID" (an applied undo stands on it),
 	// "not undoable: why", or "" (not applied: nothing to undo).
 	Undo string `json:"undo,omitempty"`
@@ -103,7 +106,7 @@ type RunWrite struct {
 // undoStatus says what an undo of w would do.
 func (w RunWrite) undoStatus(reverted revertIndex) string {
 	switch {
-	case w.Outcome != Applied:
+	case w.Outcome != write.Applied:
 		return ""
 	case reverted.revertedBy(w.ID, 0) != "":
 		return "reverted by " + reverted.revertedBy(w.ID, 0)
@@ -136,13 +139,13 @@ type runAcc struct {
 
 // AuditRuns reads the log and sums up every named run, oldest first, with
 // the log's torn and bad lines.
-func AuditRuns(path string) ([]RunReport, *AuditLog, error) {
+func AuditRuns(path string) ([]RunReport, *audit.Log, error) {
 	runs := map[string]*runAcc{}
 	var order []string
 	reverted := revertIndex{}
-	lg := &AuditLog{}
+	lg := &audit.Log{}
 	var err error
-	lg.Torn, lg.Bad, err = scanAudit(path, nil, func(e AuditEntry) {
+	lg.Torn, lg.Bad, err = audit.Scan(path, nil, func(e audit.Entry) {
 		reverted.add(e)
 		if e.Run == "" {
 			return
@@ -176,17 +179,17 @@ func (r *runAcc) plan(k string) {
 	}
 }
 
-func (r *runAcc) add(e AuditEntry) {
+func (r *runAcc) add(e audit.Entry) {
 	switch e.Phase {
-	case PhasePlan:
+	case audit.PhasePlan:
 		if e.Part <= 1 {
 			r.execs[e.ID] = true
 		}
-		for _, k := range e.RunPlan.keys() {
+		for _, k := range e.RunPlan.ExactKeys() {
 			r.plan(k)
 		}
-	case PhaseIntent:
-		k := e.entryKey()
+	case audit.PhaseIntent:
+		k := e.ExactKey()
 		r.plan(k)
 		r.open[e.ID] = k
 		r.last[k] = RunKey{Key: k, Last: LastInDoubt, Detail: "an intent without an outcome: the run stopped between them; re-run it to settle", Time: e.Time}
@@ -197,11 +200,11 @@ func (r *runAcc) add(e AuditEntry) {
 		if e.Image == nil && e.UndoNote == "" {
 			r.writes[len(r.writes)-1].note = "the log holds no before-image for it"
 		}
-	case PhaseOutcome:
-		k := e.entryKey()
+	case audit.PhaseOutcome:
+		k := e.ExactKey()
 		r.plan(k)
 		delete(r.open, e.ID)
-		if e.Outcome == Applied {
+		if e.Outcome == write.Applied {
 			r.applied[k] = true
 		}
 		if i, ok := r.wpos[e.ID]; ok {
@@ -214,7 +217,7 @@ func (r *runAcc) add(e AuditEntry) {
 func (r *runAcc) report(reverted revertIndex) RunReport {
 	rep := r.rep
 	rep.Writes = make([]RunWrite, len(r.writes))
-	rep.Actions = map[Kind]int{}
+	rep.Actions = map[write.Kind]int{}
 	for i, w := range r.writes {
 		w.Undo = w.undoStatus(reverted)
 		rep.Writes[i] = w
@@ -238,10 +241,10 @@ func (r *runAcc) report(reverted revertIndex) RunReport {
 		if !ok {
 			l = RunKey{Key: k, Last: LastNotAttempted, Detail: "no write attempted: refused while planning (gone, not a record the action applies to) or the run stopped first"}
 		}
-		switch Outcome(l.Last) {
-		case Conflict:
+		switch write.Outcome(l.Last) {
+		case write.Conflict:
 			rep.Conflict++
-		case Failed, Unknown, NotApplied, Refused:
+		case write.Failed, write.Unknown, write.NotApplied, write.Refused:
 			rep.Failed++
 		}
 		if l.Last == LastInDoubt {

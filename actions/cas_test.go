@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
@@ -22,28 +23,28 @@ func TestCASConflictAfterPlan(t *testing.T) {
 		change    func(r *rig)
 		what      string // in the detail
 	}{
-		{"fail-vs-complete", atlasKey, schemaCases[0], Request{Kind: KindFail},
+		{"fail-vs-complete", atlasKey, schemaCases[0], Request{Kind: write.KindFail},
 			func(r *rig) { r.completeAtlas(atlasKey, fp("body-1"), 201, `{"order_id":"ord-1"}`) }, "state"},
-		{"reconcile-vs-complete", atlasKey, schemaCases[0], Request{Kind: KindReconcile, Ref: "ord-1"},
+		{"reconcile-vs-complete", atlasKey, schemaCases[0], Request{Kind: write.KindReconcile, Ref: "ord-1"},
 			func(r *rig) { r.completeAtlas(atlasKey, fp("body-1"), 201, `{"order_id":"ord-1"}`) }, "state"},
-		{"expire-vs-complete", atlasKey, schemaCases[0], Request{Kind: KindExpire, TTL: TTL{Mode: TTLSet, D: 2 * time.Hour}},
+		{"expire-vs-complete", atlasKey, schemaCases[0], Request{Kind: write.KindExpire, TTL: TTL{Mode: TTLSet, D: 2 * time.Hour}},
 			func(r *rig) { r.completeAtlas(atlasKey, fp("body-1"), 201, `{"order_id":"ord-1"}`) }, "state"},
-		{"delete-vs-complete", atlasKey, schemaCases[0], Request{Kind: KindExpire, TTL: TTL{Mode: TTLSet}},
+		{"delete-vs-complete", atlasKey, schemaCases[0], Request{Kind: write.KindExpire, TTL: TTL{Mode: TTLSet}},
 			func(r *rig) { r.completeAtlas(atlasKey, fp("body-1"), 201, `{"order_id":"ord-1"}`) }, "state"},
-		{"fail-vs-new-fingerprint", atlasKey, schemaCases[0], Request{Kind: KindFail},
+		{"fail-vs-new-fingerprint", atlasKey, schemaCases[0], Request{Kind: write.KindFail},
 			func(r *rig) { r.c.HSet(ctx, atlasKey, "fingerprint", fp("another body")) }, "fingerprint"},
-		{"fail-vs-recreated", atlasKey, schemaCases[0], Request{Kind: KindFail},
+		{"fail-vs-recreated", atlasKey, schemaCases[0], Request{Kind: write.KindFail},
 			func(r *rig) { r.c.Del(ctx, atlasKey); r.reserveAtlas(atlasKey, fp("body-2")) }, "fingerprint"},
-		{"json-fail-vs-complete", jsonKey, schemaCases[2], Request{Kind: KindFail},
+		{"json-fail-vs-complete", jsonKey, schemaCases[2], Request{Kind: write.KindFail},
 			func(r *rig) { r.c.Set(ctx, jsonKey, jsonComplete, redis.KeepTTL) }, "state"},
-		{"json-fail-vs-new-fingerprint", jsonKey, schemaCases[2], Request{Kind: KindFail},
+		{"json-fail-vs-new-fingerprint", jsonKey, schemaCases[2], Request{Kind: write.KindFail},
 			func(r *rig) {
 				r.c.Set(ctx, jsonKey, strings.Replace(jsonProcessing, "fp-json-1", "fp-json-2", 1), redis.KeepTTL)
 			}, "fingerprint"},
-		{"marker-reconcile-vs-response", setnxKey, schemaCases[1], Request{Kind: KindReconcile},
+		{"marker-reconcile-vs-response", setnxKey, schemaCases[1], Request{Kind: write.KindReconcile},
 			func(r *rig) { r.c.Set(ctx, setnxKey, `{"order_id":"ord-1"}`, time.Hour) }, "state"},
 		// Same first bytes, another length: the raw script compares both.
-		{"marker-fail-vs-longer-value", setnxKey, schemaCases[1], Request{Kind: KindFail},
+		{"marker-fail-vs-longer-value", setnxKey, schemaCases[1], Request{Kind: write.KindFail},
 			func(r *rig) { r.c.Set(ctx, setnxKey, "processing:worker-2", time.Hour) }, "state"},
 	}
 	for _, tc := range cases {
@@ -59,7 +60,7 @@ func TestCASConflictAfterPlan(t *testing.T) {
 			tc.change(r)
 			changed, ttl := r.raw(tc.key), r.pttl(tc.key)
 			res := r.apply(p)
-			if res.Outcome != Conflict || !strings.Contains(res.Detail, tc.what) || !strings.Contains(res.Detail, "nothing was written") {
+			if res.Outcome != write.Conflict || !strings.Contains(res.Detail, tc.what) || !strings.Contains(res.Detail, "nothing was written") {
 				t.Fatalf("apply after a change: %+v", res)
 			}
 			if after := r.raw(tc.key); !sameMap(changed, after) {
@@ -68,7 +69,7 @@ func TestCASConflictAfterPlan(t *testing.T) {
 			if d := r.pttl(tc.key); d > ttl || d < ttl-10*time.Second {
 				t.Fatalf("the conflicting write changed the TTL: %v -> %v", ttl, d)
 			}
-			r.lastWrite(tc.key, Conflict)
+			r.lastWrite(tc.key, write.Conflict)
 		})
 	}
 }
@@ -80,12 +81,12 @@ func TestCASAgainstTheApplication(t *testing.T) {
 	ctx := t.Context()
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	r.reserveAtlas(atlasKey, fp("body-1"))
-	p := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey, Reason: "looks stuck"})
+	p := r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: atlasKey, Reason: "looks stuck"})
 	n, err := appsim.Complete.Run(ctx, r.c, []string{atlasKey}, fp("body-1"), 201, `{"order_id":"ord-1"}`, 300).Int64()
 	if err != nil || n != 1 {
 		t.Fatalf("COMPLETE: %d %v", n, err)
 	}
-	if res := r.apply(p); res.Outcome != Conflict {
+	if res := r.apply(p); res.Outcome != write.Conflict {
 		t.Fatalf("apply: %+v", res)
 	}
 	got := r.raw(atlasKey)
@@ -96,8 +97,8 @@ func TestCASAgainstTheApplication(t *testing.T) {
 	// application's COMPLETE is refused by its own script (not lost silently).
 	r.c.Del(ctx, atlasKey)
 	r.reserveAtlas(atlasKey, fp("body-2"))
-	p = r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey, Reason: "looks stuck"})
-	if res := r.apply(p); res.Outcome != Applied {
+	p = r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: atlasKey, Reason: "looks stuck"})
+	if res := r.apply(p); res.Outcome != write.Applied {
 		t.Fatalf("apply: %+v", res)
 	}
 	n, err = appsim.Complete.Run(ctx, r.c, []string{atlasKey}, fp("body-2"), 201, `{"order_id":"ord-2"}`, 300).Int64()
@@ -122,17 +123,17 @@ func TestSeenDiffersAtPlan(t *testing.T) {
 			r.reserveAtlas(atlasKey, fp("body-1"))
 			before := r.raw(atlasKey)
 			saw := tc.saw
-			p := r.plan(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, Saw: &saw})
-			if p.Outcome != Conflict || !strings.Contains(p.Refused, tc.what) {
+			p := r.plan(Request{Kind: write.KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, Saw: &saw})
+			if p.Outcome != write.Conflict || !strings.Contains(p.Refused, tc.what) {
 				t.Fatalf("plan: %q %q", p.Outcome, p.Refused)
 			}
-			if res := r.apply(p); res.Outcome != Conflict {
+			if res := r.apply(p); res.Outcome != write.Conflict {
 				t.Fatalf("apply: %+v", res)
 			}
 			if !sameMap(before, r.raw(atlasKey)) {
 				t.Fatal("a conflict at plan time wrote something")
 			}
-			if e := r.lastRefusal(atlasKey, Conflict); !strings.Contains(e.Detail, tc.what) || len(r.entries()) != 1 {
+			if e := r.lastRefusal(atlasKey, write.Conflict); !strings.Contains(e.Detail, tc.what) || len(r.entries()) != 1 {
 				t.Fatalf("audited plan-time conflict: %+v (%d lines)", e, len(r.entries()))
 			}
 		})
@@ -140,9 +141,9 @@ func TestSeenDiffersAtPlan(t *testing.T) {
 	t.Run("same", func(t *testing.T) {
 		r := sharedRig(t)
 		r.reserveAtlas(atlasKey, fp("body-1"))
-		p := r.plan(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey,
+		p := r.plan(Request{Kind: write.KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey,
 			Saw: &Seen{State: "PROCESSING", Fingerprint: fp("body-1")}})
-		if res := r.apply(p); res.Outcome != Applied {
+		if res := r.apply(p); res.Outcome != write.Applied {
 			t.Fatalf("apply: %+v", res)
 		}
 	})
@@ -154,18 +155,18 @@ func TestDeletedAfterPlan(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			r := sharedRig(t)
 			sc.processing(r)
-			p := r.plan(Request{Kind: KindReconcile, Keyspace: sc.ks(t), Key: sc.key, Ref: "ord-1"})
+			p := r.plan(Request{Kind: write.KindReconcile, Keyspace: sc.ks(t), Key: sc.key, Ref: "ord-1"})
 			if p.Refused != "" {
 				t.Fatalf("plan: %s", p.Refused)
 			}
 			r.c.Del(t.Context(), sc.key)
-			if res := r.apply(p); res.Outcome != NotFound {
+			if res := r.apply(p); res.Outcome != write.NotFound {
 				t.Fatalf("apply: %+v", res)
 			}
 			if r.c.Exists(t.Context(), sc.key).Val() != 0 {
 				t.Fatal("the write recreated the key")
 			}
-			r.lastWrite(sc.key, NotFound)
+			r.lastWrite(sc.key, write.NotFound)
 		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -22,29 +24,29 @@ const (
 // AppliedCheck is one applied write from the audit log against the record
 // as it is now.
 type AppliedCheck struct {
-	AuditID  string `json:"audit_id"`
-	Run      string `json:"run,omitempty"`
-	Time     string `json:"time"`
-	Key      string `json:"key"`
-	Keyspace string `json:"keyspace"`
-	Action   Kind   `json:"action"`
-	Reason   string `json:"reason"`
-	Status   string `json:"status"`
-	Detail   string `json:"detail,omitempty"`
+	AuditID  string     `json:"audit_id"`
+	Run      string     `json:"run,omitempty"`
+	Time     string     `json:"time"`
+	Key      string     `json:"key"`
+	Keyspace string     `json:"keyspace"`
+	Action   write.Kind `json:"action"`
+	Reason   string     `json:"reason"`
+	Status   string     `json:"status"`
+	Detail   string     `json:"detail,omitempty"`
 	// NotReplicated: the run already reported the write not acknowledged
 	// by the replicas.
 	NotReplicated bool `json:"not_replicated,omitempty"`
 	// Entry names a pending-entry write's entry (Key is then its stream).
 	Entry *EntryTarget `json:"entry,omitempty"`
 	// Intent is the write as the log holds it (for the re-apply command).
-	Intent AuditEntry `json:"-"`
+	Intent audit.Entry `json:"-"`
 }
 
 // LatestApplied lists, newest first, the last applied write of each key
 // (or pending entry) among the log's writes that keep accepts: an earlier
 // write of a key was superseded by the later one, and is not what the
 // record should be.
-func (x *UndoIndex) LatestApplied(keep func(in AuditEntry) bool) []UndoTarget {
+func (x *UndoIndex) LatestApplied(keep func(in audit.Entry) bool) []UndoTarget {
 	seen := map[string]bool{}
 	var out []UndoTarget
 	for i := len(x.order) - 1; i >= 0; i-- {
@@ -54,7 +56,7 @@ func (x *UndoIndex) LatestApplied(keep func(in AuditEntry) bool) []UndoTarget {
 			continue
 		}
 		seen[key] = true
-		if o := x.outcomes[in.ID]; o.Outcome == Applied && keep(in) {
+		if o := x.outcomes[in.ID]; o.Outcome == write.Applied && keep(in) {
 			out = append(out, UndoTarget{Intent: in, Outcome: o})
 		}
 	}
@@ -62,8 +64,8 @@ func (x *UndoIndex) LatestApplied(keep func(in AuditEntry) bool) []UndoTarget {
 }
 
 // SinceFilter keeps writes at or after t (the zero time: all).
-func SinceFilter(t time.Time) func(AuditEntry) bool {
-	return func(in AuditEntry) bool {
+func SinceFilter(t time.Time) func(audit.Entry) bool {
+	return func(in audit.Entry) bool {
 		at, err := time.Parse(time.RFC3339Nano, in.Time)
 		return t.IsZero() || err == nil && !at.Before(t)
 	}
@@ -78,7 +80,7 @@ func CheckApplied(ctx context.Context, c redis.UniversalClient, ts []UndoTarget,
 	out := make([]AppliedCheck, 0, len(ts))
 	for _, t := range ts {
 		in, o := t.Intent, t.Outcome
-		ch := AppliedCheck{AuditID: in.ID, Run: in.Run, Time: in.Time, Key: in.entryKey(), Keyspace: in.Keyspace, Action: in.Action,
+		ch := AppliedCheck{AuditID: in.ID, Run: in.Run, Time: in.Time, Key: in.ExactKey(), Keyspace: in.Keyspace, Action: in.Action,
 			Reason: in.Reason, NotReplicated: o.Replication != nil && o.NotReplicated, Intent: in}
 		if ea := in.Entry; ea != nil {
 			ch.Entry = &EntryTarget{Stream: string(ea.Stream), Group: string(ea.Group), ID: ea.ID}
@@ -101,11 +103,11 @@ func checkOne(ctx context.Context, c redis.UniversalClient, t UndoTarget, ks *in
 	if ks != nil {
 		isLock := false
 		if lk := ks.Schema.Lock; lk != nil {
-			_, isLock = lk.RecordKey(in.entryKey())
+			_, isLock = lk.RecordKey(in.ExactKey())
 		}
-		comp = companionKey(ks, in.entryKey(), isLock)
+		comp = companionKey(ks, in.ExactKey(), isLock)
 	}
-	cur, err := fetchVersion(ctx, c, in.entryKey(), comp)
+	cur, err := fetchVersion(ctx, c, in.ExactKey(), comp)
 	if err != nil {
 		return CheckUnknown, "the record could not be read: " + explain(err, "")
 	}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -33,11 +35,11 @@ func checkEntry(ctx context.Context, c redis.UniversalClient, t UndoTarget) (str
 	}
 	asBefore := now.status == "pending" && now.consumer == string(ea.Consumer) && now.deliveries == ea.Deliveries
 	switch in.Action {
-	case KindRetry, KindUndo: // an undo of a retry is a claim back
+	case write.KindRetry, write.KindUndo: // an undo of a retry is a claim back
 		return checkRetry(in, o, now, asBefore)
-	case KindAck:
+	case write.KindAck:
 		return checkAck(now, asBefore, "the ack")
-	case KindDeadLetter:
+	case write.KindDeadLetter:
 		return checkDeadLetter(ctx, c, in, o, now, asBefore)
 	}
 	return CheckUnknown, "not a pending-entry action idemctl knows: " + inspect.Sanitize(string(in.Action))
@@ -46,7 +48,7 @@ func checkEntry(ctx context.Context, c redis.UniversalClient, t UndoTarget) (str
 // checkRetry: still pending as the retry (or an undo of one) left it
 // (kept), or acked or claimed since (changed), or pending to its consumer
 // as before (lost).
-func checkRetry(in, o AuditEntry, now entryRead, asBefore bool) (string, string) {
+func checkRetry(in, o audit.Entry, now entryRead, asBefore bool) (string, string) {
 	if o.Entry == nil || o.Entry.Left == nil {
 		return CheckUnknown, "the log does not say what the write left (its outcome was settled by a re-read)"
 	}
@@ -58,7 +60,7 @@ func checkRetry(in, o AuditEntry, now entryRead, asBefore bool) (string, string)
 	case now.consumer == string(left.Consumer) && now.deliveries == left.Deliveries:
 		// A redeliver leaves consumer and count as they were: only the
 		// delivery time, which it set to the write's, tells.
-		if in.Entry.Mode == RetryRedeliver && o.ServerMs > 0 && now.nowMs-now.idleMs < o.ServerMs-1000 {
+		if in.Entry.Mode == write.RetryRedeliver && o.ServerMs > 0 && now.nowMs-now.idleMs < o.ServerMs-1000 {
 			return CheckLost, fmt.Sprintf("pending to %s, idle since %s, before the write reset it: the write was taken back (a failover to a replica that never had it)",
 				to, time.UnixMilli(now.nowMs-now.idleMs).UTC().Format(time.RFC3339))
 		}
@@ -90,7 +92,7 @@ func checkAck(now entryRead, asBefore bool, what string) (string, string) {
 
 // checkDeadLetter: not pending and its copy in the dead-letter stream
 // (kept), pending as before and no copy (lost).
-func checkDeadLetter(ctx context.Context, c redis.UniversalClient, in, o AuditEntry, now entryRead, asBefore bool) (string, string) {
+func checkDeadLetter(ctx context.Context, c redis.UniversalClient, in, o audit.Entry, now entryRead, asBefore bool) (string, string) {
 	dlq := strconv.Quote(inspect.Sanitize(string(in.Entry.DeadLetter)))
 	id := ""
 	if o.Entry != nil {
@@ -117,7 +119,7 @@ func checkDeadLetter(ctx context.Context, c redis.UniversalClient, in, o AuditEn
 
 // copySearchFrom is where a search for a copy with no id in the log
 // starts: a minute before the intent's time (the operator's clock).
-func copySearchFrom(in AuditEntry) int64 {
+func copySearchFrom(in audit.Entry) int64 {
 	at, err := time.Parse(time.RFC3339Nano, in.Time)
 	if err != nil {
 		return 0
@@ -140,17 +142,17 @@ func (c AppliedCheck) Target() string {
 // the entry's id goes last. ok is false for a record write and an undo.
 func (c AppliedCheck) EntryReapply() (name string, flags []string, ok bool) {
 	ea := c.Intent.Entry
-	if ea == nil || c.Action == KindUndo {
+	if ea == nil || c.Action == write.KindUndo {
 		return "", nil, false
 	}
 	flags = []string{"stream", string(ea.Stream), "group", string(ea.Group)}
 	switch c.Action {
-	case KindRetry:
+	case write.KindRetry:
 		flags = append(flags, "mode", string(ea.Mode))
-		if ea.Mode != RetryRedeliver {
+		if ea.Mode != write.RetryRedeliver {
 			flags = append(flags, "to", string(ea.To))
 		}
-	case KindDeadLetter:
+	case write.KindDeadLetter:
 		flags = append(flags, "dead-letter", string(ea.DeadLetter))
 	}
 	return "streams " + string(c.Action), append(flags, "reason", "re-applied: "+c.Reason), true

@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 )
 
 const (
@@ -99,7 +102,7 @@ func (r *rig) planEntry(req EntryRequest) *Plan {
 // verified checks the audit log's chain holds.
 func (r *rig) verified() {
 	r.t.Helper()
-	rep, err := VerifyAudit(r.audit, nil)
+	rep, err := audit.Verify(r.audit, nil)
 	if err != nil || rep.Break != nil {
 		r.t.Fatalf("audit verify: %v %+v", err, rep.Break)
 	}
@@ -111,7 +114,7 @@ func (r *rig) verified() {
 func TestEntryRetryClaim(t *testing.T) {
 	r := sharedRig(t)
 	ids := seedPending(t, r.c, testStream, 2)
-	p := r.planEntry(EntryRequest{Kind: KindRetry, ID: ids[0], RecoveryConsumer: recovery, Saw: &EntrySeen{Consumer: worker, Deliveries: 1}})
+	p := r.planEntry(EntryRequest{Kind: write.KindRetry, ID: ids[0], RecoveryConsumer: recovery, Saw: &EntrySeen{Consumer: worker, Deliveries: 1}})
 	if p.Refused != "" || p.UndoNote != "" || p.Entry().ID != ids[0] {
 		t.Fatalf("plan: %q %q %+v", p.Refused, p.UndoNote, p.Entry())
 	}
@@ -119,7 +122,7 @@ func TestEntryRetryClaim(t *testing.T) {
 		t.Fatalf("changes %s", got)
 	}
 	res := r.apply(p)
-	if res.Outcome != Applied || res.AuditID == "" {
+	if res.Outcome != write.Applied || res.AuditID == "" {
 		t.Fatalf("apply: %+v", res)
 	}
 	pe := pendingOf(t, r.c, testStream, ids[0])
@@ -143,9 +146,9 @@ func TestEntryRetryClaim(t *testing.T) {
 	if ms := read(ids[0]); len(ms) != 0 {
 		t.Fatalf("read past it, the recovery consumer gets more: %+v", ms)
 	}
-	in, out := r.lastWrite(testStream, Applied)
+	in, out := r.lastWrite(testStream, write.Applied)
 	if in.Entry == nil || in.Entry.ID != ids[0] || in.Entry.Consumer != worker || in.Entry.Deliveries != 1 || in.Entry.To != recovery ||
-		in.Entry.Group != testGroup || in.Entry.Stream != testStream || in.Entry.Mode != RetryClaim || in.Undoable == nil || !*in.Undoable {
+		in.Entry.Group != testGroup || in.Entry.Stream != testStream || in.Entry.Mode != write.RetryClaim || in.Undoable == nil || !*in.Undoable {
 		t.Fatalf("intent: %+v %+v", in, in.Entry)
 	}
 	if out.Entry == nil || out.Entry.Left == nil || out.Entry.Left.Consumer != recovery || out.Entry.Left.Deliveries != 2 {
@@ -160,24 +163,24 @@ func TestEntryRetryModes(t *testing.T) {
 	for _, id := range ids {
 		setIdle(t, r.c, id, 40*time.Second)
 	}
-	res := r.apply(r.planEntry(EntryRequest{Kind: KindRetry, ID: ids[0], Mode: RetryClaimJustID, RecoveryConsumer: recovery}))
+	res := r.apply(r.planEntry(EntryRequest{Kind: write.KindRetry, ID: ids[0], Mode: write.RetryClaimJustID, RecoveryConsumer: recovery}))
 	// XCLAIM (not JUSTID) in the seeding counted a delivery: 2.
-	if pe := pendingOf(t, r.c, testStream, ids[0]); res.Outcome != Applied || pe.Consumer != recovery || pe.RetryCount != 2 || pe.Idle > time.Second {
+	if pe := pendingOf(t, r.c, testStream, ids[0]); res.Outcome != write.Applied || pe.Consumer != recovery || pe.RetryCount != 2 || pe.Idle > time.Second {
 		t.Fatalf("claim-justid: %+v %+v", res, pe)
 	}
-	res = r.apply(r.planEntry(EntryRequest{Kind: KindRetry, ID: ids[1], Mode: RetryRedeliver}))
-	if pe := pendingOf(t, r.c, testStream, ids[1]); res.Outcome != Applied || pe.Consumer != worker || pe.RetryCount != 2 || pe.Idle > time.Second {
+	res = r.apply(r.planEntry(EntryRequest{Kind: write.KindRetry, ID: ids[1], Mode: write.RetryRedeliver}))
+	if pe := pendingOf(t, r.c, testStream, ids[1]); res.Outcome != write.Applied || pe.Consumer != worker || pe.RetryCount != 2 || pe.Idle > time.Second {
 		t.Fatalf("redeliver: %+v %+v", res, pe)
 	}
 	for _, req := range []EntryRequest{
-		{Kind: KindRetry, ID: ids[1]},                              // no recovery consumer
-		{Kind: KindRetry, ID: ids[1], RecoveryConsumer: worker},    // already its consumer
-		{Kind: KindAck, ID: ids[1], Mode: RetryRedeliver},          // a mode on an ack
-		{Kind: KindDeadLetter, ID: ids[1]},                         // no dead-letter stream
-		{Kind: KindDeadLetter, ID: ids[1], DeadLetter: testStream}, // itself
-		{Kind: KindRetry, ID: ids[1], Mode: RetryRedeliver, RecoveryConsumer: recovery},
+		{Kind: write.KindRetry, ID: ids[1]},                              // no recovery consumer
+		{Kind: write.KindRetry, ID: ids[1], RecoveryConsumer: worker},    // already its consumer
+		{Kind: write.KindAck, ID: ids[1], Mode: write.RetryRedeliver},    // a mode on an ack
+		{Kind: write.KindDeadLetter, ID: ids[1]},                         // no dead-letter stream
+		{Kind: write.KindDeadLetter, ID: ids[1], DeadLetter: testStream}, // itself
+		{Kind: write.KindRetry, ID: ids[1], Mode: write.RetryRedeliver, RecoveryConsumer: recovery},
 	} {
-		if p := r.planEntry(req); p.Refused == "" || p.Outcome != Refused {
+		if p := r.planEntry(req); p.Refused == "" || p.Outcome != write.Refused {
 			t.Errorf("%+v: planned (%q)", req, p.Refused)
 		}
 	}
@@ -188,24 +191,24 @@ func TestEntryRetryModes(t *testing.T) {
 func TestEntryAck(t *testing.T) {
 	r := sharedRig(t)
 	ids := seedPending(t, r.c, testStream, 1)
-	ev := &Evidence{Verdict: "done", Ref: "inv-7", Hook: "/usr/local/bin/check", TookMs: 12}
-	p := r.planEntry(EntryRequest{Kind: KindAck, ID: ids[0], Evidence: ev})
+	ev := &write.Evidence{Verdict: "done", Ref: "inv-7", Hook: "/usr/local/bin/check", TookMs: 12}
+	p := r.planEntry(EntryRequest{Kind: write.KindAck, ID: ids[0], Evidence: ev})
 	if p.Refused != "" || !strings.Contains(p.UndoNote, "cannot put it back") {
 		t.Fatalf("plan: %q, undo note %q", p.Refused, p.UndoNote)
 	}
 	res := r.apply(p)
-	if res.Outcome != Applied || res.UndoNote == "" || pendingOf(t, r.c, testStream, ids[0]) != nil {
+	if res.Outcome != write.Applied || res.UndoNote == "" || pendingOf(t, r.c, testStream, ids[0]) != nil {
 		t.Fatalf("ack: %+v", res)
 	}
 	if n := r.c.XLen(t.Context(), testStream).Val(); n != 1 {
 		t.Fatalf("the ack removed the entry from the stream: XLEN %d", n)
 	}
-	in, _ := r.lastWrite(testStream, Applied)
+	in, _ := r.lastWrite(testStream, write.Applied)
 	if in.Evidence == nil || *in.Evidence != *ev || in.Undoable == nil || *in.Undoable || in.Entry.ID != ids[0] {
 		t.Fatalf("intent: %+v evidence %+v", in, in.Evidence)
 	}
 	// Not pending any more: a second ack is refused, nothing sent.
-	if p := r.planEntry(EntryRequest{Kind: KindAck, ID: ids[0]}); p.Outcome != NotFound || !strings.Contains(p.Refused, "not pending") {
+	if p := r.planEntry(EntryRequest{Kind: write.KindAck, ID: ids[0]}); p.Outcome != write.NotFound || !strings.Contains(p.Refused, "not pending") {
 		t.Fatalf("second ack: %+v", p.Refused)
 	}
 	x := IndexUndo(r.entries())
@@ -224,17 +227,17 @@ func TestEntryDeadLetter(t *testing.T) {
 	fields := []any{"evil\x1b[31m\r\n", "v\x00\x07\x1b]0;pwned\x07", "big", big, "idemctl.id", "spoofed"}
 	ids := seedPending(t, r.c, testStream, 1, fields...)
 	dlq := "{orders}:dlq"
-	p1 := r.planEntry(EntryRequest{Kind: KindDeadLetter, ID: ids[0], DeadLetter: dlq, Reason: "poison \x1b[2J"})
-	p2 := r.planEntry(EntryRequest{Kind: KindDeadLetter, ID: ids[0], DeadLetter: dlq})
+	p1 := r.planEntry(EntryRequest{Kind: write.KindDeadLetter, ID: ids[0], DeadLetter: dlq, Reason: "poison \x1b[2J"})
+	p2 := r.planEntry(EntryRequest{Kind: write.KindDeadLetter, ID: ids[0], DeadLetter: dlq})
 	if p1.Refused != "" || p1.UndoNote == "" {
 		t.Fatalf("plan: %q %q", p1.Refused, p1.UndoNote)
 	}
 	res := r.apply(p1)
-	if res.Outcome != Applied {
+	if res.Outcome != write.Applied {
 		t.Fatalf("dead-letter: %+v", res)
 	}
-	_, out := r.lastWrite(testStream, Applied)
-	if res2 := r.apply(p2); res2.Outcome != Conflict || !strings.Contains(res2.Detail, "acknowledged meanwhile") {
+	_, out := r.lastWrite(testStream, write.Applied)
+	if res2 := r.apply(p2); res2.Outcome != write.Conflict || !strings.Contains(res2.Detail, "acknowledged meanwhile") {
 		t.Fatalf("second dead-letter: %+v", res2)
 	}
 	if n := r.c.XLen(t.Context(), dlq).Val(); n != 1 || pendingOf(t, r.c, testStream, ids[0]) != nil {
@@ -261,7 +264,7 @@ func TestEntryDeadLetter(t *testing.T) {
 	// Trimmed: only its pending slot is left.
 	ids = seedPending(t, r.c, testStream, 1)
 	r.c.XDel(t.Context(), testStream, ids[0])
-	if p := r.planEntry(EntryRequest{Kind: KindDeadLetter, ID: ids[0], DeadLetter: dlq}); p.Outcome != Refused || !strings.Contains(p.Refused, "trimmed") {
+	if p := r.planEntry(EntryRequest{Kind: write.KindDeadLetter, ID: ids[0], DeadLetter: dlq}); p.Outcome != write.Refused || !strings.Contains(p.Refused, "trimmed") {
 		t.Fatalf("trimmed: %q", p.Refused)
 	}
 	r.verified()
@@ -287,22 +290,22 @@ func TestEntryConflicts(t *testing.T) {
 			r.c.XClaim(ctx, &redis.XClaimArgs{Stream: testStream, Group: testGroup, Consumer: worker, Messages: []string{id}})
 		}, "delivered again (deliveries 1 → 2)"},
 	} {
-		p := r.planEntry(EntryRequest{Kind: KindRetry, ID: ids[i], RecoveryConsumer: recovery})
+		p := r.planEntry(EntryRequest{Kind: write.KindRetry, ID: ids[i], RecoveryConsumer: recovery})
 		tc.meanwhile(ids[i])
 		before := pendingOf(t, r.c, testStream, ids[i])
 		res := r.apply(p)
-		if res.Outcome != Conflict || !strings.Contains(res.Detail, tc.want) {
+		if res.Outcome != write.Conflict || !strings.Contains(res.Detail, tc.want) {
 			t.Fatalf("%d: %+v", i, res)
 		}
 		if after := pendingOf(t, r.c, testStream, ids[i]); fmt.Sprint(before) != fmt.Sprint(after) && (before == nil) != (after == nil) ||
 			after != nil && (after.Consumer != before.Consumer || after.RetryCount != before.RetryCount) {
 			t.Fatalf("%d: the entry changed: %+v → %+v", i, before, after)
 		}
-		r.lastWrite(testStream, Conflict)
+		r.lastWrite(testStream, write.Conflict)
 	}
 	// What the operator saw is already stale at planning.
-	p := r.planEntry(EntryRequest{Kind: KindAck, ID: ids[0], Saw: &EntrySeen{Consumer: worker, Deliveries: 1}})
-	if p.Outcome != Conflict || !strings.Contains(p.Refused, `claimed by "thief"`) {
+	p := r.planEntry(EntryRequest{Kind: write.KindAck, ID: ids[0], Saw: &EntrySeen{Consumer: worker, Deliveries: 1}})
+	if p.Outcome != write.Conflict || !strings.Contains(p.Refused, `claimed by "thief"`) {
 		t.Fatalf("stale saw: %q", p.Refused)
 	}
 	r.verified()
@@ -316,8 +319,8 @@ func TestEntryUndoRetry(t *testing.T) {
 	ids := seedPending(t, r.c, testStream, 1)
 	setIdle(t, r.c, ids[0], 50*time.Second)
 	start := time.Now()
-	res := r.apply(r.planEntry(EntryRequest{Kind: KindRetry, ID: ids[0], RecoveryConsumer: recovery}))
-	if res.Outcome != Applied {
+	res := r.apply(r.planEntry(EntryRequest{Kind: write.KindRetry, ID: ids[0], RecoveryConsumer: recovery}))
+	if res.Outcome != write.Applied {
 		t.Fatalf("retry: %+v", res)
 	}
 	x := IndexUndo(r.entries())
@@ -330,7 +333,7 @@ func TestEntryUndoRetry(t *testing.T) {
 		t.Fatalf("plan undo: %v %+v", err, plans[0])
 	}
 	ur := r.apply(plans[0])
-	if ur.Outcome != Applied {
+	if ur.Outcome != write.Applied {
 		t.Fatalf("undo: %+v", ur)
 	}
 	pe := pendingOf(t, r.c, testStream, ids[0])
@@ -338,8 +341,8 @@ func TestEntryUndoRetry(t *testing.T) {
 	if pe.Consumer != worker || pe.RetryCount != 2 || pe.Idle < want-time.Second || pe.Idle > want+time.Second {
 		t.Fatalf("after undo: %+v, want idle ~%s", pe, want)
 	}
-	in, out := r.lastWrite(testStream, Applied)
-	if in.Action != KindUndo || in.Reverts != res.AuditID || out.Entry.Left.Consumer != worker {
+	in, out := r.lastWrite(testStream, write.Applied)
+	if in.Action != write.KindUndo || in.Reverts != res.AuditID || out.Entry.Left.Consumer != worker {
 		t.Fatalf("undo audit: %+v %+v", in, out.Entry)
 	}
 	x = IndexUndo(r.entries())

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/actions/write"
 )
 
 const testDLQ = "{orders}:dlq"
@@ -59,18 +61,18 @@ func TestEntryCheckAppliedKeptThenLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, req := range []EntryRequest{
-		{Kind: KindRetry, ID: ids[0], RecoveryConsumer: recovery},
-		{Kind: KindAck, ID: ids[1]},
-		{Kind: KindDeadLetter, ID: ids[2], DeadLetter: testDLQ},
-		{Kind: KindRetry, ID: ids[3], Mode: RetryRedeliver},
+		{Kind: write.KindRetry, ID: ids[0], RecoveryConsumer: recovery},
+		{Kind: write.KindAck, ID: ids[1]},
+		{Kind: write.KindDeadLetter, ID: ids[2], DeadLetter: testDLQ},
+		{Kind: write.KindRetry, ID: ids[3], Mode: write.RetryRedeliver},
 	} {
-		if res := r.apply(r.planEntry(req)); res.Outcome != Applied {
+		if res := r.apply(r.planEntry(req)); res.Outcome != write.Applied {
 			t.Fatalf("%s: %+v", req.Kind, res)
 		}
 	}
 	cs := r.checkEntries()
 	wantChecks(t, cs, ids[0]+" kept: ", ids[1]+" kept: ", ids[2]+" kept: ", ids[3]+" kept: ")
-	if cs[0].Key != testStream || cs[0].Target() != testStream+" billing "+ids[0] || cs[0].Action != KindRetry {
+	if cs[0].Key != testStream || cs[0].Target() != testStream+" billing "+ids[0] || cs[0].Action != write.KindRetry {
 		t.Fatalf("check names %q %q %s", cs[0].Key, cs[0].Target(), cs[0].Action)
 	}
 
@@ -120,24 +122,24 @@ func TestEntryCheckAppliedChanged(t *testing.T) {
 	ctx := t.Context()
 	ids := seedPending(t, r.c, testStream, 5)
 	for _, req := range []EntryRequest{
-		{Kind: KindRetry, ID: ids[0], RecoveryConsumer: "first"},
-		{Kind: KindRetry, ID: ids[0], RecoveryConsumer: recovery},
-		{Kind: KindRetry, ID: ids[1], RecoveryConsumer: recovery},
-		{Kind: KindRetry, ID: ids[2], RecoveryConsumer: recovery},
-		{Kind: KindDeadLetter, ID: ids[3], DeadLetter: testDLQ},
-		{Kind: KindAck, ID: ids[4]},
+		{Kind: write.KindRetry, ID: ids[0], RecoveryConsumer: "first"},
+		{Kind: write.KindRetry, ID: ids[0], RecoveryConsumer: recovery},
+		{Kind: write.KindRetry, ID: ids[1], RecoveryConsumer: recovery},
+		{Kind: write.KindRetry, ID: ids[2], RecoveryConsumer: recovery},
+		{Kind: write.KindDeadLetter, ID: ids[3], DeadLetter: testDLQ},
+		{Kind: write.KindAck, ID: ids[4]},
 	} {
-		if res := r.apply(r.planEntry(req)); res.Outcome != Applied {
+		if res := r.apply(r.planEntry(req)); res.Outcome != write.Applied {
 			t.Fatalf("%s: %+v", req.Kind, res)
 		}
 	}
 	r.c.XAck(ctx, testStream, testGroup, ids[0])
 	r.c.XClaim(ctx, &redis.XClaimArgs{Stream: testStream, Group: testGroup, Consumer: "thief", Messages: []string{ids[1]}})
 	r.c.XClaim(ctx, &redis.XClaimArgs{Stream: testStream, Group: testGroup, Consumer: recovery, Messages: []string{ids[2]}})
-	_, out := r.lastWrite(testStream, Applied)
+	_, out := r.lastWrite(testStream, write.Applied)
 	es := r.entries()
 	dl := es[len(es)-3] // the dead-letter's outcome
-	if dl.Action != KindDeadLetter || dl.Entry.DeadLetterID == "" || out.Action != KindAck {
+	if dl.Action != write.KindDeadLetter || dl.Entry.DeadLetterID == "" || out.Action != write.KindAck {
 		t.Fatalf("log: %+v", dl)
 	}
 	r.c.XDel(ctx, testDLQ, dl.Entry.DeadLetterID)
@@ -167,11 +169,11 @@ func TestEntryUndoSinceTwoRetries(t *testing.T) {
 	setIdle(t, r.c, ids[0], 50*time.Second) // deliveries 2
 	since, start := time.Now().Add(-time.Second), time.Now()
 	for _, req := range []EntryRequest{
-		{Kind: KindRetry, ID: ids[0], RecoveryConsumer: recovery},
-		{Kind: KindRetry, ID: ids[1], RecoveryConsumer: recovery},
-		{Kind: KindRetry, ID: ids[0], RecoveryConsumer: "recovery-2"},
+		{Kind: write.KindRetry, ID: ids[0], RecoveryConsumer: recovery},
+		{Kind: write.KindRetry, ID: ids[1], RecoveryConsumer: recovery},
+		{Kind: write.KindRetry, ID: ids[0], RecoveryConsumer: "recovery-2"},
 	} {
-		if res := r.apply(r.planEntry(req)); res.Outcome != Applied {
+		if res := r.apply(r.planEntry(req)); res.Outcome != write.Applied {
 			t.Fatalf("%+v: %+v", req, res)
 		}
 	}
@@ -183,7 +185,7 @@ func TestEntryUndoSinceTwoRetries(t *testing.T) {
 	x.NewestFirst(ts)
 	plans, rs := r.undoTargets(x, nil, ts)
 	for i, res := range rs {
-		if res.Outcome != Applied {
+		if res.Outcome != write.Applied {
 			t.Fatalf("undo %d (%s): %+v / refused %q", i, plans[i].Reverts(), res, plans[i].Refused)
 		}
 	}
@@ -210,7 +212,7 @@ func TestEntryUndoSinceTwoRetries(t *testing.T) {
 		t.Fatalf("%d checks after the undo, want one per entry", len(cs))
 	}
 	for _, c := range cs {
-		if c.Action != KindUndo || c.Status != CheckKept {
+		if c.Action != write.KindUndo || c.Status != CheckKept {
 			t.Fatalf("check-applied after the undo: %s %s %s", c.Action, c.Status, c.Detail)
 		}
 	}

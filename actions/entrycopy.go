@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/actions/write"
 )
 
 // maxCopyScan bounds the dead-letter entries a search for a copy reads:
@@ -56,7 +58,7 @@ type copyFound struct {
 // findCopy looks for the dead-letter copy of the entry a (as the write
 // read it): at id when the log knows it, else among the newest entries
 // added at or after fromMs.
-func findCopy(ctx context.Context, c redis.UniversalClient, a *EntryAudit, id string, fromMs int64) (copyFound, error) {
+func findCopy(ctx context.Context, c redis.UniversalClient, a *write.EntryAudit, id string, fromMs int64) (copyFound, error) {
 	from := strconv.FormatInt(max(fromMs, 0), 10)
 	reply, err := runReadOnly(ctx, c, readEntryCopy, readEntryCopyPlain, []string{string(a.DeadLetter)}, id,
 		string(a.Stream), string(a.Group), a.ID, string(a.Consumer), strconv.FormatInt(a.Deliveries, 10), from, maxCopyScan)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/actions/write"
 )
 
 // planEntryDirect plans an entry write over the direct connection and
@@ -54,23 +56,23 @@ func dlqIDs(t *testing.T, c *redis.Client) []string {
 func TestFaultEntryAckAndDeadLetterSettled(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		kind Kind
+		kind write.Kind
 		lost string // request, reply, cut
-		want Outcome
+		want write.Outcome
 		says string
 	}{
-		{KindAck, "request", NotApplied, "re-read shows it still pending as read: the write did not happen"},
-		{KindAck, "reply", Applied, "re-read shows it acknowledged: the write was applied"},
-		{KindDeadLetter, "request", NotApplied, "re-read shows it still pending as read: the write did not happen"},
-		{KindDeadLetter, "reply", Applied, "re-read shows it acknowledged and its copy "},
-		{KindDeadLetter, "cut", Applied, "re-read shows it acknowledged and its copy "},
+		{write.KindAck, "request", write.NotApplied, "re-read shows it still pending as read: the write did not happen"},
+		{write.KindAck, "reply", write.Applied, "re-read shows it acknowledged: the write was applied"},
+		{write.KindDeadLetter, "request", write.NotApplied, "re-read shows it still pending as read: the write did not happen"},
+		{write.KindDeadLetter, "reply", write.Applied, "re-read shows it acknowledged and its copy "},
+		{write.KindDeadLetter, "cut", write.Applied, "re-read shows it acknowledged and its copy "},
 	} {
 		f := newFaultRig(t, -1)
 		ids := seedPending(t, f.c, testStream, 3, "idemctl.stream", testStream, "idemctl.group", testGroup)
 		f.c.XAdd(t.Context(), &redis.XAddArgs{Stream: testDLQ, Values: []any{"n", "0", "idemctl.stream", testStream, "idemctl.group", testGroup,
 			"idemctl.id", ids[2], "idemctl.consumer", worker, "idemctl.deliveries", "1", "idemctl.reason", "r", "idemctl.by", "b", "idemctl.at", "1"}})
 		req := EntryRequest{Kind: tc.kind, ID: ids[1]}
-		if tc.kind == KindDeadLetter {
+		if tc.kind == write.KindDeadLetter {
 			req.DeadLetter = testDLQ
 		}
 		p := f.planEntryDirect(req)
@@ -92,14 +94,14 @@ func TestFaultEntryAckAndDeadLetterSettled(t *testing.T) {
 		pe, dl := pendingOf(t, f.c, testStream, ids[1]), dlqIDs(t, f.c)
 		_, out := f.lastWrite(testStream, tc.want)
 		switch {
-		case tc.want == NotApplied && (pe == nil || pe.Consumer != worker || pe.RetryCount != 1 || len(dl) != 1):
+		case tc.want == write.NotApplied && (pe == nil || pe.Consumer != worker || pe.RetryCount != 1 || len(dl) != 1):
 			t.Fatalf("%s, %s lost: written: %+v, dead-letter %v", tc.kind, tc.lost, pe, dl)
-		case tc.want == Applied && pe != nil:
+		case tc.want == write.Applied && pe != nil:
 			t.Fatalf("%s, %s lost: still pending %+v", tc.kind, tc.lost, pe)
-		case tc.kind == KindDeadLetter && tc.want == Applied &&
+		case tc.kind == write.KindDeadLetter && tc.want == write.Applied &&
 			(len(dl) != 2 || out.Entry.DeadLetterID != dl[1] || !strings.Contains(res.Detail, "copy "+dl[1]+` in "{orders}:dlq"`)):
 			t.Fatalf("%s lost: dead-letter %v, outcome %+v, detail %s", tc.lost, dl, out.Entry, res.Detail)
-		case tc.kind == KindAck && tc.want == Applied && (out.Entry == nil || out.Entry.Left != nil || out.Entry.DeadLetterID != ""):
+		case tc.kind == write.KindAck && tc.want == write.Applied && (out.Entry == nil || out.Entry.Left != nil || out.Entry.DeadLetterID != ""):
 			t.Fatalf("ack outcome entry %+v", out.Entry)
 		}
 		if pe := pendingOf(t, f.c, testStream, ids[0]); pe == nil || pe.RetryCount != 1 {
@@ -118,18 +120,18 @@ func TestFaultEntryDeadLetterAckedMeanwhile(t *testing.T) {
 	ids := seedPending(t, f.c, testStream, 1)
 	f.c.XAdd(t.Context(), &redis.XAddArgs{Stream: testDLQ, Values: []any{"idemctl.stream", testStream, "idemctl.group", testGroup,
 		"idemctl.id", ids[0], "idemctl.consumer", worker, "idemctl.deliveries", "1", "idemctl.reason", "r", "idemctl.by", "b", "idemctl.at", "1", "x", "y"}})
-	p := f.planEntryDirect(EntryRequest{Kind: KindDeadLetter, ID: ids[0], DeadLetter: testDLQ})
+	p := f.planEntryDirect(EntryRequest{Kind: write.KindDeadLetter, ID: ids[0], DeadLetter: testDLQ})
 	f.px.DropRequests()
 	f.afterDrop(true, 50*time.Millisecond, func() {
 		f.c.XAck(context.Background(), testStream, testGroup, ids[0])
 		f.px.Resume()
 	})
 	res := f.ex.Apply(t.Context(), p)
-	if res.Outcome != NotApplied || !strings.Contains(res.Detail, `acknowledged but no copy in "{orders}:dlq": acknowledged by someone else; this write did not happen`) {
+	if res.Outcome != write.NotApplied || !strings.Contains(res.Detail, `acknowledged but no copy in "{orders}:dlq": acknowledged by someone else; this write did not happen`) {
 		t.Fatalf("%+v", res)
 	}
 	if dl := dlqIDs(t, f.c); len(dl) != 1 {
 		t.Fatalf("dead-letter stream: %v", dl)
 	}
-	f.lastWrite(testStream, NotApplied)
+	f.lastWrite(testStream, write.NotApplied)
 }

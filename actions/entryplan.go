@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -60,21 +61,21 @@ func buildEntryPlan(ctx context.Context, c redis.UniversalClient, req EntryReque
 	if err := req.check(); err != nil {
 		return nil, err
 	}
-	if req.Kind == KindRetry && req.Mode == "" {
-		req.Mode = RetryClaim
+	if req.Kind == write.KindRetry && req.Mode == "" {
+		req.Mode = write.RetryClaim
 	}
 	ep := &entryPlan{req: req}
 	p := &Plan{Request: Request{Kind: req.Kind, Key: req.Stream, Reason: req.Reason, By: req.By, Evidence: req.Evidence},
 		planned: time.Now(), entry: ep}
 	if why := req.unused(c); why != "" {
-		p.Refused, p.Outcome = why, Refused
+		p.Refused, p.Outcome = why, write.Refused
 		return p, nil
 	}
 	rd, err := readEntryState(ctx, c, req)
 	if err != nil && (strings.HasPrefix(err.Error(), "NOPERM") || scriptACLRefusal(err.Error())) {
 		// the ACL refuses even the read: a refusal naming the rights, as a
 		// refused write is, not a failed run
-		p.Refused, p.Outcome = "reading the pending entry: "+explainEntry(err, user), Refused
+		p.Refused, p.Outcome = "reading the pending entry: "+explainEntry(err, user), write.Refused
 		return p, nil
 	}
 	if err != nil {
@@ -108,22 +109,22 @@ func (r EntryRequest) check() error {
 // a cluster cannot write in the same script.
 func (r EntryRequest) unused(c redis.UniversalClient) string {
 	switch {
-	case r.Kind != KindRetry && r.Mode != "":
+	case r.Kind != write.KindRetry && r.Mode != "":
 		return "a retry mode applies to retry only; drop it"
-	case r.Mode != RetryClaim && r.Mode != RetryClaimJustID && r.Mode != RetryRedeliver && r.Kind == KindRetry:
+	case r.Mode != write.RetryClaim && r.Mode != write.RetryClaimJustID && r.Mode != write.RetryRedeliver && r.Kind == write.KindRetry:
 		return fmt.Sprintf("unknown retry mode %q (claim, claim-justid, redeliver)", inspect.Sanitize(string(r.Mode)))
-	case r.RecoveryConsumer != "" && (r.Kind != KindRetry || r.Mode == RetryRedeliver):
+	case r.RecoveryConsumer != "" && (r.Kind != write.KindRetry || r.Mode == write.RetryRedeliver):
 		return "a recovery consumer applies to a claiming retry only; drop it"
-	case r.Kind == KindRetry && r.Mode != RetryRedeliver && r.RecoveryConsumer == "":
+	case r.Kind == write.KindRetry && r.Mode != write.RetryRedeliver && r.RecoveryConsumer == "":
 		return "a claiming retry needs the recovery consumer to claim the entry for"
-	case r.DeadLetter != "" && r.Kind != KindDeadLetter:
+	case r.DeadLetter != "" && r.Kind != write.KindDeadLetter:
 		return "a dead-letter stream applies to dead-letter only; drop it"
-	case r.Kind == KindDeadLetter && r.DeadLetter == "":
+	case r.Kind == write.KindDeadLetter && r.DeadLetter == "":
 		return "dead-letter needs the dead-letter stream to copy the entry to"
-	case r.Kind == KindDeadLetter && r.DeadLetter == r.Stream:
+	case r.Kind == write.KindDeadLetter && r.DeadLetter == r.Stream:
 		return "the dead-letter stream must not be the stream itself"
 	}
-	if _, cluster := c.(*redis.ClusterClient); cluster && r.Kind == KindDeadLetter && keySlot(r.DeadLetter) != keySlot(r.Stream) {
+	if _, cluster := c.(*redis.ClusterClient); cluster && r.Kind == write.KindDeadLetter && keySlot(r.DeadLetter) != keySlot(r.Stream) {
 		return fmt.Sprintf("in a cluster the dead-letter stream must share the stream's slot, so one script writes both: use a hash tag (dead_letter: %q for stream %q)",
 			inspect.Sanitize(suggestDLQ(r.Stream)), inspect.Sanitize(r.Stream))
 	}
@@ -150,46 +151,46 @@ func readEntryState(ctx context.Context, c redis.UniversalClient, req EntryReque
 
 // snapshot is the entry as a plan's before or after shows it: pending to
 // a consumer with a delivery count, or not pending (Exists false).
-func (r entryRead) snapshot() Snapshot {
+func (r entryRead) snapshot() write.Snapshot {
 	if r.status != "pending" {
-		return Snapshot{TTLms: -2}
+		return write.Snapshot{TTLms: -2}
 	}
 	return pendingSnapshot(r.consumer, r.deliveries)
 }
 
-func pendingSnapshot(consumer string, deliveries int64) Snapshot {
-	return Snapshot{Exists: true, Type: "pending", State: "pending", TTLms: -1,
+func pendingSnapshot(consumer string, deliveries int64) write.Snapshot {
+	return write.Snapshot{Exists: true, Type: "pending", State: "pending", TTLms: -1,
 		Fields: map[string]string{"consumer": consumer, "deliveries": strconv.FormatInt(deliveries, 10)}}
 }
 
 // refusal says why the entry as read cannot take the write.
-func (ep *entryPlan) refusal() (string, Outcome) {
+func (ep *entryPlan) refusal() (string, write.Outcome) {
 	r, q := ep.read, ep.req
 	switch r.status {
 	case "no_stream":
 		if r.consumer == "none" {
-			return "the stream does not exist", NotFound
+			return "the stream does not exist", write.NotFound
 		}
-		return fmt.Sprintf("the key is a %s, not a stream", inspect.Sanitize(r.consumer)), Refused
+		return fmt.Sprintf("the key is a %s, not a stream", inspect.Sanitize(r.consumer)), write.Refused
 	case "nogroup":
-		return "no consumer group " + strconv.Quote(inspect.Sanitize(q.Group)) + " on this stream (" + inspect.Line(r.consumer) + ")", NotFound
+		return "no consumer group " + strconv.Quote(inspect.Sanitize(q.Group)) + " on this stream (" + inspect.Line(r.consumer) + ")", write.NotFound
 	case "not_pending":
-		return "the entry is not pending in group " + strconv.Quote(inspect.Sanitize(q.Group)) + " (acknowledged, or never delivered)", NotFound
+		return "the entry is not pending in group " + strconv.Quote(inspect.Sanitize(q.Group)) + " (acknowledged, or never delivered)", write.NotFound
 	}
 	if q.Saw != nil {
 		if why := seenDrift(*q.Saw, r.consumer, r.deliveries); why != "" {
-			return "the entry changed since you saw it: " + why + "; nothing written", Conflict
+			return "the entry changed since you saw it: " + why + "; nothing written", write.Conflict
 		}
 	}
 	switch {
-	case q.Kind == KindRetry && q.Mode != RetryRedeliver && q.RecoveryConsumer == r.consumer:
-		return "the entry is already pending to " + strconv.Quote(inspect.Sanitize(r.consumer)) + ": retry it with mode redeliver", Refused
-	case q.Kind != KindAck && !r.present:
-		return "the entry was trimmed from the stream (only its pending-list slot is left): nothing to " + string(q.Kind) + "; ack it to clear the slot", Refused
-	case q.Kind == KindDeadLetter && r.dlqType != "stream" && r.dlqType != "none":
-		return fmt.Sprintf("the dead-letter key %q is a %s, not a stream", inspect.Sanitize(q.DeadLetter), inspect.Sanitize(r.dlqType)), Refused
-	case q.Kind == KindDeadLetter && r.fields > maxDeadLetterFields:
-		return fmt.Sprintf("the entry has %d fields, more than idemctl dead-letters (%d): move it by hand", r.fields, maxDeadLetterFields), Refused
+	case q.Kind == write.KindRetry && q.Mode != write.RetryRedeliver && q.RecoveryConsumer == r.consumer:
+		return "the entry is already pending to " + strconv.Quote(inspect.Sanitize(r.consumer)) + ": retry it with mode redeliver", write.Refused
+	case q.Kind != write.KindAck && !r.present:
+		return "the entry was trimmed from the stream (only its pending-list slot is left): nothing to " + string(q.Kind) + "; ack it to clear the slot", write.Refused
+	case q.Kind == write.KindDeadLetter && r.dlqType != "stream" && r.dlqType != "none":
+		return fmt.Sprintf("the dead-letter key %q is a %s, not a stream", inspect.Sanitize(q.DeadLetter), inspect.Sanitize(r.dlqType)), write.Refused
+	case q.Kind == write.KindDeadLetter && r.fields > maxDeadLetterFields:
+		return fmt.Sprintf("the entry has %d fields, more than idemctl dead-letters (%d): move it by hand", r.fields, maxDeadLetterFields), write.Refused
 	}
 	return "", ""
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -23,11 +25,11 @@ func entryUndoableWhy(t UndoTarget) string {
 	switch {
 	case in.Undoable != nil && !*in.Undoable:
 		return "not undoable: " + in.UndoNote
-	case in.Action != KindRetry:
+	case in.Action != write.KindRetry:
 		return "not undoable: only a retry of a pending entry can be undone"
 	case o.ID == "":
 		return "its outcome is not in the log (in doubt): re-run that write's command to settle it first"
-	case o.Outcome != Applied:
+	case o.Outcome != write.Applied:
 		return "the write was not applied (" + string(o.Outcome) + "): there is nothing to undo"
 	case o.Entry == nil || o.Entry.Left == nil:
 		return "the log does not say what the retry left (its outcome was settled by a re-read): undo cannot check the entry is still that"
@@ -39,11 +41,11 @@ func entryUndoableWhy(t UndoTarget) string {
 func (e *Executor) planEntryUndo(ctx context.Context, x *UndoIndex, t UndoTarget, reason string, prior *chainState) (*Plan, error) {
 	in := t.Intent
 	ea := in.Entry
-	req := EntryRequest{Kind: KindUndo, Stream: string(ea.Stream), Group: string(ea.Group), ID: ea.ID, Reason: reason, By: e.Identity.OSUser}
+	req := EntryRequest{Kind: write.KindUndo, Stream: string(ea.Stream), Group: string(ea.Group), ID: ea.ID, Reason: reason, By: e.Identity.OSUser}
 	ep := &entryPlan{req: req, op: "undo", to: string(ea.Consumer)}
-	p := &Plan{Request: Request{Kind: KindUndo, Key: req.Stream, Reason: reason, By: req.By}, planned: time.Now(), entry: ep, reverts: &in}
+	p := &Plan{Request: Request{Kind: write.KindUndo, Key: req.Stream, Reason: reason, By: req.By}, planned: time.Now(), entry: ep, reverts: &in}
 	if why := x.Undoable(t); why != "" {
-		p.Refused, p.Outcome = why, Refused
+		p.Refused, p.Outcome = why, write.Refused
 		return p, nil
 	}
 	rd, err := readEntryState(ctx, e.Client, req)
@@ -60,19 +62,19 @@ func (e *Executor) planEntryUndo(ctx context.Context, x *UndoIndex, t UndoTarget
 	left := t.Outcome.Entry.Left
 	switch {
 	case rd.status != "pending":
-		p.Refused, p.Outcome = "the entry is not as the retry left it: it is no longer pending (acknowledged, or its group is gone); nothing written", Conflict
+		p.Refused, p.Outcome = "the entry is not as the retry left it: it is no longer pending (acknowledged, or its group is gone); nothing written", write.Conflict
 		return p, nil
 	case rd.consumer != string(left.Consumer) || rd.deliveries != left.Deliveries:
 		why := seenDrift(EntrySeen{Consumer: string(left.Consumer), Deliveries: left.Deliveries}, rd.consumer, rd.deliveries)
-		p.Refused, p.Outcome = "the entry is not as the retry left it: "+why+"; nothing written", Conflict
+		p.Refused, p.Outcome = "the entry is not as the retry left it: "+why+"; nothing written", write.Conflict
 		return p, nil
 	case !rd.present:
-		p.Refused, p.Outcome = "the entry was trimmed from the stream since: claiming it back would drop it from the pending list", Refused
+		p.Refused, p.Outcome = "the entry was trimmed from the stream since: claiming it back would drop it from the pending list", write.Refused
 		return p, nil
 	}
 	p.After = pendingSnapshot(ep.to, ea.Deliveries)
 	p.Changes = append(diffSnapshots(p.Before, p.After),
-		Change{Field: "(idle)", Before: units.FormatMs(rd.idleMs), After: units.FormatMs(rd.nowMs - ea.DeliveredAtMs)})
+		write.Change{Field: "(idle)", Before: units.FormatMs(rd.idleMs), After: units.FormatMs(rd.nowMs - ea.DeliveredAtMs)})
 	p.script = casEntry
 	p.args = []any{"undo", req.Group, req.ID, rd.consumer, strconv.FormatInt(rd.deliveries, 10), ep.to,
 		strconv.FormatInt(ea.DeliveredAtMs, 10), strconv.FormatInt(ea.Deliveries, 10)}
@@ -88,7 +90,7 @@ type entryChain struct {
 	deliveredAtMs int64
 }
 
-func entryChainOf(in AuditEntry) *entryChain {
+func entryChainOf(in audit.Entry) *entryChain {
 	if in.Entry == nil {
 		return nil
 	}

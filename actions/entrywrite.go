@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
@@ -22,20 +23,20 @@ func (e *Executor) writeEntry(ctx context.Context, via processor, p *Plan, res R
 	switch {
 	case err == nil:
 		res.Outcome, res.Detail, res.ServerMs = ep.parseReply(reply, e.Identity.RedisUser)
-		if res.Outcome == Applied {
+		if res.Outcome == write.Applied {
 			res.entry = ep.left(reply)
 		}
 	case isServerError(err):
 		// The script checks every command against the ACL before any
 		// write, so a refusal here wrote nothing.
-		res.Outcome, res.Detail = Failed, explainEntry(err, e.Identity.RedisUser)
+		res.Outcome, res.Detail = write.Failed, explainEntry(err, e.Identity.RedisUser)
 		if strings.HasPrefix(err.Error(), "NOPERM") || scriptACLRefusal(err.Error()) {
-			res.Outcome = Refused
+			res.Outcome = write.Refused
 		}
 	default:
 		o, d, cp := e.rereadEntry(ctx, p)
 		res.Outcome, res.Detail = o, "uncertain ("+units.OneLine(err.Error())+"); "+d
-		if o == Applied && cp != "" {
+		if o == write.Applied && cp != "" {
 			res.entry = ep.audit()
 			res.entry.DeadLetterID = cp
 		}
@@ -44,9 +45,9 @@ func (e *Executor) writeEntry(ctx context.Context, via processor, p *Plan, res R
 }
 
 // parseReply reads casEntry's answer.
-func (ep *entryPlan) parseReply(r []string, user string) (Outcome, string, int64) {
+func (ep *entryPlan) parseReply(r []string, user string) (write.Outcome, string, int64) {
 	if len(r) == 0 {
-		return Unknown, "empty reply from the script", 0
+		return write.Unknown, "empty reply from the script", 0
 	}
 	at := func(i int) string {
 		if i < len(r) {
@@ -57,11 +58,11 @@ func (ep *entryPlan) parseReply(r []string, user string) (Outcome, string, int64
 	switch r[0] {
 	case "applied":
 		ms, _ := strconv.ParseInt(at(1), 10, 64)
-		return Applied, "", ms
+		return write.Applied, "", ms
 	case "not_found":
-		return NotFound, "the stream or its group no longer exists (" + inspect.Line(at(1)) + ")", 0
+		return write.NotFound, "the stream or its group no longer exists (" + inspect.Line(at(1)) + ")", 0
 	case "noperm":
-		return Refused, fmt.Sprintf("NOPERM: the ACL user %q may not run %s on these keys; nothing was written; the pending-entry role needs %s",
+		return write.Refused, fmt.Sprintf("NOPERM: the ACL user %q may not run %s on these keys; nothing was written; the pending-entry role needs %s",
 			userOr(user), inspect.Sanitize(at(1)), entryRights), 0
 	case "conflict":
 		var why string
@@ -77,18 +78,18 @@ func (ep *entryPlan) parseReply(r []string, user string) (Outcome, string, int64
 		default:
 			why = inspect.Sanitize(at(1)) + " changed"
 		}
-		return Conflict, "the entry changed since it was read: " + why + "; nothing was written", 0
+		return write.Conflict, "the entry changed since it was read: " + why + "; nothing was written", 0
 	}
-	return Unknown, "unexpected reply " + inspect.Sanitize(strings.Join(r, " ")), 0
+	return write.Unknown, "unexpected reply " + inspect.Sanitize(strings.Join(r, " ")), 0
 }
 
 // left is the entry as an applied write left it, for the outcome line.
-func (ep *entryPlan) left(r []string) *EntryAudit {
+func (ep *entryPlan) left(r []string) *write.EntryAudit {
 	a := ep.audit()
 	if len(r) >= 5 {
 		if r[2] != "" {
 			d, _ := strconv.ParseInt(r[3], 10, 64)
-			a.Left = &EntrySeenAudit{Consumer: Name(r[2]), Deliveries: d}
+			a.Left = &write.EntrySeenAudit{Consumer: write.Name(r[2]), Deliveries: d}
 		}
 		a.DeadLetterID = r[4]
 	}
@@ -98,7 +99,7 @@ func (ep *entryPlan) left(r []string) *EntryAudit {
 // rereadEntry compares the entry now with the plan's before and after;
 // for a dead-letter no longer pending, it looks for the copy (its id is
 // the third answer, when found).
-func (e *Executor) rereadEntry(ctx context.Context, p *Plan) (Outcome, string, string) {
+func (e *Executor) rereadEntry(ctx context.Context, p *Plan) (write.Outcome, string, string) {
 	ep := p.entry
 	for attempt := range 5 {
 		if attempt > 0 {
@@ -107,7 +108,7 @@ func (e *Executor) rereadEntry(ctx context.Context, p *Plan) (Outcome, string, s
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 		now, err := readEntryState(rctx, e.Client, ep.req)
 		var cp copyFound
-		if err == nil && ep.req.Kind == KindDeadLetter && now.status == "not_pending" {
+		if err == nil && ep.req.Kind == write.KindDeadLetter && now.status == "not_pending" {
 			// casEntry's XADD id is the server's clock at the write, or
 			// later: the search starts a second before the plan read it.
 			cp, err = findCopy(rctx, e.Client, ep.audit(), "", ep.read.nowMs-1000)
@@ -119,29 +120,29 @@ func (e *Executor) rereadEntry(ctx context.Context, p *Plan) (Outcome, string, s
 		o, d := ep.settled(now, cp, time.Since(p.planned))
 		return o, d, cp.id
 	}
-	return Unknown, "the entry could not be re-read: check it by hand (XPENDING)", ""
+	return write.Unknown, "the entry could not be re-read: check it by hand (XPENDING)", ""
 }
 
 // settled says what an entry re-read after an uncertain write shows (cp:
 // a dead-letter's copy, when it is no longer pending).
-func (ep *entryPlan) settled(now entryRead, cp copyFound, elapsed time.Duration) (Outcome, string) {
+func (ep *entryPlan) settled(now entryRead, cp copyFound, elapsed time.Duration) (write.Outcome, string) {
 	r := ep.read
 	same := now.status == "pending" && now.consumer == r.consumer && now.deliveries == r.deliveries
-	if ep.req.Kind != KindRetry {
+	if ep.req.Kind != write.KindRetry {
 		return ep.settledAck(now, cp, same)
 	}
 	switch {
-	case ep.op == string(RetryRedeliver) && same:
+	case ep.op == string(write.RetryRedeliver) && same:
 		if now.idleMs <= elapsed.Milliseconds() {
-			return Applied, "a re-read shows its idle time reset: the write was applied"
+			return write.Applied, "a re-read shows its idle time reset: the write was applied"
 		}
-		return NotApplied, "a re-read shows it unchanged: the write did not happen"
+		return write.NotApplied, "a re-read shows it unchanged: the write did not happen"
 	case same:
-		return NotApplied, "a re-read shows it unchanged: the write did not happen"
+		return write.NotApplied, "a re-read shows it unchanged: the write did not happen"
 	case now.status == "pending" && now.consumer == ep.to:
-		return Applied, "a re-read shows it pending to " + strconv.Quote(inspect.Sanitize(ep.to)) + ": the write was applied"
+		return write.Applied, "a re-read shows it pending to " + strconv.Quote(inspect.Sanitize(ep.to)) + ": the write was applied"
 	}
-	return Unknown, "a re-read shows neither the entry as read nor as planned: check it by hand (XPENDING)"
+	return write.Unknown, "a re-read shows neither the entry as read nor as planned: check it by hand (XPENDING)"
 }
 
 // settledAck settles an ack or a dead-letter. An acknowledged entry never
@@ -149,24 +150,24 @@ func (ep *entryPlan) settled(now entryRead, cp copyFound, elapsed time.Duration)
 // pending, an ack's effect is there (a concurrent XACK by its consumer
 // cannot be told from it, and leaves the same), and a dead-letter's is
 // there only with its copy.
-func (ep *entryPlan) settledAck(now entryRead, cp copyFound, same bool) (Outcome, string) {
+func (ep *entryPlan) settledAck(now entryRead, cp copyFound, same bool) (write.Outcome, string) {
 	dlq := strconv.Quote(inspect.Sanitize(ep.req.DeadLetter))
 	switch {
 	case same:
-		return NotApplied, "a re-read shows it still pending as read: the write did not happen"
+		return write.NotApplied, "a re-read shows it still pending as read: the write did not happen"
 	case now.status == "pending":
-		return NotApplied, fmt.Sprintf("a re-read shows it still pending (to %q, deliveries %d): the write did not happen",
+		return write.NotApplied, fmt.Sprintf("a re-read shows it still pending (to %q, deliveries %d): the write did not happen",
 			inspect.Sanitize(now.consumer), now.deliveries)
 	case now.status != "not_pending":
-		return Unknown, "a re-read finds the stream or its group gone: check it by hand"
-	case ep.req.Kind == KindAck:
-		return Applied, "a re-read shows it acknowledged: the write was applied"
+		return write.Unknown, "a re-read finds the stream or its group gone: check it by hand"
+	case ep.req.Kind == write.KindAck:
+		return write.Applied, "a re-read shows it acknowledged: the write was applied"
 	case cp.id != "":
-		return Applied, "a re-read shows it acknowledged and its copy " + cp.id + " in " + dlq + ": the write was applied"
+		return write.Applied, "a re-read shows it acknowledged and its copy " + cp.id + " in " + dlq + ": the write was applied"
 	case cp.complete:
-		return NotApplied, "a re-read shows it acknowledged but no copy in " + dlq + ": acknowledged by someone else; this write did not happen"
+		return write.NotApplied, "a re-read shows it acknowledged but no copy in " + dlq + ": acknowledged by someone else; this write did not happen"
 	}
-	return Unknown, fmt.Sprintf("a re-read shows it acknowledged, and its copy is not among the %d newest entries of %s: check the dead-letter stream by hand", maxCopyScan, dlq)
+	return write.Unknown, fmt.Sprintf("a re-read shows it acknowledged, and its copy is not among the %d newest entries of %s: check the dead-letter stream by hand", maxCopyScan, dlq)
 }
 
 // explainEntry turns a server refusal into what the operator can do.

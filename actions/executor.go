@@ -11,6 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
@@ -19,16 +21,16 @@ import (
 type Executor struct {
 	Client   redis.UniversalClient
 	Policy   *Policy
-	Audit    *Auditor
-	Identity Identity
+	Audit    *audit.Auditor
+	Identity audit.Identity
 	// Durability is what each batch waits for once written (WAIT).
 	Durability Durability
 
-	opened    *Auditor // the log NewExecutor opened, for Close
-	auditPath string   // where MarkAlreadyApplied reads earlier runs
+	opened    *audit.Auditor // the log NewExecutor opened, for Close
+	auditPath string         // where MarkAlreadyApplied reads earlier runs
 	mu        sync.Mutex
-	stopped   error       // why the last run stopped early (an audit failure)
-	values    AuditValues // the session's, for announcing undoability while planning
+	stopped   error        // why the last run stopped early (an audit failure)
+	values    audit.Values // the session's, for announcing undoability while planning
 }
 
 // Plan reads the record and builds the guarded write for req.
@@ -38,7 +40,7 @@ func (e *Executor) Plan(ctx context.Context, req Request) (*Plan, error) {
 	}
 	p, err := BuildPlan(ctx, e.Client, req)
 	if err == nil && p.Refused == "" {
-		p.UndoNote = e.auditValues().undoNote(p)
+		p.UndoNote = undoNote(e.auditValues(), p)
 	}
 	return p, err
 }
@@ -49,19 +51,19 @@ func (e *Executor) Apply(ctx context.Context, p *Plan) Result {
 }
 
 // entry is an audit line about p, its values bounded as the log keeps them.
-func (e *Executor) entry(p *Plan, phase, run string) AuditEntry {
+func (e *Executor) entry(p *Plan, phase, run string) audit.Entry {
 	ks := ""
 	if p.Keyspace != nil {
 		ks = p.Keyspace.Name
 	}
 	before := p.Before
-	en := AuditEntry{ID: newID(), Phase: phase, Run: run, Identity: e.Identity, Keyspace: ks, Key: p.Key,
+	en := audit.Entry{ID: audit.NewID(), Phase: phase, Run: run, Identity: e.Identity, Keyspace: ks, Key: p.Key,
 		Action: p.Kind, Reason: p.Reason, Before: &before, Changes: p.Changes, Evidence: p.Evidence, Entry: entryAuditOf(p)}
 	if p.reverts != nil {
 		en.Reverts = p.reverts.ID
 	}
 	v := e.auditValues()
-	if phase == PhaseIntent {
+	if phase == audit.PhaseIntent {
 		after := p.After
 		en.After = &after
 		note := undoNoteOf(v, p)
@@ -71,13 +73,13 @@ func (e *Executor) entry(p *Plan, phase, run string) AuditEntry {
 			en.Image = p.img.image
 		}
 	}
-	v.auditCopy(&en, p.Keyspace)
+	v.Apply(&en, p.Keyspace)
 	return en
 }
 
 // auditValues is how much of each value the log keeps: the open log's
 // setting, or, before it is opened (planning), the session's.
-func (e *Executor) auditValues() AuditValues {
+func (e *Executor) auditValues() audit.Values {
 	if e.Audit != nil {
 		return e.Audit.Values
 	}
@@ -86,9 +88,9 @@ func (e *Executor) auditValues() AuditValues {
 
 // outcomeOf is the outcome line closing intent (same id). The snapshots
 // and the diff stay in the intent alone: a value is never logged twice.
-func outcomeOf(intent AuditEntry, res Result) AuditEntry {
+func outcomeOf(intent audit.Entry, res Result) audit.Entry {
 	out := intent
-	out.Phase, out.Before, out.After, out.Changes, out.Undoable, out.UndoNote = PhaseOutcome, nil, nil, nil, nil, ""
+	out.Phase, out.Before, out.After, out.Changes, out.Undoable, out.UndoNote = audit.PhaseOutcome, nil, nil, nil, nil, ""
 	out.Image = nil
 	out.Outcome, out.Detail, out.ServerMs, out.AfterVersion = res.Outcome, res.Detail, res.ServerMs, res.after
 	out.Replication = res.Replication
@@ -100,8 +102,8 @@ func outcomeOf(intent AuditEntry, res Result) AuditEntry {
 
 // refusalOf is the one line of a write refused before anything was sent:
 // no intent (nothing was about to change), the record as read.
-func (e *Executor) refusalOf(p *Plan, run string, res Result) AuditEntry {
-	out := e.entry(p, PhaseOutcome, run)
+func (e *Executor) refusalOf(p *Plan, run string, res Result) audit.Entry {
+	out := e.entry(p, audit.PhaseOutcome, run)
 	out.Outcome, out.Detail = res.Outcome, res.Detail
 	return out
 }
@@ -117,20 +119,20 @@ func (e *Executor) write(ctx context.Context, via processor, p *Plan, res Result
 	switch {
 	case err == nil:
 		res.Outcome, res.Detail, res.ServerMs = p.parseReply(reply)
-		if res.Outcome == Applied && len(reply) >= 6 {
-			res.after = &Version{Type: reply[2], Content: reply[3], Expiry: reply[4], Companion: reply[5]}
+		if res.Outcome == write.Applied && len(reply) >= 6 {
+			res.after = &write.Version{Type: reply[2], Content: reply[3], Expiry: reply[4], Companion: reply[5]}
 		}
 	case isServerError(err):
-		res.Outcome, res.Detail = Failed, explain(err, e.Identity.RedisUser)
+		res.Outcome, res.Detail = write.Failed, explain(err, e.Identity.RedisUser)
 		if strings.HasPrefix(err.Error(), "NOPERM") || scriptACLRefusal(err.Error()) {
-			res.Outcome = Refused
+			res.Outcome = write.Refused
 		}
 		if strings.Contains(err.Error(), "@user_script") {
 			// The script stopped at a failing call, and Redis keeps what
 			// it wrote before that call: only a re-read can say.
 			o, d := e.reread(ctx, p)
 			res.Detail += "; " + d
-			if o != NotApplied {
+			if o != write.NotApplied {
 				res.Outcome = o
 			}
 		}
@@ -161,9 +163,9 @@ func (e *Executor) runScript(ctx context.Context, via processor, p *Plan) ([]str
 	return p.script.run(ctx, via, []string{p.Key}, args...).StringSlice()
 }
 
-func (p *Plan) parseReply(r []string) (Outcome, string, int64) {
+func (p *Plan) parseReply(r []string) (write.Outcome, string, int64) {
 	if len(r) == 0 {
-		return Unknown, "empty reply from the script", 0
+		return write.Unknown, "empty reply from the script", 0
 	}
 	switch r[0] {
 	case "applied":
@@ -171,9 +173,9 @@ func (p *Plan) parseReply(r []string) (Outcome, string, int64) {
 		if len(r) > 1 {
 			ms, _ = strconv.ParseInt(r[1], 10, 64)
 		}
-		return Applied, "", ms
+		return write.Applied, "", ms
 	case "not_found":
-		return NotFound, "the key no longer exists", 0
+		return write.NotFound, "the key no longer exists", 0
 	case "conflict":
 		what, cur := "record", ""
 		if len(r) > 1 {
@@ -189,20 +191,20 @@ func (p *Plan) parseReply(r []string) (Outcome, string, int64) {
 		default:
 			why = p.versionConflict(what, cur)
 		}
-		return Conflict, "the record changed since it was read: " + why + "; nothing was written", 0
+		return write.Conflict, "the record changed since it was read: " + why + "; nothing was written", 0
 	}
-	return Unknown, "unexpected reply " + inspect.Sanitize(strings.Join(r, " ")), 0
+	return write.Unknown, "unexpected reply " + inspect.Sanitize(strings.Join(r, " ")), 0
 }
 
 // settle re-reads the record after an uncertain failure and says whether
 // the write happened, did not, or cannot be told.
-func (e *Executor) settle(ctx context.Context, p *Plan, cause error) (Outcome, string) {
+func (e *Executor) settle(ctx context.Context, p *Plan, cause error) (write.Outcome, string) {
 	o, d := e.reread(ctx, p)
 	return o, "uncertain (" + units.OneLine(cause.Error()) + "); " + d
 }
 
 // reread compares the record with the plan's before and after snapshots.
-func (e *Executor) reread(ctx context.Context, p *Plan) (Outcome, string) {
+func (e *Executor) reread(ctx context.Context, p *Plan) (write.Outcome, string) {
 	for attempt := range 5 {
 		if attempt > 0 {
 			time.Sleep(time.Duration(attempt) * 300 * time.Millisecond)
@@ -218,21 +220,21 @@ func (e *Executor) reread(ctx context.Context, p *Plan) (Outcome, string) {
 		unchanged := sameOutcome(now, p.Before, false, elapsed)
 		switch {
 		case applied && unchanged:
-			return Unknown, "a re-read cannot tell the planned record from the old one: check it by hand"
+			return write.Unknown, "a re-read cannot tell the planned record from the old one: check it by hand"
 		case applied:
-			return Applied, "a re-read shows the write was applied"
+			return write.Applied, "a re-read shows the write was applied"
 		case unchanged:
-			return NotApplied, "a re-read shows the record unchanged: the write did not happen"
+			return write.NotApplied, "a re-read shows the record unchanged: the write did not happen"
 		default:
-			return Unknown, "a re-read shows neither the old nor the planned record: check it by hand"
+			return write.Unknown, "a re-read shows neither the old nor the planned record: check it by hand"
 		}
 	}
-	return Unknown, "the record could not be re-read: check it by hand"
+	return write.Unknown, "the record could not be re-read: check it by hand"
 }
 
 // sameOutcome compares a re-read with an expected snapshot: existence,
 // state, fingerprint, the fields, and the TTL (see ttlFits).
-func sameOutcome(now, want Snapshot, deleted bool, elapsed time.Duration) bool {
+func sameOutcome(now, want write.Snapshot, deleted bool, elapsed time.Duration) bool {
 	if deleted {
 		return !now.Exists
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/testkit/faultproxy"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
@@ -27,7 +28,7 @@ type faultRig struct {
 func newLostReplyRig(t *testing.T) (*faultRig, *Plan) {
 	f := newFaultRig(t, -1)
 	f.reserveAtlas(atlasKey, fp("body-1"))
-	p := f.planDirect(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
+	p := f.planDirect(Request{Kind: write.KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
 	f.px.DropReplies()
 	return f, p
 }
@@ -102,13 +103,13 @@ func TestFaultReplyLostWriteApplied(t *testing.T) {
 	f, p := newLostReplyRig(t)
 	f.afterDrop(false, 50*time.Millisecond, f.px.Resume)
 	res := f.ex.Apply(t.Context(), p)
-	if res.Outcome != Applied || !strings.Contains(res.Detail, "uncertain") || !strings.Contains(res.Detail, "re-read shows the write was applied") {
+	if res.Outcome != write.Applied || !strings.Contains(res.Detail, "uncertain") || !strings.Contains(res.Detail, "re-read shows the write was applied") {
 		t.Fatalf("reply lost: %+v", res)
 	}
 	if got := f.raw(atlasKey)["state"]; got != "FAILED" {
 		t.Fatalf("state %q", got)
 	}
-	_, out := f.lastWrite(atlasKey, Applied)
+	_, out := f.lastWrite(atlasKey, write.Applied)
 	if out.Detail != res.Detail {
 		t.Fatalf("audited detail %q", out.Detail)
 	}
@@ -123,14 +124,14 @@ func TestFaultRequestLostNotApplied(t *testing.T) {
 	f := newFaultRig(t, -1)
 	f.reserveAtlas(atlasKey, fp("body-1"))
 	before := f.raw(atlasKey)
-	p := f.planDirect(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
+	p := f.planDirect(Request{Kind: write.KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
 	f.px.DropRequests()
 	f.afterDrop(true, 50*time.Millisecond, f.px.Resume)
 	res := f.ex.Apply(t.Context(), p)
-	if res.Outcome != NotApplied || !strings.Contains(res.Detail, "re-read shows the record unchanged") {
+	if res.Outcome != write.NotApplied || !strings.Contains(res.Detail, "re-read shows the record unchanged") {
 		t.Fatalf("request lost: %+v", res)
 	}
-	f.unchangedAfter(before, atlasKey, NotApplied)
+	f.unchangedAfter(before, atlasKey, write.NotApplied)
 }
 
 // The connection is cut right after the script ran: the client sees the
@@ -142,17 +143,17 @@ func TestFaultConnectionCutAfterWrite(t *testing.T) {
 	for _, retries := range []int{-1, 1} {
 		f := newFaultRig(t, retries)
 		f.reserveAtlas(atlasKey, fp("body-1"))
-		p := f.planDirect(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
+		p := f.planDirect(Request{Kind: write.KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
 		f.px.DropReplies()
 		f.afterDrop(false, 0, func() { f.px.Resume(); f.px.CutConnections() })
 		res := f.ex.Apply(t.Context(), p)
-		if res.Outcome != Applied || !strings.Contains(res.Detail, "re-read") {
+		if res.Outcome != write.Applied || !strings.Contains(res.Detail, "re-read") {
 			t.Fatalf("retries=%d: connection cut after the write: %+v", retries, res)
 		}
 		if got := f.raw(atlasKey); got["state"] != "FAILED" || got["failed_by"] != testUser {
 			t.Fatalf("record %q", got)
 		}
-		f.lastWrite(atlasKey, Applied)
+		f.lastWrite(atlasKey, write.Applied)
 	}
 }
 
@@ -161,14 +162,14 @@ func TestFaultTimeoutIsNotRetried(t *testing.T) {
 	t.Parallel()
 	f := newFaultRig(t, 1)
 	f.reserveAtlas(atlasKey, fp("body-1"))
-	p := f.planDirect(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
+	p := f.planDirect(Request{Kind: write.KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey})
 	f.px.DropReplies()
 	f.afterDrop(false, 0, f.px.Resume)
 	res := f.ex.Apply(t.Context(), p)
-	if res.Outcome != Applied || !strings.Contains(res.Detail, "re-read shows the write was applied") {
+	if res.Outcome != write.Applied || !strings.Contains(res.Detail, "re-read shows the write was applied") {
 		t.Fatalf("timed-out write with retries on: %+v", res)
 	}
-	f.lastWrite(atlasKey, Applied)
+	f.lastWrite(atlasKey, write.Applied)
 }
 
 // The write happened but nothing can be read back: unknown, never assumed.
@@ -177,13 +178,13 @@ func TestFaultNoReRead(t *testing.T) {
 	f, p := newLostReplyRig(t)
 	f.afterDrop(false, 0, func() { f.px.Close() })
 	res := f.ex.Apply(t.Context(), p)
-	if res.Outcome != Unknown || !strings.Contains(res.Detail, "could not be re-read") {
+	if res.Outcome != write.Unknown || !strings.Contains(res.Detail, "could not be re-read") {
 		t.Fatalf("no re-read: %+v", res)
 	}
 	if got := f.raw(atlasKey)["state"]; got != "FAILED" {
 		t.Fatalf("the write should have reached Redis: state %q", got)
 	}
-	f.lastWrite(atlasKey, Unknown)
+	f.lastWrite(atlasKey, write.Unknown)
 }
 
 // An expire changes only the TTL; when the record had a TTL already the
@@ -193,13 +194,13 @@ func TestFaultExpireSettledByTTL(t *testing.T) {
 	for _, lost := range []string{"request", "reply"} {
 		f := newFaultRig(t, -1)
 		f.reserveAtlas(atlasKey, fp("body-1")) // TTL 60s
-		p := f.planDirect(Request{Kind: KindExpire, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, TTL: TTL{Mode: TTLSet, D: 10 * time.Minute}})
-		want := NotApplied
+		p := f.planDirect(Request{Kind: write.KindExpire, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, TTL: TTL{Mode: TTLSet, D: 10 * time.Minute}})
+		want := write.NotApplied
 		if lost == "request" {
 			f.px.DropRequests()
 		} else {
 			f.px.DropReplies()
-			want = Applied
+			want = write.Applied
 		}
 		f.afterDrop(lost == "request", 50*time.Millisecond, f.px.Resume)
 		res := f.ex.Apply(t.Context(), p)
@@ -215,16 +216,16 @@ func TestFaultJSONReplyLost(t *testing.T) {
 	t.Parallel()
 	f := newFaultRig(t, -1)
 	ks := inspecttest.Schema(t, "jsonidem", jsonSchemaYAML)
-	for _, req := range []Request{{Kind: KindFail}, {Kind: KindReconcile, Ref: "ord-1"}} {
+	for _, req := range []Request{{Kind: write.KindFail}, {Kind: write.KindReconcile, Ref: "ord-1"}} {
 		f.setMarker(jsonKey, jsonProcessing, 120*time.Second)
 		req.Keyspace, req.Key = ks, jsonKey
 		p := f.planDirect(req)
 		f.px.DropReplies()
 		f.afterDrop(false, 50*time.Millisecond, f.px.Resume)
 		res := f.ex.Apply(t.Context(), p)
-		if res.Outcome != Applied || !strings.Contains(res.Detail, "re-read shows the write was applied") {
+		if res.Outcome != write.Applied || !strings.Contains(res.Detail, "re-read shows the write was applied") {
 			t.Fatalf("json %s, reply lost: %+v\nnow %s", req.Kind, res, f.raw(jsonKey)[""])
 		}
-		f.lastWrite(jsonKey, Applied)
+		f.lastWrite(jsonKey, write.Applied)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
@@ -84,7 +86,7 @@ func newRig(t *testing.T, srv *redistest.Server) *rig {
 	path := auditPath(t)
 	pol := &Policy{Writes: true}
 	ex, err := NewExecutor(Setup{Client: c, Policy: pol, AuditPath: path,
-		Identity: Identity{OSUser: testUser, Profile: "test", Address: "redis://" + srv.Addr + "/0"}})
+		Identity: audit.Identity{OSUser: testUser, Profile: "test", Address: "redis://" + srv.Addr + "/0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +124,7 @@ func (r *rig) apply(p *Plan) Result {
 
 // unchangedAfter checks a write that must have changed nothing: the record
 // is still before, and the audit log ends with the write's outcome.
-func (r *rig) unchangedAfter(before map[string]string, key string, want Outcome) {
+func (r *rig) unchangedAfter(before map[string]string, key string, want write.Outcome) {
 	r.t.Helper()
 	if !sameMap(before, r.raw(key)) {
 		r.t.Fatal("the record changed")
@@ -137,14 +139,14 @@ func (r *rig) applyTimed(p *Plan) (res Result, t0, t1 int64) {
 	t0 = r.serverMs()
 	res = r.apply(p)
 	t1 = r.serverMs()
-	if res.Outcome != Applied {
+	if res.Outcome != write.Applied {
 		r.t.Fatalf("%s: %+v", p.Kind, res)
 	}
 	return res, t0, t1
 }
 
 // readAudit parses an audit log.
-func readAudit(t testing.TB, path string) []AuditEntry {
+func readAudit(t testing.TB, path string) []audit.Entry {
 	t.Helper()
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
@@ -154,15 +156,15 @@ func readAudit(t testing.TB, path string) []AuditEntry {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []AuditEntry
+	var out []audit.Entry
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
-		var e AuditEntry
+		var e audit.Entry
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatalf("audit line is not JSON: %v\n%s", err, sc.Text())
 		}
-		if e.Phase != PhaseGenesis {
+		if e.Phase != audit.PhaseGenesis {
 			out = append(out, e)
 		}
 	}
@@ -172,12 +174,12 @@ func readAudit(t testing.TB, path string) []AuditEntry {
 	return out
 }
 
-func (r *rig) entries() []AuditEntry { return readAudit(r.t, r.audit) }
+func (r *rig) entries() []audit.Entry { return readAudit(r.t, r.audit) }
 
 // lastWrite checks the audit log ends with the intent and the outcome of one
 // write to key (same id, before and planned after snapshots, the outcome)
 // and returns them.
-func (r *rig) lastWrite(key string, want Outcome) (intent, outcome AuditEntry) {
+func (r *rig) lastWrite(key string, want write.Outcome) (intent, outcome audit.Entry) {
 	r.t.Helper()
 	es := r.entries()
 	if len(es) < 2 {
@@ -203,7 +205,7 @@ func (r *rig) lastWrite(key string, want Outcome) (intent, outcome AuditEntry) {
 // refused before anything was sent (a conflict found while planning, an
 // ACL that cannot read the version): no intent, the snapshot read, who
 // and why.
-func (r *rig) lastRefusal(key string, want Outcome) AuditEntry {
+func (r *rig) lastRefusal(key string, want write.Outcome) audit.Entry {
 	r.t.Helper()
 	es := r.entries()
 	if len(es) == 0 {

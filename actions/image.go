@@ -9,44 +9,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/units"
 )
-
-// Image is a record's exact before-image, as an undo restores it: the
-// server's own serialization (DUMP: every field, also those never shown,
-// byte for byte, with the type, encoding and hash-field TTLs) and its
-// expiry, pinned to the version the write's compare-and-set checked. An
-// absent key has an image too (Exists false): undoing a write that
-// created nothing but a later undo restored means deleting it again.
-type Image struct {
-	Exists bool `json:"exists"`
-	// Dump is the DUMP payload, base64 (it is binary).
-	Dump string `json:"dump_base64,omitempty"`
-	// Len is the DUMP payload's length in bytes (without one: the
-	// values' size, -1 for a type never imaged).
-	Len int64 `json:"len"`
-	// ExpireAtMs is the absolute expiry (server clock, epoch ms), 0 none.
-	// An undo restores this, not the remaining TTL: the record ends when
-	// its application said it would, however late the undo comes.
-	ExpireAtMs int64 `json:"expire_at_ms"`
-	// TTLms is what remained of the TTL when it was read (-1 none).
-	TTLms int64 `json:"ttl_ms"`
-	// NowMs is the server clock when it was read.
-	NowMs int64 `json:"now_ms"`
-	// Version is the record's version when it was read: the write the
-	// image belongs to compared-and-set on exactly this.
-	Version Version `json:"version"`
-}
 
 // MaxImage bounds a before-image: a record whose DUMP is longer is never
 // fetched, and its writes are announced as not undoable. Base64 makes it
 // about 350 KiB in the log, under the 1 MiB line limit (MaxAuditLine).
 const MaxImage = 256 << 10
-
-// payload decodes the DUMP payload.
-func (im *Image) payload() ([]byte, error) {
-	return base64.StdEncoding.DecodeString(im.Dump)
-}
 
 // imageBody reads the version (versionLua) and, when the DUMP fits in
 // ARGV[1] bytes, the DUMP itself, in one script: the image is exactly the
@@ -95,11 +65,11 @@ var (
 // the server would not DUMP (an ACL without it, a server without it): the
 // version is then read alone, and the write goes on, announced as not
 // undoable.
-func fetchImage(ctx context.Context, c redis.UniversalClient, key, comp string) (Version, *Image, string, error) {
+func fetchImage(ctx context.Context, c redis.UniversalClient, key, comp string) (write.Version, *write.Image, string, error) {
 	reply, err := runReadOnly(ctx, c, readImage, readImagePlain, scriptKeys(key, comp), MaxImage)
 	if comp != "" && crossSlot(err) {
 		if reply, err = runReadOnly(ctx, c, readImage, readImagePlain, []string{key}, MaxImage); err == nil && len(reply) == 9 {
-			var cv Version
+			var cv write.Version
 			if cv, err = fetchVersion(ctx, c, comp, ""); err == nil {
 				reply[3] = companionDigest(cv)
 			}
@@ -114,17 +84,17 @@ func fetchImage(ctx context.Context, c redis.UniversalClient, key, comp string) 
 		return v, nil, "the server would not give the record's DUMP (" + why + ")", verr
 	}
 	if err != nil {
-		return Version{}, nil, "", err
+		return write.Version{}, nil, "", err
 	}
 	if len(reply) == 2 && reply[0] == "too_large" {
-		return Version{}, nil, "", fmt.Errorf("the record has %s fields, more than idemctl pins (4,096): it is not an idempotency record; repair it by hand", reply[1])
+		return write.Version{}, nil, "", fmt.Errorf("the record has %s fields, more than idemctl pins (4,096): it is not an idempotency record; repair it by hand", reply[1])
 	}
 	if len(reply) != 9 {
-		return Version{}, nil, "", fmt.Errorf("unexpected reply from the image script (%d parts)", len(reply))
+		return write.Version{}, nil, "", fmt.Errorf("unexpected reply from the image script (%d parts)", len(reply))
 	}
-	v := Version{Type: reply[0], Content: reply[1], Expiry: reply[2], Companion: reply[3]}
+	v := write.Version{Type: reply[0], Content: reply[1], Expiry: reply[2], Companion: reply[3]}
 	num := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
-	im := &Image{Exists: v.Type != "none", ExpireAtMs: num(reply[4]), TTLms: num(reply[5]), NowMs: num(reply[6]), Len: num(reply[7]), Version: v}
+	im := &write.Image{Exists: v.Type != "none", ExpireAtMs: num(reply[4]), TTLms: num(reply[5]), NowMs: num(reply[6]), Len: num(reply[7]), Version: v}
 	switch {
 	case im.Exists && im.Len < 0:
 		return v, nil, "a " + v.Type + " is not a record container idemctl images", nil

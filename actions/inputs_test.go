@@ -5,33 +5,34 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
 
 // The one TTL reading both faces use: the CLI's rules.
 func TestParseTTL(t *testing.T) {
 	for _, c := range []struct {
-		kind Kind
+		kind write.Kind
 		in   string
 		want TTL
 		err  string
 	}{
-		{KindExpire, "", TTL{}, "required for expire"},
-		{KindExpire, "0", TTL{Mode: TTLSet}, ""},
-		{KindExpire, "10m", TTL{Mode: TTLSet, D: 10 * time.Minute}, ""},
-		{KindExpire, "1ms", TTL{Mode: TTLSet, D: time.Millisecond}, ""},
-		{KindExpire, "500us", TTL{}, "at least 1ms"},
-		{KindExpire, "keep", TTL{}, "bad duration"},
-		{KindExpire, "retention", TTL{}, "bad duration"},
-		{KindExpire, "-5s", TTL{}, "negative"},
-		{KindFail, "", TTL{}, ""}, // the action's default
-		{KindFail, "retention", TTL{Mode: TTLRetention}, ""},
-		{KindFail, "keep", TTL{Mode: TTLKeep}, ""},
-		{KindFail, "1d", TTL{Mode: TTLSet, D: 24 * time.Hour}, ""},
-		{KindReconcile, "", TTL{}, ""},
-		{KindReconcile, "90", TTL{Mode: TTLSet, D: 90 * time.Second}, ""},
-		{KindReconcile, "1ns", TTL{}, "at least 1ms"},
-		{KindReconcile, "soon", TTL{}, "bad duration"},
+		{write.KindExpire, "", TTL{}, "required for expire"},
+		{write.KindExpire, "0", TTL{Mode: TTLSet}, ""},
+		{write.KindExpire, "10m", TTL{Mode: TTLSet, D: 10 * time.Minute}, ""},
+		{write.KindExpire, "1ms", TTL{Mode: TTLSet, D: time.Millisecond}, ""},
+		{write.KindExpire, "500us", TTL{}, "at least 1ms"},
+		{write.KindExpire, "keep", TTL{}, "bad duration"},
+		{write.KindExpire, "retention", TTL{}, "bad duration"},
+		{write.KindExpire, "-5s", TTL{}, "negative"},
+		{write.KindFail, "", TTL{}, ""}, // the action's default
+		{write.KindFail, "retention", TTL{Mode: TTLRetention}, ""},
+		{write.KindFail, "keep", TTL{Mode: TTLKeep}, ""},
+		{write.KindFail, "1d", TTL{Mode: TTLSet, D: 24 * time.Hour}, ""},
+		{write.KindReconcile, "", TTL{}, ""},
+		{write.KindReconcile, "90", TTL{Mode: TTLSet, D: 90 * time.Second}, ""},
+		{write.KindReconcile, "1ns", TTL{}, "at least 1ms"},
+		{write.KindReconcile, "soon", TTL{}, "bad duration"},
 	} {
 		got, err := ParseTTL(c.kind, c.in)
 		switch {
@@ -50,41 +51,41 @@ func TestParseTTL(t *testing.T) {
 func TestNeedsRef(t *testing.T) {
 	for _, c := range []struct {
 		preset string
-		kind   Kind
+		kind   write.Kind
 		want   bool
 	}{
-		{"atlasmart", KindReconcile, true},
-		{"gopotency", KindReconcile, true},
-		{"atlasmart", KindFail, false},
-		{"atlasmart", KindExpire, false},
-		{"setnx", KindReconcile, false},
-		{"powertools", KindReconcile, false}, // refused by the schema, not for a ref
+		{"atlasmart", write.KindReconcile, true},
+		{"gopotency", write.KindReconcile, true},
+		{"atlasmart", write.KindFail, false},
+		{"atlasmart", write.KindExpire, false},
+		{"setnx", write.KindReconcile, false},
+		{"powertools", write.KindReconcile, false}, // refused by the schema, not for a ref
 	} {
 		if got := NeedsRef(c.kind, inspecttest.Keyspace(t, c.preset)); got != c.want {
 			t.Errorf("%s %s: NeedsRef %v, want %v", c.preset, c.kind, got, c.want)
 		}
 	}
-	if NeedsRef(KindReconcile, nil) {
+	if NeedsRef(write.KindReconcile, nil) {
 		t.Error("no keyspace: nothing to ask a reference for")
 	}
-	if NeedsRef(KindReconcile, inspecttest.Schema(t, "json", jsonSchemaYAML)) != true {
+	if NeedsRef(write.KindReconcile, inspecttest.Schema(t, "json", jsonSchemaYAML)) != true {
 		t.Error("a custom schema with actions.reconcile.ref needs a reference")
 	}
 }
 
 func TestTallyInOutcomeOrder(t *testing.T) {
-	rs := []Result{{Outcome: Skipped}, {Outcome: Conflict}, {Outcome: Applied}, {Outcome: Applied}, {Outcome: Unknown}}
+	rs := []Result{{Outcome: write.Skipped}, {Outcome: write.Conflict}, {Outcome: write.Applied}, {Outcome: write.Applied}, {Outcome: write.Unknown}}
 	if got := Summary(rs).String(); got != "2 applied, 1 conflict, 1 unknown, 1 skipped" {
 		t.Fatalf("summary %q", got)
 	}
 	if got := Summary(nil).String(); got != "" {
 		t.Fatalf("empty summary %q", got)
 	}
-	seen := map[Outcome]bool{}
-	for _, o := range Outcomes {
+	seen := map[write.Outcome]bool{}
+	for _, o := range write.Outcomes {
 		seen[o] = true
 	}
-	if len(seen) != 9 || len(Outcomes) != 9 {
-		t.Fatalf("Outcomes lists %d distinct of %d: every outcome once", len(seen), len(Outcomes))
+	if len(seen) != 9 || len(write.Outcomes) != 9 {
+		t.Fatalf("Outcomes lists %d distinct of %d: every outcome once", len(seen), len(write.Outcomes))
 	}
 }

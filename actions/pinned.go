@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -28,7 +29,7 @@ func ReadVersions(ctx context.Context, c redis.UniversalClient, ks *inspect.Keys
 	for i, cmd := range cmds {
 		reply, err := cmd.StringSlice()
 		if err != nil && crossSlot(err) { // the companion in another slot: read apart
-			var v Version
+			var v write.Version
 			if v, err = fetchVersion(ctx, c, keys[i][0], keys[i][1]); err == nil {
 				shorts[i] = v.Short()
 			}
@@ -43,7 +44,7 @@ func ReadVersions(ctx context.Context, c redis.UniversalClient, ks *inspect.Keys
 		case len(reply) != 4:
 			errs[i] = fmt.Errorf("unexpected reply from the version script: %q", reply)
 		default:
-			shorts[i] = Version{Type: reply[0], Content: reply[1], Expiry: reply[2], Companion: reply[3]}.Short()
+			shorts[i] = write.Version{Type: reply[0], Content: reply[1], Expiry: reply[2], Companion: reply[3]}.Short()
 		}
 	}
 	return shorts, errs

@@ -10,12 +10,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
 
 // Request is one write an operator asked for.
 type Request struct {
-	Kind     Kind
+	Kind     write.Kind
 	Keyspace *inspect.Keyspace // nil: no keyspace matched the key (the plan is refused)
 	Key      string
 	Reason   string
@@ -30,7 +32,7 @@ type Request struct {
 	ExpectState, ExpectFingerprint string
 	// Evidence, when a verify hook's verdict led to this write, is
 	// recorded with it in the audit log.
-	Evidence *Evidence
+	Evidence *write.Evidence
 }
 
 // Plan is a checked request with its before/after diff and its script.
@@ -42,32 +44,32 @@ type Plan struct {
 	// caller that selected it from a scan can check it still qualifies.
 	Read *inspect.Record
 
-	Before  Snapshot
-	After   Snapshot
-	Changes []Change
+	Before  write.Snapshot
+	After   write.Snapshot
+	Changes []write.Change
 	Delete  bool
 	Refused string // non-empty: why this write cannot run (nothing is sent)
-	Outcome Outcome
+	Outcome write.Outcome
 	// UndoNote, set by Executor.Plan, says why this write will not be
 	// undoable ("" when it will): both faces show it before confirming.
 	UndoNote string
 
-	version  Version // the whole record as read, pinned for the script
-	unpinned error   // why the version could not be read (ACL): Apply refuses
-	comp     string  // the companion key in the version ("" none)
+	version  write.Version // the whole record as read, pinned for the script
+	unpinned error         // why the version could not be read (ACL): Apply refuses
+	comp     string        // the companion key in the version ("" none)
 	script   *casScript
 	args     []any
-	planned  time.Time   // when the record was read: bounds how far its TTL can have counted down
-	nowMs    int64       // the server's clock when it was read
-	settles  *AuditEntry // an earlier intent of the same run this plan's already_applied closes
-	img      imageRead   // the before-image, read with the version
-	reverts  *AuditEntry // an undo: the intent of the write it reverts
-	entry    *entryPlan  // a pending-entry write (entry.go); nil for a record
+	planned  time.Time    // when the record was read: bounds how far its TTL can have counted down
+	nowMs    int64        // the server's clock when it was read
+	settles  *audit.Entry // an earlier intent of the same run this plan's already_applied closes
+	img      imageRead    // the before-image, read with the version
+	reverts  *audit.Entry // an undo: the intent of the write it reverts
+	entry    *entryPlan   // a pending-entry write (entry.go); nil for a record
 }
 
 // imageRead is a before-image as read, or why there is none.
 type imageRead struct {
-	image *Image
+	image *write.Image
 	why   string
 }
 
@@ -90,7 +92,7 @@ func BuildPlan(ctx context.Context, c redis.UniversalClient, req Request) (*Plan
 	}
 	p := &Plan{Request: req, planned: time.Now()}
 	if req.Keyspace == nil {
-		p.Refused, p.Outcome = "no keyspace matches this key (check --match/--preset or the config)", Refused
+		p.Refused, p.Outcome = "no keyspace matches this key (check --match/--preset or the config)", write.Refused
 		return p, nil
 	}
 	if lk := req.Keyspace.Schema.Lock; lk != nil {
@@ -101,7 +103,7 @@ func BuildPlan(ctx context.Context, c redis.UniversalClient, req Request) (*Plan
 	p.comp = companionKey(req.Keyspace, req.Key, false)
 	before, d, ver, unread, err := readPinned(ctx, c, req.Keyspace, req.Key, p.comp, &p.img)
 	if errors.Is(err, errChanging) {
-		p.Refused, p.Outcome = err.Error(), Conflict
+		p.Refused, p.Outcome = err.Error(), write.Conflict
 		return p, nil
 	}
 	if err != nil {
@@ -109,7 +111,7 @@ func BuildPlan(ctx context.Context, c redis.UniversalClient, req Request) (*Plan
 	}
 	p.Before, p.version, p.unpinned = before, ver, unread
 	if !before.Exists {
-		p.Refused, p.Outcome = "the key does not exist", NotFound
+		p.Refused, p.Outcome = "the key does not exist", write.NotFound
 		return p, nil
 	}
 	p.nowMs = d.ServerTimeMs
@@ -120,19 +122,19 @@ func BuildPlan(ctx context.Context, c redis.UniversalClient, req Request) (*Plan
 		saw = *req.Saw
 	}
 	if why := p.changedSince(saw); why != "" {
-		p.Refused, p.Outcome = "the record changed since you saw it: "+why+"; nothing written", Conflict
+		p.Refused, p.Outcome = "the record changed since you saw it: "+why+"; nothing written", write.Conflict
 		return p, nil
 	}
 	if why := p.unexpected(); why != "" {
-		p.Refused, p.Outcome = why+": nothing written", Conflict
+		p.Refused, p.Outcome = why+": nothing written", write.Conflict
 		return p, nil
 	}
 	if d.Record.Flags.Has(inspect.FlagWrongType) {
-		p.Refused, p.Outcome = "the key's type ("+before.Type+") does not match the schema", Refused
+		p.Refused, p.Outcome = "the key's type ("+before.Type+") does not match the schema", write.Refused
 		return p, nil
 	}
 	if err := p.compile(d); err != nil {
-		p.Refused, p.Outcome = err.Error(), Refused
+		p.Refused, p.Outcome = err.Error(), write.Refused
 	}
 	return p, nil
 }
@@ -151,7 +153,7 @@ func (p *Plan) changedSince(saw Seen) string {
 		changed = append(changed, fmt.Sprintf("fingerprint %q → %q", short(saw.Fingerprint), short(p.Before.Fingerprint)))
 	}
 	if saw.Version != "" {
-		if why := diffShort(saw.Version, p.Before.Version); why != "" {
+		if why := write.DiffShort(saw.Version, p.Before.Version); why != "" {
 			changed = append(changed, fmt.Sprintf("version %s → %s: %s", inspect.Sanitize(saw.Version), p.Before.Version, why))
 		}
 	}
@@ -184,7 +186,7 @@ func (p *Plan) compile(d *inspect.Detail) error {
 	if err != nil {
 		return err
 	}
-	p.Delete = p.Kind == KindExpire && p.TTL.D == 0 || spec.Mode == "delete"
+	p.Delete = p.Kind == write.KindExpire && p.TTL.D == 0 || spec.Mode == "delete"
 	if err := p.unusedOptions(s, spec); err != nil {
 		return err
 	}
@@ -226,16 +228,16 @@ func (p *Plan) actionSpec(canon inspect.State) (inspect.ActionSpec, error) {
 	s := ks.Schema
 	var spec inspect.ActionSpec
 	switch p.Kind {
-	case KindExpire:
+	case write.KindExpire:
 		if p.TTL.Mode != TTLSet {
 			return spec, errors.New("expire needs a TTL (0 deletes the record)")
 		}
-	case KindFail:
+	case write.KindFail:
 		if canon != inspect.StateProcessing {
 			return spec, fmt.Errorf("force-fail applies to processing records; this one is %s", canon)
 		}
 		spec = s.Actions.Fail
-	case KindReconcile:
+	case write.KindReconcile:
 		if canon == inspect.StateSucceeded || canon == inspect.StateReconciled {
 			return spec, fmt.Errorf("the record is already %s", canon)
 		}
@@ -259,7 +261,7 @@ func (p *Plan) actionSpec(canon inspect.State) (inspect.ActionSpec, error) {
 func (p *Plan) newTTL() (ttlMode string, ttlMs int64) {
 	ttlMode = "keep"
 	switch {
-	case p.Kind == KindExpire:
+	case p.Kind == write.KindExpire:
 		ttlMode, ttlMs = "set", p.TTL.D.Milliseconds()
 	case p.TTL.Mode == TTLSet:
 		ttlMode, ttlMs = "set", p.TTL.D.Milliseconds()
@@ -319,7 +321,7 @@ func (p *Plan) scriptArgs(mode, ttlMode string, ttlMs int64, stateField, expStat
 // unusedOptions refuses a write that would accept an option and drop it:
 // every option lands where the library reads it, or the write is refused.
 func (p *Plan) unusedOptions(s *inspect.Schema, spec inspect.ActionSpec) error {
-	if p.Kind == KindExpire {
+	if p.Kind == write.KindExpire {
 		return nil
 	}
 	var opts []string

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
@@ -15,15 +16,15 @@ import (
 // predict computes the after-snapshot and the diff shown for confirmation.
 func (p *Plan) predict(container string, flat bool, pairs []string, ttlMode string, ttlMs int64) {
 	b := p.Before
-	a := Snapshot{Exists: !p.Delete, Type: b.Type, State: b.State, Canonical: b.Canonical,
+	a := write.Snapshot{Exists: !p.Delete, Type: b.Type, State: b.State, Canonical: b.Canonical,
 		Fingerprint: b.Fingerprint, TTLms: b.TTLms, Fields: map[string]string{}}
 	for k, v := range b.Fields {
 		a.Fields[k] = v
 	}
 	if p.Delete {
-		a = Snapshot{TTLms: -2}
+		a = write.Snapshot{TTLms: -2}
 		p.After = a
-		p.Changes = []Change{{Field: "(key)", Before: "exists", After: "deleted"}}
+		p.Changes = []write.Change{{Field: "(key)", Before: "exists", After: "deleted"}}
 		return
 	}
 	if ttlMode == "set" {
@@ -61,8 +62,8 @@ func (p *Plan) predict(container string, flat bool, pairs []string, ttlMode stri
 
 // diffSnapshots lists what differs from b to a: fields by name, then the
 // TTL.
-func diffSnapshots(b, a Snapshot) []Change {
-	var ch []Change
+func diffSnapshots(b, a write.Snapshot) []write.Change {
+	var ch []write.Change
 	keys := map[string]bool{}
 	for k := range a.Fields {
 		keys[k] = true
@@ -77,11 +78,11 @@ func diffSnapshots(b, a Snapshot) []Change {
 	sort.Strings(names)
 	for _, k := range names {
 		if b.Fields[k] != a.Fields[k] {
-			ch = append(ch, Change{Field: k, Before: orNone(b.Fields[k]), After: orNone(a.Fields[k])})
+			ch = append(ch, write.Change{Field: k, Before: orNone(b.Fields[k]), After: orNone(a.Fields[k])})
 		}
 	}
 	if a.TTLms != b.TTLms {
-		ch = append(ch, Change{Field: "(ttl)", Before: units.FormatTTL(b.TTLms), After: units.FormatTTL(a.TTLms)})
+		ch = append(ch, write.Change{Field: "(ttl)", Before: units.FormatTTL(b.TTLms), After: units.FormatTTL(a.TTLms)})
 	}
 	return ch
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -21,14 +22,14 @@ func buildLockPlan(ctx context.Context, c redis.UniversalClient, req Request) (*
 	p.comp = companionKey(req.Keyspace, req.Key, true)
 	lock, err := p.readLock(ctx, c)
 	if errors.Is(err, errChanging) {
-		p.Refused, p.Outcome = err.Error(), Conflict
+		p.Refused, p.Outcome = err.Error(), write.Conflict
 		return p, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	if !p.Before.Exists {
-		p.Refused, p.Outcome = "the key does not exist", NotFound
+		p.Refused, p.Outcome = "the key does not exist", write.NotFound
 		return p, nil
 	}
 	p.Before.Version = p.version.Short()
@@ -36,10 +37,10 @@ func buildLockPlan(ctx context.Context, c redis.UniversalClient, req Request) (*
 		p.Refused, p.Outcome = why, outcome
 		return p, nil
 	}
-	p.Delete = req.Kind == KindFail || req.TTL.D == 0
-	if req.Kind == KindFail {
+	p.Delete = req.Kind == write.KindFail || req.TTL.D == 0
+	if req.Kind == write.KindFail {
 		if err := p.unusedOptions(req.Keyspace.Schema, inspect.ActionSpec{Why: "a lone lock is deleted"}); err != nil {
-			p.Refused, p.Outcome = err.Error(), Refused
+			p.Refused, p.Outcome = err.Error(), write.Refused
 			return p, nil
 		}
 	}
@@ -71,14 +72,14 @@ func (p *Plan) readLock(ctx context.Context, c redis.UniversalClient) (lockRead,
 			return err
 		}
 		p.nowMs = now.Val().UnixMilli()
-		p.Before = Snapshot{TTLms: -2}
+		p.Before = write.Snapshot{TTLms: -2}
 		if typ.Val() != "none" {
 			ms := ttl.Val().Milliseconds()
 			if ttl.Val() < 0 {
 				ms = int64(ttl.Val())
 			}
 			lock = lockRead{value: valCmd.Val(), length: strconv.FormatInt(nCmd.Val(), 10)}
-			p.Before = Snapshot{Exists: true, Type: typ.Val(), State: "(lock only)", Canonical: "processing", TTLms: ms,
+			p.Before = write.Snapshot{Exists: true, Type: typ.Val(), State: "(lock only)", Canonical: "processing", TTLms: ms,
 				Fields: map[string]string{"value": lock.value}}
 		}
 		return nil
@@ -93,24 +94,24 @@ func (p *Plan) readLock(ctx context.Context, c redis.UniversalClient) (lockRead,
 // lockRefusal says why the lock read cannot take this write ("" when it
 // can) and as what outcome: a lone lock is only ever given a TTL or
 // deleted, and only while its record still does not exist.
-func (p *Plan) lockRefusal() (string, Outcome) {
+func (p *Plan) lockRefusal() (string, write.Outcome) {
 	if p.Before.Type != "string" {
-		return "the lock is a " + p.Before.Type + ", not a string", Refused
+		return "the lock is a " + p.Before.Type + ", not a string", write.Refused
 	}
 	if p.version.Companion != "none" {
-		return "the record beside this lock exists now: the request completed; nothing written", Conflict
+		return "the record beside this lock exists now: the request completed; nothing written", write.Conflict
 	}
 	if why := p.lockChangedSince(); why != "" {
-		return "the record changed since you saw it: " + why + "; nothing written", Conflict
+		return "the record changed since you saw it: " + why + "; nothing written", write.Conflict
 	}
 	if why := p.unexpected(); why != "" {
-		return why + ": nothing written", Conflict
+		return why + ": nothing written", write.Conflict
 	}
-	if p.Kind == KindReconcile {
-		return "a lock has no record to reconcile: delete it (fail or expire --ttl 0) once the source of truth is checked", Refused
+	if p.Kind == write.KindReconcile {
+		return "a lock has no record to reconcile: delete it (fail or expire --ttl 0) once the source of truth is checked", write.Refused
 	}
-	if p.Kind == KindExpire && p.TTL.Mode != TTLSet {
-		return "expire needs a TTL (0 deletes the lock)", Refused
+	if p.Kind == write.KindExpire && p.TTL.Mode != TTLSet {
+		return "expire needs a TTL (0 deletes the lock)", write.Refused
 	}
 	return "", ""
 }
@@ -128,7 +129,7 @@ func (p *Plan) lockChangedSince() string {
 		why = append(why, "state "+strconv.Quote(inspect.Sanitize(saw.State))+" → "+strconv.Quote(p.Before.State))
 	}
 	if saw.Version != "" {
-		if d := diffShort(saw.Version, p.Before.Version); d != "" {
+		if d := write.DiffShort(saw.Version, p.Before.Version); d != "" {
 			why = append(why, "version "+inspect.Sanitize(saw.Version)+" → "+p.Before.Version+": "+d)
 		}
 	}
@@ -146,6 +147,6 @@ func (p *Plan) compileLock(lock lockRead) {
 	p.args = p.scriptArgs(mode, ttlMode, ttlMs, "", lock.value, "", lock.length, nil)
 	p.predict("raw", false, nil, ttlMode, ttlMs)
 	if p.Delete {
-		p.Changes = []Change{{Field: "(lock)", Before: "held", After: "deleted: the next retry runs"}}
+		p.Changes = []write.Change{{Field: "(lock)", Before: "held", After: "deleted: the next retry runs"}}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -41,7 +42,7 @@ func (p *Plan) hasField(name string) bool {
 
 // pairs lists the field/value pairs the action writes.
 func (p *Plan) pairs(s *inspect.Schema, spec inspect.ActionSpec) ([]string, error) {
-	if p.Kind == KindExpire || p.Delete {
+	if p.Kind == write.KindExpire || p.Delete {
 		return nil, nil
 	}
 	state, err := p.storedState(s, spec)
@@ -75,7 +76,7 @@ type stored struct {
 // action's own, or else the first the schema reads as that state.
 func (p *Plan) storedState(s *inspect.Schema, spec inspect.ActionSpec) (string, error) {
 	target := inspect.StateFailed
-	if p.Kind == KindReconcile {
+	if p.Kind == write.KindReconcile {
 		target = inspect.StateSucceeded
 	}
 	state := spec.State
@@ -99,7 +100,7 @@ func (p *Plan) replayResponse(s *inspect.Schema, spec inspect.ActionSpec) *strin
 	} else if spec.Response != "" {
 		r := spec.Response
 		response = &r
-	} else if p.Kind == KindReconcile && s.Response != "" {
+	} else if p.Kind == write.KindReconcile && s.Response != "" {
 		b, _ := json.Marshal(map[string]any{"reconciled": true, "ref": p.Ref})
 		r := string(b)
 		response = &r
@@ -142,7 +143,7 @@ func (p *Plan) fieldPairs(s *inspect.Schema, spec inspect.ActionSpec, w stored) 
 	out.add(spec.At, nowMarker)
 	out.add(spec.By, lit(p.By))
 	out.add(spec.Reason, lit(p.Reason))
-	if p.Kind == KindReconcile {
+	if p.Kind == write.KindReconcile {
 		out.add(spec.Ref, lit(p.Ref))
 	}
 	return out

@@ -8,29 +8,30 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
 
 // readSnapshot reads a record (bounded) for a plan or a re-read.
-func readSnapshot(ctx context.Context, c redis.UniversalClient, ks *inspect.Keyspace, key string) (Snapshot, *inspect.Detail, error) {
+func readSnapshot(ctx context.Context, c redis.UniversalClient, ks *inspect.Keyspace, key string) (write.Snapshot, *inspect.Detail, error) {
 	d, err := inspect.FetchDetail(ctx, c, ks, key)
 	if errors.Is(err, inspect.ErrNotFound) {
-		return Snapshot{TTLms: -2}, nil, nil
+		return write.Snapshot{TTLms: -2}, nil, nil
 	}
 	if err != nil {
-		return Snapshot{}, nil, err
+		return write.Snapshot{}, nil, err
 	}
 	r := d.Record
-	s := Snapshot{Exists: true, Type: r.Type.String(), State: r.RawState, Canonical: r.State.String(),
+	s := write.Snapshot{Exists: true, Type: r.Type.String(), State: r.RawState, Canonical: r.State.String(),
 		Fingerprint: r.Fingerprint, TTLms: r.TTLms, Fields: map[string]string{}}
 	for _, f := range d.Fields {
 		v := f.Value
 		if f.Truncated {
 			v = fmt.Sprintf("‹%d bytes›", f.Len)
 			if s.Omitted == nil {
-				s.Omitted = map[string]ValueDigest{}
+				s.Omitted = map[string]write.ValueDigest{}
 			}
-			s.Omitted[f.Name] = ValueDigest{Len: f.Len, Why: whyReadCap}
+			s.Omitted[f.Name] = write.ValueDigest{Len: f.Len, Why: whyReadCap}
 		}
 		s.Fields[f.Name] = v
 	}
@@ -48,12 +49,12 @@ func readSnapshot(ctx context.Context, c redis.UniversalClient, ks *inspect.Keys
 // and Apply refuses the plan with the reason.
 // The second read also takes the record's before-image (fetchImage), into
 // img, so an undo restores exactly the version the write is pinned to.
-func readPinned(ctx context.Context, c redis.UniversalClient, ks *inspect.Keyspace, key, comp string, img *imageRead) (s Snapshot, d *inspect.Detail, v Version, unread, err error) {
+func readPinned(ctx context.Context, c redis.UniversalClient, ks *inspect.Keyspace, key, comp string, img *imageRead) (s write.Snapshot, d *inspect.Detail, v write.Version, unread, err error) {
 	for range 3 {
 		v1, err := fetchVersion(ctx, c, key, comp)
 		if refusedScript(err) {
 			s, d, serr := readSnapshot(ctx, c, ks, key)
-			return s, d, Version{}, err, serr
+			return s, d, write.Version{}, err, serr
 		}
 		if err != nil {
 			return s, nil, v, nil, err
@@ -80,7 +81,7 @@ func readPinned(ctx context.Context, c redis.UniversalClient, ks *inspect.Keyspa
 // pinImage runs read between two reads of the record's version, the second
 // with its before-image, until both agree (at most three times; then
 // errChanging): what read saw is then exactly that version.
-func pinImage(ctx context.Context, c redis.UniversalClient, key, comp string, read func() error) (Version, imageRead, error) {
+func pinImage(ctx context.Context, c redis.UniversalClient, key, comp string, read func() error) (write.Version, imageRead, error) {
 	for range 3 {
 		v1, err := fetchVersion(ctx, c, key, comp)
 		if err != nil {
@@ -97,7 +98,7 @@ func pinImage(ctx context.Context, c redis.UniversalClient, key, comp string, re
 			return v2, imageRead{im, why}, nil
 		}
 	}
-	return Version{}, imageRead{}, errChanging
+	return write.Version{}, imageRead{}, errChanging
 }
 
 // errChanging: the record changed between every two reads of its version.

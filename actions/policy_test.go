@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
 
@@ -20,9 +22,9 @@ func TestReadOnlyRefusesAtApply(t *testing.T) {
 	for _, pol := range []*Policy{{Writes: false}, nil} {
 		r.ex.Policy = pol
 		for _, req := range []Request{
-			{Kind: KindFail},
-			{Kind: KindReconcile, Ref: "ord-1"},
-			{Kind: KindExpire, TTL: TTL{Mode: TTLSet}},
+			{Kind: write.KindFail},
+			{Kind: write.KindReconcile, Ref: "ord-1"},
+			{Kind: write.KindExpire, TTL: TTL{Mode: TTLSet}},
 		} {
 			req.Keyspace, req.Key = ks, atlasKey
 			p := r.plan(req) // planning reads only: allowed
@@ -30,12 +32,12 @@ func TestReadOnlyRefusesAtApply(t *testing.T) {
 				t.Fatalf("plan: %s", p.Refused)
 			}
 			res := r.apply(p)
-			if res.Outcome != Refused || res.Detail != ErrReadOnly.Error() {
+			if res.Outcome != write.Refused || res.Detail != ErrReadOnly.Error() {
 				t.Fatalf("%s with writes off: %+v", req.Kind, res)
 			}
 		}
-		rs := r.ex.ApplyAll(t.Context(), []*Plan{r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey})}, 0, nil)
-		if Summary(rs)[Refused] != 1 {
+		rs := r.ex.ApplyAll(t.Context(), []*Plan{r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: atlasKey})}, 0, nil)
+		if Summary(rs)[write.Refused] != 1 {
 			t.Fatalf("ApplyAll with writes off: %+v", rs)
 		}
 	}
@@ -43,7 +45,7 @@ func TestReadOnlyRefusesAtApply(t *testing.T) {
 		t.Fatal("a read-only session changed the record")
 	}
 	for _, e := range r.entries() {
-		if e.Outcome == Applied {
+		if e.Outcome == write.Applied {
 			t.Fatalf("audited as applied while read-only: %+v", e)
 		}
 	}
@@ -60,19 +62,19 @@ func TestProtectedProfile(t *testing.T) {
 	pol := &Policy{Writes: true, Protected: true, Profile: "prod"}
 	r.ex.Policy = pol
 	ks := inspecttest.Keyspace(t, "atlasmart")
-	req := Request{Kind: KindExpire, Keyspace: ks, Key: atlasKey, TTL: TTL{Mode: TTLSet, D: 2 * time.Hour}}
+	req := Request{Kind: write.KindExpire, Keyspace: ks, Key: atlasKey, TTL: TTL{Mode: TTLSet, D: 2 * time.Hour}}
 
 	if !pol.NeedsProfileName() {
 		t.Fatal("a protected profile must ask for its name")
 	}
-	if res := r.apply(r.plan(req)); res.Outcome != Refused || res.Detail != ErrNeedsProfileName.Error() {
+	if res := r.apply(r.plan(req)); res.Outcome != write.Refused || res.Detail != ErrNeedsProfileName.Error() {
 		t.Fatalf("before confirming: %+v", res)
 	}
 	for _, wrong := range []string{"", "production", "PROD", "prod "} {
 		if err := pol.ConfirmProfile(wrong); err == nil {
 			t.Fatalf("ConfirmProfile(%q) accepted", wrong)
 		}
-		if res := r.apply(r.plan(req)); res.Outcome != Refused {
+		if res := r.apply(r.plan(req)); res.Outcome != write.Refused {
 			t.Fatalf("after a wrong name %q: %+v", wrong, res)
 		}
 	}
@@ -88,10 +90,10 @@ func TestProtectedProfile(t *testing.T) {
 	if pol.NeedsProfileName() || pol.Check() != nil {
 		t.Fatal("confirmed profile still locked")
 	}
-	if res := r.apply(r.plan(req)); res.Outcome != Applied {
+	if res := r.apply(r.plan(req)); res.Outcome != write.Applied {
 		t.Fatalf("after confirming: %+v", res)
 	}
-	r.lastWrite(atlasKey, Applied)
+	r.lastWrite(atlasKey, write.Applied)
 
 	// A protected profile without a name can never be unlocked.
 	anon := &Policy{Writes: true, Protected: true}
@@ -105,22 +107,22 @@ func TestNoAuditNoWrite(t *testing.T) {
 	r := sharedRig(t)
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	r.ex.Audit = nil
-	res := r.apply(r.plan(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey}))
-	if res.Outcome != Refused || !strings.Contains(res.Detail, "audit") {
+	res := r.apply(r.plan(Request{Kind: write.KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey}))
+	if res.Outcome != write.Refused || !strings.Contains(res.Detail, "audit") {
 		t.Fatalf("apply without audit: %+v", res)
 	}
 	if got := r.raw(atlasKey)["state"]; got != "PROCESSING" {
 		t.Fatalf("state %q", got)
 	}
 	// An intent that cannot be recorded stops the write too.
-	aud, err := OpenAudit(r.audit)
+	aud, err := audit.Open(r.audit)
 	if err != nil {
 		t.Fatal(err)
 	}
 	aud.Close()
 	r.ex.Audit = aud
-	res = r.apply(r.plan(Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey}))
-	if res.Outcome != Refused || !strings.Contains(res.Detail, "not written") {
+	res = r.apply(r.plan(Request{Kind: write.KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey}))
+	if res.Outcome != write.Refused || !strings.Contains(res.Detail, "not written") {
 		t.Fatalf("apply with a broken audit log: %+v", res)
 	}
 	if got := r.raw(atlasKey)["state"]; got != "PROCESSING" {
@@ -137,18 +139,18 @@ func TestNewExecutorAndPlanner(t *testing.T) {
 	c, ctx, ks := r.c, t.Context(), inspecttest.Keyspace(t, "atlasmart")
 	dir := filepath.Join(t.TempDir(), "state", "idemctl")
 	s := Setup{Client: c, Policy: &Policy{Writes: true}, AuditPath: filepath.Join(dir, "audit.log"),
-		AuditStream: "idemctl:test-audit", Identity: Identity{OSUser: testUser, Profile: "test"}}
+		AuditStream: "idemctl:test-audit", Identity: audit.Identity{OSUser: testUser, Profile: "test"}}
 	c.Del(ctx, s.AuditStream)
 
 	pl := NewPlanner(s)
 	if pl.CanWrite() {
 		t.Fatal("a planner says it can write")
 	}
-	p, err := pl.Plan(ctx, Request{Kind: KindFail, Keyspace: ks, Key: atlasKey, Reason: "stuck"})
+	p, err := pl.Plan(ctx, Request{Kind: write.KindFail, Keyspace: ks, Key: atlasKey, Reason: "stuck"})
 	if err != nil || p.Refused != "" || p.By != testUser {
 		t.Fatalf("plan: %v %q by %q", err, p.Refused, p.By)
 	}
-	if res := pl.Apply(ctx, p); res.Outcome != Refused || !strings.Contains(res.Detail, "no audit log") {
+	if res := pl.Apply(ctx, p); res.Outcome != write.Refused || !strings.Contains(res.Detail, "no audit log") {
 		t.Fatalf("a planner applied: %+v", res)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
@@ -162,14 +164,14 @@ func TestNewExecutorAndPlanner(t *testing.T) {
 	if !ex.CanWrite() {
 		t.Fatal("an executor with writes on and its log open says it cannot write")
 	}
-	if res := ex.Apply(ctx, p); res.Outcome != Applied {
+	if res := ex.Apply(ctx, p); res.Outcome != write.Applied {
 		t.Fatalf("apply a planner's plan: %+v", res)
 	}
 	if fi, err := os.Stat(s.AuditPath); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("audit log: %v %v", fi, err)
 	}
 	es := readAudit(t, s.AuditPath)
-	if len(es) != 2 || es[0].RedisUser != "default" || es[0].OSUser != testUser || es[1].Outcome != Applied {
+	if len(es) != 2 || es[0].RedisUser != "default" || es[0].OSUser != testUser || es[1].Outcome != write.Applied {
 		t.Fatalf("audit entries: %+v", es)
 	}
 	xs, err := c.XRange(ctx, s.AuditStream, "-", "+").Result()
@@ -183,7 +185,7 @@ func TestNewExecutorAndPlanner(t *testing.T) {
 	if err := ex.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := ex.Audit.Write(ctx, AuditEntry{Phase: "outcome"}); err == nil {
+	if err := ex.Audit.Write(ctx, audit.Entry{Phase: "outcome"}); err == nil {
 		t.Fatal("the audit log is still open after Close")
 	}
 

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
@@ -145,16 +147,16 @@ func TestRaceToolAgainstApplication(t *testing.T) {
 			op := toolOp{}
 			switch x := rng.IntN(20); {
 			case x < 7:
-				req.Kind = KindFail
+				req.Kind = write.KindFail
 			case x < 12:
-				req.Kind, req.Ref = KindReconcile, "ref-"+strconv.FormatInt(idx, 10)
+				req.Kind, req.Ref = write.KindReconcile, "ref-"+strconv.FormatInt(idx, 10)
 			case x < 16:
-				req.Kind, req.TTL = KindExpire, TTL{Mode: TTLSet}
+				req.Kind, req.TTL = write.KindExpire, TTL{Mode: TTLSet}
 			default:
 				// Hours, and a distinct number of minutes per write, so a
 				// final TTL names the write that set it.
 				op.ttl = 3*time.Hour + time.Duration(idx)*time.Minute
-				req.Kind, req.TTL = KindExpire, TTL{Mode: TTLSet, D: op.ttl}
+				req.Kind, req.TTL = write.KindExpire, TTL{Mode: TTLSet, D: op.ttl}
 			}
 			p, err := r.ex.Plan(ctx, req)
 			if err != nil {
@@ -167,12 +169,12 @@ func TestRaceToolAgainstApplication(t *testing.T) {
 			op.req, op.plan, op.res = req, p, r.ex.Apply(ctx, p)
 			mine = append(mine, op)
 			switch {
-			case op.res.Outcome == Conflict && p.Refused == "":
+			case op.res.Outcome == write.Conflict && p.Refused == "":
 				conflicts.Add(1)
-			case op.res.Outcome != Applied:
-			case req.Kind == KindFail:
+			case op.res.Outcome != write.Applied:
+			case req.Kind == write.KindFail:
 				appliedBy[0].Add(1)
-			case req.Kind == KindReconcile:
+			case req.Kind == write.KindReconcile:
 				appliedBy[1].Add(1)
 			case p.Delete:
 				appliedBy[2].Add(1)
@@ -249,7 +251,7 @@ func TestRaceToolAgainstApplication(t *testing.T) {
 	for i := range ops {
 		byReason[ops[i].req.Reason] = &ops[i]
 	}
-	type pair struct{ intent, outcome *AuditEntry }
+	type pair struct{ intent, outcome *audit.Entry }
 	audited := map[string]*pair{} // by reason
 	ids := map[string]string{}
 	entries := r.entries()
@@ -272,7 +274,7 @@ func TestRaceToolAgainstApplication(t *testing.T) {
 			p.intent = e
 			ids[e.ID] = e.Reason
 		case "outcome":
-			if op.plan.Refused != "" && p.intent == nil && p.outcome == nil && e.Outcome == Conflict {
+			if op.plan.Refused != "" && p.intent == nil && p.outcome == nil && e.Outcome == write.Conflict {
 				p.outcome = e // a conflict found while planning: one line, nothing sent
 				ids[e.ID] = e.Reason
 				continue
@@ -289,7 +291,7 @@ func TestRaceToolAgainstApplication(t *testing.T) {
 		t.Fatalf("audit ids are not unique per write")
 	}
 
-	counts := map[Outcome]int{}
+	counts := map[write.Outcome]int{}
 	for i := range ops {
 		op := &ops[i]
 		counts[op.res.Outcome]++
@@ -299,9 +301,9 @@ func TestRaceToolAgainstApplication(t *testing.T) {
 			// action applies to, or gone (nothing audited), or one that
 			// changed while it was read (a conflict, audited alone).
 			switch {
-			case op.res.Outcome == Conflict && (a == nil || a.intent != nil || a.outcome.Outcome != Conflict):
+			case op.res.Outcome == write.Conflict && (a == nil || a.intent != nil || a.outcome.Outcome != write.Conflict):
 				t.Fatalf("conflict at plan (%s) not audited alone: %+v", op.plan.Refused, a)
-			case op.res.Outcome != Conflict && (a != nil || (op.res.Outcome != Refused && op.res.Outcome != NotFound)):
+			case op.res.Outcome != write.Conflict && (a != nil || (op.res.Outcome != write.Refused && op.res.Outcome != write.NotFound)):
 				t.Fatalf("write refused at plan (%s) ended %q, audited %v", op.plan.Refused, op.res.Outcome, a != nil)
 			}
 			continue
@@ -314,8 +316,8 @@ func TestRaceToolAgainstApplication(t *testing.T) {
 			t.Fatalf("audit disagrees with the result: %+v / %+v", a.outcome, op.res)
 		}
 		switch op.res.Outcome {
-		case Applied:
-		case Conflict, NotFound:
+		case write.Applied:
+		case write.Conflict, write.NotFound:
 			continue // changed nothing: checked against the final records below
 		default:
 			t.Fatalf("a write on a healthy connection ended %q: %s", op.res.Outcome, op.res.Detail)
@@ -327,12 +329,12 @@ func TestRaceToolAgainstApplication(t *testing.T) {
 			t.Fatalf("applied %s on %s planned against fingerprint %q, which the application never reserved there", op.req.Kind, op.req.Key, before.Fingerprint)
 		}
 		switch {
-		case op.req.Kind == KindFail:
+		case op.req.Kind == write.KindFail:
 			if before.State != "PROCESSING" || l.fail != nil {
 				t.Fatalf("fail applied on a %s record (failed before: %v)", before.State, l.fail != nil)
 			}
 			l.fail = op
-		case op.req.Kind == KindReconcile:
+		case op.req.Kind == write.KindReconcile:
 			if before.State != "PROCESSING" && before.State != "FAILED" || l.recon != nil {
 				t.Fatalf("reconcile applied on a %s record (reconciled before: %v)", before.State, l.recon != nil)
 			}
@@ -441,7 +443,7 @@ func TestRaceToolAgainstApplication(t *testing.T) {
 		if ttl := r.pttl(key); ttl > time.Hour {
 			n := (ttl - 3*time.Hour + time.Minute - 1) / time.Minute
 			op := byReason["race-"+strconv.FormatInt(int64(n), 10)]
-			if op == nil || op.res.Outcome != Applied || op.ttl == 0 || op.req.Key != key ||
+			if op == nil || op.res.Outcome != write.Applied || op.ttl == 0 || op.req.Key != key ||
 				audited[op.req.Reason].intent.Before.Fingerprint != f {
 				t.Fatalf("%s has TTL %v, set by no applied expire of its lifetime (write %d: %+v)", key, ttl, n, op)
 			}
@@ -484,9 +486,9 @@ func btoi(b bool) int {
 
 // loggedIs says whether an audited snapshot holds want in field name: the
 // value itself, or (a payload or a long value) its length and digest.
-func loggedIs(b *Snapshot, name, want string) bool {
+func loggedIs(b *write.Snapshot, name, want string) bool {
 	if d, ok := b.Omitted[name]; ok {
-		return d.SHA256 == digestOf(want, "").SHA256 && d.Len == int64(len(want))
+		return d.SHA256 == audit.Digest(want, "").SHA256 && d.Len == int64(len(want))
 	}
 	return b.Fields[name] == want
 }

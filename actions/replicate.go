@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/actions/write"
 )
 
 // Durability is what a write must reach before the run counts it kept.
@@ -37,26 +39,6 @@ const AutoReplicas = 0
 
 // DefaultReplicaTimeout bounds a wait when Durability.Timeout is zero.
 const DefaultReplicaTimeout = 2 * time.Second
-
-// Replication is what the primary said about one write's copies. Its
-// fields sit flat in a result and an audit outcome line.
-type Replication struct {
-	Wanted int `json:"replicas_wanted"` // replicas asked for (0: no wait)
-	Acked  int `json:"replicas_acked"`
-	// Fsynced (WAITAOF) counts the fsyncs: the primary's own (0 or 1)
-	// and the replicas'.
-	Fsynced *Fsynced `json:"fsynced,omitempty"`
-	// NotReplicated: fewer than Wanted acknowledged (or fsynced) in
-	// time, so a failover now could take the write back.
-	NotReplicated bool   `json:"not_replicated,omitempty"`
-	Note          string `json:"replication_note,omitempty"`
-}
-
-// Fsynced is a WAITAOF reply.
-type Fsynced struct {
-	Local    int `json:"local"`
-	Replicas int `json:"replicas"`
-}
 
 // NoReplicaNote is said where a primary has no replica to wait for.
 const NoReplicaNote = "no replica: a failover would lose nothing it has, and protect nothing"
@@ -155,8 +137,8 @@ func (pc *primaryConns) close() {
 }
 
 // wait asks each primary written to for the batch's acknowledgements.
-func (pc *primaryConns) wait(ctx context.Context, d Durability, wanted func(ctx context.Context, p *primaryConn) (int, string)) map[string]Replication {
-	out := map[string]Replication{}
+func (pc *primaryConns) wait(ctx context.Context, d Durability, wanted func(ctx context.Context, p *primaryConn) (int, string)) map[string]write.Replication {
+	out := map[string]write.Replication{}
 	for addr, p := range pc.conns {
 		if p.writes == 0 {
 			continue
@@ -166,9 +148,9 @@ func (pc *primaryConns) wait(ctx context.Context, d Durability, wanted func(ctx 
 	return out
 }
 
-func (p *primaryConn) wait(ctx context.Context, d Durability, wanted func(ctx context.Context, p *primaryConn) (int, string)) Replication {
+func (p *primaryConn) wait(ctx context.Context, d Durability, wanted func(ctx context.Context, p *primaryConn) (int, string)) write.Replication {
 	n, note := wanted(ctx, p)
-	r := Replication{Wanted: n, Note: note}
+	r := write.Replication{Wanted: n, Note: note}
 	if n == 0 && !d.RequireFsync {
 		return r
 	}
@@ -182,7 +164,7 @@ func (p *primaryConn) wait(ctx context.Context, d Durability, wanted func(ctx co
 	if n > 0 {
 		acked, err := p.conn.Do(wctx, "WAIT", n, timeout.Milliseconds()).Int()
 		if err != nil {
-			return Replication{Wanted: n, NotReplicated: true, Note: "the primary did not answer WAIT: " + waitError(err, "wait")}
+			return write.Replication{Wanted: n, NotReplicated: true, Note: "the primary did not answer WAIT: " + waitError(err, "wait")}
 		}
 		r.Acked = acked
 		if acked < n {
@@ -191,14 +173,14 @@ func (p *primaryConn) wait(ctx context.Context, d Durability, wanted func(ctx co
 		}
 	}
 	if d.RequireFsync {
-		r.fsync(wctx, p, n, timeout)
+		fsync(wctx, &r, p, n, timeout)
 	}
 	return r
 }
 
 // fsync runs WAITAOF: the primary's own AOF when it keeps one, and n
 // replicas'.
-func (r *Replication) fsync(ctx context.Context, p *primaryConn, n int, timeout time.Duration) {
+func fsync(ctx context.Context, r *write.Replication, p *primaryConn, n int, timeout time.Duration) {
 	local := 0
 	if aofEnabled(ctx, p.conn) {
 		local = 1
@@ -214,7 +196,7 @@ func (r *Replication) fsync(ctx context.Context, p *primaryConn, n int, timeout 
 		r.Note = "--require-fsync: " + waitError(err, "waitaof")
 		return
 	}
-	r.Fsynced = &Fsynced{Local: int(res[0]), Replicas: int(res[1])}
+	r.Fsynced = &write.Fsynced{Local: int(res[0]), Replicas: int(res[1])}
 	if int(res[0]) < local || int(res[1]) < n {
 		r.NotReplicated = true
 		r.Note = fmt.Sprintf("fsynced on %d of %d local and %d of %d replicas within %s: a crash now could take this write back",

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
@@ -19,9 +21,9 @@ import (
 func TestWritesWaitForTheReplica(t *testing.T) {
 	primary, replica := redistest.OwnWithReplica(t)
 	r := newRig(t, primary)
-	plans := r.reservePlans("repl", 150, Request{Kind: KindFail})
+	plans := r.reservePlans("repl", 150, Request{Kind: write.KindFail})
 	for _, res := range r.ex.ApplyAll(t.Context(), plans, 0, nil) {
-		if res.Outcome != Applied || res.Replication == nil || res.Wanted != 1 || res.Acked != 1 || res.Unreplicated() {
+		if res.Outcome != write.Applied || res.Replication == nil || res.Wanted != 1 || res.Acked != 1 || res.Unreplicated() {
 			t.Fatalf("with the replica up: %+v %+v", res, res.Replication)
 		}
 	}
@@ -40,14 +42,14 @@ func TestWritesWaitForTheReplica(t *testing.T) {
 	}
 	defer syscall.Kill(replica.Pid(), syscall.SIGCONT)
 	r.ex.Durability = Durability{Timeout: 300 * time.Millisecond}
-	lost := r.reservePlans("lost", 70, Request{Kind: KindFail}) // two batches: each waits
+	lost := r.reservePlans("lost", 70, Request{Kind: write.KindFail}) // two batches: each waits
 	start := time.Now()
 	rs := r.ex.ApplyAll(t.Context(), lost, 0, nil)
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("two waits of 300ms took %s", took)
 	}
 	for _, res := range rs {
-		if res.Outcome != Applied || !res.Unreplicated() || res.Acked != 0 || !strings.Contains(res.Note, "0 of 1 replicas acknowledged within 300ms") {
+		if res.Outcome != write.Applied || !res.Unreplicated() || res.Acked != 0 || !strings.Contains(res.Note, "0 of 1 replicas acknowledged within 300ms") {
 			t.Fatalf("with the replica frozen: %+v %+v", res, res.Replication)
 		}
 	}
@@ -56,7 +58,7 @@ func TestWritesWaitForTheReplica(t *testing.T) {
 	}
 	unreplicated := 0
 	for _, e := range r.entries() {
-		if e.Phase == PhaseOutcome && strings.Contains(e.Key, "-lost-") {
+		if e.Phase == audit.PhaseOutcome && strings.Contains(e.Key, "-lost-") {
 			if e.Replication == nil || !e.NotReplicated || e.Acked != 0 || e.Wanted != 1 {
 				t.Fatalf("outcome line of %s: %+v", e.Key, e.Replication)
 			}
@@ -70,13 +72,13 @@ func TestWritesWaitForTheReplica(t *testing.T) {
 	// More replicas asked for than the primary has: never met.
 	syscall.Kill(replica.Pid(), syscall.SIGCONT)
 	r.ex.Durability = Durability{MinReplicas: 2, Timeout: 200 * time.Millisecond}
-	res := r.ex.Apply(t.Context(), r.reservePlans("two", 1, Request{Kind: KindFail})[0])
+	res := r.ex.Apply(t.Context(), r.reservePlans("two", 1, Request{Kind: write.KindFail})[0])
 	if !res.Unreplicated() || res.Acked != 1 || !strings.Contains(res.Note, "1 of 2 replicas") {
 		t.Fatalf("two replicas wanted, one there: %+v", res.Replication)
 	}
 	// --min-replicas 0: nothing waited for, and said so.
 	r.ex.Durability = Durability{NoWait: true}
-	res = r.ex.Apply(t.Context(), r.reservePlans("nowait", 1, Request{Kind: KindFail})[0])
+	res = r.ex.Apply(t.Context(), r.reservePlans("nowait", 1, Request{Kind: write.KindFail})[0])
 	if res.Unreplicated() || res.Wanted != 0 || !strings.Contains(res.Note, "not waited for") {
 		t.Fatalf("no wait: %+v", res.Replication)
 	}
@@ -86,11 +88,11 @@ func TestWritesWaitForTheReplica(t *testing.T) {
 // failover would lose nothing it has, and protect nothing.
 func TestNoReplicaNothingToWaitFor(t *testing.T) {
 	r := sharedRig(t)
-	plan := r.reservePlans("alone", 1, Request{Kind: KindFail})[0]
+	plan := r.reservePlans("alone", 1, Request{Kind: write.KindFail})[0]
 	waits := func() string { return infoField(r.c.Info(t.Context(), "commandstats").Val(), "cmdstat_wait") }
 	before := waits()
 	res := r.ex.Apply(t.Context(), plan)
-	if res.Outcome != Applied || res.Replication == nil || res.Unreplicated() || res.Wanted != 0 || res.Note != NoReplicaNote {
+	if res.Outcome != write.Applied || res.Replication == nil || res.Unreplicated() || res.Wanted != 0 || res.Note != NoReplicaNote {
 		t.Fatalf("%+v %+v", res, res.Replication)
 	}
 	if after := waits(); after != before {
@@ -106,8 +108,8 @@ func TestRequireFsync(t *testing.T) {
 	srv := redistest.Own(t, "--appendonly", "yes", "--appendfsync", "everysec")
 	r := newRig(t, srv)
 	r.ex.Durability = Durability{RequireFsync: true, Timeout: 2 * time.Second}
-	res := r.ex.Apply(t.Context(), r.reservePlans("fsync", 1, Request{Kind: KindFail})[0])
-	if res.Outcome != Applied || res.Replication == nil {
+	res := r.ex.Apply(t.Context(), r.reservePlans("fsync", 1, Request{Kind: write.KindFail})[0])
+	if res.Outcome != write.Applied || res.Replication == nil {
 		t.Fatalf("%+v", res)
 	}
 	ver := infoField(r.c.Info(t.Context(), "server").Val(), "redis_version") // Valkey reports the Redis version it is compatible with
@@ -150,7 +152,7 @@ func TestClusterWaitsPerShard(t *testing.T) {
 			if _, err := appsim.Reserve.Run(ctx, cc, []string{key}, fp(key), 600).StringSlice(); err != nil {
 				t.Fatal(err)
 			}
-			p, err := ex.Plan(ctx, Request{Kind: KindFail, Keyspace: ks, Key: key, Reason: "shards"})
+			p, err := ex.Plan(ctx, Request{Kind: write.KindFail, Keyspace: ks, Key: key, Reason: "shards"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,7 +166,7 @@ func TestClusterWaitsPerShard(t *testing.T) {
 	}
 	plans, _ := plan("up")
 	for _, res := range ex.ApplyAll(ctx, plans, 0, nil) {
-		if res.Outcome != Applied || res.Wanted != 1 || res.Acked != 1 || res.Unreplicated() {
+		if res.Outcome != write.Applied || res.Wanted != 1 || res.Acked != 1 || res.Unreplicated() {
 			t.Fatalf("every replica up: %+v %+v", res, res.Replication)
 		}
 	}
@@ -184,7 +186,7 @@ func TestClusterWaitsPerShard(t *testing.T) {
 	short, kept := 0, 0
 	for _, res := range ex.ApplyAll(ctx, plans, 0, nil) {
 		switch {
-		case res.Outcome != Applied:
+		case res.Outcome != write.Applied:
 			t.Fatalf("%+v", res)
 		case shard[res.Key] == victim && res.Unreplicated():
 			short++

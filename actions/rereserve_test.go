@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
@@ -41,9 +42,9 @@ func TestReReservationAlwaysConflicts(t *testing.T) {
 		}},
 	}
 	reqs := []Request{
-		{Kind: KindFail, Reason: "stuck"},
-		{Kind: KindExpire, Reason: "retry", TTL: TTL{Mode: TTLSet}},
-		{Kind: KindExpire, Reason: "hold", TTL: TTL{Mode: TTLSet, D: 2 * time.Hour}},
+		{Kind: write.KindFail, Reason: "stuck"},
+		{Kind: write.KindExpire, Reason: "retry", TTL: TTL{Mode: TTLSet}},
+		{Kind: write.KindExpire, Reason: "hold", TTL: TTL{Mode: TTLSet, D: 2 * time.Hour}},
 	}
 	applied, conflicts := 0, 0
 	for i := range 1200 {
@@ -63,9 +64,9 @@ func TestReReservationAlwaysConflicts(t *testing.T) {
 		ttl := r.pttl(f.key)
 		res := r.apply(p)
 		switch res.Outcome {
-		case Conflict:
+		case write.Conflict:
 			conflicts++
-		case Applied:
+		case write.Applied:
 			applied++
 			t.Errorf("attempt %d (%s %s): applied on a re-reserved record", i, f.name, req.Kind)
 		default:

@@ -5,6 +5,9 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 )
 
 // maxBatch bounds a group commit: at most this many intents are durable
@@ -97,7 +100,7 @@ func (e *Executor) ApplyAll(ctx context.Context, plans []*Plan, ratePerSec int, 
 				detail = "not written: the run stopped: " + r.stopped.Error()
 			}
 			for k := i; k < len(plans); k++ {
-				out[k] = Result{Key: plans[k].Key, Action: plans[k].Kind, Outcome: Skipped, Detail: detail}
+				out[k] = Result{Key: plans[k].Key, Action: plans[k].Kind, Outcome: write.Skipped, Detail: detail}
 				if progress != nil {
 					progress(k, out[k])
 				}
@@ -113,7 +116,7 @@ func (e *Executor) ApplyAll(ctx context.Context, plans []*Plan, ratePerSec int, 
 // applyBatch runs plans[base:base+len(out)] as one group commit.
 func (e *Executor) applyBatch(ctx context.Context, r *run, base int, out []Result, progress func(int, Result)) {
 	plans := r.plans[base : base+len(out)]
-	b := batch{intents: map[int]AuditEntry{}, audited: map[int]bool{}}
+	b := batch{intents: map[int]audit.Entry{}, audited: map[int]bool{}}
 	for k, p := range plans {
 		out[k] = e.admit(r, k, p, &b)
 	}
@@ -127,9 +130,9 @@ func (e *Executor) applyBatch(ctx context.Context, r *run, base int, out []Resul
 // batch is a group commit's lines to make durable before any of its
 // writes, and which of its plans (by index) they stand for.
 type batch struct {
-	pre     []AuditEntry       // durable before any write of the batch
-	intents map[int]AuditEntry // by index in plans: the writes to make
-	audited map[int]bool       // refusals with a line in pre
+	pre     []audit.Entry       // durable before any write of the batch
+	intents map[int]audit.Entry // by index in plans: the writes to make
+	audited map[int]bool        // refusals with a line in pre
 }
 
 // admit decides plan k of the batch before anything is written: refused
@@ -140,13 +143,13 @@ func (e *Executor) admit(r *run, k int, p *Plan, b *batch) Result {
 	err := e.Policy.Check()
 	switch {
 	case err != nil:
-		res.Outcome, res.Detail = Refused, err.Error()
+		res.Outcome, res.Detail = write.Refused, err.Error()
 	case p.Refused != "":
 		res.Outcome, res.Detail = p.Outcome, p.Refused
 		if res.Outcome == "" {
-			res.Outcome = Refused
+			res.Outcome = write.Refused
 		}
-		if res.Outcome == Conflict && e.Audit != nil {
+		if res.Outcome == write.Conflict && e.Audit != nil {
 			// A conflict found while planning is a write attempted and
 			// refused, like one the script finds: audited the same way
 			// (one outcome line, no intent: nothing was about to change).
@@ -155,19 +158,19 @@ func (e *Executor) admit(r *run, k int, p *Plan, b *batch) Result {
 		}
 		if p.settles != nil && e.Audit != nil {
 			// close the earlier execution's intent: the write was made
-			b.pre = append(b.pre, outcomeOf(*p.settles, Result{Outcome: Applied,
+			b.pre = append(b.pre, outcomeOf(*p.settles, Result{Outcome: write.Applied,
 				Detail: "settled by a re-run of the same run: the record is as this write left it"}))
 		}
 	case p.unpinned != nil:
-		res.Outcome, res.Detail = Refused, "the record's version could not be read, so the write cannot be guarded: "+explain(p.unpinned, e.Identity.RedisUser)
+		res.Outcome, res.Detail = write.Refused, "the record's version could not be read, so the write cannot be guarded: "+explain(p.unpinned, e.Identity.RedisUser)
 		if e.Audit != nil {
 			b.pre = append(b.pre, e.refusalOf(p, r.id, res))
 			b.audited[k] = true
 		}
 	case e.Audit == nil:
-		res.Outcome, res.Detail = Refused, "no audit log: writes are never made unaudited"
+		res.Outcome, res.Detail = write.Refused, "no audit log: writes are never made unaudited"
 	default:
-		in := e.entry(p, PhaseIntent, r.id)
+		in := e.entry(p, audit.PhaseIntent, r.id)
 		b.intents[k] = in
 		b.pre = append(b.pre, in)
 		res.AuditID = in.ID
@@ -190,7 +193,7 @@ func (e *Executor) commitPre(ctx context.Context, r *run, base int, b *batch, ou
 		for k := range out {
 			switch {
 			case b.intents[k].ID != "":
-				out[k].Outcome, out[k].Detail = Refused, "not written: "+err.Error()
+				out[k].Outcome, out[k].Detail = write.Refused, "not written: "+err.Error()
 			case b.audited[k]:
 				out[k].Detail += "; WARNING: this refusal could not be audited: " + err.Error()
 			}
@@ -208,8 +211,8 @@ func (e *Executor) commitPre(ctx context.Context, r *run, base int, b *batch, ou
 // each write tried, even once ctx is cancelled: a write that was made is
 // recorded. An outcome that cannot be audited stops the run and says so on
 // its result.
-func (e *Executor) auditOutcomes(ctx context.Context, r *run, base int, intents map[int]AuditEntry, out []Result, progress func(int, Result)) {
-	var outcomes []AuditEntry
+func (e *Executor) auditOutcomes(ctx context.Context, r *run, base int, intents map[int]audit.Entry, out []Result, progress func(int, Result)) {
+	var outcomes []audit.Entry
 	for k := range out {
 		if in, ok := intents[k]; ok {
 			outcomes = append(outcomes, outcomeOf(in, out[k]))
@@ -230,7 +233,7 @@ func (e *Executor) auditOutcomes(ctx context.Context, r *run, base int, intents 
 // waits for the replicas. Each primary's writes go over one connection,
 // the one its WAIT is sent on; an outcome is final (audited, reported)
 // once waited for.
-func (e *Executor) writeBatch(ctx context.Context, r *run, plans []*Plan, intents map[int]AuditEntry, out []Result) {
+func (e *Executor) writeBatch(ctx context.Context, r *run, plans []*Plan, intents map[int]audit.Entry, out []Result) {
 	conns := newPrimaryConns(e.Client)
 	defer conns.close()
 	wrote := map[int]*primaryConn{}
@@ -242,7 +245,7 @@ func (e *Executor) writeBatch(ctx context.Context, r *run, plans []*Plan, intent
 			r.pace(ctx)
 		}
 		if ctx.Err() != nil {
-			out[k].Outcome, out[k].Detail = Skipped, "cancelled before this write"
+			out[k].Outcome, out[k].Detail = write.Skipped, "cancelled before this write"
 			continue
 		}
 		pc := conns.forKey(ctx, p.Key)
@@ -251,7 +254,7 @@ func (e *Executor) writeBatch(ctx context.Context, r *run, plans []*Plan, intent
 			via = pc.conn
 		}
 		out[k] = e.write(ctx, via, p, out[k])
-		if out[k].Outcome == Applied {
+		if out[k].Outcome == write.Applied {
 			wrote[k] = pc
 			if pc != nil {
 				pc.writes++
@@ -270,7 +273,7 @@ func (e *Executor) replicated(ctx context.Context, r *run, conns *primaryConns, 
 	reps := conns.wait(ctx, e.Durability, r.wanted(e.Durability))
 	for k, pc := range wrote {
 		if pc == nil {
-			out[k].Replication = &Replication{NotReplicated: true, Note: "this client cannot pin the primary's connection: replication not confirmed"}
+			out[k].Replication = &write.Replication{NotReplicated: true, Note: "this client cannot pin the primary's connection: replication not confirmed"}
 			continue
 		}
 		rep := reps[pc.addr]

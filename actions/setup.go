@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/actions/audit"
 )
 
 // Setup is everything a session's writes need. The CLI and the TUI fill one
@@ -12,14 +14,14 @@ import (
 type Setup struct {
 	Client   redis.UniversalClient
 	Policy   *Policy
-	Identity Identity // an empty RedisUser is recorded as "default"
+	Identity audit.Identity // an empty RedisUser is recorded as "default"
 	// AuditPath is the audit log file (DefaultAuditPath for the usual one).
 	AuditPath string
 	// AuditStream, when set, also receives every entry (XADD, best effort).
 	AuditStream string
 	// AuditValues says how much of each value the log keeps (zero: the
 	// defaults, no payloads).
-	AuditValues AuditValues
+	AuditValues audit.Values
 	// Durability is what each batch of writes waits for (zero: the
 	// primary's replica, when it has one, for 2s).
 	Durability Durability
@@ -33,7 +35,7 @@ func NewExecutor(s Setup) (*Executor, error) {
 	if s.AuditPath == "" {
 		return nil, errors.New("audit log: no file given")
 	}
-	aud, err := OpenAudit(s.AuditPath)
+	aud, err := audit.Open(s.AuditPath)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/snapshot"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
@@ -28,7 +30,7 @@ func TestSnapshotVersionsMatchLive(t *testing.T) {
 	c.Set(ctx, "idempotency_keys:lock:running", fmt.Sprint(now-2), time.Minute)
 	c.Set(ctx, "idempotency_keys:bare", `{"status":200}`, 0)
 
-	src, err := inspect.OpenSnapshot(inspect.SnapshotSpec{Path: srv.Snapshot(t), Versions: true})
+	src, err := snapshot.Open(snapshot.Spec{Path: srv.Snapshot(t), Versions: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +43,7 @@ func TestSnapshotVersionsMatchLive(t *testing.T) {
 		}
 		for i, r := range b.Records {
 			sv := b.Versions[i]
-			got := Version{Type: sv.Type, Content: sv.Content, Expiry: sv.Expiry, Companion: sv.Companion}
+			got := write.Version{Type: sv.Type, Content: sv.Content, Expiry: sv.Expiry, Companion: sv.Companion}
 			live, err := fetchVersion(context.Background(), c, r.Key, companionKey(b.Keyspace, r.Key, r.Flags.Has(inspect.FlagLockOnly)))
 			if err != nil {
 				t.Fatal(err)

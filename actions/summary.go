@@ -3,14 +3,16 @@ package actions
 import (
 	"fmt"
 	"strings"
+
+	"github.com/idemctl/idemctl/actions/write"
 )
 
 // Tally counts results by outcome.
-type Tally map[Outcome]int
+type Tally map[write.Outcome]int
 
 // NotReplicated counts, in a Tally, the applied writes the replicas did
 // not acknowledge in time (they are also counted as applied).
-const NotReplicated Outcome = "not_replicated"
+const NotReplicated write.Outcome = "not_replicated"
 
 // Summary counts outcomes.
 func Summary(rs []Result) Tally {
@@ -29,10 +31,10 @@ func Summary(rs []Result) Tally {
 // none.
 func (t Tally) String() string {
 	var parts []string
-	for _, o := range Outcomes {
+	for _, o := range write.Outcomes {
 		if t[o] > 0 {
 			part := fmt.Sprintf("%d %s", t[o], o)
-			if o == Applied && t[NotReplicated] > 0 {
+			if o == write.Applied && t[NotReplicated] > 0 {
 				part += fmt.Sprintf(" (%d not replicated)", t[NotReplicated])
 			}
 			parts = append(parts, part)

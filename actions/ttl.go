@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -13,15 +14,15 @@ import (
 // mode (not for expire), anything else is a duration, 0 or at least 1ms
 // (Redis counts TTLs in milliseconds: less would be a silent 0, a delete).
 // Errors read after the name of the field or flag, e.g. "--ttl: …".
-func ParseTTL(kind Kind, v string) (TTL, error) {
+func ParseTTL(kind write.Kind, v string) (TTL, error) {
 	switch {
-	case v == "" && kind == KindExpire:
+	case v == "" && kind == write.KindExpire:
 		return TTL{}, errors.New("required for expire (0 deletes the record)")
 	case v == "":
 		return TTL{}, nil
-	case v == string(TTLKeep) && kind != KindExpire:
+	case v == string(TTLKeep) && kind != write.KindExpire:
 		return TTL{Mode: TTLKeep}, nil
-	case v == string(TTLRetention) && kind != KindExpire:
+	case v == string(TTLRetention) && kind != write.KindExpire:
 		return TTL{Mode: TTLRetention}, nil
 	}
 	d, err := units.ParseDuration(v)

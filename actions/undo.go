@@ -10,7 +10,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/glob"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -39,14 +42,14 @@ return applied()
 
 // UndoTarget is an audited write: its intent and its outcome.
 type UndoTarget struct {
-	Intent  AuditEntry
-	Outcome AuditEntry
+	Intent  audit.Entry
+	Outcome audit.Entry
 }
 
 // UndoIndex finds writes in an audit log and what reverted them.
 type UndoIndex struct {
-	intents  map[string]AuditEntry
-	outcomes map[string]AuditEntry
+	intents  map[string]audit.Entry
+	outcomes map[string]audit.Entry
 	order    []string       // intent ids, oldest first
 	pos      map[string]int // intent id → index in order
 	undos    revertIndex
@@ -57,8 +60,8 @@ type UndoIndex struct {
 type revertIndex map[string][]string
 
 // add notes e if it is an applied undo.
-func (r revertIndex) add(e AuditEntry) {
-	if e.Phase == PhaseOutcome && e.Outcome == Applied && e.Action == KindUndo && e.Reverts != "" {
+func (r revertIndex) add(e audit.Entry) {
+	if e.Phase == audit.PhaseOutcome && e.Outcome == write.Applied && e.Action == write.KindUndo && e.Reverts != "" {
 		r[e.Reverts] = append(r[e.Reverts], e.ID)
 	}
 }
@@ -78,17 +81,17 @@ func (r revertIndex) revertedBy(id string, depth int) string {
 }
 
 // IndexUndo indexes a log's entries (ReadAudit).
-func IndexUndo(entries []AuditEntry) *UndoIndex {
-	x := &UndoIndex{intents: map[string]AuditEntry{}, outcomes: map[string]AuditEntry{}, undos: revertIndex{}, pos: map[string]int{}}
+func IndexUndo(entries []audit.Entry) *UndoIndex {
+	x := &UndoIndex{intents: map[string]audit.Entry{}, outcomes: map[string]audit.Entry{}, undos: revertIndex{}, pos: map[string]int{}}
 	for _, e := range entries {
 		switch e.Phase {
-		case PhaseIntent:
+		case audit.PhaseIntent:
 			if _, seen := x.intents[e.ID]; !seen {
 				x.pos[e.ID] = len(x.order)
 				x.order = append(x.order, e.ID)
 			}
 			x.intents[e.ID] = e
-		case PhaseOutcome:
+		case audit.PhaseOutcome:
 			if _, ok := x.intents[e.ID]; !ok {
 				continue // a refusal: nothing was written
 			}
@@ -140,7 +143,7 @@ func (x *UndoIndex) Since(t time.Time) []UndoTarget {
 		if err != nil || at.Before(t) {
 			continue
 		}
-		if o.Outcome != Applied || in.Action == KindUndo || x.RevertedBy(id) != "" {
+		if o.Outcome != write.Applied || in.Action == write.KindUndo || x.RevertedBy(id) != "" {
 			continue
 		}
 		out = append(out, UndoTarget{Intent: in, Outcome: o})
@@ -174,7 +177,7 @@ func undoableWhy(t UndoTarget) string {
 		return "not undoable: the log holds no before-image for it (written by an idemctl before undo existed)"
 	case o.ID == "":
 		return "its outcome is not in the log (in doubt): re-run that write's command to settle it first"
-	case o.Outcome != Applied:
+	case o.Outcome != write.Applied:
 		return fmt.Sprintf("the write was not applied (%s): there is nothing to undo", o.Outcome)
 	case o.AfterVersion == nil:
 		return "the log does not say what the write left (its outcome was settled by a re-read): undo cannot check the record is still that"
@@ -185,8 +188,8 @@ func undoableWhy(t UndoTarget) string {
 // chainState is what an earlier undo of the same batch leaves a key (or
 // a pending entry) as.
 type chainState struct {
-	image *Image
-	snap  Snapshot
+	image *write.Image
+	snap  write.Snapshot
 	entry *entryChain // a pending entry's (entryundo.go)
 }
 
@@ -201,7 +204,7 @@ func (e *Executor) PlanUndo(ctx context.Context, x *UndoIndex, targets []UndoTar
 	chain := map[string]*chainState{}
 	var out []*Plan
 	for _, t := range targets {
-		key, target := t.Intent.entryKey(), auditTarget(t.Intent)
+		key, target := t.Intent.ExactKey(), auditTarget(t.Intent)
 		p, err := e.planUndo(ctx, x, t, keyspaceNamed(kss, t.Intent.Keyspace, key), reason, chain[target])
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", inspect.Sanitize(key), err)
@@ -225,7 +228,7 @@ func keyspaceNamed(kss []*inspect.Keyspace, name, key string) *inspect.Keyspace 
 		}
 	}
 	for _, ks := range kss {
-		if inspect.MatchPattern(ks.Match, key) {
+		if glob.Match(ks.Match, key) {
 			return ks
 		}
 	}
@@ -240,32 +243,32 @@ func (e *Executor) planUndo(ctx context.Context, x *UndoIndex, t UndoTarget, ks 
 	if in.Entry != nil { // a pending-entry retry (entryundo.go)
 		return e.planEntryUndo(ctx, x, t, reason, prior)
 	}
-	p := &Plan{Request: Request{Kind: KindUndo, Keyspace: ks, Key: in.entryKey(), Reason: reason, By: e.Identity.OSUser}, planned: time.Now()}
+	p := &Plan{Request: Request{Kind: write.KindUndo, Keyspace: ks, Key: in.ExactKey(), Reason: reason, By: e.Identity.OSUser}, planned: time.Now()}
 	p.reverts = &in
 	if ks == nil {
-		p.Refused, p.Outcome = fmt.Sprintf("no keyspace %q in this configuration (the write was made in it): use the profile it was made with", inspect.Sanitize(in.Keyspace)), Refused
+		p.Refused, p.Outcome = fmt.Sprintf("no keyspace %q in this configuration (the write was made in it): use the profile it was made with", inspect.Sanitize(in.Keyspace)), write.Refused
 		return p, nil
 	}
 	if why := x.Undoable(t); why != "" {
-		p.Refused, p.Outcome = why, Refused
+		p.Refused, p.Outcome = why, write.Refused
 		return p, nil
 	}
 	want := *t.Outcome.AfterVersion
 	cur, err := p.undoCurrent(ctx, e.Client, prior)
 	if errors.Is(err, errChanging) {
-		p.Refused, p.Outcome = err.Error(), Conflict
+		p.Refused, p.Outcome = err.Error(), write.Conflict
 		return p, nil
 	} else if err != nil {
 		return nil, err
 	}
 	if cur != want {
-		p.Refused, p.Outcome = "the record is not as that write left it: "+drift(in.After, want, p.Before, cur)+"; nothing written", Conflict
+		p.Refused, p.Outcome = "the record is not as that write left it: "+drift(in.After, want, p.Before, cur)+"; nothing written", write.Conflict
 		return p, nil
 	}
 	im := in.Image
-	payload, err := im.payload()
+	payload, err := im.Payload()
 	if err != nil {
-		p.Refused, p.Outcome = "the log's before-image does not decode: "+err.Error(), Refused
+		p.Refused, p.Outcome = "the log's before-image does not decode: "+err.Error(), write.Refused
 		return p, nil
 	}
 	now := time.Now().UnixMilli()
@@ -274,18 +277,18 @@ func (e *Executor) planUndo(ctx context.Context, x *UndoIndex, t UndoTarget, ks 
 	}
 	if im.Exists && im.ExpireAtMs > 0 && im.ExpireAtMs <= now {
 		p.Refused, p.Outcome = fmt.Sprintf("the record would have expired at %s (its TTL when the write read it): restored, it would be gone at once; nothing to restore",
-			time.UnixMilli(im.ExpireAtMs).UTC().Format(time.RFC3339)), Refused
+			time.UnixMilli(im.ExpireAtMs).UTC().Format(time.RFC3339)), write.Refused
 		return p, nil
 	}
 	p.compileRestore(in, want, payload, now)
-	p.UndoNote = e.auditValues().undoNote(p)
+	p.UndoNote = undoNote(e.auditValues(), p)
 	return p, nil
 }
 
 // undoCurrent reads what the undo would overwrite, with its version: as
 // an earlier undo of the same batch leaves the key (prior), or else the
 // record (or lone lock) as it is now.
-func (p *Plan) undoCurrent(ctx context.Context, c redis.UniversalClient, prior *chainState) (Version, error) {
+func (p *Plan) undoCurrent(ctx context.Context, c redis.UniversalClient, prior *chainState) (write.Version, error) {
 	isLock := false
 	if lk := p.Keyspace.Schema.Lock; lk != nil {
 		_, isLock = lk.RecordKey(p.Key)
@@ -302,10 +305,10 @@ func (p *Plan) undoCurrent(ctx context.Context, c redis.UniversalClient, prior *
 // key the write created deleted), pinned to want, and the after-snapshot
 // shown: the record as the write read it, its TTL what is left at now of
 // the expiry it had.
-func (p *Plan) compileRestore(in AuditEntry, want Version, payload []byte, now int64) {
+func (p *Plan) compileRestore(in audit.Entry, want write.Version, payload []byte, now int64) {
 	im := in.Image
 	mode := "restore"
-	after := Snapshot{TTLms: -2}
+	after := write.Snapshot{TTLms: -2}
 	if im.Exists {
 		after = *in.Before
 		after.Fields = make(map[string]string, len(in.Before.Fields))
@@ -324,7 +327,7 @@ func (p *Plan) compileRestore(in AuditEntry, want Version, payload []byte, now i
 	p.args = []any{mode, "", 0, "", "", "", "", want.Type, want.Content, want.Expiry, want.Companion, string(payload), im.ExpireAtMs}
 	p.Changes = diffSnapshots(p.Before, after)
 	if p.Before.Exists != after.Exists {
-		p.Changes = append([]Change{{Field: "(key)", Before: existence(p.Before.Exists), After: existence(after.Exists)}}, p.Changes...)
+		p.Changes = append([]write.Change{{Field: "(key)", Before: existence(p.Before.Exists), After: existence(after.Exists)}}, p.Changes...)
 	}
 }
 
@@ -337,7 +340,7 @@ func existence(ok bool) string {
 
 // readCurrent reads the record as it is now, with its version and image
 // (the undo's own before-image, so an undo can be undone).
-func (p *Plan) readCurrent(ctx context.Context, c redis.UniversalClient, isLock bool) (Version, error) {
+func (p *Plan) readCurrent(ctx context.Context, c redis.UniversalClient, isLock bool) (write.Version, error) {
 	if !isLock {
 		s, _, v, unread, err := readPinned(ctx, c, p.Keyspace, p.Key, p.comp, &p.img)
 		if err != nil {
@@ -354,10 +357,10 @@ func (p *Plan) readCurrent(ctx context.Context, c redis.UniversalClient, isLock 
 		return v, err
 	}
 	p.img = img
-	p.Before = Snapshot{TTLms: -2}
+	p.Before = write.Snapshot{TTLms: -2}
 	if v.Type != "none" {
 		// a lone lock: its value is the lock's, never shown
-		p.Before = Snapshot{Exists: true, Type: v.Type, State: "(lock only)", Canonical: "processing", Version: v.Short()}
+		p.Before = write.Snapshot{Exists: true, Type: v.Type, State: "(lock only)", Canonical: "processing", Version: v.Short()}
 		if img.image != nil {
 			p.Before.TTLms = img.image.TTLms
 		}
@@ -368,7 +371,7 @@ func (p *Plan) readCurrent(ctx context.Context, c redis.UniversalClient, isLock 
 // drift says what changed between the record a write left (its planned
 // after-snapshot and the version it left) and the record now: existence,
 // state, the fields by name, the TTL, the lock.
-func drift(left *Snapshot, want Version, now Snapshot, cur Version) string {
+func drift(left *write.Snapshot, want write.Version, now write.Snapshot, cur write.Version) string {
 	switch {
 	case want.Type != "none" && cur.Type == "none":
 		return "the key is gone (it expired or was deleted)"
@@ -383,7 +386,7 @@ func drift(left *Snapshot, want Version, now Snapshot, cur Version) string {
 			out = append(out, fmt.Sprintf("state %q → %q", inspect.Sanitize(left.State), inspect.Sanitize(now.State)))
 		}
 		var names []string
-		for _, c := range diffSnapshots(*left, Snapshot{Fields: now.Fields, TTLms: left.TTLms}) {
+		for _, c := range diffSnapshots(*left, write.Snapshot{Fields: now.Fields, TTLms: left.TTLms}) {
 			if strings.HasPrefix(c.Before, "(server time") || c.Field == "(ttl)" {
 				continue
 			}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
@@ -120,13 +122,13 @@ func TestUndoRestoresByteIdentical(t *testing.T) {
 		seed func(r *rig)
 		req  Request
 	}{
-		{"expire", atlasKey, atlas, hidden, Request{Kind: KindExpire, TTL: TTL{Mode: TTLSet, D: 10 * time.Minute}}},
-		{"delete", atlasKey, atlas, hidden, Request{Kind: KindExpire, TTL: TTL{Mode: TTLSet}}},
-		{"fail", atlasKey, atlas, hidden, Request{Kind: KindFail}},
-		{"reconcile", atlasKey, atlas, hidden, Request{Kind: KindReconcile, Ref: "ord-1"}},
-		{"json-fail", jsonKey, jsonKS, func(r *rig) { r.setMarker(jsonKey, jsonProcessing, 120*time.Second) }, Request{Kind: KindFail}},
-		{"marker-fail-no-ttl", setnxKey, setnxKS, func(r *rig) { r.setMarker(setnxKey, "processing", 0) }, Request{Kind: KindFail}},
-		{"lone-lock-fail", lockKey, lockKS, func(r *rig) { r.setMarker(lockKey, "1700000000.123", time.Hour) }, Request{Kind: KindFail}},
+		{"expire", atlasKey, atlas, hidden, Request{Kind: write.KindExpire, TTL: TTL{Mode: TTLSet, D: 10 * time.Minute}}},
+		{"delete", atlasKey, atlas, hidden, Request{Kind: write.KindExpire, TTL: TTL{Mode: TTLSet}}},
+		{"fail", atlasKey, atlas, hidden, Request{Kind: write.KindFail}},
+		{"reconcile", atlasKey, atlas, hidden, Request{Kind: write.KindReconcile, Ref: "ord-1"}},
+		{"json-fail", jsonKey, jsonKS, func(r *rig) { r.setMarker(jsonKey, jsonProcessing, 120*time.Second) }, Request{Kind: write.KindFail}},
+		{"marker-fail-no-ttl", setnxKey, setnxKS, func(r *rig) { r.setMarker(setnxKey, "processing", 0) }, Request{Kind: write.KindFail}},
+		{"lone-lock-fail", lockKey, lockKS, func(r *rig) { r.setMarker(lockKey, "1700000000.123", time.Hour) }, Request{Kind: write.KindFail}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,7 +137,7 @@ func TestUndoRestoresByteIdentical(t *testing.T) {
 			// holding a response body (a failed or reconciled one: the
 			// undo's own before-image) is announced not undoable, so an
 			// undo of an undo would be refused (TestUndoOverCap...).
-			r.ex.Audit.Values = AuditValues{Payloads: true}
+			r.ex.Audit.Values = audit.Values{Payloads: true}
 			tc.seed(r)
 			before := r.image(tc.key)
 			req := tc.req
@@ -145,10 +147,10 @@ func TestUndoRestoresByteIdentical(t *testing.T) {
 				t.Fatalf("plan: refused %q, undo note %q", p.Refused, p.UndoNote)
 			}
 			res := r.apply(p)
-			if res.Outcome != Applied || res.AuditID == "" {
+			if res.Outcome != write.Applied || res.AuditID == "" {
 				t.Fatalf("write: %+v", res)
 			}
-			in, out := r.lastWrite(tc.key, Applied)
+			in, out := r.lastWrite(tc.key, write.Applied)
 			if in.Image == nil || !*in.Undoable || out.AfterVersion == nil {
 				t.Fatalf("intent without a before-image or outcome without the after-state: %+v / %+v", in, out)
 			}
@@ -158,12 +160,12 @@ func TestUndoRestoresByteIdentical(t *testing.T) {
 			}
 			kss := []*inspect.Keyspace{req.Keyspace}
 			plans, rs := r.undo(kss, res.AuditID)
-			if rs[0].Outcome != Applied {
+			if rs[0].Outcome != write.Applied {
 				t.Fatalf("undo: %+v (plan refused %q)", rs[0], plans[0].Refused)
 			}
 			r.sameImage(tc.key, before)
-			uin, _ := r.lastWrite(tc.key, Applied)
-			if uin.Action != KindUndo || uin.Reverts != in.ID || uin.Image == nil {
+			uin, _ := r.lastWrite(tc.key, write.Applied)
+			if uin.Action != write.KindUndo || uin.Reverts != in.ID || uin.Image == nil {
 				t.Fatalf("undo not audited as an undo of %s: %+v", in.ID, uin)
 			}
 			if by := IndexUndo(r.entries()).RevertedBy(in.ID); by != uin.ID {
@@ -172,7 +174,7 @@ func TestUndoRestoresByteIdentical(t *testing.T) {
 
 			// The undo itself can be undone: the write's result is back.
 			_, rs = r.undo(kss, uin.ID)
-			if rs[0].Outcome != Applied {
+			if rs[0].Outcome != write.Applied {
 				t.Fatalf("undo of the undo: %+v", rs[0])
 			}
 			r.sameImage(tc.key, written)
@@ -190,8 +192,8 @@ func failed(t *testing.T, r *rig) (string, []*inspect.Keyspace) {
 	t.Helper()
 	r.reserveAtlas(atlasKey, fp("body-1"))
 	ks := inspecttest.Keyspace(t, "atlasmart")
-	res := r.apply(r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey}))
-	if res.Outcome != Applied {
+	res := r.apply(r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: atlasKey}))
+	if res.Outcome != write.Applied {
 		t.Fatalf("fail: %+v", res)
 	}
 	return res.AuditID, []*inspect.Keyspace{ks}
@@ -220,13 +222,13 @@ func TestUndoConflictsAfterApplicationChange(t *testing.T) {
 			tc.change(r)
 			now := r.image(atlasKey)
 			plans, rs := r.undo(kss, id)
-			if rs[0].Outcome != Conflict || !strings.Contains(rs[0].Detail, tc.want) {
+			if rs[0].Outcome != write.Conflict || !strings.Contains(rs[0].Detail, tc.want) {
 				t.Fatalf("undo after %s: %+v (want a conflict naming %q; plan %q)", tc.name, rs[0], tc.want, plans[0].Refused)
 			}
 			if r.image(atlasKey) != now {
 				t.Fatal("a refused undo changed the record")
 			}
-			if e := r.lastRefusal(atlasKey, Conflict); e.Reverts != id {
+			if e := r.lastRefusal(atlasKey, write.Conflict); e.Reverts != id {
 				t.Fatalf("the refused undo is not audited against %s: %+v", id, e)
 			}
 		})
@@ -237,14 +239,14 @@ func TestUndoConflictsAfterApplicationChange(t *testing.T) {
 		r := sharedRig(t)
 		ks := inspecttest.Keyspace(t, "atlasmart")
 		r.reserveAtlas(atlasKey, fp("body-1"))
-		res := r.apply(r.plan(Request{Kind: KindExpire, Keyspace: ks, Key: atlasKey, TTL: TTL{Mode: TTLSet}}))
-		if res.Outcome != Applied {
+		res := r.apply(r.plan(Request{Kind: write.KindExpire, Keyspace: ks, Key: atlasKey, TTL: TTL{Mode: TTLSet}}))
+		if res.Outcome != write.Applied {
 			t.Fatalf("delete: %+v", res)
 		}
 		r.reserveAtlas(atlasKey, fp("body-2"))
 		now := r.image(atlasKey)
 		_, rs := r.undo([]*inspect.Keyspace{ks}, res.AuditID)
-		if rs[0].Outcome != Conflict || !strings.Contains(rs[0].Detail, "re-created") {
+		if rs[0].Outcome != write.Conflict || !strings.Contains(rs[0].Detail, "re-created") {
 			t.Fatalf("undo of a delete over a re-created record: %+v", rs[0])
 		}
 		if r.image(atlasKey) != now {
@@ -265,7 +267,7 @@ func TestUndoConflictsAfterApplicationChange(t *testing.T) {
 		}
 		r.c.HSet(ctx, atlasKey, "trace", "late")
 		now := r.image(atlasKey)
-		if res := r.apply(plans[0]); res.Outcome != Conflict {
+		if res := r.apply(plans[0]); res.Outcome != write.Conflict {
 			t.Fatalf("undo over a late change: %+v", res)
 		}
 		if r.image(atlasKey) != now {
@@ -282,12 +284,12 @@ func TestUndoOverCapAnnouncedAndRefused(t *testing.T) {
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	cases := []struct {
 		name   string
-		values AuditValues
+		values audit.Values
 		size   int
 		want   string
 	}{
-		{"value-over-audit_max_value", AuditValues{}, 60_000, "note (60000 bytes)"},
-		{"image-over-cap", AuditValues{MaxValue: 1 << 20}, MaxImage + 10, "over the 262144-byte before-image cap"},
+		{"value-over-audit_max_value", audit.Values{}, 60_000, "note (60000 bytes)"},
+		{"image-over-cap", audit.Values{MaxValue: 1 << 20}, MaxImage + 10, "over the 262144-byte before-image cap"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -297,7 +299,7 @@ func TestUndoOverCapAnnouncedAndRefused(t *testing.T) {
 			noise := make([]byte, tc.size) // incompressible: DUMP compresses repeats
 			_, _ = rand.Read(noise)
 			r.c.HSet(ctx, atlasKey, "note", noise)
-			p := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey})
+			p := r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: atlasKey})
 			if !strings.Contains(p.UndoNote, tc.want) {
 				t.Fatalf("the plan does not announce it will not be undoable (%q): %q", tc.want, p.UndoNote)
 			}
@@ -305,13 +307,13 @@ func TestUndoOverCapAnnouncedAndRefused(t *testing.T) {
 			if !strings.Contains(res.UndoNote, tc.want) { // -o json says it too
 				t.Fatalf("result without the undo note: %+v", res)
 			}
-			in, _ := r.lastWrite(atlasKey, Applied)
+			in, _ := r.lastWrite(atlasKey, write.Applied)
 			if *in.Undoable || in.Image != nil || !strings.Contains(in.UndoNote, tc.want) {
 				t.Fatalf("intent: undoable %v, image %v, note %q", *in.Undoable, in.Image != nil, in.UndoNote)
 			}
 			now := r.image(atlasKey)
 			_, rs := r.undo([]*inspect.Keyspace{ks}, res.AuditID)
-			if rs[0].Outcome != Refused || !strings.Contains(rs[0].Detail, tc.want) {
+			if rs[0].Outcome != write.Refused || !strings.Contains(rs[0].Detail, tc.want) {
 				t.Fatalf("undo of a write without a before-image: %+v", rs[0])
 			}
 			if r.image(atlasKey) != now {
@@ -331,22 +333,22 @@ func TestUndoSinceChains(t *testing.T) {
 	before, beforeMarker := r.image(atlasKey), r.image(setnxKey)
 	since := time.Now().Add(-time.Second)
 	for _, req := range []Request{
-		{Kind: KindExpire, Keyspace: ks, Key: atlasKey, TTL: TTL{Mode: TTLSet, D: time.Hour}},
-		{Kind: KindFail, Keyspace: ks, Key: atlasKey},
-		{Kind: KindExpire, Keyspace: inspecttest.Keyspace(t, "setnx"), Key: setnxKey, TTL: TTL{Mode: TTLSet}},
+		{Kind: write.KindExpire, Keyspace: ks, Key: atlasKey, TTL: TTL{Mode: TTLSet, D: time.Hour}},
+		{Kind: write.KindFail, Keyspace: ks, Key: atlasKey},
+		{Kind: write.KindExpire, Keyspace: inspecttest.Keyspace(t, "setnx"), Key: setnxKey, TTL: TTL{Mode: TTLSet}},
 	} {
-		if res := r.apply(r.plan(req)); res.Outcome != Applied {
+		if res := r.apply(r.plan(req)); res.Outcome != write.Applied {
 			t.Fatalf("%s: %+v", req.Kind, res)
 		}
 	}
 	x := IndexUndo(r.entries())
 	ts := x.Since(since)
-	if len(ts) != 3 || ts[0].Intent.Key != setnxKey || ts[2].Intent.Action != KindExpire {
+	if len(ts) != 3 || ts[0].Intent.Key != setnxKey || ts[2].Intent.Action != write.KindExpire {
 		t.Fatalf("since: %d writes, newest first expected", len(ts))
 	}
 	_, rs := r.undoTargets(x, []*inspect.Keyspace{ks, inspecttest.Keyspace(t, "setnx")}, ts)
 	for _, res := range rs {
-		if res.Outcome != Applied {
+		if res.Outcome != write.Applied {
 			t.Fatalf("undo --since: %+v", rs)
 		}
 	}
@@ -377,14 +379,14 @@ func TestUndoRestoresFieldTTLs(t *testing.T) {
 		return v
 	}
 	at := fieldAt()
-	res := r.apply(r.plan(Request{Kind: KindExpire, Keyspace: ks, Key: atlasKey, TTL: TTL{Mode: TTLSet, D: time.Hour}}))
-	if res.Outcome != Applied {
+	res := r.apply(r.plan(Request{Kind: write.KindExpire, Keyspace: ks, Key: atlasKey, TTL: TTL{Mode: TTLSet, D: time.Hour}}))
+	if res.Outcome != write.Applied {
 		t.Fatalf("expire: %+v", res)
 	}
 	if moved := fieldAt(); moved[0] == at[0] {
 		t.Fatal("the expire did not move the field TTLs: the test proves nothing")
 	}
-	if _, rs := r.undo([]*inspect.Keyspace{ks}, res.AuditID); rs[0].Outcome != Applied {
+	if _, rs := r.undo([]*inspect.Keyspace{ks}, res.AuditID); rs[0].Outcome != write.Applied {
 		t.Fatalf("undo: %+v", rs[0])
 	}
 	r.sameImage(atlasKey, before)

@@ -2,8 +2,6 @@ package actions
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -109,64 +108,6 @@ var (
 	noScriptFlags    atomic.Bool
 )
 
-// Version is a record's pinned version, in parts so a conflict can say
-// what changed.
-type Version struct {
-	Type      string `json:"type"`
-	Content   string `json:"content"`
-	Expiry    string `json:"expiry"`
-	Companion string `json:"companion"`
-}
-
-// versionPartLens are the lengths of Version.Short's parts: content,
-// expiry, companion.
-var versionPartLens = [3]int{10, 6, 4}
-
-// Short is the printed form: 20 hex characters, fixed positions (content
-// with type, expiry, companion), short enough for a --from-file column.
-func (v Version) Short() string {
-	if v.Type == "" {
-		return ""
-	}
-	parts := []string{v.Type + "\n" + v.Content, v.Expiry, v.Companion}
-	var b strings.Builder
-	for i, p := range parts {
-		sum := sha1.Sum([]byte(p))
-		b.WriteString(hex.EncodeToString(sum[:])[:versionPartLens[i]])
-	}
-	return b.String()
-}
-
-// diffShort names what differs between a pinned short version and the
-// current one ("" when they agree).
-func diffShort(pinned, now string) string {
-	if pinned == now {
-		return ""
-	}
-	if len(pinned) != len(now) {
-		return "its version " + inspect.Sanitize(pinned) + " is not one idemctl prints (want 20 hex characters)"
-	}
-	names := []string{"its fields changed", "its TTL was re-set", "its lock companion changed"}
-	var out []string
-	at := 0
-	for i, n := range versionPartLens {
-		if pinned[at:at+n] != now[at:at+n] {
-			out = append(out, names[i])
-		}
-		at += n
-	}
-	return strings.Join(out, ", ")
-}
-
-// ValidVersion reports whether s has the printed form of a version.
-func ValidVersion(s string) bool {
-	if len(s) != 20 {
-		return false
-	}
-	_, err := hex.DecodeString(s)
-	return err == nil
-}
-
 // companionKey is the key whose presence and value belong to the record:
 // the schema's lock beside a record, or the record beside a lone lock.
 func companionKey(ks *inspect.Keyspace, key string, isLock bool) string {
@@ -192,26 +133,26 @@ func scriptKeys(key, comp string) []string {
 // fetchVersion reads a record's version. A cluster answers CROSSSLOT when
 // the companion lives in another slot; it is then read apart, which a
 // write re-checks just before its script (see Executor.Apply).
-func fetchVersion(ctx context.Context, c redis.UniversalClient, key, comp string) (Version, error) {
+func fetchVersion(ctx context.Context, c redis.UniversalClient, key, comp string) (write.Version, error) {
 	reply, err := runReadVersion(ctx, c, scriptKeys(key, comp))
 	if comp != "" && crossSlot(err) {
 		if reply, err = runReadVersion(ctx, c, []string{key}); err == nil && len(reply) == 4 {
-			var cv Version
+			var cv write.Version
 			if cv, err = fetchVersion(ctx, c, comp, ""); err == nil {
 				reply[3] = companionDigest(cv)
 			}
 		}
 	}
 	if err != nil {
-		return Version{}, err
+		return write.Version{}, err
 	}
 	if len(reply) == 2 && reply[0] == "too_large" {
-		return Version{}, fmt.Errorf("the record has %s fields, more than idemctl pins (4,096): it is not an idempotency record; repair it by hand", reply[1])
+		return write.Version{}, fmt.Errorf("the record has %s fields, more than idemctl pins (4,096): it is not an idempotency record; repair it by hand", reply[1])
 	}
 	if len(reply) != 4 {
-		return Version{}, fmt.Errorf("unexpected reply from the version script: %q", reply)
+		return write.Version{}, fmt.Errorf("unexpected reply from the version script: %q", reply)
 	}
-	return Version{Type: reply[0], Content: reply[1], Expiry: reply[2], Companion: reply[3]}, nil
+	return write.Version{Type: reply[0], Content: reply[1], Expiry: reply[2], Companion: reply[3]}, nil
 }
 
 func runReadVersion(ctx context.Context, c redis.UniversalClient, keys []string) ([]string, error) {
@@ -236,7 +177,7 @@ func runReadOnly(ctx context.Context, c redis.UniversalClient, flagged, plain *c
 // companionDigest is the companion part of a version read apart (cluster,
 // another slot). It differs in form from the script's, but a write in that
 // case compares it in Go, with a version read the same way.
-func companionDigest(v Version) string {
+func companionDigest(v write.Version) string {
 	if v.Type == "none" {
 		return "none"
 	}
@@ -252,9 +193,9 @@ func (p *Plan) versionConflict(what, cur string) string {
 	switch what {
 	case "type":
 		switch {
-		case p.Kind == KindUndo && cur == "none":
+		case p.Kind == write.KindUndo && cur == "none":
 			return "the key is gone (it expired or was deleted)"
-		case p.Kind == KindUndo && p.version.Type == "none":
+		case p.Kind == write.KindUndo && p.version.Type == "none":
 			return "the key was re-created"
 		}
 		return "its type is now " + strconv.Quote(inspect.Sanitize(cur))

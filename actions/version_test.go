@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
@@ -31,25 +32,25 @@ func TestGuardWholeRecord(t *testing.T) {
 	ctx := t.Context()
 	cases := []struct {
 		name   string
-		kind   Kind
+		kind   write.Kind
 		change func(r *rig, now time.Time)
 		what   string
 	}{
-		{"takeover: lock, new expirations", KindFail, func(r *rig, now time.Time) {
+		{"takeover: lock, new expirations", write.KindFail, func(r *rig, now time.Time) {
 			r.c.SetNX(ctx, ptKey+":lock", "true", 10*time.Second)
 			r.c.Set(ctx, ptKey, powertoolsInProgress(now.Add(2*time.Second), 30*time.Second), time.Hour)
 		}, "fields"},
-		{"takeover: lock only", KindFail, func(r *rig, now time.Time) {
+		{"takeover: lock only", write.KindFail, func(r *rig, now time.Time) {
 			r.c.SetNX(ctx, ptKey+":lock", "true", 10*time.Second)
 		}, "lock"},
-		{"re-reservation: same bytes, new TTL", KindExpire, func(r *rig, now time.Time) {
+		{"re-reservation: same bytes, new TTL", write.KindExpire, func(r *rig, now time.Time) {
 			v := r.c.Get(ctx, ptKey).Val()
 			r.c.Del(ctx, ptKey)
 			time.Sleep(5 * time.Millisecond)
 			r.c.SetNX(ctx, ptKey, v, time.Hour)
 		}, "TTL was re-set"},
-		{"TTL removed", KindFail, func(r *rig, now time.Time) { r.c.Persist(ctx, ptKey) }, "TTL was removed"},
-		{"extra field", KindFail, func(r *rig, now time.Time) {
+		{"TTL removed", write.KindFail, func(r *rig, now time.Time) { r.c.Persist(ctx, ptKey) }, "TTL was removed"},
+		{"extra field", write.KindFail, func(r *rig, now time.Time) {
 			v := r.c.Get(ctx, ptKey).Val()
 			r.c.Set(ctx, ptKey, strings.Replace(v, `{`, `{"validation":"abc",`, 1), redis.KeepTTL)
 		}, "fingerprint"},
@@ -61,26 +62,26 @@ func TestGuardWholeRecord(t *testing.T) {
 			r.c.SetNX(ctx, ptKey, powertoolsInProgress(now.Add(-time.Minute), -time.Second), time.Hour)
 			r.c.PExpire(ctx, ptKey, time.Hour-time.Minute)
 			req := Request{Kind: tc.kind, Keyspace: inspecttest.Keyspace(t, "powertools"), Key: ptKey}
-			if tc.kind == KindExpire {
+			if tc.kind == write.KindExpire {
 				req.TTL = TTL{Mode: TTLSet}
 			}
 			p := r.plan(req)
 			if p.Refused != "" || !p.Delete {
 				t.Fatalf("plan: %q delete=%v", p.Refused, p.Delete)
 			}
-			if !ValidVersion(p.Before.Version) {
+			if !write.ValidVersion(p.Before.Version) {
 				t.Fatalf("plan without a version: %q", p.Before.Version)
 			}
 			tc.change(r, now)
 			changed, lock := r.raw(ptKey), r.raw(ptKey+":lock")
 			res := r.apply(p)
-			if res.Outcome != Conflict || !strings.Contains(res.Detail, tc.what) {
+			if res.Outcome != write.Conflict || !strings.Contains(res.Detail, tc.what) {
 				t.Fatalf("apply after %s: %+v", tc.name, res)
 			}
 			if !sameMap(changed, r.raw(ptKey)) || !sameMap(lock, r.raw(ptKey+":lock")) {
 				t.Fatal("the conflicting write changed the application's record")
 			}
-			r.lastWrite(ptKey, Conflict)
+			r.lastWrite(ptKey, write.Conflict)
 		})
 	}
 }
@@ -93,26 +94,26 @@ func TestPinnedVersion(t *testing.T) {
 	ctx := t.Context()
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	r.reserveAtlas(atlasKey, fp("body-1"))
-	p := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey})
+	p := r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: atlasKey})
 	saw := Seen{State: p.Before.State, Fingerprint: p.Before.Fingerprint, Version: p.Before.Version}
-	same := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey, Saw: &saw})
+	same := r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: atlasKey, Saw: &saw})
 	if same.Refused != "" || same.Before.Version != saw.Version {
 		t.Fatalf("an unchanged record: %q %s → %s", same.Refused, saw.Version, same.Before.Version)
 	}
 	r.c.Expire(ctx, atlasKey, reserveTTL*time.Second) // the same bytes, a new TTL
-	p = r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey, Saw: &saw})
-	if p.Outcome != Conflict || !strings.Contains(p.Refused, "TTL was re-set") || strings.Contains(p.Refused, "fields changed") {
+	p = r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: atlasKey, Saw: &saw})
+	if p.Outcome != write.Conflict || !strings.Contains(p.Refused, "TTL was re-set") || strings.Contains(p.Refused, "fields changed") {
 		t.Fatalf("pinned plan after a TTL change: %q %q", p.Outcome, p.Refused)
 	}
 	r.c.HSet(ctx, atlasKey, "note", "x")
-	p = r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey, Saw: &saw})
-	if p.Outcome != Conflict || !strings.Contains(p.Refused, "fields changed") {
+	p = r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: atlasKey, Saw: &saw})
+	if p.Outcome != write.Conflict || !strings.Contains(p.Refused, "fields changed") {
 		t.Fatalf("pinned plan after a new field: %q %q", p.Outcome, p.Refused)
 	}
-	if res := r.apply(p); res.Outcome != Conflict {
+	if res := r.apply(p); res.Outcome != write.Conflict {
 		t.Fatalf("apply: %+v", res)
 	}
-	r.lastRefusal(atlasKey, Conflict)
+	r.lastRefusal(atlasKey, write.Conflict)
 }
 
 // A record whose volatility changed after it was shown never matches its
@@ -133,14 +134,14 @@ func TestPinnedVersionVolatility(t *testing.T) {
 		r.c.Del(ctx, atlasKey)
 		r.reserveAtlas(atlasKey, fp("body-1"))
 		tc.before()
-		p := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey})
+		p := r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: atlasKey})
 		saw := Seen{State: p.Before.State, Fingerprint: p.Before.Fingerprint, Version: p.Before.Version}
 		tc.after()
-		pinned := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey, Saw: &saw})
-		if pinned.Outcome != Conflict || !strings.Contains(pinned.Refused, tc.want) {
+		pinned := r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: atlasKey, Saw: &saw})
+		if pinned.Outcome != write.Conflict || !strings.Contains(pinned.Refused, tc.want) {
 			t.Fatalf("%s: pinned plan %q %q", tc.name, pinned.Outcome, pinned.Refused)
 		}
-		if res := r.apply(p); res.Outcome != Conflict {
+		if res := r.apply(p); res.Outcome != write.Conflict {
 			t.Fatalf("%s: apply of the plan read before: %+v", tc.name, res)
 		}
 	}
@@ -168,7 +169,7 @@ func TestVersionBounds(t *testing.T) {
 		args = append(args, "f"+strconv.Itoa(i), "v")
 	}
 	r.c.HSet(ctx, atlasKey, args...)
-	p, err := r.ex.Plan(ctx, Request{Kind: KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, Reason: "x"})
+	p, err := r.ex.Plan(ctx, Request{Kind: write.KindFail, Keyspace: inspecttest.Keyspace(t, "atlasmart"), Key: atlasKey, Reason: "x"})
 	if err == nil || !strings.Contains(err.Error(), "5003 fields") {
 		t.Fatalf("plan of a 5,003-field hash: %v %+v", err, p)
 	}
@@ -183,11 +184,11 @@ func TestExpireMovesTheStoredExpiry(t *testing.T) {
 		r := sharedRig(t)
 		now := time.UnixMilli(r.serverMs())
 		r.c.SetNX(ctx, ptKey, powertoolsInProgress(now, 2*time.Hour), time.Hour)
-		p := r.plan(Request{Kind: KindExpire, Keyspace: inspecttest.Keyspace(t, "powertools"), Key: ptKey, TTL: TTL{Mode: TTLSet, D: 3 * time.Hour}})
+		p := r.plan(Request{Kind: write.KindExpire, Keyspace: inspecttest.Keyspace(t, "powertools"), Key: ptKey, TTL: TTL{Mode: TTLSet, D: 3 * time.Hour}})
 		if p.Refused != "" {
 			t.Fatal(p.Refused)
 		}
-		shown := map[string]Change{}
+		shown := map[string]write.Change{}
 		for _, c := range p.Changes {
 			shown[c.Field] = c
 		}
@@ -195,7 +196,7 @@ func TestExpireMovesTheStoredExpiry(t *testing.T) {
 			shown["(ttl)"].After != "3h00m" || shown["in_progress_expiration"].Field != "" {
 			t.Fatalf("diff: %+v", p.Changes)
 		}
-		if res := r.apply(p); res.Outcome != Applied {
+		if res := r.apply(p); res.Outcome != write.Applied {
 			t.Fatalf("apply: %+v", res)
 		}
 		doc := r.jsonDoc(ptKey)
@@ -210,8 +211,8 @@ func TestExpireMovesTheStoredExpiry(t *testing.T) {
 			t.Fatalf("an in-progress deadline before the new end moved: %d", ipe)
 		}
 		// A shorter life brings a later deadline down to the new end.
-		p = r.plan(Request{Kind: KindExpire, Keyspace: inspecttest.Keyspace(t, "powertools"), Key: ptKey, TTL: TTL{Mode: TTLSet, D: 10 * time.Minute}})
-		if res := r.apply(p); res.Outcome != Applied {
+		p = r.plan(Request{Kind: write.KindExpire, Keyspace: inspecttest.Keyspace(t, "powertools"), Key: ptKey, TTL: TTL{Mode: TTLSet, D: 10 * time.Minute}})
+		if res := r.apply(p); res.Outcome != write.Applied {
 			t.Fatalf("apply: %+v", res)
 		}
 		doc = r.jsonDoc(ptKey)
@@ -227,8 +228,8 @@ func TestExpireMovesTheStoredExpiry(t *testing.T) {
 		key := "order-7"
 		r.c.Set(ctx, key, fmt.Sprintf(`{"Key":"order-7","RequestHash":"h","Status":"completed","CreatedAt":%q,"ExpiresAt":%q}`,
 			now.Format(time.RFC3339Nano), now.Add(24*time.Hour).Format(time.RFC3339Nano)), 24*time.Hour)
-		p := r.plan(Request{Kind: KindExpire, Keyspace: inspecttest.Keyspace(t, "gopotency"), Key: key, TTL: TTL{Mode: TTLSet, D: 48 * time.Hour}})
-		if res := r.apply(p); res.Outcome != Applied {
+		p := r.plan(Request{Kind: write.KindExpire, Keyspace: inspecttest.Keyspace(t, "gopotency"), Key: key, TTL: TTL{Mode: TTLSet, D: 48 * time.Hour}})
+		if res := r.apply(p); res.Outcome != write.Applied {
 			t.Fatalf("apply: %+v %q", res, p.Refused)
 		}
 		got, err := time.Parse(time.RFC3339Nano, r.jsonDoc(key)["ExpiresAt"].(string))
@@ -270,21 +271,21 @@ func TestOptionsLandOrAreRefused(t *testing.T) {
 		why   string
 	}{
 		{"fail-as-delete with a status", "setnx", func() { r.setMarker(setnxKey, "processing", time.Hour) },
-			Request{Kind: KindFail, Key: setnxKey, Status: 503}, "replay status (--status) would not be stored"},
+			Request{Kind: write.KindFail, Key: setnxKey, Status: 503}, "replay status (--status) would not be stored"},
 		{"fail-as-delete with a TTL", "setnx", func() { r.setMarker(setnxKey, "processing", time.Hour) },
-			Request{Kind: KindFail, Key: setnxKey, TTL: TTL{Mode: TTLSet, D: time.Hour}}, "TTL (--ttl) would not be stored"},
+			Request{Kind: write.KindFail, Key: setnxKey, TTL: TTL{Mode: TTLSet, D: time.Hour}}, "TTL (--ttl) would not be stored"},
 		{"reconcile a marker with a status", "setnx", func() { r.setMarker(setnxKey, "processing", time.Hour) },
-			Request{Kind: KindReconcile, Key: setnxKey, Status: 201}, "stores no replay status"},
+			Request{Kind: write.KindReconcile, Key: setnxKey, Status: 201}, "stores no replay status"},
 		{"powertools fail with a response", "powertools", func() {
 			r.c.Set(ctx, ptKey, powertoolsInProgress(time.Now(), time.Minute), time.Hour)
-		}, Request{Kind: KindFail, Key: ptKey, Response: &body}, "replay response (--response) would not be stored"},
+		}, Request{Kind: write.KindFail, Key: ptKey, Response: &body}, "replay response (--response) would not be stored"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.setup()
 			req := tc.req
 			req.Keyspace = inspecttest.Keyspace(t, tc.ks)
 			p := r.plan(req)
-			if p.Outcome != Refused || !strings.Contains(p.Refused, tc.why) {
+			if p.Outcome != write.Refused || !strings.Contains(p.Refused, tc.why) {
 				t.Fatalf("plan: %q %q", p.Outcome, p.Refused)
 			}
 		})
@@ -313,25 +314,25 @@ func TestGuardedWritesKeepFieldTTLs(t *testing.T) {
 		r.c.Do(ctx, "hpexpire", atlasKey, 60000, "fields", 2, "fingerprint", "state")
 	}
 	reserve()
-	p := r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey, TTL: TTL{Mode: TTLKeep}})
-	if res := r.apply(p); res.Outcome != Applied {
+	p := r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: atlasKey, TTL: TTL{Mode: TTLKeep}})
+	if res := r.apply(p); res.Outcome != write.Applied {
 		t.Fatalf("fail: %+v", res)
 	}
 	if r.raw(atlasKey)["state"] != "FAILED" || fieldTTL("state") <= 0 || fieldTTL("fingerprint") <= 0 || r.pttl(atlasKey) != -1 {
 		t.Fatalf("after fail: state TTL %d, fingerprint TTL %d, key TTL %v", fieldTTL("state"), fieldTTL("fingerprint"), r.pttl(atlasKey))
 	}
 	reserve()
-	p = r.plan(Request{Kind: KindExpire, Keyspace: ks, Key: atlasKey, TTL: TTL{Mode: TTLSet, D: time.Hour}})
-	if res := r.apply(p); res.Outcome != Applied {
+	p = r.plan(Request{Kind: write.KindExpire, Keyspace: ks, Key: atlasKey, TTL: TTL{Mode: TTLSet, D: time.Hour}})
+	if res := r.apply(p); res.Outcome != write.Applied {
 		t.Fatalf("expire: %+v", res)
 	}
 	if st := fieldTTL("state"); st < 3590000 || r.pttl(atlasKey) != -1 {
 		t.Fatalf("expire --ttl 1h on a record living by its fields: state TTL %d, key TTL %v", st, r.pttl(atlasKey))
 	}
 	reserve()
-	p = r.plan(Request{Kind: KindFail, Keyspace: ks, Key: atlasKey})
+	p = r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: atlasKey})
 	r.c.Do(ctx, "hpexpire", atlasKey, 120000, "fields", 1, "state") // the application extends it
-	if res := r.apply(p); res.Outcome != Conflict {
+	if res := r.apply(p); res.Outcome != write.Conflict {
 		t.Fatalf("a field TTL re-set between plan and write: %+v", res)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/ledger"
 )
 
 // LedgerResult is the ledger step: one untrimmed dedupe-ledger zset of
@@ -84,7 +84,7 @@ func (h *harness) ledger(ctx context.Context) error {
 
 // read checks one run's JSON against the zset and keeps its figures.
 func (r *LedgerResult) read(out []byte) error {
-	var reps []inspect.LedgerReport
+	var reps []ledger.Report
 	if err := json.Unmarshal(out, &reps); err != nil || len(reps) != 1 {
 		return fmt.Errorf("ledger: idemctl ledgers -o json: %v\n%s", err, tail(string(out), 400))
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/pace"
 )
 
 // probeInterval paces the probe: one PING per interval, so the probe itself
@@ -123,7 +123,7 @@ func (h *harness) probeDuring(ctx context.Context, work func() (Sample, error)) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			inspect.Probe(pctx, c, probeInterval, add)
+			pace.Probe(pctx, c, probeInterval, add)
 		}()
 	} else {
 		h.res.ProbeRealTime = "yes"

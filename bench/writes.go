@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/internal/appsim"
 )
 
@@ -62,9 +62,9 @@ func (h *harness) writes(ctx context.Context) error {
 	if err := os.WriteFile(input, []byte(strings.Join(keys, "\n")+"\n"), 0o600); err != nil {
 		return err
 	}
-	audit := filepath.Join(dir, "audit.log")
+	auditLog := filepath.Join(dir, "audit.log")
 	args := h.idemctlArgs("fail", "--from-file", input, "--reason", "bench: bulk write", "--write", "--yes",
-		"--rate", strconv.Itoa(writeRate), "--audit-log", audit, "--output", "json")
+		"--rate", strconv.Itoa(writeRate), "--audit-log", auditLog, "--output", "json")
 	h.waitQuiet(ctx)
 	var out strings.Builder
 	s, err := h.runIdemctl(ctx, &out, args...)
@@ -80,7 +80,7 @@ func (h *harness) writes(ctx context.Context) error {
 	if w.Applied != n {
 		return fmt.Errorf("bulk fail applied %d of %d: %s", w.Applied, n, out.String())
 	}
-	es, err := actions.ReadAuditLog(audit)
+	es, err := audit.ReadEntries(auditLog)
 	if err != nil {
 		return err
 	}
@@ -89,12 +89,12 @@ func (h *harness) writes(ctx context.Context) error {
 	for _, e := range es {
 		t, _ := time.Parse(time.RFC3339Nano, e.Time)
 		switch e.Phase {
-		case actions.PhaseIntent:
+		case audit.PhaseIntent:
 			intents++
 			if first.IsZero() {
 				first = t
 			}
-		case actions.PhaseOutcome:
+		case audit.PhaseOutcome:
 			outcomes++
 			last = t
 		}
@@ -102,7 +102,7 @@ func (h *harness) writes(ctx context.Context) error {
 	if intents != n || outcomes != n {
 		return fmt.Errorf("audit log has %d intents and %d outcomes for %d writes", intents, outcomes, n)
 	}
-	fi, _ := os.Stat(audit)
+	fi, _ := os.Stat(auditLog)
 	w.AuditBytes = fi.Size()
 	w.WritePhase = last.Sub(first)
 	w.WritesPerSec = float64(n) / w.WritePhase.Seconds()

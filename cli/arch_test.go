@@ -21,7 +21,7 @@ func TestEngineImportsNoUI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list ./internal/...: %v", err)
 	}
-	pkgs := []string{"./inspect", "./inspect/recordstore", "./inspect/streams", "./internal/appsim", "./config", "./exporter", "./actions", "./doctor", "./verify", "./reaper"}
+	pkgs := []string{"./inspect", "./inspect/detect", "./inspect/filter", "./inspect/keytemplate", "./inspect/pace", "./inspect/topology", "./inspect/glob", "./inspect/dedup", "./inspect/histogram", "./inspect/topk", "./inspect/ledger", "./inspect/snapshot", "./inspect/recordstore", "./inspect/streams", "./inspect/follow", "./internal/appsim", "./config", "./exporter", "./actions", "./actions/audit", "./actions/write", "./doctor", "./verify", "./reaper"}
 	for _, p := range strings.Fields(string(internal)) {
 		// The command layer, its test kit and the suites that drive it
 		// may reach the UI; the rest of internal/ may not.

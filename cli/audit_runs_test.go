@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli"
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
 	"github.com/idemctl/idemctl/internal/testkit/recordtest"
@@ -54,7 +55,7 @@ esac
 		return out.Runs
 	}
 	rs := runs()
-	if len(rs) != 1 || rs[0].Command != "triage" || rs[0].Actions[actions.KindFail] != 3 || rs[0].Actions[actions.KindReconcile] != 1 ||
+	if len(rs) != 1 || rs[0].Command != "triage" || rs[0].Actions[write.KindFail] != 3 || rs[0].Actions[write.KindReconcile] != 1 ||
 		rs[0].Applied != 4 || rs[0].Unapplied != 0 || rs[0].Reverted != 0 || rs[0].Label() != "triage: fail 3, reconcile 1" {
 		t.Fatalf("audit -o json: %+v", rs)
 	}
@@ -68,7 +69,7 @@ esac
 	}
 	var reconcile string
 	for _, w := range rep.Writes {
-		if w.Action == actions.KindReconcile {
+		if w.Action == write.KindReconcile {
 			reconcile = w.ID
 		}
 	}

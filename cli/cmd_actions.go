@@ -16,9 +16,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli/docgen"
 	"github.com/idemctl/idemctl/cli/report"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/glob"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -44,21 +47,21 @@ func (w *writeFlags) resolveFlags(fs *pflag.FlagSet) {
 	w.line = flagsGiven(fs)
 }
 
-func (w *writeFlags) register(fs *pflag.FlagSet, kind actions.Kind) {
+func (w *writeFlags) register(fs *pflag.FlagSet, kind write.Kind) {
 	fs.StringVar(&w.reason, "reason", "", "why (required; recorded in the audit log and, where the schema allows, the record)")
 	switch kind {
-	case actions.KindUndo: // the audit log says what to write
-	case actions.KindExpire:
+	case write.KindUndo: // the audit log says what to write
+	case write.KindExpire:
 		fs.StringVar(&w.ttl, "ttl", "", "new TTL (e.g. 10m); 0 deletes the record now (required)")
 	default:
 		fs.StringVar(&w.ttl, "ttl", "retention", "keep, retention (the keyspace's retention horizon), or a duration")
 		fs.IntVar(&w.status, "status", 0, "replay HTTP status (default: the schema's)")
 		fs.StringVar(&w.response, "response", "", "replay response body, e.g. JSON (default: the schema's)")
 	}
-	if kind == actions.KindReconcile {
+	if kind == write.KindReconcile {
 		fs.StringVar(&w.ref, "ref", "", "reference in the authoritative system you checked (e.g. the order id)")
 	}
-	if kind != actions.KindUndo { // an undo's audit log says what and where
+	if kind != write.KindUndo { // an undo's audit log says what and where
 		fs.StringVar(&w.expectState, "expect-state", "", "refuse unless the record is in this state (stored or canonical)")
 		fs.StringVar(&w.expectFP, "expect-fingerprint", "", "refuse unless the record has this fingerprint")
 		w.registerFromFile(fs)
@@ -169,7 +172,7 @@ type target struct {
 
 // actionCmd is expire, fail or reconcile, with its flags.
 type actionCmd struct {
-	kind actions.Kind
+	kind write.Kind
 	cf   connFlags
 	kf   keyspaceFlags
 	wf   writeFlags
@@ -196,7 +199,7 @@ func (o *actionCmd) run(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	ttlArg := wf.ttl
-	if kind != actions.KindExpire && !wf.given.ttl {
+	if kind != write.KindExpire && !wf.given.ttl {
 		ttlArg = "" // the action's default
 	}
 	ttl, err := actions.ParseTTL(kind, ttlArg)
@@ -263,7 +266,7 @@ func runPlans(ctx context.Context, a *app, wf *writeFlags, setup actions.Setup, 
 		switch {
 		case p.Refused == "":
 			runnable++
-		case p.Outcome == actions.Conflict:
+		case p.Outcome == write.Conflict:
 			conflicts++
 		}
 	}
@@ -303,11 +306,11 @@ func runPlans(ctx context.Context, a *app, wf *writeFlags, setup actions.Setup, 
 	if err := ex.RunStopped(); err != nil {
 		sum := actions.Summary(results)
 		return codeErr(ExitAudit, "%w — the run stopped: %d applied, %d not written; free space and run the same command again",
-			err, sum[actions.Applied], len(results)-sum[actions.Applied]-sum[actions.AlreadyApplied])
+			err, sum[write.Applied], len(results)-sum[write.Applied]-sum[write.AlreadyApplied])
 	}
 	if ctx.Err() != nil {
 		sum := actions.Summary(results)
-		return codeErr(ExitPartial, "interrupted: %d applied, %d skipped — see the report above", sum[actions.Applied], sum[actions.Skipped])
+		return codeErr(ExitPartial, "interrupted: %d applied, %d skipped — see the report above", sum[write.Applied], sum[write.Skipped])
 	}
 	return resultCode(results, len(plans))
 }
@@ -345,7 +348,7 @@ func readTargets(a *app, args []string, file string) ([]target, error) {
 				t.saw.Fingerprint = parts[2]
 			}
 			if len(parts) == 4 {
-				if !actions.ValidVersion(parts[3]) {
+				if !write.ValidVersion(parts[3]) {
 					return usageErr("--from-file line %d: version %q is not one idemctl prints (20 hex characters)", n, inspect.Sanitize(parts[3]))
 				}
 				t.saw.Version = parts[3]
@@ -397,8 +400,8 @@ func eachTargetLine(a *app, file string, fn func(n int, cols []string) error) er
 // needRef makes a reconcile without --ref a usage error before connecting,
 // where the keyspace a key falls in has a schema that records the reference.
 // A key in no known keyspace is left to actions, which refuses it.
-func needRef(kind actions.Kind, ref string, kss []*inspect.Keyspace, targets []target) error {
-	if kind != actions.KindReconcile || ref != "" {
+func needRef(kind write.Kind, ref string, kss []*inspect.Keyspace, targets []target) error {
+	if kind != write.KindReconcile || ref != "" {
 		return nil
 	}
 	for _, t := range targets {
@@ -412,7 +415,7 @@ func needRef(kind actions.Kind, ref string, kss []*inspect.Keyspace, targets []t
 // keyspaceFor picks the first keyspace whose pattern matches the key.
 func keyspaceFor(kss []*inspect.Keyspace, key string) *inspect.Keyspace {
 	for _, ks := range kss {
-		if inspect.MatchPattern(ks.Match, key) {
+		if glob.Match(ks.Match, key) {
 			return ks
 		}
 	}
@@ -427,15 +430,15 @@ func keyspaceFor(kss []*inspect.Keyspace, key string) *inspect.Keyspace {
 func (s *session) writeSetup(getenv func(string) string, writeFlag bool, auditLog string) actions.Setup {
 	path := pick(auditLog, s.profile.AuditLog)
 	if path == "" {
-		path = actions.DefaultAuditPath(getenv)
+		path = audit.DefaultPath(getenv)
 	}
 	return actions.Setup{
 		Client:      s.client,
 		Policy:      &actions.Policy{Writes: writeFlag || s.profile.Writes, Protected: s.profile.Protected, Profile: s.profileName},
-		Identity:    actions.Identity{OSUser: s.osUser, RedisUser: s.ep.User, Profile: s.profileName, Address: s.ep.String()},
+		Identity:    audit.Identity{OSUser: s.osUser, RedisUser: s.ep.User, Profile: s.profileName, Address: s.ep.String()},
 		AuditPath:   path,
 		AuditStream: s.profile.AuditStream,
-		AuditValues: actions.AuditValues{MaxValue: int(s.profile.AuditMaxValue), Payloads: s.profile.AuditPayloads},
+		AuditValues: audit.Values{MaxValue: int(s.profile.AuditMaxValue), Payloads: s.profile.AuditPayloads},
 		Origin:      s.origin,
 	}
 }
@@ -594,7 +597,7 @@ func writeFlagsLine(b *strings.Builder, name string, given givenFlags, s *sessio
 func planResults(plans []*actions.Plan) []actions.Result {
 	out := make([]actions.Result, len(plans))
 	for i, p := range plans {
-		o := actions.Skipped // a dry run: what would have been written was not
+		o := write.Skipped // a dry run: what would have been written was not
 		if p.Refused != "" {
 			o = p.Outcome
 		}
@@ -638,7 +641,7 @@ func printResults(a *app, format string, rs []actions.Result) {
 // execution of the same run applied counts as done.
 func resultCode(rs []actions.Result, n int) error {
 	sum := actions.Summary(rs)
-	done := sum[actions.Applied] + sum[actions.AlreadyApplied]
+	done := sum[write.Applied] + sum[write.AlreadyApplied]
 	if done == len(rs) {
 		if n := sum[actions.NotReplicated]; n > 0 {
 			return codeErr(ExitNotReplicated, "applied, not replicated: %d of %d writes were not acknowledged by the replicas in time — a failover now could take them back (see the report)", n, len(rs))
@@ -650,13 +653,13 @@ func resultCode(rs []actions.Result, n int) error {
 	}
 	for _, r := range rs {
 		switch r.Outcome {
-		case actions.Applied, actions.AlreadyApplied, actions.Skipped:
+		case write.Applied, write.AlreadyApplied, write.Skipped:
 			continue
-		case actions.Conflict:
+		case write.Conflict:
 			return codeErr(ExitConflict, "conflict: the record changed; nothing written for %s", inspect.Sanitize(r.Key))
-		case actions.NotFound:
+		case write.NotFound:
 			return codeErr(ExitNotFound, "not found: %s", inspect.Sanitize(r.Key))
-		case actions.Refused:
+		case write.Refused:
 			return codeErr(ExitRefused, "refused: %s", inspect.Sanitize(r.Detail))
 		default:
 			return codeErr(ExitError, "%s: %s", r.Outcome, inspect.Sanitize(r.Detail))

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
@@ -26,14 +28,14 @@ func TestActionCLIReadOnly(t *testing.T) {
 	srv := redistest.Shared(t)
 	recordtest.Reserve(t, srv, cliKey, "body")
 	before := recordtest.HGetAll(t, srv, cliKey)
-	audit := recordtest.AuditPath(t)
+	auditLog := recordtest.AuditPath(t)
 	for _, args := range [][]string{
 		{"fail", cliKey},
 		{"reconcile", cliKey, "--ref", "ord-1"},
 		{"expire", cliKey, "--ttl", "0"},
 		{"fail", cliKey, "--yes"},
 	} {
-		r := clitest.Run(t, nil, append(args, "--reason", "x", "--url", srv.URL(0), "--preset", "atlasmart", "--audit-log", audit)...)
+		r := clitest.Run(t, nil, append(args, "--reason", "x", "--url", srv.URL(0), "--preset", "atlasmart", "--audit-log", auditLog)...)
 		r.MustCode(t, cli.ExitRefused)
 		r.OneLineErr(t)
 		if !strings.Contains(r.Stderr, "read-only") || !strings.Contains(r.Stderr, "--write") {
@@ -43,7 +45,7 @@ func TestActionCLIReadOnly(t *testing.T) {
 	if after := recordtest.HGetAll(t, srv, cliKey); after["state"] != "PROCESSING" || len(after) != len(before) {
 		t.Fatalf("record changed: %q", after)
 	}
-	if _, err := os.Stat(audit); !os.IsNotExist(err) {
+	if _, err := os.Stat(auditLog); !os.IsNotExist(err) {
 		t.Fatalf("an audit log was written for refused writes: %v", err)
 	}
 	// A dry run with writes off shows the plan and exits 0.
@@ -59,7 +61,7 @@ func TestActionCLIReadOnly(t *testing.T) {
 func pinnedLine(doc, key, state, fp string) bool {
 	cols := strings.Split(strings.TrimSuffix(doc, "\n"), "\t")
 	return strings.Count(doc, "\n") == 1 && len(cols) == 4 && cols[0] == key && cols[1] == state && cols[2] == fp &&
-		actions.ValidVersion(cols[3])
+		write.ValidVersion(cols[3])
 }
 
 // Without a terminal and without --yes, a write is refused with the exact
@@ -92,7 +94,7 @@ func TestActionCLIConfirmAndExactCommand(t *testing.T) {
 		t.Fatalf("record %q", got)
 	}
 	es := recordtest.AuditLines(t, filepath.Join(env["XDG_STATE_HOME"], "idemctl", "audit.log"))
-	if len(es) != 2 || es[0].Phase != "intent" || es[1].Outcome != actions.Applied || es[0].ID != es[1].ID {
+	if len(es) != 2 || es[0].Phase != "intent" || es[1].Outcome != write.Applied || es[0].ID != es[1].ID {
 		t.Fatalf("audit %+v", es)
 	}
 
@@ -140,7 +142,7 @@ func TestActionCLIBulkPartial(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
 		t.Fatalf("json output: %v\n%s", err, r.Stdout)
 	}
-	if out.Summary["applied"] != 2 || out.Summary["conflict"] != 1 || out.Results[1].Key != keys[1] || out.Results[1].Outcome != actions.Conflict {
+	if out.Summary["applied"] != 2 || out.Summary["conflict"] != 1 || out.Results[1].Key != keys[1] || out.Results[1].Outcome != write.Conflict {
 		t.Fatalf("results %+v", out)
 	}
 	if n := c.Exists(t.Context(), keys...).Val(); n != 1 {
@@ -161,7 +163,7 @@ func TestActionCLIExactCommandKeepsTheSession(t *testing.T) {
 	c.Do(ctx, "ACL", "SETUSER", "idem-op", "reset", "on", ">op-pw", "~*", "+@all")
 	defer c.Do(ctx, "ACL", "DELUSER", "idem-op")
 	cfg := filepath.Join(dir, "config.yaml")
-	audit := filepath.Join(dir, "ops-audit.log")
+	auditLog := filepath.Join(dir, "ops-audit.log")
 	os.WriteFile(cfg, []byte(`
 profiles:
   prod:
@@ -176,7 +178,7 @@ keyspaces:
 `), 0o600)
 	env := map[string]string{"IDEM_PW": "op-pw", "XDG_STATE_HOME": filepath.Join(dir, "default-state")}
 	fp := recordtest.Reserve(t, srv, cliKey, "body")
-	r := clitest.Run(t, env, "reconcile", cliKey, "--config", cfg, "--profile", "prod", "--ref", "ord-7", "--reason", "in OMS", "--audit-log", audit)
+	r := clitest.Run(t, env, "reconcile", cliKey, "--config", cfg, "--profile", "prod", "--ref", "ord-7", "--reason", "in OMS", "--audit-log", auditLog)
 	r.MustCode(t, cli.ExitRefused)
 	args, stdin := clitest.PrintedCommand(t, r.Stderr)
 	if strings.Contains(r.Stderr, "op-pw") {
@@ -199,9 +201,9 @@ keyspaces:
 	if got := recordtest.HGetAll(t, srv, cliKey); got["state"] != "SUCCEEDED" || got["reconciled_ref"] != "ord-7" {
 		t.Fatalf("record %q", got)
 	}
-	es := recordtest.AuditLines(t, audit)
-	if len(es) != 2 || es[1].Outcome != actions.Applied || es[0].RedisUser != "idem-op" || es[0].Profile != "prod" {
-		t.Fatalf("audit %s: %+v", audit, es)
+	es := recordtest.AuditLines(t, auditLog)
+	if len(es) != 2 || es[1].Outcome != write.Applied || es[0].RedisUser != "idem-op" || es[0].Profile != "prod" {
+		t.Fatalf("audit %s: %+v", auditLog, es)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "default-state")); !os.IsNotExist(err) {
 		t.Fatal("the exact command audited somewhere else than the operator's --audit-log")
@@ -259,11 +261,11 @@ func TestTriageCLI(t *testing.T) {
 	app.Serve(40)
 	tr := app.Truth()
 	cfg := clitest.TriageConfig(t, srv.URL(0), "1s", "20s", pg.Env(), clitest.VerifyOrders(t), "{principal}", "{idem_key}")
-	audit := recordtest.AuditPath(t)
-	base := []string{"triage", "--config", cfg, "--audit-log", audit}
+	auditLog := recordtest.AuditPath(t)
+	base := []string{"triage", "--config", cfg, "--audit-log", auditLog}
 
 	// No keyspace with a hook: a usage error, before anything runs.
-	r := clitest.Run(t, nil, "triage", "--url", srv.URL(0), "--preset", "atlasmart", "--write", "--audit-log", audit)
+	r := clitest.Run(t, nil, "triage", "--url", srv.URL(0), "--preset", "atlasmart", "--write", "--audit-log", auditLog)
 	r.MustCode(t, cli.ExitUsage)
 	r.OneLineErr(t)
 	if !strings.Contains(r.Stderr, "no verify hook") {
@@ -302,7 +304,7 @@ func TestTriageCLI(t *testing.T) {
 		t.Fatalf("report only: %d records, verdicts %v, written %v; want %d done, %d not_done", len(rep.Records), rep.Verdicts, rep.Written,
 			len(tr.CrashedAfterInsert), len(tr.CrashedBeforeInsert))
 	}
-	if _, err := os.Stat(audit); !os.IsNotExist(err) {
+	if _, err := os.Stat(auditLog); !os.IsNotExist(err) {
 		t.Fatal("a report-only run wrote an audit log")
 	}
 	for _, w := range append(tr.CrashedBeforeInsert, tr.CrashedAfterInsert...) {
@@ -348,18 +350,18 @@ func TestTriageCLI(t *testing.T) {
 		}
 	}
 	// Each write's audit entries carry the hook's verdict and detail.
-	entries, err := actions.ReadAuditLog(audit)
+	entries, err := audit.ReadEntries(auditLog)
 	if err != nil {
 		t.Fatal(err)
 	}
 	intents := 0
 	for _, e := range entries {
-		if e.Phase != actions.PhaseIntent {
+		if e.Phase != audit.PhaseIntent {
 			continue
 		}
 		intents++
 		ev := e.Evidence
-		if ev == nil || ev.Hook != "verify-orders" || (e.Action == actions.KindReconcile) != (ev.Verdict == "done") ||
+		if ev == nil || ev.Hook != "verify-orders" || (e.Action == write.KindReconcile) != (ev.Verdict == "done") ||
 			(ev.Verdict == "done" && !strings.HasPrefix(ev.Detail, "order ")) || (ev.Verdict == "not_done" && ev.Detail != "no order for this idempotency key") {
 			t.Fatalf("intent without its evidence: %+v %+v", e, ev)
 		}
@@ -383,8 +385,8 @@ func TestUndoCLI(t *testing.T) {
 	ctx := t.Context()
 	c := srv.Client(0)
 	defer c.Close()
-	audit := recordtest.AuditPath(t)
-	common := []string{"--url", srv.URL(0), "--preset", "atlasmart", "--audit-log", audit}
+	auditLog := recordtest.AuditPath(t)
+	common := []string{"--url", srv.URL(0), "--preset", "atlasmart", "--audit-log", auditLog}
 	run := func(args ...string) clitest.Result { return clitest.Run(t, nil, append(args, common...)...) }
 	recordtest.Reserve(t, srv, cliKey, "body")
 	dump := func() string { return c.Dump(ctx, cliKey).Val() }
@@ -434,18 +436,18 @@ func TestUndoCLI(t *testing.T) {
 	}
 
 	// audit show: the fail reads reverted, the undo undoable.
-	r = clitest.Run(t, nil, "audit", "-o", "json", "--audit-log", audit)
+	r = clitest.Run(t, nil, "audit", "-o", "json", "--audit-log", auditLog)
 	r.MustCode(t, cli.ExitOK)
 	var runs struct{ Runs []actions.RunSummary }
 	if err := json.Unmarshal([]byte(r.Stdout), &runs); err != nil || len(runs.Runs) != 2 {
 		t.Fatalf("audit: %v %q", err, r.Stdout)
 	}
-	r = clitest.Run(t, nil, "audit", "show", runs.Runs[0].ID, "--audit-log", audit)
+	r = clitest.Run(t, nil, "audit", "show", runs.Runs[0].ID, "--audit-log", auditLog)
 	r.MustCode(t, cli.ExitOK)
 	if !strings.Contains(r.Stdout, id) || !strings.Contains(r.Stdout, "reverted by") {
 		t.Fatalf("audit show of the fail: %q", r.Stdout)
 	}
-	r = clitest.Run(t, nil, "audit", "show", runs.Runs[1].ID, "--audit-log", audit, "-o", "json")
+	r = clitest.Run(t, nil, "audit", "show", runs.Runs[1].ID, "--audit-log", auditLog, "-o", "json")
 	var rep actions.RunReport
 	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || len(rep.Writes) != 1 || rep.Writes[0].Reverts != id ||
 		// the failed record it replaced holds a response body, a payload the

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
@@ -104,7 +105,7 @@ func (o *auditShowCmd) run(_ context.Context, a *app, args []string) error {
 	fmt.Fprintf(a.stdout, "planned %d, applied %d, conflicts %d, failed %d, in doubt %d, unapplied %d, reverted since %d\n",
 		r.Planned, r.Applied, r.Conflict, r.Failed, r.InDoubt, r.Unapplied, r.Reverted)
 	if path, err := auditPathOf(a, &o.auditOptions); err == nil {
-		if head, err := actions.AuditHead(path); err == nil && head != "" {
+		if head, err := audit.ReadHead(path); err == nil && head != "" {
 			fmt.Fprintf(a.stdout, "audit log head: %s (idemctl audit verify --head %s proves it and all before it unchanged)\n", head, head)
 		}
 	}
@@ -195,7 +196,7 @@ func readRuns(a *app, o *auditOptions) ([]actions.RunReport, error) {
 
 // reportAudit says on stderr what a write run's audit log needed: torn
 // lines it repaired, and a stream it could not mirror into.
-func reportAudit(a *app, aud *actions.Auditor) {
+func reportAudit(a *app, aud *audit.Auditor) {
 	for _, t := range aud.Repaired() {
 		fmt.Fprintf(a.stderr, "idemctl: warning: audit log %s: the line at byte %d (%d bytes) was left unfinished by an earlier run (a crash or a full disk); it was kept, terminated and marked\n",
 			aud.Path(), t.Offset, t.Len)
@@ -220,7 +221,7 @@ func auditPathOf(a *app, o *auditOptions) (string, error) {
 		path = prof.AuditLog
 	}
 	if path == "" {
-		path = actions.DefaultAuditPath(a.getenv)
+		path = audit.DefaultPath(a.getenv)
 	}
 	return path, nil
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli/docgen"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
@@ -60,7 +62,7 @@ func (o *auditCheckCmd) run(ctx context.Context, a *app, args []string) error {
 	keep := actions.SinceFilter(since)
 	if len(args) == 1 {
 		run := args[0]
-		keep = func(in actions.AuditEntry) bool { return in.Run != "" && strings.HasPrefix(in.Run, run) }
+		keep = func(in audit.Entry) bool { return in.Run != "" && strings.HasPrefix(in.Run, run) }
 	}
 	targets := x.LatestApplied(keep)
 	if len(targets) == 0 {
@@ -181,15 +183,15 @@ func entryReapplyHead(c actions.AppliedCheck, given givenFlags, s *session) (str
 func reapplyArgs(c actions.AppliedCheck, s *session) (name, extra string, ok bool) {
 	reason := " --reason " + shellQuote("re-applied: "+c.Reason)
 	switch c.Action {
-	case actions.KindUndo:
+	case write.KindUndo:
 		return "", "", false // the log says the write was reverted: undo it again by hand, from 'idemctl audit show'
-	case actions.KindExpire:
+	case write.KindExpire:
 		ttl := "0"
 		if a := c.Intent.After; a != nil && a.TTLms > 0 {
 			ttl = (time.Duration(a.TTLms) * time.Millisecond).Round(time.Second).String()
 		}
 		return "expire", " --ttl " + ttl + reason, true
-	case actions.KindReconcile:
+	case write.KindReconcile:
 		ks := keyspaceFor(s.keyspaces, c.Key)
 		if ks == nil || c.Intent.After == nil || c.Intent.After.Fields[ks.Schema.Actions.Reconcile.Ref] == "" {
 			return "", "", false

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -23,9 +23,9 @@ func (o *auditVerifyCmd) flags(fs *pflag.FlagSet) {
 }
 
 func (o *auditVerifyCmd) run(_ context.Context, a *app, args []string) error {
-	var pin *actions.HeadPin
+	var pin *audit.HeadPin
 	if o.head != "" {
-		p, err := actions.ParseHead(o.head)
+		p, err := audit.ParseHead(o.head)
 		if err != nil {
 			return usageErr("--head %q: %v", o.head, err)
 		}
@@ -40,7 +40,7 @@ func (o *auditVerifyCmd) run(_ context.Context, a *app, args []string) error {
 			return err
 		}
 	}
-	rep, err := actions.VerifyAudit(path, pin)
+	rep, err := audit.Verify(path, pin)
 	if os.IsNotExist(err) {
 		return codeErr(ExitNotFound, "audit log %s: no such file", path)
 	}
@@ -60,7 +60,7 @@ func (o *auditVerifyCmd) run(_ context.Context, a *app, args []string) error {
 	return nil
 }
 
-func printChain(a *app, path string, rep *actions.ChainReport) {
+func printChain(a *app, path string, rep *audit.ChainReport) {
 	if rep.Unchained > 0 {
 		fmt.Fprintf(a.stdout, "%s before the chain (an older idemctl wrote them): read, not verifiable\n", units.Nouns(int64(rep.Unchained), "line", "lines"))
 	}

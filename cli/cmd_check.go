@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/snapshot"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -74,7 +75,7 @@ type checkResult struct {
 // snapshotFault is the fault that stopped reading a snapshot, if one did.
 func snapshotFault(snap *inspect.Snapshot) error {
 	for _, k := range snap.Keyspaces {
-		var se *inspect.SnapshotError
+		var se *snapshot.Error
 		if errors.As(k.Coverage.Err, &se) {
 			return se
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/cli/docgen"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
@@ -201,7 +201,7 @@ func (o *configViewCmd) run(ctx context.Context, a *app, _ []string) error {
 		Password: passwordSource(&o.cf, s), TLSCA: s.opts.TLSCA, TLSInsecure: s.opts.TLSInsecure,
 		DialTimeout: s.opts.DialTimeout.String(), ReadTimeout: s.opts.ReadTimeout.String(), ReadFromReplicas: s.scan.Replicas,
 	}
-	audit := pick(s.profile.AuditLog, actions.DefaultAuditPath(a.getenv))
+	audit := pick(s.profile.AuditLog, audit.DefaultPath(a.getenv))
 	v.Writes = writesView{Enabled: s.profile.Writes, Protected: s.profile.Protected, AuditLog: audit, AuditStream: s.profile.AuditStream}
 	sc := s.scan
 	v.Scan = scanView{Count: sc.Count, MaxKeys: sc.MaxKeys, KeysPerSec: sc.KeysPerSec, Pause: durText(sc.Pause),

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/sandbox"
 	"github.com/idemctl/idemctl/ui"
@@ -48,7 +49,7 @@ func (o *demoCmd) run(ctx context.Context, a *app, _ []string) error {
 	// with real ones.
 	addr := "redis://" + d.Addr() + "/0"
 	ex, err := actions.NewExecutor(actions.Setup{Client: d.Client, Policy: &actions.Policy{Writes: true, Profile: "demo"},
-		Identity: actions.Identity{OSUser: a.user(), Profile: "demo", Address: addr}, AuditPath: o.auditLog, Origin: a.origin()})
+		Identity: audit.Identity{OSUser: a.user(), Profile: "demo", Address: addr}, AuditPath: o.auditLog, Origin: a.origin()})
 	if err != nil {
 		return err
 	}

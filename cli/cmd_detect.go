@@ -12,6 +12,8 @@ import (
 	"github.com/idemctl/idemctl/cli/docgen"
 	"github.com/idemctl/idemctl/cli/report"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/detect"
+	"github.com/idemctl/idemctl/inspect/snapshot"
 )
 
 // detectCmd holds detect's flags.
@@ -31,25 +33,25 @@ func (o *detectCmd) resolveFlags(fs *pflag.FlagSet) {
 }
 
 // detect samples the server, or the snapshot --rdb names.
-func (o *detectCmd) detect(ctx context.Context, a *app, progress *progressLine) (inspect.DetectResult, error) {
+func (o *detectCmd) detect(ctx context.Context, a *app, progress *progressLine) (detect.DetectResult, error) {
 	if o.snap.path != "" {
 		if err := a.checkNoServer(&o.cf); err != nil {
-			return inspect.DetectResult{}, err
+			return detect.DetectResult{}, err
 		}
 		src, err := a.openSnapshotFile(&o.snap)
 		if err != nil {
-			return inspect.DetectResult{}, err
+			return detect.DetectResult{}, err
 		}
 		defer src.Close()
 		a.noteSnapshot(&session{snap: src})
-		return inspect.DetectSnapshot(ctx, src, o.match, o.sample, progress.update)
+		return detect.DetectSnapshot(ctx, src, o.match, o.sample, progress.update)
 	}
 	s, err := a.openSession(ctx, sessionSpec{conn: &o.cf, dial: true})
 	if err != nil {
-		return inspect.DetectResult{}, err
+		return detect.DetectResult{}, err
 	}
 	defer s.Close()
-	return inspect.DetectProgress(ctx, s.client, o.match, o.sample, progress.update)
+	return detect.DetectProgress(ctx, s.client, o.match, o.sample, progress.update)
 }
 
 // flags registers detect's flags.
@@ -78,7 +80,7 @@ func (o *detectCmd) run(ctx context.Context, a *app, _ []string) error {
 	progress := a.newProgress("detect", o.quiet)
 	res, err := o.detect(ctx, a, progress)
 	progress.clear()
-	var se *inspect.SnapshotError
+	var se *snapshot.Error
 	var ee *exitErr
 	switch {
 	case errors.As(err, &se):

@@ -11,6 +11,7 @@ import (
 
 	"github.com/idemctl/idemctl/config"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/keytemplate"
 	"github.com/idemctl/idemctl/inspect/lookup"
 	"github.com/idemctl/idemctl/internal/safefile"
 )
@@ -153,7 +154,7 @@ func (o *findCmd) inputs(a *app) (lookup.Inputs, error) {
 	}
 	for _, c := range o.captures {
 		name, v, ok := strings.Cut(c, "=")
-		if !ok || !inspect.ValidName(name) {
+		if !ok || !keytemplate.ValidName(name) {
 			return in, usageErr("--capture %q: want NAME=VALUE", c)
 		}
 		in.Captures[name] = v

@@ -15,6 +15,7 @@ import (
 	"github.com/idemctl/idemctl/cli/report"
 	"github.com/idemctl/idemctl/config"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/ledger"
 )
 
 // ledgersCmd holds ledgers' flags: the profile's ledger keyspaces, or one
@@ -51,13 +52,13 @@ func (o *ledgersCmd) resolveFlags(fs *pflag.FlagSet) {
 
 func (o *ledgersCmd) flags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.keyspaces, "keyspace", nil, "ledger keyspace(s) from the config file (default: the profile's)")
-	fs.Var(choiceValue(&o.preset, inspect.LedgerPresetNames()), "preset", "ad hoc ledger shape: zset-window or set-per-period (see 'idemctl presets')")
+	fs.Var(choiceValue(&o.preset, ledger.PresetNames()), "preset", "ad hoc ledger shape: zset-window or set-per-period (see 'idemctl presets')")
 	fs.StringVar(&o.match, "match", "", "SCAN MATCH pattern of the ledger keys (default: the preset's)")
 	fs.Var(durationValue(&o.window), "window", "how long an entry is meant to be kept (default: the preset's, 24h or 48h)")
-	fs.Var(choiceValue(&o.scoreUnit, []string{inspect.ScoreMillis, inspect.ScoreSeconds}), "score-unit", "zset-window: what a score counts, ms or s since the epoch")
+	fs.Var(choiceValue(&o.scoreUnit, []string{ledger.ScoreMillis, ledger.ScoreSeconds}), "score-unit", "zset-window: what a score counts, ms or s since the epoch")
 	fs.StringVar(&o.keyTemplate, "key-template", "", "set-per-period: key template capturing {period}")
 	fs.StringVar(&o.period, "period", "", "set-per-period: the {period} capture's Go time layout, e.g. 2006-01-02 or 2006-01-02T15")
-	fs.IntVar(&o.count, "count", inspect.LedgerScanCount, "SCAN COUNT and keys per pipeline")
+	fs.IntVar(&o.count, "count", ledger.ScanCount, "SCAN COUNT and keys per pipeline")
 	fs.Int64Var(&o.maxKeys, "max-keys", 0, "stop after this many ledger keys per ledger (0: all)")
 	fs.IntVar(&o.top, "top", 10, "table: list this many keys per ledger, oldest first")
 	outputFlag(fs, &o.output, "table", "table (or text) or json", "table", "json")
@@ -70,8 +71,8 @@ func (o *ledgersCmd) run(ctx context.Context, a *app, _ []string) error {
 		return err
 	}
 	o.output = format
-	if o.count < 1 || o.count > inspect.MaxScanCount || o.maxKeys < 0 || o.top < 0 || o.top > inspect.LedgerDetailCap {
-		return usageErr("--count must be 1 to %d, --max-keys at least 0, --top 0 to %d", inspect.MaxScanCount, inspect.LedgerDetailCap)
+	if o.count < 1 || o.count > inspect.MaxScanCount || o.maxKeys < 0 || o.top < 0 || o.top > ledger.DetailCap {
+		return usageErr("--count must be 1 to %d, --max-keys at least 0, --top 0 to %d", inspect.MaxScanCount, ledger.DetailCap)
 	}
 	s, err := a.openSession(ctx, sessionSpec{conn: &o.cf, dial: true})
 	if err != nil {
@@ -82,7 +83,7 @@ func (o *ledgersCmd) run(ctx context.Context, a *app, _ []string) error {
 	if err != nil {
 		return err
 	}
-	reps, err := inspect.ReadLedgers(ctx, s.client, ls, inspect.LedgerOptions{Count: o.count, MaxKeys: o.maxKeys})
+	reps, err := ledger.ReadAll(ctx, s.client, ls, ledger.Options{Count: o.count, MaxKeys: o.maxKeys})
 	if ctx.Err() != nil {
 		return context.Canceled
 	}
@@ -112,7 +113,7 @@ func (o *ledgersCmd) run(ctx context.Context, a *app, _ []string) error {
 }
 
 // ledgers is the ad hoc ledger (--preset) or the config's.
-func (o *ledgersCmd) ledgers(cfg *config.Config, prof *config.Profile) ([]*inspect.Ledger, error) {
+func (o *ledgersCmd) ledgers(cfg *config.Config, prof *config.Profile) ([]*ledger.Ledger, error) {
 	if o.preset == "" && o.adHocFlag != "" {
 		return nil, usageErr("--%s needs --preset zset-window or set-per-period", o.adHocFlag)
 	}
@@ -120,19 +121,19 @@ func (o *ledgersCmd) ledgers(cfg *config.Config, prof *config.Profile) ([]*inspe
 		if len(o.keyspaces) > 0 {
 			return nil, usageErr("give --keyspace or --preset, not both")
 		}
-		l, err := inspect.NewLedger(inspect.LedgerSpec{Name: "ad-hoc", Preset: o.preset, Match: o.match, Window: o.window,
+		l, err := ledger.New(ledger.Spec{Name: "ad-hoc", Preset: o.preset, Match: o.match, Window: o.window,
 			ScoreUnit: o.scoreUnit, KeyTemplate: o.keyTemplate, Period: o.period})
 		if err != nil {
 			return nil, usageErr("%s", strings.TrimPrefix(err.Error(), "ledger ad-hoc: "))
 		}
-		return []*inspect.Ledger{l}, nil
+		return []*ledger.Ledger{l}, nil
 	}
 	ls, err := cfg.Ledgers(prof)
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
 	if len(o.keyspaces) > 0 {
-		ls = slices.DeleteFunc(ls, func(l *inspect.Ledger) bool { return !slices.Contains(o.keyspaces, l.Name) })
+		ls = slices.DeleteFunc(ls, func(l *ledger.Ledger) bool { return !slices.Contains(o.keyspaces, l.Name) })
 		if len(ls) != len(o.keyspaces) {
 			return nil, usageErr("--keyspace %s: not all are ledger keyspaces of this profile", strings.Join(o.keyspaces, ","))
 		}
@@ -146,18 +147,18 @@ func (o *ledgersCmd) ledgers(cfg *config.Config, prof *config.Profile) ([]*inspe
 // doctorLedgers reads the profile's ledger keyspaces for doctor's ledger
 // rules: none on a snapshot or when the config has none. A read that
 // failed is in its report, which the rules then call skipped.
-func doctorLedgers(ctx context.Context, s *session) []inspect.LedgerReport {
+func doctorLedgers(ctx context.Context, s *session) []ledger.Report {
 	ls := configLedgers(s)
 	if s.snap != nil || s.client == nil || len(ls) == 0 {
 		return nil
 	}
-	reps, _ := inspect.ReadLedgers(ctx, s.client, ls, inspect.LedgerOptions{})
+	reps, _ := ledger.ReadAll(ctx, s.client, ls, ledger.Options{})
 	return reps
 }
 
 // configLedgers are the profile's ledger keyspaces (for doctor and the
 // exporter). Loading the config already built each one, so none fails here.
-func configLedgers(s *session) []*inspect.Ledger {
+func configLedgers(s *session) []*ledger.Ledger {
 	if s.cfg == nil {
 		return nil
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/cli"
-	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/ledger"
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
@@ -59,7 +59,7 @@ func TestLedgersAdHocTableAndJSON(t *testing.T) {
 
 	r = clitest.Run(t, nil, "ledgers", "--url", srv.URL(0), "--preset", "zset-window", "-o", "json")
 	r.MustCode(t, cli.ExitOK)
-	var reps []inspect.LedgerReport
+	var reps []ledger.Report
 	if err := json.Unmarshal([]byte(r.Stdout), &reps); err != nil {
 		t.Fatalf("%v: %s", err, r.Stdout)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/idemctl/idemctl/cli/report"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/ledger"
 )
 
 // presetInfo is one preset in presets -o json.
@@ -35,7 +36,7 @@ func runPresets(a *app, output string) error {
 		list = append(list, presetInfo{Name: n, Description: s.Description, Match: s.Defaults.Match, KeyTemplate: s.Defaults.KeyTemplate,
 			ProcessingTimeoutMs: s.Defaults.ProcessingTimeout.D().Milliseconds(), ReserveTTLms: s.Defaults.ReserveTTL.D().Milliseconds(), Kind: "records"})
 	}
-	for _, l := range inspect.LedgerPresets() {
+	for _, l := range ledger.Presets() {
 		list = append(list, presetInfo{Name: l.Name, Description: l.Description, Match: l.Match, KeyTemplate: l.KeyTemplate,
 			Kind: "ledger", WindowMs: l.Window.Milliseconds(), ScoreUnit: l.ScoreUnit, Period: l.Period})
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli/docgen"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
@@ -213,8 +214,8 @@ func cycleCode(rep reaper.CycleReport, ex *actions.Executor) error {
 		if !rr.Complete {
 			partial = append(partial, rr.Keyspace)
 		}
-		failed += rr.Outcomes[string(actions.Failed)] + rr.Outcomes[string(actions.Unknown)]
-		refused += rr.Outcomes[string(actions.Refused)]
+		failed += rr.Outcomes[string(write.Failed)] + rr.Outcomes[string(write.Unknown)]
+		refused += rr.Outcomes[string(write.Refused)]
 	}
 	switch {
 	case len(tripped) > 0:

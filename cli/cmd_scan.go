@@ -13,17 +13,19 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
+	"github.com/idemctl/idemctl/inspect/snapshot"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
 // newRecordFilter reads --state, --flag and --stale; errors name the flag.
-func newRecordFilter(states, flags []string, stale bool) (inspect.Filter, error) {
-	f := inspect.Filter{Stale: stale}
+func newRecordFilter(states, flags []string, stale bool) (filter.Filter, error) {
+	f := filter.Filter{Stale: stale}
 	var err error
-	if f.States, err = inspect.ParseStates(states); err != nil {
+	if f.States, err = filter.ParseStates(states); err != nil {
 		return f, usageErr("--state: %v", err)
 	}
-	if f.Flags, err = inspect.ParseFlags(flags); err != nil {
+	if f.Flags, err = filter.ParseFlags(flags); err != nil {
 		return f, usageErr("--flag: %v", err)
 	}
 	return f, nil
@@ -134,7 +136,7 @@ func coverageResult(ctx context.Context, a *app, covs []inspect.Coverage, s *ses
 	var gaps []string
 	noted := map[string]bool{}
 	for _, c := range covs {
-		var se *inspect.SnapshotError
+		var se *snapshot.Error
 		if errors.As(c.Err, &se) {
 			return codeErr(ExitSnapshot, "%s — what is printed was read before it (%d keys of keyspace %s): a partial result", inspect.Line(c.Err.Error()), c.Keys, c.Keyspace)
 		}

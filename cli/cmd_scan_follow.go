@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 	"github.com/idemctl/idemctl/inspect/follow"
 )
 
@@ -41,7 +42,7 @@ func orDefault(s, def string) string {
 
 // runFollow streams the session's records as they change, one JSON
 // object a line with its "event", until ctx ends (Ctrl-C).
-func (o *scanCmd) runFollow(ctx context.Context, a *app, s *session, filter inspect.Filter) error {
+func (o *scanCmd) runFollow(ctx context.Context, a *app, s *session, filter filter.Filter) error {
 	mode, _ := follow.ParseMode(orDefault(o.followMode, "auto"))
 	f := follow.New(s.client, s.keyspaces, follow.Options{Scan: s.scan, Mode: mode, KeepKeys: true})
 	out := make(chan follow.Update, 1024)
@@ -83,7 +84,7 @@ type followLine struct {
 
 // appendFollowLine is u's line (nil: none). A record the filter rejects
 // whose key the view held is "unmatched", so a script drops it.
-func appendFollowLine(b []byte, u follow.Update, filter *inspect.Filter) []byte {
+func appendFollowLine(b []byte, u follow.Update, filter *filter.Filter) []byte {
 	l := followLine{Event: u.Kind.String(), Mode: u.Mode.String(), Live: u.Live, Key: u.Key, Reason: inspect.Line(u.Reason)}
 	if u.Keyspace != nil {
 		l.Keyspace = u.Keyspace.Name

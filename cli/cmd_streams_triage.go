@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli/docgen"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/streams"
@@ -159,13 +160,13 @@ func (o *streamTriageCmd) act(ctx context.Context, a *app, s *session, setup act
 			continue
 		}
 		req := actions.EntryRequest{Stream: it.t.stream, Group: it.t.group, ID: it.t.id, Saw: it.t.saw, Reason: o.wf.reason,
-			Evidence: &actions.Evidence{Verdict: string(it.result.Verdict), Ref: it.result.Ref, Detail: inspect.Sanitize(it.result.Detail),
+			Evidence: &write.Evidence{Verdict: string(it.result.Verdict), Ref: it.result.Ref, Detail: inspect.Sanitize(it.result.Detail),
 				Hook: hookName(s, it.t.space), TookMs: it.result.Took.Milliseconds()}}
 		switch it.result.Verdict {
 		case verify.Done:
-			req.Kind = actions.KindAck
+			req.Kind = write.KindAck
 		default:
-			req.Kind, req.Mode, req.RecoveryConsumer = actions.KindRetry, actions.RetryClaim, pick(o.to, it.t.space.RecoveryConsumer)
+			req.Kind, req.Mode, req.RecoveryConsumer = write.KindRetry, write.RetryClaim, pick(o.to, it.t.space.RecoveryConsumer)
 		}
 		p, err := ex.PlanEntry(ctx, req)
 		if err != nil {

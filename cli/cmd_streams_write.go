@@ -10,15 +10,17 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli/docgen"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/glob"
 	"github.com/idemctl/idemctl/inspect/streams"
 )
 
 // newStreamsCmd is streams with its guarded writes on pending entries.
 func newStreamsCmd(a *app) *cobra.Command {
 	c := leaf(a, "streams", &streamsCmd{})
-	for _, kind := range []actions.Kind{actions.KindRetry, actions.KindAck, actions.KindDeadLetter} {
+	for _, kind := range []write.Kind{write.KindRetry, write.KindAck, write.KindDeadLetter} {
 		w := leaf(a, "streams-"+string(kind), &streamWriteCmd{kind: kind})
 		w.Args = cobra.ArbitraryArgs
 		c.AddCommand(w)
@@ -37,7 +39,7 @@ type entryTarget struct {
 
 // streamWriteCmd is streams retry, ack or dead-letter.
 type streamWriteCmd struct {
-	kind       actions.Kind
+	kind       write.Kind
 	sel        streamsCmd // the selection flags streams reads with
 	wf         writeFlags
 	mode, to   string
@@ -48,10 +50,10 @@ func (o *streamWriteCmd) flags(fs *pflag.FlagSet) {
 	registerGroup(fs, docgen.GroupWrite, func(fs *pflag.FlagSet) {
 		fs.StringVar(&o.wf.reason, "reason", "", "why (required; recorded in the audit log)")
 		switch o.kind {
-		case actions.KindRetry:
-			fs.StringVar(&o.mode, "mode", string(actions.RetryClaim), "claim (to the recovery consumer; the delivery count goes up), claim-justid (it does not), or redeliver (same consumer, idle reset to 0)")
+		case write.KindRetry:
+			fs.StringVar(&o.mode, "mode", string(write.RetryClaim), "claim (to the recovery consumer; the delivery count goes up), claim-justid (it does not), or redeliver (same consumer, idle reset to 0)")
 			fs.StringVar(&o.to, "to", "", "the recovery consumer to claim entries for (default: the keyspace's recovery_consumer, or idemctl-recovery)")
-		case actions.KindDeadLetter:
+		case write.KindDeadLetter:
 			fs.StringVar(&o.deadLetter, "dead-letter", "", "the dead-letter stream (default: the keyspace's dead_letter; {stream} is the entry's stream)")
 		}
 		fs.StringVar(&o.wf.fromFile, "from-file", "", "read entries from a file (- for stdin): STREAM<TAB>GROUP<TAB>ID[<TAB>CONSUMER<TAB>DELIVERIES] a line, as the confirmation prints them")
@@ -147,10 +149,10 @@ func (o *streamWriteCmd) check(args []string) error {
 	case sel.maxPending < 1 || sel.maxPending > streams.MaxStreamPending:
 		return usageErr("--max-pending must be 1 to %d", streams.MaxStreamPending)
 	}
-	if o.kind == actions.KindRetry {
-		switch actions.RetryMode(o.mode) {
-		case actions.RetryClaim, actions.RetryClaimJustID:
-		case actions.RetryRedeliver:
+	if o.kind == write.KindRetry {
+		switch write.RetryMode(o.mode) {
+		case write.RetryClaim, write.RetryClaimJustID:
+		case write.RetryRedeliver:
 			if o.to != "" {
 				return usageErr("--to names the consumer a claiming retry hands entries to: drop it with --mode redeliver")
 			}
@@ -176,9 +178,9 @@ func (o *streamWriteCmd) spaces(s *session) ([]*streams.Space, error) {
 func (o *streamWriteCmd) request(t entryTarget) actions.EntryRequest {
 	req := actions.EntryRequest{Kind: o.kind, Stream: t.stream, Group: t.group, ID: t.id, Saw: t.saw, Reason: o.wf.reason}
 	switch o.kind {
-	case actions.KindRetry:
-		req.Mode = actions.RetryMode(o.mode)
-		if req.Mode != actions.RetryRedeliver {
+	case write.KindRetry:
+		req.Mode = write.RetryMode(o.mode)
+		if req.Mode != write.RetryRedeliver {
 			req.RecoveryConsumer = o.to
 			if req.RecoveryConsumer == "" && t.space != nil {
 				req.RecoveryConsumer = t.space.RecoveryConsumer
@@ -187,7 +189,7 @@ func (o *streamWriteCmd) request(t entryTarget) actions.EntryRequest {
 				req.RecoveryConsumer = streams.DefaultRecoveryConsumer
 			}
 		}
-	case actions.KindDeadLetter:
+	case write.KindDeadLetter:
 		req.DeadLetter = strings.ReplaceAll(o.deadLetter, "{stream}", t.stream)
 		if req.DeadLetter == "" && t.space != nil {
 			req.DeadLetter = t.space.DeadLetterFor(t.stream)
@@ -201,7 +203,7 @@ func planEntries(ctx context.Context, ex *actions.Executor, targets []entryTarge
 	plans := make([]*actions.Plan, 0, len(targets))
 	for _, t := range targets {
 		r := req(t)
-		if r.Kind == actions.KindDeadLetter && r.DeadLetter == "" {
+		if r.Kind == write.KindDeadLetter && r.DeadLetter == "" {
 			return nil, usageErr("dead-letter needs a dead-letter stream for %s: --dead-letter KEY, or dead_letter in its stream keyspace", inspect.Sanitize(t.stream))
 		}
 		p, err := ex.PlanEntry(ctx, r)
@@ -255,7 +257,7 @@ func fromFileEntries(a *app, file string, spaces []*streams.Space) ([]entryTarge
 // spaceOf is the first keyspace whose pattern takes stream (nil: none).
 func spaceOf(spaces []*streams.Space, stream string) *streams.Space {
 	for _, sp := range spaces {
-		if inspect.MatchPattern(sp.Match, stream) {
+		if glob.Match(sp.Match, stream) {
 			return sp
 		}
 	}

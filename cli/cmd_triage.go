@@ -8,8 +8,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli/docgen"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 	"github.com/idemctl/idemctl/verify"
 )
 
@@ -219,7 +221,7 @@ func (o *triageCmd) named(ctx context.Context, s *session, targets []target) ([]
 func (o *triageCmd) stuck(ctx context.Context, a *app, s *session, kss []*inspect.Keyspace) ([]*verify.Item, error) {
 	progress := s.progress(a, "triage", o.sf.quiet)
 	defer progress.clear()
-	filter := inspect.Filter{States: inspect.StatesOf(inspect.StateProcessing), Stale: true}
+	filter := filter.Filter{States: filter.StatesOf(inspect.StateProcessing), Stale: true}
 	var items []*verify.Item
 	covs, err := inspect.Scan(ctx, s.client, kss, s.scan, func(b inspect.Batch) error {
 		for i := range b.Records {
@@ -310,7 +312,7 @@ func (o *triageCmd) finish(a *app, items []*verify.Item, results []actions.Resul
 		return nil
 	}
 	sum := actions.Summary(results)
-	if done := sum[actions.Applied] + sum[actions.AlreadyApplied]; done > 0 {
+	if done := sum[write.Applied] + sum[write.AlreadyApplied]; done > 0 {
 		return codeErr(ExitPartial, "partial: %d written, %d left alone (see the list above)", done, left)
 	}
 	return codeErr(ExitUnjudged, "%d of %d records left alone: no verdict to act on (see the list above)", left, len(items))

@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli/docgen"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
@@ -33,7 +35,7 @@ func (o *undoCmd) resolveFlags(fs *pflag.FlagSet) {
 func (o *undoCmd) flags(fs *pflag.FlagSet) {
 	registerGroup(fs, docgen.GroupWrite, func(fs *pflag.FlagSet) {
 		fs.StringVar(&o.since, "since", "", "undo every applied write since TIME (RFC 3339, or a duration ago such as 30m), newest first")
-		o.wf.register(fs, actions.KindUndo)
+		o.wf.register(fs, write.KindUndo)
 	})
 	registerGroup(fs, docgen.GroupKeyspace, o.kf.register)
 	registerGroup(fs, docgen.GroupConnection, o.cf.register)
@@ -126,7 +128,7 @@ func parseSince(v string, now time.Time) (time.Time, error) {
 
 // readUndoIndex reads the audit log the undo works from.
 func readUndoIndex(a *app, path string) (*actions.UndoIndex, error) {
-	lg, err := actions.ReadAudit(path)
+	lg, err := audit.Read(path)
 	if err != nil {
 		return nil, codeErr(ExitNotFound, "audit log: %w: there are no audited writes to undo", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -32,7 +33,7 @@ func (rw *recordWriter) pinned(ctx context.Context, s *session, b inspect.Batch,
 				errs[j] = fmt.Errorf("%s", v.Err)
 				continue
 			}
-			shorts[j] = actions.Version{Type: v.Type, Content: v.Content, Expiry: v.Expiry, Companion: v.Companion}.Short()
+			shorts[j] = write.Version{Type: v.Type, Content: v.Content, Expiry: v.Expiry, Companion: v.Companion}.Short()
 		}
 	} else if len(picked) > 0 {
 		recs := make([]inspect.Record, len(picked))

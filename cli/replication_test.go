@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/cli"
 	"github.com/idemctl/idemctl/internal/testkit/clitest"
 	"github.com/idemctl/idemctl/internal/testkit/recordtest"
@@ -19,8 +19,8 @@ import (
 // not_replicated, the audit outcome line too, and the run exits 14.
 func TestActionCLINotReplicated(t *testing.T) {
 	primary, replica := redistest.OwnWithReplica(t)
-	audit := recordtest.AuditPath(t)
-	base := []string{"--reason", "stuck", "--url", primary.URL(0), "--preset", "atlasmart", "--write", "--yes", "--audit-log", audit}
+	auditLog := recordtest.AuditPath(t)
+	base := []string{"--reason", "stuck", "--url", primary.URL(0), "--preset", "atlasmart", "--write", "--yes", "--audit-log", auditLog}
 
 	recordtest.Reserve(t, primary, cliKey+"-kept", "body")
 	r := clitest.Run(t, nil, append([]string{"fail", cliKey + "-kept"}, base...)...)
@@ -77,13 +77,13 @@ func TestActionCLINotReplicated(t *testing.T) {
 		out.Results[0]["replicas_acked"] != 0.0 || out.Results[0]["replicas_wanted"] != 1.0 || out.Summary["not_replicated"] != 1 {
 		t.Fatalf("json: %s", r.Stdout)
 	}
-	lg, err := actions.ReadAudit(audit)
+	lg, err := audit.Read(auditLog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var outcome *actions.AuditEntry
+	var outcome *audit.Entry
 	for i := range lg.Entries {
-		if e := &lg.Entries[i]; e.Phase == actions.PhaseOutcome && e.Key == keys[0] {
+		if e := &lg.Entries[i]; e.Phase == audit.PhaseOutcome && e.Key == keys[0] {
 			outcome = e
 		}
 	}
@@ -115,7 +115,7 @@ func TestActionCLINotReplicated(t *testing.T) {
 	if err := rc.Do(t.Context(), "REPLICAOF", "NO", "ONE").Err(); err != nil {
 		t.Fatal(err)
 	}
-	check := []string{"audit", "check-applied", "--url", replica.URL(0), "--preset", "atlasmart", "--audit-log", audit}
+	check := []string{"audit", "check-applied", "--url", replica.URL(0), "--preset", "atlasmart", "--audit-log", auditLog}
 	r = clitest.Run(t, nil, check...)
 	r.MustCode(t, cli.ExitNotReplicated)
 	if !strings.Contains(r.Stdout, "summary: 1 kept, 4 lost") || strings.Count(r.Stdout, "lost (not replicated)") != 3 ||
@@ -157,8 +157,8 @@ func reapplyCommand(t *testing.T, out string) ([]string, string) {
 // (nothing to wait for), unless a wait was asked for.
 func TestReplicationLineOnlyWhereItApplies(t *testing.T) {
 	srv := redistest.Shared(t)
-	audit := recordtest.AuditPath(t)
-	base := []string{"--reason", "stuck", "--url", srv.URL(0), "--preset", "atlasmart", "--audit-log", audit}
+	auditLog := recordtest.AuditPath(t)
+	base := []string{"--reason", "stuck", "--url", srv.URL(0), "--preset", "atlasmart", "--audit-log", auditLog}
 	key := cliKey + "-replline"
 	recordtest.Reserve(t, srv, key, "body")
 

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/cli/docgen"
 )
 
@@ -92,7 +92,7 @@ func addCommands(a *app, root *cobra.Command) {
 	add("inspect", leaf(a, "find", &findCmd{}))
 	add("inspect", leaf(a, "ledgers", &ledgersCmd{}))
 	add("inspect", newStreamsCmd(a))
-	for _, kind := range []actions.Kind{actions.KindExpire, actions.KindFail, actions.KindReconcile} {
+	for _, kind := range []write.Kind{write.KindExpire, write.KindFail, write.KindReconcile} {
 		c := leaf(a, string(kind), &actionCmd{kind: kind})
 		c.Args = cobra.ArbitraryArgs
 		add("write", c)

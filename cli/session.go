@@ -13,6 +13,8 @@ import (
 
 	"github.com/idemctl/idemctl/config"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/keytemplate"
+	"github.com/idemctl/idemctl/inspect/snapshot"
 	"github.com/idemctl/idemctl/internal/redisconn"
 )
 
@@ -112,7 +114,7 @@ type session struct {
 	mode        string // standalone, cluster, sentinel, or snapshot (--rdb)
 	osUser      string // for the audit log
 	origin      string // host and idemctl, for a new audit chain's genesis
-	snap        *inspect.SnapshotSource
+	snap        *snapshot.Source
 }
 
 func (s *session) Close() {
@@ -400,7 +402,7 @@ func noRecordsKeyspace(cfg *config.Config, prof *config.Profile, need keyspaceNe
 func applyKeyspaceFlags(ks *inspect.Keyspace, kf *keyspaceFlags) error {
 	given := &kf.given
 	if given.keyTemplate {
-		t, err := inspect.ParseTemplate(kf.keyTemplate)
+		t, err := keytemplate.Parse(kf.keyTemplate)
 		if err != nil {
 			return usageErr("%v", err)
 		}

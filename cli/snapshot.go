@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/rdb"
+	"github.com/idemctl/idemctl/inspect/snapshot"
 )
 
 // snapFlags read a snapshot (RDB) file instead of a server.
@@ -75,18 +76,18 @@ func (a *app) checkNoServer(cf *connFlags) error {
 }
 
 // openSnapshotFile opens the file --rdb names, at --at, database --db.
-func (a *app) openSnapshotFile(f *snapFlags) (*inspect.SnapshotSource, error) {
+func (a *app) openSnapshotFile(f *snapFlags) (*snapshot.Source, error) {
 	if f.db < 0 {
 		return nil, usageErr("--db must be 0 or more")
 	}
-	spec := inspect.SnapshotSpec{Path: f.path, Stdin: a.stdin, DB: f.db, Versions: f.versions}
+	spec := snapshot.Spec{Path: f.path, Stdin: a.stdin, DB: f.db, Versions: f.versions}
 	if f.at != "" {
 		var err error
 		if spec.At, err = parseAt(f.at); err != nil {
 			return nil, usageErr("--at %q: %v", f.at, err)
 		}
 	}
-	src, err := inspect.OpenSnapshot(spec)
+	src, err := snapshot.Open(spec)
 	if err != nil {
 		return nil, snapshotErr(err)
 	}
@@ -122,7 +123,7 @@ func parseAt(v string) (time.Time, error) {
 // unreadable, a directory) — either way the snapshot cannot be read.
 func snapshotErr(err error) error {
 	var fe *rdb.FormatError
-	var se *inspect.SnapshotError
+	var se *snapshot.Error
 	if errors.As(err, &fe) || errors.As(err, &se) {
 		return codeErr(ExitSnapshot, "%s", inspect.Line(err.Error()))
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/ledger"
 )
 
 // A kind: ledger keyspace is a dedupe ledger of processed event IDs:
@@ -24,12 +24,12 @@ import (
 // none of the records' or streams' settings, and what the preset needs.
 func (k *KeyspaceConfig) checkLedger() error {
 	if k.Preset == "" {
-		return fmt.Errorf("a ledger needs a preset: %s", strings.Join(inspect.LedgerPresetNames(), " or "))
+		return fmt.Errorf("a ledger needs a preset: %s", strings.Join(ledger.PresetNames(), " or "))
 	}
 	if bad := k.notLedgerSettings(); len(bad) > 0 {
 		return fmt.Errorf("%s: not a ledger setting (ledgers take preset, match, key_template, window, score_unit, period)", strings.Join(bad, ", "))
 	}
-	_, err := inspect.NewLedger(k.ledgerSpec())
+	_, err := ledger.New(k.ledgerSpec())
 	if err != nil {
 		return errors.New(strings.TrimPrefix(err.Error(), "ledger "+k.Name+": ")) // check() names the keyspace
 	}
@@ -55,19 +55,19 @@ func (k *KeyspaceConfig) notLedgerSettings() []string {
 	return out
 }
 
-func (k *KeyspaceConfig) ledgerSpec() inspect.LedgerSpec {
-	return inspect.LedgerSpec{Name: k.Name, Preset: k.Preset, Match: k.Match, Window: k.Window.D(),
+func (k *KeyspaceConfig) ledgerSpec() ledger.Spec {
+	return ledger.Spec{Name: k.Name, Preset: k.Preset, Match: k.Match, Window: k.Window.D(),
 		ScoreUnit: k.ScoreUnit, KeyTemplate: k.KeyTemplate, Period: k.Period}
 }
 
 // Ledgers builds the ledger keyspaces a profile reads (all of them when
 // the profile names none).
-func (c *Config) Ledgers(p *Profile) ([]*inspect.Ledger, error) {
-	var out []*inspect.Ledger
+func (c *Config) Ledgers(p *Profile) ([]*ledger.Ledger, error) {
+	var out []*ledger.Ledger
 	for _, name := range c.namesOfKind(p, KindLedger) {
 		for i := range c.Keyspaces {
 			if k := &c.Keyspaces[i]; k.Name == name {
-				l, err := inspect.NewLedger(k.ledgerSpec())
+				l, err := ledger.New(k.ledgerSpec())
 				if err != nil {
 					return nil, err
 				}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/ledger"
 )
 
 func TestLedgerKeyspaces(t *testing.T) {
@@ -34,7 +34,7 @@ keyspaces:
 		t.Fatalf("ledgers: %v %d", err, len(all))
 	}
 	zs := all[0]
-	if zs.Name != "zs" || zs.Shape != inspect.LedgerZSetWindow || zs.Match != "dedupe:*" || zs.Window != 24*time.Hour || zs.ScoreUnit != "s" {
+	if zs.Name != "zs" || zs.Shape != ledger.ZSetWindow || zs.Match != "dedupe:*" || zs.Window != 24*time.Hour || zs.ScoreUnit != "s" {
 		t.Errorf("zset ledger with preset defaults: %+v", zs)
 	}
 	some, err := c.Ledgers(c.Profiles["p"])

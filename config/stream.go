@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/glob"
 	"github.com/idemctl/idemctl/inspect/streams"
 )
 
@@ -51,7 +51,7 @@ func (k *KeyspaceConfig) checkStream() error {
 			return fmt.Errorf("kind stream: dead_letter %q: unknown placeholder %s (only {stream}, the stream's key)", k.DeadLetter, p)
 		}
 	}
-	if k.DeadLetter != "" && !strings.Contains(k.DeadLetter, "{stream}") && inspect.MatchPattern(k.Match, k.DeadLetter) {
+	if k.DeadLetter != "" && !strings.Contains(k.DeadLetter, "{stream}") && glob.Match(k.Match, k.DeadLetter) {
 		return fmt.Errorf("kind stream: dead_letter %q matches %q: dead letters would be read as the keyspace's own stream", k.DeadLetter, k.Match)
 	}
 	if strings.TrimSpace(k.RecoveryConsumer) != k.RecoveryConsumer {

@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/ledger"
 )
 
 // Severity orders findings; the worst sets doctor's exit code.
@@ -74,9 +75,9 @@ type Options struct {
 	RequireFsync string        // weakest appendfsync accepted: always, everysec (default) or no
 	MaxLag       time.Duration // replication lag above which a failover loses records (default 10s)
 	Silence      []Silence     // findings accepted deliberately
-	// Ledgers are the dedupe ledgers read beforehand (inspect.ReadLedgers)
+	// Ledgers are the dedupe ledgers read beforehand (ledger.ReadAll)
 	// for the ledger rules (rules_ledger.go); none: those rules do not run.
-	Ledgers []inspect.LedgerReport
+	Ledgers []ledger.Report
 }
 
 // Silence accepts one rule's findings (on one keyspace, or everywhere when
@@ -151,7 +152,7 @@ func (r *Report) Skipped() int {
 func Run(ctx context.Context, c redis.UniversalClient, kss []*inspect.Keyspace, scan inspect.Options, opt Options) Report {
 	var srv Server
 	if scan.Snapshot != nil {
-		srv = SnapshotServer(scan.Snapshot.Info().String())
+		srv = SnapshotServer(scan.Snapshot.String())
 	} else {
 		srv = ReadServer(ctx, c, true)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/ledger"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -129,9 +130,9 @@ var rules = []rule{
 	perKeyspace("missing-fingerprint", ruleMissingFingerprint),
 	perKeyspace("large-response", ruleLargeResponse),
 	{"field-ttl", ruleFieldTTL},
-	perLedger("ledger-trim", inspect.LedgerZSetWindow, ruleLedgerTrim),
+	perLedger("ledger-trim", ledger.ZSetWindow, ruleLedgerTrim),
 	perLedger("ledger-window", "", ruleLedgerWindow),
-	perLedger("ledger-no-ttl", inspect.LedgerSetPerPeriod, ruleLedgerNoTTL),
+	perLedger("ledger-no-ttl", ledger.SetPerPeriod, ruleLedgerNoTTL),
 }
 
 // RuleIDs lists the rules in the order they run.

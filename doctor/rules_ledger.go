@@ -5,10 +5,11 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/ledger"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
-// The ledger rules judge dedupe ledgers (inspect.ReadLedgers, handed in as
+// The ledger rules judge dedupe ledgers (ledger.ReadAll, handed in as
 // Options.Ledgers): a trim that stopped, a window shorter than the retry
 // horizon, period sets that never got their EXPIRE. With no ledger
 // keyspace configured they leave no check at all.
@@ -23,7 +24,7 @@ const ledgerSamples = 3
 
 // perLedger runs fn on each ledger report of one shape ("" for all); a read
 // that failed or was cut turns a quiet verdict into skipped.
-func perLedger(id, shape string, fn func(in *input, l *inspect.LedgerReport, rep *Report) (status, reason string)) rule {
+func perLedger(id, shape string, fn func(in *input, l *ledger.Report, rep *Report) (status, reason string)) rule {
 	return rule{id: id, run: func(in *input, rep *Report) {
 		for i := range in.opt.Ledgers {
 			l := &in.opt.Ledgers[i]
@@ -50,8 +51,8 @@ func perLedger(id, shape string, fn func(in *input, l *inspect.LedgerReport, rep
 
 // ruleLedgerTrim: the oldest entry of a zset ledger is far older than the
 // window, so ZREMRANGEBYSCORE is not running and the zset grows unbounded.
-func ruleLedgerTrim(_ *input, l *inspect.LedgerReport, rep *Report) (string, string) {
-	var late []inspect.LedgerKey
+func ruleLedgerTrim(_ *input, l *ledger.Report, rep *Report) (string, string) {
+	var late []ledger.Key
 	var past int64
 	for _, k := range l.Details { // oldest first
 		if k.AgeKnown && k.OldestAgeMs > trimMargin*l.WindowMs {
@@ -88,9 +89,9 @@ func ruleLedgerTrim(_ *input, l *inspect.LedgerReport, rep *Report) (string, str
 
 // trimCutoff is the score below which an entry is past the window at the
 // server's time of the read, in the ledger's score unit.
-func trimCutoff(l *inspect.LedgerReport) string {
+func trimCutoff(l *ledger.Report) string {
 	ms := l.NowMs - l.WindowMs
-	if l.ScoreUnit == inspect.ScoreSeconds {
+	if l.ScoreUnit == ledger.ScoreSeconds {
 		return fmt.Sprint(ms / 1000)
 	}
 	return fmt.Sprint(ms)
@@ -98,7 +99,7 @@ func trimCutoff(l *inspect.LedgerReport) string {
 
 // ruleLedgerWindow: a window shorter than how long a producer redelivers
 // lets a late redelivery through as a new event.
-func ruleLedgerWindow(in *input, l *inspect.LedgerReport, rep *Report) (string, string) {
+func ruleLedgerWindow(in *input, l *ledger.Report, rep *Report) (string, string) {
 	h := in.opt.RetryHorizon.Milliseconds()
 	if l.WindowMs >= h {
 		return StatusOK, ""
@@ -114,11 +115,11 @@ func ruleLedgerWindow(in *input, l *inspect.LedgerReport, rep *Report) (string, 
 }
 
 // ruleLedgerNoTTL: a period set that never got its EXPIRE lives forever.
-func ruleLedgerNoTTL(_ *input, l *inspect.LedgerReport, rep *Report) (string, string) {
+func ruleLedgerNoTTL(_ *input, l *ledger.Report, rep *Report) (string, string) {
 	if l.NoTTL == 0 {
 		return StatusOK, ""
 	}
-	var none []inspect.LedgerKey
+	var none []ledger.Key
 	var members int64
 	for _, k := range l.Details {
 		if k.TTLms == -1 {
@@ -143,7 +144,7 @@ func ruleLedgerNoTTL(_ *input, l *inspect.LedgerReport, rep *Report) (string, st
 	return "", ""
 }
 
-func ledgerKeys(ks []inspect.LedgerKey) []string {
+func ledgerKeys(ks []ledger.Key) []string {
 	var out []string
 	for _, k := range ks[:min(len(ks), ledgerSamples)] {
 		out = append(out, inspect.Sanitize(k.Key))

@@ -8,22 +8,22 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/ledger"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
 // ledgerReports reads ledgers off the server for Options.Ledgers.
-func ledgerReports(t *testing.T, c redis.UniversalClient, specs ...inspect.LedgerSpec) []inspect.LedgerReport {
+func ledgerReports(t *testing.T, c redis.UniversalClient, specs ...ledger.Spec) []ledger.Report {
 	t.Helper()
-	var ls []*inspect.Ledger
+	var ls []*ledger.Ledger
 	for _, sp := range specs {
-		l, err := inspect.NewLedger(sp)
+		l, err := ledger.New(sp)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ls = append(ls, l)
 	}
-	reps, err := inspect.ReadLedgers(t.Context(), c, ls, inspect.LedgerOptions{})
+	reps, err := ledger.ReadAll(t.Context(), c, ls, ledger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,9 +43,9 @@ func TestLedgerTrimNotRunning(t *testing.T) {
 		c.ZAdd(ctx, "dedupe:fresh", redis.Z{Score: float64(now.Add(-time.Duration(i) * time.Minute).UnixMilli()), Member: fmt.Sprint("e", i)})
 	}
 	opt := Options{Ledgers: ledgerReports(t, c,
-		inspect.LedgerSpec{Name: "dd", Preset: inspect.LedgerZSetWindow},
-		inspect.LedgerSpec{Name: "ok", Preset: inspect.LedgerZSetWindow, Match: "dedupe:fresh"},
-		inspect.LedgerSpec{Name: "none", Preset: inspect.LedgerZSetWindow, Match: "nothing:*"})}
+		ledger.Spec{Name: "dd", Preset: ledger.ZSetWindow},
+		ledger.Spec{Name: "ok", Preset: ledger.ZSetWindow, Match: "dedupe:fresh"},
+		ledger.Spec{Name: "none", Preset: ledger.ZSetWindow, Match: "nothing:*"})}
 	rep := run(t, c, opt)
 	f := finding(t, rep, "ledger-trim", "dd")
 	if f.Severity != Critical || f.Figures["keys"] != 1 || f.Figures["past_window"] != 20 || f.Figures["window_ms"] != 86400000 ||
@@ -67,7 +67,7 @@ func TestLedgerTrimNotRunning(t *testing.T) {
 func TestLedgerWindowShorterThanHorizon(t *testing.T) {
 	_, c := redistest.OwnClient(t)
 	c.ZAdd(t.Context(), "dedupe:a", redis.Z{Score: float64(time.Now().UnixMilli()), Member: "e"})
-	opt := Options{RetryHorizon: 72 * time.Hour, Ledgers: ledgerReports(t, c, inspect.LedgerSpec{Name: "short", Preset: inspect.LedgerZSetWindow, Window: 6 * time.Hour})}
+	opt := Options{RetryHorizon: 72 * time.Hour, Ledgers: ledgerReports(t, c, ledger.Spec{Name: "short", Preset: ledger.ZSetWindow, Window: 6 * time.Hour})}
 	f := finding(t, run(t, c, opt), "ledger-window", "short")
 	if f.Severity != Warning || f.Figures["window_ms"] != (6*time.Hour).Milliseconds() || f.Figures["retry_horizon_ms"] != (72*time.Hour).Milliseconds() {
 		t.Fatalf("finding %+v", f)
@@ -85,8 +85,8 @@ func TestLedgerPeriodSetWithoutTTL(t *testing.T) {
 	c.SAdd(ctx, "processed:ship:"+now.UTC().Format("2006-01-02"), "d")
 	c.Expire(ctx, "processed:ship:"+now.UTC().Format("2006-01-02"), 48*time.Hour)
 	opt := Options{Ledgers: ledgerReports(t, c,
-		inspect.LedgerSpec{Name: "billing", Preset: inspect.LedgerSetPerPeriod, Match: "processed:billing:*"},
-		inspect.LedgerSpec{Name: "ship", Preset: inspect.LedgerSetPerPeriod, Match: "processed:ship:*"})}
+		ledger.Spec{Name: "billing", Preset: ledger.SetPerPeriod, Match: "processed:billing:*"},
+		ledger.Spec{Name: "ship", Preset: ledger.SetPerPeriod, Match: "processed:ship:*"})}
 	rep := run(t, c, opt)
 	f := finding(t, rep, "ledger-no-ttl", "billing")
 	if f.Severity != Critical || f.Figures["keys"] != 1 || len(f.Samples) != 1 || f.Samples[0] != "processed:billing:"+old {

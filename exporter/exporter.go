@@ -22,6 +22,7 @@ import (
 
 	"github.com/idemctl/idemctl/doctor"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/ledger"
 	"github.com/idemctl/idemctl/inspect/streams"
 	"github.com/idemctl/idemctl/internal/units"
 )
@@ -45,7 +46,7 @@ type Config struct {
 	Log           io.Writer      // one line per failed scan and per recovery
 	Doctor        doctor.Options // the config's doctor settings and silences
 	// Ledgers are the dedupe ledgers read with each scan (ledger.go).
-	Ledgers []*inspect.Ledger
+	Ledgers []*ledger.Ledger
 	// Streams are the stream keyspaces read with each scan (streams.go).
 	Streams []*streams.Space
 	// Follow keeps the record and stale counts live between scans

@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/ledger"
 )
 
 // Ledger metrics come from each ledger's last complete read, as record
@@ -29,24 +30,24 @@ func init() { allMetrics = append(allMetrics, ledgerMetrics...) }
 // ledgerState is, per ledger keyspace, its last complete read and the
 // members of the complete read before it.
 type ledgerState struct {
-	last   map[string]inspect.LedgerReport
+	last   map[string]ledger.Report
 	growth map[string]int64
 }
 
 // readLedgers reads the configured ledgers for this scan and keeps each
 // complete read; the reports go to doctor's ledger rules too.
-func (e *Exporter) readLedgers(ctx context.Context, c redis.UniversalClient) []inspect.LedgerReport {
+func (e *Exporter) readLedgers(ctx context.Context, c redis.UniversalClient) []ledger.Report {
 	if len(e.cfg.Ledgers) == 0 {
 		return nil
 	}
-	reps, err := inspect.ReadLedgers(ctx, c, e.cfg.Ledgers, inspect.LedgerOptions{})
+	reps, err := ledger.ReadAll(ctx, c, e.cfg.Ledgers, ledger.Options{})
 	if err != nil && ctx.Err() == nil {
 		fmt.Fprintf(e.cfg.Log, "idemctl exporter: ledger read failed: %s\n", inspect.Line(err.Error()))
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.ledgers.last == nil {
-		e.ledgers = ledgerState{last: map[string]inspect.LedgerReport{}, growth: map[string]int64{}}
+		e.ledgers = ledgerState{last: map[string]ledger.Report{}, growth: map[string]int64{}}
 	}
 	for _, r := range reps {
 		if !r.Complete {
@@ -63,7 +64,7 @@ func (e *Exporter) readLedgers(ctx context.Context, c redis.UniversalClient) []i
 
 // ledgerSeries is one ledger's values for a scrape.
 type ledgerSeries struct {
-	rep    inspect.LedgerReport
+	rep    ledger.Report
 	growth int64
 }
 

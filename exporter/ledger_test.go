@@ -7,14 +7,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/ledger"
 	"github.com/idemctl/idemctl/internal/testkit/promtest"
 )
 
 func TestLedgerGaugesAndGrowth(t *testing.T) {
-	zs, _ := inspect.NewLedger(inspect.LedgerSpec{Name: "billing", Preset: inspect.LedgerZSetWindow})
-	sets, _ := inspect.NewLedger(inspect.LedgerSpec{Name: "ship", Preset: inspect.LedgerSetPerPeriod})
-	c, e := ownExporter(t, func(cfg *Config) { cfg.Ledgers = []*inspect.Ledger{zs, sets} })
+	zs, _ := ledger.New(ledger.Spec{Name: "billing", Preset: ledger.ZSetWindow})
+	sets, _ := ledger.New(ledger.Spec{Name: "ship", Preset: ledger.SetPerPeriod})
+	c, e := ownExporter(t, func(cfg *Config) { cfg.Ledgers = []*ledger.Ledger{zs, sets} })
 	ctx := t.Context()
 	now, err := c.Time(ctx).Result()
 	if err != nil {

@@ -10,18 +10,19 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/dedup"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
-// maxHeld records the largest DedupBytes seen while the scan's pipelines run.
+// maxHeld records the largest dedup.Bytes seen while the scan's pipelines run.
 type maxHeld struct{ max atomic.Int64 }
 
 func (h *maxHeld) DialHook(next redis.DialHook) redis.DialHook          { return next }
 func (h *maxHeld) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
 func (h *maxHeld) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if b := inspect.DedupBytes(); b > h.max.Load() {
+		if b := dedup.Bytes(); b > h.max.Load() {
 			h.max.Store(b)
 		}
 		return next(ctx, cmds)
@@ -54,7 +55,7 @@ func TestExporterHoldsNothingPerRecordBetweenScans(t *testing.T) {
 		if held.max.Load() == 0 {
 			t.Fatal("no key table held during the scan: the check below proves nothing")
 		}
-		if b := inspect.DedupBytes(); b != 0 {
+		if b := dedup.Bytes(); b != 0 {
 			t.Fatalf("%d bytes of the scan's key table still held after it", b)
 		}
 		runtime.GC()

@@ -63,20 +63,6 @@ func BenchmarkDecodeJSON(b *testing.B) {
 	}
 }
 
-func BenchmarkTemplateMatch(b *testing.B) {
-	tp, err := ParseTemplate("atlasmart:ch23:idem:{principal}:{endpoint...}:{idem_key}")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if g, ok := tp.Match(benchKey); !ok || g[1] != "POST:/v2/checkout:confirm" {
-		b.Fatalf("fixture does not match: %q %v", g, ok)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		tp.Match(benchKey)
-	}
-}
-
 func BenchmarkAppendJSON(b *testing.B) {
 	ks := benchKeyspace(b, "atlasmart")
 	o := hashObs(benchKey, 20_000, map[int]string{slotState: "PROCESSING", slotFingerprint: fp64})
@@ -100,22 +86,5 @@ func BenchmarkSanitize(b *testing.B) {
 				Sanitize(c.key)
 			}
 		})
-	}
-}
-
-// BenchmarkTemplateMatchSlab is Match as a snapshot read calls it, the
-// captures carved from a shared slab.
-func BenchmarkTemplateMatchSlab(b *testing.B) {
-	tp, err := ParseTemplate("atlasmart:ch23:idem:{principal}:{endpoint...}:{idem_key}")
-	if err != nil {
-		b.Fatal(err)
-	}
-	var slab groupSlab
-	b.ReportAllocs()
-	for b.Loop() {
-		if slab.buf != nil && len(slab.buf) == cap(slab.buf) {
-			slab.buf = slab.buf[:0] // reused here only: the benchmark keeps no groups
-		}
-		tp.matchIn(benchKey, &slab)
 	}
 }

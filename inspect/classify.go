@@ -3,6 +3,8 @@ package inspect
 import (
 	"strconv"
 	"strings"
+
+	"github.com/idemctl/idemctl/inspect/keytemplate"
 )
 
 // observed is what the pipeline learned about one key.
@@ -28,7 +30,7 @@ func classify(ks *Keyspace, o *observed, nowMs int64) Record { return classifyIn
 // classifyIn is classify with the record's captures carved from slab (nil:
 // their own allocation): a snapshot read classifies a million records a
 // second, and Groups were an allocation each.
-func classifyIn(ks *Keyspace, o *observed, nowMs int64, slab *groupSlab) Record {
+func classifyIn(ks *Keyspace, o *observed, nowMs int64, slab *keytemplate.Slab) Record {
 	s := ks.Schema
 	r := Record{
 		Key:         o.key,
@@ -42,7 +44,7 @@ func classifyIn(ks *Keyspace, o *observed, nowMs int64, slab *groupSlab) Record 
 	if o.memEstimated {
 		r.Flags |= FlagMemoryEstimated
 	}
-	if g, ok := ks.Template.matchIn(o.key, slab); ok {
+	if g, ok := ks.Template.MatchIn(o.key, slab); ok {
 		r.Groups = g
 	} else {
 		r.Flags |= FlagTemplateMismatch

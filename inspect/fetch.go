@@ -30,7 +30,7 @@ type fetcher struct {
 	// says how long the server took over each (the latency budget's
 	// measure).
 	span bool
-	// samples bounds MEMORY USAGE's walk (0: memSamples). A hash with at
+	// samples bounds MEMORY USAGE's walk (0: MemorySamples). A hash with at
 	// most that many fields is measured exactly; a bigger collection gets
 	// an estimate, never a walk of every element.
 	samples int64
@@ -38,17 +38,17 @@ type fetcher struct {
 	script *scriptPath
 }
 
-// memSamples is MEMORY USAGE's sample count: above the listpack limit a
+// MemorySamples is MEMORY USAGE's sample count: above the listpack limit a
 // record hash is converted at (128 fields by default), so every hash that
 // could be a record is measured whole, and a 10,000,000-field hash costs
 // the server 128 steps, not ten million (SAMPLES 0 walks them all).
-const memSamples = 128
+const MemorySamples = 128
 
 func (f *fetcher) sampleCount() int64 {
 	if f.samples > 0 {
 		return f.samples
 	}
-	return memSamples
+	return MemorySamples
 }
 
 type fetched struct {
@@ -391,15 +391,15 @@ func (f *fetcher) fetchOrphans(ctx context.Context, locks []string) (fetched, er
 		if exists[i].Val() != 0 || pttl[i].Val() == -2 {
 			continue // its record exists (shown there), or the lock is gone
 		}
-		out.records = append(out.records, lockOnly(ks, k, pttl[i].Val(), parseKeyType(typ[i].Val()), val[i].Val(), out.nowMs))
+		out.records = append(out.records, LockOnly(ks, k, pttl[i].Val(), parseKeyType(typ[i].Val()), val[i].Val(), out.nowMs))
 	}
 	return out, nil
 }
 
-// lockOnly is the record of a lock whose record does not exist: a request
+// LockOnly is the record of a lock whose record does not exist: a request
 // in flight, or a worker that died holding the lock. val is the head of the
 // lock's value (a time or a token).
-func lockOnly(ks *Keyspace, key string, pttl int64, typ KeyType, val string, nowMs int64) Record {
+func LockOnly(ks *Keyspace, key string, pttl int64, typ KeyType, val string, nowMs int64) Record {
 	lk := ks.Schema.Lock
 	rec, _ := lk.RecordKey(key)
 	r := Record{Key: key, Keyspace: ks, State: StateProcessing, RawState: "(lock only)", TTLms: pttl,

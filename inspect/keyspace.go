@@ -3,6 +3,8 @@ package inspect
 import (
 	"fmt"
 	"time"
+
+	"github.com/idemctl/idemctl/inspect/keytemplate"
 )
 
 // Default limits.
@@ -17,7 +19,7 @@ type Keyspace struct {
 	Name              string
 	Match             string
 	Schema            *Schema
-	Template          *Template
+	Template          *keytemplate.Template
 	ProcessingTimeout time.Duration
 	ReserveTTL        time.Duration // TTL the reserve step sets; for age from TTL
 	Retention         time.Duration // TTL the complete step sets
@@ -65,7 +67,7 @@ func NewKeyspace(sp KeyspaceSpec) (*Keyspace, error) {
 	if tpl == "" {
 		tpl = d.KeyTemplate
 	}
-	t, err := ParseTemplate(tpl)
+	t, err := keytemplate.Parse(tpl)
 	if err != nil {
 		return nil, fmt.Errorf("keyspace %s: %v", ks.Name, err)
 	}

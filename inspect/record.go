@@ -130,3 +130,13 @@ func (r *Record) Group(name string) string {
 	}
 	return ""
 }
+
+// RecordVersion is a snapshot record's version in the four parts a guarded
+// write pins (write.Version: type, content, expiry, companion), computed
+// from the file exactly as the version script computes them on the server
+// — so a write pinned to a snapshot's record refuses the live record if
+// anything in it changed since. Err says why a record cannot be pinned.
+type RecordVersion struct {
+	Type, Content, Expiry, Companion string
+	Err                              string
+}

@@ -136,3 +136,10 @@ func hex2(c byte) string {
 	const digits = "0123456789abcdef"
 	return string([]byte{digits[c>>4], digits[c&15]})
 }
+
+// YAMLQuote writes s (text from Redis) as a double-quoted YAML scalar that
+// is safe on a terminal and reads back as s: Sanitize's escapes (\\, \n,
+// \t, \uXXXX, \UXXXXXXXX) are YAML's own.
+func YAMLQuote(s string) string {
+	return `"` + strings.ReplaceAll(Sanitize(s), `"`, `\"`) + `"`
+}

@@ -10,6 +10,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/time/rate"
+
+	"github.com/idemctl/idemctl/inspect/dedup"
+	"github.com/idemctl/idemctl/inspect/pace"
+	"github.com/idemctl/idemctl/inspect/topology"
 )
 
 // Options tune a scan. Zero values take the defaults.
@@ -43,12 +47,13 @@ type Options struct {
 	// hash record's is measured only when MEMORY USAGE says the record could
 	// hold a response above the large-response threshold.
 	ResponseSizes bool
-	// Snapshot, when set, is read instead of the server: the client may be
-	// nil, and every record is judged at the snapshot's time.
-	Snapshot *SnapshotSource
+	// Snapshot, when set, is read instead of the server (a snapshot file,
+	// inspect/snapshot): the client may be nil, and every record is judged
+	// at the snapshot's time.
+	Snapshot KeySource
 	// Versions: a snapshot's batches carry each record's version
 	// (Batch.Versions), for writes pinned to what the file held. The
-	// snapshot must be opened with SnapshotSpec.Versions.
+	// snapshot must be opened with snapshot.Spec.Versions.
 	Versions bool
 	// ReadPath chooses how batches are read from a live server: ReadAuto
 	// (the default), ReadClient or ReadScript (scriptpath.go).
@@ -131,25 +136,25 @@ func (c Coverage) KeysPerSec() float64 {
 // flight (the record reader, scanread.go), and sends classified records
 // to out. seen is shared by the nodes of a scan so a key met twice (a slot
 // migrating mid-scan) is reported once. Cancel ctx to stop.
-func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<- Batch, seen *dedup, prog *progress, task int) Coverage {
+func scanNode(ctx context.Context, n topology.Node, ks *Keyspace, opt Options, out chan<- Batch, seen *dedup.Set, prog *progress, task int) Coverage {
 	s := &nodeScan{n: n, ks: ks, opt: opt, out: out, seen: seen, prog: prog, task: task, count: opt.Count,
-		cov: Coverage{Keyspace: ks.Name, Match: ks.Match, Node: n.addr, Role: n.role, Slots: n.slots, Started: time.Now()}}
+		cov: Coverage{Keyspace: ks.Name, Match: ks.Match, Node: n.Addr, Role: n.Role, Slots: n.Slots, Started: time.Now()}}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	defer s.cancel()
-	startID := runID(s.ctx, n.client)
+	startID := topology.RunID(s.ctx, n.Client)
 	s.memOn.Store(!opt.NoMemory)
-	s.f = &fetcher{c: n.client, ks: ks, memOn: &s.memOn, respAll: opt.ResponseSizes, span: opt.MaxLatency > 0}
+	s.f = &fetcher{c: n.Client, ks: ks, memOn: &s.memOn, respAll: opt.ResponseSizes, span: opt.MaxLatency > 0}
 	var err error
-	if s.f.script, s.refused, err = probeScript(s.ctx, n.client, opt.ReadPath, opt.MaxLatency, n.nslots > 0); err != nil {
+	if s.f.script, s.refused, err = probeScript(s.ctx, n.Client, opt.ReadPath, opt.MaxLatency, n.NSlots > 0); err != nil {
 		s.fail(err)
 		return s.finish(startID)
 	}
 	// Under a latency budget each batch is read before the next SCAN, its
 	// size set by the pacer; otherwise batches of opt.Count overlap.
 	if opt.MaxLatency > 0 {
-		s.pace = startPacer(s.ctx, n.client, opt.MaxLatency, min(opt.Count, 100))
-		defer s.pace.stop()
-		s.count = s.pace.size
+		s.pace = pace.Start(s.ctx, n.Client, opt.MaxLatency, min(opt.Count, 100))
+		defer s.pace.Stop()
+		s.count = s.pace.Size()
 	}
 	s.startReaders()
 	s.pending = make([]string, 0, s.count)
@@ -167,16 +172,16 @@ func scanNode(ctx context.Context, n node, ks *Keyspace, opt Options, out chan<-
 type nodeScan struct {
 	ctx    context.Context
 	cancel context.CancelFunc
-	n      node
+	n      topology.Node
 	ks     *Keyspace
 	opt    Options
 	out    chan<- Batch
-	seen   *dedup
+	seen   *dedup.Set
 	prog   *progress
 	task   int
 	cov    Coverage
 	f      *fetcher
-	pace   *pacer // nil: no latency budget
+	pace   *pace.Pacer // nil: no latency budget
 	// refused is why the server refused the script read path, if it did.
 	refused string
 	count   int // keys per SCAN and per batch (the pacer's, under a budget)
@@ -214,12 +219,12 @@ func (s *nodeScan) finish(startID string) Coverage {
 	case startID != "":
 		// A SCAN cursor means nothing to another process: a restart or
 		// failover mid-scan can miss keys, so say so.
-		if end := runID(s.ctx, s.n.client); end != "" && end != startID {
-			cov.Err = fmt.Errorf("%s restarted or failed over during the scan: keys may be missing; rescan", s.n.addr)
+		if end := topology.RunID(s.ctx, s.n.Client); end != "" && end != startID {
+			cov.Err = fmt.Errorf("%s restarted or failed over during the scan: keys may be missing; rescan", s.n.Addr)
 		}
 	}
-	if s.n.role == "replica" {
-		cov.Lag = replicaLag(s.ctx, s.n.client)
+	if s.n.Role == "replica" {
+		cov.Lag = topology.ReplicaLag(s.ctx, s.n.Client)
 	}
 	if cov.Sampled && cov.Share >= 1 {
 		cov.Sampled, cov.Complete = false, cov.Err == nil // a sample of everything is the whole
@@ -236,6 +241,16 @@ func (s *nodeScan) finish(startID string) Coverage {
 	return *cov
 }
 
+// KeySource is a source of records other than the server: a snapshot
+// file (inspect/snapshot). It reads kss's records into out as batches,
+// judged at its own time, and returns one coverage per keyspace; ScanAll
+// closes out. String names it for a report (the file, what wrote it, its
+// time).
+type KeySource interface {
+	fmt.Stringer
+	ScanKeyspaces(ctx context.Context, kss []*Keyspace, opt Options, out chan<- Batch) []Coverage
+}
+
 // ScanAll scans each keyspace in turn on every node (every cluster primary,
 // or one replica per shard with opt.Replicas; a bounded number at a time)
 // into out, then closes out. It returns one coverage per keyspace and node;
@@ -245,9 +260,9 @@ func ScanAll(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt 
 	defer close(out)
 	opt = opt.WithDefaults()
 	if opt.Snapshot != nil {
-		return scanSnapshot(ctx, opt.Snapshot, kss, opt, out)
+		return opt.Snapshot.ScanKeyspaces(ctx, kss, opt, out)
 	}
-	nodes, topo, err := discover(ctx, c, opt.Replicas)
+	nodes, topo, err := topology.Discover(ctx, c, opt.Replicas)
 	if err != nil {
 		covs := make([]Coverage, len(kss))
 		for i, ks := range kss {
@@ -257,15 +272,15 @@ func ScanAll(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt 
 	}
 	defer func() {
 		for _, n := range nodes {
-			if n.owned {
-				n.client.Close()
+			if n.Owned {
+				n.Client.Close()
 			}
 		}
 	}()
 	var covs []Coverage
 	prog := newProgress(len(kss) * len(nodes))
 	for ki, ks := range kss {
-		seen := newDedup()
+		seen := dedup.New()
 		kc := make([]Coverage, len(nodes))
 		sem := make(chan struct{}, opt.MaxNodes)
 		var wg sync.WaitGroup
@@ -276,7 +291,7 @@ func ScanAll(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt 
 				select {
 				case sem <- struct{}{}:
 				case <-ctx.Done():
-					kc[i] = Coverage{Keyspace: ks.Name, Match: ks.Match, Node: n.addr, Role: n.role, Slots: n.slots, Err: ctx.Err()}
+					kc[i] = Coverage{Keyspace: ks.Name, Match: ks.Match, Node: n.Addr, Role: n.Role, Slots: n.Slots, Err: ctx.Err()}
 					return
 				}
 				defer func() { <-sem }()
@@ -284,7 +299,7 @@ func ScanAll(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt 
 			}()
 		}
 		wg.Wait()
-		seen.free() // the keyspaces are scanned in turn: one table at a time
+		seen.Free() // the keyspaces are scanned in turn: one table at a time
 		covs = append(covs, kc...)
 		if ctx.Err() != nil {
 			break
@@ -298,7 +313,7 @@ func ScanAll(ctx context.Context, c redis.UniversalClient, kss []*Keyspace, opt 
 
 // markMoved compares the slot map after the scan with the one before: any
 // slot that changed hands may have had keys the scan missed.
-func markMoved(ctx context.Context, c redis.UniversalClient, before topology, covs []Coverage) {
+func markMoved(ctx context.Context, c redis.UniversalClient, before topology.SlotMap, covs []Coverage) {
 	cc, ok := c.(*redis.ClusterClient)
 	if !ok || ctx.Err() != nil {
 		return
@@ -307,7 +322,7 @@ func markMoved(ctx context.Context, c redis.UniversalClient, before topology, co
 	if err != nil {
 		return
 	}
-	moved, involved := before.moved(slotTopology(slots))
+	moved, involved := before.Moved(topology.SlotMapOf(slots))
 	if len(moved) == 0 {
 		return
 	}

@@ -19,17 +19,6 @@ import (
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
 
-// scanAll collects every record of one keyspace.
-func scanAll(t *testing.T, c redis.UniversalClient, ks *inspect.Keyspace, opt inspect.Options) ([]inspect.Record, inspect.Coverage) {
-	t.Helper()
-	var recs []inspect.Record
-	covs, _ := inspect.Scan(t.Context(), c, []*inspect.Keyspace{ks}, opt, func(b inspect.Batch) error {
-		recs = append(recs, b.Records...)
-		return nil
-	})
-	return recs, covs[0]
-}
-
 func byKey(recs []inspect.Record) map[string]inspect.Record {
 	m := make(map[string]inspect.Record, len(recs))
 	for _, r := range recs {
@@ -49,7 +38,7 @@ func TestScanFindsEverySeededKeyOnce(t *testing.T) {
 	// one paced batch at a time: the same keys, classified the same.
 	for name, opt := range map[string]inspect.Options{"count": {Count: 100}, "budget": {MaxLatency: time.Millisecond}} {
 		t.Run(name, func(t *testing.T) {
-			recs, cov := scanAll(t, c, ks, opt)
+			recs, cov := inspecttest.ScanAll(t, c, ks, opt)
 			if !cov.Complete || cov.Err != nil || cov.Keys != 5000 || len(recs) != 5000 {
 				t.Fatalf("coverage %+v, %d records", cov, len(recs))
 			}
@@ -97,7 +86,7 @@ func TestBudgetScanStopsLikeAnyScan(t *testing.T) {
 	seedRecords(t, c, "atlasmart", 5000, 11)
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	ks.ReserveTTL, ks.ProcessingTimeout = time.Hour, 10*time.Minute
-	recs, cov := scanAll(t, c, ks, inspect.Options{MaxLatency: time.Millisecond, MaxKeys: 1234})
+	recs, cov := inspecttest.ScanAll(t, c, ks, inspect.Options{MaxLatency: time.Millisecond, MaxKeys: 1234})
 	if !cov.Limited || cov.Keys != 1234 || len(recs) != 1234 || cov.Complete {
 		t.Fatalf("--max-keys 1234 under a budget: coverage %+v, %d records", cov, len(recs))
 	}
@@ -108,7 +97,7 @@ func TestBudgetScanStopsLikeAnyScan(t *testing.T) {
 		}
 		seen[r.Key] = true
 	}
-	recs, cov = scanAll(t, c, ks, inspect.Options{MaxLatency: time.Millisecond, Sample: 0.2, SampleStart: func() uint64 { return 0 }})
+	recs, cov = inspecttest.ScanAll(t, c, ks, inspect.Options{MaxLatency: time.Millisecond, Sample: 0.2, SampleStart: func() uint64 { return 0 }})
 	if !cov.Sampled || cov.Share < 0.2 || cov.Share > 0.3 || len(recs) < 600 || len(recs) > 1600 || int64(len(recs)) != cov.Keys {
 		t.Fatalf("--sample 20%% under a budget: coverage %+v, %d records", cov, len(recs))
 	}
@@ -133,7 +122,7 @@ func TestScanHostileRecords(t *testing.T) {
 	c.HSet(ctx, evil, "state", "\x1b[2JSUCCEEDED", "fingerprint", "\x9b31m")
 	c.HSet(ctx, p+"c:POST:/n:num", "state", "SUCCEEDED", "fingerprint", fp, "status", "NaN")
 
-	recs, cov := scanAll(t, c, inspecttest.Keyspace(t, "atlasmart"), inspect.Options{})
+	recs, cov := inspecttest.ScanAll(t, c, inspecttest.Keyspace(t, "atlasmart"), inspect.Options{})
 	if !cov.Complete || len(recs) != 7 {
 		t.Fatalf("coverage %+v records %d", cov, len(recs))
 	}
@@ -184,7 +173,7 @@ func TestScanWithoutMemoryPermission(t *testing.T) {
 	defer admin.Do(ctx, "ACL", "DELUSER", "nomem")
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "nomem", Password: "nomem-pw", DisableIdentity: true})
 	defer c.Close()
-	recs, cov := scanAll(t, c, inspecttest.Keyspace(t, "atlasmart"), inspect.Options{Count: 50})
+	recs, cov := inspecttest.ScanAll(t, c, inspecttest.Keyspace(t, "atlasmart"), inspect.Options{Count: 50})
 	if !cov.Complete || cov.Err != nil || len(recs) != 300 || !cov.MemoryOff {
 		t.Fatalf("coverage %+v, %d records", cov, len(recs))
 	}
@@ -200,7 +189,7 @@ func TestScanCancelAndLimits(t *testing.T) {
 	ctx := t.Context()
 	seedRecords(t, c, "setnx", 3000, 0)
 	ks := inspecttest.Keyspace(t, "setnx")
-	_, cov := scanAll(t, c, ks, inspect.Options{Count: 100, MaxKeys: 250})
+	_, cov := inspecttest.ScanAll(t, c, ks, inspect.Options{Count: 100, MaxKeys: 250})
 	if cov.Complete || !cov.Limited || cov.Keys != 250 || cov.Records != 250 {
 		t.Fatalf("max-keys coverage %+v", cov)
 	}
@@ -217,7 +206,7 @@ func TestScanCancelAndLimits(t *testing.T) {
 		t.Fatalf("cancelled scan reported %+v", covs[0])
 	}
 	start := time.Now()
-	_, cov = scanAll(t, c, ks, inspect.Options{Count: 100, KeysPerSec: 6000})
+	_, cov = inspecttest.ScanAll(t, c, ks, inspect.Options{Count: 100, KeysPerSec: 6000})
 	if el := time.Since(start); el < 300*time.Millisecond || !cov.Complete {
 		t.Fatalf("3000 keys at 6000 keys/s took %v (want ≥ ~0.5s); complete %v", el, cov.Complete)
 	}
@@ -307,7 +296,7 @@ func TestScanCommandsPerKey(t *testing.T) {
 			if err := c.ConfigResetStat(ctx).Err(); err != nil {
 				t.Fatal(err)
 			}
-			recs, cov := scanAll(t, c, inspecttest.Keyspace(t, "atlasmart"), tc.opt)
+			recs, cov := inspecttest.ScanAll(t, c, inspecttest.Keyspace(t, "atlasmart"), tc.opt)
 			if !cov.Complete || len(recs) != 2000 {
 				t.Fatalf("coverage %+v, %d records", cov, len(recs))
 			}
@@ -354,7 +343,7 @@ func TestScanMisfitsWithoutProbe(t *testing.T) {
 	c.HSet(ctx, p+"c:POST:/ok:mid", "state", "SUCCEEDED", "fingerprint", fp, "response", strings.Repeat("r", 20<<10))
 	c.HSet(ctx, p+"c:POST:/ok:small", "state", "SUCCEEDED", "fingerprint", fp, "response", `{"ok":true}`)
 	for _, opt := range []inspect.Options{{}, {NoMemory: true}} {
-		recs, cov := scanAll(t, c, inspecttest.Keyspace(t, "atlasmart"), opt)
+		recs, cov := inspecttest.ScanAll(t, c, inspecttest.Keyspace(t, "atlasmart"), opt)
 		if !cov.Complete || len(recs) != 5 {
 			t.Fatalf("%+v: coverage %+v, %d records", opt, cov, len(recs))
 		}
@@ -517,7 +506,7 @@ func TestHashFieldTTLs(t *testing.T) {
 	c.Do(ctx, "hpexpire", whole, 50000, "fields", 2, "fingerprint", "state")
 	c.HSet(ctx, mixed, "fingerprint", "def", "state", "SUCCEEDED", "status", "201", "response", `{"id":2}`)
 	c.Do(ctx, "hpexpire", mixed, 60000, "fields", 3, "fingerprint", "state", "status") // the response never ends
-	recs, _ := scanAll(t, c, inspecttest.Keyspace(t, "atlasmart"), inspect.Options{})
+	recs, _ := inspecttest.ScanAll(t, c, inspecttest.Keyspace(t, "atlasmart"), inspect.Options{})
 	got := byKey(recs)
 	r := got[whole]
 	if r.TTLms <= 49000 || r.TTLms > 50000 || r.Flags.Has(inspect.FlagNoTTL) || r.Flags.Has(inspect.FlagProcessingNoTTL) ||
@@ -556,7 +545,7 @@ func TestSeededFieldTTLsReadLikeKeyTTLs(t *testing.T) {
 		t.Fatal(err)
 	}
 	ks := inspecttest.Keyspace(t, "atlasmart")
-	recs, _ := scanAll(t, c, ks, inspect.Options{})
+	recs, _ := inspecttest.ScanAll(t, c, ks, inspect.Options{})
 	st := inspect.NewStats(10)
 	for i := range recs {
 		st.AddRecord(&recs[i])

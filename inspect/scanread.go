@@ -28,7 +28,7 @@ func (s *nodeScan) read(j job) {
 		return // drain
 	}
 	if s.pace != nil {
-		s.pace.begin()
+		s.pace.Begin()
 	}
 	var (
 		res fetched
@@ -40,8 +40,8 @@ func (s *nodeScan) read(j job) {
 		res, err = s.f.fetchAhead(s.ctx, j.keys, j.ahead)
 	}
 	if s.pace != nil {
-		s.pace.end()
-		s.pace.served(len(j.keys), res.serverSpan) // one batch at a time: no race
+		s.pace.End()
+		s.pace.Served(len(j.keys), res.serverSpan) // one batch at a time: no race
 	}
 	if err != nil {
 		s.fail(fmt.Errorf("reading %d keys: %w", len(j.keys), err))
@@ -53,7 +53,7 @@ func (s *nodeScan) read(j job) {
 		return
 	}
 	select {
-	case s.out <- Batch{Keyspace: s.ks, Node: s.n.addr, Records: res.records, ServerTimeMs: res.nowMs, Done: s.prog.done()}:
+	case s.out <- Batch{Keyspace: s.ks, Node: s.n.Addr, Records: res.records, ServerTimeMs: res.nowMs, Done: s.prog.done()}:
 	case <-s.ctx.Done():
 	}
 }

@@ -3,6 +3,9 @@ package inspect
 import (
 	"fmt"
 	"time"
+
+	"github.com/idemctl/idemctl/inspect/dedup"
+	"github.com/idemctl/idemctl/inspect/topology"
 )
 
 // walk is the live key source: SCAN MATCH COUNT from cursor 0 (or a
@@ -40,7 +43,7 @@ func (s *nodeScan) walkClient(smp *sampling, cursor uint64) {
 		}
 		var gap time.Duration
 		if s.pace != nil {
-			s.count, gap = s.pace.adjust()
+			s.count, gap = s.pace.Adjust()
 		}
 		if len(s.pending)+len(s.locks) > 0 && (s.pace != nil || time.Since(s.pendingSince) >= s.opt.FlushAfter) {
 			// Under a budget the next SCAN rides with this batch's last
@@ -69,10 +72,10 @@ func (s *nodeScan) scanCall(cursor uint64, ahead *scanAhead) ([]string, uint64, 
 		return ahead.cmd.Result()
 	}
 	if s.pace != nil {
-		s.pace.begin()
-		defer s.pace.end()
+		s.pace.Begin()
+		defer s.pace.End()
 	}
-	return s.n.client.Scan(s.ctx, cursor, s.ks.Match, int64(s.count)).Result()
+	return s.n.Client.Scan(s.ctx, cursor, s.ks.Match, int64(s.count)).Result()
 }
 
 // take adds one SCAN reply's keys to the pending batch, once each, lock
@@ -113,7 +116,7 @@ func (s *nodeScan) take(keys []string) bool {
 // admit counts one key SCAN returned: fresh the first time it is met,
 // stop when MaxKeys ends the walk before it.
 func (s *nodeScan) admit(k string) (fresh, stop bool) {
-	if !s.seen.add(k) {
+	if !s.seen.Add(k) {
 		s.cov.Duplicates++
 		return false, false
 	}
@@ -143,8 +146,33 @@ func (s *nodeScan) advance(smp *sampling, next uint64) bool {
 	default:
 		s.prog.set(s.task, CursorShare(next))
 	}
-	if s.seen.needPlan() {
-		s.seen.plan(dedupEstimate(s.opt, s.n, s.cov.Keys, s.prog.get(s.task), time.Since(s.cov.Started)))
+	if s.seen.NeedPlan() {
+		s.seen.Plan(dedupEstimate(s.opt, s.n, s.cov.Keys, s.prog.get(s.task), time.Since(s.cov.Started)))
 	}
 	return false
+}
+
+// dedupEstimate is how many keys a scan will meet, from one node's first
+// keys and the share of its table they came from (0: too early to tell).
+// Keys spread over a cluster's nodes by slot, so a node serving a quarter
+// of the slots stands for a quarter of the keys.
+func dedupEstimate(opt Options, n topology.Node, keys int64, share float64, elapsed time.Duration) int64 {
+	if share <= 0 || (keys < dedup.PlanKeys && share < 1.0/256) {
+		return 0
+	}
+	perNode := float64(keys) / share
+	if opt.Sample > 0 && opt.Sample < 1 {
+		perNode *= opt.Sample
+	}
+	if opt.SampleTime > 0 && elapsed > 0 {
+		perNode = min(perNode, float64(keys)*opt.SampleTime.Seconds()/elapsed.Seconds())
+	}
+	if opt.MaxKeys > 0 {
+		perNode = min(perNode, float64(opt.MaxKeys))
+	}
+	nodes := 1.0
+	if n.NSlots > 0 {
+		nodes = float64(topology.ClusterSlots) / float64(n.NSlots)
+	}
+	return int64(perNode * nodes)
 }

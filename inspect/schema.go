@@ -178,6 +178,10 @@ const (
 	numSlots
 )
 
+// MissingState is the state a record without a stored state is read as
+// (state.missing; unknown when unset).
+func (s *Schema) MissingState() State { return s.miss }
+
 // mapState maps a stored state value to a canonical state. The returned raw
 // string is the schema's own spelling when it matched, so records share it.
 func (s *Schema) mapState(raw string, present bool) (State, string, bool) {

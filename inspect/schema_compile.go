@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/idemctl/idemctl/inspect/keytemplate"
 )
 
 // Compile checks the schema and builds its lookup tables. The parts are
@@ -29,7 +31,7 @@ func (s *Schema) Compile() error {
 		return err
 	}
 	if s.Defaults.KeyTemplate != "" {
-		if _, err := ParseTemplate(s.Defaults.KeyTemplate); err != nil {
+		if _, err := keytemplate.Parse(s.Defaults.KeyTemplate); err != nil {
 			return fmt.Errorf("%s: %v", where, err)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/inspect/pace"
 )
 
 // Read paths: how a batch's records are read from a live server.
@@ -81,7 +83,7 @@ func probeScript(ctx context.Context, c redis.UniversalClient, mode string, budg
 	}
 	p := &scriptPath{sha: sha, body: body, cap: callCap, cluster: cluster}
 	if budget > 0 {
-		p.cap = min(callCap, time.Duration(float64(budget)*burstShare))
+		p.cap = min(callCap, time.Duration(float64(budget)*pace.BurstShare))
 	}
 	p.perKey.Store(int64(scriptGuess))
 	return p, "", nil
@@ -129,7 +131,7 @@ func (p *scriptPath) served(keys int, span time.Duration) {
 // callKeys is how many keys one call may read to stay under its cap.
 func (p *scriptPath) callKeys() int {
 	per := max(p.perKey.Load(), 1)
-	return min(max(int(int64(p.cap)*8/10/per), paceMinBatch), paceMaxBatch) // 80 %: margin for a busier server
+	return min(max(int(int64(p.cap)*8/10/per), pace.MinBatch), pace.MaxBatch) // 80 %: margin for a busier server
 }
 
 // readPathText says which path a scan used, and why it left the script's.

@@ -1,6 +1,8 @@
 package inspect
 
 import (
+	"github.com/idemctl/idemctl/inspect/pace"
+
 	"testing"
 	"time"
 )
@@ -23,11 +25,11 @@ func TestScriptCallSizing(t *testing.T) {
 		t.Errorf("after a cheap batch: %d keys, want 58", n)
 	}
 	p.served(1, time.Second)
-	if n := p.callKeys(); n != paceMinBatch {
-		t.Errorf("a very slow server: %d keys, want the floor %d", n, paceMinBatch)
+	if n := p.callKeys(); n != pace.MinBatch {
+		t.Errorf("a very slow server: %d keys, want the floor %d", n, pace.MinBatch)
 	}
 	p.perKey.Store(1)
-	if n := p.callKeys(); n != paceMaxBatch {
-		t.Errorf("a very fast server: %d keys, want the ceiling %d", n, paceMaxBatch)
+	if n := p.callKeys(); n != pace.MaxBatch {
+		t.Errorf("a very fast server: %d keys, want the ceiling %d", n, pace.MaxBatch)
 	}
 }

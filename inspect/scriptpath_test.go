@@ -52,17 +52,17 @@ func TestScriptPathRefusedFallsBack(t *testing.T) {
 	seedRecords(t, admin, "atlasmart", 3000, 21)
 	ks := inspecttest.Keyspace(t, "atlasmart")
 	ks.ReserveTTL, ks.ProcessingTimeout = time.Hour, 10*time.Minute
-	want, cov := scanAll(t, admin, ks, inspect.Options{ReadPath: inspect.ReadClient})
+	want, cov := inspecttest.ScanAll(t, admin, ks, inspect.Options{ReadPath: inspect.ReadClient})
 	if cov.ReadPath != "client" || len(want) != 3000 {
 		t.Fatalf("client path: %q, %d records", cov.ReadPath, len(want))
 	}
 	admin.ConfigResetStat(ctx)
-	got, cov := scanAll(t, admin, ks, inspect.Options{})
+	got, cov := inspecttest.ScanAll(t, admin, ks, inspect.Options{})
 	if calls, _ := evalshaStats(t, admin); cov.ReadPath != "client" || !cov.Complete || calls != 0 {
 		t.Fatalf("auto on an unrestricted user: read path %q, %d script calls, coverage %+v", cov.ReadPath, calls, cov)
 	}
 	sameRecords(t, "auto and the client path", want, got)
-	got, cov = scanAll(t, admin, ks, inspect.Options{ReadPath: inspect.ReadScript})
+	got, cov = inspecttest.ScanAll(t, admin, ks, inspect.Options{ReadPath: inspect.ReadScript})
 	if cov.ReadPath != "script" || !cov.Complete {
 		t.Fatalf("--read-path script on an unrestricted user: read path %q, coverage %+v", cov.ReadPath, cov)
 	}
@@ -72,12 +72,12 @@ func TestScriptPathRefusedFallsBack(t *testing.T) {
 	user := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "reader", Password: "pw", DisableIdentity: true})
 	defer user.Close()
 	admin.Do(ctx, "ACL", "SETUSER", "reader", "-evalsha")
-	got, cov = scanAll(t, user, ks, inspect.Options{})
+	got, cov = inspecttest.ScanAll(t, user, ks, inspect.Options{})
 	if cov.ReadPath != "client" || !cov.Complete {
 		t.Errorf("auto without +evalsha: read path %q, coverage %+v", cov.ReadPath, cov)
 	}
 	sameRecords(t, "auto without +evalsha", want, got)
-	_, cov = scanAll(t, user, ks, inspect.Options{ReadPath: inspect.ReadScript})
+	_, cov = inspecttest.ScanAll(t, user, ks, inspect.Options{ReadPath: inspect.ReadScript})
 	var refused *inspect.ScriptRefusedError
 	if !errors.As(cov.Err, &refused) || !strings.Contains(cov.Err.Error(), "+evalsha +script|load") {
 		t.Errorf("--read-path script without +evalsha: %v", cov.Err)
@@ -92,7 +92,7 @@ func TestScriptPathRefusedFallsBack(t *testing.T) {
 			admin.Do(ctx, "ACL", "SETUSER", "reader", "-evalsha")
 		}
 	}}
-	got, cov = scanAll(t, user, ks, opt)
+	got, cov = inspecttest.ScanAll(t, user, ks, opt)
 	if !strings.HasPrefix(cov.ReadPath, "client (left the script path: ") || !strings.Contains(cov.ReadPath, "evalsha") || !cov.Complete {
 		t.Errorf("rights taken mid-scan: read path %q, coverage %+v", cov.ReadPath, cov)
 	}
@@ -113,7 +113,7 @@ func TestScriptPathReloadsAfterFlush(t *testing.T) {
 			c.ScriptFlush(ctx)
 		}
 	}}
-	recs, cov := scanAll(t, c, ks, opt)
+	recs, cov := inspecttest.ScanAll(t, c, ks, opt)
 	if cov.ReadPath != "script" || !cov.Complete || len(recs) != 2000 {
 		t.Errorf("after SCRIPT FLUSH: read path %q, %d records, coverage %+v", cov.ReadPath, len(recs), cov)
 	}
@@ -136,7 +136,7 @@ func TestScriptCallsStayUnderTheCap(t *testing.T) {
 		{inspect.Options{MaxLatency: 400 * time.Microsecond, ReadPath: inspect.ReadScript}, 200 * time.Microsecond},
 	} {
 		c.ConfigResetStat(ctx)
-		recs, cov := scanAll(t, c, ks, tc.opt)
+		recs, cov := inspecttest.ScanAll(t, c, ks, tc.opt)
 		if cov.ReadPath != "script" || len(recs) != 20000 {
 			t.Fatalf("%+v: read path %q, %d records", tc.opt, cov.ReadPath, len(recs))
 		}

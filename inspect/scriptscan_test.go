@@ -17,10 +17,10 @@ func TestScriptRunsTheScan(t *testing.T) {
 	ctx := t.Context()
 	seedRecords(t, c, "atlasmart", 3000, 24)
 	ks := inspecttest.Keyspace(t, "atlasmart")
-	want, _ := scanAll(t, c, ks, inspect.Options{ReadPath: inspect.ReadClient})
+	want, _ := inspecttest.ScanAll(t, c, ks, inspect.Options{ReadPath: inspect.ReadClient})
 
 	c.ConfigResetStat(ctx)
-	got, cov := scanAll(t, c, ks, inspect.Options{Count: 500, ReadPath: inspect.ReadScript})
+	got, cov := inspecttest.ScanAll(t, c, ks, inspect.Options{Count: 500, ReadPath: inspect.ReadScript})
 	if cov.ReadPath != "script" || !cov.Complete || cov.Keys != 3000 {
 		t.Fatalf("read path %q, coverage %+v", cov.ReadPath, cov)
 	}
@@ -31,11 +31,11 @@ func TestScriptRunsTheScan(t *testing.T) {
 		t.Errorf("%d SCANs for %d read calls (one the probe): the client sent SCANs of its own", scans, calls)
 	}
 
-	got, cov = scanAll(t, c, ks, inspect.Options{MaxKeys: 1000, ReadPath: inspect.ReadScript})
+	got, cov = inspecttest.ScanAll(t, c, ks, inspect.Options{MaxKeys: 1000, ReadPath: inspect.ReadScript})
 	if !cov.Limited || cov.Keys != 1000 || len(got) != 1000 {
 		t.Errorf("--max-keys 1000: %d records, coverage %+v", len(got), cov)
 	}
-	got, cov = scanAll(t, c, ks, inspect.Options{Sample: 0.25, ReadPath: inspect.ReadScript})
+	got, cov = inspecttest.ScanAll(t, c, ks, inspect.Options{Sample: 0.25, ReadPath: inspect.ReadScript})
 	if !cov.Sampled || cov.Share < 0.25 || len(got) < 500 || len(got) > 1500 {
 		t.Errorf("--sample 25%%: %d records, coverage %+v", len(got), cov)
 	}

@@ -23,8 +23,8 @@ type scriptStep struct {
 // callStep runs one scan-mode call from cursor, timed by the pacer.
 func (s *nodeScan) callStep(cursor uint64, count int) scriptStep {
 	if s.pace != nil {
-		s.pace.begin()
-		defer s.pace.end()
+		s.pace.Begin()
+		defer s.pace.End()
 	}
 	res, ok, err := s.f.scanScript(s.ctx, cursor, s.ks.Match, count)
 	return scriptStep{res: res, ok: ok, err: err}
@@ -61,7 +61,7 @@ func (s *nodeScan) walkScript(smp *sampling, cursor uint64) (uint64, bool) {
 			return cursor, false
 		}
 		if s.pace != nil {
-			s.pace.served(st.res.count, st.res.span)
+			s.pace.Served(st.res.count, st.res.span)
 		}
 		next := st.res.next
 		if overlap && (next != 0 || smp != nil) {
@@ -76,7 +76,7 @@ func (s *nodeScan) walkScript(smp *sampling, cursor uint64) (uint64, bool) {
 		}
 		var gap time.Duration
 		if s.pace != nil {
-			s.count, gap = s.pace.adjust()
+			s.count, gap = s.pace.Adjust()
 		}
 		cursor = next
 		if !limiter.wait(s.ctx, len(st.res.keys), max(s.opt.Pause, gap)) {
@@ -114,7 +114,7 @@ func (s *nodeScan) admitStep(res scanned) ([]Record, bool) {
 func (s *nodeScan) emit(recs []Record, nowMs int64) bool {
 	if len(recs) > 0 {
 		select {
-		case s.out <- Batch{Keyspace: s.ks, Node: s.n.addr, Records: recs, ServerTimeMs: nowMs, Done: s.prog.done()}:
+		case s.out <- Batch{Keyspace: s.ks, Node: s.n.Addr, Records: recs, ServerTimeMs: nowMs, Done: s.prog.done()}:
 		case <-s.ctx.Done():
 			return false
 		}

@@ -23,15 +23,3 @@ type Source struct {
 func ServerSource(address string) *Source {
 	return &Source{Kind: "server", Address: address, Clock: "server"}
 }
-
-// Source is the snapshot's, for reports.
-func (i SnapshotInfo) Source() *Source {
-	s := &Source{Kind: "snapshot", File: i.Name, Server: i.Server, RDBVersion: i.Version, DB: &i.DB, Clock: i.AtFrom, Checksum: i.Checksum}
-	at := i.At.UTC()
-	s.At = &at
-	if !i.Taken.IsZero() {
-		t := i.Taken.UTC()
-		s.Taken = &t
-	}
-	return s
-}

@@ -4,6 +4,9 @@ import (
 	"math/bits"
 	"slices"
 	"time"
+
+	"github.com/idemctl/idemctl/inspect/histogram"
+	"github.com/idemctl/idemctl/inspect/topk"
 )
 
 // Stats aggregates records as they stream, in memory bounded by the number
@@ -17,11 +20,11 @@ type Stats struct {
 	memKnown  int64
 	flags     [numFlags]int64
 	ttl       [numTTLBuckets + 2]int64 // buckets, then no TTL, then unknown
-	age       *histogram
+	age       *histogram.Histogram
 	ageUnk    int64
 	keyspaces map[string]*ksStats
 	ksOrder   []string
-	groups    map[string]*topK
+	groups    map[string]*topk.Counter
 	grpOrder  []string
 	byPtr     map[*Keyspace]*ksCache
 	lastKs    *ksCache // the keyspace of the last record: most batches hold one
@@ -58,8 +61,8 @@ func NewStats(topN int) *Stats {
 	if topN <= 0 {
 		topN = 10
 	}
-	return &Stats{topN: topN, age: newHistogram(), keyspaces: map[string]*ksStats{},
-		byPtr: map[*Keyspace]*ksCache{}, groups: map[string]*topK{}}
+	return &Stats{topN: topN, age: histogram.New(), keyspaces: map[string]*ksStats{},
+		byPtr: map[*Keyspace]*ksCache{}, groups: map[string]*topk.Counter{}}
 }
 
 // Add folds a batch into the aggregate.
@@ -100,7 +103,7 @@ func (s *Stats) AddRecord(r *Record) {
 	}
 	if r.State == StateProcessing {
 		if r.AgeMs >= 0 {
-			s.age.add(r.AgeMs)
+			s.age.Add(r.AgeMs)
 		} else {
 			s.ageUnk++
 		}
@@ -134,7 +137,7 @@ func (s *Stats) addStale(r *Record) {
 type ksCache struct {
 	ks   *Keyspace
 	st   *ksStats
-	tops []*topK // beside Template.Names(); nil until a record has groups
+	tops []*topk.Counter // beside Template.Names(); nil until a record has groups
 	// tlIdx is the capture the incident timeline names, in
 	// Template.Names(); -1 none, tlIdxUnset until a stale record asks.
 	tlIdx int
@@ -165,7 +168,7 @@ func (s *Stats) addKeyspace(r *Record) {
 		c.tops = s.topsOf(r.Keyspace.Template.Names())
 	}
 	for i, t := range c.tops {
-		t.add(r.Groups[i], r.MemoryBytes)
+		t.Add(r.Groups[i], r.MemoryBytes)
 	}
 }
 
@@ -191,12 +194,12 @@ func (s *Stats) cacheOf(k *Keyspace) *ksCache {
 }
 
 // topsOf is the top-K of each capture named, shared by name across keyspaces.
-func (s *Stats) topsOf(names []string) []*topK {
-	tops := make([]*topK, 0, len(names))
+func (s *Stats) topsOf(names []string) []*topk.Counter {
+	tops := make([]*topk.Counter, 0, len(names))
 	for _, name := range names {
 		t := s.groups[name]
 		if t == nil {
-			t = newTopK(max(1000, 20*s.topN))
+			t = topk.New(max(1000, 20*s.topN))
 			s.groups[name] = t
 			s.grpOrder = append(s.grpOrder, name)
 		}
@@ -356,17 +359,17 @@ func (s *Stats) Report() Report {
 	r.TTLHistogram = append(r.TTLHistogram,
 		TTLBucket{Le: "none", Count: s.ttl[len(ttlBuckets)]},
 		TTLBucket{Le: "unknown", Count: s.ttl[len(ttlBuckets)+1]})
-	r.ProcessingAge = AgeReport{Count: s.age.n, Unknown: s.ageUnk}
-	if s.age.n > 0 {
-		r.ProcessingAge.P50 = s.age.quantile(0.50)
-		r.ProcessingAge.P90 = s.age.quantile(0.90)
-		r.ProcessingAge.P99 = s.age.quantile(0.99)
-		r.ProcessingAge.Max = s.age.max
+	r.ProcessingAge = AgeReport{Count: s.age.Count(), Unknown: s.ageUnk}
+	if s.age.Count() > 0 {
+		r.ProcessingAge.P50 = s.age.Quantile(0.50)
+		r.ProcessingAge.P90 = s.age.Quantile(0.90)
+		r.ProcessingAge.P99 = s.age.Quantile(0.99)
+		r.ProcessingAge.Max = s.age.Max()
 	}
 	for _, name := range s.grpOrder {
 		t := s.groups[name]
-		d, exact := t.distinct()
-		r.Groups[name] = GroupReport{Distinct: d, DistinctExact: exact, Top: t.top(s.topN)}
+		d, exact := t.Distinct()
+		r.Groups[name] = GroupReport{Distinct: d, DistinctExact: exact, Top: groupCounts(t.Top(s.topN))}
 	}
 	for _, name := range s.ksOrder {
 		k := s.keyspaces[name]
@@ -419,4 +422,21 @@ func (r Report) Elapsed() time.Duration {
 		d += time.Duration(c.DurationMs) * time.Millisecond
 	}
 	return d
+}
+
+// GroupCount is one value of a capture with its count and memory.
+type GroupCount struct {
+	Value       Text  `json:"value"`
+	Count       int64 `json:"count"`
+	MaxError    int64 `json:"max_error,omitempty"` // count may be over by at most this
+	MemoryBytes int64 `json:"memory_bytes"`
+}
+
+// groupCounts are a counter's top values as a report gives them.
+func groupCounts(es []topk.Entry) []GroupCount {
+	out := make([]GroupCount, len(es))
+	for i, e := range es {
+		out[i] = GroupCount{Value: Text(e.Value), Count: e.Count, MaxError: e.MaxError, MemoryBytes: e.Memory}
+	}
+	return out
 }

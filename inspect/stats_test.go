@@ -2,74 +2,8 @@ package inspect
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"sort"
 	"testing"
 )
-
-func TestHistogramQuantiles(t *testing.T) {
-	h := newHistogram()
-	rng := rand.New(rand.NewPCG(1, 2))
-	vals := make([]int64, 100_000)
-	for i := range vals {
-		vals[i] = rng.Int64N(10_000_000)
-		h.add(vals[i])
-	}
-	sort.Slice(vals, func(i, j int) bool { return vals[i] < vals[j] })
-	for _, q := range []float64{0.5, 0.9, 0.99} {
-		exact := vals[int(q*float64(len(vals)))-1]
-		got := h.quantile(q)
-		if diff := float64(got-exact) / float64(exact); diff > 0.04 || diff < -0.04 {
-			t.Errorf("p%v: got %d, exact %d (%.1f%% off)", q*100, got, exact, diff*100)
-		}
-	}
-	h.add(1<<63 - 1) // the largest value has a bucket
-	if h.quantile(1) != 1<<63-1 {
-		t.Fatalf("max int64: %d", h.quantile(1))
-	}
-	if h.max != 1<<63-1 || vals[0] < 0 || h.quantile(1) != h.max {
-		t.Errorf("max %d, want %d", h.max, vals[len(vals)-1])
-	}
-	for i := 0; i < histBuckets; i++ { // every bucket's lower bound maps back to it
-		if histIndex(histLower(i)) != i {
-			t.Fatalf("bucket %d: lower %d maps to %d", i, histLower(i), histIndex(histLower(i)))
-		}
-	}
-}
-
-func TestTopKExactThenBounded(t *testing.T) {
-	tk := newTopK(50)
-	for i := range 40 {
-		for range i + 1 {
-			tk.add(fmt.Sprintf("v%d", i), 10)
-		}
-	}
-	top := tk.top(3)
-	if top[0].Value != "v39" || top[0].Count != 40 || top[0].MaxError != 0 || top[0].MemoryBytes != 400 {
-		t.Fatalf("exact top: %+v", top)
-	}
-	if d, exact := tk.distinct(); d != 40 || !exact {
-		t.Fatalf("distinct %d exact %v", d, exact)
-	}
-	// Past capacity: the heavy hitter survives with a count that is an upper bound.
-	tk = newTopK(20)
-	rng := rand.New(rand.NewPCG(3, 4))
-	for i := range 50_000 {
-		if i%10 == 0 {
-			tk.add("hot", 1)
-		} else {
-			tk.add(fmt.Sprintf("cold-%d", rng.IntN(10_000)), 1)
-		}
-	}
-	top = tk.top(1)
-	if top[0].Value != "hot" || top[0].Count < 5000 || top[0].Count-top[0].MaxError > 5000 {
-		t.Fatalf("heavy hitter: %+v", top[0])
-	}
-	d, exact := tk.distinct()
-	if exact || d < 9000 || d > 11000 {
-		t.Fatalf("HLL distinct %d (exact %v), want ≈10001", d, exact)
-	}
-}
 
 func TestStatsReport(t *testing.T) {
 	ks := mustKeyspace(t, "atlasmart", nil)
@@ -106,57 +40,6 @@ func TestStatsReport(t *testing.T) {
 	}
 	if none != 1 || le1m != 1 || le5m != 1 {
 		t.Fatalf("ttl histogram %+v", r.TTLHistogram)
-	}
-}
-
-// TestTopKGuarantees checks Space-Saving's bounds against exact counts over
-// a skewed stream with churn: every reported count is an upper bound within
-// its stated error, any value counted more than the smallest slot is
-// reported, and the heap stays a heap.
-func TestTopKGuarantees(t *testing.T) {
-	tk := newTopK(64)
-	exact := map[string]int64{}
-	rng := rand.New(rand.NewPCG(7, 9))
-	for range 200_000 {
-		v := fmt.Sprintf("v%d", int(rng.ExpFloat64()*40)) // skewed
-		if rng.IntN(3) == 0 {
-			v = fmt.Sprintf("u%d", rng.IntN(1<<30)) // unique churn
-		}
-		exact[v]++
-		tk.add(v, 1)
-	}
-	for i := 1; i < len(tk.h); i++ {
-		if tk.h[(i-1)/2].count > tk.h[i].count || tk.h[i].e.idx != i {
-			t.Fatalf("heap broken at %d", i)
-		}
-	}
-	held := 0 // the table holds every entry, each findable after the churn
-	for _, sl := range tk.tab {
-		if sl.e != nil {
-			held++
-		}
-	}
-	for _, nd := range tk.h {
-		if e := nd.e; tk.find(e.value, e.hash) != e {
-			t.Fatalf("%s not found in the table", e.value)
-		}
-	}
-	if held != len(tk.h) {
-		t.Fatalf("table holds %d entries, heap %d", held, len(tk.h))
-	}
-	minCount := tk.h[0].count
-	reported := map[string]bool{}
-	for _, g := range tk.top(len(tk.h)) {
-		v := string(g.Value)
-		reported[v] = true
-		if c := exact[v]; g.Count < c || g.Count-g.MaxError > c {
-			t.Errorf("%s: reported %d (error ≤ %d), exact %d", v, g.Count, g.MaxError, c)
-		}
-	}
-	for v, c := range exact {
-		if c > minCount && !reported[v] {
-			t.Errorf("%s counted %d > the smallest slot's %d but not reported", v, c, minCount)
-		}
 	}
 }
 

@@ -53,7 +53,7 @@ func TestReadmeReaperRole(t *testing.T) {
 		t.Fatalf("the documented role: %v", err)
 	}
 	t.Cleanup(func() { admin.Do(ctx, "ACL", "DELUSER", "idemctl-reaper") })
-	write(t, admin, orphans("acl", 3)...)
+	writeJobs(t, admin, orphans("acl", 3)...)
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "idemctl-reaper", Password: "reaper-pw"})
 	defer c.Close()
 	p := policy(t, basePolicy, false)
@@ -72,7 +72,7 @@ func TestReadmeReaperRole(t *testing.T) {
 	if err := admin.Do(ctx, "ACL", "SETUSER", "idemctl-reaper", "-set").Err(); err != nil {
 		t.Fatal(err)
 	}
-	write(t, admin, orphans("acl2-", 1)...)
+	writeJobs(t, admin, orphans("acl2-", 1)...)
 	rep = newReaper(t, c, p, true, recordtest.AuditPath(t)).Cycle(ctx)
 	if !strings.Contains(rep.Err, "NOPERM") || !strings.Contains(rep.Err, "ACL roles") || len(rep.Rules) != 0 {
 		t.Errorf("without SET: %+v", rep)
@@ -89,7 +89,7 @@ func TestLockUnknownIsSkipped(t *testing.T) {
 		t.Fatalf("the documented role: %v", err)
 	}
 	t.Cleanup(func() { admin.Do(ctx, "ACL", "DELUSER", "idemctl-inspector") })
-	write(t, admin, job{key: "job:lockttl", age: time.Hour})
+	writeJobs(t, admin, job{key: "job:lockttl", age: time.Hour})
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "idemctl-inspector", Password: "insp-pw"})
 	defer c.Close()
 	rep := newReaper(t, c, policy(t, basePolicy, false), false, "").Cycle(ctx)

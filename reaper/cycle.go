@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/verify"
@@ -305,10 +306,10 @@ func (r *Reaper) plan(ctx context.Context, rule *Rule, cands []candidate, rr *Ru
 			continue
 		}
 		switch {
-		case p.Outcome == actions.NotFound:
+		case p.Outcome == write.NotFound:
 			rr.Skips[SkipGone]++
 			continue
-		case p.Outcome == actions.Conflict:
+		case p.Outcome == write.Conflict:
 			rr.Skips[SkipChanged]++
 			continue
 		case p.Read != nil:

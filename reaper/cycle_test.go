@@ -58,7 +58,7 @@ func TestSkipReasons(t *testing.T) {
 
 	// A rule that wants the library's deadline passed skips records
 	// storing none.
-	write(t, c, job{key: "job:nodeadline", age: time.Hour})
+	writeJobs(t, c, job{key: "job:nodeadline", age: time.Hour})
 	p = policy(t, strings.Replace(basePolicy, "action: fail", "action: fail\n    select: {deadline_passed: true}", 1), false)
 	rr = newReaper(t, c, p, false, "").Cycle(t.Context()).Rules[0]
 	// job:nodeadline, and job:locked and job:noage left from above
@@ -71,7 +71,7 @@ func TestSkipReasons(t *testing.T) {
 // budget, not an audit line; it reports what it would do.
 func TestDryRunWritesNothing(t *testing.T) {
 	c := jobs(t, orphans("a", 5)...)
-	write(t, c, job{key: "job:locked", age: time.Hour, lock: true})
+	writeJobs(t, c, job{key: "job:locked", age: time.Hour, lock: true})
 	before := dumpAll(t, c)
 	p := policy(t, basePolicy, false)
 	audit := recordtest.AuditPath(t)
@@ -181,7 +181,7 @@ func TestLeaseHolderOnly(t *testing.T) {
 	if rep := a.Cycle(ctx); !rep.Lease.Held || rep.Rules[0].Outcomes["applied"] != 2 {
 		t.Fatalf("first copy: %+v", rep)
 	}
-	write(t, c, orphans("h2-", 2)...)
+	writeJobs(t, c, orphans("h2-", 2)...)
 	rep := b.Cycle(ctx)
 	if rep.Lease.Held || len(rep.Rules) != 0 || !strings.Contains(rep.Lease.String(), a.Lease.Token) {
 		t.Fatalf("second copy acted or did not name the holder: %+v %q", rep, rep.Lease.String())
@@ -232,7 +232,7 @@ func TestTwoReapersNeverActTogether(t *testing.T) {
 	go func() { // the application, crashing now and then
 		defer wg.Done()
 		for i := 0; ctx.Err() == nil; i++ {
-			write(t, c, orphans(fmt.Sprintf("w%d-", i), 3)...)
+			writeJobs(t, c, orphans(fmt.Sprintf("w%d-", i), 3)...)
 			time.Sleep(20 * time.Millisecond)
 		}
 	}()

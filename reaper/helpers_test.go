@@ -11,6 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/config"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
@@ -71,12 +73,12 @@ type job struct {
 func jobs(t *testing.T, js ...job) redis.UniversalClient {
 	t.Helper()
 	_, c := redistest.SharedClient(t)
-	write(t, c, js...)
+	writeJobs(t, c, js...)
 	return c
 }
 
-// write stores jobs with times from the server's clock.
-func write(t *testing.T, c redis.UniversalClient, jobs ...job) {
+// writeJobs stores jobs with times from the server's clock.
+func writeJobs(t *testing.T, c redis.UniversalClient, jobs ...job) {
 	t.Helper()
 	ctx := t.Context()
 	now, err := c.Time(ctx).Result()
@@ -134,10 +136,10 @@ func policy(t *testing.T, doc string, verifier bool) *Policy {
 }
 
 // newReaper makes a reaper; apply opens an audit log under dir.
-func newReaper(t *testing.T, c redis.UniversalClient, p *Policy, apply bool, audit string) *Reaper {
+func newReaper(t *testing.T, c redis.UniversalClient, p *Policy, apply bool, auditLog string) *Reaper {
 	t.Helper()
 	setup := actions.Setup{Client: c, Policy: &actions.Policy{Writes: apply},
-		Identity: actions.Identity{OSUser: "tester", Actor: p.Actor()}, AuditPath: audit}
+		Identity: audit.Identity{OSUser: "tester", Actor: p.Actor()}, AuditPath: auditLog}
 	ex := actions.NewPlanner(setup)
 	if apply {
 		var err error
@@ -154,12 +156,12 @@ func newReaper(t *testing.T, c redis.UniversalClient, p *Policy, apply bool, aud
 func applied(t *testing.T, path string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	entries, err := actions.ReadAuditLog(path)
+	entries, err := audit.ReadEntries(path)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if e.Phase == actions.PhaseOutcome && e.Outcome == actions.Applied {
+		if e.Phase == audit.PhaseOutcome && e.Outcome == write.Applied {
 			if _, twice := out[e.Key]; twice {
 				t.Errorf("%s written twice", e.Key)
 			}

@@ -3,7 +3,7 @@ package reaper
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 )
 
 // Metrics counts what the reaper's cycles do, for the exporter's registry
@@ -57,7 +57,7 @@ func NewMetrics(p *Policy) *Metrics {
 		last:       prometheus.NewGauge(prometheus.GaugeOpts{Name: ns + "last_cycle_timestamp_seconds", Help: "Unix time the last cycle started."}),
 	}
 	outcomes := []string{WouldApply, WouldVerify}
-	for _, o := range actions.Outcomes {
+	for _, o := range write.Outcomes {
 		outcomes = append(outcomes, string(o))
 	}
 	for _, r := range p.Rules {

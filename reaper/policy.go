@@ -19,7 +19,9 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 	"github.com/idemctl/idemctl/internal/safefile"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/internal/yamldoc"
@@ -36,14 +38,14 @@ const (
 )
 
 // Kind is the executor's action for a.
-func (a Action) Kind() actions.Kind {
+func (a Action) Kind() write.Kind {
 	switch a {
 	case ActExpire:
-		return actions.KindExpire
+		return write.KindExpire
 	case ActFail:
-		return actions.KindFail
+		return write.KindFail
 	}
-	return actions.KindReconcile
+	return write.KindReconcile
 }
 
 // Verifier verdicts a rule can require.
@@ -117,7 +119,7 @@ type Rule struct {
 	KeyspaceName string
 	Keyspace     *inspect.Keyspace
 	Line         int
-	States       inspect.StateSet
+	States       filter.StateSet
 	Flags        inspect.Flags
 	MinOverdue   time.Duration
 	LockAbsent   bool
@@ -235,10 +237,10 @@ func checkRule(rc RuleConfig, at func(key ...string) int) (*Rule, error) {
 		states = []string{inspect.StateProcessing.String()}
 	}
 	var err error
-	if r.States, err = inspect.ParseStates(states); err != nil {
+	if r.States, err = filter.ParseStates(states); err != nil {
 		return nil, bad([]string{"select", "states"}, "select.states: %v", err)
 	}
-	if r.Flags, err = inspect.ParseFlags(rc.Select.Flags); err != nil {
+	if r.Flags, err = filter.ParseFlags(rc.Select.Flags); err != nil {
 		return nil, bad([]string{"select", "flags"}, "select.flags: %v", err)
 	}
 	if r.MinOverdue < 0 {
@@ -300,7 +302,7 @@ func (p *Policy) Bind(lookup func(name string) (*inspect.Keyspace, error), hasVe
 		case r.NeedsVerifier() && (hasVerifier == nil || !hasVerifier(ks)):
 			return fmt.Errorf("line %d: rules[%s]: the rule needs a verifier verdict, but keyspace %s has no verify: hook in the config", r.Line, r.KeyspaceName, ks.Name)
 		}
-		if r.Action.Kind() == actions.KindReconcile && s.Actions.Reconcile.Mode == "refuse" {
+		if r.Action.Kind() == write.KindReconcile && s.Actions.Reconcile.Mode == "refuse" {
 			return fmt.Errorf("line %d: rules[%s]: schema %s cannot be reconciled by idemctl: %s", r.Line, r.KeyspaceName, s.Name, s.Actions.Reconcile.Why)
 		}
 		r.Keyspace = ks

@@ -8,6 +8,7 @@ import (
 
 	"github.com/idemctl/idemctl/config"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 )
 
 // Bad policies are refused in one line that names the line and the key.
@@ -49,7 +50,7 @@ func TestPolicyDefaultsAndBind(t *testing.T) {
 	}
 	r := p.Rules[0]
 	if p.LeaseKey != "idemctl:reap:lease:test" || p.LeaseTTL != 20*time.Second || p.Rate != DefaultRate || p.Actor() != "reaper/test" ||
-		r.States != inspect.StatesOf(inspect.StateProcessing) || r.Action != ActFail {
+		r.States != filter.StatesOf(inspect.StateProcessing) || r.Action != ActFail {
 		t.Errorf("defaults: %+v %+v", p, r)
 	}
 	ks := jobKeyspace(t)

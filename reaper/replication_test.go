@@ -16,7 +16,7 @@ func TestReaperCountsWritesNotReplicated(t *testing.T) {
 	primary, replica := redistest.OwnWithReplica(t)
 	c := primary.Client(0)
 	defer c.Close()
-	write(t, c, orphans("repl", 3)...)
+	writeJobs(t, c, orphans("repl", 3)...)
 	if err := syscall.Kill(replica.Pid(), syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}

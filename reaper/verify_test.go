@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/pgtest"
@@ -26,7 +27,7 @@ func TestVerifiedActions(t *testing.T) {
 	c := jobs(t)
 	ctx := t.Context()
 	for _, k := range []string{"done-0", "done-1", "gone-0", "gone-1", "junk-0", "hang-0"} {
-		write(t, c, job{key: "job:" + k, age: time.Hour})
+		writeJobs(t, c, job{key: "job:" + k, age: time.Hour})
 	}
 	h := hook(t)
 	withHook := func(r *Reaper) *Reaper {
@@ -34,7 +35,7 @@ func TestVerifiedActions(t *testing.T) {
 		return r
 	}
 	doc := strings.Replace(basePolicy, "action: fail", "action: reconcile-if-verified", 1)
-	audit := recordtest.AuditPath(t)
+	auditLog := recordtest.AuditPath(t)
 
 	// A dry run does not run hooks unless asked: it says it would verify.
 	rr := withHook(newReaper(t, c, policy(t, doc, true), false, "")).Cycle(ctx).Rules[0]
@@ -48,7 +49,7 @@ func TestVerifiedActions(t *testing.T) {
 		t.Fatalf("dry run with --verify: %+v", rr)
 	}
 
-	r := withHook(newReaper(t, c, policy(t, doc, true), true, audit))
+	r := withHook(newReaper(t, c, policy(t, doc, true), true, auditLog))
 	start := time.Now()
 	rr = r.Cycle(ctx).Rules[0]
 	if took := time.Since(start); took > 5*time.Second {
@@ -74,23 +75,23 @@ func TestVerifiedActions(t *testing.T) {
 
 	// fail only what the source of truth says never happened
 	doc = strings.Replace(basePolicy, "action: fail", "action: fail\n    select: {verdict: not_done}", 1)
-	r = withHook(newReaper(t, c, policy(t, doc, true), true, audit))
+	r = withHook(newReaper(t, c, policy(t, doc, true), true, auditLog))
 	rr = r.Cycle(ctx).Rules[0]
 	if rr.Outcomes["applied"] != 2 || rr.Skips[SkipVerdictUnknown] != 2 {
 		t.Fatalf("fail on not_done: %+v", rr)
 	}
-	got := applied(t, audit)
+	got := applied(t, auditLog)
 	if len(got) != 4 || got["job:gone-0"] != "reaper/test" || got["job:gone-1"] != "reaper/test" {
 		t.Errorf("audited %v", got)
 	}
 	// each write's audit entries carry the verdict behind it
-	for _, e := range recordtest.AuditLines(t, audit) {
-		if e.Phase != actions.PhaseIntent {
+	for _, e := range recordtest.AuditLines(t, auditLog) {
+		if e.Phase != audit.PhaseIntent {
 			continue
 		}
-		want := map[actions.Kind]string{actions.KindReconcile: string(verify.Done), actions.KindFail: "not_done"}[e.Action]
+		want := map[write.Kind]string{write.KindReconcile: string(verify.Done), write.KindFail: "not_done"}[e.Action]
 		if e.Evidence == nil || e.Evidence.Verdict != want || e.Evidence.Hook != h.Command[0] ||
-			e.Action == actions.KindReconcile && e.Evidence.Ref != "ord-"+e.Key {
+			e.Action == write.KindReconcile && e.Evidence.Ref != "ord-"+e.Key {
 			t.Errorf("%s %s: evidence %+v", e.Action, e.Key, e.Evidence)
 		}
 	}
@@ -126,7 +127,7 @@ func TestChangedBeforeTheWrite(t *testing.T) {
 	srv, c := redistest.SharedClient(t)
 	ctx := t.Context()
 	for _, k := range []string{"flip", "vanish", "locked", "plain"} {
-		write(t, c, job{key: "job:" + k, age: time.Hour})
+		writeJobs(t, c, job{key: "job:" + k, age: time.Hour})
 	}
 	path := filepath.Join(t.TempDir(), "meddle.sh")
 	script := `#!/bin/sh
@@ -141,14 +142,14 @@ echo '{"verdict":"not_done"}'
 		t.Fatal(err)
 	}
 	h := &verify.Hook{Command: []string{path, "{key}", srv.Addr}, Timeout: 5 * time.Second}
-	audit := recordtest.AuditPath(t)
-	r := newReaper(t, c, policy(t, strings.Replace(basePolicy, "action: fail", "action: fail\n    select: {verdict: not_done}", 1), true), true, audit)
+	auditLog := recordtest.AuditPath(t)
+	r := newReaper(t, c, policy(t, strings.Replace(basePolicy, "action: fail", "action: fail\n    select: {verdict: not_done}", 1), true), true, auditLog)
 	r.Verifier = func(*inspect.Keyspace) *verify.Hook { return h }
 	rr := r.Cycle(ctx).Rules[0]
 	if want := map[string]int{SkipChanged: 2, SkipGone: 1}; rr.Outcomes["applied"] != 1 || !maps.Equal(rr.Skips, want) {
 		t.Fatalf("changed before the write: %+v", rr)
 	}
-	if got := applied(t, audit); len(got) != 1 || got["job:plain"] == "" {
+	if got := applied(t, auditLog); len(got) != 1 || got["job:plain"] == "" {
 		t.Errorf("applied %v", got)
 	}
 	if st := c.HGet(ctx, "job:flip", "state").Val(); st != "SUCCEEDED" {
@@ -224,8 +225,8 @@ rules:
 	if err := p.Bind(func(string) (*inspect.Keyspace, error) { return ks, nil }, func(*inspect.Keyspace) bool { return true }); err != nil {
 		t.Fatal(err)
 	}
-	audit := recordtest.AuditPath(t)
-	r := newReaper(t, c, p, true, audit)
+	auditLog := recordtest.AuditPath(t)
+	r := newReaper(t, c, p, true, auditLog)
 	r.Verifier = func(*inspect.Keyspace) *verify.Hook { return hook }
 
 	ctx, stop := context.WithCancel(t.Context())
@@ -259,23 +260,23 @@ rules:
 
 	// Every record the reaper wrote agrees with the database.
 	reconciled, failed := 0, 0
-	entries, err := actions.ReadAuditLog(audit)
+	entries, err := audit.ReadEntries(auditLog)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if e.Phase != actions.PhaseOutcome || e.Outcome != actions.Applied {
+		if e.Phase != audit.PhaseOutcome || e.Outcome != write.Applied {
 			continue
 		}
 		id, exists := orders[e.Key]
 		rec := c.HGetAll(t.Context(), e.Key).Val()
 		switch e.Action {
-		case actions.KindReconcile:
+		case write.KindReconcile:
 			reconciled++
 			if !exists || rec["state"] != "SUCCEEDED" || rec["reconciled_ref"] != strconv.FormatInt(id, 10) || rec["status"] != "201" {
 				t.Errorf("%s reconciled without its order (%v): %v", e.Key, exists, rec)
 			}
-		case actions.KindFail:
+		case write.KindFail:
 			failed++
 			if exists || rec["state"] != "FAILED" {
 				t.Errorf("%s failed although its order exists (%d): %v", e.Key, id, rec)

@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -48,13 +49,13 @@ func (r *Reaper) applyPlans(ctx context.Context, bud budget, plans []*actions.Pl
 	var spent []string
 	for i, res := range results {
 		o := string(res.Outcome)
-		if res.Outcome == actions.Skipped && ctx.Err() != nil {
+		if res.Outcome == write.Skipped && ctx.Err() != nil {
 			rr.Skips[SkipCycleDeadline]++
 		} else {
 			rr.Outcomes[o]++
 		}
 		items[i].Result, items[i].Detail = o, units.OneLine(res.Detail)
-		if res.Outcome == actions.Applied {
+		if res.Outcome == write.Applied {
 			spent = append(spent, res.Key)
 		}
 		if res.Unreplicated() {

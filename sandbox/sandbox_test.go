@@ -10,6 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/verify"
@@ -31,28 +33,28 @@ func TestDemoWriteUndoes(t *testing.T) {
 	before := s.Client.HGetAll(ctx, key).Val()
 	beforeAt := s.Client.PExpireTime(ctx, key).Val()
 
-	audit := filepath.Join(t.TempDir(), "audit.log")
+	auditLog := filepath.Join(t.TempDir(), "audit.log")
 	ex, err := actions.NewExecutor(actions.Setup{Client: s.Client, Policy: &actions.Policy{Writes: true, Profile: "demo"},
-		Identity: actions.Identity{OSUser: "test", Profile: "demo"}, AuditPath: audit})
+		Identity: audit.Identity{OSUser: "test", Profile: "demo"}, AuditPath: auditLog})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ex.Close() })
-	p, err := ex.Plan(ctx, actions.Request{Kind: actions.KindFail, Keyspace: s.Keyspace, Key: key, Reason: "demo test"})
+	p, err := ex.Plan(ctx, actions.Request{Kind: write.KindFail, Keyspace: s.Keyspace, Key: key, Reason: "demo test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Refused != "" || p.UndoNote != "" {
 		t.Fatalf("the demo's fail plan: refused %q, undo note %q", p.Refused, p.UndoNote)
 	}
-	if res := ex.Apply(ctx, p); res.Outcome != actions.Applied {
+	if res := ex.Apply(ctx, p); res.Outcome != write.Applied {
 		t.Fatalf("fail: %+v", res)
 	}
 	if st := s.Client.HGet(ctx, key, "state").Val(); st != "FAILED" {
 		t.Fatalf("after fail the record is %s", st)
 	}
 
-	undoLast(t, ex, audit, s.Keyspace)
+	undoLast(t, ex, auditLog, s.Keyspace)
 	after := s.Client.HGetAll(ctx, key).Val()
 	if !maps.Equal(before, after) {
 		t.Fatalf("undo restored\n%v\nwant\n%v", after, before)
@@ -63,9 +65,9 @@ func TestDemoWriteUndoes(t *testing.T) {
 }
 
 // undoLast undoes the log's newest write and checks it applied.
-func undoLast(t *testing.T, ex *actions.Executor, audit string, ks *inspect.Keyspace) {
+func undoLast(t *testing.T, ex *actions.Executor, auditLog string, ks *inspect.Keyspace) {
 	t.Helper()
-	entries, err := actions.ReadAuditLog(audit)
+	entries, err := audit.ReadEntries(auditLog)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func undoLast(t *testing.T, ex *actions.Executor, audit string, ks *inspect.Keys
 	if plans[0].Refused != "" {
 		t.Fatalf("undo refused: %s", plans[0].Refused)
 	}
-	if res := ex.ApplyAll(t.Context(), plans, 0, nil); res[0].Outcome != actions.Applied {
+	if res := ex.ApplyAll(t.Context(), plans, 0, nil); res[0].Outcome != write.Applied {
 		t.Fatalf("undo: %+v", res[0])
 	}
 }

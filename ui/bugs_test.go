@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -111,11 +112,11 @@ func TestEscInFilterKeepsScanAndCancelIsPartial(t *testing.T) {
 func bulkRun(t *testing.T, m *Model, n, refused, attempted, gone int) {
 	t.Helper()
 	recs := fixture(testKeyspace(t), n)
-	d := &dialog{shared: m.shared, kind: actions.KindFail, targets: recs, step: stepRunning, bar: progress.New(progress.WithWidth(40), progress.WithoutPercentage())}
+	d := &dialog{shared: m.shared, kind: write.KindFail, targets: recs, step: stepRunning, bar: progress.New(progress.WithWidth(40), progress.WithoutPercentage())}
 	for i := range recs {
-		p := &actions.Plan{Request: actions.Request{Kind: actions.KindFail, Key: recs[i].Key, Keyspace: recs[i].Keyspace}}
+		p := &actions.Plan{Request: actions.Request{Kind: write.KindFail, Key: recs[i].Key, Keyspace: recs[i].Keyspace}}
 		if i < refused {
-			p.Refused, p.Outcome = "the key does not exist", actions.NotFound
+			p.Refused, p.Outcome = "the key does not exist", write.NotFound
 		}
 		d.plans = append(d.plans, p)
 	}
@@ -125,14 +126,14 @@ func bulkRun(t *testing.T, m *Model, n, refused, attempted, gone int) {
 	ch := make(chan writeMsg, n)
 	m.writeCh = ch
 	for i, p := range d.plans {
-		r := actions.Result{Key: p.Key, Action: actions.KindFail, Outcome: actions.Applied}
+		r := actions.Result{Key: p.Key, Action: write.KindFail, Outcome: write.Applied}
 		switch {
 		case i < refused:
 			r.Outcome, r.Detail = p.Outcome, p.Refused
 		case i >= refused+attempted:
-			r.Outcome, r.Detail = actions.Skipped, "cancelled before this write"
+			r.Outcome, r.Detail = write.Skipped, "cancelled before this write"
 		case i < refused+gone:
-			r.Outcome, r.Detail = actions.NotFound, "the key does not exist"
+			r.Outcome, r.Detail = write.NotFound, "the key does not exist"
 		}
 		m.Update(writeMsg{i: i, r: r})
 	}

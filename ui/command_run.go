@@ -6,7 +6,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -37,7 +37,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		return m.export(arg)
 	case "fail", "expire", "reconcile":
 		m.screen = screenRecords
-		return m.openDialog(actions.Kind(name))
+		return m.openDialog(write.Kind(name))
 	case "keyspace", "ks":
 		if what, ok := m.src.keyspace(m.shared, arg); ok {
 			return m.restart(what)

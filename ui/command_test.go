@@ -11,7 +11,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 )
 
 // runCmd runs a Cmd inline and feeds its message back, as the runtime would.
@@ -127,7 +127,7 @@ func TestCommandLineExportAndWrites(t *testing.T) {
 	press(m, ":")
 	typeText(m, "fail")
 	press(m, "enter")
-	if m.dialog == nil || m.dialog.kind != actions.KindFail {
+	if m.dialog == nil || m.dialog.kind != write.KindFail {
 		t.Fatal(":fail did not open the dialog")
 	}
 	press(m, "esc", ":")

@@ -10,7 +10,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
+	snapfile "github.com/idemctl/idemctl/inspect/snapshot"
 	"github.com/idemctl/idemctl/ui/common"
 )
 
@@ -56,7 +58,7 @@ func (c *shared) copyCommand(sel []inspect.Record) tea.Cmd {
 	if len(sel) == 0 {
 		return nil
 	}
-	if src := c.Opts.Scan.Snapshot; src != nil {
+	if src, ok := c.Opts.Scan.Snapshot.(*snapfile.Source); ok {
 		c.Status = fmt.Sprintf("pinning %d records to the snapshot (one more pass over the file)…", len(sel))
 		return pinSnapshot(c.Ctx, src, sel, c.Opts.Profile)
 	}
@@ -72,7 +74,7 @@ type pinnedMsg struct {
 
 // pinSnapshot reads the selection's versions from the file and writes the
 // command that applies them to the live server, lines in a here-document.
-func pinSnapshot(ctx context.Context, src *inspect.SnapshotSource, sel []inspect.Record, profile string) tea.Cmd {
+func pinSnapshot(ctx context.Context, src *snapfile.Source, sel []inspect.Record, profile string) tea.Cmd {
 	return func() tea.Msg {
 		byKS := map[*inspect.Keyspace][]string{}
 		for _, r := range sel {
@@ -80,7 +82,7 @@ func pinSnapshot(ctx context.Context, src *inspect.SnapshotSource, sel []inspect
 		}
 		versions := map[string]inspect.RecordVersion{}
 		for ks, keys := range byKS {
-			vs, err := inspect.PinSnapshot(ctx, src, ks, keys)
+			vs, err := snapfile.Pin(ctx, src, ks, keys)
 			if err != nil {
 				return pinnedMsg{err: err}
 			}
@@ -102,7 +104,7 @@ func pinSnapshot(ctx context.Context, src *inspect.SnapshotSource, sel []inspect
 			if !ok || v.Err != "" {
 				continue // gone at the snapshot's time, or not pinnable: left out
 			}
-			short := actions.Version{Type: v.Type, Content: v.Content, Expiry: v.Expiry, Companion: v.Companion}.Short()
+			short := write.Version{Type: v.Type, Content: v.Content, Expiry: v.Expiry, Companion: v.Companion}.Short()
 			b.WriteString(actions.TargetLine(r.Key, r.RawState, r.Fingerprint, short) + "\n")
 			n++
 		}

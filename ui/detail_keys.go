@@ -4,7 +4,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/ui/common"
 )
@@ -47,11 +47,11 @@ func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.Status = m.OffHint(m.screen == screenStreams)
 		return nil
 	case key.Matches(msg, k.Fail):
-		return m.openDialogOn(actions.KindFail, []inspect.Record{m.detail.cur.shown()})
+		return m.openDialogOn(write.KindFail, []inspect.Record{m.detail.cur.shown()})
 	case key.Matches(msg, k.Reconcile):
-		return m.openDialogOn(actions.KindReconcile, []inspect.Record{m.detail.cur.shown()})
+		return m.openDialogOn(write.KindReconcile, []inspect.Record{m.detail.cur.shown()})
 	case key.Matches(msg, k.Expire):
-		return m.openDialogOn(actions.KindExpire, []inspect.Record{m.detail.cur.shown()})
+		return m.openDialogOn(write.KindExpire, []inspect.Record{m.detail.cur.shown()})
 	}
 	return m.detail.Update(msg)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/ui/common"
@@ -38,7 +39,7 @@ type dialog struct {
 	*shared
 	w, h int
 
-	kind     actions.Kind
+	kind     write.Kind
 	targets  []inspect.Record // copies: what the operator saw
 	entries  []streams.Mark   // a write on pending entries: what the operator saw (targets is nil)
 	needsRef bool             // a target's schema records a reference
@@ -77,7 +78,7 @@ func newInput(placeholder, value string, width int) textinput.Model {
 }
 
 // openDialog starts a write on the marked records, or the one under the cursor.
-func (m *Model) openDialog(kind actions.Kind) tea.Cmd {
+func (m *Model) openDialog(kind write.Kind) tea.Cmd {
 	if !m.CanWrite() {
 		m.Status = m.OffHint(m.screen == screenStreams)
 		return nil
@@ -95,7 +96,7 @@ func (m *Model) openDialog(kind actions.Kind) tea.Cmd {
 
 // openDialogOn starts a write on the given records (the detail screen's
 // record, or the marked ones).
-func (m *Model) openDialogOn(kind actions.Kind, targets []inspect.Record) tea.Cmd {
+func (m *Model) openDialogOn(kind write.Kind, targets []inspect.Record) tea.Cmd {
 	if !m.CanWrite() {
 		m.Status = m.OffHint(m.screen == screenStreams)
 		return nil
@@ -105,17 +106,17 @@ func (m *Model) openDialogOn(kind actions.Kind, targets []inspect.Record) tea.Cm
 	// The TTL field starts at the action's default, shown as its name.
 	ttlDefault := string(actions.TTLRetention)
 	switch kind {
-	case actions.KindExpire:
+	case write.KindExpire:
 		d.labels = []string{"TTL", "Reason"}
 		// Ten minutes, not 0: a slip of enter must not delete; 0 is typed on purpose.
 		d.inputs = []textinput.Model{newInput("a duration, e.g. 10m; 0 deletes now", expireDefault, w), newInput("why (required)", "", w)}
-	case actions.KindFail:
+	case write.KindFail:
 		d.labels = []string{"Reason", "TTL"}
 		d.inputs = []textinput.Model{newInput("why (required)", "", w), newInput("retention, keep, or a duration", ttlDefault, w)}
-	case actions.KindUndo:
+	case write.KindUndo:
 		d.labels = []string{"Reason"}
 		d.inputs = []textinput.Model{newInput("why (required)", "", w)}
-	case actions.KindReconcile:
+	case write.KindReconcile:
 		ref := "optional: reference in the source of truth (e.g. order id)"
 		if d.needsRef {
 			ref = "reference in the source of truth, e.g. order id (required)"
@@ -232,7 +233,7 @@ func (d *dialog) View() string {
 			}
 			fmt.Fprintf(&b, "%s%-7s %s\n", marker, l, d.inputs[i].View())
 		}
-		if d.kind == actions.KindExpire {
+		if d.kind == write.KindExpire {
 			b.WriteString("\n" + s.Dim.Render("TTL: the record expires after it (10m: in ten minutes); 0 deletes it now") + "\n")
 		}
 		if hint := streams.FormHint(d.kind); d.entries != nil && hint != "" {

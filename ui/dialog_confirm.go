@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
@@ -62,7 +63,7 @@ func (d *dialog) run() <-chan writeMsg {
 // changeLines are a plan's changes, field, before → after, each whole
 // (up to 200 characters a value) and wrapped under its value: the plan
 // scrolls, so nothing is clipped to keep the confirmation in sight.
-func (d *dialog) changeLines(cs []actions.Change) string {
+func (d *dialog) changeLines(cs []write.Change) string {
 	var b strings.Builder
 	for _, c := range cs {
 		field := fmt.Sprintf("  %-14s ", inspect.Sanitize(c.Field))

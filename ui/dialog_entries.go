@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/ui/common"
@@ -21,7 +22,7 @@ import (
 
 // openEntryWrite opens the write dialog of kind on the entries a write
 // key takes.
-func (m *Model) openEntryWrite(kind actions.Kind) tea.Cmd {
+func (m *Model) openEntryWrite(kind write.Kind) tea.Cmd {
 	if why := streams.Readable(m.Common); why != "" {
 		m.Status = why
 		return nil
@@ -38,11 +39,11 @@ func (m *Model) openEntryWrite(kind actions.Kind) tea.Cmd {
 	d := &dialog{kind: kind, entries: targets, onMarks: onMarks, step: stepForm,
 		labels: []string{"Reason"}, inputs: []textinput.Model{newInput("why (required)", "", w)}}
 	switch kind {
-	case actions.KindRetry:
+	case write.KindRetry:
 		d.labels = append(d.labels, "Mode", "To")
-		d.inputs = append(d.inputs, newInput("claim, claim-justid or redeliver", string(actions.RetryClaim), w),
+		d.inputs = append(d.inputs, newInput("claim, claim-justid or redeliver", string(write.RetryClaim), w),
 			newInput("the recovery consumer (empty: each keyspace's)", m.streams.SharedDefault(targets, streams.RecoveryOf), w))
-	case actions.KindDeadLetter:
+	case write.KindDeadLetter:
 		d.labels = append(d.labels, "To")
 		d.inputs = append(d.inputs, newInput("the dead-letter stream (empty: each keyspace's dead_letter)", m.streams.SharedDefault(targets, streams.DeadLetterOf), w))
 	}
@@ -149,7 +150,7 @@ func (d *dialog) entryPlan() (plan, foot []string) {
 			break
 		}
 	}
-	if d.kind == actions.KindRetry && d.runnable() > 0 {
+	if d.kind == write.KindRetry && d.runnable() > 0 {
 		foot = append(foot, s.Dim.Render(common.Fit("undoable: u on the Writes screen hands an entry back as it was", d.Width)))
 	}
 	return plan, foot

@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/ui/common"
 )
@@ -48,7 +49,7 @@ func (d *dialog) submitForm() tea.Cmd {
 	}
 	d.errText, d.step = "", stepPlanning
 	ex, ctx, targets, kind := d.Opts.Executor, d.Ctx, d.targets, d.kind
-	if kind == actions.KindUndo {
+	if kind == write.KindUndo {
 		return d.planUndo(reason)
 	}
 	return func() tea.Msg {
@@ -70,7 +71,7 @@ func (d *dialog) submitForm() tea.Cmd {
 
 // needsRef reports whether any target's schema records a reference: the
 // form then asks for one, as the CLI asks for --ref.
-func needsRef(kind actions.Kind, targets []inspect.Record) bool {
+func needsRef(kind write.Kind, targets []inspect.Record) bool {
 	for i := range targets {
 		if actions.NeedsRef(kind, targets[i].Keyspace) {
 			return true

@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -59,7 +60,7 @@ func (d *dialog) resultNotes() string {
 		case len(notes) >= 5 || d.plans[i].Refused != "":
 		case r.Unreplicated():
 			notes = append(notes, fmt.Sprintf("  not replicated %s: %s", d.shownKey(d.resultKey(i), d.Width/2), inspect.Sanitize(r.Note)))
-		case r.Outcome != actions.Applied && r.Outcome != actions.Skipped:
+		case r.Outcome != write.Applied && r.Outcome != write.Skipped:
 			notes = append(notes, fmt.Sprintf("  %s %s: %s", r.Outcome, d.shownKey(d.resultKey(i), d.Width/2), inspect.Sanitize(r.Detail)))
 		}
 	}

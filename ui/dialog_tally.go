@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
@@ -37,25 +38,25 @@ type writeCause struct {
 }
 
 var writeCauses = []writeCause{
-	{"the record changed since the preview", outcomeIs(actions.Conflict, actions.NotFound)},
+	{"the record changed since the preview", outcomeIs(write.Conflict, write.NotFound)},
 	{"NOPERM: the server's ACL does not let this Redis user write", refusedWith(aclRefusal)},
 	{"refused by policy", refusedWith(policyRefusal)},
 	{"the audit log could not be written", refusedWith(func(d string) bool { return strings.HasPrefix(d, "not written: ") })},
 	{"the record's version could not be read, so the write could not be guarded",
 		refusedWith(func(d string) bool { return strings.HasPrefix(d, "the record's version could not be read") })},
-	{"a server error", outcomeIs(actions.Failed)},
-	{"uncertain, and a re-read shows it did not happen", outcomeIs(actions.NotApplied)},
-	{"uncertain: check the record by hand", outcomeIs(actions.Unknown)},
+	{"a server error", outcomeIs(write.Failed)},
+	{"uncertain, and a re-read shows it did not happen", outcomeIs(write.NotApplied)},
+	{"uncertain: check the record by hand", outcomeIs(write.Unknown)},
 }
 
-func outcomeIs(outs ...actions.Outcome) func(actions.Result) bool {
+func outcomeIs(outs ...write.Outcome) func(actions.Result) bool {
 	return func(r actions.Result) bool { return slices.Contains(outs, r.Outcome) }
 }
 
 // refusedWith matches a write refused (nothing written) for the reason
 // its detail gives.
 func refusedWith(detail func(string) bool) func(actions.Result) bool {
-	return func(r actions.Result) bool { return r.Outcome == actions.Refused && detail(r.Detail) }
+	return func(r actions.Result) bool { return r.Outcome == write.Refused && detail(r.Detail) }
 }
 
 // aclRefusal recognises the server's ACL in a refusal, as the executor
@@ -95,10 +96,10 @@ func (d *dialog) tally() runTally {
 		t.writes++
 		r := d.results[i]
 		switch {
-		case i >= d.done || r.Outcome == actions.Skipped:
+		case i >= d.done || r.Outcome == write.Skipped:
 			t.notAttempted++
 			t.stopped = t.stopped || strings.HasPrefix(r.Detail, "not written: the run stopped")
-		case r.Outcome == actions.Applied:
+		case r.Outcome == write.Applied:
 			t.attempted++
 			t.applied++
 			if r.Unreplicated() {

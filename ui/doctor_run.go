@@ -46,7 +46,7 @@ func (d *doctorRun) observe(b inspect.Batch) {
 }
 
 // judge finishes in the background once the scan is complete.
-func (d *doctorRun) judge(ctx context.Context, gen int, c redis.UniversalClient, kss []*inspect.Keyspace, covs []inspect.Coverage, withConfig bool, offline *inspect.SnapshotSource) tea.Cmd {
+func (d *doctorRun) judge(ctx context.Context, gen int, c redis.UniversalClient, kss []*inspect.Keyspace, covs []inspect.Coverage, withConfig bool, offline inspect.KeySource) tea.Cmd {
 	if d == nil {
 		return nil
 	}
@@ -54,7 +54,7 @@ func (d *doctorRun) judge(ctx context.Context, gen int, c redis.UniversalClient,
 		snap := d.snap.Finish(ctx, c, covs)
 		var srv doctor.Server
 		if offline != nil {
-			srv = doctor.SnapshotServer(offline.Info().String())
+			srv = doctor.SnapshotServer(offline.String())
 		} else {
 			srv = doctor.ReadServer(ctx, c, withConfig)
 		}

@@ -7,18 +7,19 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 )
 
 // A drill is a line of the Overview or Stats screen that enter opens as a
 // filtered Records screen: a state, a flag, a capture's value.
 type drill struct {
-	f     inspect.Filter
+	f     filter.Filter
 	shown string // the line as drawn, to find it on the page
 }
 
 // item registers a drillable line while a screen renders, marking the
 // selected one.
-func (ds *drillScreen) item(text string, f inspect.Filter) string {
+func (ds *drillScreen) item(text string, f filter.Filter) string {
 	shown := "  " + text
 	if len(ds.drills) == ds.sel {
 		shown = ds.Styles.Selected.Render("▸ " + text)
@@ -29,7 +30,7 @@ func (ds *drillScreen) item(text string, f inspect.Filter) string {
 
 // showFiltered shows the records f keeps, ungrouped, from the top; the
 // sort stays.
-func (rs *recordsScreen) showFiltered(f inspect.Filter) {
+func (rs *recordsScreen) showFiltered(f filter.Filter) {
 	rs.store.f = f
 	rs.store.group = nil
 	rs.cursor, rs.offset = 0, 0
@@ -37,22 +38,22 @@ func (rs *recordsScreen) showFiltered(f inspect.Filter) {
 	rs.clampCursor()
 }
 
-func stateDrill(st inspect.State) inspect.Filter { return inspect.Filter{States: inspect.StatesOf(st)} }
+func stateDrill(st inspect.State) filter.Filter { return filter.Filter{States: filter.StatesOf(st)} }
 
-func flagDrill(f inspect.Flags) inspect.Filter {
+func flagDrill(f inspect.Flags) filter.Filter {
 	if f == inspect.FlagStale {
-		return inspect.Filter{Stale: true}
+		return filter.Filter{Stale: true}
 	}
-	return inspect.Filter{Flags: f}
+	return filter.Filter{Flags: f}
 }
 
 // captureDrill selects one value of a template capture.
-func captureDrill(name, value string) inspect.Filter {
-	s, err := inspect.ParseSearch(captureTerm(name, value))
+func captureDrill(name, value string) filter.Filter {
+	s, err := filter.ParseSearch(captureTerm(name, value))
 	if err != nil || strings.ContainsAny(value, " \t") {
-		return inspect.Filter{} // a value the search cannot express: all records
+		return filter.Filter{} // a value the search cannot express: all records
 	}
-	return inspect.Filter{Search: s}
+	return filter.Filter{Search: s}
 }
 
 // drillShown is the Overview or Stats, whichever is shown.

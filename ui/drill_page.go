@@ -5,7 +5,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 	"github.com/idemctl/idemctl/ui/common"
 )
 
@@ -183,11 +183,11 @@ func (ds *drillScreen) showLine(i, n int) {
 }
 
 // selected is enter: the selected line's filter, when it shows.
-func (ds *drillScreen) selected() (inspect.Filter, bool) {
+func (ds *drillScreen) selected() (filter.Filter, bool) {
 	p := ds.drillPage()
 	if !ds.onPage(p, ds.sel) {
 		ds.Status = "no line is selected on this page: j/k select one, enter opens it"
-		return inspect.Filter{}, false
+		return filter.Filter{}, false
 	}
 	return ds.drills[ds.sel].f, true
 }

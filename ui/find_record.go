@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/keytemplate"
 	"github.com/idemctl/idemctl/inspect/lookup"
 	"github.com/idemctl/idemctl/internal/safefile"
 	"github.com/idemctl/idemctl/ui/common"
@@ -103,7 +104,7 @@ func parseFindLine(line string) (findArgs, error) {
 	for _, w := range fs.Args() {
 		name, v, ok := strings.Cut(w, "=")
 		switch {
-		case ok && inspect.ValidName(name):
+		case ok && keytemplate.ValidName(name):
 			a.in.Captures[name] = v // NAME=VALUE, as --capture
 		case a.word == "":
 			a.word = w
@@ -113,7 +114,7 @@ func parseFindLine(line string) (findArgs, error) {
 	}
 	for _, c := range captures {
 		name, v, ok := strings.Cut(c, "=")
-		if !ok || !inspect.ValidName(name) {
+		if !ok || !keytemplate.ValidName(name) {
 			return a, fmt.Errorf("--capture %q: want NAME=VALUE", c)
 		}
 		a.in.Captures[name] = v

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/recordtest"
@@ -50,7 +51,7 @@ func TestFindOpensTheRecordWithItsVerdict(t *testing.T) {
 	ks := testKeyspace(t)
 	ks.ReserveTTL, ks.ProcessingTimeout, ks.Retention = 2*time.Hour, time.Minute, time.Hour
 	ex, err := actions.NewExecutor(actions.Setup{Client: c, AuditPath: recordtest.AuditPath(t),
-		Identity: actions.Identity{OSUser: "tester", Profile: "prod"}, Policy: &actions.Policy{Writes: true, Profile: "prod"}})
+		Identity: audit.Identity{OSUser: "tester", Profile: "prod"}, Policy: &actions.Policy{Writes: true, Profile: "prod"}})
 	if err != nil {
 		t.Fatal(err)
 	}

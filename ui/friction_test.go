@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -16,7 +17,7 @@ func TestHeaderKeepsBadgeProfileAndAddress(t *testing.T) {
 	ks := testKeyspace(t)
 	recs := fixture(ks, 10)
 	prot, err := actions.NewExecutor(actions.Setup{AuditPath: t.TempDir() + "/audit.log",
-		Policy: &actions.Policy{Writes: true, Protected: true, Profile: "prod-eu"}, Identity: actions.Identity{OSUser: "tester"}})
+		Policy: &actions.Policy{Writes: true, Protected: true, Profile: "prod-eu"}, Identity: audit.Identity{OSUser: "tester"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/ui/common"
 	"github.com/idemctl/idemctl/ui/streams"
@@ -141,7 +142,7 @@ func (o *overviewScreen) attention(b *strings.Builder, rep *inspect.Report) {
 	for _, it := range []struct {
 		n    int64
 		what string
-		f    inspect.Filter
+		f    filter.Filter
 	}{
 		{rep.Stale, "stale: processing past the timeout, the worker probably crashed", flagDrill(inspect.FlagStale)},
 		{rep.Flags["processing_no_ttl"], "stuck: processing with no TTL, retries blocked for ever", flagDrill(inspect.FlagProcessingNoTTL)},

@@ -8,6 +8,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 	"github.com/idemctl/idemctl/internal/testkit/recordtest"
@@ -20,7 +22,7 @@ import (
 func executor(t *testing.T, writes bool) *actions.Executor {
 	t.Helper()
 	ex, err := actions.NewExecutor(actions.Setup{AuditPath: recordtest.AuditPath(t),
-		Policy: &actions.Policy{Writes: writes, Profile: "local"}, Identity: actions.Identity{OSUser: "tester"}})
+		Policy: &actions.Policy{Writes: writes, Profile: "local"}, Identity: audit.Identity{OSUser: "tester"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +161,7 @@ func TestDialogDefaultTTLOnADeletingAction(t *testing.T) {
 	}
 	ks := inspecttest.Keyspace(t, "setnx")
 	ex, err := actions.NewExecutor(actions.Setup{Client: c, AuditPath: recordtest.AuditPath(t),
-		Policy: &actions.Policy{Writes: true, Profile: "local"}, Identity: actions.Identity{OSUser: "tester"}})
+		Policy: &actions.Policy{Writes: true, Profile: "local"}, Identity: audit.Identity{OSUser: "tester"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +186,7 @@ func TestDialogDefaultTTLOnADeletingAction(t *testing.T) {
 	typeText(m, "yes")
 	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	run(m, cmd)
-	if n := c.Exists(ctx, key).Val(); n != 0 || m.dialog.results[0].Outcome != actions.Applied {
+	if n := c.Exists(ctx, key).Val(); n != 0 || m.dialog.results[0].Outcome != write.Applied {
 		t.Fatalf("marker still there (%d), result %+v", n, m.dialog.results[0])
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/recordtest"
@@ -127,7 +129,7 @@ func aclLive(t *testing.T, name string, rights ...string) *liveFixture {
 	t.Cleanup(func() { c.Close() })
 	auditPath := recordtest.AuditPath(t)
 	ex, err := actions.NewExecutor(actions.Setup{Client: c, AuditPath: auditPath,
-		Identity: actions.Identity{OSUser: "tester", RedisUser: name, Profile: "prod"},
+		Identity: audit.Identity{OSUser: "tester", RedisUser: name, Profile: "prod"},
 		Policy:   &actions.Policy{Writes: true, Profile: "prod"}})
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +196,7 @@ func TestRefusalNamesNOPERM(t *testing.T) {
 			m := f.m
 			recs := forceFailMarked(t, m, 2, nil)
 			for _, r := range m.dialog.results {
-				if r.Outcome != actions.Refused {
+				if r.Outcome != write.Refused {
 					t.Fatalf("%s: %s %q", r.Key, r.Outcome, r.Detail)
 				}
 			}
@@ -239,12 +241,12 @@ func TestMixedCausesOneLinePerCause(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	byKey := map[string]actions.Outcome{}
+	byKey := map[string]write.Outcome{}
 	for _, r := range m.dialog.results {
 		byKey[r.Key] = r.Outcome
 	}
-	if byKey[recs[0].Key] != actions.Conflict || byKey[recs[1].Key] != actions.NotFound ||
-		byKey[recs[2].Key] != actions.Refused || byKey[recs[3].Key] != actions.Applied {
+	if byKey[recs[0].Key] != write.Conflict || byKey[recs[1].Key] != write.NotFound ||
+		byKey[recs[2].Key] != write.Refused || byKey[recs[3].Key] != write.Applied {
 		t.Fatalf("outcomes %v", m.dialog.results)
 	}
 	got := m.dialog.tally().String(true)
@@ -267,25 +269,25 @@ func TestMixedCausesOneLinePerCause(t *testing.T) {
 // executor's real details; a result no row knows is counted by its
 // outcome; the not attempted say why they were not.
 func TestRunTallyCauses(t *testing.T) {
-	res := func(o actions.Outcome, detail string) actions.Result {
+	res := func(o write.Outcome, detail string) actions.Result {
 		return actions.Result{Outcome: o, Detail: detail}
 	}
 	cases := []struct {
 		r   actions.Result
 		why string
 	}{
-		{res(actions.Conflict, "the record changed since it was read: state is now \"SUCCEEDED\"; nothing was written"), "the record changed since the preview"},
-		{res(actions.NotFound, "the key no longer exists"), "the record changed since the preview"},
-		{res(actions.Refused, "NOPERM this user has no permissions to run the 'evalsha' command — the ACL user \"x\" may not run the write scripts"), aclCause},
-		{res(actions.Refused, "the record's version could not be read, so the write cannot be guarded: NOPERM this user has no permissions to run the 'eval' command"), aclCause},
-		{res(actions.Refused, "ERR The user executing the script can't run this command or subcommand script: …"), aclCause},
-		{res(actions.Refused, actions.ErrNeedsProfileName.Error()), "refused by policy"},
-		{res(actions.Refused, actions.ErrReadOnly.Error()), "refused by policy"},
-		{res(actions.Refused, "not written: "+errors.New("write audit.log: no space left on device").Error()), "the audit log could not be written"},
-		{res(actions.Refused, "the record's version could not be read, so the write cannot be guarded: LOADING"), "the record's version could not be read, so the write could not be guarded"},
-		{res(actions.Failed, "OOM command not allowed — Redis is at maxmemory and refuses writes; nothing was written"), "a server error"},
-		{res(actions.NotApplied, "uncertain (i/o timeout); a re-read shows the record unchanged: the write did not happen"), "uncertain, and a re-read shows it did not happen"},
-		{res(actions.Unknown, "uncertain (i/o timeout); the record could not be re-read: check it by hand"), "uncertain: check the record by hand"},
+		{res(write.Conflict, "the record changed since it was read: state is now \"SUCCEEDED\"; nothing was written"), "the record changed since the preview"},
+		{res(write.NotFound, "the key no longer exists"), "the record changed since the preview"},
+		{res(write.Refused, "NOPERM this user has no permissions to run the 'evalsha' command — the ACL user \"x\" may not run the write scripts"), aclCause},
+		{res(write.Refused, "the record's version could not be read, so the write cannot be guarded: NOPERM this user has no permissions to run the 'eval' command"), aclCause},
+		{res(write.Refused, "ERR The user executing the script can't run this command or subcommand script: …"), aclCause},
+		{res(write.Refused, actions.ErrNeedsProfileName.Error()), "refused by policy"},
+		{res(write.Refused, actions.ErrReadOnly.Error()), "refused by policy"},
+		{res(write.Refused, "not written: "+errors.New("write audit.log: no space left on device").Error()), "the audit log could not be written"},
+		{res(write.Refused, "the record's version could not be read, so the write cannot be guarded: LOADING"), "the record's version could not be read, so the write could not be guarded"},
+		{res(write.Failed, "OOM command not allowed — Redis is at maxmemory and refuses writes; nothing was written"), "a server error"},
+		{res(write.NotApplied, "uncertain (i/o timeout); a re-read shows the record unchanged: the write did not happen"), "uncertain, and a re-read shows it did not happen"},
+		{res(write.Unknown, "uncertain (i/o timeout); the record could not be re-read: check it by hand"), "uncertain: check the record by hand"},
 	}
 	d := &dialog{}
 	for _, c := range cases {
@@ -299,8 +301,8 @@ func TestRunTallyCauses(t *testing.T) {
 	}
 	// all together, with one applied, one no row knows, two cancelled
 	d.plans = append(d.plans, &actions.Plan{}, &actions.Plan{}, &actions.Plan{}, &actions.Plan{})
-	d.results = append(d.results, res(actions.Applied, ""), res(actions.Refused, "the key's type (string) does not match the schema"),
-		res(actions.Skipped, "cancelled before this write"), res(actions.Skipped, "cancelled before this write"))
+	d.results = append(d.results, res(write.Applied, ""), res(write.Refused, "the key's type (string) does not match the schema"),
+		res(write.Skipped, "cancelled before this write"), res(write.Skipped, "cancelled before this write"))
 	d.done = len(d.plans)
 	got := d.tally().String(true)
 	want := strings.Join([]string{
@@ -319,8 +321,8 @@ func TestRunTallyCauses(t *testing.T) {
 		t.Errorf("mixed summary\n%s\nwant\n%s", got, want)
 	}
 	// A run the audit log stopped was not cancelled.
-	stopped := &dialog{plans: []*actions.Plan{{}, {}}, done: 2, results: []actions.Result{res(actions.Applied, ""),
-		res(actions.Skipped, "not written: the run stopped: write audit.log: no space left on device")}}
+	stopped := &dialog{plans: []*actions.Plan{{}, {}}, done: 2, results: []actions.Result{res(write.Applied, ""),
+		res(write.Skipped, "not written: the run stopped: write audit.log: no space left on device")}}
 	if got, want := stopped.tally().String(true), "1 of 2 planned writes: 1 applied · 1 not attempted: the run stopped (the audit log could not be written)"; got != want {
 		t.Errorf("stopped run\n%s\nwant\n%s", got, want)
 	}

@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/ui/common"
 )
@@ -34,10 +35,10 @@ func (fl *filterLine) start(search string) tea.Cmd {
 
 // onKey edits the filter; enter applies (search is what to apply, nil
 // when the text does not parse: filterErr says why), esc abandons.
-func (fl *filterLine) onKey(msg tea.KeyPressMsg) (search *inspect.Search, cmd tea.Cmd) {
+func (fl *filterLine) onKey(msg tea.KeyPressMsg) (search *filter.Search, cmd tea.Cmd) {
 	switch msg.String() {
 	case "enter":
-		s, err := inspect.ParseSearch(strings.TrimSpace(fl.input.Value()))
+		s, err := filter.ParseSearch(strings.TrimSpace(fl.input.Value()))
 		if err != nil {
 			fl.filterErr = inspect.Sanitize(units.OneLine(err.Error()))
 			return nil, nil

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/ui/common"
 )
@@ -245,7 +246,7 @@ func captureTerm(name, value string) string { return name + "=" + value }
 
 // applySearch sets the search text (already checked) and rebuilds the view.
 func (rs *recordsScreen) applySearch(text string) {
-	s, err := inspect.ParseSearch(text)
+	s, err := filter.ParseSearch(text)
 	if err != nil {
 		rs.Status = "filter: " + inspect.Sanitize(err.Error())
 		return

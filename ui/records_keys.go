@@ -4,8 +4,9 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 	"github.com/idemctl/idemctl/ui/common"
 )
 
@@ -22,7 +23,7 @@ type recordsScreen struct {
 	// The grouped view: its cursor, and the search to restore when an
 	// opened group is closed.
 	groupCursor, groupOffset int
-	groupSearch              inspect.Search
+	groupSearch              filter.Search
 
 	filterLine          // /
 	find       *findBar // ctrl+f
@@ -89,9 +90,9 @@ func (m *Model) onRecordsKey(msg tea.KeyPressMsg) tea.Cmd {
 	if cmd, ok := common.Dispatch(msg, []common.KeyAction{
 		{Binding: k.Open, Do: func() tea.Cmd { return m.openDetail(false) }},
 		{Binding: k.Reveal, Do: func() tea.Cmd { return m.openDetail(true) }},
-		{Binding: k.Expire, Do: func() tea.Cmd { return m.openDialog(actions.KindExpire) }},
-		{Binding: k.Fail, Do: func() tea.Cmd { return m.openDialog(actions.KindFail) }},
-		{Binding: k.Reconcile, Do: func() tea.Cmd { return m.openDialog(actions.KindReconcile) }},
+		{Binding: k.Expire, Do: func() tea.Cmd { return m.openDialog(write.KindExpire) }},
+		{Binding: k.Fail, Do: func() tea.Cmd { return m.openDialog(write.KindFail) }},
+		{Binding: k.Reconcile, Do: func() tea.Cmd { return m.openDialog(write.KindReconcile) }},
 		{Binding: k.Triage, Do: func() tea.Cmd {
 			if why := m.triageOff(); why != "" {
 				m.Status = why
@@ -175,7 +176,7 @@ func (rs *recordsScreen) onViewKey(msg tea.KeyPressMsg) {
 		if !rs.store.f.Active() {
 			rs.Status = "no filter to clear"
 		}
-		rs.store.f = inspect.Filter{}
+		rs.store.f = filter.Filter{}
 		rs.input.SetValue("")
 		rs.withCursorKept(rs.store.rebuild)
 	case key.Matches(msg, k.StaleOnly):
@@ -215,7 +216,7 @@ func (rs *recordsScreen) setStateFilter(st inspect.State) {
 	only := f.States.Has(st)
 	f.States = 0
 	if !only { // pressing the same state again clears it
-		f.States = inspect.StatesOf(st)
+		f.States = filter.StatesOf(st)
 	}
 	rs.withCursorKept(rs.store.rebuild)
 }

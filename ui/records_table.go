@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/ui/common"
 )
@@ -82,7 +83,7 @@ func shortFlags(f inspect.Flags) string {
 }
 
 // filterText is the filter in the TUI's words (flags by their short names).
-func filterText(f inspect.Filter) string {
+func filterText(f filter.Filter) string {
 	flags := f.Flags
 	f.Flags = 0
 	parts := []string{}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 	"github.com/idemctl/idemctl/inspect/recordstore"
 )
 
@@ -33,7 +34,7 @@ var columnNames = [...]string{"scan order", "state", "age", "ttl", "memory", "fi
 type store struct {
 	recs     recordstore.Store
 	view     []int32
-	f        inspect.Filter
+	f        filter.Filter
 	sortCol  column
 	sortDesc bool
 	unsorted int           // records appended to the view since the last sort

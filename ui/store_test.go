@@ -3,7 +3,7 @@ package ui
 import (
 	"testing"
 
-	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 )
 
 // The cursor stays on its record through a filter and a sort (found by
@@ -14,11 +14,11 @@ func TestCursorKeptOnItsRecord(t *testing.T) {
 	m.records.cursor = 10
 	key := m.recordsSized().cursorKey()
 	r := m.store.at(m.records.cursor)
-	s, err := inspect.ParseSearch("principal=" + r.Group("principal"))
+	s, err := filter.ParseSearch("principal=" + r.Group("principal"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.store.f = inspect.Filter{Search: s}
+	m.store.f = filter.Filter{Search: s}
 	m.recordsSized().withCursorKept(m.store.rebuild)
 	if got := m.recordsSized().cursorKey(); got != key || m.records.cursor == 0 {
 		t.Fatalf("after the filter the cursor is on %q (row %d), want %q", got, m.records.cursor, key)
@@ -30,8 +30,8 @@ func TestCursorKeptOnItsRecord(t *testing.T) {
 			t.Fatalf("sorted by %s the cursor is on %q, want %q", columnNames[col], got, key)
 		}
 	}
-	s, _ = inspect.ParseSearch("no-such-key")
-	m.store.f = inspect.Filter{Search: s}
+	s, _ = filter.ParseSearch("no-such-key")
+	m.store.f = filter.Filter{Search: s}
 	m.recordsSized().withCursorKept(m.store.rebuild)
 	if len(m.store.view) != 0 || m.records.cursor != 0 {
 		t.Fatalf("an empty view keeps cursor %d", m.records.cursor)

@@ -4,7 +4,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/ui/common"
 	"github.com/idemctl/idemctl/ui/streams"
 )
@@ -17,10 +17,10 @@ import (
 func (m *Model) onStreamsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	st, k := m.streams, m.Keys
 	st.SetSize(m.Width, m.bodyHeight())
-	write := func(kind actions.Kind) func() tea.Cmd { return func() tea.Cmd { return m.openEntryWrite(kind) } }
+	openWrite := func(kind write.Kind) func() tea.Cmd { return func() tea.Cmd { return m.openEntryWrite(kind) } }
 	if m.CanWrite() {
-		if cmd, ok := common.Dispatch(msg, []common.KeyAction{{Binding: k.Retry, Do: write(actions.KindRetry)}, {Binding: k.Ack, Do: write(actions.KindAck)},
-			{Binding: k.DeadLetter, Do: write(actions.KindDeadLetter)}}); ok {
+		if cmd, ok := common.Dispatch(msg, []common.KeyAction{{Binding: k.Retry, Do: openWrite(write.KindRetry)}, {Binding: k.Ack, Do: openWrite(write.KindAck)},
+			{Binding: k.DeadLetter, Do: openWrite(write.KindDeadLetter)}}); ok {
 			return cmd, true
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/inspect/streams"
 	"github.com/idemctl/idemctl/internal/testkit/recordtest"
@@ -64,8 +66,8 @@ func newEntryFixture(t *testing.T, writes bool) *entryFixture {
 	t.Helper()
 	srv, c := redistest.SharedClient(t)
 	ids := seedJobs(t, c)
-	audit := recordtest.AuditPath(t)
-	ex, err := actions.NewExecutor(actions.Setup{Client: c, AuditPath: audit, Identity: actions.Identity{OSUser: "tester"},
+	auditLog := recordtest.AuditPath(t)
+	ex, err := actions.NewExecutor(actions.Setup{Client: c, AuditPath: auditLog, Identity: audit.Identity{OSUser: "tester"},
 		Policy: &actions.Policy{Writes: writes, Profile: "local"}})
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +83,7 @@ func newEntryFixture(t *testing.T, writes bool) *entryFixture {
 	if m.streams.Shown().Level != uistreams.LevelGroup || len(m.streams.Shown().Entries) != 4 {
 		t.Fatalf("the group is not open with its 4 entries:\n%s", screenText(m))
 	}
-	return &entryFixture{m: m, c: c, audit: audit, ids: ids}
+	return &entryFixture{m: m, c: c, audit: auditLog, ids: ids}
 }
 
 // pendingOf is an entry's consumer and delivery count as XPENDING says.
@@ -166,9 +168,9 @@ func TestStreamsRetryMarkedStaleEntries(t *testing.T) {
 	for _, e := range recordtest.AuditLines(t, f.audit) {
 		switch {
 		case e.Entry == nil:
-		case e.Phase == actions.PhaseIntent && e.Reason == "worker c1 crashed" && e.Entry.To == "idemctl-recovery" && e.OSUser == "tester":
+		case e.Phase == audit.PhaseIntent && e.Reason == "worker c1 crashed" && e.Entry.To == "idemctl-recovery" && e.OSUser == "tester":
 			intents = append(intents, e.Entry.ID)
-		case e.Phase == actions.PhaseOutcome && e.Outcome == actions.Applied && e.Entry.Left != nil && e.Entry.Left.Deliveries == 2:
+		case e.Phase == audit.PhaseOutcome && e.Outcome == write.Applied && e.Entry.Left != nil && e.Entry.Left.Deliveries == 2:
 			applied = append(applied, e.Entry.ID)
 		}
 	}
@@ -287,7 +289,7 @@ func TestStreamsWriteConflict(t *testing.T) {
 		t.Fatalf("the claimed entry: %q %d %v", c, d, ok)
 	}
 	for _, r := range m.dialog.results {
-		if r.Outcome != actions.Conflict {
+		if r.Outcome != write.Conflict {
 			t.Fatalf("results %+v", m.dialog.results)
 		}
 	}
@@ -315,7 +317,7 @@ func TestStreamsUndoRetryFromWritesScreen(t *testing.T) {
 	}
 	wantText(t, m, "▸retry applied st:jobs "+ids[0])
 	press(m, "u")
-	if m.dialog == nil || m.dialog.kind != actions.KindUndo {
+	if m.dialog == nil || m.dialog.kind != write.KindUndo {
 		t.Fatalf("u did not open the undo:\n%s", screenText(m))
 	}
 	typeText(m, "wrong entry")

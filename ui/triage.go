@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/ui/common"
@@ -20,7 +21,7 @@ import (
 // kindTriage is V's dialog: not one write but the plan the keyspaces'
 // verify hooks make of their verdicts (reconcile, fail, or left alone),
 // confirmed and applied like the other writes.
-const kindTriage actions.Kind = "triage"
+const kindTriage write.Kind = "triage"
 
 // triageMsg carries the hooks' verdicts and the plans they make.
 type triageMsg struct {

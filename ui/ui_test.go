@@ -18,6 +18,7 @@ import (
 
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
 
@@ -410,19 +411,19 @@ func BenchmarkRenderHeld(b *testing.B) {
 // not timed.
 func BenchmarkFilterHeld(b *testing.B) {
 	m := heldModel(b)
-	s, err := inspect.ParseSearch("customer-1")
+	s, err := filter.ParseSearch("customer-1")
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run(strconv.Itoa(m.store.recs.Len()), func(b *testing.B) {
 		for range b.N {
-			m.store.f = inspect.Filter{Search: s}
+			m.store.f = filter.Filter{Search: s}
 			m.recordsSized().withCursorKept(m.store.rebuild)
 			if len(m.store.view) == 0 || len(m.store.view) == m.store.recs.Len() {
 				b.Fatalf("filter kept %d of %d", len(m.store.view), m.store.recs.Len())
 			}
 			b.StopTimer()
-			m.store.f = inspect.Filter{}
+			m.store.f = filter.Filter{}
 			m.recordsSized().withCursorKept(m.store.rebuild)
 			b.StartTimer()
 		}
@@ -457,11 +458,11 @@ func TestFilterFromFullOrder(t *testing.T) {
 				s.mergeTail(true)
 			}
 			for _, text := range filters {
-				search, err := inspect.ParseSearch(text)
+				search, err := filter.ParseSearch(text)
 				if err != nil {
 					t.Fatal(err)
 				}
-				s.f = inspect.Filter{Search: search}
+				s.f = filter.Filter{Search: search}
 				s.rebuild()
 				fresh := newStore(0)
 				fresh.add(recs)
@@ -488,11 +489,11 @@ func TestParallelMatch(t *testing.T) {
 	for range parallelMatch/1000 + 7 {
 		s.add(base)
 	}
-	search, err := inspect.ParseSearch("customer-1")
+	search, err := filter.ParseSearch("customer-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.f = inspect.Filter{Search: search}
+	s.f = filter.Filter{Search: search}
 	kept := s.matching()
 	n := 0
 	for i := range s.recs.Len() {

@@ -8,6 +8,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -22,7 +24,7 @@ func (m *Model) onWritesKey(msg tea.KeyPressMsg) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	cmd := m.openDialogOn(actions.KindUndo, []inspect.Record{{Key: r.Key}})
+	cmd := m.openDialogOn(write.KindUndo, []inspect.Record{{Key: r.Key}})
 	if m.dialog != nil {
 		m.dialog.undoID = r.AuditID
 	}
@@ -38,7 +40,7 @@ func (ws *writesScreen) undoable() (actions.Result, bool) {
 		return actions.Result{}, false
 	}
 	r := w.Result
-	if r.Outcome != actions.Applied || r.AuditID == "" {
+	if r.Outcome != write.Applied || r.AuditID == "" {
 		ws.Status = "this write was not applied (" + string(r.Outcome) + "): there is nothing to undo"
 		return actions.Result{}, false
 	}
@@ -49,7 +51,7 @@ func (ws *writesScreen) undoable() (actions.Result, bool) {
 func (d *dialog) planUndo(reason string) tea.Cmd {
 	ex, ctx, id, kss := d.Opts.Executor, d.Ctx, d.undoID, d.Opts.Keyspaces
 	return func() tea.Msg {
-		lg, err := actions.ReadAudit(ex.Audit.Path())
+		lg, err := audit.Read(ex.Audit.Path())
 		if err != nil {
 			return planMsg{err: err}
 		}

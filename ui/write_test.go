@@ -11,7 +11,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
+	snapfile "github.com/idemctl/idemctl/inspect/snapshot"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/recordtest"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
@@ -61,10 +64,10 @@ func seeded(t *testing.T) (*redistest.Server, *redis.Client, *inspect.Keyspace) 
 
 // seededSnapshot is seeded's records saved to a snapshot, open for the
 // test, with a client of the server that wrote it.
-func seededSnapshot(t *testing.T) (*inspect.SnapshotSource, *redis.Client, *inspect.Keyspace) {
+func seededSnapshot(t *testing.T) (*snapfile.Source, *redis.Client, *inspect.Keyspace) {
 	t.Helper()
 	srv, c, ks := seeded(t)
-	src, err := inspect.OpenSnapshot(inspect.SnapshotSpec{Path: srv.Snapshot(t)})
+	src, err := snapfile.Open(snapfile.Spec{Path: srv.Snapshot(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +82,7 @@ func newLive(t *testing.T, writes, protected bool) *liveFixture {
 	auditPath := recordtest.AuditPath(t)
 	// The policy reaches the UI only through the executor, as from the CLI.
 	ex, err := actions.NewExecutor(actions.Setup{Client: c, AuditPath: auditPath,
-		Identity: actions.Identity{OSUser: "tester", Profile: "prod"},
+		Identity: audit.Identity{OSUser: "tester", Profile: "prod"},
 		Policy:   &actions.Policy{Writes: writes, Protected: protected, Profile: "prod"}})
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +172,7 @@ func TestForceFailStaleFromKeyboard(t *testing.T) {
 		t.Fatalf("writes screen:\n%s", screenText(m))
 	}
 	entries := recordtest.AuditLines(t, f.audit)
-	if len(entries) != 7 || entries[0].Phase != actions.PhasePlan || entries[0].Planned != 3 {
+	if len(entries) != 7 || entries[0].Phase != audit.PhasePlan || entries[0].Planned != 3 {
 		t.Fatalf("audit has %d lines, want the run's plan, then an intent and an outcome per write (7)", len(entries))
 	}
 }
@@ -194,7 +197,7 @@ func TestWriteConflictsWithApplication(t *testing.T) {
 	typeText(m, "yes")
 	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	run(m, cmd)
-	if got := m.dialog.results[0].Outcome; got != actions.Conflict {
+	if got := m.dialog.results[0].Outcome; got != write.Conflict {
 		t.Fatalf("outcome %s, want conflict", got)
 	}
 	vals, _ := f.client.HMGet(t.Context(), r.Key, "state", "status", "reconciled_ref").Result()
@@ -270,7 +273,7 @@ func TestForceFailFromDetail(t *testing.T) {
 	typeText(m, "yes")
 	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	run(m, cmd)
-	if m.dialog.step != stepDone || m.dialog.results[0].Outcome != actions.Applied {
+	if m.dialog.step != stepDone || m.dialog.results[0].Outcome != write.Applied {
 		t.Fatalf("force-fail from the detail: step %v %+v", m.dialog.step, m.dialog.results)
 	}
 	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
@@ -351,7 +354,7 @@ esac`
 		}
 	}
 	for _, e := range recordtest.AuditLines(t, f.audit) {
-		if e.Phase == actions.PhaseIntent && (e.Evidence == nil || e.Evidence.Hook != "sh") {
+		if e.Phase == audit.PhaseIntent && (e.Evidence == nil || e.Evidence.Hook != "sh") {
 			t.Fatalf("intent without the hook's evidence: %+v", e)
 		}
 	}
@@ -385,7 +388,7 @@ func TestUndoFromWritesScreen(t *testing.T) {
 		t.Fatalf("writes screen without the write selected:\n%s", screenText(m))
 	}
 	press(m, "u")
-	if m.dialog == nil || m.dialog.kind != actions.KindUndo {
+	if m.dialog == nil || m.dialog.kind != write.KindUndo {
 		t.Fatalf("u did not open the undo dialog:\n%s", screenText(m))
 	}
 	typeText(m, "wrong record")

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/ui/common"
@@ -133,9 +134,9 @@ func (ws *writesScreen) lines() (out []string, idx []int) {
 			outcome = "NOT REPL." // applied on the primary only: a failover could take it back
 		}
 		head := fmt.Sprintf("%s%s%-9s %-11s ", w.At.Format("15:04:05"), mark, w.Result.Action, outcome)
-		if w.Result.Outcome == actions.Skipped {
+		if w.Result.Outcome == write.Skipped {
 			j := i
-			for j > 0 && ws.list[j-1].Result.Outcome == actions.Skipped && ws.list[j-1].Result.Action == w.Result.Action {
+			for j > 0 && ws.list[j-1].Result.Outcome == write.Skipped && ws.list[j-1].Result.Action == w.Result.Action {
 				j--
 			}
 			if n := i - j + 1; n > 1 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/keytemplate"
 	"github.com/idemctl/idemctl/verify/hookspec"
 )
 
@@ -91,7 +92,7 @@ func (h Hook) fill(value func(name string) (string, error)) ([]string, error) {
 				break
 			}
 			name := rest[i+1 : i+j]
-			if !inspect.ValidName(name) {
+			if !keytemplate.ValidName(name) {
 				b.WriteString(rest[:i+1])
 				rest = rest[i+1:]
 				continue

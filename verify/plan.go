@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 )
 
@@ -24,16 +25,16 @@ type Action struct {
 // to the record as it was when the hook was asked. hook names the
 // executable, for the audit log.
 func ActionFor(rec *inspect.Record, r Result, saw *actions.Seen, reason, hook string) Action {
-	ev := &actions.Evidence{Verdict: string(r.Verdict), Ref: r.Ref, Detail: r.Detail, Hook: hook, TookMs: r.Took.Milliseconds()}
+	ev := &write.Evidence{Verdict: string(r.Verdict), Ref: r.Ref, Detail: r.Detail, Hook: hook, TookMs: r.Took.Milliseconds()}
 	req := actions.Request{Keyspace: rec.Keyspace, Key: rec.Key, Reason: reason, Saw: saw, Evidence: ev}
 	switch r.Verdict {
 	case Done:
-		req.Kind, req.Ref, req.Status, req.Response = actions.KindReconcile, r.Ref, r.Status, r.Response
+		req.Kind, req.Ref, req.Status, req.Response = write.KindReconcile, r.Ref, r.Status, r.Response
 		if req.Ref == "" && actions.NeedsRef(req.Kind, rec.Keyspace) {
 			return Action{Left: fmt.Sprintf("the hook said done without a ref, and schema %s records the reference", rec.Keyspace.Schema.Name)}
 		}
 	case NotDone:
-		req.Kind = actions.KindFail
+		req.Kind = write.KindFail
 	default:
 		why := r.Why
 		if why == "" {

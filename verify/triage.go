@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 )
@@ -81,13 +82,13 @@ func pinAll(ctx context.Context, ex *actions.Executor, items []*Item, hooks map[
 			it.Left = fmt.Sprintf("keyspace %s has no verify hook (keyspaces[].verify in the config)", r.Keyspace.Name)
 			continue
 		}
-		probe, err := ex.Plan(ctx, actions.Request{Kind: actions.KindFail, Keyspace: r.Keyspace, Key: r.Key, Reason: reason, Saw: it.Saw})
+		probe, err := ex.Plan(ctx, actions.Request{Kind: write.KindFail, Keyspace: r.Keyspace, Key: r.Key, Reason: reason, Saw: it.Saw})
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", inspect.Sanitize(r.Key), err)
 		}
 		b := probe.Before
 		switch {
-		case probe.Outcome == actions.Conflict || probe.Outcome == actions.NotFound:
+		case probe.Outcome == write.Conflict || probe.Outcome == write.NotFound:
 			it.Left = probe.Refused
 		case b.State != r.RawState || b.Fingerprint != r.Fingerprint:
 			it.Left = "the record changed since it was read (the application is writing it): not verified"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/testkit/pgtest"
 )
@@ -340,11 +341,11 @@ func TestActionFor(t *testing.T) {
 	body := `{"order_id":7}`
 	a := ActionFor(rec, Result{Verdict: Done, Ref: "7", Status: 201, Response: &body, Detail: "order 7", Took: 1500 * time.Millisecond}, saw, "r", "verify-orders")
 	q := a.Request
-	if a.Left != "" || q.Kind != actions.KindReconcile || q.Ref != "7" || q.Status != 201 || q.Response != &body || q.Saw != saw || q.Reason != "r" ||
-		*q.Evidence != (actions.Evidence{Verdict: "done", Ref: "7", Detail: "order 7", Hook: "verify-orders", TookMs: 1500}) {
+	if a.Left != "" || q.Kind != write.KindReconcile || q.Ref != "7" || q.Status != 201 || q.Response != &body || q.Saw != saw || q.Reason != "r" ||
+		*q.Evidence != (write.Evidence{Verdict: "done", Ref: "7", Detail: "order 7", Hook: "verify-orders", TookMs: 1500}) {
 		t.Fatalf("done: %+v %+v", a, q.Evidence)
 	}
-	if a := ActionFor(rec, Result{Verdict: NotDone, Detail: "no order"}, saw, "r", "h"); a.Left != "" || a.Request.Kind != actions.KindFail || a.Request.Evidence.Verdict != "not_done" {
+	if a := ActionFor(rec, Result{Verdict: NotDone, Detail: "no order"}, saw, "r", "h"); a.Left != "" || a.Request.Kind != write.KindFail || a.Request.Evidence.Verdict != "not_done" {
 		t.Fatalf("not_done: %+v", a)
 	}
 	if a := ActionFor(rec, Result{Verdict: Done}, saw, "r", "h"); !strings.Contains(a.Left, "done without a ref") {

@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/ledger"
 	"github.com/idemctl/idemctl/internal/units"
 )
 
 // Ledgers prints each ledger's aggregate, then its oldest keys.
-func Ledgers(w io.Writer, reps []inspect.LedgerReport, top int) {
+func Ledgers(w io.Writer, reps []ledger.Report, top int) {
 	for i, r := range reps {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -35,7 +36,7 @@ func Ledgers(w io.Writer, reps []inspect.LedgerReport, top int) {
 	}
 }
 
-func writeLedgerKeys(w io.Writer, keys []inspect.LedgerKey) {
+func writeLedgerKeys(w io.Writer, keys []ledger.Key) {
 	if len(keys) == 0 {
 		return
 	}
@@ -54,7 +55,7 @@ func ageText(known bool, ms int64) string {
 }
 
 // ledgerNotes names what the aggregate cannot date or what never expires.
-func ledgerNotes(r *inspect.LedgerReport) []string {
+func ledgerNotes(r *ledger.Report) []string {
 	var out []string
 	for _, n := range []struct {
 		v    int64
@@ -69,13 +70,13 @@ func ledgerNotes(r *inspect.LedgerReport) []string {
 		}
 	}
 	if r.Truncated {
-		out = append(out, fmt.Sprintf("keys listed: the %d oldest", inspect.LedgerDetailCap))
+		out = append(out, fmt.Sprintf("keys listed: the %d oldest", ledger.DetailCap))
 	}
 	return out
 }
 
 // LedgerProposal is detect's text for keys that are a dedupe ledger.
-func LedgerProposal(w io.Writer, p *inspect.LedgerProposal) {
+func LedgerProposal(w io.Writer, p *ledger.Proposal) {
 	if p == nil {
 		return
 	}

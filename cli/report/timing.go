@@ -5,10 +5,11 @@ import (
 	"io"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/detect"
 )
 
 // Timing lists detect's timing proposals beside the preset's defaults.
-func Timing(w io.Writer, ps []inspect.Proposal) {
+func Timing(w io.Writer, ps []detect.Proposal) {
 	if len(ps) == 0 {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/topology"
 )
 
 // choose picks the mode and, for a live one, opens a watch connection on
@@ -22,7 +23,7 @@ func (f *Follower) choose(ctx context.Context) (Mode, string, error) {
 	if why != "" {
 		return ModePeriodic, why, nil
 	}
-	prims, err := inspect.Primaries(ctx, f.c)
+	prims, err := topology.Primaries(ctx, f.c)
 	if err != nil {
 		return 0, "", err
 	}

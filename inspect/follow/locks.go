@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/glob"
 )
 
 // A schema with a lock companion (inspect.LockSpec) keeps a second key per
@@ -21,11 +22,11 @@ func split(ks *inspect.Keyspace, keys []string) (records, locks []string) {
 	for _, k := range keys {
 		rec := k
 		if lk != nil {
-			if r, isLock := lk.RecordKey(k); isLock && inspect.MatchPattern(ks.Match, r) {
+			if r, isLock := lk.RecordKey(k); isLock && glob.Match(ks.Match, r) {
 				rec = r
 			}
 		}
-		if !inspect.MatchPattern(ks.Match, rec) {
+		if !glob.Match(ks.Match, rec) {
 			continue
 		}
 		records = append(records, rec)

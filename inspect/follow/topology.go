@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/topology"
 )
 
 // A cluster's primaries change with a failover (a replica promoted) and
@@ -53,7 +53,7 @@ func (f *Follower) checkTopology(ctx context.Context) {
 	if cc, ok := f.c.(*redis.ClusterClient); ok {
 		cc.ReloadState(ctx)
 	}
-	prims, err := inspect.Primaries(ctx, f.c)
+	prims, err := topology.Primaries(ctx, f.c)
 	if err != nil {
 		f.rediscover.Store(true)
 		f.pend.missed("cluster", fmt.Sprintf("cannot list the primaries: %v", err))

@@ -29,7 +29,7 @@ func storedValue(ctx context.Context, c redis.UniversalClient, ks *inspect.Keysp
 	if rec == nil || d.Request == nil {
 		return ""
 	}
-	if snap := opt.Snapshot; snap != nil {
+	if snap, isFile := opt.Snapshot.(stringReader); isFile {
 		v, ok, cut, err := snap.StringValue(ctx, d.Key, inspect.DetailMaxValue)
 		if err != nil || !ok || cut {
 			return ""
@@ -41,4 +41,10 @@ func storedValue(ctx context.Context, c redis.UniversalClient, ks *inspect.Keysp
 		return ""
 	}
 	return det.Fields[0].Value
+}
+
+// stringReader is a key source that reads one string value whole: a
+// snapshot file (inspect/snapshot).
+type stringReader interface {
+	StringValue(ctx context.Context, key string, limit int) (v string, ok, cut bool, err error)
 }

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 )
 
 // Peeker is scratch space for reading a Store without allocating:
@@ -281,7 +282,7 @@ func (s *Store) KeyIs(i int, key string) bool {
 // Match reports whether the i-th record passes f, reading only what f
 // tests: the packed state and flags, then the key (and captures) for a
 // search.
-func (s *Store) Match(f *inspect.Filter, i int, p *Peeker) bool {
+func (s *Store) Match(f *filter.Filter, i int, p *Peeker) bool {
 	sl := s.slot(i)
 	if sl.bits&heldWide != 0 {
 		return f.Match(s.wide[int32(i)])

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 	"github.com/idemctl/idemctl/internal/offheap"
 	"github.com/idemctl/idemctl/internal/testkit/inspecttest"
 )
@@ -142,11 +143,11 @@ func TestRecordStoreComparesAndMatchesAsRecords(t *testing.T) {
 	var p Peeker
 	for _, text := range []string{"", "customer-1", "CUSTOMER-1", "\xff", "*:POST:*", "principal=customer-1*", "endpoint=POST:/orders",
 		"state=processing", "flag=stale", "stale", "req-1 state=succeeded", "idem:"} {
-		srch, err := inspect.ParseSearch(text)
+		srch, err := filter.ParseSearch(text)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range []inspect.Filter{{Search: srch}, {Search: srch, States: inspect.StatesOf(inspect.StateProcessing, inspect.StateFailed)},
+		for _, f := range []filter.Filter{{Search: srch}, {Search: srch, States: filter.StatesOf(inspect.StateProcessing, inspect.StateFailed)},
 			{Search: srch, Stale: true}, {Search: srch, Flags: inspect.FlagNoTTL}} {
 			for i := range src {
 				if got, want := s.Match(&f, i, &p), f.Match(&src[i]); got != want {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/keytemplate"
 )
 
 // A key that fits its keyspace's template is held in the template's form:
@@ -23,7 +24,7 @@ const (
 // appendHeld appends to dst the key that held spells (held as
 // encodeHeld wrote it), setting offs[2j], offs[2j+1] to capture j's bounds
 // relative to where the key starts, when offs is not nil.
-func appendHeld(t *inspect.Template, dst, held []byte, dict []string, offs []int) []byte {
+func appendHeld(t *keytemplate.Template, dst, held []byte, dict []string, offs []int) []byte {
 	base := len(dst)
 	for i := range t.Parts() {
 		lit, capture := t.Part(i)

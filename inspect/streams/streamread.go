@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/topology"
 )
 
 // Options bounds a stream read.
@@ -70,7 +71,7 @@ type State struct {
 func Read(ctx context.Context, c redis.UniversalClient, sp Space, opt Options) (Report, error) {
 	sp, opt = sp.WithDefaults(), opt.withDefaults()
 	rep := Report{Space: sp.Name, Match: inspect.Text(sp.Match), Streams: []State{}}
-	nodes, err := inspect.Primaries(ctx, c)
+	nodes, err := topology.Primaries(ctx, c)
 	if err != nil {
 		return rep, err
 	}
@@ -123,7 +124,7 @@ func findStreams(ctx context.Context, c redis.UniversalClient, match string, lim
 
 // readStreamBatch reads a batch of one node's streams: the server's clock
 // and each stream's groups, then the groups' consumers and pending entries.
-func readStreamBatch(ctx context.Context, n inspect.Primary, sp Space, opt Options, keys []string, rep *Report) error {
+func readStreamBatch(ctx context.Context, n topology.Primary, sp Space, opt Options, keys []string, rep *Report) error {
 	pipe := n.Client.Pipeline()
 	timeCmd := pipe.Time(ctx)
 	infos := make([]*redis.XInfoGroupsCmd, len(keys))

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	istreams "github.com/idemctl/idemctl/inspect/streams"
 	"github.com/idemctl/idemctl/ui/common"
@@ -235,7 +236,7 @@ func (st *Screen) SharedDefault(ts []Mark, f func(*istreams.Space) string) strin
 
 // Form is what the write dialog's form says of a write on entries.
 type Form struct {
-	Kind         actions.Kind
+	Kind         write.Kind
 	Reason       string
 	Mode, To     string // a retry's mode and recovery consumer; a dead-letter's stream
 	StreamSpaces []*istreams.Space
@@ -244,11 +245,11 @@ type Form struct {
 // Requests are the dialog's writes, one per entry; why says what in
 // the form is wrong.
 func Requests(f Form, entries []Mark) (reqs []actions.EntryRequest, why string) {
-	mode, to := actions.RetryMode(f.Mode), f.To
+	mode, to := write.RetryMode(f.Mode), f.To
 	switch mode {
 	case "":
-		mode = actions.RetryClaim
-	case actions.RetryClaim, actions.RetryClaimJustID, actions.RetryRedeliver:
+		mode = write.RetryClaim
+	case write.RetryClaim, write.RetryClaimJustID, write.RetryRedeliver:
 	default:
 		return nil, fmt.Sprintf("Mode: %q is not a retry mode: claim, claim-justid or redeliver", inspect.Sanitize(string(mode)))
 	}
@@ -257,12 +258,12 @@ func Requests(f Form, entries []Mark) (reqs []actions.EntryRequest, why string) 
 		req := actions.EntryRequest{Kind: f.Kind, Stream: string(e.Stream), Group: string(e.Group), ID: e.ID, Reason: f.Reason,
 			Saw: &actions.EntrySeen{Consumer: string(e.Consumer), Deliveries: e.Deliveries}}
 		switch f.Kind {
-		case actions.KindRetry:
+		case write.KindRetry:
 			req.Mode = mode
-			if mode != actions.RetryRedeliver { // redeliver keeps the consumer: To is not used
+			if mode != write.RetryRedeliver { // redeliver keeps the consumer: To is not used
 				req.RecoveryConsumer = cmp.Or(to, RecoveryOf(sp))
 			}
-		case actions.KindDeadLetter:
+		case write.KindDeadLetter:
 			dl := cmp.Or(to, DeadLetterOf(sp))
 			if dl == "" {
 				return nil, "To: a dead-letter stream is required: the keyspace of " + sanitizeText(e.Stream) + " sets no dead_letter"

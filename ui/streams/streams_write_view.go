@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/units"
 	"github.com/idemctl/idemctl/ui/common"
@@ -13,13 +14,13 @@ import (
 // Streams screen's help and footer keys.
 
 // FormHint says what the form's fields mean for kind.
-func FormHint(kind actions.Kind) string {
+func FormHint(kind write.Kind) string {
 	switch kind {
-	case actions.KindRetry:
+	case write.KindRetry:
 		return "Mode: claim hands each entry to the consumer To, its delivery count +1 · claim-justid: the count kept · redeliver: the same consumer, idle reset to 0 (To unused)"
-	case actions.KindDeadLetter:
+	case write.KindDeadLetter:
 		return "To: each entry is copied there with idemctl.* fields saying where from, then acknowledged; {stream} is the entry's stream"
-	case actions.KindAck:
+	case write.KindAck:
 		return "ack acknowledges each entry (XACK): it leaves the pending list, its work known to be done"
 	}
 	return ""
@@ -41,7 +42,7 @@ func PlanLine(s common.Styles, width int, id string, p *actions.Plan) string {
 
 // changeText is one change of an entry in words: "consumer c1 → x",
 // "idle 10m00s → 0s", "pending to "c1" → acknowledged (XACK)".
-func changeText(c actions.Change) string {
+func changeText(c write.Change) string {
 	f, before, after := inspect.Sanitize(c.Field), inspect.Sanitize(c.Before), inspect.Sanitize(c.After)
 	switch {
 	case strings.HasPrefix(f, "(") && before == "(none)":

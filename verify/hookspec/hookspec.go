@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/keytemplate"
 )
 
 // Defaults and bounds of a hook's settings.
@@ -120,7 +120,7 @@ func Placeholders(arg string) []string {
 		if j < 0 {
 			return out
 		}
-		if name := rest[i+1 : i+j]; inspect.ValidName(name) {
+		if name := rest[i+1 : i+j]; keytemplate.ValidName(name) {
 			out = append(out, name)
 			rest = rest[i+j+1:]
 			continue

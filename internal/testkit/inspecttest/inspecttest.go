@@ -96,3 +96,14 @@ func SeedEncodings(t testing.TB, c *redis.Client, timing appsim.Plan, n Encoding
 	}
 	return fieldTTL
 }
+
+// ScanAll collects every record of one keyspace.
+func ScanAll(t *testing.T, c redis.UniversalClient, ks *inspect.Keyspace, opt inspect.Options) ([]inspect.Record, inspect.Coverage) {
+	t.Helper()
+	var recs []inspect.Record
+	covs, _ := inspect.Scan(t.Context(), c, []*inspect.Keyspace{ks}, opt, func(b inspect.Batch) error {
+		recs = append(recs, b.Records...)
+		return nil
+	})
+	return recs, covs[0]
+}

@@ -13,7 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemctl/idemctl/actions"
+	"github.com/idemctl/idemctl/actions/audit"
+	"github.com/idemctl/idemctl/actions/write"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
 )
@@ -43,9 +44,9 @@ func HGetAll(t testing.TB, srv *redistest.Server, key string) map[string]string 
 func AuditPath(t testing.TB) string { return filepath.Join(t.TempDir(), "audit.log") }
 
 // AuditLines reads the audit log or fails the test.
-func AuditLines(t testing.TB, path string) []actions.AuditEntry {
+func AuditLines(t testing.TB, path string) []audit.Entry {
 	t.Helper()
-	out, err := actions.ReadAuditLog(path)
+	out, err := audit.ReadEntries(path)
 	if err != nil {
 		t.Fatalf("audit log: %v", err)
 	}
@@ -99,7 +100,7 @@ func ActedApart(t testing.TB, paths ...string) (runs []int, written map[string]i
 				byRun[e.Run] = w
 			}
 			w.from, w.to = min(w.from, e.Time), max(w.to, e.Time)
-			if e.Phase == actions.PhaseOutcome && e.Outcome == actions.Applied {
+			if e.Phase == audit.PhaseOutcome && e.Outcome == write.Applied {
 				written[e.Key]++
 			}
 		}

@@ -1,8 +1,0 @@
-//go:build !unix && !windows
-
-package actions
-
-import "os"
-
-// lockFile: no advisory lock here; appends stay one write each.
-func lockFile(*os.File) (func(), error) { return func() {}, nil }
