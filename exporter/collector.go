@@ -114,25 +114,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		readPath = inspect.ReadPathName(st.good.Keyspaces[0].Coverage.ReadPath) // the last complete scan's
 	}
 	emit(mInfo, 1, cfg.Version, cfg.Revision, readPath)
-	emit(mInterval, cfg.Interval.Seconds())
-	if cfg.Follow {
-		emit(mFullInterval, cfg.FullInterval.Seconds())
-	}
-	emit(mTimeout, cfg.ScanTimeout.Seconds())
-	emit(mInProgress, b2f(st.inProgress))
-	progress := 0.0
-	if st.inProgress {
-		progress = st.progress
-	}
-	emit(mProgress, progress)
-	emit(mScans, float64(st.scans))
-	emit(mErrors, float64(st.errors))
-	emit(mKeysTotal, float64(st.keysTotal))
-	if !st.lastSuccess.IsZero() {
-		emit(mLastSuccess, float64(st.lastSuccess.UnixMilli())/1000)
-	} else {
-		emit(mLastSuccess, 0)
-	}
+	emitScanState(emit, cfg, &st)
 	if st.last != nil {
 		emit(mDuration, st.last.Duration.Seconds())
 		emit(mSuccess, b2f(st.last.Complete))
@@ -183,6 +165,29 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
+}
+
+// emitScanState is the scans' settings and how they go.
+func emitScanState(emit func(*metricDef, float64, ...string), cfg Config, st *exporterState) {
+	emit(mInterval, cfg.Interval.Seconds())
+	if cfg.Follow {
+		emit(mFullInterval, cfg.FullInterval.Seconds())
+	}
+	emit(mTimeout, cfg.ScanTimeout.Seconds())
+	emit(mInProgress, b2f(st.inProgress))
+	progress := 0.0
+	if st.inProgress {
+		progress = st.progress
+	}
+	emit(mProgress, progress)
+	emit(mScans, float64(st.scans))
+	emit(mErrors, float64(st.errors))
+	emit(mKeysTotal, float64(st.keysTotal))
+	last := 0.0
+	if !st.lastSuccess.IsZero() {
+		last = float64(st.lastSuccess.UnixMilli()) / 1000
+	}
+	emit(mLastSuccess, last)
 }
 
 type groupCount struct {
