@@ -1,0 +1,222 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/internal/appsim"
+	"github.com/idemctl/idemctl/internal/testkit/redistest"
+)
+
+// pump runs a model as the bubbletea runtime does: each Cmd in a
+// goroutine of its own, each message into Update on the test's goroutine.
+type pump struct {
+	t      *testing.T
+	m      *Model
+	msgs   chan tea.Msg
+	ctx    context.Context
+	labels []string // the header's live labels, in the order shown
+}
+
+func newPump(t *testing.T, m *Model) *pump {
+	return &pump{t: t, m: m, msgs: make(chan tea.Msg, 64), ctx: t.Context()}
+}
+
+func (p *pump) do(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	go func() {
+		msg := cmd()
+		if b, ok := msg.(tea.BatchMsg); ok {
+			for _, c := range b {
+				p.do(c)
+			}
+			return
+		}
+		if msg == nil {
+			return
+		}
+		select {
+		case p.msgs <- msg:
+		case <-p.ctx.Done():
+		}
+	}()
+}
+
+// until feeds messages to the model until cond holds, at most 15s.
+func (p *pump) until(what string, cond func() bool) {
+	p.t.Helper()
+	end := time.After(15 * time.Second)
+	for !cond() {
+		select {
+		case msg := <-p.msgs:
+			if _, ok := msg.(tickMsg); ok {
+				continue
+			}
+			_, cmd := p.m.Update(msg)
+			p.do(cmd)
+			if l := p.m.scan.liveLabel(); len(p.labels) == 0 || p.labels[len(p.labels)-1] != l {
+				p.labels = append(p.labels, l)
+			}
+		case <-end:
+			p.t.Fatalf("%s: not within 15s (header %q, labels %q)", what, p.m.scan.liveLabel(), p.labels)
+		}
+	}
+}
+
+func (p *pump) record(key string) *inspect.Record {
+	if i := p.m.store.lookup(key); i >= 0 {
+		return p.m.store.recs.At(i)
+	}
+	return nil
+}
+
+// freshScan is what a full pass reads now: state and staleness by key.
+func freshScan(t *testing.T, c redis.UniversalClient, ks *inspect.Keyspace) map[string]string {
+	out := make(chan inspect.Batch, 16)
+	go func() { inspect.ScanAll(t.Context(), c, []*inspect.Keyspace{ks}, inspect.Options{}, out) }()
+	got := map[string]string{}
+	for b := range out {
+		for _, r := range b.Records {
+			got[r.Key] = fmt.Sprintf("%s stale=%t", r.State, r.Stale())
+		}
+	}
+	return got
+}
+
+func heldView(m *Model) map[string]string {
+	got := map[string]string{}
+	for i := range m.store.recs.Len() {
+		r := m.store.recs.At(i)
+		got[r.Key] = fmt.Sprintf("%s stale=%t", r.State, r.Stale())
+	}
+	return got
+}
+
+func sameView(t *testing.T, p *pump, c redis.UniversalClient, ks *inspect.Keyspace) bool {
+	want, got := freshScan(t, c, ks), heldView(p.m)
+	if len(want) != len(got) || len(p.m.store.view) != len(got) {
+		return false
+	}
+	for k, v := range want {
+		if got[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// A live model follows: a record written after the first scan appears,
+// completes in place, turns stale on time and disappears when deleted;
+// a FLUSHDB and a killed watch connection show NOT LIVE, then LIVE with
+// the view equal to a fresh scan; a rescan and quitting stop the follower.
+func TestLiveModelFollows(t *testing.T) {
+	_, c := redistest.OwnClient(t)
+	ctx := t.Context()
+	ks := testKeyspace(t)
+	ks.ReserveTTL, ks.ProcessingTimeout, ks.Retention = time.Hour, 2*time.Second, time.Hour
+	for i := range 20 {
+		k := appsim.OrderKey("customer-1", fmt.Sprintf("seed-%02d", i))
+		appsim.Reserve.Run(ctx, c, []string{k}, "fp", 3600)
+		appsim.Complete.Run(ctx, c, []string{k}, "fp", 201, "{}", 3600)
+	}
+	m := New(ctx, Options{Client: c, Keyspaces: []*inspect.Keyspace{ks}, Address: "live", NoColor: true, Follow: true})
+	m.resize(160, 30)
+	p := newPump(t, m)
+	p.do(m.scan.start())
+	p.until("LIVE after the first scan", func() bool { return m.scan.liveLabel() == "LIVE" })
+	if h := m.chrome.headerView(m.screen); !strings.Contains(h, "LIVE") || strings.Contains(h, "NOT LIVE") {
+		t.Fatalf("header %q: want LIVE", h)
+	}
+	m.records.cursorTo(5)
+	onto := m.records.cursorKey()
+
+	key := appsim.OrderKey("customer-2", "new-1")
+	appsim.Reserve.Run(ctx, c, []string{key}, "fp", 3600)
+	p.until("a new record appears", func() bool { r := p.record(key); return r != nil && r.State == inspect.StateProcessing })
+	appsim.Complete.Run(ctx, c, []string{key}, "fp", 201, "{}", 3600)
+	p.until("it completes in place", func() bool { r := p.record(key); return r != nil && r.State == inspect.StateSucceeded })
+	if m.records.cursorKey() != onto {
+		t.Fatalf("cursor moved from %s to %s", onto, m.records.cursorKey())
+	}
+
+	stuck := appsim.OrderKey("customer-3", "stuck-1")
+	appsim.Reserve.Run(ctx, c, []string{stuck}, "fp", 3600)
+	p.until("the stuck record is read", func() bool { return p.record(stuck) != nil })
+	start := time.Now()
+	p.until("it turns stale on time", func() bool { r := p.record(stuck); return r != nil && r.Stale() })
+	if late := time.Since(start); late > 4*time.Second {
+		t.Fatalf("stale after %s, timeout 2s", late)
+	}
+	p.until("the Overview counts it", func() bool { return m.stats.Report().Stale == 1 })
+
+	c.Del(ctx, key)
+	p.until("the deleted record disappears", func() bool { return p.record(key) == nil })
+
+	p.labels = nil
+	c.FlushDB(ctx)
+	for i := range 5 {
+		k := appsim.OrderKey("customer-4", fmt.Sprintf("after-%d", i))
+		appsim.Reserve.Run(ctx, c, []string{k}, "fp", 3600)
+	}
+	p.until("NOT LIVE after FLUSHDB", func() bool { return strings.HasPrefix(m.scan.liveLabel(), "NOT LIVE") })
+	p.until("LIVE again, equal to a fresh scan", func() bool {
+		return m.scan.liveLabel() == "LIVE" && sameView(t, p, c, ks)
+	})
+
+	killFollower(t, c)
+	p.until("NOT LIVE after the watch connection is killed", func() bool { return strings.HasPrefix(m.scan.liveLabel(), "NOT LIVE") })
+	appsim.Reserve.Run(ctx, c, []string{appsim.OrderKey("customer-5", "during")}, "fp", 3600)
+	p.until("LIVE again after the kill, equal to a fresh scan", func() bool {
+		return m.scan.liveLabel() == "LIVE" && sameView(t, p, c, ks)
+	})
+
+	l := m.scan.live
+	p.do(m.scan.start()) // r: the follower stops, the rescan starts another
+	assertStopped(t, l)
+	p.until("LIVE after the rescan", func() bool { return m.scan.liveLabel() == "LIVE" })
+	l = m.scan.live
+	m.shutdown()
+	assertStopped(t, l)
+	if m.scan.live != nil {
+		t.Fatal("still following after quitting")
+	}
+}
+
+func assertStopped(t *testing.T, l *liveState) {
+	t.Helper()
+	select {
+	case <-l.done:
+	default:
+		t.Fatal("the follower still runs")
+	}
+}
+
+// killFollower kills the follower's watch connection.
+func killFollower(t *testing.T, c *redis.Client) {
+	t.Helper()
+	list, err := c.ClientList(t.Context()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(list) {
+		f := strings.Fields(line)
+		if slices.Contains(f, "name=idemctl-follow") {
+			id := strings.TrimPrefix(f[0], "id=")
+			if err := c.Do(t.Context(), "CLIENT", "KILL", "ID", id).Err(); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("no watch connection in CLIENT LIST:\n%s", list)
+}
