@@ -14,6 +14,7 @@ import (
 	"github.com/idemctl/idemctl/inspect"
 	"github.com/idemctl/idemctl/internal/appsim"
 	"github.com/idemctl/idemctl/internal/testkit/redistest"
+	"github.com/idemctl/idemctl/sandbox"
 )
 
 // pump runs a model as the bubbletea runtime does: each Cmd in a
@@ -219,4 +220,24 @@ func killFollower(t *testing.T, c *redis.Client) {
 		}
 	}
 	t.Fatalf("no watch connection in CLIENT LIST:\n%s", list)
+}
+
+// The demo's miniredis has no CLIENT TRACKING and no notifications: the
+// header says why the view is not live, and --refresh passes stay.
+func TestDemoSaysWhyNotLive(t *testing.T) {
+	d, err := sandbox.Start(t.Context(), sandbox.Config{Count: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Stop()
+	m := New(t.Context(), Options{Client: d.Client, Keyspaces: []*inspect.Keyspace{d.Keyspace}, Demo: true, NoColor: true,
+		Follow: true, Refresh: time.Hour})
+	m.resize(160, 30)
+	p := newPump(t, m)
+	p.do(m.scan.start())
+	p.until("NOT LIVE and why", func() bool { return m.scan.live == nil && strings.HasPrefix(m.scan.liveLabel(), "NOT LIVE: ") })
+	t.Logf("header: %s", m.scan.liveLabel())
+	if !strings.Contains(m.chrome.progressView(), "refresh every 1h0m0s") {
+		t.Fatalf("scan line %q: the refresh passes should stay", m.chrome.progressView())
+	}
 }
