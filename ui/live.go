@@ -57,7 +57,10 @@ func (ss *scanState) startFollow() tea.Cmd {
 	ch, errc := make(chan follow.Update, 4*maxLiveBatch), make(chan error, 1)
 	l := &liveState{cancel: cancel, ch: ch, errc: errc, done: make(chan struct{}), reason: "starting to follow",
 		edit: liveEdit{changed: map[int32]bool{}}, starts: map[uint64]int64{}}
-	f := follow.New(ss.Opts.Client, ss.Opts.Keyspaces, follow.Options{Scan: ss.Opts.Scan, Mode: ss.Opts.FollowMode, KeepKeys: true})
+	// No KeepKeys: a re-sync's removals are the store's own sweep of what
+	// the pass did not upsert (it must sweep anyway: the follower's first
+	// pass knows nothing of the first scan), so the keys are not kept twice.
+	f := follow.New(ss.Opts.Client, ss.Opts.Keyspaces, follow.Options{Scan: ss.Opts.Scan, Mode: ss.Opts.FollowMode})
 	go func() {
 		defer close(l.done)
 		errc <- f.Run(ctx, ch)
@@ -156,7 +159,7 @@ func (ss *scanState) applyUpdate(l *liveState, u *follow.Update) (tea.Cmd, bool)
 		}
 		l.statsDirty = true
 	case follow.KindRemove:
-		s.remove(&l.edit, u.Key)
+		s.remove(&l.edit, u.Key) // "" (a re-sync's): the sweep removes it
 		delete(l.starts, keyHash(u.Key))
 		l.statsDirty = true
 	}
