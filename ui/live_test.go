@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -239,5 +240,51 @@ func TestDemoSaysWhyNotLive(t *testing.T) {
 	t.Logf("header: %s", m.scan.liveLabel())
 	if !strings.Contains(m.chrome.progressView(), "refresh every 1h0m0s") {
 		t.Fatalf("scan line %q: the refresh passes should stay", m.chrome.progressView())
+	}
+}
+
+// :db stops the follower of the old source and starts one on the new;
+// quitting stops it, and no goroutine of the session is left behind.
+func TestLiveSwitchFollowsTheNewSource(t *testing.T) {
+	srv, c := redistest.OwnClient(t)
+	ctx := t.Context()
+	c5 := srv.Client(5)
+	defer c5.Close()
+	ks := testKeyspace(t)
+	ks.ReserveTTL, ks.ProcessingTimeout, ks.Retention = time.Hour, time.Hour, time.Hour
+	appsim.Reserve.Run(ctx, c, []string{appsim.OrderKey("customer-1", "db0")}, "fp", 3600)
+	appsim.Reserve.Run(ctx, c5, []string{appsim.OrderKey("customer-1", "db5")}, "fp", 3600)
+	before := runtime.NumGoroutine()
+	m := New(ctx, Options{Client: c, Keyspaces: []*inspect.Keyspace{ks}, Address: srv.URL(0), NoColor: true, Follow: true})
+	m.resize(160, 30)
+	p := newPump(t, m)
+	p.do(m.scan.start())
+	p.until("LIVE on db 0", func() bool { return m.scan.liveLabel() == "LIVE" })
+	old := m.scan.live
+	press(m, ":")
+	typeText(m, "db 5")
+	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	assertStopped(t, old)
+	p.do(cmd)
+	p.until("LIVE on db 5", func() bool { return m.scan.live != nil && m.scan.live != old && m.scan.liveLabel() == "LIVE" })
+	if p.record(appsim.OrderKey("customer-1", "db5")) == nil || m.store.recs.Len() != 1 {
+		t.Fatalf("db 5: %d records", m.store.recs.Len())
+	}
+	appsim.Reserve.Run(ctx, c, []string{appsim.OrderKey("customer-2", "db0-later")}, "fp", 3600)
+	late := appsim.OrderKey("customer-2", "db5-later")
+	appsim.Reserve.Run(ctx, c5, []string{late}, "fp", 3600)
+	p.until("db 5's new record appears", func() bool { return p.record(late) != nil })
+	if m.store.recs.Len() != 2 {
+		t.Fatalf("db 5: %d records, want 2 (db 0's write is not db 5's)", m.store.recs.Len())
+	}
+	l := m.scan.live
+	m.shutdown()
+	assertStopped(t, l)
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before+2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before+2 {
+		t.Fatalf("%d goroutines after quitting, %d before", n, before)
 	}
 }
