@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -224,6 +225,18 @@ func (ss *scanState) liveLabel() string {
 		return "NOT LIVE: " + l.reason
 	}
 	return ss.liveWhy
+}
+
+// liveLine is the scan line's word on following: the mode while live,
+// why not otherwise; "" for a session that does not follow.
+func (ss *scanState) liveLine() string {
+	if l := ss.live; l != nil && l.live {
+		return " · live (" + l.mode.String() + ")"
+	}
+	if l := ss.liveLabel(); l != "" {
+		return " · not live: " + strings.TrimPrefix(l, "NOT LIVE: ")
+	}
+	return ""
 }
 
 // restoreLive puts the cursor back on key's record after live edits.

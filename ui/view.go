@@ -141,9 +141,9 @@ func (ch *chrome) renderHeader(sc screen) string {
 	}
 	extra := []string{inspect.Sanitize(user), inspect.Sanitize(strings.Join(names, ","))}
 	if ch.twoLineHeader {
-		badge := ch.liveBadge(false) + badgeStyle.Render(long)
+		badge := ch.liveBadge() + badgeStyle.Render(long)
 		if ansi.StringWidth(ch.tabs(sc, false))+ansi.StringWidth(badge)+1 > ch.Width {
-			badge = ch.liveBadge(true) + badgeStyle.Render(short)
+			badge = ch.liveBadge() + badgeStyle.Render(short)
 		}
 		return ch.twoLines(sc, where, badge)
 	}
@@ -161,29 +161,26 @@ func (ch *chrome) renderHeader(sc screen) string {
 			left = brand + left
 		}
 		ctx := " " + strings.Join(append([]string{where}, extra[:v.extras]...), " · ") + " "
-		badge := ch.liveBadge(v.badge == short) + badgeStyle.Render(v.badge)
+		badge := ch.liveBadge() + badgeStyle.Render(v.badge)
 		room := ch.Width - ansi.StringWidth(left) - ansi.StringWidth(badge)
 		if ansi.StringWidth(ctx) <= room {
 			return left + common.Fit(ctx, room) + badge
 		}
 	}
 	// Too narrow for one line: the address gets a line of its own.
-	return ch.twoLines(sc, where, ch.liveBadge(true)+badgeStyle.Render(short))
+	return ch.twoLines(sc, where, ch.liveBadge()+badgeStyle.Render(short))
 }
 
 // liveBadge is the header's word on following ("" for a session that
-// does not follow): LIVE, or NOT LIVE and why (short: without why).
-func (ch *chrome) liveBadge(short bool) string {
-	l := ch.liveShown
-	switch {
+// does not follow): LIVE or NOT LIVE; the scan line under it says why.
+func (ch *chrome) liveBadge() string {
+	switch l := ch.liveShown; {
 	case l == "":
 		return ""
 	case l == "LIVE":
 		return ch.Styles.Badge.Render(l) + " "
-	case short:
-		l = "NOT LIVE"
 	}
-	return ch.Styles.WarnBadge.Render(ansi.Truncate(l, 48, "…")) + " "
+	return ch.Styles.WarnBadge.Render("NOT LIVE") + " "
 }
 
 // twoLines is the narrow header: the screen and the badge, then the address.
@@ -246,6 +243,7 @@ func (ch *chrome) progressView() string {
 		if ch.Opts.Refresh > 0 && !ch.scan.following() {
 			line += fmt.Sprintf(" · refresh every %s", ch.Opts.Refresh)
 		}
+		line += ch.scan.liveLine()
 	}
 	return ch.Styles.Dim.Render(common.Fit(line, ch.Width))
 }
