@@ -31,6 +31,8 @@ type liveState struct {
 	starts     map[uint64]int64
 	statsAt    time.Time
 	statsDirty bool
+	statsTick  bool          // a liveStatsMsg is on its way
+	statsEvery time.Duration // between two recounts: 1s, or 5× what the last took
 }
 
 // liveMsg carries the updates that were waiting, at most maxLiveBatch:
@@ -178,13 +180,15 @@ func (ss *scanState) fallBack(why string) tea.Cmd {
 	return nil
 }
 
-// statsSoon draws the counts again now, or within a second when they were
-// drawn less than a second ago: each time reads every record held.
+// statsSoon draws the counts again now, or once statsEvery has passed
+// since they last were: each time reads every record held (about 0.5 s
+// at 1M records), so a large store is recounted less often than a second.
 func (ss *scanState) statsSoon(l *liveState) tea.Cmd {
-	if !l.statsDirty {
+	if !l.statsDirty || l.statsTick {
 		return nil
 	}
-	if wait := time.Second - ss.Now().Sub(l.statsAt); wait > 0 {
+	if wait := max(l.statsEvery, time.Second) - ss.Now().Sub(l.statsAt); wait > 0 {
+		l.statsTick = true
 		return tea.Tick(wait, func(time.Time) tea.Msg { return liveStatsMsg{l: l} })
 	}
 	ss.recount(l)
@@ -194,6 +198,8 @@ func (ss *scanState) statsSoon(l *liveState) tea.Cmd {
 // recount is the counts and the timeline from the records held.
 func (ss *scanState) recount(l *liveState) {
 	l.statsDirty, l.statsAt = false, ss.Now()
+	began := time.Now()
+	defer func() { l.statsEvery = 5 * time.Since(began) }()
 	st := inspect.NewStats(10)
 	s := ss.store
 	now := ss.Now().UnixMilli()

@@ -21,7 +21,9 @@ type keyIndex struct {
 // record is new, replaced or moved, re-placed in the view at its end.
 type liveEdit struct {
 	changed map[int32]bool
-	n       int // edits in this batch
+	n       int      // edits in this batch
+	bits    []uint64 // changed as a bitmap, for the pass over the view
+	add     []int32  // the changed records the filter keeps, in order
 }
 
 // buildIndex sorts every held record's key hash.
@@ -146,20 +148,25 @@ func (s *store) finish(e *liveEdit) {
 	}
 	n := int32(s.recs.Len())
 	s.mergeTail(true) // the tail sorted first: dropping rows keeps the order
+	e.bits = slices.Grow(e.bits[:0], int(n)/64+1)[:int(n)/64+1]
+	clear(e.bits)
+	e.add = e.add[:0]
+	for i := range e.changed {
+		if i >= n {
+			continue
+		}
+		e.bits[i>>6] |= 1 << (i & 63)
+		if s.recs.Match(&s.f, int(i), &s.peek) {
+			e.add = append(e.add, i)
+		}
+	}
 	kept := s.view[:0]
 	for _, v := range s.view {
-		if v < n && !e.changed[v] {
+		if v < n && e.bits[v>>6]&(1<<(v&63)) == 0 {
 			kept = append(kept, v)
 		}
 	}
-	s.view = kept
-	for i := range e.changed {
-		if i < n && s.recs.Match(&s.f, int(i), &s.peek) {
-			s.view = append(s.view, i)
-			s.unsorted++
-		}
-	}
-	s.mergeTail(true)
+	s.view = s.insertSorted(kept, e.add)
 	s.all = s.all[:0]
 	if g := s.group; g != nil {
 		s.setGrouping(g.name)
@@ -170,6 +177,30 @@ func (s *store) finish(e *liveEdit) {
 	}
 	clear(e.changed)
 	e.n = 0
+}
+
+// insertSorted inserts add into the sorted view: each place found by a
+// binary search (a few comparisons a record, not one per row), the rows
+// between moved by copy.
+func (s *store) insertSorted(view, add []int32) []int32 {
+	if len(add) == 0 {
+		return view
+	}
+	slices.SortFunc(add, s.less)
+	pos := make([]int, len(add))
+	for j, a := range add {
+		pos[j], _ = slices.BinarySearchFunc(view, a, s.less)
+	}
+	n := len(view)
+	view = slices.Grow(view, len(add))[:n+len(add)]
+	hi := n // view[:hi] is still to be moved
+	for j := len(add) - 1; j >= 0; j-- {
+		copy(view[pos[j]+j+1:], view[pos[j]:hi])
+		view[pos[j]+j] = add[j]
+		hi = pos[j]
+	}
+	s.sortedBy = order{s.sortCol, s.sortDesc}
+	return view
 }
 
 // startMarks begins a re-sync: from now every record upserted is marked,

@@ -231,8 +231,11 @@ func (ss *scanState) onMsg(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		return ss.onLive(msg), true
 	case liveStatsMsg:
-		if msg.l == ss.live && msg.l.statsDirty {
-			ss.recount(msg.l)
+		if msg.l == ss.live {
+			msg.l.statsTick = false
+			if msg.l.statsDirty {
+				ss.recount(msg.l)
+			}
 		}
 		return nil, true
 	case reconnectMsg, refreshMsg:
