@@ -243,9 +243,21 @@ func (ch *chrome) progressView() string {
 		if ch.Opts.Refresh > 0 && !ch.scan.following() {
 			line += fmt.Sprintf(" · refresh every %s", ch.Opts.Refresh)
 		}
-		line += ch.scan.liveLine()
+		line = ch.withLive(line)
 	}
 	return ch.Styles.Dim.Render(common.Fit(line, ch.Width))
+}
+
+// withLive is the scan line with the word on following that fits: the
+// mode or why not, else "not live" alone, else nothing (the header's
+// badge still says it).
+func (ch *chrome) withLive(line string) string {
+	for _, l := range []string{ch.scan.liveLine(), " · not live"} {
+		if ansi.StringWidth(line+l) <= ch.Width && (l != " · not live" || ch.scan.liveLabel() != "LIVE") {
+			return line + l
+		}
+	}
+	return line
 }
 
 // scanningLine is the scan line while a scan runs: records, rate, time,
