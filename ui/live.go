@@ -33,6 +33,8 @@ type liveState struct {
 	statsDirty bool
 	statsTick  bool          // a liveStatsMsg is on its way
 	statsEvery time.Duration // between two recounts: 1s, or 5× what the last took
+	sampleAt   time.Time     // when the history's current point began
+	sampled    bool          // the history's last point is this follower's
 }
 
 // liveMsg carries the updates that were waiting, at most maxLiveBatch:
@@ -219,7 +221,17 @@ func (ss *scanState) recount(l *liveState) {
 	}
 	ss.stats = st
 	ss.afterScan(ss.Now(), now) // the Overview's history and timeline
+	// The history keeps a point every 10s while following, the last one
+	// current: 30 points are minutes, as with passes, not seconds.
+	if n := len(ss.history); l.sampled && n >= 2 && ss.Now().Sub(l.sampleAt) < historyStep {
+		ss.history = append(ss.history[:n-2], ss.history[n-1]) // replaces the current point
+	} else {
+		l.sampleAt = ss.Now() // the current point is kept: a new one starts
+	}
+	l.sampled = true
 }
+
+const historyStep = 10 * time.Second
 
 // liveLabel is the header's word on following: "LIVE", "NOT LIVE: why",
 // or "" for a session that does not follow.

@@ -288,3 +288,25 @@ func TestLiveSwitchFollowsTheNewSource(t *testing.T) {
 		t.Fatalf("%d goroutines after quitting, %d before", n, before)
 	}
 }
+
+// While following, the Overview's history takes a point every 10s, the
+// last one current, so its 30 points span minutes as with passes.
+func TestLiveHistoryTakesAPointEveryTenSeconds(t *testing.T) {
+	ks := testKeyspace(t)
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	m := New(t.Context(), Options{Keyspaces: []*inspect.Keyspace{ks}, NoColor: true, Now: func() time.Time { return now }})
+	m.store.add(fixture(ks, 50))
+	m.afterScan(now, now.UnixMilli()) // the first scan's point
+	l := &liveState{done: make(chan struct{}), edit: liveEdit{changed: map[int32]bool{}}, starts: map[uint64]int64{}}
+	m.scan.live = l
+	for range 25 { // 25 recounts a second apart
+		now = now.Add(time.Second)
+		m.scan.recount(l)
+	}
+	if n := len(m.history); n != 4 { // the scan's, 0-9s, 10-19s, the current one
+		t.Fatalf("%d points after 25s of recounts, want 4", n)
+	}
+	if got := m.history[len(m.history)-1].at; !got.Equal(now) {
+		t.Fatalf("the current point is from %s, want %s", got, now)
+	}
+}
