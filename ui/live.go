@@ -150,6 +150,7 @@ func (ss *scanState) applyUpdate(l *liveState, u *follow.Update) (tea.Cmd, bool)
 	case follow.KindResync:
 		l.live, l.reason = false, "re-syncing: "+inspect.Sanitize(units.OneLine(u.Reason))
 		s.startMarks()
+		clear(l.starts) // the pass upserts every record again: what it does not see goes
 	case follow.KindResyncDone:
 		s.sweep(&l.edit)
 		l.live, l.reason = true, ""
