@@ -178,7 +178,7 @@ func slowUI(t *testing.T, bin string, n int, extra string) string {
 // Bug 1: a filter set while a background refresh runs survives the refresh.
 func TestTUIRefreshKeepsFilterInTmux(t *testing.T) {
 	bin := clitest.BuildBinary(t)
-	s := newTmux(t, 80, 24, slowUI(t, bin, 4000, "--refresh 1s"))
+	s := newTmux(t, 80, 24, slowUI(t, bin, 4000, "--refresh 1s --follow=false")) // passes, not following
 	s.waitFor("first scan", "✓ 4,000 records")
 	s.waitFor("refresh running", "(refresh")
 	s.send("x")

@@ -56,7 +56,7 @@ func (o *demoCmd) run(ctx context.Context, a *app, _ []string) error {
 	defer ex.Close()
 	return ui.Run(ctx, ui.Options{
 		Client: d.Client, Keyspaces: []*inspect.Keyspace{d.Keyspace}, Profile: "demo",
-		Address: addr, User: "default", Demo: true, Refresh: o.refresh, Executor: ex,
+		Address: addr, User: "default", Demo: true, Refresh: o.refresh, Follow: true, Executor: ex,
 		Hooks:   map[string]*verify.Hook{d.Keyspace.Name: d.Orders.Hook()},
 		NoColor: a.getenv("NO_COLOR") != "",
 	})

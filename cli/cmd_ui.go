@@ -21,6 +21,7 @@ import (
 type uiCmd struct {
 	readFlags
 	refresh       time.Duration
+	follow        bool
 	write, reveal bool
 	auditLog      string
 	maxRecords    int
@@ -29,7 +30,8 @@ type uiCmd struct {
 
 // flags registers ui's flags.
 func (o *uiCmd) flags(fs *pflag.FlagSet) {
-	fs.Var(durationValue(&o.refresh), "refresh", "rescan on its own at this interval (default: only on r)")
+	fs.BoolVar(&o.follow, "follow", true, "after the first scan, keep the view live from what the server says changed (docs/follow.md); false: no following, --refresh passes only")
+	fs.Var(durationValue(&o.refresh), "refresh", "rescan on its own at this interval, where the view cannot follow or with --follow=false (default: only on r)")
 	fs.BoolVar(&o.reveal, "reveal", false, "show response payloads in the detail screen without pressing v")
 	fs.IntVar(&o.maxRecords, "max-records", ui.DefaultMaxRecords, "records the table holds (about 1.5 GB at the default); past it every processing, stale and flagged record is still kept, the rest only counted")
 	registerGroup(fs, docgen.GroupWrite, func(fs *pflag.FlagSet) {
@@ -59,6 +61,7 @@ func (o *uiCmd) run(ctx context.Context, a *app, _ []string) error {
 		return usageErr("--max-records must be at least 1")
 	}
 	opts.Refresh, opts.Reveal, opts.NoColor, opts.MaxRecords = o.refresh, o.reveal, a.getenv("NO_COLOR") != "", o.maxRecords
+	opts.Follow = o.follow && o.snap.path == "" // a file does not change
 	opts.OpenProfile = o.openProfile(a)
 	return ui.Run(ctx, opts)
 }

@@ -94,6 +94,7 @@ func (ss *scanState) beginRun() context.Context {
 	if ss.run != nil && ss.run.finished.IsZero() {
 		ss.run.cancel()
 	}
+	ss.stopFollow() // started again after this scan: it reads the store it leaves
 	ss.gen++
 	ctx, cancel := context.WithCancel(ss.Ctx)
 	run := &scanRun{gen: ss.gen, cancel: cancel, started: ss.Now(), stats: inspect.NewStats(10), perKS: map[string]int64{}, perNode: map[string]int64{}}
@@ -182,6 +183,11 @@ func (ss *scanState) onDone(msg scanDoneMsg) tea.Cmd {
 	ss.afterScan(ss.lastComplete, ss.serverTimeMs)
 	ss.Status = ""
 	judge := run.doctor.judge(ss.Ctx, ss.gen, ss.Opts.Client, ss.Opts.Keyspaces, msg.covs, !ss.doctor.noConfig, ss.Opts.Scan.Snapshot)
+	if ss.liveWhy == "" { // not known to be impossible here
+		if follow := ss.startFollow(); follow != nil {
+			return tea.Batch(judge, follow) // instead of --refresh passes
+		}
+	}
 	if ss.Opts.Refresh > 0 && ss.Opts.Scan.Snapshot == nil { // a file does not change
 		gen := ss.gen
 		return tea.Batch(judge, tea.Tick(ss.Opts.Refresh, func(time.Time) tea.Msg { return refreshMsg{gen: gen} }))

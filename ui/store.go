@@ -58,6 +58,9 @@ type store struct {
 	// the ones that need attention are kept, and dropped counts the rest.
 	limit   int
 	dropped int64
+	// idx and marks serve a live view's edits (store_live.go).
+	idx   keyIndex
+	marks []uint64 // records seen by the running re-sync; nil: none runs
 }
 
 // order is a sort column and direction.
@@ -107,6 +110,7 @@ func (s *store) add(b []inspect.Record) {
 		b = kept
 	}
 	first := s.recs.Len()
+	s.idx.built = false
 	s.recs.Append(b)
 	for i := range b {
 		s.keyHash = append(s.keyHash, keyHash(b[i].Key))

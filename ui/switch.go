@@ -116,6 +116,7 @@ func (m *Model) onProfile(msg profileMsg) tea.Cmd {
 	m.src.release(&m.scan)
 	o := msg.opts
 	o.NoColor, o.Now, o.Refresh, o.Reveal, o.OpenProfile = m.Opts.NoColor, m.Opts.Now, m.Opts.Refresh, m.Opts.Reveal, m.Opts.OpenProfile
+	o.Follow, o.FollowMode = m.Opts.Follow, m.Opts.FollowMode
 	m.Opts, m.src.closeProfile, m.src.allKeyspaces = o, msg.close, nil
 	m.doctor.forget()
 	m.Keys.SetWrites(m.CanWrite(), m.Opts.Scan.Snapshot != nil)
@@ -127,6 +128,8 @@ func (m *Model) restart(what string) tea.Cmd {
 	if m.scan.run != nil {
 		m.scan.run.cancel()
 	}
+	m.scan.stopFollow()
+	m.scan.liveWhy = "" // the new source may follow
 	st := newStore(maxRecords(m.Opts))
 	st.sortCol, st.sortDesc = m.store.sortCol, m.store.sortDesc
 	m.store = st

@@ -90,6 +90,7 @@ type chrome struct {
 	bannerOpen    bool                  // w: the warning banners whole, not folded (banner.go)
 	bannerMemo    bannerMemo            // the banners as last drawn
 	gaps          gapCache              // the cannot-judge banner (evidence.go)
+	liveShown     string                // the live label the cached headers show
 }
 
 // scanState is the scan running (its generation drops the results of an
@@ -106,6 +107,8 @@ type scanState struct {
 	lastComplete time.Time
 	dataStale    bool
 	backoff      time.Duration
+	live         *liveState // the follower, after a complete scan (live.go)
+	liveWhy      string     // why the session cannot follow; "" it can
 }
 
 // source is what the session opened itself and must release.
@@ -222,6 +225,19 @@ func (ss *scanState) onMsg(msg tea.Msg) (tea.Cmd, bool) {
 			return nil, true
 		}
 		return ss.onDone(msg), true
+	case liveMsg:
+		if msg.l != ss.live {
+			return nil, true // a follower stopped since
+		}
+		return ss.onLive(msg), true
+	case liveStatsMsg:
+		if msg.l == ss.live {
+			msg.l.statsTick = false
+			if msg.l.statsDirty {
+				ss.recount(msg.l)
+			}
+		}
+		return nil, true
 	case reconnectMsg, refreshMsg:
 		if g := genOf(msg); g == ss.gen && !ss.scanning() {
 			return ss.start(), true
@@ -275,6 +291,7 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 // release stops the scan and releases the connections this model
 // opened itself (:db) or was handed with a profile (:profile).
 func (s *source) release(scan *scanState) {
+	scan.stopFollow()
 	if scan.run != nil {
 		scan.run.cancel()
 	}

@@ -106,6 +106,9 @@ func (c *shared) profileLabel() string {
 // last the badge's long form. Only when even that does not fit is the
 // address cut, in its middle.
 func (ch *chrome) headerView(sc screen) string {
+	if l := ch.scan.liveLabel(); l != ch.liveShown {
+		ch.headerCache, ch.liveShown = [numAllScreens]string{}, l
+	}
 	if h := ch.headerCache[sc]; h != "" {
 		return h
 	}
@@ -138,9 +141,9 @@ func (ch *chrome) renderHeader(sc screen) string {
 	}
 	extra := []string{inspect.Sanitize(user), inspect.Sanitize(strings.Join(names, ","))}
 	if ch.twoLineHeader {
-		badge := badgeStyle.Render(long)
+		badge := ch.liveBadge() + badgeStyle.Render(long)
 		if ansi.StringWidth(ch.tabs(sc, false))+ansi.StringWidth(badge)+1 > ch.Width {
-			badge = badgeStyle.Render(short)
+			badge = ch.liveBadge() + badgeStyle.Render(short)
 		}
 		return ch.twoLines(sc, where, badge)
 	}
@@ -158,14 +161,26 @@ func (ch *chrome) renderHeader(sc screen) string {
 			left = brand + left
 		}
 		ctx := " " + strings.Join(append([]string{where}, extra[:v.extras]...), " · ") + " "
-		badge := badgeStyle.Render(v.badge)
+		badge := ch.liveBadge() + badgeStyle.Render(v.badge)
 		room := ch.Width - ansi.StringWidth(left) - ansi.StringWidth(badge)
 		if ansi.StringWidth(ctx) <= room {
 			return left + common.Fit(ctx, room) + badge
 		}
 	}
 	// Too narrow for one line: the address gets a line of its own.
-	return ch.twoLines(sc, where, badgeStyle.Render(short))
+	return ch.twoLines(sc, where, ch.liveBadge()+badgeStyle.Render(short))
+}
+
+// liveBadge is the header's word on following ("" for a session that
+// does not follow): LIVE or NOT LIVE; the scan line under it says why.
+func (ch *chrome) liveBadge() string {
+	switch l := ch.liveShown; {
+	case l == "":
+		return ""
+	case l == "LIVE":
+		return ch.Styles.Badge.Render(l) + " "
+	}
+	return ch.Styles.WarnBadge.Render("NOT LIVE") + " "
 }
 
 // twoLines is the narrow header: the screen and the badge, then the address.
@@ -225,11 +240,24 @@ func (ch *chrome) progressView() string {
 		if nodes := nodeCount(run.covs); nodes > 1 {
 			line += " · " + units.FormatCount(int64(nodes)) + " nodes"
 		}
-		if ch.Opts.Refresh > 0 {
+		if ch.Opts.Refresh > 0 && !ch.scan.following() {
 			line += fmt.Sprintf(" · refresh every %s", ch.Opts.Refresh)
 		}
+		line = ch.withLive(line)
 	}
 	return ch.Styles.Dim.Render(common.Fit(line, ch.Width))
+}
+
+// withLive is the scan line with the word on following that fits: the
+// mode or why not, else "not live" alone, else nothing (the header's
+// badge still says it).
+func (ch *chrome) withLive(line string) string {
+	for _, l := range []string{ch.scan.liveLine(), " · not live"} {
+		if ansi.StringWidth(line+l) <= ch.Width && (l != " · not live" || ch.scan.liveLabel() != "LIVE") {
+			return line + l
+		}
+	}
+	return line
 }
 
 // scanningLine is the scan line while a scan runs: records, rate, time,

@@ -52,6 +52,7 @@ type Store struct {
 	tpl       []byte            // scratch: a key in template form
 	check     []byte            // scratch: that key rebuilt
 	cmp       [2]Peeker         // scratch for comparisons
+	garbage   int               // records Set and SwapRemove left in the arena
 }
 
 // slot is one record's packed fields. Numbers are exact: a value outside
@@ -153,15 +154,20 @@ func (s *Store) push(r *inspect.Record) {
 	}
 	sl := s.slot(s.n)
 	*sl = slot{}
+	s.fill(s.n, r, sl)
+	s.n++
+}
+
+// fill packs r into slot i, or, when it does not fit, into the side table.
+func (s *Store) fill(i int, r *inspect.Record, sl *slot) {
 	if !s.pack(r, sl) {
 		if s.wide == nil {
 			s.wide = map[int32]*inspect.Record{}
 		}
 		w := cloneRecord(r)
-		s.wide[int32(s.n)] = &w
+		s.wide[int32(i)] = &w
 		*sl = slot{bits: heldWide, meta: uint8(r.State) | uint8(r.Type)<<3 | uint8(r.AgeSource)<<6, flags: uint16(r.Flags)}
 	}
-	s.n++
 }
 
 // cloneRecord is r with strings of its own.

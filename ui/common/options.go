@@ -9,6 +9,7 @@ import (
 	"github.com/idemctl/idemctl/actions"
 	"github.com/idemctl/idemctl/doctor"
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/follow"
 	"github.com/idemctl/idemctl/inspect/lookup"
 	"github.com/idemctl/idemctl/inspect/streams"
 	"github.com/idemctl/idemctl/verify"
@@ -25,8 +26,12 @@ type Options struct {
 	User      string
 	Demo      bool
 	Refresh   time.Duration // 0: rescan only on r
-	NoColor   bool
-	Now       func() time.Time // tests fix the clock
+	// Follow keeps the view live after the first complete scan of a live
+	// server (inspect/follow); --refresh passes only where it cannot.
+	Follow     bool
+	FollowMode follow.Mode // ModeAuto: tracking, else notifications, else periodic
+	NoColor    bool
+	Now        func() time.Time // tests fix the clock
 	// Executor performs guarded writes, and its policy decides whether the
 	// write keys exist at all: nil, or writes off, is a read-only session
 	// (and actions/ refuses on its own anyway).
