@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/idemctl/idemctl/inspect"
+	"github.com/idemctl/idemctl/inspect/filter"
 )
 
 // Live edits (replace, add, remove, sweep, compaction) leave the view
@@ -16,7 +17,7 @@ func TestStoreLiveEditsMatchARebuild(t *testing.T) {
 	all := fixture(ks, 12_000)
 	s := newStore(0)
 	s.add(all[:8000])
-	s.f = inspect.Filter{States: inspect.StatesOf(inspect.StateProcessing, inspect.StateSucceeded)}
+	s.f = filter.Filter{States: filter.StatesOf(inspect.StateProcessing, inspect.StateSucceeded)}
 	s.rebuild()
 	e := &liveEdit{changed: map[int32]bool{}}
 	rng := rand.New(rand.NewPCG(1, 2))
