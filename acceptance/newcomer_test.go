@@ -349,11 +349,15 @@ func (n *newcomer) sweep() {
 func (n *newcomer) styled() string { return n.s.tmux("capture-pane", "-p", "-e", "-t", n.s.name) }
 
 // settled waits until the screen stops changing and returns it.
-func (n *newcomer) settled() string {
-	prev := n.styled()
+func (n *newcomer) settled() string { return settle(n.styled) }
+
+// settle captures the screen until two captures 150 ms apart differ in
+// no more than the clock (at most 4.5 s) and returns the last.
+func settle(capture func() string) string {
+	prev := capture()
 	for range 30 {
 		time.Sleep(150 * time.Millisecond)
-		cur := n.styled()
+		cur := capture()
 		if ticked(cur) == ticked(prev) {
 			return cur
 		}

@@ -237,7 +237,9 @@ func planRows(s *tmuxSession, row *regexp.Regexp) map[string]bool {
 	seen := map[string]bool{}
 	first := -1 // N on the first page
 	for range 100 {
-		scr := s.screen()
+		// A frame is written in pieces: a page read mid-write would mix
+		// two pages (seen on a loaded machine).
+		scr := settle(s.screen)
 		if !strings.Contains(flat(scr), "and enter to apply") {
 			s.t.Fatalf("the confirmation left the screen:\n%s", scr)
 		}
