@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -49,11 +50,18 @@ func TestStatsIncidentTimeline(t *testing.T) {
 	reserve("atlasmart:ch23:idem:cust-z:POST:/v2/pay:req-2", 0) // not stale yet: no minute
 	timing := []string{"--preset", "atlasmart", "--reserve-ttl", "1h", "--processing-timeout", "2m"}
 
-	at := func(ago int) string { return base.Add(-time.Duration(ago) * time.Minute).UTC().Format("15:04") }
+	// The minutes carry their date when they span midnight (UTC).
+	layout := "15:04"
+	if base.Add(-20*time.Minute).UTC().YearDay() != base.Add(-5*time.Minute).UTC().YearDay() {
+		layout = "01-02 15:04"
+	}
+	row := func(ago int, rest string) string {
+		return fmt.Sprintf("%-*s %s", max(len(layout), len("earlier")), base.Add(-time.Duration(ago)*time.Minute).UTC().Format(layout), rest)
+	}
 	rows := []string{
-		at(20) + "         4  ██████████ POST:/v2/pay 3 · PUT:/v2/orders 1",
-		at(12) + "         3  ███████    PUT:/v2/orders 2 · POST:/v2/pay 1",
-		at(5) + "         1  ██         POST:/v2/pay 1",
+		row(20, "      4  ██████████ POST:/v2/pay 3 · PUT:/v2/orders 1"),
+		row(12, "      3  ███████    PUT:/v2/orders 2 · POST:/v2/pay 1"),
+		row(5, "      1  ██         POST:/v2/pay 1"),
 	}
 	path := srv.Snapshot(t)
 	for _, src := range [][]string{{"--url", srv.URL(0)}, {"--rdb", path}} {
