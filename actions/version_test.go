@@ -100,7 +100,10 @@ func TestPinnedVersion(t *testing.T) {
 	if same.Refused != "" || same.Before.Version != saw.Version {
 		t.Fatalf("an unchanged record: %q %s → %s", same.Refused, saw.Version, same.Before.Version)
 	}
-	r.c.Expire(ctx, atlasKey, reserveTTL*time.Second) // the same bytes, a new TTL
+	// The same bytes, a new TTL: set a few ms later, so the expiry moves
+	// even when the test runs within the reservation's millisecond.
+	time.Sleep(5 * time.Millisecond)
+	r.c.Expire(ctx, atlasKey, reserveTTL*time.Second)
 	p = r.plan(Request{Kind: write.KindFail, Keyspace: ks, Key: atlasKey, Saw: &saw})
 	if p.Outcome != write.Conflict || !strings.Contains(p.Refused, "TTL was re-set") || strings.Contains(p.Refused, "fields changed") {
 		t.Fatalf("pinned plan after a TTL change: %q %q", p.Outcome, p.Refused)
